@@ -1,0 +1,70 @@
+/*
+ * lumen/autograd.h — reverse-mode automatic differentiation over a dynamic graph.
+ *
+ * A tensor that requires grad records, for each op applied to it, a node (the op's backward rule,
+ * edges to the inputs' nodes, saved tensors). lm_backward walks the graph from a root in reverse
+ * topological order (iteratively: deep chains cannot overflow the stack) and accumulates into the
+ * .grad of the leaves. Read next: src/autograd/graph.h, engine.c, gradcheck.c.
+ */
+#ifndef LUMEN_AUTOGRAD_H
+#define LUMEN_AUTOGRAD_H
+
+#include "lumen/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Grad mode of this thread (on by default). Returns the previous mode. */
+bool lm_grad_enabled(void);
+bool lm_set_grad_enabled(bool on);
+
+/* Marks a leaf as requiring grad (floating dtypes only; a non-leaf is an error). */
+lm_status lm_tensor_requires_grad_(lm_tensor *t, bool flag);
+bool lm_tensor_requires_grad(const lm_tensor *t);
+bool lm_tensor_is_leaf(const lm_tensor *t);
+/* The accumulated gradient of a leaf (borrowed), or NULL. */
+lm_tensor *lm_tensor_grad(const lm_tensor *t);
+/* Replaces (or with NULL clears) the gradient; g is retained. Shape must match. */
+lm_status lm_tensor_set_grad(lm_tensor *t, lm_tensor *g);
+/* Name of the op that made t ("MulBackward"), or NULL for leaves. */
+const char *lm_tensor_grad_fn_name(const lm_tensor *t);
+
+/*
+ * Computes gradients of root w.r.t. every leaf that requires grad and adds them into their .grad.
+ * grad: the gradient of root (same shape); NULL is allowed only for one-element roots (ones).
+ * retain_graph: keep saved tensors so backward can run through the graph again.
+ */
+lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph);
+
+typedef struct lm_gradcheck_opts {
+	double eps;  /* central-difference step (default 1e-6) */
+	double atol; /* default 1e-5 */
+	double rtol; /* default 1e-3 */
+} lm_gradcheck_opts;
+
+typedef struct lm_gradcheck_report {
+	bool ok;
+	int input;                   /* worst input */
+	int64_t index[LM_MAX_DIMS];  /* worst element's index in that input */
+	int ndim;
+	double analytic, numeric;    /* at the worst element */
+	double max_abs_err;
+	char message[512];           /* human-readable summary */
+} lm_gradcheck_report;
+
+/* A function of the inputs returning a new tensor (+1), or NULL on error. */
+typedef lm_tensor *(*lm_gradcheck_fn)(void *ctx, int n, lm_tensor *const *inputs);
+
+/*
+ * Compares backward's gradients of sum(fn(inputs) * r) (r a fixed random weight) with float64
+ * central differences for each input that requires grad. Inputs must be float64. Returns LM_OK
+ * with report->ok false when gradients differ; an error status when fn fails.
+ */
+lm_status lm_gradcheck(lm_gradcheck_fn fn, void *ctx, int n, lm_tensor *const *inputs,
+                       const lm_gradcheck_opts *opts, lm_gradcheck_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

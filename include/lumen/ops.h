@@ -1,0 +1,210 @@
+/*
+ * lumen/ops.h — tensor operations: elementwise math, comparisons, reductions, matmul, joins,
+ * indexing.
+ *
+ * Every function returns a new tensor (+1, contiguous) or NULL with lm_last_error() set; in-place
+ * variants end in an underscore and return a status. Binary operations broadcast by NumPy rules on
+ * any strides and compute in lm_promote_types(a, b); comparisons give uint8. Operations on inputs
+ * that require grad record an autograd node (see lumen/autograd.h) unless grad mode is off.
+ *
+ * Dims are 0-based, negatives count from the end. Read next: src/ops/ (dispatch and backward
+ * rules), src/backend/cpu/ (the loops).
+ */
+#ifndef LUMEN_OPS_H
+#define LUMEN_OPS_H
+
+#include "lumen/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- unary */
+
+typedef enum lm_unop {
+	LM_EXP = 0,
+	LM_LOG,
+	LM_SQRT,
+	LM_ABS,
+	LM_NEG,
+	LM_SIN,
+	LM_COS,
+	LM_TANH,
+	LM_SIGMOID,
+	LM_RELU,
+	LM_SIGN,
+	LM_FLOOR,
+	LM_CEIL,
+	LM_ROUND, /* half to even, as PyTorch */
+	LM_RSQRT,
+	LM_RECIPROCAL,
+	LM_SQUARE,
+	LM_UNOP_COUNT
+} lm_unop;
+
+const char *lm_unop_name(lm_unop op);
+/* Floating ops (exp, log, ...) on integer input give float32; abs, neg, sign, relu, floor, ceil,
+ * round and square keep the dtype. */
+lm_tensor *lm_unary(lm_unop op, const lm_tensor *x);
+lm_status lm_unary_(lm_unop op, lm_tensor *x); /* x must already have the result dtype */
+
+lm_tensor *lm_exp(const lm_tensor *x);
+lm_tensor *lm_log(const lm_tensor *x);
+lm_tensor *lm_sqrt(const lm_tensor *x);
+lm_tensor *lm_abs(const lm_tensor *x);
+lm_tensor *lm_neg(const lm_tensor *x);
+lm_tensor *lm_sin(const lm_tensor *x);
+lm_tensor *lm_cos(const lm_tensor *x);
+lm_tensor *lm_tanh(const lm_tensor *x);
+lm_tensor *lm_sigmoid(const lm_tensor *x);
+lm_tensor *lm_relu(const lm_tensor *x);
+lm_tensor *lm_sign(const lm_tensor *x);
+lm_tensor *lm_floor(const lm_tensor *x);
+lm_tensor *lm_ceil(const lm_tensor *x);
+lm_tensor *lm_round(const lm_tensor *x);
+
+/* min(max(x, lo), hi); pass -INFINITY / INFINITY for a missing bound. lo > hi is an error. */
+lm_tensor *lm_clamp(const lm_tensor *x, double lo, double hi);
+lm_status lm_clamp_(lm_tensor *x, double lo, double hi);
+/* x ^ p elementwise with a number exponent (integer x with fractional p gives float32). */
+lm_tensor *lm_pow_scalar(const lm_tensor *x, double p);
+/* max(x, 0) + slope * min(x, 0) */
+lm_tensor *lm_leaky_relu(const lm_tensor *x, double slope);
+
+/* ---------------------------------------------------------------- binary */
+
+typedef enum lm_binop {
+	LM_ADD = 0,
+	LM_SUB,
+	LM_MUL,
+	LM_DIV, /* true division: integer inputs give float32 */
+	LM_POW,
+	LM_MAXIMUM,
+	LM_MINIMUM,
+	LM_EQ, /* comparisons give uint8 0/1 */
+	LM_NE,
+	LM_LT,
+	LM_LE,
+	LM_GT,
+	LM_GE,
+	LM_BINOP_COUNT
+} lm_binop;
+
+const char *lm_binop_name(lm_binop op);
+bool lm_binop_is_comparison(lm_binop op);
+/* The result shape of broadcasting a and b; an error names both shapes. */
+lm_status lm_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                              int64_t *out);
+
+lm_tensor *lm_binary(lm_binop op, const lm_tensor *a, const lm_tensor *b);
+/* a op s, and s op a (s a number: it does not promote an integer tensor unless fractional). */
+lm_tensor *lm_binary_scalar(lm_binop op, const lm_tensor *a, double s);
+lm_tensor *lm_rbinary_scalar(lm_binop op, double s, const lm_tensor *a);
+/* a = a op b in place (b broadcast to a's shape; the result is converted to a's dtype). */
+lm_status lm_binary_(lm_binop op, lm_tensor *a, const lm_tensor *b);
+lm_status lm_binary_scalar_(lm_binop op, lm_tensor *a, double s);
+
+lm_tensor *lm_add(const lm_tensor *a, const lm_tensor *b);
+lm_tensor *lm_sub(const lm_tensor *a, const lm_tensor *b);
+lm_tensor *lm_mul(const lm_tensor *a, const lm_tensor *b);
+lm_tensor *lm_div(const lm_tensor *a, const lm_tensor *b);
+lm_tensor *lm_pow(const lm_tensor *a, const lm_tensor *b);
+lm_tensor *lm_maximum(const lm_tensor *a, const lm_tensor *b);
+lm_tensor *lm_minimum(const lm_tensor *a, const lm_tensor *b);
+/* cond ? a : b elementwise, all three broadcast; cond of any dtype (nonzero is true). */
+lm_tensor *lm_where(const lm_tensor *cond, const lm_tensor *a, const lm_tensor *b);
+
+/* ---------------------------------------------------------------- reductions */
+
+typedef enum lm_redop {
+	LM_SUM = 0,
+	LM_MEAN,
+	LM_PROD,
+	LM_MAX,
+	LM_MIN,
+	LM_ARGMAX, /* int64 indices (0-based; the first of equal values) */
+	LM_ARGMIN,
+	LM_VAR,    /* with correction 1 (unbiased) through lm_reduce; see lm_var */
+	LM_STD,
+	LM_NORM,   /* 2-norm through lm_reduce; see lm_norm */
+	LM_REDOP_COUNT
+} lm_redop;
+
+#define LM_DIM_ALL (-2000) /* reduce over every element; keepdim keeps all dims as size 1 */
+
+const char *lm_redop_name(lm_redop op);
+/* Reduction over one dim (or LM_DIM_ALL). Sums of integers give int64, means/var/std/norm of
+ * integers give float32. Reducing an empty tensor: sum 0, prod 1, mean/var NaN, max/min/arg an
+ * error. */
+lm_tensor *lm_reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim);
+lm_tensor *lm_sum(const lm_tensor *x, int dim, bool keepdim);
+lm_tensor *lm_mean(const lm_tensor *x, int dim, bool keepdim);
+lm_tensor *lm_prod(const lm_tensor *x, int dim, bool keepdim);
+lm_tensor *lm_amax(const lm_tensor *x, int dim, bool keepdim);
+lm_tensor *lm_amin(const lm_tensor *x, int dim, bool keepdim);
+lm_tensor *lm_argmax(const lm_tensor *x, int dim, bool keepdim);
+lm_tensor *lm_argmin(const lm_tensor *x, int dim, bool keepdim);
+/* Variance with Bessel-style correction (1: unbiased, 0: population). */
+lm_tensor *lm_var(const lm_tensor *x, int dim, bool keepdim, int correction);
+lm_tensor *lm_std(const lm_tensor *x, int dim, bool keepdim, int correction);
+/* (sum |x|^p)^(1/p); p = INFINITY gives max |x|. */
+lm_tensor *lm_norm(const lm_tensor *x, double p, int dim, bool keepdim);
+/* Max/min along dim: values and int64 indices (0-based, the first occurrence). */
+lm_status lm_max_dim(const lm_tensor *x, int dim, bool keepdim, lm_tensor **values,
+                     lm_tensor **indices);
+lm_status lm_min_dim(const lm_tensor *x, int dim, bool keepdim, lm_tensor **values,
+                     lm_tensor **indices);
+
+/* ---------------------------------------------------------------- linear algebra */
+
+/* torch.matmul semantics: 1-D·1-D (dot, 0-d), 2-D·2-D, 1-D promoted to a matrix and squeezed
+ * back, batched with broadcast batch dims. Floats through BLAS; integers by a plain loop. */
+lm_tensor *lm_matmul(const lm_tensor *a, const lm_tensor *b);
+lm_tensor *lm_mm(const lm_tensor *a, const lm_tensor *b); /* 2-D only */
+
+/* ---------------------------------------------------------------- joins, indexing, shaping */
+/* (Foundation II.) Indices are int64 (int32 accepted), 0-based. */
+
+lm_tensor *lm_cat(int n, lm_tensor *const *ts, int dim);
+lm_tensor *lm_stack(int n, lm_tensor *const *ts, int dim);
+lm_tensor *lm_index_select(const lm_tensor *x, int dim, const lm_tensor *index);
+lm_tensor *lm_gather(const lm_tensor *x, int dim, const lm_tensor *index);
+/* A copy of x with src added at index along dim (out[i][index[i][j]] += src[i][j] for dim 1). */
+lm_tensor *lm_scatter_add(const lm_tensor *x, int dim, const lm_tensor *index, const lm_tensor *src);
+lm_tensor *lm_masked_fill(const lm_tensor *x, const lm_tensor *mask, double value);
+/* Stable sort along dim; values and int64 indices. */
+lm_status lm_sort(const lm_tensor *x, int dim, bool descending, lm_tensor **values,
+                  lm_tensor **indices);
+/* The k largest (or smallest) along dim, sorted. */
+lm_status lm_topk(const lm_tensor *x, int64_t k, int dim, bool largest, lm_tensor **values,
+                  lm_tensor **indices);
+lm_tensor *lm_cumsum(const lm_tensor *x, int dim);
+/* Keeps elements on and below (tril) / above (triu) the diagonal + k of the last two dims. */
+lm_tensor *lm_tril(const lm_tensor *x, int64_t k);
+lm_tensor *lm_triu(const lm_tensor *x, int64_t k);
+/* int index tensor -> (..., num_classes) int64 of 0/1. */
+lm_tensor *lm_one_hot(const lm_tensor *index, int64_t num_classes);
+/* Tiles x: repeats[i] copies along dim i (nrep >= ndim; extra leading dims are added). */
+lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats);
+lm_tensor *lm_flip(const lm_tensor *x, int ndims, const int *dims);
+/* Constant padding: pads has 2*npairs entries (before, after) for the LAST npairs dims, last dim
+ * first (torch.nn.functional.pad order). Negative pads are an error. */
+lm_tensor *lm_pad(const lm_tensor *x, int npairs, const int64_t *pads, double value);
+
+/* 2-D windows for convolution. x: (N, C, H, W) -> cols: (N, C*kh*kw, L), L = oh*ow. */
+typedef struct lm_window2d {
+	int64_t kh, kw;
+	int64_t sh, sw; /* stride, >= 1 */
+	int64_t ph, pw; /* zero padding, >= 0 */
+	int64_t dh, dw; /* dilation, >= 1 */
+} lm_window2d;
+lm_status lm_window2d_out(const lm_window2d *w, int64_t h, int64_t wd, int64_t *oh, int64_t *ow);
+lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w);
+/* Adds columns back: cols (N, C*kh*kw, L) -> (N, C, h, w), overlapping windows summed. */
+lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t w,
+                     const lm_window2d *win);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

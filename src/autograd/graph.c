@@ -1,0 +1,143 @@
+/*
+ * graph.c — grad mode, recording nodes, saving tensors, and releasing the graph.
+ *
+ * Release is iterative (an explicit work list), so dropping the output of a 100,000-op chain does
+ * not recurse 100,000 deep. Read next: engine.c.
+ */
+#include <string.h>
+
+#include "graph.h"
+#include "lumen/autograd.h"
+
+static _Thread_local bool grad_off;
+
+bool lm_grad_enabled(void) { return !grad_off; }
+bool lmi_grad_enabled(void) { return !grad_off; }
+
+bool lm_set_grad_enabled(bool on)
+{
+	bool prev = !grad_off;
+	grad_off = !on;
+	return prev;
+}
+
+bool lmi_any_requires_grad(int n, const lm_tensor *const *ts)
+{
+	if (grad_off) return false;
+	for (int i = 0; i < n; i++)
+		if (ts[i] && ts[i]->requires_grad) return true;
+	return false;
+}
+
+void lmi_node_retain(lmi_node *n) { n->refcount++; }
+
+static void free_saved(lmi_node *n)
+{
+	for (int k = 0; k < n->nsaved; k++) {
+		lm_tensor_release(n->saved[k]);
+		n->saved[k] = NULL;
+	}
+}
+
+void lmi_node_release(lmi_node *n)
+{
+	/* Work list of nodes whose count reached zero; grows on the heap, never on the stack. */
+	lmi_node *small[64], **stack = small;
+	size_t cap = 64, top = 0;
+	if (!n || --n->refcount > 0) return;
+	stack[top++] = n;
+	while (top) {
+		lmi_node *x = stack[--top];
+		for (int k = 0; k < x->nin; k++) {
+			lm_tensor_release(x->in[k].leaf);
+			lmi_node *c = x->in[k].node;
+			if (!c || --c->refcount > 0) continue;
+			if (top == cap) {
+				lmi_node **bigger = lm_alloc(2 * cap * sizeof *bigger);
+				LM_ASSERT(bigger); /* cannot report failure from a release */
+				memcpy(bigger, stack, top * sizeof *stack);
+				if (stack != small) lm_free(stack, cap * sizeof *stack);
+				stack = bigger;
+				cap *= 2;
+			}
+			stack[top++] = c;
+		}
+		free_saved(x);
+		lm_tensor_release(x->grad);
+		lm_free(x->in, (size_t)x->nin * sizeof *x->in);
+		lm_free(x, sizeof *x);
+	}
+	if (stack != small) lm_free(stack, cap * sizeof *stack);
+}
+
+lm_status lmi_record(lm_tensor *out, const lmi_opdef *def, int nin, const lm_tensor *const *in,
+                     lmi_node **node)
+{
+	*node = NULL;
+	if (!lmi_any_requires_grad(nin, in)) return LM_OK;
+	if (!lm_dtype_is_float(out->dtype)) return LM_OK; /* integer results carry no gradient */
+	lmi_node *n = lm_alloc(sizeof *n);
+	if (!n) return lm_last_status();
+	memset(n, 0, sizeof *n);
+	n->in = lm_alloc((size_t)nin * sizeof *n->in);
+	if (!n->in) {
+		lm_free(n, sizeof *n);
+		return lm_last_status();
+	}
+	memset(n->in, 0, (size_t)nin * sizeof *n->in);
+	n->refcount = 1;
+	n->def = def;
+	n->nin = nin;
+	for (int k = 0; k < nin; k++) {
+		const lm_tensor *x = in[k];
+		lmi_edge *e = &n->in[k];
+		if (!x) continue;
+		e->dtype = x->dtype;
+		e->ndim = x->ndim;
+		memcpy(e->shape, x->shape, sizeof e->shape);
+		if (!x->requires_grad) continue;
+		e->needs_grad = true;
+		if (x->grad_fn) {
+			e->node = x->grad_fn;
+			lmi_node_retain(e->node);
+		} else {
+			e->leaf = lm_tensor_retain((lm_tensor *)x);
+		}
+	}
+	n->out_ndim = out->ndim;
+	memcpy(n->out_shape, out->shape, sizeof n->out_shape);
+	n->out_dtype = out->dtype;
+	if (out->grad_fn) lmi_node_release(out->grad_fn);
+	out->grad_fn = n;
+	out->requires_grad = true;
+	*node = n;
+	return LM_OK;
+}
+
+lm_status lmi_node_save(lmi_node *n, const lm_tensor *t)
+{
+	if (n->nsaved >= LMI_NODE_MAX_SAVED)
+		return lmi_fail(LM_ERR_INTERNAL, "%s: more than %d saved tensors", n->def->name,
+		                LMI_NODE_MAX_SAVED);
+	lm_tensor *a = lmi_tensor_wrap(t->storage, t->dtype, t->ndim, t->shape, t->stride, t->offset);
+	if (!a) return lm_last_status();
+	n->saved_version[n->nsaved] = t->storage->version;
+	n->saved[n->nsaved++] = a;
+	return LM_OK;
+}
+
+lm_status lmi_node_saved(lmi_node *n, int k, const lm_tensor **out)
+{
+	if (n->freed || k >= n->nsaved || !n->saved[k])
+		return lmi_fail(LM_ERR_STATE,
+		                "backward: %s: the saved tensors were freed by an earlier backward; call "
+		                "backward with retain_graph to run it twice", n->def->name);
+	if (n->saved[k]->storage->version != n->saved_version[k])
+		return lmi_fail(LM_ERR_STATE,
+		                "backward: %s: a tensor of shape %s saved for the gradient was modified "
+		                "in place (version %llu, saved at %llu)", n->def->name,
+		                lmi_shape_s(n->saved[k]), (unsigned long long)n->saved[k]->storage->version,
+		                (unsigned long long)n->saved_version[k]);
+	*out = n->saved[k];
+	return LM_OK;
+}

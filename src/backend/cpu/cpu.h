@@ -1,0 +1,52 @@
+/*
+ * cpu.h — the CPU backend: loops over memory, no shape checks, no autograd (the ops layer has
+ * done both). Inputs arrive in the dtype the loop computes in; outputs are preallocated.
+ * Read next: ewise.c, reduce.c, matmul.c.
+ */
+#ifndef LUMEN_BACKEND_CPU_H
+#define LUMEN_BACKEND_CPU_H
+
+#include "core/iter.h"
+#include "lumen/ops.h"
+
+/* Extra unary loops with parameters, numbered after the public lm_unop. */
+enum lmi_cpu_unop_ext {
+	LMI_CLAMP = LM_UNOP_COUNT, /* clamp(v, p0, p1) */
+	LMI_LEAKY_RELU,            /* v > 0 ? v : v * p0 */
+	LMI_POW_SCALAR,            /* v ^ p0 */
+	LMI_ADD_SCALED,            /* v * p0 + p1 */
+	LMI_UNOP_EXT_COUNT
+};
+
+/* out = op(x); out and x have the same dtype and shape (x any strides; out may be x). */
+lm_status lmi_cpu_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, double p1);
+/* out = a op b; a and b of one dtype, broadcast to out's shape; out uint8 for comparisons. */
+lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b);
+/* out = cond ? a : b; cond uint8; all broadcast to out's shape. */
+lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *a,
+                        const lm_tensor *b);
+
+/*
+ * Reduction of contiguous x viewed as (outer, R, inner) over the middle axis into contiguous out
+ * (outer * inner elements, dtype per lm_reduce's rules) and, for max/min/arg ops, idx (int64, may
+ * be NULL for max/min). p: the norm's p, or the variance correction.
+ */
+lm_status lmi_cpu_reduce(lm_redop op, const lm_tensor *x, int64_t outer, int64_t R, int64_t inner,
+                         lm_tensor *out, lm_tensor *idx, double p);
+
+/*
+ * C = A·B for float32/float64 matrices given as (pointer, rows, cols, row stride, col stride):
+ * BLAS when one of the strides of each operand is 1, otherwise a copy first. C is dense
+ * row-major (ldc = n). beta 0: overwrite, 1: accumulate.
+ */
+typedef struct lmi_mat {
+	const void *data;
+	int64_t rows, cols;
+	int64_t rs, cs; /* elements */
+} lmi_mat;
+lm_status lmi_cpu_gemm(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c, int64_t ldc,
+                       double beta);
+/* Integer matmul by a plain loop (int32/int64/uint8, wrapping arithmetic). */
+void lmi_cpu_gemm_int(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c, int64_t ldc);
+
+#endif

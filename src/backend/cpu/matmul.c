@@ -1,0 +1,121 @@
+/*
+ * matmul.c — matrix products on the CPU: OpenBLAS sgemm/dgemm for floats, a blocked loop for
+ * integers.
+ *
+ * BLAS takes a row-major operand either as is (unit column stride) or transposed (unit row
+ * stride); any other layout is copied to a dense buffer first. Read next: ../../ops/matmul.c.
+ */
+#include <string.h>
+
+#include <cblas.h>
+
+#include "backend/cpu/cpu.h"
+
+/* How BLAS can read m: row-major with leading dimension ld, possibly transposed. */
+static bool blas_layout(const lmi_mat *m, CBLAS_TRANSPOSE *tr, int64_t *ld)
+{
+	int64_t mc = m->cols > 1 ? m->cols : 1, mr = m->rows > 1 ? m->rows : 1;
+	if (m->cs == 1 || m->cols == 1) {
+		int64_t l = m->rows == 1 ? mc : m->rs;
+		if (l >= mc) {
+			*tr = CblasNoTrans;
+			*ld = l;
+			return true;
+		}
+	}
+	if (m->rs == 1 || m->rows == 1) {
+		int64_t l = m->cols == 1 ? mr : m->cs;
+		if (l >= mr) {
+			*tr = CblasTrans;
+			*ld = l;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A dense row-major copy of m (caller frees with lm_free(p, bytes)). */
+static void *dense_copy(lm_dtype dt, const lmi_mat *m, size_t *bytes)
+{
+	size_t es = lm_dtype_size(dt);
+	*bytes = (size_t)(m->rows * m->cols) * es;
+	char *d = lm_alloc(*bytes ? *bytes : 1);
+	if (!d) return NULL;
+	const char *s = m->data;
+	for (int64_t i = 0; i < m->rows; i++)
+		for (int64_t j = 0; j < m->cols; j++)
+			memcpy(d + (size_t)(i * m->cols + j) * es, s + (size_t)(i * m->rs + j * m->cs) * es, es);
+	return d;
+}
+
+lm_status lmi_cpu_gemm(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c, int64_t ldc,
+                       double beta)
+{
+	int64_t M = a->rows, K = a->cols, N = b->cols;
+	LM_ASSERT(b->rows == K);
+	if (M == 0 || N == 0) return LM_OK;
+	if (K == 0) { /* empty sum: C = beta * C */
+		size_t es = lm_dtype_size(dt);
+		for (int64_t i = 0; i < M; i++)
+			if (beta == 0) memset((char *)c + (size_t)(i * ldc) * es, 0, (size_t)N * es);
+		return LM_OK;
+	}
+	if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+		return lmi_fail(LM_ERR_OVERFLOW, "matmul: dims %lld x %lld x %lld exceed BLAS's int range",
+		                (long long)M, (long long)K, (long long)N);
+	lmi_mat A = *a, B = *b;
+	void *abuf = NULL, *bbuf = NULL;
+	size_t abytes = 0, bbytes = 0;
+	CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
+	int64_t lda = 0, ldb = 0;
+	if (!blas_layout(&A, &ta, &lda)) {
+		if (!(abuf = dense_copy(dt, a, &abytes))) return lm_last_status();
+		A = (lmi_mat){abuf, M, K, K, 1};
+		blas_layout(&A, &ta, &lda);
+	}
+	if (!blas_layout(&B, &tb, &ldb)) {
+		if (!(bbuf = dense_copy(dt, b, &bbytes))) {
+			lm_free(abuf, abytes);
+			return lm_last_status();
+		}
+		B = (lmi_mat){bbuf, K, N, N, 1};
+		blas_layout(&B, &tb, &ldb);
+	}
+	if (dt == LM_FLOAT32)
+		cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, A.data, (int)lda, B.data,
+		            (int)ldb, (float)beta, c, (int)ldc);
+	else
+		cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, A.data, (int)lda, B.data,
+		            (int)ldb, beta, c, (int)ldc);
+	lm_free(abuf, abytes);
+	lm_free(bbuf, bbytes);
+	return LM_OK;
+}
+
+#define IGEMM(T, UT)                                                                                \
+	static void igemm_##T(const lmi_mat *a, const lmi_mat *b, T *c, int64_t ldc)                    \
+	{                                                                                           \
+		const T *A = a->data, *B = b->data;                                                     \
+		for (int64_t i = 0; i < a->rows; i++) {                                                 \
+			T *ci = c + i * ldc;                                                                \
+			for (int64_t j = 0; j < b->cols; j++) ci[j] = 0;                                    \
+			for (int64_t k = 0; k < a->cols; k++) {                                             \
+				UT aik = (UT)A[i * a->rs + k * a->cs];                                          \
+				for (int64_t j = 0; j < b->cols; j++)                                           \
+					ci[j] = (T)((UT)ci[j] + aik * (UT)B[k * b->rs + j * b->cs]);                \
+			}                                                                                   \
+		}                                                                                       \
+	}
+IGEMM(int32_t, uint32_t)
+IGEMM(int64_t, uint64_t)
+IGEMM(uint8_t, uint32_t)
+
+void lmi_cpu_gemm_int(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c, int64_t ldc)
+{
+	switch (dt) {
+	case LM_INT32: igemm_int32_t(a, b, c, ldc); break;
+	case LM_INT64: igemm_int64_t(a, b, c, ldc); break;
+	case LM_UINT8: igemm_uint8_t(a, b, c, ldc); break;
+	default: LM_ASSERT(0 && "integer gemm dtype");
+	}
+}

@@ -1,0 +1,167 @@
+/*
+ * copy.c — strided copies with broadcasting and dtype conversion, and fills: the loops every other
+ * op uses to move data between layouts. No autograd here (see ../ops/copy.c for the public,
+ * differentiable lm_contiguous / lm_clone / lm_to_dtype / lm_copy_).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "iter.h"
+
+/* Saturating float->integer conversion (a plain cast of NaN or out-of-range values is UB). */
+#define SAT(T, lo, hi)                                                                              \
+	static inline T sat_##T(double v)                                                               \
+	{                                                                                           \
+		if (!(v > (double)(lo))) return isnan(v) ? 0 : (T)(lo);                                    \
+		if (v >= (double)(hi)) return (T)(hi);                                                      \
+		return (T)v;                                                                                \
+	}
+SAT(int32_t, -2147483648.0, 2147483647.0)
+SAT(int64_t, -9223372036854775808.0, 9223372036854774784.0)
+static inline uint8_t sat_uint8_t(double v) { return (uint8_t)(sat_int64_t(v) & 0xff); }
+
+#define CONV_F(T, v) _Generic((T)0, int32_t: sat_int32_t(v), int64_t: sat_int64_t(v),              \
+	uint8_t: sat_uint8_t(v), default: (T)(v))
+
+/* One kernel per (destination, source) pair. Float sources go through the saturating path when
+ * the destination is an integer; everything else is a C conversion. */
+#define COPY_KERNEL(DT, ST, SRC_IS_FLOAT)                                                           \
+	static void copy_##DT##_##ST(void *ctx, char **p, const int64_t *s, int64_t n)                  \
+	{                                                                                           \
+		(void)ctx;                                                                              \
+		DT *d = (DT *)p[0];                                                                     \
+		const char *src = p[1];                                                                 \
+		int64_t ds = s[0] / (int64_t)sizeof(DT), ss = s[1];                                     \
+		if (ds == 1 && ss == (int64_t)sizeof(ST)) {                                             \
+			const ST *x = (const ST *)src;                                                      \
+			for (int64_t i = 0; i < n; i++)                                                     \
+				d[i] = SRC_IS_FLOAT ? CONV_F(DT, (double)x[i]) : (DT)x[i];                      \
+		} else {                                                                                \
+			for (int64_t i = 0; i < n; i++) {                                                   \
+				ST v = *(const ST *)(src + i * ss);                                             \
+				d[i * ds] = SRC_IS_FLOAT ? CONV_F(DT, (double)v) : (DT)v;                       \
+			}                                                                                   \
+		}                                                                                       \
+	}
+
+#define COPY_ROW(DT)                                                                                \
+	COPY_KERNEL(DT, float, 1)                                                                       \
+	COPY_KERNEL(DT, double, 1)                                                                      \
+	COPY_KERNEL(DT, int32_t, 0)                                                                     \
+	COPY_KERNEL(DT, int64_t, 0) COPY_KERNEL(DT, uint8_t, 0)
+
+COPY_ROW(float)
+COPY_ROW(double)
+COPY_ROW(int32_t)
+COPY_ROW(int64_t)
+COPY_ROW(uint8_t)
+
+#define ROW(DT) {copy_##DT##_float, copy_##DT##_double, copy_##DT##_int32_t, copy_##DT##_int64_t, \
+	copy_##DT##_uint8_t}
+static const lmi_iter_kernel copy_kernels[LM_DTYPE_COUNT][LM_DTYPE_COUNT] = {
+	ROW(float), ROW(double), ROW(int32_t), ROW(int64_t), ROW(uint8_t),
+};
+
+/* Same-dtype copy of contiguous rows: memcpy when both are dense. */
+static void copy_bytes(void *ctx, char **p, const int64_t *s, int64_t n)
+{
+	size_t es = *(const size_t *)ctx;
+	if (s[0] == (int64_t)es && s[1] == (int64_t)es) {
+		memcpy(p[0], p[1], (size_t)n * es);
+		return;
+	}
+	for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], es);
+}
+
+lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
+{
+	lmi_iter it;
+	const lm_tensor *ops[2] = {dst, src};
+	lmi_iter_init(&it, 2, ops, dst->ndim, dst->shape);
+	if (dst->dtype == src->dtype) {
+		size_t es = lm_dtype_size(dst->dtype);
+		if (it.ndim == 1 && it.stride[0][0] == (int64_t)es && it.stride[1][0] == (int64_t)es &&
+		    it.numel < LMI_PARALLEL_GRAIN) {
+			memcpy(it.base[0], it.base[1], (size_t)it.numel * es);
+			return LM_OK;
+		}
+		return lmi_iter_run(&it, copy_bytes, &es);
+	}
+	return lmi_iter_run(&it, copy_kernels[dst->dtype][src->dtype], NULL);
+}
+
+#define FILL_KERNEL(T)                                                                              \
+	static void fill_##T(void *ctx, char **p, const int64_t *s, int64_t n)                          \
+	{                                                                                           \
+		T v = *(const T *)ctx;                                                                  \
+		if (s[0] == (int64_t)sizeof(T)) {                                                       \
+			T *d = (T *)p[0];                                                                   \
+			for (int64_t i = 0; i < n; i++) d[i] = v;                                           \
+		} else {                                                                                \
+			for (int64_t i = 0; i < n; i++) *(T *)(p[0] + i * s[0]) = v;                        \
+		}                                                                                       \
+	}
+FILL_KERNEL(float)
+FILL_KERNEL(double)
+FILL_KERNEL(int32_t)
+FILL_KERNEL(int64_t)
+FILL_KERNEL(uint8_t)
+
+static const lmi_iter_kernel fill_kernels[LM_DTYPE_COUNT] = {fill_float, fill_double, fill_int32_t,
+                                                             fill_int64_t, fill_uint8_t};
+
+lm_status lmi_fill(lm_tensor *t, double value)
+{
+	union {
+		float f;
+		double d;
+		int32_t i;
+		int64_t l;
+		uint8_t b;
+	} v;
+	lmi_store(&v, t->dtype, value);
+	lmi_iter it;
+	const lm_tensor *ops[1] = {t};
+	lmi_iter_init(&it, 1, ops, t->ndim, t->shape);
+	return lmi_iter_run(&it, fill_kernels[t->dtype], &v);
+}
+
+lm_status lmi_inplace_check(const char *fname, const lm_tensor *t)
+{
+	if (t->requires_grad && lmi_grad_enabled())
+		return lmi_fail(LM_ERR_STATE,
+		                "%s: in-place change of a tensor of shape %s that requires grad; wrap it in "
+		                "no_grad or work on a copy", fname, lmi_shape_s(t));
+	return LM_OK;
+}
+
+lm_status lm_fill_(lm_tensor *t, double value)
+{
+	lm_status s = lmi_inplace_check("fill_", t);
+	if (s) return s;
+	lmi_bump_version(t);
+	return lmi_fill(t, value);
+}
+
+lm_status lm_zero_(lm_tensor *t)
+{
+	lm_status s = lmi_inplace_check("zero_", t);
+	if (s) return s;
+	lmi_bump_version(t);
+	if (lm_tensor_is_contiguous(t)) {
+		memset(lmi_data(t), 0, lm_tensor_nbytes(t));
+		return LM_OK;
+	}
+	return lmi_fill(t, 0);
+}
+
+lm_tensor *lmi_contiguous_copy(const lm_tensor *t, lm_dtype dt)
+{
+	lm_tensor *out = lmi_empty("contiguous", t->ndim, t->shape, dt);
+	if (!out) return NULL;
+	if (lmi_copy(out, t)) {
+		lm_tensor_release(out);
+		return NULL;
+	}
+	return out;
+}

@@ -1,0 +1,112 @@
+/*
+ * error.c — the thread-local error of the core (the stb model: NULL or a status, plus a reason).
+ *
+ * lmi_fail formats into a per-thread buffer; lm_last_error() reads it. Shapes in messages come from
+ * lmi_shape_s, a small ring of per-thread buffers so one message can name several shapes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lmi.h"
+
+static _Thread_local char err_msg[512];
+static _Thread_local lm_status err_status;
+
+const char *lm_last_error(void) { return err_msg; }
+lm_status lm_last_status(void) { return err_status; }
+
+void lm_clear_error(void)
+{
+	err_msg[0] = '\0';
+	err_status = LM_OK;
+}
+
+static const char *const status_names[LM_STATUS_COUNT] = {
+	[LM_OK] = "ok",
+	[LM_ERR_ARG] = "bad argument",
+	[LM_ERR_SHAPE] = "shape mismatch",
+	[LM_ERR_DTYPE] = "bad dtype",
+	[LM_ERR_INDEX] = "index out of range",
+	[LM_ERR_NOMEM] = "out of memory",
+	[LM_ERR_OVERFLOW] = "size overflow",
+	[LM_ERR_DEVICE] = "device error",
+	[LM_ERR_STATE] = "bad state",
+	[LM_ERR_IO] = "i/o error",
+	[LM_ERR_INTERRUPTED] = "interrupted",
+	[LM_ERR_UNSUPPORTED] = "unsupported",
+	[LM_ERR_INTERNAL] = "internal error",
+};
+
+const char *lm_status_name(lm_status s)
+{
+	return (s >= 0 && s < LM_STATUS_COUNT) ? status_names[s] : "unknown status";
+}
+
+static void vset(lm_status s, const char *fmt, va_list ap)
+{
+	vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+	err_status = s;
+}
+
+lm_status lmi_fail(lm_status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vset(s, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+lm_status lm_set_error(lm_status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vset(s, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void *lmi_fail_null(lm_status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vset(s, fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+char *lm_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap)
+{
+	size_t n = 0;
+	if (cap == 0) return buf;
+	buf[0] = '\0';
+	n += (size_t)snprintf(buf + n, cap - n, "[");
+	for (int i = 0; i < ndim && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, i ? ", %lld" : "%lld", (long long)shape[i]);
+	if (n < cap) snprintf(buf + n, cap - n, "]");
+	return buf;
+}
+
+const char *lmi_dims_s(int ndim, const int64_t *shape)
+{
+	static _Thread_local char ring[8][LM_SHAPE_STR_MAX];
+	static _Thread_local unsigned next;
+	char *b = ring[next++ % 8];
+	if (ndim < 0 || ndim > LM_MAX_DIMS) {
+		snprintf(b, LM_SHAPE_STR_MAX, "[%d dims]", ndim);
+		return b;
+	}
+	return lm_shape_str(ndim, shape, b, LM_SHAPE_STR_MAX);
+}
+
+const char *lmi_shape_s(const lm_tensor *t)
+{
+	return t ? lmi_dims_s(t->ndim, t->shape) : "(null)";
+}
+
+_Noreturn void lmi_assert_fail(const char *what, const char *file, int line)
+{
+	fprintf(stderr, "lumen: internal assertion failed: %s (%s:%d)\n", what, file, line);
+	abort();
+}

@@ -1,0 +1,138 @@
+/*
+ * iter.c — walking several tensors of one broadcast shape, in C order, with coalesced dims.
+ *
+ * lmi_iter_init computes each operand's byte strides at the common shape (0 on broadcast dims),
+ * drops size-1 dims and merges neighbours that are contiguous in every operand, so the common
+ * contiguous case becomes one long row. lmi_iter_run cuts the element range into chunks, runs them
+ * on the OpenMP pool when the work is large, calls the 1-D kernel once per row piece, and polls the
+ * interrupt flag between chunks. Read next: ../backend/cpu/ewise.c.
+ */
+#include <string.h>
+
+#include "iter.h"
+
+void lmi_broadcast_strides(const lm_tensor *t, int ndim, const int64_t *shape, int64_t *stride)
+{
+	int off = ndim - t->ndim;
+	for (int i = 0; i < ndim; i++) {
+		int k = i - off;
+		stride[i] = (k < 0 || t->shape[k] == 1) ? 0 : t->stride[k];
+		(void)shape;
+	}
+}
+
+void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim, const int64_t *shape)
+{
+	int64_t st[LMI_ITER_MAX_OPS][LM_MAX_DIMS];
+	LM_ASSERT(n >= 1 && n <= LMI_ITER_MAX_OPS);
+	memset(it, 0, sizeof *it);
+	it->nops = n;
+	it->numel = 1;
+	for (int i = 0; i < ndim; i++) it->numel *= shape[i];
+	for (int k = 0; k < n; k++) {
+		lmi_broadcast_strides(ops[k], ndim, shape, st[k]);
+		it->base[k] = lmi_data(ops[k]);
+	}
+	/* Keep dims of size != 1, merging each into the previous kept one when possible. */
+	int m = 0;
+	for (int i = 0; i < ndim; i++) {
+		if (shape[i] == 1) continue;
+		bool merge = m > 0;
+		for (int k = 0; merge && k < n; k++)
+			merge = it->stride[k][m - 1] == st[k][i] * shape[i] * (int64_t)lm_dtype_size(ops[k]->dtype);
+		if (merge) {
+			it->shape[m - 1] *= shape[i];
+			for (int k = 0; k < n; k++)
+				it->stride[k][m - 1] = st[k][i] * (int64_t)lm_dtype_size(ops[k]->dtype);
+			continue;
+		}
+		it->shape[m] = shape[i];
+		for (int k = 0; k < n; k++) it->stride[k][m] = st[k][i] * (int64_t)lm_dtype_size(ops[k]->dtype);
+		m++;
+	}
+	if (m == 0) { /* all sizes 1 (or 0-d): one element */
+		it->shape[0] = 1;
+		m = 1;
+	}
+	/* A size-0 dim anywhere means no elements; keep the shape but numel says 0. */
+	it->ndim = m;
+}
+
+void lmi_iter_row(const lmi_iter *it, int64_t r, char **ptrs)
+{
+	for (int k = 0; k < it->nops; k++) ptrs[k] = it->base[k];
+	for (int d = it->ndim - 2; d >= 0 && r; d--) {
+		int64_t i = r % it->shape[d];
+		r /= it->shape[d];
+		for (int k = 0; k < it->nops; k++) ptrs[k] += i * it->stride[k][d];
+	}
+}
+
+/* Runs elements [lo, hi) of it through kernel, row piece by row piece. */
+static void run_range(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx, int64_t lo, int64_t hi)
+{
+	int64_t inner = it->shape[it->ndim - 1];
+	int64_t row = lo / inner, col = lo % inner;
+	int64_t istride[LMI_ITER_MAX_OPS];
+	char *p[LMI_ITER_MAX_OPS];
+	int64_t idx[LM_MAX_DIMS] = {0};
+	for (int k = 0; k < it->nops; k++) istride[k] = it->stride[k][it->ndim - 1];
+	/* outer index of row */
+	int64_t r = row;
+	for (int d = it->ndim - 2; d >= 0; d--) {
+		idx[d] = r % it->shape[d];
+		r /= it->shape[d];
+	}
+	while (lo < hi) {
+		int64_t n = inner - col;
+		if (n > hi - lo) n = hi - lo;
+		for (int k = 0; k < it->nops; k++) {
+			p[k] = it->base[k] + col * istride[k];
+			for (int d = 0; d < it->ndim - 1; d++) p[k] += idx[d] * it->stride[k][d];
+		}
+		kernel(ctx, p, istride, n);
+		lo += n;
+		col = 0;
+		for (int d = it->ndim - 2; d >= 0; d--) { /* next row */
+			if (++idx[d] < it->shape[d]) break;
+			idx[d] = 0;
+		}
+	}
+}
+
+#define CHUNK 16384
+
+lm_status lmi_iter_run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx)
+{
+	int64_t n = it->numel;
+	if (n == 0) return LM_OK;
+	int64_t nchunks = (n + CHUNK - 1) / CHUNK;
+	int threads = lmi_num_threads();
+	if (n < LMI_PARALLEL_GRAIN || threads <= 1 || nchunks < 2) {
+		for (int64_t c = 0; c < nchunks; c++) {
+			if (lmi_check_interrupt())
+				return lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
+			int64_t lo = c * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
+			run_range(it, kernel, ctx, lo, hi);
+		}
+		return LM_OK;
+	}
+	/* One contiguous slice of chunks per thread keeps each thread's memory streams sequential. */
+	int stop = 0;
+	int nt = threads < nchunks ? threads : (int)nchunks;
+#pragma omp parallel num_threads(nt)
+	{
+		int t = omp_get_thread_num_safe();
+		int64_t c0 = nchunks * t / nt, c1 = nchunks * (t + 1) / nt;
+		for (int64_t c = c0; c < c1; c++) {
+			if (lmi_check_interrupt()) {
+				__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+				break;
+			}
+			int64_t lo = c * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
+			run_range(it, kernel, ctx, lo, hi);
+		}
+	}
+	if (stop) return lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
+	return LM_OK;
+}

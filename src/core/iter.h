@@ -1,0 +1,26 @@
+/*
+ * iter.h — the elementwise driver over an lmi_iter (see lmi.h for the iterator itself).
+ */
+#ifndef LUMEN_ITER_H
+#define LUMEN_ITER_H
+
+#include "lmi.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+static inline int omp_get_thread_num_safe(void) { return omp_get_thread_num(); }
+#else
+static inline int omp_get_thread_num_safe(void) { return 0; }
+#endif
+
+/*
+ * A 1-D kernel: n elements; p[k] points at operand k's first element, stride[k] is its byte
+ * stride along the row (0 for a broadcast operand).
+ */
+typedef void (*lmi_iter_kernel)(void *ctx, char **p, const int64_t *stride, int64_t n);
+
+/* Runs kernel over every element of it (in parallel when large). LM_ERR_INTERRUPTED when
+ * lm_interrupt() was called; the outputs are then partly written. */
+lm_status lmi_iter_run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * lmi.h — internals shared by the files of liblumen (core, backend, ops, autograd, kernels).
+ *
+ * Defines the tensor and storage structs behind the opaque handles of lumen/core.h, the error
+ * helpers every function uses, the strided-iteration helpers of the CPU loops, and the hook through
+ * which ops record autograd nodes. Nothing above liblumen (bindings, app, viz) includes this.
+ * Read next: tensor.c (creation, views), iter.c, ../ops/dispatch.c.
+ */
+#ifndef LUMEN_LMI_H
+#define LUMEN_LMI_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#include "lumen/core.h"
+
+/* ---------------------------------------------------------------- structs */
+
+typedef struct lm_storage {
+	int64_t refcount;
+	lm_device device;
+	void *data;
+	size_t nbytes;
+	uint64_t version; /* bumped by in-place writes; autograd compares saved versions */
+	/* How data is freed: NULL means lm_free(data, nbytes). */
+	void (*free_fn)(void *ctx, void *data, size_t nbytes);
+	void *free_ctx;
+} lm_storage;
+
+struct lmi_node;
+
+struct lm_tensor {
+	int64_t refcount;
+	lm_storage *storage;
+	lm_dtype dtype;
+	int ndim;
+	int64_t shape[LM_MAX_DIMS];
+	int64_t stride[LM_MAX_DIMS]; /* elements */
+	int64_t offset;              /* elements */
+	/* autograd */
+	bool requires_grad;   /* leaf: set by the user; non-leaf: some input required grad */
+	bool is_view;         /* shares storage with the tensor it was made from */
+	lm_tensor *grad;      /* accumulated gradient of a leaf, or NULL */
+	struct lmi_node *grad_fn; /* the node that made this tensor (+1), NULL for leaves */
+};
+
+/* ---------------------------------------------------------------- errors */
+
+/* Sets the thread's error and returns s: `return lmi_fail(LM_ERR_SHAPE, "matmul: ...");` */
+lm_status lmi_fail(lm_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, returning NULL, for constructors. */
+void *lmi_fail_null(lm_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Shape as text into a per-thread ring of buffers; valid until 8 more calls on this thread. */
+const char *lmi_shape_s(const lm_tensor *t);
+const char *lmi_dims_s(int ndim, const int64_t *shape);
+
+#define LM_ASSERT(c)                                                                               \
+	do {                                                                                         \
+		if (!(c)) lmi_assert_fail(#c, __FILE__, __LINE__);                                       \
+	} while (0)
+_Noreturn void lmi_assert_fail(const char *what, const char *file, int line);
+
+/* ---------------------------------------------------------------- storage and tensors */
+
+lm_storage *lmi_storage_new(size_t nbytes, lm_device dev);
+void lmi_storage_retain(lm_storage *s);
+void lmi_storage_release(lm_storage *s);
+
+/* Element count of a shape, checked: LM_ERR_OVERFLOW / LM_ERR_ARG (negative size) with fname. */
+lm_status lmi_numel_checked(const char *fname, int ndim, const int64_t *shape, int64_t *out);
+/* Validates ndim and sizes for a new tensor, naming fname in the error. */
+lm_status lmi_check_shape(const char *fname, int ndim, const int64_t *shape);
+/* A new contiguous tensor; fname names the caller in errors. */
+lm_tensor *lmi_empty(const char *fname, int ndim, const int64_t *shape, lm_dtype dt);
+/* A new tensor header over s (+1 on s) with the given geometry; no checks. */
+lm_tensor *lmi_tensor_wrap(lm_storage *s, lm_dtype dt, int ndim, const int64_t *shape,
+                           const int64_t *stride, int64_t offset);
+/* A view of t with new geometry, sharing storage (is_view set); no autograd. */
+lm_tensor *lmi_view_of(const lm_tensor *t, int ndim, const int64_t *shape, const int64_t *stride,
+                       int64_t offset);
+void lmi_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride);
+/* Normalises dim in [-ndim, ndim) to [0, ndim); LM_ERR_INDEX with fname otherwise. */
+lm_status lmi_wrap_dim(const char *fname, int dim, int ndim, int *out);
+/* Address of element at linear C-order index i of t (slow; for tests and small paths). */
+void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx);
+static inline char *lmi_data(const lm_tensor *t)
+{
+	return (char *)t->storage->data + t->offset * (int64_t)lm_dtype_size(t->dtype);
+}
+static inline void lmi_bump_version(lm_tensor *t) { t->storage->version++; }
+
+/* Reads/writes one element of dtype dt at p as double. */
+double lmi_load(const void *p, lm_dtype dt);
+void lmi_store(void *p, lm_dtype dt, double v);
+
+/* ---------------------------------------------------------------- strided iteration */
+/*
+ * An lmi_iter walks up to 4 operands of the same (broadcast) shape in C order. The shape is
+ * coalesced (adjacent dims merged where every operand's strides allow), so a contiguous tensor is
+ * one dim. The CPU loops take the innermost dim as a 1-D kernel call and iterate the outer ones.
+ */
+#define LMI_ITER_MAX_OPS 4
+typedef struct lmi_iter {
+	int nops;
+	int ndim;                               /* after coalescing, >= 1 */
+	int64_t shape[LM_MAX_DIMS];             /* dims, innermost last */
+	int64_t stride[LMI_ITER_MAX_OPS][LM_MAX_DIMS]; /* bytes */
+	char *base[LMI_ITER_MAX_OPS];
+	int64_t numel;
+} lmi_iter;
+
+/* Sets up it over ops[0..n) all viewed at shape (ndim, shape): each operand is broadcast to it
+ * (its strides 0 on broadcast dims). Operands must already be broadcast-compatible. */
+void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim,
+                   const int64_t *shape);
+/* Number of inner rows (product of all dims but the last). */
+static inline int64_t lmi_iter_rows(const lmi_iter *it)
+{
+	return it->shape[it->ndim - 1] ? it->numel / it->shape[it->ndim - 1] : 0;
+}
+/* Pointers to the start of inner row r for each operand. */
+void lmi_iter_row(const lmi_iter *it, int64_t r, char **ptrs);
+
+/* Broadcast stride of t (elements) when viewed at shape (ndim, shape), right-aligned. */
+void lmi_broadcast_strides(const lm_tensor *t, int ndim, const int64_t *shape, int64_t *stride);
+
+/* ---------------------------------------------------------------- threads and interrupts */
+
+extern atomic_int lmi_interrupt_flag;
+static inline bool lmi_check_interrupt(void)
+{
+	return atomic_load_explicit(&lmi_interrupt_flag, memory_order_relaxed) != 0;
+}
+/* Parallel loops run with OpenMP when the work exceeds this many elements. */
+#define LMI_PARALLEL_GRAIN 32768
+/*
+ * Error carrying for OpenMP regions: workers call lmi_par_fail (the first message wins); after the
+ * region the caller calls lmi_par_finish, which moves that message to the calling thread.
+ */
+typedef struct lmi_par_err {
+	atomic_int set;
+	lm_status status;
+	char msg[256];
+} lmi_par_err;
+void lmi_par_init(lmi_par_err *e);
+void lmi_par_fail(lmi_par_err *e, lm_status s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+lm_status lmi_par_finish(lmi_par_err *e);
+int lmi_num_threads(void);
+
+/* ---------------------------------------------------------------- autograd hook */
+
+/* Whether grad mode is on for this thread (lm_grad_enabled in lumen/autograd.h). */
+bool lmi_grad_enabled(void);
+/* Grad mode on and some input requires grad. */
+bool lmi_any_requires_grad(int n, const lm_tensor *const *ts);
+
+#endif
+
+/* ---------------------------------------------------------------- copies (copy.c) */
+
+/* dst = src, src broadcast to dst's shape, converting dtype. No autograd, no version bump. */
+lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src);
+lm_status lmi_fill(lm_tensor *t, double value);
+/* A new contiguous tensor with t's values in dtype dt (no autograd). */
+lm_tensor *lmi_contiguous_copy(const lm_tensor *t, lm_dtype dt);
+/* Refuses in-place changes of tensors that require grad while grad mode is on. */
+lm_status lmi_inplace_check(const char *fname, const lm_tensor *t);

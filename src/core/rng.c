@@ -1,0 +1,249 @@
+/*
+ * rng.c — counter-based random numbers: Philox4x32-10 (Salmon et al., SC'11).
+ *
+ * State is (seed, offset). Block b of a call is philox(ctr = {lo(offset+b), hi(offset+b), 0, 0},
+ * key = {lo(seed), hi(seed)}), 4 words; a call that needs B blocks advances offset by B. The same
+ * (seed, offset) gives the same stream on any device and any thread count, and blocks can be made
+ * in parallel. Words per value: uniform float32 1 (24 bits), uniform float64 2 (53 bits),
+ * normal: 4 words give 2 values (Box-Muller on two 53-bit uniforms), randint 2 (64 bits).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "iter.h"
+
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+
+void lm_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+{
+	uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+	uint32_t k0 = key[0], k1 = key[1];
+	for (int r = 0; r < 10; r++) {
+		uint64_t p0 = (uint64_t)PHILOX_M0 * c0, p1 = (uint64_t)PHILOX_M1 * c2;
+		uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
+		uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+		c0 = hi1 ^ c1 ^ k0;
+		c1 = lo1;
+		c2 = hi0 ^ c3 ^ k1;
+		c3 = lo0;
+		k0 += PHILOX_W0;
+		k1 += PHILOX_W1;
+	}
+	out[0] = c0;
+	out[1] = c1;
+	out[2] = c2;
+	out[3] = c3;
+}
+
+static uint64_t g_seed = 0x853c49e6748fea9bull, g_offset;
+
+void lm_manual_seed(uint64_t seed)
+{
+	g_seed = seed;
+	g_offset = 0;
+}
+uint64_t lm_rng_seed(void) { return g_seed; }
+uint64_t lm_rng_offset(void) { return g_offset; }
+void lm_rng_set_state(uint64_t seed, uint64_t offset)
+{
+	g_seed = seed;
+	g_offset = offset;
+}
+
+static inline void block(uint64_t seed, uint64_t b, uint32_t w[4])
+{
+	uint32_t ctr[4] = {(uint32_t)b, (uint32_t)(b >> 32), 0, 0};
+	uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+	lm_philox4x32(ctr, key, w);
+}
+
+static inline double u53(uint32_t a, uint32_t b) /* [0, 1) */
+{
+	return (double)(((uint64_t)a << 21) ^ (b >> 11)) * 0x1.0p-53;
+}
+
+typedef enum { K_UNIFORM, K_NORMAL, K_RANDINT, K_BERNOULLI } kind;
+
+typedef struct gen {
+	kind k;
+	lm_dtype dt;
+	double a, b;   /* uniform [a, b), normal (mean a, std b), bernoulli p = a */
+	int64_t lo;    /* randint */
+	uint64_t range;
+	uint64_t seed, offset;
+} gen;
+
+static int per_block(const gen *g)
+{
+	if (g->k == K_NORMAL) return 2;
+	if (g->k == K_RANDINT) return 2;
+	if ((g->k == K_UNIFORM || g->k == K_BERNOULLI) && g->dt == LM_FLOAT64) return 2;
+	return 4;
+}
+
+/* Values of block bi into v[0..per_block). */
+static void values(const gen *g, uint64_t bi, double *v)
+{
+	uint32_t w[4];
+	block(g->seed, g->offset + bi, w);
+	switch (g->k) {
+	case K_UNIFORM:
+	case K_BERNOULLI:
+		if (g->dt == LM_FLOAT64) {
+			v[0] = u53(w[0], w[1]);
+			v[1] = u53(w[2], w[3]);
+		} else {
+			for (int i = 0; i < 4; i++) v[i] = (double)(w[i] >> 8) * 0x1.0p-24;
+		}
+		for (int i = 0; i < per_block(g); i++) {
+			if (g->k == K_UNIFORM) {
+				v[i] = g->a + (g->b - g->a) * v[i];
+				/* float32 rounding can land on b: keep the interval half-open */
+				if (g->dt == LM_FLOAT32 && (float)v[i] >= (float)g->b && g->b > g->a)
+					v[i] = nextafterf((float)g->b, (float)g->a);
+			} else {
+				v[i] = v[i] < g->a ? 1.0 : 0.0;
+			}
+		}
+		break;
+	case K_NORMAL: {
+		double u1 = u53(w[0], w[1]), u2 = u53(w[2], w[3]);
+		double r = sqrt(-2.0 * log(1.0 - u1)); /* 1 - u1 in (0, 1] */
+		v[0] = g->a + g->b * r * cos(2 * M_PI * u2);
+		v[1] = g->a + g->b * r * sin(2 * M_PI * u2);
+		break;
+	}
+	case K_RANDINT: {
+		uint64_t x0 = ((uint64_t)w[0] << 32) | w[1], x1 = ((uint64_t)w[2] << 32) | w[3];
+		v[0] = (double)(g->lo + (int64_t)(x0 % g->range));
+		v[1] = (double)(g->lo + (int64_t)(x1 % g->range));
+		break;
+	}
+	}
+}
+
+/* Fills contiguous t (numel n) from the generator; advances the global offset. */
+static void generate(gen *g, lm_tensor *t)
+{
+	int64_t n = lm_tensor_numel(t);
+	int pb = per_block(g);
+	uint64_t nblocks = (uint64_t)((n + pb - 1) / pb);
+	g->seed = g_seed;
+	g->offset = g_offset;
+	g_offset += nblocks;
+	char *d = lmi_data(t);
+	size_t es = lm_dtype_size(t->dtype);
+	int64_t nb = (int64_t)nblocks;
+#pragma omp parallel for schedule(static) if (n > LMI_PARALLEL_GRAIN)
+	for (int64_t bi = 0; bi < nb; bi++) {
+		double v[4];
+		values(g, (uint64_t)bi, v);
+		for (int i = 0; i < pb && bi * pb + i < n; i++) {
+			int64_t j = bi * pb + i;
+			if (t->dtype == LM_FLOAT32)
+				((float *)d)[j] = (float)v[i];
+			else if (t->dtype == LM_FLOAT64)
+				((double *)d)[j] = v[i];
+			else
+				lmi_store(d + j * (int64_t)es, t->dtype, v[i]);
+		}
+	}
+}
+
+/* Generates into t, through a contiguous temporary when t is a strided view. */
+static lm_status generate_into(const char *fname, gen *g, lm_tensor *t)
+{
+	lm_status s = lmi_inplace_check(fname, t);
+	if (s) return s;
+	g->dt = t->dtype;
+	lmi_bump_version(t);
+	if (lm_tensor_is_contiguous(t)) {
+		generate(g, t);
+		return LM_OK;
+	}
+	lm_tensor *tmp = lmi_empty(fname, t->ndim, t->shape, t->dtype);
+	if (!tmp) return lm_last_status();
+	generate(g, tmp);
+	s = lmi_copy(t, tmp);
+	lm_tensor_release(tmp);
+	return s;
+}
+
+lm_status lm_uniform_(lm_tensor *t, double lo, double hi)
+{
+	if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi))
+		return lmi_fail(LM_ERR_ARG, "uniform_: bounds [%g, %g) must be finite with lo <= hi", lo, hi);
+	if (!lm_dtype_is_float(t->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "uniform_: needs a float tensor, got %s",
+		                lm_dtype_name(t->dtype));
+	gen g = {.k = K_UNIFORM, .a = lo, .b = hi};
+	return generate_into("uniform_", &g, t);
+}
+
+lm_status lm_normal_(lm_tensor *t, double mean, double std)
+{
+	if (!(std >= 0) || !isfinite(mean) || !isfinite(std))
+		return lmi_fail(LM_ERR_ARG, "normal_: mean %g and std %g must be finite, std >= 0", mean, std);
+	if (!lm_dtype_is_float(t->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "normal_: needs a float tensor, got %s",
+		                lm_dtype_name(t->dtype));
+	gen g = {.k = K_NORMAL, .a = mean, .b = std};
+	return generate_into("normal_", &g, t);
+}
+
+lm_status lm_bernoulli_(lm_tensor *t, double p)
+{
+	if (!(p >= 0 && p <= 1))
+		return lmi_fail(LM_ERR_ARG, "bernoulli_: probability %g is outside [0, 1]", p);
+	gen g = {.k = K_BERNOULLI, .a = p};
+	/* uniform words at float32 resolution for every non-float64 dtype */
+	lm_status s = lmi_inplace_check("bernoulli_", t);
+	if (s) return s;
+	g.dt = t->dtype == LM_FLOAT64 ? LM_FLOAT64 : LM_FLOAT32;
+	lmi_bump_version(t);
+	lm_tensor *tmp = lm_tensor_is_contiguous(t) ? lm_tensor_retain(t)
+	                                            : lmi_empty("bernoulli_", t->ndim, t->shape, t->dtype);
+	if (!tmp) return lm_last_status();
+	generate(&g, tmp);
+	s = tmp == t ? LM_OK : lmi_copy(t, tmp);
+	lm_tensor_release(tmp);
+	return s;
+}
+
+static lm_tensor *make(const char *fname, gen *g, int ndim, const int64_t *shape, lm_dtype dt)
+{
+	lm_tensor *t = lmi_empty(fname, ndim, shape, dt);
+	if (!t) return NULL;
+	g->dt = dt;
+	generate(g, t);
+	return t;
+}
+
+lm_tensor *lm_rand(int ndim, const int64_t *shape, lm_dtype dt)
+{
+	if (!lm_dtype_is_float(dt))
+		return lmi_fail_null(LM_ERR_DTYPE, "rand: needs a float dtype, got %s", lm_dtype_name(dt));
+	gen g = {.k = K_UNIFORM, .a = 0, .b = 1};
+	return make("rand", &g, ndim, shape, dt);
+}
+
+lm_tensor *lm_randn(int ndim, const int64_t *shape, lm_dtype dt)
+{
+	if (!lm_dtype_is_float(dt))
+		return lmi_fail_null(LM_ERR_DTYPE, "randn: needs a float dtype, got %s", lm_dtype_name(dt));
+	gen g = {.k = K_NORMAL, .a = 0, .b = 1};
+	return make("randn", &g, ndim, shape, dt);
+}
+
+lm_tensor *lm_randint(int64_t lo, int64_t hi, int ndim, const int64_t *shape, lm_dtype dt)
+{
+	if (hi <= lo)
+		return lmi_fail_null(LM_ERR_ARG, "randint: empty range [%lld, %lld)", (long long)lo,
+		                     (long long)hi);
+	uint64_t range = (uint64_t)hi - (uint64_t)lo;
+	gen g = {.k = K_RANDINT, .lo = lo, .range = range};
+	return make("randint", &g, ndim, shape, dt);
+}

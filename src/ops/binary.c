@@ -1,0 +1,271 @@
+/*
+ * binary.c — elementwise ops of two tensors with NumPy broadcasting, comparisons, where.
+ *
+ * The result dtype is lm_promote_types(a, b) (true division of integers gives float32;
+ * comparisons give uint8). A number operand becomes a 0-d tensor of the result dtype, which the
+ * loops see as a stride-0 operand. In-place variants write into a and refuse a result dtype that
+ * a cannot hold without loss (an integer tensor and a float operand). Read next: reduce.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops.h"
+
+static const char *const binop_names[LM_BINOP_COUNT] = {
+	"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+};
+
+const char *lm_binop_name(lm_binop op)
+{
+	return (op >= 0 && op < LM_BINOP_COUNT) ? binop_names[op] : "?";
+}
+
+bool lm_binop_is_comparison(lm_binop op) { return op >= LM_EQ && op <= LM_GE; }
+
+lm_status lm_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                              int64_t *out)
+{
+	int n = na > nb ? na : nb;
+	if (n > LM_MAX_DIMS)
+		return lmi_fail(LM_ERR_SHAPE, "broadcast: %d dims exceed the maximum of %d", n, LM_MAX_DIMS);
+	for (int i = 0; i < n; i++) {
+		int ia = i - (n - na), ib = i - (n - nb);
+		int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+		if (sa != sb && sa != 1 && sb != 1)
+			return lmi_fail(LM_ERR_SHAPE,
+			                "shapes %s and %s cannot be broadcast together (dim %d: %lld vs %lld)",
+			                lmi_dims_s(na, a), lmi_dims_s(nb, b), i, (long long)sa, (long long)sb);
+		out[i] = sa == 1 ? sb : sa;
+	}
+	*nout = n;
+	return LM_OK;
+}
+
+/* Broadcast shape with the function's name in the message. */
+static lm_status broadcast(const char *name, const lm_tensor *a, const lm_tensor *b, int *n,
+                           int64_t *shape)
+{
+	if (lm_broadcast_shapes(a->ndim, a->shape, b->ndim, b->shape, n, shape)) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		return lmi_fail(LM_ERR_SHAPE, "%s: %s", name, msg);
+	}
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- backward rules */
+
+static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
+static lm_status where_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
+
+static const lmi_opdef binary_defs[LM_BINOP_COUNT] = {
+	[LM_ADD] = {"AddBackward", binary_backward},
+	[LM_SUB] = {"SubBackward", binary_backward},
+	[LM_MUL] = {"MulBackward", binary_backward},
+	[LM_DIV] = {"DivBackward", binary_backward},
+	[LM_POW] = {"PowBackward", binary_backward},
+	[LM_MAXIMUM] = {"MaximumBackward", binary_backward},
+	[LM_MINIMUM] = {"MinimumBackward", binary_backward},
+};
+static const lmi_opdef where_def = {"WhereBackward", where_backward};
+
+static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	(void)g;
+	(void)gin;
+	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+}
+
+static lm_status where_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	(void)g;
+	(void)gin;
+	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+}
+
+/* ---------------------------------------------------------------- forward */
+
+/* The dtype a op b computes in. */
+static lm_dtype compute_dtype(lm_binop op, lm_dtype a, lm_dtype b)
+{
+	lm_dtype d = lm_promote_types(a, b);
+	if (op == LM_DIV && !lm_dtype_is_float(d)) d = LM_FLOAT32;
+	return d;
+}
+
+/* Integer powers need non-negative exponents. */
+static lm_status check_int_pow(const char *name, lm_dtype ct, const lm_tensor *b)
+{
+	if (lm_dtype_is_float(ct) || b->dtype == LM_UINT8) return LM_OK;
+	lm_tensor *m = lm_amin(b, LM_DIM_ALL, false);
+	double v = 0;
+	if (!m) return lm_last_status();
+	if (lm_tensor_numel(b)) lm_tensor_item(m, &v);
+	lm_tensor_release(m);
+	if (v < 0)
+		return lmi_fail(LM_ERR_ARG, "%s: integers to negative integer powers (%g) are not allowed",
+		                name, v);
+	return LM_OK;
+}
+
+lm_tensor *lm_binary(lm_binop op, const lm_tensor *a, const lm_tensor *b)
+{
+	if (op < 0 || op >= LM_BINOP_COUNT)
+		return lmi_fail_null(LM_ERR_ARG, "binary: unknown op %d", (int)op);
+	const char *name = binop_names[op];
+	const lm_tensor *in[2] = {a, b};
+	if (lmi_check_arg(name, "first operand", a) || lmi_check_arg(name, "second operand", b) ||
+	    lmi_check_device(name, 2, in))
+		return NULL;
+	int nd;
+	int64_t shape[LM_MAX_DIMS];
+	if (broadcast(name, a, b, &nd, shape)) return NULL;
+	lm_dtype ct = compute_dtype(op, a->dtype, b->dtype);
+	if (op == LM_POW && check_int_pow(name, ct, b)) return NULL;
+	lm_dtype rt = lm_binop_is_comparison(op) ? LM_UINT8 : ct;
+	lm_tensor *ac = lmi_as_dtype(a, ct), *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
+	if (!bc) goto done;
+	out = lmi_empty(name, nd, shape, rt);
+	if (out && lmi_cpu_binary(op, out, ac, bc)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	if (!lm_binop_is_comparison(op)) {
+		/* saved: [0] = a, [1] = b (both in the compute dtype), [2] = out */
+		const lm_tensor *save[3] = {ac, bc, out};
+		bool need = op != LM_ADD && op != LM_SUB;
+		out = lmi_finish(out, &binary_defs[op], 2, in, need ? 3 : 0, save, NULL);
+	}
+done:
+	lm_tensor_release(ac);
+	lm_tensor_release(bc);
+	return out;
+}
+
+/* The dtype a number s takes next to a tensor of dtype dt. */
+static lm_dtype scalar_dtype(lm_dtype dt, double s)
+{
+	if (lm_dtype_is_float(dt)) return dt;
+	if (s != floor(s) || isinf(s) || isnan(s)) return LM_FLOAT32;
+	return dt;
+}
+
+lm_tensor *lm_binary_scalar(lm_binop op, const lm_tensor *a, double s)
+{
+	if (!a) return lmi_fail_null(LM_ERR_ARG, "%s: first operand is NULL", lm_binop_name(op));
+	lm_tensor *b = lm_scalar(s, scalar_dtype(a->dtype, s));
+	if (!b) return NULL;
+	lm_tensor *out = lm_binary(op, a, b);
+	lm_tensor_release(b);
+	return out;
+}
+
+lm_tensor *lm_rbinary_scalar(lm_binop op, double s, const lm_tensor *a)
+{
+	if (!a) return lmi_fail_null(LM_ERR_ARG, "%s: second operand is NULL", lm_binop_name(op));
+	lm_tensor *b = lm_scalar(s, scalar_dtype(a->dtype, s));
+	if (!b) return NULL;
+	lm_tensor *out = lm_binary(op, b, a);
+	lm_tensor_release(b);
+	return out;
+}
+
+lm_status lm_binary_(lm_binop op, lm_tensor *a, const lm_tensor *b)
+{
+	if (op < 0 || op >= LM_BINOP_COUNT) return lmi_fail(LM_ERR_ARG, "binary_: unknown op %d", (int)op);
+	char name[32];
+	snprintf(name, sizeof name, "%s_", binop_names[op]);
+	const lm_tensor *in[2] = {a, b};
+	lm_status s;
+	if ((s = lmi_check_arg(name, "first operand", a)) || (s = lmi_check_arg(name, "second operand", b)) ||
+	    (s = lmi_check_device(name, 2, in)) || (s = lmi_inplace_check(name, a)))
+		return s;
+	int nd;
+	int64_t shape[LM_MAX_DIMS];
+	if ((s = broadcast(name, a, b, &nd, shape))) return s;
+	bool same = nd == a->ndim;
+	for (int i = 0; same && i < nd; i++) same = shape[i] == a->shape[i];
+	if (!same)
+		return lmi_fail(LM_ERR_SHAPE, "%s: the result shape %s differs from the in-place operand %s",
+		                name, lmi_dims_s(nd, shape), lmi_shape_s(a));
+	if (lmi_has_internal_overlap(a))
+		return lmi_fail(LM_ERR_ARG, "%s: the tensor of shape %s has broadcast (expanded) dims; "
+		                "clone it before writing in place", name, lmi_shape_s(a));
+	lm_dtype ct = compute_dtype(op, a->dtype, b->dtype);
+	if (lm_dtype_is_float(ct) && !lm_dtype_is_float(a->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "%s: the result type %s cannot be stored in the %s tensor",
+		                name, lm_dtype_name(ct), lm_dtype_name(a->dtype));
+	if (op == LM_POW && (s = check_int_pow(name, ct, b))) return s;
+	if (lm_binop_is_comparison(op) || ct != a->dtype) {
+		lm_tensor *r = lm_binary(op, a, b);
+		if (!r) return lm_last_status();
+		lmi_bump_version(a);
+		s = lmi_copy(a, r);
+		lm_tensor_release(r);
+		return s;
+	}
+	/* b may overlap a with another layout (a.add_(a.t())): read it from a copy then. */
+	lm_tensor *bc = (b->storage == a->storage || b->dtype != ct) ? lmi_contiguous_copy(b, ct)
+	                                                             : lm_tensor_retain((lm_tensor *)b);
+	if (!bc) return lm_last_status();
+	lmi_bump_version(a);
+	s = lmi_cpu_binary(op, a, a, bc);
+	lm_tensor_release(bc);
+	return s;
+}
+
+lm_status lm_binary_scalar_(lm_binop op, lm_tensor *a, double s)
+{
+	if (!a) return lmi_fail(LM_ERR_ARG, "%s_: first operand is NULL", lm_binop_name(op));
+	lm_tensor *b = lm_scalar(s, scalar_dtype(a->dtype, s));
+	if (!b) return lm_last_status();
+	lm_status st = lm_binary_(op, a, b);
+	lm_tensor_release(b);
+	return st;
+}
+
+#define BINARY_FN(fn, OP)                                                                           \
+	lm_tensor *lm_##fn(const lm_tensor *a, const lm_tensor *b) { return lm_binary(OP, a, b); }
+BINARY_FN(add, LM_ADD)
+BINARY_FN(sub, LM_SUB)
+BINARY_FN(mul, LM_MUL)
+BINARY_FN(div, LM_DIV)
+BINARY_FN(pow, LM_POW)
+BINARY_FN(maximum, LM_MAXIMUM)
+BINARY_FN(minimum, LM_MINIMUM)
+
+/* ---------------------------------------------------------------- where */
+
+lm_tensor *lm_where(const lm_tensor *cond, const lm_tensor *a, const lm_tensor *b)
+{
+	const lm_tensor *all[3] = {cond, a, b};
+	if (lmi_check_arg("where", "condition", cond) || lmi_check_arg("where", "first value", a) ||
+	    lmi_check_arg("where", "second value", b) || lmi_check_device("where", 3, all))
+		return NULL;
+	int n1, nd;
+	int64_t s1[LM_MAX_DIMS], shape[LM_MAX_DIMS];
+	if (broadcast("where", a, b, &n1, s1)) return NULL;
+	if (lm_broadcast_shapes(cond->ndim, cond->shape, n1, s1, &nd, shape)) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		return lmi_fail_null(LM_ERR_SHAPE, "where: condition: %s", msg);
+	}
+	lm_dtype ct = lm_promote_types(a->dtype, b->dtype);
+	lm_tensor *c = cond->dtype == LM_UINT8 ? lm_tensor_retain((lm_tensor *)cond)
+	                                       : lm_binary_scalar(LM_NE, cond, 0);
+	lm_tensor *ac = c ? lmi_as_dtype(a, ct) : NULL, *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
+	if (!bc) goto done;
+	out = lmi_empty("where", nd, shape, ct);
+	if (out && lmi_cpu_where(out, c, ac, bc)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	/* inputs: [0] = a, [1] = b (cond is not differentiable); saved: [0] = cond */
+	const lm_tensor *in[2] = {a, b}, *save[1] = {c};
+	out = lmi_finish(out, &where_def, 2, in, 1, save, NULL);
+done:
+	lm_tensor_release(c);
+	lm_tensor_release(ac);
+	lm_tensor_release(bc);
+	return out;
+}

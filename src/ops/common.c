@@ -1,0 +1,81 @@
+/*
+ * common.c — helpers every op file uses: recording a result, checking arguments, dtype
+ * conversion without autograd, and reducing a broadcast gradient back to an input's shape.
+ */
+#include "ops.h"
+
+lm_tensor *lmi_finish(lm_tensor *out, const lmi_opdef *def, int nin, const lm_tensor *const *in,
+                      int nsave, const lm_tensor *const *save, lmi_node **node)
+{
+	lmi_node *n = NULL;
+	if (node) *node = NULL;
+	if (!out) return NULL;
+	if (lmi_record(out, def, nin, in, &n)) goto fail;
+	if (n)
+		for (int k = 0; k < nsave; k++)
+			if (save[k] && lmi_node_save(n, save[k])) goto fail;
+	if (node) *node = n;
+	return out;
+fail:
+	lm_tensor_release(out);
+	return NULL;
+}
+
+lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts)
+{
+	const lm_tensor *first = NULL;
+	for (int i = 0; i < n; i++) {
+		if (!ts[i]) continue;
+		if (!first) {
+			first = ts[i];
+			continue;
+		}
+		if (ts[i]->storage->device != first->storage->device)
+			return lmi_fail(LM_ERR_DEVICE, "%s: tensors on different devices (%s and %s)", fname,
+			                lm_device_name(first->storage->device),
+			                lm_device_name(ts[i]->storage->device));
+	}
+	if (first && first->storage->device != LM_CPU)
+		return lmi_fail(LM_ERR_UNSUPPORTED, "%s: no %s implementation in this build", fname,
+		                lm_device_name(first->storage->device));
+	return LM_OK;
+}
+
+lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t)
+{
+	if (!t) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", fname, arg);
+	return LM_OK;
+}
+
+lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt)
+{
+	if (t->dtype == dt) return lm_tensor_retain((lm_tensor *)t);
+	return lmi_contiguous_copy(t, dt);
+}
+
+bool lmi_has_internal_overlap(const lm_tensor *t)
+{
+	for (int i = 0; i < t->ndim; i++)
+		if (t->stride[i] == 0 && t->shape[i] > 1) return true;
+	return false;
+}
+
+lm_tensor *lmi_sum_to(const lm_tensor *g, int ndim, const int64_t *shape)
+{
+	bool same = g->ndim == ndim;
+	for (int i = 0; same && i < ndim; i++) same = g->shape[i] == shape[i];
+	if (same) return lm_tensor_retain((lm_tensor *)g);
+	lm_tensor *t = lm_tensor_retain((lm_tensor *)g);
+	while (t && t->ndim > ndim) { /* leading dims that broadcasting added */
+		lm_tensor *s = lm_sum(t, 0, false);
+		lm_tensor_release(t);
+		t = s;
+	}
+	for (int i = 0; t && i < ndim; i++) {
+		if (shape[i] != 1 || t->shape[i] == 1) continue;
+		lm_tensor *s = lm_sum(t, i, true);
+		lm_tensor_release(t);
+		t = s;
+	}
+	return t;
+}

@@ -1,0 +1,80 @@
+/*
+ * copy.c — the public, differentiable copies: contiguous, clone, dtype conversion, and copy_.
+ * The loops are core/copy.c's. Read next: view.c.
+ */
+#include "ops.h"
+
+static lm_status copy_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
+static const lmi_opdef clone_def = {"CloneBackward", copy_backward};
+static const lmi_opdef to_def = {"ToCopyBackward", copy_backward};
+
+/* The gradient passes through, converted back to the input's dtype. */
+static lm_status copy_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	gin[0] = lmi_contiguous_copy(g, n->in[0].dtype);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+static lm_tensor *copy_as(const char *name, const lm_tensor *t, lm_dtype dt, const lmi_opdef *def)
+{
+	if (lmi_check_arg(name, "input", t) || lmi_check_device(name, 1, &t)) return NULL;
+	lm_tensor *out = lmi_contiguous_copy(t, dt);
+	return lmi_finish(out, def, 1, &t, 0, NULL, NULL);
+}
+
+lm_tensor *lm_contiguous(const lm_tensor *t)
+{
+	if (t && lm_tensor_is_contiguous(t)) return lm_tensor_retain((lm_tensor *)t);
+	return copy_as("contiguous", t, t ? t->dtype : LM_FLOAT32, &clone_def);
+}
+
+lm_tensor *lm_clone(const lm_tensor *t)
+{
+	return copy_as("clone", t, t ? t->dtype : LM_FLOAT32, &clone_def);
+}
+
+lm_tensor *lm_to_dtype(const lm_tensor *t, lm_dtype dt)
+{
+	if (dt < 0 || dt >= LM_DTYPE_COUNT)
+		return lmi_fail_null(LM_ERR_DTYPE, "to: invalid dtype %d", (int)dt);
+	if (t && t->dtype == dt) return lm_tensor_retain((lm_tensor *)t);
+	if (t && t->requires_grad && lmi_grad_enabled() && !lm_dtype_is_float(dt))
+		return lmi_fail_null(LM_ERR_DTYPE, "to: converting a tensor that requires grad to %s would "
+		                     "cut the gradient; detach it first", lm_dtype_name(dt));
+	return copy_as("to", t, dt, &to_def);
+}
+
+lm_status lm_copy_(lm_tensor *dst, const lm_tensor *src)
+{
+	const lm_tensor *both[2] = {dst, src};
+	lm_status s;
+	if ((s = lmi_check_arg("copy_", "destination", dst)) || (s = lmi_check_arg("copy_", "source", src)) ||
+	    (s = lmi_check_device("copy_", 2, both)) || (s = lmi_inplace_check("copy_", dst)))
+		return s;
+	if (src->requires_grad && lmi_grad_enabled())
+		return lmi_fail(LM_ERR_STATE, "copy_: the source of shape %s requires grad, and in-place "
+		                "copies are not recorded; use where/cat, or detach the source",
+		                lmi_shape_s(src));
+	int nd;
+	int64_t shape[LM_MAX_DIMS];
+	if ((s = lm_broadcast_shapes(dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape)) ||
+	    nd != dst->ndim) {
+		return lmi_fail(LM_ERR_SHAPE, "copy_: source shape %s cannot be broadcast to %s",
+		                lmi_shape_s(src), lmi_shape_s(dst));
+	}
+	for (int i = 0; i < nd; i++)
+		if (shape[i] != dst->shape[i])
+			return lmi_fail(LM_ERR_SHAPE, "copy_: source shape %s cannot be broadcast to %s",
+			                lmi_shape_s(src), lmi_shape_s(dst));
+	if (lmi_has_internal_overlap(dst))
+		return lmi_fail(LM_ERR_ARG, "copy_: the destination of shape %s has broadcast (expanded) "
+		                "dims", lmi_shape_s(dst));
+	/* a source that overlaps the destination with another layout is read from a copy */
+	lm_tensor *sc = src->storage == dst->storage ? lmi_contiguous_copy(src, src->dtype)
+	                                             : lm_tensor_retain((lm_tensor *)src);
+	if (!sc) return lm_last_status();
+	lmi_bump_version(dst);
+	s = lmi_copy(dst, sc);
+	lm_tensor_release(sc);
+	return s;
+}

@@ -1,0 +1,154 @@
+/*
+ * matmul.c — torch.matmul semantics over the CPU gemm.
+ *
+ * 1-D operands are promoted to matrices ((K) -> (1, K) on the left, (K, 1) on the right) and the
+ * added dim is removed from the result. Batch dims broadcast. When the right operand has no batch
+ * dims and the left one's batch folds into its rows (a dense (..., M, K)), the whole product is
+ * one gemm: the Linear-layer case. Otherwise one gemm per batch entry, run in parallel over the
+ * batch when the matrices are small (OpenBLAS then runs single-threaded inside each).
+ * Read next: ../backend/cpu/matmul.c.
+ */
+#include <string.h>
+
+#include "ops.h"
+
+static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
+static const lmi_opdef matmul_def = {"MatmulBackward", matmul_backward};
+static const lmi_opdef mm_def = {"MmBackward", matmul_backward};
+
+static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	(void)g;
+	(void)gin;
+	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+}
+
+/* Matrix k of operand t (already at least 2-D) with its batch broadcast to bshape. */
+static lmi_mat batch_mat(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t k)
+{
+	int tb = t->ndim - 2;
+	int64_t off = 0;
+	for (int i = bnd - 1; i >= 0; i--) {
+		int64_t idx = k % bshape[i];
+		k /= bshape[i];
+		int ti = i - (bnd - tb);
+		if (ti >= 0 && t->shape[ti] != 1) off += idx * t->stride[ti];
+	}
+	return (lmi_mat){lmi_data(t) + off * (int64_t)lm_dtype_size(t->dtype), t->shape[tb],
+	                 t->shape[tb + 1], t->stride[tb], t->stride[tb + 1]};
+}
+
+static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor *a,
+                         const lm_tensor *b)
+{
+	const lm_tensor *in[2] = {a, b};
+	if (lmi_check_arg(name, "first operand", a) || lmi_check_arg(name, "second operand", b) ||
+	    lmi_check_device(name, 2, in))
+		return NULL;
+	if (a->ndim == 0 || b->ndim == 0)
+		return lmi_fail_null(LM_ERR_SHAPE, "%s: both operands need at least 1 dim, got shapes %s "
+		                     "and %s", name, lmi_shape_s(a), lmi_shape_s(b));
+	lm_dtype ct = lm_promote_types(a->dtype, b->dtype);
+	lm_tensor *ac = lmi_as_dtype(a, ct), *bc = ac ? lmi_as_dtype(b, ct) : NULL;
+	lm_tensor *A = NULL, *B = NULL, *out = NULL;
+	if (!bc) goto done;
+	/* promote 1-D operands to matrices */
+	A = a->ndim == 1 ? lmi_view_of(ac, 2, (int64_t[]){1, a->shape[0]}, (int64_t[]){0, ac->stride[0]},
+	                               ac->offset)
+	                 : lm_tensor_retain(ac);
+	B = b->ndim == 1 ? lmi_view_of(bc, 2, (int64_t[]){b->shape[0], 1}, (int64_t[]){bc->stride[0], 0},
+	                               bc->offset)
+	                 : lm_tensor_retain(bc);
+	if (!A || !B) goto done;
+	int64_t M = A->shape[A->ndim - 2], K = A->shape[A->ndim - 1];
+	int64_t K2 = B->shape[B->ndim - 2], N = B->shape[B->ndim - 1];
+	if (K != K2) {
+		lmi_fail(LM_ERR_SHAPE, "%s: shapes %s and %s do not align (%lld != %lld)", name,
+		         lmi_shape_s(a), lmi_shape_s(b), (long long)K, (long long)K2);
+		goto done;
+	}
+	int bnd;
+	int64_t bshape[LM_MAX_DIMS];
+	if (lm_broadcast_shapes(A->ndim - 2, A->shape, B->ndim - 2, B->shape, &bnd, bshape)) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		lmi_fail(LM_ERR_SHAPE, "%s: batch dims of %s and %s: %s", name, lmi_shape_s(a),
+		         lmi_shape_s(b), msg);
+		goto done;
+	}
+	/* result shape, without the dims that 1-D operands added */
+	int64_t oshape[LM_MAX_DIMS];
+	int ond = 0;
+	for (int i = 0; i < bnd; i++) oshape[ond++] = bshape[i];
+	if (a->ndim > 1) oshape[ond++] = M;
+	if (b->ndim > 1) oshape[ond++] = N;
+	if (bnd + 2 > LM_MAX_DIMS) {
+		lmi_fail(LM_ERR_SHAPE, "%s: result needs %d dims", name, bnd + 2);
+		goto done;
+	}
+	int64_t nbatch;
+	if (lmi_numel_checked(name, bnd, bshape, &nbatch)) goto done;
+	out = lmi_empty(name, ond, oshape, ct);
+	if (!out) goto done;
+	char *o = lmi_data(out);
+	size_t es = lm_dtype_size(ct);
+	bool fl = lm_dtype_is_float(ct);
+	lm_status s = LM_OK;
+	/* Linear-layer case: B is one matrix and A's batch folds into rows. */
+	bool fold = B->ndim == 2 && A->ndim > 2 && lm_tensor_is_contiguous(A);
+	if (nbatch == 1 || fold) {
+		lmi_mat ma = fold ? (lmi_mat){lmi_data(A), nbatch * M, K, K, 1}
+		                  : batch_mat(A, bnd, bshape, 0);
+		lmi_mat mb = batch_mat(B, bnd, bshape, 0);
+		if (fl)
+			s = lmi_cpu_gemm(ct, &ma, &mb, o, N, 0);
+		else
+			lmi_cpu_gemm_int(ct, &ma, &mb, o, N);
+	} else {
+		bool small = M * N * K < 96 * 96 * 96;
+		lmi_par_err perr;
+		lmi_par_init(&perr);
+#pragma omp parallel for schedule(dynamic, 1) if (small && nbatch > 1)
+		for (int64_t k = 0; k < nbatch; k++) {
+			if (lmi_check_interrupt()) {
+				lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");
+				continue;
+			}
+			lmi_mat ma = batch_mat(A, bnd, bshape, k), mb = batch_mat(B, bnd, bshape, k);
+			char *ok = o + (size_t)(k * M * N) * es;
+			if (fl) {
+				if (lmi_cpu_gemm(ct, &ma, &mb, ok, N, 0))
+					lmi_par_fail(&perr, lm_last_status(), "%s", lm_last_error());
+			} else {
+				lmi_cpu_gemm_int(ct, &ma, &mb, ok, N);
+			}
+		}
+		s = lmi_par_finish(&perr);
+	}
+	if (s) {
+		lm_tensor_release(out);
+		out = NULL;
+		goto done;
+	}
+	const lm_tensor *save[2] = {ac, bc};
+	out = lmi_finish(out, def, 2, in, 2, save, NULL);
+done:
+	lm_tensor_release(A);
+	lm_tensor_release(B);
+	lm_tensor_release(ac);
+	lm_tensor_release(bc);
+	return out;
+}
+
+lm_tensor *lm_matmul(const lm_tensor *a, const lm_tensor *b)
+{
+	return matmul("matmul", &matmul_def, a, b);
+}
+
+lm_tensor *lm_mm(const lm_tensor *a, const lm_tensor *b)
+{
+	if (a && b && (a->ndim != 2 || b->ndim != 2))
+		return lmi_fail_null(LM_ERR_SHAPE, "mm: expects two matrices, got shapes %s and %s",
+		                     lmi_shape_s(a), lmi_shape_s(b));
+	return matmul("mm", &mm_def, a, b);
+}

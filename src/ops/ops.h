@@ -1,0 +1,41 @@
+/*
+ * ops.h (internal) — what the op files share: the autograd hook, the CPU backend, and helpers
+ * for results and gradients. Each op file holds, for its ops, argument checks and result shapes,
+ * the call into the backend, the lmi_opdef with the backward rule, and the recording.
+ * Read next: unary.c, binary.c, reduce.c, matmul.c, view.c.
+ */
+#ifndef LUMEN_OPS_INTERNAL_H
+#define LUMEN_OPS_INTERNAL_H
+
+#include <stdio.h>
+
+#include "autograd/graph.h"
+#include "backend/cpu/cpu.h"
+#include "core/lmi.h"
+#include "lumen/autograd.h"
+#include "lumen/ops.h"
+
+/*
+ * Records out as made by def from in[0..nin) and saves save[0..nsave) (NULL entries skipped) when
+ * grad is needed. Returns out, or NULL (out released) on failure. *node (if node is not NULL)
+ * receives the node or NULL, for ops that store parameters in it.
+ */
+lm_tensor *lmi_finish(lm_tensor *out, const lmi_opdef *def, int nin, const lm_tensor *const *in,
+                      int nsave, const lm_tensor *const *save, lmi_node **node);
+
+/* g summed down to shape (ndim, shape), which g's shape broadcasts from: leading dims summed
+ * away, dims that are 1 in shape summed with keepdim. Returns g itself (+1) when shapes match. */
+lm_tensor *lmi_sum_to(const lm_tensor *g, int ndim, const int64_t *shape);
+
+/* Checks that the tensors are on one device (NULL entries skipped). */
+lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts);
+/* Checks that t is not NULL, naming the function and the argument. */
+lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t);
+
+/* t itself (+1) when of dtype dt, else a contiguous converted copy (no autograd). */
+lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt);
+
+/* Whether writing to t could write one memory location twice (a broadcast dim of size > 1). */
+bool lmi_has_internal_overlap(const lm_tensor *t);
+
+#endif

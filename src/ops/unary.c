@@ -1,0 +1,203 @@
+/*
+ * unary.c — elementwise math of one tensor: dtype rules, in-place variants, recording.
+ *
+ * Floating functions (exp, log, sqrt, sin, cos, tanh, sigmoid, rsqrt, reciprocal) of integer
+ * tensors compute in float32; abs, neg, sign, relu, floor, ceil, round, square and clamp keep the
+ * dtype. The backward rules live with the forward (opdefs below). Read next: binary.c.
+ */
+#include <math.h>
+
+#include "ops.h"
+
+static const char *const unop_names[LM_UNOP_COUNT] = {
+	"exp", "log", "sqrt", "abs", "neg", "sin", "cos", "tanh", "sigmoid", "relu",
+	"sign", "floor", "ceil", "round", "rsqrt", "reciprocal", "square",
+};
+
+const char *lm_unop_name(lm_unop op)
+{
+	return (op >= 0 && op < LM_UNOP_COUNT) ? unop_names[op] : "?";
+}
+
+static bool is_float_fn(int op)
+{
+	switch (op) {
+	case LM_EXP:
+	case LM_LOG:
+	case LM_SQRT:
+	case LM_SIN:
+	case LM_COS:
+	case LM_TANH:
+	case LM_SIGMOID:
+	case LM_RSQRT:
+	case LM_RECIPROCAL: return true;
+	default: return false;
+	}
+}
+
+/* ---------------------------------------------------------------- backward rules */
+/* Each rule is d(out)/d(x) * g, written with ops. Saved: [0] = x, [1] = out. */
+
+static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
+
+static const lmi_opdef unary_defs[LM_UNOP_COUNT] = {
+	[LM_EXP] = {"ExpBackward", unary_backward},
+	[LM_LOG] = {"LogBackward", unary_backward},
+	[LM_SQRT] = {"SqrtBackward", unary_backward},
+	[LM_ABS] = {"AbsBackward", unary_backward},
+	[LM_NEG] = {"NegBackward", unary_backward},
+	[LM_SIN] = {"SinBackward", unary_backward},
+	[LM_COS] = {"CosBackward", unary_backward},
+	[LM_TANH] = {"TanhBackward", unary_backward},
+	[LM_SIGMOID] = {"SigmoidBackward", unary_backward},
+	[LM_RELU] = {"ReluBackward", unary_backward},
+	[LM_SIGN] = {"SignBackward", unary_backward},
+	[LM_FLOOR] = {"FloorBackward", unary_backward},
+	[LM_CEIL] = {"CeilBackward", unary_backward},
+	[LM_ROUND] = {"RoundBackward", unary_backward},
+	[LM_RSQRT] = {"RsqrtBackward", unary_backward},
+	[LM_RECIPROCAL] = {"ReciprocalBackward", unary_backward},
+	[LM_SQUARE] = {"SquareBackward", unary_backward},
+};
+static const lmi_opdef clamp_def = {"ClampBackward", unary_backward};
+static const lmi_opdef leaky_def = {"LeakyReluBackward", unary_backward};
+static const lmi_opdef pow_scalar_def = {"PowBackward", unary_backward};
+
+static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	(void)n;
+	(void)g;
+	(void)gin;
+	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+}
+
+/* ---------------------------------------------------------------- forward */
+
+/* out = op(x) in dtype rdt; records with def. i0 is the op stored in the node. */
+static lm_tensor *apply(const char *name, int op, const lm_tensor *x, lm_dtype rdt, double p0,
+                        double p1, const lmi_opdef *def)
+{
+	if (lmi_check_arg(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
+	lm_tensor *xc = lmi_as_dtype(x, rdt);
+	if (!xc) return NULL;
+	lm_tensor *out = lmi_empty(name, x->ndim, x->shape, rdt);
+	if (out && lmi_cpu_unary(op, out, xc, p0, p1)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lmi_node *node;
+	const lm_tensor *save[2] = {xc, out};
+	out = lmi_finish(out, def, 1, &x, 2, save, &node);
+	if (node) {
+		node->i[0] = op;
+		node->f[0] = p0;
+		node->f[1] = p1;
+	}
+	lm_tensor_release(xc);
+	return out;
+}
+
+lm_tensor *lm_unary(lm_unop op, const lm_tensor *x)
+{
+	if (op < 0 || op >= LM_UNOP_COUNT)
+		return lmi_fail_null(LM_ERR_ARG, "unary: unknown op %d", (int)op);
+	if (!x) return lmi_fail_null(LM_ERR_ARG, "%s: input is NULL", unop_names[op]);
+	lm_dtype rdt = is_float_fn(op) && !lm_dtype_is_float(x->dtype) ? LM_FLOAT32 : x->dtype;
+	return apply(unop_names[op], op, x, rdt, 0, 0, &unary_defs[op]);
+}
+
+lm_status lm_unary_(lm_unop op, lm_tensor *x)
+{
+	if (op < 0 || op >= LM_UNOP_COUNT) return lmi_fail(LM_ERR_ARG, "unary_: unknown op %d", (int)op);
+	char name[32];
+	snprintf(name, sizeof name, "%s_", unop_names[op]);
+	if (!x) return lmi_fail(LM_ERR_ARG, "%s: input is NULL", name);
+	if (is_float_fn(op) && !lm_dtype_is_float(x->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "%s: in-place on %s: the result is float32", name,
+		                lm_dtype_name(x->dtype));
+	lm_status s = lmi_inplace_check(name, x);
+	if (s || (s = lmi_check_device(name, 1, (const lm_tensor *const *)&x))) return s;
+	if (lmi_has_internal_overlap(x))
+		return lmi_fail(LM_ERR_ARG, "%s: the tensor of shape %s has broadcast (expanded) dims; "
+		                "clone it before writing in place", name, lmi_shape_s(x));
+	lmi_bump_version(x);
+	return lmi_cpu_unary(op, x, x, 0, 0);
+}
+
+#define UNARY_FN(fn, OP)                                                                            \
+	lm_tensor *lm_##fn(const lm_tensor *x) { return lm_unary(OP, x); }
+UNARY_FN(exp, LM_EXP)
+UNARY_FN(log, LM_LOG)
+UNARY_FN(sqrt, LM_SQRT)
+UNARY_FN(abs, LM_ABS)
+UNARY_FN(neg, LM_NEG)
+UNARY_FN(sin, LM_SIN)
+UNARY_FN(cos, LM_COS)
+UNARY_FN(tanh, LM_TANH)
+UNARY_FN(sigmoid, LM_SIGMOID)
+UNARY_FN(relu, LM_RELU)
+UNARY_FN(sign, LM_SIGN)
+UNARY_FN(floor, LM_FLOOR)
+UNARY_FN(ceil, LM_CEIL)
+UNARY_FN(round, LM_ROUND)
+
+/* Clamp bounds for an integer dtype: lo rounded up, hi down, both clipped to the type's range. */
+static void int_bounds(lm_dtype dt, double *lo, double *hi)
+{
+	double tmin = dt == LM_UINT8 ? 0 : dt == LM_INT32 ? -2147483648.0 : -9223372036854775808.0;
+	double tmax = dt == LM_UINT8 ? 255 : dt == LM_INT32 ? 2147483647.0 : 9223372036854774784.0;
+	*lo = ceil(*lo);
+	*hi = floor(*hi);
+	if (*lo < tmin) *lo = tmin;
+	if (*hi > tmax) *hi = tmax;
+	if (*lo > tmax) *lo = tmax;
+	if (*hi < tmin) *hi = tmin;
+}
+
+static lm_status check_clamp(const char *name, double lo, double hi)
+{
+	if (isnan(lo) || isnan(hi) || lo > hi)
+		return lmi_fail(LM_ERR_ARG, "%s: bounds min %g and max %g: need min <= max, no NaN", name,
+		                lo, hi);
+	return LM_OK;
+}
+
+lm_tensor *lm_clamp(const lm_tensor *x, double lo, double hi)
+{
+	if (!x) return lmi_fail_null(LM_ERR_ARG, "clamp: input is NULL");
+	if (check_clamp("clamp", lo, hi)) return NULL;
+	if (!lm_dtype_is_float(x->dtype)) int_bounds(x->dtype, &lo, &hi);
+	return apply("clamp", LMI_CLAMP, x, x->dtype, lo, hi, &clamp_def);
+}
+
+lm_status lm_clamp_(lm_tensor *x, double lo, double hi)
+{
+	if (!x) return lmi_fail(LM_ERR_ARG, "clamp_: input is NULL");
+	lm_status s = check_clamp("clamp_", lo, hi);
+	if (s || (s = lmi_inplace_check("clamp_", x))) return s;
+	if (lmi_has_internal_overlap(x))
+		return lmi_fail(LM_ERR_ARG, "clamp_: the tensor of shape %s has broadcast (expanded) dims",
+		                lmi_shape_s(x));
+	if (!lm_dtype_is_float(x->dtype)) int_bounds(x->dtype, &lo, &hi);
+	lmi_bump_version(x);
+	return lmi_cpu_unary(LMI_CLAMP, x, x, lo, hi);
+}
+
+lm_tensor *lm_pow_scalar(const lm_tensor *x, double p)
+{
+	if (!x) return lmi_fail_null(LM_ERR_ARG, "pow: input is NULL");
+	lm_dtype rdt = x->dtype;
+	if (!lm_dtype_is_float(rdt) && (p != floor(p) || p < 0 || isinf(p))) rdt = LM_FLOAT32;
+	return apply("pow", LMI_POW_SCALAR, x, rdt, p, 0, &pow_scalar_def);
+}
+
+lm_tensor *lm_leaky_relu(const lm_tensor *x, double slope)
+{
+	if (!x) return lmi_fail_null(LM_ERR_ARG, "leaky_relu: input is NULL");
+	if (!lm_dtype_is_float(x->dtype))
+		return lmi_fail_null(LM_ERR_DTYPE, "leaky_relu: needs a float tensor, got %s",
+		                     lm_dtype_name(x->dtype));
+	if (!isfinite(slope))
+		return lmi_fail_null(LM_ERR_ARG, "leaky_relu: negative slope %g is not finite", slope);
+	return apply("leaky_relu", LMI_LEAKY_RELU, x, x->dtype, slope, 0, &leaky_def);
+}
