@@ -141,3 +141,47 @@ lm_status lmi_node_saved(lmi_node *n, int k, const lm_tensor **out)
 	*out = n->saved[k];
 	return LM_OK;
 }
+
+/* ---------------------------------------------------------------- tensor fields */
+
+lm_status lm_tensor_requires_grad_(lm_tensor *t, bool flag)
+{
+	if (!t) return lmi_fail(LM_ERR_ARG, "requires_grad_: tensor is NULL");
+	if (flag && !lm_dtype_is_float(t->dtype))
+		return lmi_fail(LM_ERR_DTYPE,
+		                "requires_grad_: only float tensors can require grad, got %s",
+		                lm_dtype_name(t->dtype));
+	if (t->grad_fn) {
+		if (flag) return LM_OK;
+		return lmi_fail(LM_ERR_STATE,
+		                "requires_grad_: a tensor made by %s is not a leaf; use detach() to get one "
+		                "that does not require grad", t->grad_fn->def->name);
+	}
+	t->requires_grad = flag;
+	return LM_OK;
+}
+
+bool lm_tensor_requires_grad(const lm_tensor *t) { return t->requires_grad; }
+bool lm_tensor_is_leaf(const lm_tensor *t) { return t->grad_fn == NULL; }
+lm_tensor *lm_tensor_grad(const lm_tensor *t) { return t->grad; }
+
+const char *lm_tensor_grad_fn_name(const lm_tensor *t)
+{
+	return t->grad_fn ? t->grad_fn->def->name : NULL;
+}
+
+lm_status lm_tensor_set_grad(lm_tensor *t, lm_tensor *g)
+{
+	if (g) {
+		bool same = g->ndim == t->ndim && g->dtype == t->dtype;
+		for (int i = 0; same && i < t->ndim; i++) same = g->shape[i] == t->shape[i];
+		if (!same)
+			return lmi_fail(LM_ERR_SHAPE, "grad: a gradient of shape %s (%s) for a tensor of shape "
+			                "%s (%s)", lmi_shape_s(g), lm_dtype_name(g->dtype), lmi_shape_s(t),
+			                lm_dtype_name(t->dtype));
+		lm_tensor_retain(g);
+	}
+	lm_tensor_release(t->grad);
+	t->grad = g;
+	return LM_OK;
+}
