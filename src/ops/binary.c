@@ -96,11 +96,11 @@ static lm_dtype compute_dtype(lm_binop op, lm_dtype a, lm_dtype b)
 /* Integer powers need non-negative exponents. */
 static lm_status check_int_pow(const char *name, lm_dtype ct, const lm_tensor *b)
 {
-	if (lm_dtype_is_float(ct) || b->dtype == LM_UINT8) return LM_OK;
+	if (lm_dtype_is_float(ct) || b->dtype == LM_UINT8 || lm_tensor_numel(b) == 0) return LM_OK;
 	lm_tensor *m = lm_amin(b, LM_DIM_ALL, false);
 	double v = 0;
 	if (!m) return lm_last_status();
-	if (lm_tensor_numel(b)) lm_tensor_item(m, &v);
+	lm_tensor_item(m, &v);
 	lm_tensor_release(m);
 	if (v < 0)
 		return lmi_fail(LM_ERR_ARG, "%s: integers to negative integer powers (%g) are not allowed",
