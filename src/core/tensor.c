@@ -242,7 +242,7 @@ lm_tensor *lm_linspace(double a, double b, int64_t n, lm_dtype dt)
 	double step = n > 1 ? (b - a) / (double)(n - 1) : 0;
 	/* The second half counts back from b so that the last element is exactly b. */
 	for (int64_t i = 0; i < n; i++)
-		lmi_store(p + i * es, dt, i < n / 2 ? a + step * (double)i : b - step * (double)(n - 1 - i));
+		lmi_store(p + i * es, dt, n == 1 ? a : i < n / 2 ? a + step * (double)i : b - step * (double)(n - 1 - i));
 	return t;
 }
 

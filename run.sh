@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# ./run.sh [lumen arguments] — installs what is missing, builds, and starts lumen.
+set -euo pipefail
+cd "$(dirname "$0")"
+source tools/deps.sh
+lumen_install_deps
+lumen_build build
+exec ./build/lumen "$@"

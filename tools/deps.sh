@@ -1,0 +1,48 @@
+# tools/deps.sh — sourced by run.sh and test.sh: installs the Debian packages Lumen needs that are
+# missing (only those), as root or through sudo, then configures and builds into a directory.
+
+# Each package and why:
+#   cmake gcc g++ make pkg-config   the build (g++ is only for CMake's CUDA detection)
+#   liblua5.4-dev                   the embedded Lua 5.4
+#   libsdl2-dev libsdl2-ttf-dev     the visualizer window and its text
+#   libepoxy-dev                    OpenGL function loading
+#   libpng-dev zlib1g-dev           PNG snapshots; gzip'ed data sets
+#   libedit-dev                     line editing in the REPL (BSD licence; see README)
+#   libcmocka-dev                   the C tests
+#   libopenblas-dev libopenblas0-openmp   BLAS, the OpenMP build (one thread pool with Lumen's)
+#   fonts-dejavu-core               the visualizer's font
+#   dataset-fashion-mnist           the real data set of the training lessons
+#   libgl1-mesa-dri libegl1         OpenGL without a display (llvmpipe) for headless runs and tests
+LUMEN_DEBIAN_PACKAGES=(
+	cmake gcc g++ make pkg-config
+	liblua5.4-dev
+	libsdl2-dev libsdl2-ttf-dev libepoxy-dev libpng-dev zlib1g-dev
+	libedit-dev libcmocka-dev
+	libopenblas-dev libopenblas0-openmp
+	fonts-dejavu-core dataset-fashion-mnist
+	libgl1-mesa-dri libegl1
+)
+
+lumen_install_deps() {
+	local missing=() p
+	for p in "${LUMEN_DEBIAN_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	echo "lumen: installing missing Debian packages: ${missing[*]}"
+	local sudo=()
+	if [[ $(id -u) -ne 0 ]]; then
+		command -v sudo >/dev/null || { echo "lumen: need root or sudo to install ${missing[*]}" >&2; return 1; }
+		sudo=(sudo)
+	fi
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# lumen_build DIR [cmake options...]: configure (once) and build with all cores.
+lumen_build() {
+	local dir=$1
+	shift
+	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="${LUMEN_BUILD_TYPE:-Release}" "$@" >/dev/null
+	cmake --build "$dir" -j"$(nproc)"
+}
