@@ -25,8 +25,7 @@ static void run_row(void **state)
 			for (int t = 0; t < TRIALS; t++) {
 				ot_case c = {0};
 				op->gen(op, &r, (lm_dtype)dt, (ot_layout)l, &c);
-				for (int k = 0; k < c.nin; k++)
-					if (!c.in[k]) fail_msg("%s: input generation failed: %s", c.desc, lm_last_error());
+				/* (optional inputs may be NULL: bias, weight of a norm) */
 				lm_tensor *got = op->run(&c), *want = op->ref(&c);
 				char why[256];
 				if (!want) fail_msg("%s: the reference failed: %s", c.desc, lm_last_error());

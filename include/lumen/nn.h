@@ -1,0 +1,87 @@
+/*
+ * lumen/nn.h — the neural-network functional ops (torch.nn.functional): layers, activations,
+ * losses, normalisation, convolution and pooling. All differentiable through lumen/autograd.h.
+ *
+ * Shapes follow PyTorch: images are (N, C, H, W), class indices are int64 (int32 accepted) and
+ * 0-based in C. Every function returns a new tensor (+1) or NULL with lm_last_error() set.
+ * Read next: src/ops/nn.c, src/ops/conv.c.
+ */
+#ifndef LUMEN_NN_H
+#define LUMEN_NN_H
+
+#include "lumen/core.h"
+#include "lumen/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum lm_reduction {
+	LM_REDUCTION_MEAN = 0,
+	LM_REDUCTION_SUM,
+	LM_REDUCTION_NONE
+} lm_reduction;
+
+/* x: (..., in), w: (out, in), b: (out) or NULL -> (..., out) = x w^T + b */
+lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b);
+
+/* Numerically stable along dim (no overflow at logits of +-1e4). */
+lm_tensor *lm_softmax(const lm_tensor *x, int dim);
+lm_tensor *lm_log_softmax(const lm_tensor *x, int dim);
+/* x * Phi(x); tanh_approx: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx);
+
+/*
+ * logits: (N, C) or (N, C, d1, ...), target: (N) or (N, d1, ...) class indices in [0, C).
+ * label_smoothing in [0, 1]: the target distribution is (1 - s) one-hot + s / C.
+ */
+lm_tensor *lm_cross_entropy(const lm_tensor *logits, const lm_tensor *target, lm_reduction red,
+                            double label_smoothing);
+/* logp: log-probabilities, shapes as cross_entropy: -logp[i, target[i]] */
+lm_tensor *lm_nll_loss(const lm_tensor *logp, const lm_tensor *target, lm_reduction red);
+lm_tensor *lm_mse_loss(const lm_tensor *input, const lm_tensor *target, lm_reduction red);
+/* p in [0, 1] (checked), logs clamped at -100 as PyTorch does. */
+lm_tensor *lm_binary_cross_entropy(const lm_tensor *p, const lm_tensor *target, lm_reduction red);
+
+/* Zeroes elements with probability p and scales the rest by 1/(1-p); the identity (x itself, +1)
+ * when not training or p == 0. Uses the global RNG. */
+lm_tensor *lm_dropout(const lm_tensor *x, double p, bool training);
+
+/* Normalises over the last nshape dims (which must equal shape); w, b of that shape or NULL. */
+lm_tensor *lm_layer_norm(const lm_tensor *x, int nshape, const int64_t *shape, const lm_tensor *w,
+                         const lm_tensor *b, double eps);
+/*
+ * x: (N, C, ...). training: normalise with the batch statistics and update running_mean/var
+ * (when given) in place: r = (1 - momentum) r + momentum * stat, the variance unbiased.
+ * Not training: normalise with the running statistics (required then). w, b: (C) or NULL.
+ */
+lm_tensor *lm_batch_norm(const lm_tensor *x, lm_tensor *running_mean, lm_tensor *running_var,
+                         const lm_tensor *w, const lm_tensor *b, bool training, double momentum,
+                         double eps);
+/* idx: int tensor of any shape with values in [0, n); w: (n, d) -> (idx.shape..., d) */
+lm_tensor *lm_embedding(const lm_tensor *idx, const lm_tensor *w);
+
+typedef struct lm_conv2d_opts {
+	int64_t stride[2];   /* default 1 (0 means default) */
+	int64_t padding[2];  /* default 0 */
+	int64_t dilation[2]; /* default 1 (0 means default) */
+	int64_t groups;      /* default 1 (0 means default) */
+} lm_conv2d_opts;
+/* x: (N, C, H, W), w: (K, C/groups, R, S), b: (K) or NULL -> (N, K, OH, OW) */
+lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                     const lm_conv2d_opts *opts);
+
+typedef struct lm_pool2d_opts {
+	int64_t kernel[2];
+	int64_t stride[2];  /* default: the kernel (0 means default) */
+	int64_t padding[2]; /* default 0; at most half the kernel */
+} lm_pool2d_opts;
+/* x: (N, C, H, W) -> (N, C, OH, OW); indices (optional): int64 positions h * W + w in each plane */
+lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *opts, lm_tensor **indices);
+/* Averages over each window, padding counted (PyTorch's count_include_pad=True). */
+lm_tensor *lm_avg_pool2d(const lm_tensor *x, const lm_pool2d_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,206 @@
+/*
+ * nn.c — CPU loops of the fused neural-network ops: softmax / log-softmax along a dim, GELU and
+ * its derivative, the gather of the NLL loss and its scatter, and max pooling with indices.
+ * Everything else in nn (layer norm, losses, convolution) is composed from other ops.
+ * Read next: ../../ops/nn.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/nn.h"
+
+#pragma omp declare simd notinbranch
+extern float expf(float);
+#pragma omp declare simd notinbranch
+extern double exp(double);
+
+/* ---------------------------------------------------------------- softmax */
+
+#define SOFTMAX(T, EXP, LOG)                                                                        \
+	static void softmax_##T(const T *x, T *y, int64_t outer, int64_t R, int64_t inner, bool lg)     \
+	{                                                                                           \
+		int64_t lines = outer * inner;                                                          \
+		_Pragma("omp parallel for schedule(static) if (lines * R > LMI_PARALLEL_GRAIN)")        \
+		for (int64_t l = 0; l < lines; l++) {                                                   \
+			int64_t o = l / inner, j = l % inner;                                               \
+			const T *xl = x + o * R * inner + j;                                                \
+			T *yl = y + o * R * inner + j;                                                      \
+			T m = -INFINITY;                                                                    \
+			for (int64_t k = 0; k < R; k++) m = xl[k * inner] > m ? xl[k * inner] : m;         \
+			if (isinf(m) && m < 0) m = 0; /* all -inf: exp gives 0s, the sum 0 -> nan/-inf */   \
+			double s = 0;                                                                       \
+			if (inner == 1) {                                                                   \
+				_Pragma("omp simd reduction(+ : s)") for (int64_t k = 0; k < R; k++)            \
+				{                                                                               \
+					T e = EXP(xl[k] - m);                                                       \
+					yl[k] = e;                                                                  \
+					s += e;                                                                     \
+				}                                                                               \
+			} else {                                                                            \
+				for (int64_t k = 0; k < R; k++) {                                               \
+					T e = EXP(xl[k * inner] - m);                                               \
+					yl[k * inner] = e;                                                          \
+					s += e;                                                                     \
+				}                                                                               \
+			}                                                                                   \
+			if (lg) {                                                                           \
+				T ls = (T)LOG(s) + m;                                                           \
+				for (int64_t k = 0; k < R; k++) yl[k * inner] = xl[k * inner] - ls;             \
+			} else {                                                                            \
+				T inv = (T)(1.0 / s);                                                           \
+				for (int64_t k = 0; k < R; k++) yl[k * inner] *= inv;                           \
+			}                                                                                   \
+		}                                                                                       \
+	}
+SOFTMAX(float, expf, log)
+SOFTMAX(double, exp, log)
+
+void lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64_t R, int64_t inner,
+                     bool log_softmax)
+{
+	if (x->dtype == LM_FLOAT32)
+		softmax_float((const float *)lmi_data(x), (float *)lmi_data(y), outer, R, inner, log_softmax);
+	else
+		softmax_double((const double *)lmi_data(x), (double *)lmi_data(y), outer, R, inner,
+		               log_softmax);
+}
+
+/* ---------------------------------------------------------------- GELU */
+
+#define SQRT_2_PI 0.7978845608028654   /* sqrt(2/pi) */
+#define INV_SQRT_2 0.7071067811865476  /* 1/sqrt(2) */
+#define INV_SQRT_2PI 0.3989422804014327 /* 1/sqrt(2 pi) */
+
+static inline double gelu(double x, bool t)
+{
+	if (t) return 0.5 * x * (1 + tanh(SQRT_2_PI * (x + 0.044715 * x * x * x)));
+	return 0.5 * x * (1 + erf(x * INV_SQRT_2));
+}
+
+/* d gelu / dx: exact Phi(x) + x phi(x); tanh form differentiated as written. */
+static inline double gelu_grad(double x, bool t)
+{
+	if (t) {
+		double u = SQRT_2_PI * (x + 0.044715 * x * x * x), th = tanh(u);
+		return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * SQRT_2_PI * (1 + 3 * 0.044715 * x * x);
+	}
+	return 0.5 * (1 + erf(x * INV_SQRT_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);
+}
+
+typedef struct gelu_ctx {
+	bool tanh_approx;
+	bool grad; /* operands: (out, x) or (out, x, g) */
+	lm_dtype dt;
+} gelu_ctx;
+
+static void gelu_kernel(void *vctx, char **p, const int64_t *s, int64_t n)
+{
+	const gelu_ctx *c = vctx;
+	for (int64_t i = 0; i < n; i++) {
+		double x = c->dt == LM_FLOAT32 ? *(const float *)(p[1] + i * s[1]) : *(const double *)(p[1] + i * s[1]);
+		double v;
+		if (c->grad) {
+			double g = c->dt == LM_FLOAT32 ? *(const float *)(p[2] + i * s[2])
+			                               : *(const double *)(p[2] + i * s[2]);
+			v = g * gelu_grad(x, c->tanh_approx);
+		} else {
+			v = gelu(x, c->tanh_approx);
+		}
+		if (c->dt == LM_FLOAT32)
+			*(float *)(p[0] + i * s[0]) = (float)v;
+		else
+			*(double *)(p[0] + i * s[0]) = v;
+	}
+}
+
+lm_status lmi_cpu_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, bool tanh_approx)
+{
+	gelu_ctx c = {tanh_approx, g != NULL, out->dtype};
+	lmi_iter it;
+	const lm_tensor *ops[3] = {out, x, g};
+	lmi_iter_init(&it, g ? 3 : 2, ops, out->ndim, out->shape);
+	return lmi_iter_run(&it, gelu_kernel, &c);
+}
+
+/* ---------------------------------------------------------------- NLL gather / scatter */
+
+/* logp: contiguous (N, C, L) (L = product of the spatial dims, 1 without); target: contiguous
+ * int64 (N, L), already checked in range. out: (N, L) = -logp[n, t[n, l], l]. */
+void lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
+                 int64_t C, int64_t L)
+{
+	const int64_t *t = (const int64_t *)lmi_data(target);
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t l = 0; l < L; l++) {
+			int64_t k = (n * C + t[n * L + l]) * L + l;
+			double v = logp->dtype == LM_FLOAT32 ? ((const float *)lmi_data(logp))[k]
+			                                     : ((const double *)lmi_data(logp))[k];
+			if (out->dtype == LM_FLOAT32)
+				((float *)lmi_data(out))[n * L + l] = (float)-v;
+			else
+				((double *)lmi_data(out))[n * L + l] = -v;
+		}
+}
+
+/* The adjoint: gx (N, C, L) zeroed by the caller; gx[n, t[n, l], l] = -g[n, l]. */
+void lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx, int64_t N,
+                      int64_t C, int64_t L)
+{
+	const int64_t *t = (const int64_t *)lmi_data(target);
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t l = 0; l < L; l++) {
+			int64_t k = (n * C + t[n * L + l]) * L + l;
+			if (gx->dtype == LM_FLOAT32)
+				((float *)lmi_data(gx))[k] = -((const float *)lmi_data(g))[n * L + l];
+			else
+				((double *)lmi_data(gx))[k] = -((const double *)lmi_data(g))[n * L + l];
+		}
+}
+
+/* ---------------------------------------------------------------- max pooling */
+
+#define MAXPOOL(T)                                                                                  \
+	static void maxpool_##T(const T *x, T *y, int64_t *ix, int64_t planes, int64_t H, int64_t W,    \
+	                        int64_t OH, int64_t OW, const int64_t *k, const int64_t *st,           \
+	                        const int64_t *pd)                                                     \
+	{                                                                                           \
+		_Pragma("omp parallel for schedule(static) if (planes * OH * OW > LMI_PARALLEL_GRAIN / 8)") \
+		for (int64_t pl = 0; pl < planes; pl++) {                                               \
+			const T *xp = x + pl * H * W;                                                       \
+			for (int64_t oh = 0; oh < OH; oh++)                                                 \
+				for (int64_t ow = 0; ow < OW; ow++) {                                           \
+					int64_t h0 = oh * st[0] - pd[0], w0 = ow * st[1] - pd[1];                   \
+					T best = -INFINITY;                                                         \
+					int64_t bi = -1;                                                            \
+					for (int64_t i = h0; i < h0 + k[0]; i++) {                                  \
+						if (i < 0 || i >= H) continue;                                          \
+						for (int64_t j = w0; j < w0 + k[1]; j++) {                              \
+							if (j < 0 || j >= W) continue;                                      \
+							T v = xp[i * W + j];                                                \
+							if (bi < 0 || v > best || v != v) {                                 \
+								best = v;                                                       \
+								bi = i * W + j;                                                 \
+								if (v != v) goto done_##T;                                      \
+							}                                                                   \
+						}                                                                       \
+					}                                                                           \
+				done_##T:                                                                       \
+					y[(pl * OH + oh) * OW + ow] = best;                                         \
+					ix[(pl * OH + oh) * OW + ow] = bi;                                          \
+				}                                                                               \
+		}                                                                                       \
+	}
+MAXPOOL(float)
+MAXPOOL(double)
+
+void lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
+                        int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
+                        const int64_t *stride, const int64_t *pad)
+{
+	if (x->dtype == LM_FLOAT32)
+		maxpool_float((const float *)lmi_data(x), (float *)lmi_data(y), (int64_t *)lmi_data(idx),
+		              planes, H, W, OH, OW, k, stride, pad);
+	else
+		maxpool_double((const double *)lmi_data(x), (double *)lmi_data(y), (int64_t *)lmi_data(idx),
+		               planes, H, W, OH, OW, k, stride, pad);
+}

@@ -1,0 +1,239 @@
+/*
+ * conv.c — convolution, pooling and embedding, composed from im2col / col2im, matmul,
+ * scatter_add and index_select, so their gradients follow from those ops' rules.
+ *
+ * conv2d: cols = im2col(x) (N, C*R*S, L); y = W (K, C*R*S) · cols -> (N, K, L), per group;
+ * its backward is matmul's (W^T · g, g · cols^T summed over the batch) and col2im, the adjoint of
+ * im2col. max_pool2d is one fused loop that also records argmax positions; its backward
+ * scatter-adds the gradient there. avg_pool2d averages im2col's windows (padding counted).
+ * Read next: nn.c, window.c (im2col).
+ */
+#include <string.h>
+
+#include "backend/cpu/nn.h"
+#include "lumen/nn.h"
+#include "ops.h"
+
+static lm_status check_float(const char *name, const char *arg, const lm_tensor *t)
+{
+	if (!t) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", name, arg);
+	if (!lm_dtype_is_float(t->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", name, arg,
+		                lm_dtype_name(t->dtype));
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- conv2d */
+
+lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                     const lm_conv2d_opts *o)
+{
+	static const lm_conv2d_opts defaults = {{1, 1}, {0, 0}, {1, 1}, 1};
+	if (!o) o = &defaults;
+	if (check_float("conv2d", "input", x) || check_float("conv2d", "weight", w) ||
+	    (b && check_float("conv2d", "bias", b)))
+		return NULL;
+	if (x->dtype != w->dtype || (b && b->dtype != x->dtype))
+		return lmi_fail_null(LM_ERR_DTYPE, "conv2d: input %s, weight %s%s%s must have one dtype",
+		                     lm_dtype_name(x->dtype), lm_dtype_name(w->dtype), b ? " and bias " : "",
+		                     b ? lm_dtype_name(b->dtype) : "");
+	if (x->ndim != 4 || w->ndim != 4)
+		return lmi_fail_null(LM_ERR_SHAPE, "conv2d: expects input (N, C, H, W) and weight (K, C/groups, "
+		                     "R, S), got %s and %s", lmi_shape_s(x), lmi_shape_s(w));
+	int64_t g = o->groups ? o->groups : 1;
+	int64_t st[2], dl[2];
+	for (int i = 0; i < 2; i++) {
+		st[i] = o->stride[i] ? o->stride[i] : 1;
+		dl[i] = o->dilation[i] ? o->dilation[i] : 1;
+		if (st[i] < 0 || dl[i] < 0 || o->padding[i] < 0)
+			return lmi_fail_null(LM_ERR_ARG, "conv2d: stride %lld, padding %lld and dilation %lld must "
+			                     "be positive (padding >= 0)", (long long)o->stride[i],
+			                     (long long)o->padding[i], (long long)o->dilation[i]);
+	}
+	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+	int64_t K = w->shape[0], R = w->shape[2], S = w->shape[3];
+	if (g < 1 || C % g || K % g)
+		return lmi_fail_null(LM_ERR_ARG, "conv2d: groups %lld must divide both the %lld input and "
+		                     "the %lld output channels", (long long)g, (long long)C, (long long)K);
+	if (w->shape[1] != C / g)
+		return lmi_fail_null(LM_ERR_SHAPE, "conv2d: weight %s expects %lld input channels per group, "
+		                     "the input %s has %lld (groups %lld)", lmi_shape_s(w),
+		                     (long long)w->shape[1], lmi_shape_s(x), (long long)(C / g), (long long)g);
+	if (b && (b->ndim != 1 || b->shape[0] != K))
+		return lmi_fail_null(LM_ERR_SHAPE, "conv2d: bias of shape %s for %lld output channels",
+		                     lmi_shape_s(b), (long long)K);
+	lm_window2d win = {R, S, st[0], st[1], o->padding[0], o->padding[1], dl[0], dl[1]};
+	int64_t OH, OW;
+	if (lm_window2d_out(&win, H, W, &OH, &OW)) {
+		char msg[400];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		return lmi_fail_null(lm_last_status(), "conv2d: input %s, weight %s: %s", lmi_shape_s(x),
+		                     lmi_shape_s(w), msg);
+	}
+	int64_t CRS = C / g * R * S, L = OH * OW;
+	lm_tensor *cols = NULL, *colsg = NULL, *wg = NULL, *y = NULL, *yb = NULL, *out = NULL;
+	cols = lm_im2col(x, &win); /* (N, C*R*S, L) */
+	if (!cols) goto done;
+	if (g == 1) {
+		wg = lm_reshape(w, 2, (int64_t[]){K, CRS});
+		y = wg ? lm_matmul(wg, cols) : NULL; /* (N, K, L) */
+	} else {
+		colsg = lm_view(cols, 4, (int64_t[]){N, g, CRS, L});
+		wg = colsg ? lm_reshape(w, 3, (int64_t[]){g, K / g, CRS}) : NULL;
+		y = wg ? lm_matmul(wg, colsg) : NULL; /* (N, g, K/g, L) */
+	}
+	if (!y) goto done;
+	if (b) {
+		lm_tensor *bv = lm_view(b, g == 1 ? 3 : 4, g == 1 ? (int64_t[]){1, K, 1} : (int64_t[]){1, g, K / g, 1});
+		yb = bv ? lm_add(y, bv) : NULL;
+		lm_tensor_release(bv);
+		if (!yb) goto done;
+	}
+	out = lm_reshape(yb ? yb : y, 4, (int64_t[]){N, K, OH, OW});
+done:
+	lm_tensor_release(cols);
+	lm_tensor_release(colsg);
+	lm_tensor_release(wg);
+	lm_tensor_release(y);
+	lm_tensor_release(yb);
+	return out;
+}
+
+/* ---------------------------------------------------------------- pooling */
+
+/* Resolves kernel/stride/padding and the output size; checks everything. */
+static lm_status pool_geometry(const char *name, const lm_tensor *x, const lm_pool2d_opts *o,
+                               lm_window2d *win, int64_t *OH, int64_t *OW)
+{
+	lm_status s = check_float(name, "input", x);
+	if (s) return s;
+	if (!o) return lmi_fail(LM_ERR_ARG, "%s: options (kernel size) are missing", name);
+	if (x->ndim != 4)
+		return lmi_fail(LM_ERR_SHAPE, "%s: expects input (N, C, H, W), got %s", name, lmi_shape_s(x));
+	int64_t k[2], st[2];
+	for (int i = 0; i < 2; i++) {
+		k[i] = o->kernel[i];
+		st[i] = o->stride[i] ? o->stride[i] : k[i];
+		if (k[i] < 1 || st[i] < 1 || o->padding[i] < 0)
+			return lmi_fail(LM_ERR_ARG, "%s: kernel %lld and stride %lld must be >= 1, padding %lld >= 0",
+			                name, (long long)k[i], (long long)st[i], (long long)o->padding[i]);
+		if (o->padding[i] > k[i] / 2)
+			return lmi_fail(LM_ERR_ARG, "%s: padding %lld must be at most half the kernel %lld", name,
+			                (long long)o->padding[i], (long long)k[i]);
+	}
+	*win = (lm_window2d){k[0], k[1], st[0], st[1], o->padding[0], o->padding[1], 1, 1};
+	if (lm_window2d_out(win, x->shape[2], x->shape[3], OH, OW)) {
+		char msg[400];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		return lmi_fail(lm_last_status(), "%s: input %s: %s", name, lmi_shape_s(x), msg);
+	}
+	return LM_OK;
+}
+
+/* gx: zeros (N*C, H*W) with g scatter-added at the saved argmax positions.
+ * Saved: [0] = indices (N*C, OH*OW). */
+static lm_status max_pool_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *ix;
+	lm_status s = lmi_node_saved(n, 0, &ix);
+	if (s) return s;
+	const int64_t *xs = n->in[0].shape;
+	lm_tensor *z = lm_zeros(2, (int64_t[]){xs[0] * xs[1], xs[2] * xs[3]}, g->dtype);
+	lm_tensor *g2 = z ? lm_reshape(g, 2, ix->shape) : NULL;
+	lm_tensor *sc = g2 ? lm_scatter_add(z, 1, ix, g2) : NULL;
+	lm_tensor *r = sc ? lm_reshape(sc, 4, xs) : NULL;
+	lm_tensor_release(z);
+	lm_tensor_release(g2);
+	lm_tensor_release(sc);
+	gin[0] = r;
+	return r ? LM_OK : lm_last_status();
+}
+
+static const lmi_opdef max_pool_def = {"MaxPool2DBackward", max_pool_backward};
+
+lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *o, lm_tensor **indices)
+{
+	lm_window2d win;
+	int64_t OH, OW;
+	if (pool_geometry("max_pool2d", x, o, &win, &OH, &OW) || lmi_check_device("max_pool2d", 1, &x))
+		return NULL;
+	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                           : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *y = xc ? lmi_empty("max_pool2d", 4, (int64_t[]){N, C, OH, OW}, x->dtype) : NULL;
+	lm_tensor *ix = y ? lmi_empty("max_pool2d", 2, (int64_t[]){N * C, OH * OW}, LM_INT64) : NULL;
+	if (ix)
+		lmi_cpu_max_pool2d(xc, y, ix, N * C, H, W, OH, OW, (int64_t[]){win.kh, win.kw},
+		                   (int64_t[]){win.sh, win.sw}, (int64_t[]){win.ph, win.pw});
+	lm_tensor_release(xc);
+	if (!ix) {
+		lm_tensor_release(y);
+		return NULL;
+	}
+	y = lmi_finish(y, &max_pool_def, 1, &x, 1, (const lm_tensor *const[]){ix}, NULL);
+	if (y && indices) {
+		*indices = lm_reshape(ix, 4, (int64_t[]){N, C, OH, OW});
+		if (!*indices) {
+			lm_tensor_release(y);
+			y = NULL;
+		}
+	}
+	lm_tensor_release(ix);
+	return y;
+}
+
+lm_tensor *lm_avg_pool2d(const lm_tensor *x, const lm_pool2d_opts *o)
+{
+	lm_window2d win;
+	int64_t OH, OW;
+	if (pool_geometry("avg_pool2d", x, o, &win, &OH, &OW)) return NULL;
+	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+	/* every channel as its own image: (N*C, 1, H, W) -> cols (N*C, kh*kw, L) -> mean over dim 1 */
+	lm_tensor *x1 = lm_reshape(x, 4, (int64_t[]){N * C, 1, H, W});
+	lm_tensor *cols = x1 ? lm_im2col(x1, &win) : NULL;
+	lm_tensor *m = cols ? lm_mean(cols, 1, false) : NULL;
+	lm_tensor *y = m ? lm_reshape(m, 4, (int64_t[]){N, C, OH, OW}) : NULL;
+	lm_tensor_release(x1);
+	lm_tensor_release(cols);
+	lm_tensor_release(m);
+	return y;
+}
+
+/* ---------------------------------------------------------------- embedding */
+
+lm_tensor *lm_embedding(const lm_tensor *idx, const lm_tensor *w)
+{
+	if (!idx) return lmi_fail_null(LM_ERR_ARG, "embedding: indices are NULL");
+	if (check_float("embedding", "weight", w)) return NULL;
+	if (lm_dtype_is_float(idx->dtype))
+		return lmi_fail_null(LM_ERR_DTYPE, "embedding: indices must be int64 or int32, got %s",
+		                     lm_dtype_name(idx->dtype));
+	if (w->ndim != 2)
+		return lmi_fail_null(LM_ERR_SHAPE, "embedding: weight must be (n, d), got %s", lmi_shape_s(w));
+	if (idx->ndim >= LM_MAX_DIMS)
+		return lmi_fail_null(LM_ERR_SHAPE, "embedding: indices of %d dims leave no room for the "
+		                     "embedding dim", idx->ndim);
+	lm_tensor *flat = lm_reshape(idx, 1, (int64_t[]){-1});
+	if (!flat) return NULL;
+	/* name the op and the bad index ourselves */
+	lm_tensor *fl = lmi_contiguous_copy(flat, LM_INT64);
+	lm_tensor_release(flat);
+	if (!fl) return NULL;
+	const int64_t *v = (const int64_t *)lmi_data(fl);
+	for (int64_t i = 0; i < lm_tensor_numel(fl); i++)
+		if (v[i] < 0 || v[i] >= w->shape[0]) {
+			lmi_fail(LM_ERR_INDEX, "embedding: index %lld out of range for %lld embeddings",
+			         (long long)v[i], (long long)w->shape[0]);
+			lm_tensor_release(fl);
+			return NULL;
+		}
+	lm_tensor *rows = lm_index_select(w, 0, fl);
+	lm_tensor_release(fl);
+	if (!rows) return NULL;
+	int64_t shape[LM_MAX_DIMS];
+	memcpy(shape, idx->shape, sizeof(int64_t) * (size_t)idx->ndim);
+	shape[idx->ndim] = w->shape[1];
+	lm_tensor *out = lm_reshape(rows, idx->ndim + 1, shape);
+	lm_tensor_release(rows);
+	return out;
+}

@@ -1,0 +1,493 @@
+/*
+ * nn.c — torch.nn.functional's layers, activations, losses and normalisation.
+ *
+ * softmax, log_softmax, gelu and the NLL gather are fused ops with their own loops
+ * (../backend/cpu/nn.c) and backward rules written with other ops; everything else (linear,
+ * cross-entropy, MSE, BCE, dropout, layer and batch norm) is composed from ops, so its gradient
+ * comes from theirs. Convolution, pooling and embedding are in conv.c. Read next: conv.c.
+ */
+#include <math.h>
+
+#include "backend/cpu/nn.h"
+#include "lumen/nn.h"
+#include "ops.h"
+
+/* Temporaries of a composed op, released together; keep() returns NULL on the first failure. */
+typedef struct scope {
+	lm_tensor *t[32];
+	int n;
+} scope;
+
+static lm_tensor *keep(scope *s, lm_tensor *t)
+{
+	if (t) {
+		LM_ASSERT(s->n < 32);
+		s->t[s->n++] = t;
+	}
+	return t;
+}
+
+static void scope_end(scope *s)
+{
+	for (int i = 0; i < s->n; i++) lm_tensor_release(s->t[i]);
+	s->n = 0;
+}
+
+/* Returns t (+1) out of the scope: the caller owns it, the scope still releases its own ref. */
+static lm_tensor *give(lm_tensor *t) { return lm_tensor_retain(t); }
+
+static lm_status check_float(const char *name, const char *arg, const lm_tensor *t)
+{
+	if (!t) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", name, arg);
+	if (!lm_dtype_is_float(t->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", name, arg,
+		                lm_dtype_name(t->dtype));
+	return LM_OK;
+}
+
+static lm_tensor *reduce_loss(const lm_tensor *l, lm_reduction red)
+{
+	switch (red) {
+	case LM_REDUCTION_MEAN: return lm_mean(l, LM_DIM_ALL, false);
+	case LM_REDUCTION_SUM: return lm_sum(l, LM_DIM_ALL, false);
+	case LM_REDUCTION_NONE: return lm_tensor_retain((lm_tensor *)l);
+	default: return lmi_fail_null(LM_ERR_ARG, "loss: unknown reduction %d", (int)red);
+	}
+}
+
+/* ---------------------------------------------------------------- linear */
+
+lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b)
+{
+	if (check_float("linear", "input", x) || check_float("linear", "weight", w)) return NULL;
+	if (w->ndim != 2)
+		return lmi_fail_null(LM_ERR_SHAPE, "linear: weight must be (out, in), got shape %s",
+		                     lmi_shape_s(w));
+	if (x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+		return lmi_fail_null(LM_ERR_SHAPE,
+		                     "linear: input of shape %s does not match weight %s (in features %lld)",
+		                     lmi_shape_s(x), lmi_shape_s(w), (long long)w->shape[1]);
+	if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))
+		return lmi_fail_null(LM_ERR_SHAPE, "linear: bias of shape %s for %lld out features",
+		                     lmi_shape_s(b), (long long)w->shape[0]);
+	lm_tensor *wt = lm_t(w);
+	lm_tensor *y = wt ? lm_matmul(x, wt) : NULL;
+	lm_tensor_release(wt);
+	if (!y || !b) return y;
+	lm_tensor *z = lm_add(y, b);
+	lm_tensor_release(y);
+	return z;
+}
+
+/* ---------------------------------------------------------------- softmax */
+
+/* softmax: gx = y * (g - sum(g * y, dim));  log_softmax: gx = g - exp(y) * sum(g, dim).
+ * Saved: [0] = y; i[0] = dim. */
+static lm_status softmax_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *y;
+	lm_status s = lmi_node_saved(n, 0, &y);
+	if (s) return s;
+	int dim = (int)n->i[0];
+	scope sc = {0};
+	lm_tensor *r = NULL;
+	if (n->i[1] == 0) {
+		lm_tensor *gy = keep(&sc, lm_mul(g, y)), *sum = gy ? keep(&sc, lm_sum(gy, dim, true)) : NULL;
+		lm_tensor *d = sum ? keep(&sc, lm_sub(g, sum)) : NULL;
+		r = d ? lm_mul(y, d) : NULL;
+	} else {
+		lm_tensor *sum = keep(&sc, lm_sum(g, dim, true)), *p = sum ? keep(&sc, lm_exp(y)) : NULL;
+		lm_tensor *ps = p ? keep(&sc, lm_mul(p, sum)) : NULL;
+		r = ps ? lm_sub(g, ps) : NULL;
+	}
+	scope_end(&sc);
+	gin[0] = r;
+	return r ? LM_OK : lm_last_status();
+}
+
+static const lmi_opdef softmax_def = {"SoftmaxBackward", softmax_backward};
+static const lmi_opdef log_softmax_def = {"LogSoftmaxBackward", softmax_backward};
+
+static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg)
+{
+	if (check_float(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
+	int d;
+	if (lmi_wrap_dim(name, dim, x->ndim, &d)) return NULL;
+	int64_t outer = 1, R = x->ndim ? x->shape[d] : 1, inner = 1;
+	for (int i = 0; i < x->ndim; i++) {
+		if (i < d) outer *= x->shape[i];
+		if (i > d) inner *= x->shape[i];
+	}
+	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                           : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *y = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;
+	if (y) lmi_cpu_softmax(xc, y, outer, R, inner, lg);
+	lm_tensor_release(xc);
+	lmi_node *node;
+	y = lmi_finish(y, lg ? &log_softmax_def : &softmax_def, 1, &x, 1, (const lm_tensor *const[]){y}, &node);
+	if (node) {
+		node->i[0] = d;
+		node->i[1] = lg;
+	}
+	return y;
+}
+
+lm_tensor *lm_softmax(const lm_tensor *x, int dim) { return softmax("softmax", x, dim, false); }
+lm_tensor *lm_log_softmax(const lm_tensor *x, int dim) { return softmax("log_softmax", x, dim, true); }
+
+/* ---------------------------------------------------------------- gelu */
+
+/* gx = g * gelu'(x), by the fused derivative loop. Saved: [0] = x; i[0] = tanh form. */
+static lm_status gelu_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *x;
+	lm_status s = lmi_node_saved(n, 0, &x);
+	if (s) return s;
+	lm_tensor *out = lmi_empty("gelu backward", g->ndim, g->shape, g->dtype);
+	lm_tensor *xc = out ? lmi_as_dtype(x, g->dtype) : NULL;
+	if (xc && (s = lmi_cpu_gelu(out, xc, g, n->i[0] != 0))) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lm_tensor_release(xc);
+	gin[0] = out;
+	return out ? LM_OK : lm_last_status();
+}
+
+static const lmi_opdef gelu_def = {"GeluBackward", gelu_backward};
+
+lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
+{
+	if (check_float("gelu", "input", x) || lmi_check_device("gelu", 1, &x)) return NULL;
+	lm_tensor *y = lmi_empty("gelu", x->ndim, x->shape, x->dtype);
+	if (y && lmi_cpu_gelu(y, x, NULL, tanh_approx)) {
+		lm_tensor_release(y);
+		y = NULL;
+	}
+	lmi_node *node;
+	y = lmi_finish(y, &gelu_def, 1, &x, 1, &x, &node);
+	if (node) node->i[0] = tanh_approx;
+	return y;
+}
+
+/* ---------------------------------------------------------------- losses */
+
+/* Checks the class-index target against logp (N, C, d...) and returns it as contiguous int64
+ * (N, L), with N, C, L. A 1-D logp (C) pairs with a 0-d target (N = 1). */
+static lm_tensor *check_target(const char *name, const lm_tensor *logp, const lm_tensor *target,
+                               int64_t *N, int64_t *C, int64_t *L)
+{
+	if (!target) return lmi_fail_null(LM_ERR_ARG, "%s: target is NULL", name);
+	if (lm_dtype_is_float(target->dtype))
+		return lmi_fail_null(LM_ERR_DTYPE, "%s: target must hold class indices (int64 or int32), "
+		                     "got %s", name, lm_dtype_name(target->dtype));
+	bool ok = logp->ndim >= 1 && target->ndim == (logp->ndim == 1 ? 0 : logp->ndim - 1);
+	for (int i = 0, j = 0; ok && i < logp->ndim; i++)
+		if (i != 1 && !(logp->ndim == 1)) ok = logp->shape[i] == target->shape[j++];
+	if (!ok)
+		return lmi_fail_null(LM_ERR_SHAPE, "%s: target of shape %s does not match input %s (expected "
+		                     "the input's shape without dim 1, the classes)", name,
+		                     lmi_shape_s(target), lmi_shape_s(logp));
+	*N = logp->ndim == 1 ? 1 : logp->shape[0];
+	*C = logp->ndim == 1 ? logp->shape[0] : logp->shape[1];
+	*L = 1;
+	for (int i = 2; i < logp->ndim; i++) *L *= logp->shape[i];
+	lm_tensor *t = lmi_contiguous_copy(target, LM_INT64);
+	if (!t) return NULL;
+	const int64_t *v = (const int64_t *)lmi_data(t);
+	int64_t n = lm_tensor_numel(t);
+	for (int64_t i = 0; i < n; i++)
+		if (v[i] < 0 || v[i] >= *C) {
+			lm_tensor_release(t);
+			return lmi_fail_null(LM_ERR_INDEX, "%s: target %lld at position %lld is out of range "
+			                     "for %lld classes", name, (long long)v[i], (long long)i,
+			                     (long long)*C);
+		}
+	return t;
+}
+
+/* gx = zeros with -g at the targets. Saved: [0] = target (int64, (N, L)); i[0..2] = N, C, L. */
+static lm_status nll_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *t;
+	lm_status s = lmi_node_saved(n, 0, &t);
+	if (s) return s;
+	lm_tensor *gx = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
+	lm_tensor *gc = gx ? lmi_contiguous_copy(g, g->dtype) : NULL;
+	if (gc) lmi_cpu_nll_grad(gc, t, gx, n->i[0], n->i[1], n->i[2]);
+	lm_tensor_release(gc);
+	if (!gc) {
+		lm_tensor_release(gx);
+		return lm_last_status();
+	}
+	gin[0] = gx;
+	return LM_OK;
+}
+
+static const lmi_opdef nll_def = {"NllLossBackward", nll_backward};
+
+/* The unreduced NLL: -logp[n, target[n, ...], ...], shaped like target. */
+static lm_tensor *nll_none(const char *name, const lm_tensor *logp, const lm_tensor *target)
+{
+	int64_t N = 0, C = 0, L = 0;
+	if (check_float(name, "input", logp) || lmi_check_device(name, 1, &logp)) return NULL;
+	lm_tensor *t = check_target(name, logp, target, &N, &C, &L);
+	if (!t) return NULL;
+	lm_tensor *lc = lm_tensor_is_contiguous(logp) ? lm_tensor_retain((lm_tensor *)logp)
+	                                              : lmi_contiguous_copy(logp, logp->dtype);
+	lm_tensor *out = lc ? lmi_empty(name, target->ndim, target->shape, logp->dtype) : NULL;
+	if (out) lmi_cpu_nll(lc, t, out, N, C, L);
+	lm_tensor_release(lc);
+	lmi_node *node;
+	out = lmi_finish(out, &nll_def, 1, &logp, 1, (const lm_tensor *const[]){t}, &node);
+	if (node) {
+		node->i[0] = N;
+		node->i[1] = C;
+		node->i[2] = L;
+	}
+	lm_tensor_release(t);
+	return out;
+}
+
+lm_tensor *lm_nll_loss(const lm_tensor *logp, const lm_tensor *target, lm_reduction red)
+{
+	lm_tensor *l = nll_none("nll_loss", logp, target);
+	if (!l) return NULL;
+	lm_tensor *r = reduce_loss(l, red);
+	lm_tensor_release(l);
+	return r;
+}
+
+lm_tensor *lm_cross_entropy(const lm_tensor *logits, const lm_tensor *target, lm_reduction red,
+                            double ls)
+{
+	if (check_float("cross_entropy", "input", logits)) return NULL;
+	if (!(ls >= 0 && ls <= 1))
+		return lmi_fail_null(LM_ERR_ARG, "cross_entropy: label_smoothing %g is outside [0, 1]", ls);
+	if (red < LM_REDUCTION_MEAN || red > LM_REDUCTION_NONE)
+		return lmi_fail_null(LM_ERR_ARG, "cross_entropy: unknown reduction %d", (int)red);
+	if (logits->ndim < 1)
+		return lmi_fail_null(LM_ERR_SHAPE, "cross_entropy: input needs a class dim, got shape %s",
+		                     lmi_shape_s(logits));
+	int cdim = logits->ndim == 1 ? 0 : 1;
+	scope s = {0};
+	lm_tensor *out = NULL;
+	lm_tensor *logp = keep(&s, lm_log_softmax(logits, cdim));
+	lm_tensor *l = logp ? keep(&s, nll_none("cross_entropy", logp, target)) : NULL;
+	if (!l) goto done;
+	if (ls > 0) { /* (1 - s) nll + s * mean over classes of -logp */
+		lm_tensor *m = keep(&s, lm_mean(logp, cdim, false));
+		lm_tensor *a = m ? keep(&s, lm_binary_scalar(LM_MUL, l, 1 - ls)) : NULL;
+		lm_tensor *b = a ? keep(&s, lm_binary_scalar(LM_MUL, m, -ls)) : NULL;
+		l = b ? keep(&s, lm_add(a, b)) : NULL;
+		if (!l) goto done;
+	}
+	out = reduce_loss(l, red);
+done:
+	scope_end(&s);
+	return out;
+}
+
+static lm_status check_same_shape(const char *name, const lm_tensor *a, const lm_tensor *b)
+{
+	bool same = a->ndim == b->ndim;
+	for (int i = 0; same && i < a->ndim; i++) same = a->shape[i] == b->shape[i];
+	if (!same)
+		return lmi_fail(LM_ERR_SHAPE, "%s: input of shape %s and target of shape %s differ", name,
+		                lmi_shape_s(a), lmi_shape_s(b));
+	return LM_OK;
+}
+
+lm_tensor *lm_mse_loss(const lm_tensor *input, const lm_tensor *target, lm_reduction red)
+{
+	if (check_float("mse_loss", "input", input) || check_float("mse_loss", "target", target) ||
+	    check_same_shape("mse_loss", input, target))
+		return NULL;
+	scope s = {0};
+	lm_tensor *out = NULL;
+	lm_tensor *d = keep(&s, lm_sub(input, target));
+	lm_tensor *sq = d ? keep(&s, lm_mul(d, d)) : NULL;
+	if (sq) out = reduce_loss(sq, red);
+	scope_end(&s);
+	return out;
+}
+
+lm_tensor *lm_binary_cross_entropy(const lm_tensor *p, const lm_tensor *y, lm_reduction red)
+{
+	if (check_float("binary_cross_entropy", "input", p) ||
+	    check_float("binary_cross_entropy", "target", y) ||
+	    check_same_shape("binary_cross_entropy", p, y))
+		return NULL;
+	scope s = {0};
+	lm_tensor *out = NULL;
+	/* probabilities must lie in [0, 1] */
+	bool prev = lm_set_grad_enabled(false);
+	lm_tensor *lo = keep(&s, lm_amin(p, LM_DIM_ALL, false)), *hi = lo ? keep(&s, lm_amax(p, LM_DIM_ALL, false)) : NULL;
+	lm_set_grad_enabled(prev);
+	if (lm_tensor_numel(p) && !hi) goto done;
+	if (lm_tensor_numel(p)) {
+		double a, b;
+		lm_tensor_item(lo, &a);
+		lm_tensor_item(hi, &b);
+		if (!(a >= 0 && b <= 1)) {
+			lmi_fail(LM_ERR_ARG, "binary_cross_entropy: input probabilities must lie in [0, 1], "
+			         "got values from %g to %g", a, b);
+			goto done;
+		}
+	}
+	/* -(y log p + (1 - y) log(1 - p)), each log clamped at -100 */
+	lm_tensor *lp = keep(&s, lm_log(p));
+	lm_tensor *lpc = lp ? keep(&s, lm_clamp(lp, -100, INFINITY)) : NULL;
+	lm_tensor *q = lpc ? keep(&s, lm_rbinary_scalar(LM_SUB, 1, p)) : NULL;
+	lm_tensor *lq = q ? keep(&s, lm_log(q)) : NULL;
+	lm_tensor *lqc = lq ? keep(&s, lm_clamp(lq, -100, INFINITY)) : NULL;
+	lm_tensor *t1 = lqc ? keep(&s, lm_mul(y, lpc)) : NULL;
+	lm_tensor *ny = t1 ? keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)) : NULL;
+	lm_tensor *t2 = ny ? keep(&s, lm_mul(ny, lqc)) : NULL;
+	lm_tensor *sum = t2 ? keep(&s, lm_add(t1, t2)) : NULL;
+	lm_tensor *neg = sum ? keep(&s, lm_neg(sum)) : NULL;
+	if (neg) out = reduce_loss(neg, red);
+done:
+	scope_end(&s);
+	return out;
+}
+
+/* ---------------------------------------------------------------- dropout */
+
+lm_tensor *lm_dropout(const lm_tensor *x, double p, bool training)
+{
+	if (check_float("dropout", "input", x)) return NULL;
+	if (!(p >= 0 && p <= 1))
+		return lmi_fail_null(LM_ERR_ARG, "dropout: probability %g is outside [0, 1]", p);
+	if (!training || p == 0) return lm_tensor_retain((lm_tensor *)x);
+	lm_tensor *mask = lm_empty(x->ndim, x->shape, x->dtype), *out = NULL;
+	if (!mask) return NULL;
+	if (p == 1 ? lm_zero_(mask) == LM_OK
+	           : (lm_bernoulli_(mask, 1 - p) == LM_OK &&
+	              lm_binary_scalar_(LM_MUL, mask, 1 / (1 - p)) == LM_OK))
+		out = lm_mul(x, mask);
+	lm_tensor_release(mask);
+	return out;
+}
+
+/* ---------------------------------------------------------------- normalisation */
+
+lm_tensor *lm_layer_norm(const lm_tensor *x, int nshape, const int64_t *shape, const lm_tensor *w,
+                         const lm_tensor *b, double eps)
+{
+	if (check_float("layer_norm", "input", x)) return NULL;
+	if (nshape < 1 || nshape > x->ndim)
+		return lmi_fail_null(LM_ERR_SHAPE, "layer_norm: normalized_shape of %d dims for input %s",
+		                     nshape, lmi_shape_s(x));
+	int64_t N = 1;
+	for (int i = 0; i < nshape; i++) {
+		if (shape[i] != x->shape[x->ndim - nshape + i])
+			return lmi_fail_null(LM_ERR_SHAPE, "layer_norm: normalized_shape %s does not match the "
+			                     "last dims of input %s", lmi_dims_s(nshape, shape), lmi_shape_s(x));
+		N *= shape[i];
+	}
+	const lm_tensor *wb[2] = {w, b};
+	for (int k = 0; k < 2; k++) {
+		if (!wb[k]) continue;
+		bool ok = wb[k]->ndim == nshape;
+		for (int i = 0; ok && i < nshape; i++) ok = wb[k]->shape[i] == shape[i];
+		if (!ok)
+			return lmi_fail_null(LM_ERR_SHAPE, "layer_norm: %s of shape %s, expected %s",
+			                     k ? "bias" : "weight", lmi_shape_s(wb[k]), lmi_dims_s(nshape, shape));
+	}
+	if (!(eps >= 0)) return lmi_fail_null(LM_ERR_ARG, "layer_norm: eps %g is negative", eps);
+	int64_t M = N ? lm_tensor_numel(x) / N : 0;
+	scope s = {0};
+	lm_tensor *out = NULL;
+	/* x2: (M, N); y = (x2 - mean) / sqrt(var + eps), the variance biased */
+	lm_tensor *x2 = keep(&s, lm_reshape(x, 2, (int64_t[]){M, N}));
+	lm_tensor *mu = x2 ? keep(&s, lm_mean(x2, 1, true)) : NULL;
+	lm_tensor *xc = mu ? keep(&s, lm_sub(x2, mu)) : NULL;
+	lm_tensor *sq = xc ? keep(&s, lm_mul(xc, xc)) : NULL;
+	lm_tensor *var = sq ? keep(&s, lm_mean(sq, 1, true)) : NULL;
+	lm_tensor *ve = var ? keep(&s, lm_binary_scalar(LM_ADD, var, eps)) : NULL;
+	lm_tensor *rs = ve ? keep(&s, lm_unary(LM_RSQRT, ve)) : NULL;
+	lm_tensor *y = rs ? keep(&s, lm_mul(xc, rs)) : NULL;
+	lm_tensor *yr = y ? keep(&s, lm_reshape(y, x->ndim, x->shape)) : NULL;
+	if (yr && w) yr = keep(&s, lm_mul(yr, w));
+	if (yr && b) yr = keep(&s, lm_add(yr, b));
+	if (yr) out = give(yr);
+	scope_end(&s);
+	return out;
+}
+
+lm_tensor *lm_batch_norm(const lm_tensor *x, lm_tensor *rmean, lm_tensor *rvar, const lm_tensor *w,
+                         const lm_tensor *b, bool training, double momentum, double eps)
+{
+	if (check_float("batch_norm", "input", x)) return NULL;
+	if (x->ndim < 2)
+		return lmi_fail_null(LM_ERR_SHAPE, "batch_norm: input must be (N, C, ...), got shape %s",
+		                     lmi_shape_s(x));
+	int64_t N = x->shape[0], C = x->shape[1], L = 1;
+	for (int i = 2; i < x->ndim; i++) L *= x->shape[i];
+	const lm_tensor *vecs[4] = {rmean, rvar, w, b};
+	static const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
+	for (int k = 0; k < 4; k++)
+		if (vecs[k] && (vecs[k]->ndim != 1 || vecs[k]->shape[0] != C))
+			return lmi_fail_null(LM_ERR_SHAPE, "batch_norm: %s of shape %s for %lld channels",
+			                     names[k], lmi_shape_s(vecs[k]), (long long)C);
+	if (!training && (!rmean || !rvar))
+		return lmi_fail_null(LM_ERR_ARG, "batch_norm: evaluation needs running_mean and running_var");
+	if (training && N * L <= 1)
+		return lmi_fail_null(LM_ERR_SHAPE, "batch_norm: training needs more than one value per "
+		                     "channel, got input %s", lmi_shape_s(x));
+	if (!(momentum >= 0 && momentum <= 1) || !(eps >= 0))
+		return lmi_fail_null(LM_ERR_ARG, "batch_norm: momentum %g must be in [0, 1] and eps %g >= 0",
+		                     momentum, eps);
+	if ((rmean && rmean->requires_grad) || (rvar && rvar->requires_grad))
+		return lmi_fail_null(LM_ERR_ARG, "batch_norm: running statistics must not require grad");
+	scope s = {0};
+	lm_tensor *out = NULL;
+	lm_tensor *x3 = keep(&s, lm_reshape(x, 3, (int64_t[]){N, C, L}));
+	lm_tensor *mu = NULL, *var = NULL;
+	if (!x3) goto done;
+	if (training) { /* batch statistics over N and L: (1, C, 1) */
+		lm_tensor *m1 = keep(&s, lm_mean(x3, 2, true));
+		mu = m1 ? keep(&s, lm_mean(m1, 0, true)) : NULL;
+		lm_tensor *xc = mu ? keep(&s, lm_sub(x3, mu)) : NULL;
+		lm_tensor *sq = xc ? keep(&s, lm_mul(xc, xc)) : NULL;
+		lm_tensor *v1 = sq ? keep(&s, lm_mean(sq, 2, true)) : NULL;
+		var = v1 ? keep(&s, lm_mean(v1, 0, true)) : NULL;
+		if (!var) goto done;
+		if (rmean || rvar) { /* running stats, outside the graph */
+			bool prev = lm_set_grad_enabled(false);
+			double unbias = (double)(N * L) / (double)(N * L - 1);
+			lm_tensor *mv = keep(&s, lm_reshape(mu, 1, &C)), *vv = keep(&s, lm_reshape(var, 1, &C));
+			lm_tensor *nm = mv ? keep(&s, lm_binary_scalar(LM_MUL, mv, momentum)) : NULL;
+			lm_tensor *nv = vv ? keep(&s, lm_binary_scalar(LM_MUL, vv, momentum * unbias)) : NULL;
+			lm_status st = nm && nv ? LM_OK : lm_last_status();
+			if (!st && rmean && !(st = lm_binary_scalar_(LM_MUL, rmean, 1 - momentum)))
+				st = lm_binary_(LM_ADD, rmean, nm);
+			if (!st && rvar && !(st = lm_binary_scalar_(LM_MUL, rvar, 1 - momentum)))
+				st = lm_binary_(LM_ADD, rvar, nv);
+			lm_set_grad_enabled(prev);
+			if (st) goto done;
+		}
+	} else {
+		mu = keep(&s, lm_reshape(rmean, 3, (int64_t[]){1, C, 1}));
+		var = mu ? keep(&s, lm_reshape(rvar, 3, (int64_t[]){1, C, 1})) : NULL;
+		if (!var) goto done;
+	}
+	lm_tensor *xc = keep(&s, lm_sub(x3, mu));
+	lm_tensor *ve = xc ? keep(&s, lm_binary_scalar(LM_ADD, var, eps)) : NULL;
+	lm_tensor *rs = ve ? keep(&s, lm_unary(LM_RSQRT, ve)) : NULL;
+	lm_tensor *y = rs ? keep(&s, lm_mul(xc, rs)) : NULL;
+	if (y && w) {
+		lm_tensor *wv = keep(&s, lm_reshape(w, 3, (int64_t[]){1, C, 1}));
+		y = wv ? keep(&s, lm_mul(y, wv)) : NULL;
+	}
+	if (y && b) {
+		lm_tensor *bv = keep(&s, lm_reshape(b, 3, (int64_t[]){1, C, 1}));
+		y = bv ? keep(&s, lm_add(y, bv)) : NULL;
+	}
+	lm_tensor *yr = y ? keep(&s, lm_reshape(y, x->ndim, x->shape)) : NULL;
+	if (yr) out = give(yr);
+done:
+	scope_end(&s);
+	return out;
+}
