@@ -37,10 +37,12 @@ const char *lm_tensor_grad_fn_name(const lm_tensor *t);
  */
 lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph);
 
+/* Options of lm_gradcheck; a zero field takes its default (NULL opts: all defaults). */
 typedef struct lm_gradcheck_opts {
-	double eps;  /* central-difference step (default 1e-6) */
-	double atol; /* default 1e-5 */
-	double rtol; /* default 1e-3 */
+	double eps;           /* central-difference step (default 1e-6) */
+	double atol;          /* default 1e-5 */
+	double rtol;          /* default 1e-3 */
+	int64_t max_elements; /* per input, check at most this many elements, evenly spread (0: all) */
 } lm_gradcheck_opts;
 
 typedef struct lm_gradcheck_report {
@@ -58,8 +60,14 @@ typedef lm_tensor *(*lm_gradcheck_fn)(void *ctx, int n, lm_tensor *const *inputs
 
 /*
  * Compares backward's gradients of sum(fn(inputs) * r) (r a fixed random weight) with float64
- * central differences for each input that requires grad. Inputs must be float64. Returns LM_OK
- * with report->ok false when gradients differ; an error status when fn fails.
+ * central differences for each input that requires grad. Inputs that require grad must be float64
+ * CPU leaves that share no storage with each other (NULL entries, absent optional inputs, are
+ * passed through); fn must return float64. An element is close
+ * when |analytic - numeric| <= atol + rtol * |numeric|. Inputs with broadcast (stride-0) dims are
+ * perturbed per memory location, compared with the sum of the gradients of the elements that
+ * alias it. The inputs' .grad are left as they were. Returns LM_OK with report->ok false (and the
+ * worst element, by error over tolerance, in report) when gradients differ; an error status when
+ * fn fails or the inputs are unsuitable.
  */
 lm_status lm_gradcheck(lm_gradcheck_fn fn, void *ctx, int n, lm_tensor *const *inputs,
                        const lm_gradcheck_opts *opts, lm_gradcheck_report *report);

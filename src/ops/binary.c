@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "autograd/rule.h"
 #include "ops.h"
 
 static const char *const binop_names[LM_BINOP_COUNT] = {
@@ -69,18 +70,120 @@ static const lmi_opdef binary_defs[LM_BINOP_COUNT] = {
 };
 static const lmi_opdef where_def = {"WhereBackward", where_backward};
 
+/*
+ * Gradients at the broadcast shape, then summed back to each input's shape (lmi_sum_to). With
+ * a, b (saved in the compute dtype) and out:
+ *   add: (g, g)   sub: (g, -g)   mul: (g b, g a)   div: (g / b, -g out / b)
+ *   pow: (g b a^(b-1), g out log a), with 0 where b = 0 (first) and where a = 0, b >= 0 (second)
+ *   maximum/minimum: g goes to the selected operand; at a tie (a == b) each gets g / 2, as in
+ *   PyTorch, so the gradient is a valid subgradient and the two halves add up to g.
+ */
 static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	(void)g;
-	(void)gin;
-	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+	int op = (int)(n->def - binary_defs);
+	const lm_tensor *a = NULL, *b = NULL, *y = NULL;
+	lm_status s;
+	if (op != LM_ADD && op != LM_SUB &&
+	    ((s = lmi_node_saved(n, 0, &a)) || (s = lmi_node_saved(n, 1, &b)) ||
+	     (s = lmi_node_saved(n, 2, &y))))
+		return s;
+	bool need_a = n->in[0].needs_grad, need_b = n->in[1].needs_grad;
+	lmi_scope sc = {0};
+	lm_tensor *ga = NULL, *gb = NULL, *t0, *t1, *t2, *t3;
+	switch (op) {
+	case LM_ADD:
+		ga = gb = (lm_tensor *)g;
+		break;
+	case LM_SUB:
+		ga = (lm_tensor *)g;
+		if (need_b) RULE_T(&sc, gb, lm_neg(g));
+		break;
+	case LM_MUL:
+		if (need_a) RULE_T(&sc, ga, lm_mul(g, b));
+		if (need_b) RULE_T(&sc, gb, lm_mul(g, a));
+		break;
+	case LM_DIV:
+		if (need_a) RULE_T(&sc, ga, lm_div(g, b));
+		if (need_b) {
+			RULE_T(&sc, t0, lm_mul(g, y));
+			RULE_T(&sc, t1, lm_div(t0, b));
+			RULE_T(&sc, gb, lm_neg(t1));
+		}
+		break;
+	case LM_POW: {
+		lm_tensor *zero;
+		RULE_T(&sc, zero, lmi_grad_scalar(0, g->dtype));
+		if (need_a) { /* where(b == 0, 0, g b a^(b-1)) */
+			RULE_T(&sc, t0, lm_binary_scalar(LM_SUB, b, 1));
+			RULE_T(&sc, t1, lm_pow(a, t0));
+			RULE_T(&sc, t2, lm_mul(t1, b));
+			RULE_T(&sc, t3, lm_mul(g, t2));
+			RULE_T(&sc, t0, lm_binary_scalar(LM_EQ, b, 0));
+			RULE_T(&sc, ga, lm_where(t0, zero, t3));
+		}
+		if (need_b) { /* where(a == 0 and b >= 0, 0, g out log a) */
+			RULE_T(&sc, t0, lm_log(a));
+			RULE_T(&sc, t1, lm_mul(y, t0));
+			RULE_T(&sc, t2, lm_mul(g, t1));
+			RULE_T(&sc, t0, lm_binary_scalar(LM_EQ, a, 0));
+			RULE_T(&sc, t1, lm_binary_scalar(LM_GE, b, 0));
+			RULE_T(&sc, t3, lm_mul(t0, t1));
+			RULE_T(&sc, gb, lm_where(t3, zero, t2));
+		}
+		break;
+	}
+	case LM_MAXIMUM:
+	case LM_MINIMUM: { /* w = [a selected] with 1/2 at ties; ga = g w, gb = g - g w */
+		lm_tensor *half;
+		RULE_T(&sc, half, lmi_grad_scalar(0.5, g->dtype));
+		RULE_T(&sc, t0, lm_binary(op == LM_MAXIMUM ? LM_GT : LM_LT, a, b));
+		RULE_T(&sc, t1, lm_binary(LM_EQ, a, b));
+		RULE_T(&sc, t2, lm_where(t1, half, t0));
+		RULE_T(&sc, t3, lm_mul(g, t2));
+		ga = t3;
+		if (need_b) RULE_T(&sc, gb, lm_sub(g, t3));
+		break;
+	}
+	default:
+		lmi_scope_end(&sc);
+		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op %d", n->def->name, op);
+	}
+	if (need_a && !(gin[0] = lmi_sum_to(ga, n->in[0].ndim, n->in[0].shape))) goto fail;
+	if (need_b && !(gin[1] = lmi_sum_to(gb, n->in[1].ndim, n->in[1].shape))) goto fail;
+	lmi_scope_end(&sc);
+	return LM_OK;
+fail:
+	lmi_scope_end(&sc);
+	lm_tensor_release(gin[0]);
+	gin[0] = NULL;
+	return lm_last_status();
 }
 
+/* where(cond, a, b): (where(cond, g, 0), where(cond, 0, g)), each summed to its input's shape.
+ * saved[0] = cond as uint8. */
 static lm_status where_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	(void)g;
-	(void)gin;
-	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+	const lm_tensor *c;
+	lm_status s = lmi_node_saved(n, 0, &c);
+	if (s) return s;
+	lmi_scope sc = {0};
+	lm_tensor *zero, *t;
+	RULE_T(&sc, zero, lmi_grad_scalar(0, g->dtype));
+	if (n->in[0].needs_grad) {
+		RULE_T(&sc, t, lm_where(c, g, zero));
+		if (!(gin[0] = lmi_sum_to(t, n->in[0].ndim, n->in[0].shape))) goto fail;
+	}
+	if (n->in[1].needs_grad) {
+		RULE_T(&sc, t, lm_where(c, zero, g));
+		if (!(gin[1] = lmi_sum_to(t, n->in[1].ndim, n->in[1].shape))) goto fail;
+	}
+	lmi_scope_end(&sc);
+	return LM_OK;
+fail:
+	lmi_scope_end(&sc);
+	lm_tensor_release(gin[0]);
+	gin[0] = NULL;
+	return lm_last_status();
 }
 
 /* ---------------------------------------------------------------- forward */

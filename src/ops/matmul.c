@@ -10,17 +10,63 @@
  */
 #include <string.h>
 
+#include "autograd/rule.h"
 #include "ops.h"
 
 static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
 static const lmi_opdef matmul_def = {"MatmulBackward", matmul_backward};
 static const lmi_opdef mm_def = {"MmBackward", matmul_backward};
 
+/*
+ * out = A B over broadcast batch dims, A: (..., M, K), B: (..., K, N), G = dL/d(out):
+ *   dA = G B^T  (..., M, K)     dB = A^T G  (..., K, N)
+ * each summed over the batch dims its operand was broadcast along (lmi_sum_to). A 1-D operand
+ * was promoted to a matrix ((K) -> (1, K) on the left, (K, 1) on the right) and its added dim
+ * removed from out: G gets that dim back first, and the gradient loses it at the end. When B is
+ * one matrix and A has batch dims (the Linear layer), dB is one product over the folded batch.
+ * saved: [0] = a, [1] = b, in the compute dtype.
+ */
 static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	(void)g;
-	(void)gin;
-	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+	const lm_tensor *a, *b;
+	lm_status s;
+	if ((s = lmi_node_saved(n, 0, &a)) || (s = lmi_node_saved(n, 1, &b))) return s;
+	lmi_scope sc = {0};
+	lm_tensor *A, *B, *G, *t0, *t1;
+	bool a1 = a->ndim == 1, b1 = b->ndim == 1;
+	RULE_T(&sc, A, a1 ? lm_unsqueeze(a, 0) : lm_tensor_retain((lm_tensor *)a));
+	RULE_T(&sc, B, b1 ? lm_unsqueeze(b, 1) : lm_tensor_retain((lm_tensor *)b));
+	RULE_T(&sc, G, lm_tensor_retain((lm_tensor *)g));
+	if (b1) RULE_T(&sc, G, lm_unsqueeze(G, -1));
+	if (a1) RULE_T(&sc, G, lm_unsqueeze(G, -2));
+	if (n->in[0].needs_grad) { /* dA = G B^T */
+		RULE_T(&sc, t0, lm_transpose(B, -1, -2));
+		RULE_T(&sc, t1, lm_matmul(G, t0));
+		RULE_T(&sc, t0, lmi_sum_to(t1, A->ndim, A->shape));
+		if (!(gin[0] = lm_reshape(t0, a->ndim, a->shape))) goto fail;
+	}
+	if (n->in[1].needs_grad) { /* dB = A^T G */
+		int64_t K = A->shape[A->ndim - 1], N = G->shape[G->ndim - 1];
+		if (B->ndim == 2 && A->ndim > 2) { /* fold A's batch into rows: (K, rows) (rows, N) */
+			lm_tensor *A2, *G2;
+			RULE_T(&sc, A2, lm_reshape(A, 2, (int64_t[]){-1, K}));
+			RULE_T(&sc, G2, lm_reshape(G, 2, (int64_t[]){-1, N}));
+			RULE_T(&sc, t0, lm_transpose(A2, 0, 1));
+			RULE_T(&sc, t1, lm_matmul(t0, G2));
+		} else {
+			RULE_T(&sc, t0, lm_transpose(A, -1, -2));
+			RULE_T(&sc, t0, lm_matmul(t0, G));
+			RULE_T(&sc, t1, lmi_sum_to(t0, B->ndim, B->shape));
+		}
+		if (!(gin[1] = lm_reshape(t1, b->ndim, b->shape))) goto fail;
+	}
+	lmi_scope_end(&sc);
+	return LM_OK;
+fail:
+	lmi_scope_end(&sc);
+	lm_tensor_release(gin[0]);
+	gin[0] = NULL;
+	return lm_last_status();
 }
 
 /* Matrix k of operand t (already at least 2-D) with its batch broadcast to bshape. */

@@ -9,6 +9,7 @@
  */
 #include <math.h>
 
+#include "autograd/rule.h"
 #include "ops.h"
 
 static const char *const redop_names[LM_REDOP_COUNT] = {
@@ -29,11 +30,140 @@ static const lmi_opdef reduce_defs[LM_REDOP_COUNT] = {
 	[LM_STD] = {"StdBackward", reduce_backward},   [LM_NORM] = {"NormBackward", reduce_backward},
 };
 
+/*
+ * The gradient of a reduction of x over dim d (or all dims) with R elements per output: g is first
+ * viewed with the reduced dims kept (gk, and outk for the output), so it broadcasts against x.
+ *   sum: gk                     mean: gk / R
+ *   prod: gk * prod_{j != i} x_j, computed without dividing by zero: with no zero in the slice it
+ *         is prod(x') / x_i, with exactly one zero it is prod of the others at the zero and 0
+ *         elsewhere, with two or more it is 0 (x' = x with zeros replaced by 1)
+ *   var (correction c): gk * 2 (x - mean) / (R - c)      std: gk * (x - mean) / ((R - c) outk)
+ *   norm p: p = 0: 0; p = 1: gk sign(x); p = 2: gk x / outk (0 where outk = 0);
+ *           p = inf: like max of |x|, times sign(x); else gk sign(x) |x|^(p-1) / outk^(p-1) (0
+ *           where x = 0 or outk = 0)
+ *   max/min with indices (max_dim): gk to the element at the returned index (the first of equal
+ *           values); without indices (amax/amin, over a dim or all): gk split evenly among the
+ *           elements equal to the result, as PyTorch's amax/amin do.
+ * saved: [0] = x (contiguous), [1] = out, [2] = indices (max/min over a dim with indices only).
+ */
 static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	(void)g;
-	(void)gin;
-	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+	int op = (int)(n->def - reduce_defs), dim = (int)n->i[0];
+	int nd = n->in[0].ndim;
+	const int64_t *xs = n->in[0].shape;
+	double p = n->f[0];
+	int64_t R = 1;
+	for (int i = 0; i < nd; i++)
+		if (dim == LM_DIM_ALL || i == dim) R *= xs[i];
+	const lm_tensor *x = NULL, *y = NULL, *ix = NULL;
+	lm_status s;
+	if (op != LM_SUM && op != LM_MEAN &&
+	    ((s = lmi_node_saved(n, 0, &x)) || (s = lmi_node_saved(n, 1, &y)) ||
+	     (n->nsaved > 2 && (s = lmi_node_saved(n, 2, &ix)))))
+		return s;
+	lmi_scope sc = {0};
+	lm_tensor *gk, *yk = NULL, *r = NULL, *t0, *t1, *t2, *t3, *t4;
+	RULE_T(&sc, gk, lmi_grad_keepdim(g, nd, xs, dim));
+	if (y) RULE_T(&sc, yk, lmi_grad_keepdim(y, nd, xs, dim));
+	switch (op) {
+	case LM_SUM:
+		r = lm_expand(gk, nd, xs);
+		break;
+	case LM_MEAN:
+		RULE_T(&sc, t0, lm_binary_scalar(LM_MUL, gk, 1.0 / (double)R));
+		r = lm_expand(t0, nd, xs);
+		break;
+	case LM_PROD: {
+		lm_tensor *zero, *one;
+		RULE_T(&sc, zero, lmi_grad_scalar(0, x->dtype));
+		RULE_T(&sc, one, lmi_grad_scalar(1, x->dtype));
+		RULE_T(&sc, t0, lm_binary_scalar(LM_EQ, x, 0));    /* z: the zeros */
+		RULE_T(&sc, t1, lm_sum(t0, dim, true));             /* their count per slice */
+		RULE_T(&sc, t2, lm_where(t0, one, x));              /* x' */
+		RULE_T(&sc, t3, lm_prod(t2, dim, true));            /* prod(x') */
+		RULE_T(&sc, t4, lm_div(t3, t2));                    /* no zero: prod(x') / x_i */
+		lm_tensor *one_zero, *at_zero, *other;
+		RULE_T(&sc, one_zero, lm_binary_scalar(LM_EQ, t1, 1));
+		RULE_T(&sc, at_zero, lm_mul(one_zero, t0));
+		RULE_T(&sc, other, lm_where(at_zero, t3, zero));    /* one zero: prod(x') there */
+		RULE_T(&sc, t0, lm_binary_scalar(LM_EQ, t1, 0));
+		RULE_T(&sc, t2, lm_where(t0, t4, other));
+		r = lm_mul(gk, t2);
+		break;
+	}
+	case LM_VAR:
+	case LM_STD:
+		RULE_T(&sc, t0, lm_mean(x, dim, true));
+		RULE_T(&sc, t1, lm_sub(x, t0));
+		if (op == LM_VAR) {
+			RULE_T(&sc, t2, lm_binary_scalar(LM_MUL, t1, 2.0 / ((double)R - p)));
+		} else {
+			RULE_T(&sc, t3, lm_binary_scalar(LM_MUL, yk, (double)R - p));
+			RULE_T(&sc, t2, lm_div(t1, t3));
+		}
+		r = lm_mul(gk, t2);
+		break;
+	case LM_NORM:
+		if (p == 0) {
+			r = lm_zeros(nd, xs, g->dtype);
+		} else if (p == 1) {
+			RULE_T(&sc, t0, lm_sign(x));
+			r = lm_mul(gk, t0);
+		} else if (isinf(p)) {
+			RULE_T(&sc, t0, lm_abs(x));
+			RULE_T(&sc, t1, lm_binary(LM_EQ, t0, yk));
+			RULE_T(&sc, t2, lm_sum(t1, dim, true));
+			RULE_T(&sc, t3, lm_div(gk, t2));
+			RULE_T(&sc, t4, lm_sign(x));
+			RULE_T(&sc, t0, lm_mul(t4, t1));
+			r = lm_mul(t3, t0);
+		} else {
+			lm_tensor *num, *den, *bad;
+			if (p == 2) {
+				RULE_T(&sc, num, lm_tensor_retain((lm_tensor *)x));
+				RULE_T(&sc, den, lm_tensor_retain(yk));
+			} else {
+				RULE_T(&sc, t0, lm_abs(x));
+				RULE_T(&sc, t1, lm_pow_scalar(t0, p - 1));
+				RULE_T(&sc, t2, lm_sign(x));
+				RULE_T(&sc, num, lm_mul(t1, t2));
+				RULE_T(&sc, den, lm_pow_scalar(yk, p - 1));
+			}
+			RULE_T(&sc, t0, lm_div(gk, den));
+			RULE_T(&sc, t1, lm_mul(t0, num));
+			RULE_T(&sc, t2, lm_binary_scalar(LM_EQ, yk, 0));
+			RULE_T(&sc, t3, lm_binary_scalar(LM_EQ, x, 0));
+			RULE_T(&sc, bad, lm_add(t2, t3));
+			RULE_T(&sc, t4, lmi_grad_scalar(0, g->dtype));
+			r = lm_where(bad, t4, t1);
+		}
+		break;
+	case LM_MAX:
+	case LM_MIN:
+		if (ix) { /* mask = [position along dim == index] */
+			int64_t ps[LM_MAX_DIMS];
+			for (int i = 0; i < nd; i++) ps[i] = i == dim ? R : 1;
+			RULE_T(&sc, t0, lm_arange(0, (double)R, 1, LM_INT64));
+			RULE_T(&sc, t1, lm_reshape(t0, nd, ps));
+			RULE_T(&sc, t2, lmi_grad_keepdim(ix, nd, xs, dim));
+			RULE_T(&sc, t3, lm_binary(LM_EQ, t1, t2));
+			r = lmi_grad_mask(gk, t3);
+		} else { /* mask = [x == out] / count */
+			RULE_T(&sc, t0, lm_binary(LM_EQ, x, yk));
+			RULE_T(&sc, t1, lm_sum(t0, dim, true));
+			RULE_T(&sc, t2, lm_div(gk, t1));
+			r = lmi_grad_mask(t2, t0);
+		}
+		break;
+	default:
+		lmi_scope_end(&sc);
+		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op %d", n->def->name, op);
+	}
+fail:
+	lmi_scope_end(&sc);
+	if (!r) return lm_last_status();
+	gin[0] = r;
+	return LM_OK;
 }
 
 static lm_dtype result_dtype(lm_redop op, lm_dtype dt)

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "autograd/rule.h"
 #include "ops.h"
 
 static const char *const unop_names[LM_UNOP_COUNT] = {
@@ -63,12 +64,112 @@ static const lmi_opdef clamp_def = {"ClampBackward", unary_backward};
 static const lmi_opdef leaky_def = {"LeakyReluBackward", unary_backward};
 static const lmi_opdef pow_scalar_def = {"PowBackward", unary_backward};
 
+/*
+ * gin = g * d(out)/dx, with x = saved[0] and out = saved[1] (both in the result dtype). Where the
+ * derivative does not exist, the rule picks PyTorch's value: abs and relu give 0 at x = 0, clamp
+ * passes the gradient at x equal to a bound, leaky_relu uses the slope at 0, and sign, floor, ceil
+ * and round (piecewise constant) give zeros.
+ */
 static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	(void)n;
-	(void)g;
-	(void)gin;
-	return lmi_fail(LM_ERR_UNSUPPORTED, "backward: %s has no backward rule yet", n->def->name);
+	const lm_tensor *x, *y;
+	lm_status s;
+	if ((s = lmi_node_saved(n, 0, &x)) || (s = lmi_node_saved(n, 1, &y))) return s;
+	lmi_scope sc = {0};
+	lm_tensor *a, *b, *c, *r = NULL;
+	double p0 = n->f[0], p1 = n->f[1];
+	switch ((int)n->i[0]) {
+	case LM_EXP: /* d exp(x) = exp(x) = out */
+		r = lm_mul(g, y);
+		break;
+	case LM_LOG: /* d log(x) = 1 / x */
+		r = lm_div(g, x);
+		break;
+	case LM_SQRT: /* d sqrt(x) = 1 / (2 sqrt(x)) = 1 / (2 out) */
+		RULE_T(&sc, a, lm_binary_scalar(LM_MUL, y, 2));
+		r = lm_div(g, a);
+		break;
+	case LM_ABS: /* d |x| = sign(x) (0 at 0) */
+		RULE_T(&sc, a, lm_sign(x));
+		r = lm_mul(g, a);
+		break;
+	case LM_NEG: /* d (-x) = -1 */
+		r = lm_neg(g);
+		break;
+	case LM_SIN: /* d sin(x) = cos(x) */
+		RULE_T(&sc, a, lm_cos(x));
+		r = lm_mul(g, a);
+		break;
+	case LM_COS: /* d cos(x) = -sin(x) */
+		RULE_T(&sc, a, lm_sin(x));
+		RULE_T(&sc, b, lm_mul(g, a));
+		r = lm_neg(b);
+		break;
+	case LM_TANH: /* d tanh(x) = 1 - tanh(x)^2 = 1 - out^2 */
+		RULE_T(&sc, a, lm_unary(LM_SQUARE, y));
+		RULE_T(&sc, b, lm_rbinary_scalar(LM_SUB, 1, a));
+		r = lm_mul(g, b);
+		break;
+	case LM_SIGMOID: /* d sigmoid(x) = out (1 - out) */
+		RULE_T(&sc, a, lm_rbinary_scalar(LM_SUB, 1, y));
+		RULE_T(&sc, b, lm_mul(y, a));
+		r = lm_mul(g, b);
+		break;
+	case LM_RELU: /* d relu(x) = [x > 0] = [out > 0] */
+		RULE_T(&sc, a, lm_binary_scalar(LM_GT, y, 0));
+		r = lmi_grad_mask(g, a);
+		break;
+	case LM_SIGN:
+	case LM_FLOOR:
+	case LM_CEIL:
+	case LM_ROUND: /* piecewise constant: 0 */
+		r = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
+		break;
+	case LM_RSQRT: /* d x^(-1/2) = -1/2 x^(-3/2) = -out^3 / 2 */
+		RULE_T(&sc, a, lm_unary(LM_SQUARE, y));
+		RULE_T(&sc, b, lm_mul(a, y));
+		RULE_T(&sc, c, lm_binary_scalar(LM_MUL, b, -0.5));
+		r = lm_mul(g, c);
+		break;
+	case LM_RECIPROCAL: /* d (1/x) = -1/x^2 = -out^2 */
+		RULE_T(&sc, a, lm_unary(LM_SQUARE, y));
+		RULE_T(&sc, b, lm_mul(g, a));
+		r = lm_neg(b);
+		break;
+	case LM_SQUARE: /* d x^2 = 2x */
+		RULE_T(&sc, a, lm_binary_scalar(LM_MUL, x, 2));
+		r = lm_mul(g, a);
+		break;
+	case LMI_CLAMP: /* d clamp(x, lo, hi) = [lo <= x <= hi] */
+		RULE_T(&sc, a, lm_binary_scalar(LM_GE, x, p0));
+		RULE_T(&sc, b, lm_binary_scalar(LM_LE, x, p1));
+		RULE_T(&sc, c, lm_mul(a, b));
+		r = lmi_grad_mask(g, c);
+		break;
+	case LMI_LEAKY_RELU: /* d leaky_relu(x) = 1 for x > 0, else slope */
+		RULE_T(&sc, a, lm_binary_scalar(LM_GT, x, 0));
+		RULE_T(&sc, b, lm_binary_scalar(LM_MUL, g, p0));
+		r = lm_where(a, g, b);
+		break;
+	case LMI_POW_SCALAR: /* d x^p = p x^(p-1); 0 for p = 0 */
+		if (p0 == 0) {
+			r = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
+			break;
+		}
+		RULE_T(&sc, a, lm_pow_scalar(x, p0 - 1));
+		RULE_T(&sc, b, lm_binary_scalar(LM_MUL, a, p0));
+		r = lm_mul(g, b);
+		break;
+	default:
+		lmi_scope_end(&sc);
+		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op code %lld", n->def->name,
+		                (long long)n->i[0]);
+	}
+fail:
+	lmi_scope_end(&sc);
+	if (!r) return lm_last_status();
+	gin[0] = r;
+	return LM_OK;
 }
 
 /* ---------------------------------------------------------------- forward */
