@@ -1,29 +1,102 @@
 /*
- * main.c — the lumen command line. For now: --version, --help; the Lua program and the REPL
- * come with the next issues.
+ * main.c — the lumen command line: scripts (`lumen FILE.lua [args]`), -e chunks, the Lua test
+ * runner (--test), --version and --help.
+ *
+ * Options come first, as in lua.c: everything after the script name belongs to the script (the
+ * global `arg`, and `...` in its chunk). An error prints its traceback and exits with status 1.
+ * Without arguments the program prints its banner: the interactive REPL is the next issue and
+ * will start there (repl.c, using app_newstate and app_docall). Read next: app.h, state.c, run.c.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "lumen/core.h"
+#include <lauxlib.h>
 
-static void print_version(void)
+#include "app.h"
+
+static void print_usage(FILE *out)
 {
-	lm_build_info bi;
-	lm_build_info_get(&bi);
-	printf("Lumen %s\n", bi.version);
-	printf("  BLAS: %s (%s threads)\n", bi.blas, bi.blas_threading);
-	printf("  OpenMP: %s, %d threads\n", bi.openmp ? "yes" : "no", lm_get_num_threads());
-	printf("  CUDA: %s\n", bi.cuda_built ? "built (loaded on first use)" : "not built");
-	printf("  compiler: %s%s\n", bi.compiler, bi.sanitize ? ", ASan+UBSan" : "");
+	fprintf(out,
+	        "usage: " APP_NAME " [options] [script [args]]\n"
+	        "  script          run a Lua file ('-' reads standard input); its arguments are in\n"
+	        "                  the global 'arg' (arg[0] is the script) and in '...'\n"
+	        "  -e CODE         run CODE (may be repeated; runs before the script)\n"
+	        "  --test PATH...  run the Lua tests: every test_*.lua in each directory PATH (or\n"
+	        "                  the file PATH); ends with 'N passed, N failed'\n"
+	        "  --version, -v   print the version and the features of this build\n"
+	        "  --help, -h      print this help\n"
+	        "  --              stop handling options\n"
+	        "Scripts see Lumen preloaded: lm (require 'lumen') and F (lm.nn.functional).\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-		printf("usage: lumen [--version] [--help]\n");
+	int script = 0, tests = 0, nexec = 0;
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			print_usage(stdout);
+			return 0;
+		}
+		if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+			app_print_version(stdout);
+			return 0;
+		}
+		if (strcmp(a, "--test") == 0) {
+			tests = i + 1;
+			if (tests >= argc) {
+				fprintf(stderr, APP_NAME ": --test needs at least one PATH\n");
+				return 1;
+			}
+			break;
+		}
+		if (strcmp(a, "-e") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, APP_NAME ": -e needs an argument\n");
+				print_usage(stderr);
+				return 1;
+			}
+			nexec++;
+			i++;
+			continue;
+		}
+		if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, APP_NAME ": unknown option '%s'\n", a);
+			print_usage(stderr);
+			return 1;
+		}
+		break;
+	}
+	if (!tests && i < argc) script = i;
+	if (!tests && !script && !nexec) {
+		app_print_banner(stdout);
+		printf("The interactive REPL is not built yet: run a script with `" APP_NAME
+		       " FILE.lua`, or see `" APP_NAME " --help`.\n");
 		return 0;
 	}
-	print_version();
-	return 0;
+
+	lua_State *L = app_newstate();
+	if (!L) return 1;
+	int status = 0;
+	if (tests) {
+		app_set_arg(L, argv, argc, tests - 1);
+		status = app_run_tests(L, argv + tests, argc - tests);
+	} else {
+		app_set_arg(L, argv, argc, script ? script : 0);
+		for (int k = 1; k < argc && k != script && status == 0; k++) {
+			if (strcmp(argv[k], "--") == 0) break;
+			if (strcmp(argv[k], "-e") == 0) {
+				status = app_dostring(L, argv[k + 1], "=(command line)") != LUA_OK;
+				k++;
+			}
+		}
+		if (status == 0 && script) status = app_dofile(L, argv, argc, script) != LUA_OK;
+	}
+	lua_close(L);
+	return status;
 }

@@ -1,0 +1,466 @@
+/*
+ * lml.c — the helpers every binding uses: names and errors, tensor boxes, numbers, shapes,
+ * dims, options, element reads, and the GC pacer.
+ *
+ * Errors are raised with luaL_error(L, "%s: %s", name, msg), so a message is never a format
+ * string, and luaL_error adds the caller's file:line. Values in messages are described without
+ * calling metamethods (a user's __tostring may recurse or raise). Read next: tensor.c.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lml.h"
+
+/* ---------------------------------------------------------------- registration */
+
+void lml_setfuncs(lua_State *L, int t, const char *prefix, const luaL_Reg *regs, int nup)
+{
+	t = lua_absindex(L, t);
+	for (; regs->name; regs++) {
+		lua_pushfstring(L, "%s%s", prefix, regs->name);
+		for (int i = 0; i < nup; i++) lua_pushvalue(L, -1 - nup);
+		lua_pushcclosure(L, regs->func, 1 + nup);
+		lua_setfield(L, t, regs->name);
+	}
+	lua_pop(L, nup);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+const char *lml_fname(lua_State *L)
+{
+	const char *s = lua_tostring(L, lua_upvalueindex(1));
+	return s ? s : "lumen";
+}
+
+_Noreturn int lml_error(lua_State *L, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	luaL_error(L, "%s: %s", lml_fname(L), msg);
+	__builtin_unreachable(); /* lua_error longjmps */
+}
+
+_Noreturn int lml_core_error(lua_State *L)
+{
+	char msg[600];
+	const char *e = lm_last_error();
+	snprintf(msg, sizeof msg, "%s", *e ? e : "failed (no message from the core)");
+	/* "select: index 5 ..." -> "index 5 ...": the Lua name replaces the core's. */
+	const char *p = msg;
+	while (*p && (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))) p++;
+	const char *body = (p > msg && p[0] == ':' && p[1] == ' ') ? p + 2 : msg;
+	luaL_error(L, "%s: %s", lml_fname(L), body);
+	__builtin_unreachable();
+}
+
+const char *lml_describe(lua_State *L, int idx, char *buf, size_t cap)
+{
+	switch (lua_type(L, idx)) {
+	case LUA_TNONE: snprintf(buf, cap, "no value"); break;
+	case LUA_TNIL: snprintf(buf, cap, "nil"); break;
+	case LUA_TBOOLEAN: snprintf(buf, cap, "%s", lua_toboolean(L, idx) ? "true" : "false"); break;
+	case LUA_TNUMBER:
+		if (lua_isinteger(L, idx))
+			snprintf(buf, cap, "%lld", (long long)lua_tointeger(L, idx));
+		else
+			snprintf(buf, cap, "%.14g", lua_tonumber(L, idx));
+		break;
+	case LUA_TSTRING: {
+		size_t n;
+		const char *s = lua_tolstring(L, idx, &n);
+		if (n > 24)
+			snprintf(buf, cap, "string '%.20s...'", s);
+		else
+			snprintf(buf, cap, "string '%s'", s);
+		break;
+	}
+	case LUA_TUSERDATA: {
+		lm_tensor **b = lml_tobox(L, idx);
+		if (b && !*b)
+			snprintf(buf, cap, "a closed tensor");
+		else if (b)
+			snprintf(buf, cap, "a tensor");
+		else
+			snprintf(buf, cap, "a userdata");
+		break;
+	}
+	default: snprintf(buf, cap, "a %s", luaL_typename(L, idx)); break;
+	}
+	return buf;
+}
+
+/* ---------------------------------------------------------------- GC pacing */
+
+static struct {
+	size_t debt;      /* tensor bytes stored in boxes since the last collection */
+	size_t threshold; /* collect when debt exceeds this */
+} pacer = {0, LML_GC_MIN_BYTES};
+
+void lml_gc_account(lua_State *L, size_t bytes)
+{
+	pacer.debt += bytes;
+	if (pacer.debt < pacer.threshold) return;
+	pacer.debt = 0;
+	lua_gc(L, LUA_GCCOLLECT);
+	lm_memory_stats st;
+	lm_memory_stats_get(&st);
+	pacer.threshold = st.live_bytes > LML_GC_MIN_BYTES ? st.live_bytes : LML_GC_MIN_BYTES;
+}
+
+int lml_retry_nomem(lua_State *L)
+{
+	if (lm_last_status() != LM_ERR_NOMEM) return 0;
+	lua_gc(L, LUA_GCCOLLECT);
+	pacer.debt = 0;
+	return 1;
+}
+
+/* ---------------------------------------------------------------- tensor boxes */
+
+static const char mt_key = 'T'; /* registry[&mt_key] = the Tensor metatable */
+
+lm_tensor **lml_newbox(lua_State *L)
+{
+	lm_tensor **box = lua_newuserdatauv(L, sizeof *box, 0);
+	*box = NULL;
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+	lua_setmetatable(L, -2);
+	return box;
+}
+
+void lml_setbox(lua_State *L, lm_tensor **box, lm_tensor *t)
+{
+	*box = t;
+	lml_gc_account(L, lm_tensor_nbytes(t) + LML_TENSOR_OVERHEAD);
+}
+
+int lml_result(lua_State *L, lm_tensor **box, lm_tensor *t)
+{
+	if (!t) return lml_core_error(L);
+	lml_setbox(L, box, t);
+	return 1;
+}
+
+void lml_pushtensor(lua_State *L, lm_tensor *t)
+{
+	lm_tensor **box = lml_newbox(L);
+	*box = lm_tensor_retain(t);
+}
+
+lm_tensor **lml_tobox(lua_State *L, int idx)
+{
+	void *p = lua_touserdata(L, idx);
+	if (!p || !lua_getmetatable(L, idx)) return NULL;
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+	int same = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	return same ? p : NULL;
+}
+
+lm_tensor *lml_totensor(lua_State *L, int idx)
+{
+	lm_tensor **b = lml_tobox(L, idx);
+	return b ? *b : NULL;
+}
+
+lm_tensor *lml_checktensor(lua_State *L, int idx, const char *what)
+{
+	lm_tensor **b = lml_tobox(L, idx);
+	if (!b) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be a tensor, got %s", what, lml_describe(L, idx, d, sizeof d));
+	}
+	if (!*b) {
+		if (strcmp(what, "self") == 0 || strcmp(what, "argument 1") == 0)
+			lml_error(L, "tensor is closed");
+		lml_error(L, "%s: tensor is closed", what);
+	}
+	return *b;
+}
+
+lm_tensor *lml_checkself(lua_State *L)
+{
+	lm_tensor **b = lml_tobox(L, 1);
+	if (b && *b) return *b; /* the fast path */
+	return lml_checktensor(L, 1, strncmp(lml_fname(L), "Tensor:", 7) == 0 ? "self" : "argument 1");
+}
+
+/* Called once by luaopen_lumen_core with the metatable on the stack top. */
+void lml_register_metatable(lua_State *L);
+void lml_register_metatable(lua_State *L)
+{
+	lua_pushvalue(L, -1);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &mt_key);
+}
+
+/* ---------------------------------------------------------------- numbers */
+
+int lml_isinteger(lua_State *L, int idx, int64_t *out)
+{
+	if (lua_type(L, idx) != LUA_TNUMBER) return 0;
+	if (lua_isinteger(L, idx)) {
+		*out = lua_tointeger(L, idx);
+		return 1;
+	}
+	double d = lua_tonumber(L, idx);
+	/* 2^63 itself is out of range; every double below it converts exactly. */
+	if (!(d == floor(d)) || d < -9223372036854775808.0 || d >= 9223372036854775808.0) return 0;
+	*out = (int64_t)d;
+	return 1;
+}
+
+int64_t lml_checkinteger(lua_State *L, int idx, const char *what)
+{
+	int64_t v;
+	if (!lml_isinteger(L, idx, &v)) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be an integer, got %s", what, lml_describe(L, idx, d, sizeof d));
+	}
+	return v;
+}
+
+int64_t lml_optinteger(lua_State *L, int idx, const char *what, int64_t def)
+{
+	return lua_isnoneornil(L, idx) ? def : lml_checkinteger(L, idx, what);
+}
+
+double lml_checknumber(lua_State *L, int idx, const char *what)
+{
+	if (lua_type(L, idx) != LUA_TNUMBER) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be a number, got %s", what, lml_describe(L, idx, d, sizeof d));
+	}
+	return lua_tonumber(L, idx);
+}
+
+double lml_optnumber(lua_State *L, int idx, const char *what, double def)
+{
+	return lua_isnoneornil(L, idx) ? def : lml_checknumber(L, idx, what);
+}
+
+int lml_optboolean(lua_State *L, int idx, const char *what, int def)
+{
+	if (lua_isnoneornil(L, idx)) return def;
+	if (!lua_isboolean(L, idx)) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be a boolean, got %s", what, lml_describe(L, idx, d, sizeof d));
+	}
+	return lua_toboolean(L, idx);
+}
+
+/* ---------------------------------------------------------------- shapes, dims, indices */
+
+/* One size: a non-negative integer (or -1 when allowed). k is 1-based for the message. */
+static int64_t check_size(lua_State *L, int idx, int k, int allow_infer)
+{
+	int64_t v;
+	if (!lml_isinteger(L, idx, &v) || v < (allow_infer ? -1 : 0)) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "size %d must be a %sinteger, got %s", k,
+		          allow_infer ? "non-negative (or -1) " : "non-negative ",
+		          lml_describe(L, idx, d, sizeof d));
+	}
+	return v;
+}
+
+static char *dims_str(int n, const int64_t *shape, char *buf, size_t cap)
+{
+	return lm_shape_str(n, shape, buf, cap);
+}
+
+int lml_checkshape(lua_State *L, int first, int last, int64_t *shape, int allow_infer)
+{
+	int n = 0, infer = 0;
+	if (last >= first && lua_type(L, first) == LUA_TTABLE && !lml_tobox(L, first)) {
+		if (last > first) {
+			char d[LML_DESCRIBE_MAX];
+			lml_error(L, "sizes are given either as numbers or as one table, got a table and "
+			          "then %s", lml_describe(L, first + 1, d, sizeof d));
+		}
+		lua_Unsigned len = lua_rawlen(L, first);
+		if (len > LM_MAX_DIMS)
+			lml_error(L, "%llu sizes given, at most %d dims are supported",
+			          (unsigned long long)len, LM_MAX_DIMS);
+		for (int k = 1; k <= (int)len; k++) {
+			lua_rawgeti(L, first, k);
+			shape[n++] = check_size(L, -1, k, allow_infer);
+			lua_pop(L, 1);
+		}
+	} else {
+		if (last - first + 1 > LM_MAX_DIMS)
+			lml_error(L, "%d sizes given, at most %d dims are supported", last - first + 1,
+			          LM_MAX_DIMS);
+		for (int i = first; i <= last; i++) {
+			shape[n] = check_size(L, i, n + 1, allow_infer);
+			n++;
+		}
+	}
+	int64_t count = 1;
+	for (int i = 0; i < n; i++) {
+		if (shape[i] == -1) {
+			if (infer++) {
+				char b[LM_SHAPE_STR_MAX];
+				lml_error(L, "only one size may be -1, got %s", dims_str(n, shape, b, sizeof b));
+			}
+			continue;
+		}
+		if (__builtin_mul_overflow(count, shape[i], &count)) {
+			char b[LM_SHAPE_STR_MAX];
+			lml_error(L, "the element count of shape %s overflows", dims_str(n, shape, b, sizeof b));
+		}
+	}
+	return n;
+}
+
+int lml_checkdim(lua_State *L, int idx, int ndim, int extra, const char *what)
+{
+	int64_t d;
+	int n = ndim + extra;
+	if (n < 1) n = 1; /* a 0-d tensor accepts dim 1 / -1, as PyTorch accepts 0 / -1 */
+	if (!lml_isinteger(L, idx, &d)) {
+		char b[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be an integer, got %s", what, lml_describe(L, idx, b, sizeof b));
+	}
+	if (d == 0 || d > n || d < -n)
+		lml_error(L, "%s %lld is out of range for a %d-d tensor (expected 1..%d or -%d..-1)", what,
+		          (long long)d, ndim, n, n);
+	return (int)(d > 0 ? d - 1 : d + n);
+}
+
+int64_t lml_toindex(lua_State *L, int64_t i, int64_t n, int dim1, const char *what)
+{
+	int64_t k = i > 0 ? i - 1 : i + n;
+	if (i == 0 || k < 0 || k >= n) {
+		if (n == 0)
+			lml_error(L, "%s %lld is out of range for dim %d of size 0", what, (long long)i, dim1);
+		lml_error(L, "%s %lld is out of range for dim %d of size %lld (expected 1..%lld or "
+		          "-%lld..-1)", what, (long long)i, dim1, (long long)n, (long long)n, (long long)n);
+	}
+	return k;
+}
+
+/* ---------------------------------------------------------------- options */
+
+int lml_isopts(lua_State *L, int idx)
+{
+	if (lua_type(L, idx) != LUA_TTABLE) return 0;
+	int arr = lua_rawgeti(L, idx, 1) != LUA_TNIL;
+	lua_pop(L, 1);
+	return !arr;
+}
+
+lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what)
+{
+	lm_dtype dt;
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, idx) != LUA_TSTRING)
+		lml_error(L, "%s must be a dtype name such as 'float32', got %s", what,
+		          lml_describe(L, idx, d, sizeof d));
+	if (lm_dtype_from_name(lua_tostring(L, idx), &dt))
+		lml_error(L, "%s: unknown dtype %s (expected float32, float64, int32, int64 or uint8)",
+		          what, lml_describe(L, idx, d, sizeof d));
+	return dt;
+}
+
+static lm_device check_device_name(lua_State *L, int idx)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, idx) == LUA_TSTRING) {
+		const char *s = lua_tostring(L, idx);
+		if (strcmp(s, "cpu") == 0) return LM_CPU;
+		if (strcmp(s, "cuda") == 0 || strncmp(s, "cuda:", 5) == 0) return LM_CUDA;
+	}
+	return (lm_device)lml_error(L, "device must be 'cpu' or 'cuda', got %s",
+	                            lml_describe(L, idx, d, sizeof d));
+}
+
+void lml_checkopts(lua_State *L, int idx, lml_opts *o)
+{
+	char d[LML_DESCRIBE_MAX];
+	o->dtype = LM_FLOAT32;
+	o->has_dtype = 0;
+	o->requires_grad = 0;
+	o->device = LM_CPU;
+	if (lua_isnoneornil(L, idx)) return;
+	if (lua_type(L, idx) != LUA_TTABLE)
+		lml_error(L, "options must be a table such as {dtype='float64'}, got %s",
+		          lml_describe(L, idx, d, sizeof d));
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		if (k && strcmp(k, "dtype") == 0) {
+			o->dtype = lml_checkdtype(L, -1, "option dtype");
+			o->has_dtype = 1;
+		} else if (k && strcmp(k, "requires_grad") == 0) {
+			o->requires_grad = lml_optboolean(L, -1, "option requires_grad", 0);
+		} else if (k && strcmp(k, "device") == 0) {
+			o->device = check_device_name(L, -1);
+		} else if (k) {
+			lml_error(L, "unknown option '%.40s' (expected dtype, requires_grad or device)", k);
+		} else {
+			lml_error(L, "options must have string keys (dtype, requires_grad, device), got key %s",
+			          lml_describe(L, -2, d, sizeof d));
+		}
+		lua_pop(L, 1);
+	}
+}
+
+void lml_checkdevice(lua_State *L, const lml_opts *o)
+{
+	if (o->device != LM_CPU)
+		lml_error(L, "device 'cuda' is not available: this build of Lumen has no CUDA backend");
+}
+
+void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o)
+{
+	if (o->requires_grad && lm_tensor_requires_grad_(t, true)) lml_core_error(L);
+}
+
+/* ---------------------------------------------------------------- elements */
+
+const char *lml_elemptr(const lm_tensor *t, const int64_t *idx)
+{
+	const int64_t *st = lm_tensor_strides(t);
+	int64_t off = 0;
+	for (int i = 0; i < lm_tensor_ndim(t); i++) off += idx[i] * st[i];
+	return (const char *)lm_tensor_data(t) + off * (int64_t)lm_dtype_size(lm_tensor_dtype(t));
+}
+
+void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)
+{
+	switch (dt) {
+	case LM_FLOAT32: {
+		float v;
+		memcpy(&v, p, sizeof v);
+		lua_pushnumber(L, v);
+		break;
+	}
+	case LM_FLOAT64: {
+		double v;
+		memcpy(&v, p, sizeof v);
+		lua_pushnumber(L, v);
+		break;
+	}
+	case LM_INT32: {
+		int32_t v;
+		memcpy(&v, p, sizeof v);
+		lua_pushinteger(L, v);
+		break;
+	}
+	case LM_INT64: {
+		int64_t v;
+		memcpy(&v, p, sizeof v);
+		lua_pushinteger(L, v);
+		break;
+	}
+	case LM_UINT8: lua_pushinteger(L, *(const uint8_t *)p); break;
+	default: lua_pushnil(L); break;
+	}
+}

@@ -1,0 +1,161 @@
+/*
+ * lml.h — what the Lua binding files share: tensor boxes, argument checks, errors, GC pacing.
+ *
+ * Design: a tensor is a full userdata holding one lm_tensor * (one reference, released by __gc
+ * and __close; NULL once closed). Every binding is a C closure whose first upvalue is its Lua name
+ * ("lm.zeros", "Tensor:view"), so every error names the function the user called. Bindings check
+ * all arguments first, create the result box, then call the core and raise with the core's
+ * message; no C-owned memory is ever held across a call that can raise (STYLE.md).
+ * Dims and indices are 1-based in Lua (negatives count from the end) and 0-based in the core:
+ * lml_checkdim / lml_checkindex convert and range-check them in Lua terms.
+ * Read next: lml.c (the helpers), tensor.c (the metatable), docs/lua.md.
+ */
+#ifndef LUMEN_LML_H
+#define LUMEN_LML_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lumen/autograd.h"
+#include "lumen/core.h"
+#include "lumen/ops.h"
+
+#define LML_TENSOR_MT "lumen.Tensor"
+
+/* ---------------------------------------------------------------- registration */
+
+/*
+ * Sets table[name] = closure(fn, upvalue 1 = prefix .. name) for each entry (the table is at
+ * index t). nup extra upvalues, on the stack top, are shared by every closure (popped).
+ */
+void lml_setfuncs(lua_State *L, int t, const char *prefix, const luaL_Reg *regs, int nup);
+
+/* Each binding file adds its functions: metamethods to the Tensor metatable (index mt), methods
+ * to the Tensor method table (index m), module functions to the lumen table (index lm). */
+void lml_open_tensor(lua_State *L, int mt, int m, int lm);
+void lml_open_create(lua_State *L, int mt, int m, int lm);
+void lml_open_view(lua_State *L, int mt, int m, int lm);
+void lml_open_math(lua_State *L, int mt, int m, int lm);
+void lml_open_reduce(lua_State *L, int mt, int m, int lm);
+void lml_open_autograd(lua_State *L, int mt, int m, int lm);
+void lml_open_functional(lua_State *L, int mt, int m, int lm);
+void lml_open_sys(lua_State *L, int mt, int m, int lm);
+/* The tostring of a tensor (print.c): pushes the text. */
+int lml_tensor_tostring(lua_State *L);
+/* The __index / __newindex of element access (view.c); idx is the key's index. */
+int lml_index_get(lua_State *L, lm_tensor *t, int key);
+int lml_index_set(lua_State *L, lm_tensor *t, int key, int value);
+
+/* The C half of `require 'lumen'` (package.preload['lumen.core']). */
+int luaopen_lumen_core(lua_State *L);
+/* Installs the module searcher (ahead of the path searchers) for lumen's Lua files in luadir,
+ * and preloads 'lumen.core'. */
+void lml_install_loader(lua_State *L, const char *luadir);
+
+/* ---------------------------------------------------------------- errors */
+
+/* The Lua name of the running binding (its first upvalue), or "lumen". */
+const char *lml_fname(lua_State *L);
+/* Raises "<fname>: <formatted message>" (printf formats; never pass user text as fmt). */
+_Noreturn int lml_error(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Raises the core's last error, its leading "cname: " replaced by the Lua name. */
+_Noreturn int lml_core_error(lua_State *L);
+/* A short description of the value at idx for messages ("-1", "2.5", "nil", "a table", "string
+ * 'abc'"); never calls metamethods. Written into buf. */
+const char *lml_describe(lua_State *L, int idx, char *buf, size_t cap);
+#define LML_DESCRIBE_MAX 64
+
+/* ---------------------------------------------------------------- tensors */
+
+/* Pushes a new, empty tensor box (NULL inside) with the Tensor metatable. */
+lm_tensor **lml_newbox(lua_State *L);
+/* Stores t (+1, owned by the box from now on) and accounts its bytes to the GC pacer. */
+void lml_setbox(lua_State *L, lm_tensor **box, lm_tensor *t);
+/* With box on the stack top: stores t and returns 1, or raises the core's error when t is NULL. */
+int lml_result(lua_State *L, lm_tensor **box, lm_tensor *t);
+/* Pushes a new box holding t +1 (t retained here). May raise (memory): t must be borrowed. */
+void lml_pushtensor(lua_State *L, lm_tensor *t);
+
+/* The box at idx when it is a tensor userdata (open or closed), else NULL. */
+lm_tensor **lml_tobox(lua_State *L, int idx);
+/* The tensor at idx, or NULL when it is not a tensor (or is closed). */
+lm_tensor *lml_totensor(lua_State *L, int idx);
+/* The tensor at idx; raises "<what> must be a tensor, got X" or "tensor is closed". */
+lm_tensor *lml_checktensor(lua_State *L, int idx, const char *what);
+/* The same for argument 1: "self" for methods (Tensor:...), "argument 1" for functions. */
+lm_tensor *lml_checkself(lua_State *L);
+
+/* ---------------------------------------------------------------- numbers */
+
+/* Whether idx holds a number (not a string) with an integral value in int64 range. */
+int lml_isinteger(lua_State *L, int idx, int64_t *out);
+/* An integer argument (integral floats accepted, 2.5, NaN, strings rejected). */
+int64_t lml_checkinteger(lua_State *L, int idx, const char *what);
+int64_t lml_optinteger(lua_State *L, int idx, const char *what, int64_t def);
+/* A number argument (not a string). */
+double lml_checknumber(lua_State *L, int idx, const char *what);
+double lml_optnumber(lua_State *L, int idx, const char *what, double def);
+/* A boolean argument (nil/none gives def). */
+int lml_optboolean(lua_State *L, int idx, const char *what, int def);
+
+/* ---------------------------------------------------------------- shapes, dims, indices */
+
+/*
+ * Sizes from the arguments first..last: either numbers or one table of numbers. Each size must
+ * be a non-negative integer (or -1 once when allow_infer); checks the dim count and that the
+ * element count does not overflow. Returns ndim.
+ */
+int lml_checkshape(lua_State *L, int first, int last, int64_t *shape, int allow_infer);
+/* Converts a 1-based dim (negatives from the end) of a tensor with ndim dims to 0-based;
+ * a 0-d tensor accepts 1 and -1. extra = 1 for unsqueeze (ndim + 1 positions). */
+int lml_checkdim(lua_State *L, int idx, int ndim, int extra, const char *what);
+/* Converts a 1-based index (negatives from the end) along a dim of size n to 0-based. */
+int64_t lml_toindex(lua_State *L, int64_t i, int64_t n, int dim1, const char *what);
+
+/* ---------------------------------------------------------------- options */
+
+typedef struct lml_opts {
+	lm_dtype dtype;
+	int has_dtype;
+	int requires_grad;
+	lm_device device;
+} lml_opts;
+
+/* Whether idx holds an options table: a table (not a tensor) without an array part [1]. */
+int lml_isopts(lua_State *L, int idx);
+/* Reads {dtype=, requires_grad=, device=} at idx (nil/none allowed); unknown keys are errors. */
+void lml_checkopts(lua_State *L, int idx, lml_opts *o);
+/* A dtype name argument. */
+lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what);
+/* Applies requires_grad / device of o to the tensor in box (after creation). */
+void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o);
+/* Raises when o asks for a device this build cannot serve. Call before creating. */
+void lml_checkdevice(lua_State *L, const lml_opts *o);
+
+/* ---------------------------------------------------------------- elements */
+
+/* Reads the element at byte offset off of t's data as a Lua value (integer for integer dtypes). */
+void lml_pushelem(lua_State *L, lm_dtype dt, const char *p);
+/* Element addresses: data + sum(idx[i] * stride[i]) * itemsize. */
+const char *lml_elemptr(const lm_tensor *t, const int64_t *idx);
+
+/* ---------------------------------------------------------------- memory and the GC */
+
+/*
+ * GC pacing: Lua sees a tensor as a small userdata, not as the memory behind it. Every tensor
+ * stored in a box adds its bytes to a debt; when the debt exceeds max(LML_GC_MIN_BYTES, live
+ * tensor bytes after the last collection), a full collection runs (see docs/lua.md).
+ */
+void lml_gc_account(lua_State *L, size_t bytes);
+#define LML_GC_MIN_BYTES ((size_t)64 << 20)
+#define LML_TENSOR_OVERHEAD 320 /* header + storage struct + allocator rounding, per tensor */
+/* After a core failure with LM_ERR_NOMEM: collects garbage and returns 1 (the caller retries
+ * once); returns 0 for other failures. */
+int lml_retry_nomem(lua_State *L);
+#define LML_TRY(L, var, expr)                                                                      \
+	do {                                                                                         \
+		(var) = (expr);                                                                          \
+		if (!(var) && lml_retry_nomem(L)) (var) = (expr);                                        \
+	} while (0)
+
+#endif

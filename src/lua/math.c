@@ -1,0 +1,300 @@
+/*
+ * math.c — elementwise arithmetic and math: the operators (__add __sub __mul __div __unm __pow),
+ * add/sub/mul/div/pow and their in-place forms, unary functions, comparisons, clamp, where,
+ * maximum/minimum, matmul/mm, fill_/zero_/copy_.
+ *
+ * Operators and lm.* functions accept a number on either side (the core's scalar forms keep an
+ * integer tensor integral unless the number is fractional); methods need a tensor self.
+ * In-place methods return self. Read next: reduce.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "lml.h"
+
+/* An operand: a tensor (returned) or a number (*num, NULL returned); raises otherwise. */
+static lm_tensor *operand(lua_State *L, int idx, const char *what, double *num)
+{
+	if (lua_type(L, idx) == LUA_TNUMBER) {
+		*num = lua_tonumber(L, idx);
+		return NULL;
+	}
+	lm_tensor **b = lml_tobox(L, idx);
+	if (!b) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be a tensor or a number, got %s", what,
+		          lml_describe(L, idx, d, sizeof d));
+	}
+	if (!*b) lml_error(L, "%s: tensor is closed", what);
+	return *b;
+}
+
+static lm_tensor *apply_binary(lm_binop op, lm_tensor *a, double na, lm_tensor *b, double nb)
+{
+	if (a && b) return lm_binary(op, a, b);
+	if (a) return op == LM_POW ? lm_pow_scalar(a, nb) : lm_binary_scalar(op, a, nb);
+	return lm_rbinary_scalar(op, na, b);
+}
+
+/* a op b with numbers allowed on either side (operators and lm.add(a, b), ...). */
+static int arith(lua_State *L, lm_binop op)
+{
+	double na = 0, nb = 0;
+	lm_tensor *a = operand(L, 1, "argument 1", &na);
+	lm_tensor *b = operand(L, 2, "argument 2", &nb);
+	if (!a && !b) lml_error(L, "expected at least one tensor, got two numbers");
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, apply_binary(op, a, na, b, nb));
+	return lml_result(L, box, r);
+}
+
+/* x:op(y): self must be a tensor. */
+static int method(lua_State *L, lm_binop op)
+{
+	double n = 0;
+	lm_tensor *a = lml_checkself(L);
+	lm_tensor *b = operand(L, 2, "argument 1", &n);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, apply_binary(op, a, 0, b, n));
+	return lml_result(L, box, r);
+}
+
+/* x:op_(y): in place, returns self. */
+static int inplace(lua_State *L, lm_binop op)
+{
+	double n = 0;
+	lm_tensor *a = lml_checkself(L);
+	lm_tensor *b = operand(L, 2, "argument 1", &n);
+	if (b ? lm_binary_(op, a, b) : lm_binary_scalar_(op, a, n)) lml_core_error(L);
+	lua_settop(L, 1);
+	return 1;
+}
+
+#define BINARY(name, OP)                                                                           \
+	static int f_##name(lua_State *L) { return arith(L, OP); }                                   \
+	static int m_##name(lua_State *L) { return method(L, OP); }
+#define BINARY_INPLACE(name, OP)                                                                   \
+	BINARY(name, OP)                                                                             \
+	static int m_##name##_(lua_State *L) { return inplace(L, OP); }
+BINARY_INPLACE(add, LM_ADD)
+BINARY_INPLACE(sub, LM_SUB)
+BINARY_INPLACE(mul, LM_MUL)
+BINARY_INPLACE(div, LM_DIV)
+BINARY_INPLACE(pow, LM_POW)
+BINARY(maximum, LM_MAXIMUM)
+BINARY(minimum, LM_MINIMUM)
+BINARY(eq, LM_EQ)
+BINARY(ne, LM_NE)
+BINARY(lt, LM_LT)
+BINARY(le, LM_LE)
+BINARY(gt, LM_GT)
+BINARY(ge, LM_GE)
+
+static int mm_unm(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, lm_neg(t));
+	return lml_result(L, box, r);
+}
+
+/* ---------------------------------------------------------------- unary */
+
+static int unary(lua_State *L, lm_unop op)
+{
+	lm_tensor *t = lml_checkself(L);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, lm_unary(op, t));
+	return lml_result(L, box, r);
+}
+
+static int unary_(lua_State *L, lm_unop op)
+{
+	lm_tensor *t = lml_checkself(L);
+	if (lm_unary_(op, t)) lml_core_error(L);
+	lua_settop(L, 1);
+	return 1;
+}
+
+#define UNARY(name, OP)                                                                            \
+	static int u_##name(lua_State *L) { return unary(L, OP); }                                   \
+	static int u_##name##_(lua_State *L) { return unary_(L, OP); }
+UNARY(exp, LM_EXP)
+UNARY(log, LM_LOG)
+UNARY(sqrt, LM_SQRT)
+UNARY(abs, LM_ABS)
+UNARY(neg, LM_NEG)
+UNARY(sin, LM_SIN)
+UNARY(cos, LM_COS)
+UNARY(tanh, LM_TANH)
+UNARY(sigmoid, LM_SIGMOID)
+UNARY(relu, LM_RELU)
+UNARY(sign, LM_SIGN)
+UNARY(floor, LM_FLOOR)
+UNARY(ceil, LM_CEIL)
+UNARY(round, LM_ROUND)
+UNARY(rsqrt, LM_RSQRT)
+UNARY(reciprocal, LM_RECIPROCAL)
+UNARY(square, LM_SQUARE)
+
+/* x:clamp(lo, hi): either bound may be nil. */
+static void clamp_bounds(lua_State *L, double *lo, double *hi)
+{
+	if (lua_isnoneornil(L, 2) && lua_isnoneornil(L, 3))
+		lml_error(L, "needs at least one bound (min or max)");
+	*lo = lml_optnumber(L, 2, "min", -INFINITY);
+	*hi = lml_optnumber(L, 3, "max", INFINITY);
+	if (isnan(*lo) || isnan(*hi)) lml_error(L, "bounds must not be NaN");
+	if (*lo > *hi) lml_error(L, "min %g is greater than max %g", *lo, *hi);
+}
+
+static int m_clamp(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	double lo, hi;
+	clamp_bounds(L, &lo, &hi);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, lm_clamp(t, lo, hi));
+	return lml_result(L, box, r);
+}
+
+static int m_clamp_(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	double lo, hi;
+	clamp_bounds(L, &lo, &hi);
+	if (lm_clamp_(t, lo, hi)) lml_core_error(L);
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* ---------------------------------------------------------------- fill, copy */
+
+static int m_fill_(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	double v = lml_checknumber(L, 2, "value");
+	if (lm_fill_(t, v)) lml_core_error(L);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int m_zero_(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	if (lm_zero_(t)) lml_core_error(L);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int m_copy_(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	lm_tensor *s = lml_checktensor(L, 2, "source");
+	if (lm_copy_(t, s)) lml_core_error(L);
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* ---------------------------------------------------------------- where, matmul */
+
+/* A number next to a tensor of dtype dt takes dt, unless it is fractional next to integers. */
+static lm_dtype number_dtype(lua_State *L, int idx, const lm_tensor *other)
+{
+	double v = lua_tonumber(L, idx);
+	int integral = lua_isinteger(L, idx) || (v == floor(v) && isfinite(v));
+	if (other) {
+		lm_dtype dt = lm_tensor_dtype(other);
+		return lm_dtype_is_float(dt) || integral ? dt : LM_FLOAT32;
+	}
+	return lua_isinteger(L, idx) ? LM_INT64 : LM_FLOAT32;
+}
+
+/* lm.where(cond, a, b): a and b tensors or numbers. */
+static int f_where(lua_State *L)
+{
+	double na = 0, nb = 0;
+	lm_tensor *c = lml_checktensor(L, 1, "condition");
+	lm_tensor *a = operand(L, 2, "argument 2", &na);
+	lm_tensor *b = operand(L, 3, "argument 3", &nb);
+	if (!a) {
+		lm_dtype dt = number_dtype(L, 2, b);
+		lm_tensor **tb = lml_newbox(L);
+		lml_result(L, tb, lm_scalar(na, dt));
+		a = *tb;
+	}
+	if (!b) {
+		lm_dtype dt = number_dtype(L, 3, a);
+		lm_tensor **tb = lml_newbox(L);
+		lml_result(L, tb, lm_scalar(nb, dt));
+		b = *tb;
+	}
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, lm_where(c, a, b));
+	return lml_result(L, box, r);
+}
+
+static int matmul_like(lua_State *L, int mm)
+{
+	lm_tensor *a = lml_checkself(L);
+	lm_tensor *b = lml_checktensor(L, 2, "argument 2");
+	if (mm && (lm_tensor_ndim(a) != 2 || lm_tensor_ndim(b) != 2))
+		lml_error(L, "expects two matrices, got %d-d and %d-d tensors (use matmul)",
+		          lm_tensor_ndim(a), lm_tensor_ndim(b));
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, mm ? lm_mm(a, b) : lm_matmul(a, b));
+	return lml_result(L, box, r);
+}
+
+static int f_matmul(lua_State *L) { return matmul_like(L, 0); }
+static int f_mm(lua_State *L) { return matmul_like(L, 1); }
+
+/* ---------------------------------------------------------------- registration */
+
+#define BOTH(name) {#name, m_##name}, {#name "_", m_##name##_}
+#define UN(name) {#name, u_##name}, {#name "_", u_##name##_}
+
+static const luaL_Reg methods[] = {
+	BOTH(add), BOTH(sub), BOTH(mul), BOTH(div), BOTH(pow),
+	{"maximum", m_maximum}, {"minimum", m_minimum},
+	{"eq", m_eq}, {"ne", m_ne}, {"lt", m_lt}, {"le", m_le}, {"gt", m_gt}, {"ge", m_ge},
+	UN(exp), UN(log), UN(sqrt), UN(abs), UN(neg), UN(sin), UN(cos), UN(tanh), UN(sigmoid),
+	UN(relu), UN(sign), UN(floor), UN(ceil), UN(round), UN(rsqrt), UN(reciprocal), UN(square),
+	{"clamp", m_clamp}, {"clamp_", m_clamp_},
+	{"fill_", m_fill_}, {"zero_", m_zero_}, {"copy_", m_copy_},
+	{"matmul", f_matmul}, {"mm", f_mm},
+	{NULL, NULL},
+};
+
+static const luaL_Reg functions[] = {
+	{"add", f_add}, {"sub", f_sub}, {"mul", f_mul}, {"div", f_div}, {"pow", f_pow},
+	{"maximum", f_maximum}, {"minimum", f_minimum},
+	{"eq", f_eq}, {"ne", f_ne}, {"lt", f_lt}, {"le", f_le}, {"gt", f_gt}, {"ge", f_ge},
+	{"exp", u_exp}, {"log", u_log}, {"sqrt", u_sqrt}, {"abs", u_abs}, {"neg", u_neg},
+	{"sin", u_sin}, {"cos", u_cos}, {"tanh", u_tanh}, {"sigmoid", u_sigmoid}, {"relu", u_relu},
+	{"sign", u_sign}, {"floor", u_floor}, {"ceil", u_ceil}, {"round", u_round},
+	{"rsqrt", u_rsqrt}, {"reciprocal", u_reciprocal}, {"square", u_square},
+	{"clamp", m_clamp},
+	{"where", f_where}, {"matmul", f_matmul}, {"mm", f_mm},
+	{NULL, NULL},
+};
+
+static const luaL_Reg metamethods[] = {
+	{"__add", f_add}, {"__sub", f_sub}, {"__mul", f_mul}, {"__div", f_div}, {"__pow", f_pow},
+	{"__unm", mm_unm},
+	{NULL, NULL},
+};
+
+void lml_open_math(lua_State *L, int mt, int m, int lm)
+{
+	lml_setfuncs(L, mt, "Tensor:", metamethods, 0);
+	lml_setfuncs(L, m, "Tensor:", methods, 0);
+	lml_setfuncs(L, lm, "lm.", functions, 0);
+}

@@ -1,0 +1,151 @@
+/*
+ * reduce.c — reductions: sum, mean, prod, var, std, norm, max, min, argmax, argmin.
+ *
+ * Without a dim a reduction covers every element and gives a 0-d tensor; with a dim (1-based,
+ * negatives from the end) it removes that dim unless keepdim. max/min with a dim return values
+ * and int64 indices; indices are 1-based in Lua, so the core's 0-based ones get 1 added (in place,
+ * in their box). Read next: autograd.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "lml.h"
+
+/* Reads ([dim [, keepdim]]) at arguments 2 and 3. */
+static int dim_arg(lua_State *L, lm_tensor *t, int *keepdim)
+{
+	*keepdim = lml_optboolean(L, 3, "keepdim", 0);
+	if (lua_isnoneornil(L, 2)) return LM_DIM_ALL;
+	return lml_checkdim(L, 2, lm_tensor_ndim(t), 0, "dim");
+}
+
+static lm_tensor *reduce_call(lm_redop op, lm_tensor *t, int d, int keepdim)
+{
+	switch (op) {
+	case LM_SUM: return lm_sum(t, d, keepdim);
+	case LM_MEAN: return lm_mean(t, d, keepdim);
+	case LM_PROD: return lm_prod(t, d, keepdim);
+	case LM_MAX: return lm_amax(t, d, keepdim);
+	case LM_MIN: return lm_amin(t, d, keepdim);
+	case LM_ARGMAX: return lm_argmax(t, d, keepdim);
+	case LM_ARGMIN: return lm_argmin(t, d, keepdim);
+	default: return lm_reduce(op, t, d, keepdim);
+	}
+}
+
+static int reduce(lua_State *L, lm_redop op)
+{
+	lm_tensor *t = lml_checkself(L);
+	int keepdim, d = dim_arg(L, t, &keepdim);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, reduce_call(op, t, d, keepdim));
+	lml_result(L, box, r);
+	if ((op == LM_ARGMAX || op == LM_ARGMIN) && lm_binary_scalar_(LM_ADD, r, 1))
+		lml_core_error(L);
+	return 1;
+}
+
+static int r_sum(lua_State *L) { return reduce(L, LM_SUM); }
+static int r_mean(lua_State *L) { return reduce(L, LM_MEAN); }
+static int r_prod(lua_State *L) { return reduce(L, LM_PROD); }
+static int r_argmax(lua_State *L) { return reduce(L, LM_ARGMAX); }
+static int r_argmin(lua_State *L) { return reduce(L, LM_ARGMIN); }
+
+/* x:var([dim [, keepdim]] [, {unbiased=, correction=}]) — unbiased (correction 1) by default. */
+static int var_std(lua_State *L, int std)
+{
+	lm_tensor *t = lml_checkself(L);
+	int top = lua_gettop(L), correction = 1;
+	if (top >= 2 && lua_type(L, top) == LUA_TTABLE && !lml_tobox(L, top)) {
+		lua_pushnil(L);
+		while (lua_next(L, top)) {
+			const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+			if (strcmp(k, "unbiased") == 0)
+				correction = lml_optboolean(L, -1, "option unbiased", 1);
+			else if (strcmp(k, "correction") == 0) {
+				int64_t c = lml_checkinteger(L, -1, "option correction");
+				if (c < 0 || c > 1000000) lml_error(L, "option correction must be >= 0, got %lld",
+				                                    (long long)c);
+				correction = (int)c;
+			} else
+				lml_error(L, "unknown option (expected unbiased or correction)");
+			lua_pop(L, 1);
+		}
+		lua_settop(L, top - 1);
+	}
+	int keepdim, d = dim_arg(L, t, &keepdim);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, std ? lm_std(t, d, keepdim, correction) : lm_var(t, d, keepdim, correction));
+	return lml_result(L, box, r);
+}
+
+static int r_var(lua_State *L) { return var_std(L, 0); }
+static int r_std(lua_State *L) { return var_std(L, 1); }
+
+/* x:norm([p [, dim [, keepdim]]]): the p-norm (2 by default; math.huge for max |x|). */
+static int r_norm(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	double p = 2;
+	if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "fro") == 0)
+		p = 2;
+	else
+		p = lml_optnumber(L, 2, "p", 2);
+	if (isnan(p) || p < 0) lml_error(L, "p must be a non-negative number, got %g", p);
+	int keepdim = lml_optboolean(L, 4, "keepdim", 0);
+	int d = lua_isnoneornil(L, 3) ? LM_DIM_ALL : lml_checkdim(L, 3, lm_tensor_ndim(t), 0, "dim");
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, lm_norm(t, p, d, keepdim));
+	return lml_result(L, box, r);
+}
+
+/* x:max(), x:max(dim [, keepdim]) -> values, indices (1-based), x:max(y) -> maximum. */
+static int max_min(lua_State *L, int is_max)
+{
+	lm_tensor *t = lml_checkself(L);
+	lm_tensor *o = lml_totensor(L, 2);
+	if (o) {
+		lm_tensor **box = lml_newbox(L);
+		lm_tensor *r;
+		LML_TRY(L, r, is_max ? lm_maximum(t, o) : lm_minimum(t, o));
+		return lml_result(L, box, r);
+	}
+	if (lua_isnoneornil(L, 2)) {
+		lm_tensor **box = lml_newbox(L);
+		lm_tensor *r;
+		LML_TRY(L, r, is_max ? lm_amax(t, LM_DIM_ALL, false) : lm_amin(t, LM_DIM_ALL, false));
+		return lml_result(L, box, r);
+	}
+	int keepdim, d = dim_arg(L, t, &keepdim);
+	lm_tensor **vbox = lml_newbox(L);
+	lm_tensor **ibox = lml_newbox(L);
+	lm_tensor *v = NULL, *i = NULL;
+	lm_status s = is_max ? lm_max_dim(t, d, keepdim, &v, &i) : lm_min_dim(t, d, keepdim, &v, &i);
+	if (s == LM_ERR_NOMEM && lml_retry_nomem(L))
+		s = is_max ? lm_max_dim(t, d, keepdim, &v, &i) : lm_min_dim(t, d, keepdim, &v, &i);
+	if (s) lml_core_error(L);
+	lml_setbox(L, vbox, v);
+	lml_setbox(L, ibox, i);
+	if (lm_binary_scalar_(LM_ADD, i, 1)) lml_core_error(L);
+	return 2;
+}
+
+static int r_max(lua_State *L) { return max_min(L, 1); }
+static int r_min(lua_State *L) { return max_min(L, 0); }
+
+static const luaL_Reg methods[] = {
+	{"sum", r_sum},       {"mean", r_mean}, {"prod", r_prod}, {"var", r_var},
+	{"std", r_std},       {"norm", r_norm}, {"max", r_max},   {"min", r_min},
+	{"argmax", r_argmax}, {"argmin", r_argmin},
+	{NULL, NULL},
+};
+
+void lml_open_reduce(lua_State *L, int mt, int m, int lm)
+{
+	(void)mt;
+	lml_setfuncs(L, m, "Tensor:", methods, 0);
+	lml_setfuncs(L, lm, "lm.", methods, 0);
+}

@@ -1,0 +1,235 @@
+/*
+ * sys.c — the process around the tensors: memory statistics and cap (lm.memory,
+ * lm.set_memory_limit, lm.empty_cache), threads, build information, lm.cuda, and lm.sys (a
+ * monotonic clock and directory listing, used by the test runner and the benchmarks).
+ *
+ * Nothing here touches tensors. Read next: lumen.c (how the module is put together).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "lml.h"
+
+static void setint(lua_State *L, const char *k, lua_Integer v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, k);
+}
+
+/* lm.memory() -> {live_bytes=, peak_bytes=, cached_bytes=, limit_bytes=, allocs=, cache_hits=,
+ * live_tensors=} */
+static int l_memory(lua_State *L)
+{
+	lm_memory_stats s;
+	lm_memory_stats_get(&s);
+	lua_createtable(L, 0, 8);
+	setint(L, "live_bytes", (lua_Integer)s.live_bytes);
+	setint(L, "peak_bytes", (lua_Integer)s.peak_bytes);
+	setint(L, "cached_bytes", (lua_Integer)s.cached_bytes);
+	setint(L, "limit_bytes", (lua_Integer)s.limit_bytes);
+	setint(L, "allocs", (lua_Integer)s.allocs);
+	setint(L, "cache_hits", (lua_Integer)s.cache_hits);
+	setint(L, "live_tensors", (lua_Integer)s.live_tensors);
+	lua_pushboolean(L, lm_memory_caching());
+	lua_setfield(L, -2, "caching");
+	return 1;
+}
+
+/* lm.set_memory_limit(bytes) (0: the default, the machine's RAM) -> the previous limit */
+static int l_set_memory_limit(lua_State *L)
+{
+	int64_t n = lml_checkinteger(L, 1, "bytes");
+	if (n < 0) lml_error(L, "bytes must be non-negative, got %lld", (long long)n);
+	lm_memory_stats s;
+	lm_memory_stats_get(&s);
+	lm_memory_set_limit((size_t)n);
+	lua_pushinteger(L, (lua_Integer)s.limit_bytes);
+	return 1;
+}
+
+static int l_empty_cache(lua_State *L)
+{
+	(void)L;
+	lm_memory_empty_cache();
+	return 0;
+}
+
+static int l_reset_peak_memory(lua_State *L)
+{
+	(void)L;
+	lm_memory_reset_peak();
+	return 0;
+}
+
+static int l_set_num_threads(lua_State *L)
+{
+	int64_t n = lml_checkinteger(L, 1, "n");
+	if (n < 0 || n > 4096) lml_error(L, "n must lie in 0..4096 (0: all cores), got %lld",
+	                                 (long long)n);
+	lm_set_num_threads((int)n);
+	return 0;
+}
+
+static int l_get_num_threads(lua_State *L)
+{
+	lua_pushinteger(L, lm_get_num_threads());
+	return 1;
+}
+
+/* lm.build_info() -> {version=, blas=, blas_threading=, openmp=, cuda=, sanitize=, compiler=} */
+static int l_build_info(lua_State *L)
+{
+	lm_build_info b;
+	lm_build_info_get(&b);
+	lua_createtable(L, 0, 8);
+	lua_pushstring(L, b.version);
+	lua_setfield(L, -2, "version");
+	lua_pushstring(L, b.blas);
+	lua_setfield(L, -2, "blas");
+	lua_pushstring(L, b.blas_threading);
+	lua_setfield(L, -2, "blas_threading");
+	lua_pushboolean(L, b.openmp);
+	lua_setfield(L, -2, "openmp");
+	lua_pushboolean(L, b.cuda_built);
+	lua_setfield(L, -2, "cuda");
+	lua_pushboolean(L, b.sanitize);
+	lua_setfield(L, -2, "sanitize");
+	lua_pushstring(L, b.compiler);
+	lua_setfield(L, -2, "compiler");
+	lua_pushliteral(L, LUA_RELEASE);
+	lua_setfield(L, -2, "lua");
+	return 1;
+}
+
+/* ---------------------------------------------------------------- lm.cuda */
+
+/* No CUDA backend exists in the core yet: no device is ever available. */
+static int l_cuda_is_available(lua_State *L)
+{
+	lua_pushboolean(L, 0);
+	return 1;
+}
+
+static int l_cuda_device_name(lua_State *L)
+{
+	lua_pushnil(L);
+	return 1;
+}
+
+/* ---------------------------------------------------------------- lm.sys */
+
+/* lm.sys.clock() -> seconds on a monotonic clock (float) */
+static int l_clock(lua_State *L)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	lua_pushnumber(L, (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+	return 1;
+}
+
+/* A DIR * owned by a userdata, so that a memory error while listing cannot leak it. */
+static int dir_gc(lua_State *L)
+{
+	DIR **p = lua_touserdata(L, 1);
+	if (p && *p) {
+		closedir(*p);
+		*p = NULL;
+	}
+	return 0;
+}
+
+/* lm.sys.listdir(path) -> array of entry names (without . and ..), or nil, message */
+static int l_listdir(lua_State *L)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, 1) != LUA_TSTRING)
+		lml_error(L, "path must be a string, got %s", lml_describe(L, 1, d, sizeof d));
+	const char *path = lua_tostring(L, 1);
+	DIR **box = lua_newuserdatauv(L, sizeof *box, 0);
+	*box = NULL;
+	if (luaL_newmetatable(L, "lumen.Dir")) {
+		lua_pushcfunction(L, dir_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	lua_newtable(L);
+	*box = opendir(path);
+	if (!*box) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "%s: %s", path, strerror(errno));
+		return 2;
+	}
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(*box)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+		lua_pushstring(L, e->d_name);
+		lua_rawseti(L, -2, ++n);
+	}
+	closedir(*box);
+	*box = NULL;
+	return 1;
+}
+
+/* lm.sys.isdir(path) -> boolean */
+static int l_isdir(lua_State *L)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, 1) != LUA_TSTRING)
+		lml_error(L, "path must be a string, got %s", lml_describe(L, 1, d, sizeof d));
+	struct stat st;
+	lua_pushboolean(L, stat(lua_tostring(L, 1), &st) == 0 && S_ISDIR(st.st_mode));
+	return 1;
+}
+
+/* lm.sys.fail_alloc_after(k): the k-th allocation from now fails (0 disables); for leak tests */
+static int l_fail_alloc_after(lua_State *L)
+{
+	int64_t k = lml_checkinteger(L, 1, "k");
+	if (k < 0) lml_error(L, "k must be non-negative, got %lld", (long long)k);
+	lm_memory_fail_after((uint64_t)k);
+	return 0;
+}
+
+static const luaL_Reg functions[] = {
+	{"memory", l_memory},
+	{"set_memory_limit", l_set_memory_limit},
+	{"empty_cache", l_empty_cache},
+	{"reset_peak_memory", l_reset_peak_memory},
+	{"set_num_threads", l_set_num_threads},
+	{"get_num_threads", l_get_num_threads},
+	{"build_info", l_build_info},
+	{NULL, NULL},
+};
+
+static const luaL_Reg cuda_functions[] = {
+	{"is_available", l_cuda_is_available},
+	{"device_name", l_cuda_device_name},
+	{NULL, NULL},
+};
+
+static const luaL_Reg sys_functions[] = {
+	{"clock", l_clock},
+	{"listdir", l_listdir},
+	{"isdir", l_isdir},
+	{"fail_alloc_after", l_fail_alloc_after},
+	{NULL, NULL},
+};
+
+void lml_open_sys(lua_State *L, int mt, int m, int lm)
+{
+	(void)mt;
+	(void)m;
+	lml_setfuncs(L, lm, "lm.", functions, 0);
+	lua_newtable(L);
+	lml_setfuncs(L, -1, "lm.cuda.", cuda_functions, 0);
+	lua_setfield(L, lm, "cuda");
+	lua_newtable(L);
+	lml_setfuncs(L, -1, "lm.sys.", sys_functions, 0);
+	lua_setfield(L, lm, "sys");
+	lua_pushliteral(L, LUMEN_VERSION);
+	lua_setfield(L, lm, "version");
+}
