@@ -284,6 +284,7 @@ const ot_op *ot_all(int *count)
 	if (n < 0) {
 		n = 0;
 		for (int i = 0; i < ot_core_count; i++) all[n++] = ot_core_ops[i];
+		for (int i = 0; i < ot_ops2_count; i++) all[n++] = ot_ops2_ops[i];
 		for (int i = 0; i < ot_nn_count; i++) all[n++] = ot_nn_ops[i];
 	}
 	*count = n;

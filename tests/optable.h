@@ -92,6 +92,8 @@ void ot_gen_reduce(const ot_op *op, ot_rng *r, lm_dtype dt, ot_layout l, ot_case
 const ot_op *ot_all(int *count);
 extern const ot_op ot_core_ops[];
 extern const int ot_core_count;
+extern const ot_op ot_ops2_ops[]; /* optable_ops2.c: joins, indexing, sorting, shaping, windows */
+extern const int ot_ops2_count;
 extern const ot_op ot_nn_ops[]; /* optable_nn.c: lumen/nn.h */
 extern const int ot_nn_count;
 

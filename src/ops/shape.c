@@ -1,0 +1,296 @@
+/*
+ * shape.c — ops that rearrange or mask values without arithmetic between elements (apart from
+ * cumsum's running sum): cumsum, tril/triu, repeat, flip, pad.
+ *
+ * flip is a view with negative strides copied out by the strided copy loop; pad fills the result
+ * with the constant and copies x into a window of it; repeat copies x into one corner and tiles
+ * it by block copies; cumsum and tril/triu run CPU loops on a contiguous input. Backward rules:
+ * cumsum's is the reversed cumulative sum flip(cumsum(flip(g))); tril/triu mask g the same way;
+ * repeat sums the tiles of g; flip flips g back; pad narrows g to the unpadded window.
+ * Read next: ../backend/cpu/shape.c, window.c.
+ */
+#include "backend/cpu/cpu_move.h"
+#include "ops.h"
+
+/* ---------------------------------------------------------------- backward rules */
+
+/* cumsum: gx_i = sum_{j >= i} g_j = flip(cumsum(flip(g))). i[0] = dim. */
+static lm_status cumsum_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	if (g->ndim == 0) { /* a 0-d cumsum is the identity */
+		gin[0] = lm_tensor_retain((lm_tensor *)g);
+		return LM_OK;
+	}
+	int dim = (int)n->i[0];
+	lm_tensor *f = lm_flip(g, 1, &dim);
+	lm_tensor *c = f ? lm_cumsum(f, dim) : NULL;
+	gin[0] = c ? lm_flip(c, 1, &dim) : NULL;
+	lm_tensor_release(f);
+	lm_tensor_release(c);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+/* tril/triu: the same triangle of g. i[0] = k, i[1] = upper. */
+static lm_status triangle_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	gin[0] = n->i[1] ? lm_triu(g, n->i[0]) : lm_tril(g, n->i[0]);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+/* repeat: the tiles of g summed. i[0] = nrep, i[1..nrep] = repeats. Each repeated dim d of g,
+ * of size r*s, is split into (r, s) and summed over r; when the split would exceed the dim limit,
+ * the r narrow slices are added instead. Finally the added leading dims (all size 1 by then) are
+ * dropped by reshaping to x's shape. */
+static lm_status repeat_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	int nrep = (int)n->i[0], lead = nrep - n->in[0].ndim;
+	lm_tensor *t = lm_tensor_retain((lm_tensor *)g);
+	for (int d = 0; d < nrep && t; d++) {
+		int64_t r = n->i[1 + d], s = d < lead ? 1 : n->in[0].shape[d - lead]; /* g: r*s at d */
+		if (r == 1) continue;
+		lm_tensor *next;
+		if (t->ndim < LM_MAX_DIMS) {
+			int64_t shape[LM_MAX_DIMS];
+			for (int i = 0, j = 0; i < t->ndim; i++) {
+				if (i == d) {
+					shape[j++] = r;
+					shape[j++] = s;
+				} else {
+					shape[j++] = t->shape[i];
+				}
+			}
+			lm_tensor *v = lm_reshape(t, t->ndim + 1, shape);
+			next = v ? lm_sum(v, d, false) : NULL;
+			lm_tensor_release(v);
+		} else { /* sum of the r slices (r >= 1 here: r = 0 leaves an empty dim) */
+			next = r ? lm_narrow(t, d, 0, s) : NULL;
+			if (!r) {
+				int64_t shape[LM_MAX_DIMS];
+				for (int i = 0; i < t->ndim; i++) shape[i] = i == d ? s : t->shape[i];
+				next = lm_zeros(t->ndim, shape, t->dtype);
+			}
+			for (int64_t k = 1; k < r && next; k++) {
+				lm_tensor *sl = lm_narrow(t, d, k * s, s);
+				lm_tensor *sum = sl ? lm_add(next, sl) : NULL;
+				lm_tensor_release(sl);
+				lm_tensor_release(next);
+				next = sum;
+			}
+		}
+		lm_tensor_release(t);
+		t = next;
+	}
+	gin[0] = t ? lm_reshape(t, n->in[0].ndim, n->in[0].shape) : NULL;
+	lm_tensor_release(t);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+/* flip: g flipped back. i[0] = ndims, i[1..] = dims. */
+static lm_status flip_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	int dims[LM_MAX_DIMS];
+	for (int k = 0; k < n->i[0]; k++) dims[k] = (int)n->i[1 + k];
+	gin[0] = lm_flip(g, (int)n->i[0], dims);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+/* pad: g narrowed to the window x occupies. i[0] = npairs, i[1..2*npairs] = pads. */
+static lm_status pad_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	int npairs = (int)n->i[0];
+	lm_tensor *t = lm_tensor_retain((lm_tensor *)g);
+	for (int p = 0; p < npairs && t; p++) {
+		int d = g->ndim - 1 - p;
+		lm_tensor *v = lm_narrow(t, d, n->i[1 + 2 * p], n->in[0].shape[d]);
+		lm_tensor_release(t);
+		t = v;
+	}
+	gin[0] = t;
+	return t ? LM_OK : lm_last_status();
+}
+
+static const lmi_opdef cumsum_def = {"CumsumBackward", cumsum_backward};
+static const lmi_opdef tril_def = {"TrilBackward", triangle_backward};
+static const lmi_opdef triu_def = {"TriuBackward", triangle_backward};
+static const lmi_opdef repeat_def = {"RepeatBackward", repeat_backward};
+static const lmi_opdef flip_def = {"FlipBackward", flip_backward};
+static const lmi_opdef pad_def = {"PadBackward", pad_backward};
+
+/* ---------------------------------------------------------------- cumsum */
+
+lm_tensor *lm_cumsum(const lm_tensor *x, int dim)
+{
+	if (lmi_check_arg("cumsum", "input", x) || lmi_check_device("cumsum", 1, &x)) return NULL;
+	int d;
+	if (lmi_wrap_dim("cumsum", dim, x->ndim, &d)) return NULL;
+	int64_t outer = 1, R = x->ndim ? x->shape[d] : 1, inner = 1;
+	for (int i = 0; i < x->ndim; i++) {
+		if (i < d) outer *= x->shape[i];
+		if (i > d) inner *= x->shape[i];
+	}
+	lm_dtype rt = lm_dtype_is_float(x->dtype) ? x->dtype : LM_INT64;
+	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                           : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *out = xc ? lmi_empty("cumsum", x->ndim, x->shape, rt) : NULL;
+	if (out && lmi_cpu_cumsum(xc, outer, R, inner, out)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lm_tensor_release(xc);
+	lmi_node *node;
+	out = lmi_finish(out, &cumsum_def, 1, &x, 0, NULL, &node);
+	if (node) node->i[0] = d;
+	return out;
+}
+
+/* ---------------------------------------------------------------- tril / triu */
+
+static lm_tensor *triangle(const char *name, const lmi_opdef *def, const lm_tensor *x, int64_t k,
+                           bool upper)
+{
+	if (lmi_check_arg(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
+	if (x->ndim < 2)
+		return lmi_fail_null(LM_ERR_SHAPE, "%s: needs a matrix (or a batch of them), got shape %s",
+		                     name, lmi_shape_s(x));
+	int64_t M = x->shape[x->ndim - 2], N = x->shape[x->ndim - 1];
+	int64_t numel = lm_tensor_numel(x), B = (M && N) ? numel / (M * N) : 0;
+	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                           : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *out = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;
+	if (out && lmi_cpu_triangle(xc, B, M, N, k, upper, out)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lm_tensor_release(xc);
+	lmi_node *node;
+	out = lmi_finish(out, def, 1, &x, 0, NULL, &node);
+	if (node) {
+		node->i[0] = k;
+		node->i[1] = upper;
+	}
+	return out;
+}
+
+lm_tensor *lm_tril(const lm_tensor *x, int64_t k) { return triangle("tril", &tril_def, x, k, false); }
+lm_tensor *lm_triu(const lm_tensor *x, int64_t k) { return triangle("triu", &triu_def, x, k, true); }
+
+/* ---------------------------------------------------------------- repeat */
+
+lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats)
+{
+	if (lmi_check_arg("repeat", "input", x) || lmi_check_device("repeat", 1, &x)) return NULL;
+	if (nrep < x->ndim || nrep > LM_MAX_DIMS || (nrep > 0 && !repeats))
+		return lmi_fail_null(LM_ERR_ARG, "repeat: %d repeat counts for a tensor of shape %s: need "
+		                     "between %d and %d", nrep, lmi_shape_s(x), x->ndim, LM_MAX_DIMS);
+	int64_t xshape[LM_MAX_DIMS], shape[LM_MAX_DIMS];
+	int lead = nrep - x->ndim;
+	for (int d = 0; d < nrep; d++) {
+		if (repeats[d] < 0)
+			return lmi_fail_null(LM_ERR_ARG, "repeat: repeat count %lld for dim %d is negative",
+			                     (long long)repeats[d], d);
+		xshape[d] = d < lead ? 1 : x->shape[d - lead];
+		if (__builtin_mul_overflow(xshape[d], repeats[d], &shape[d]))
+			return lmi_fail_null(LM_ERR_OVERFLOW, "repeat: dim %d of size %lld repeated %lld times "
+			                     "overflows", d, (long long)xshape[d], (long long)repeats[d]);
+	}
+	lm_tensor *out = lmi_empty("repeat", nrep, shape, x->dtype);
+	if (!out) return NULL;
+	if (lm_tensor_numel(out) > 0) {
+		/* x into the corner block: out's strides, x's (padded) shape */
+		lm_tensor *corner = lmi_view_of(out, nrep, xshape, out->stride, 0);
+		lm_status s = corner ? lmi_copy(corner, x) : lm_last_status();
+		lm_tensor_release(corner);
+		if (s || lmi_cpu_repeat_fill(out, xshape, repeats)) {
+			lm_tensor_release(out);
+			return NULL;
+		}
+	}
+	lmi_node *node;
+	out = lmi_finish(out, &repeat_def, 1, &x, 0, NULL, &node);
+	if (node) {
+		node->i[0] = nrep;
+		for (int d = 0; d < nrep; d++) node->i[1 + d] = repeats[d];
+	}
+	return out;
+}
+
+/* ---------------------------------------------------------------- flip */
+
+lm_tensor *lm_flip(const lm_tensor *x, int ndims, const int *dims)
+{
+	if (lmi_check_arg("flip", "input", x) || lmi_check_device("flip", 1, &x)) return NULL;
+	if (ndims < 0 || ndims > LM_MAX_DIMS || (ndims > 0 && !dims))
+		return lmi_fail_null(LM_ERR_ARG, "flip: %d dims given", ndims);
+	int64_t stride[LM_MAX_DIMS], offset = x->offset;
+	int wrapped[LM_MAX_DIMS];
+	bool seen[LM_MAX_DIMS] = {false};
+	for (int i = 0; i < x->ndim; i++) stride[i] = x->stride[i];
+	for (int k = 0; k < ndims; k++) {
+		int d;
+		if (lmi_wrap_dim("flip", dims[k], x->ndim, &d)) return NULL;
+		if (seen[d])
+			return lmi_fail_null(LM_ERR_ARG, "flip: dim %d appears more than once", d);
+		seen[d] = true;
+		wrapped[k] = d;
+		if (x->ndim == 0) continue;
+		/* element i of the flipped dim is element size-1-i of x's */
+		if (x->shape[d] > 0) offset += (x->shape[d] - 1) * x->stride[d];
+		stride[d] = -x->stride[d];
+	}
+	lm_tensor *v = lmi_view_of(x, x->ndim, x->shape, stride, offset);
+	lm_tensor *out = v ? lmi_contiguous_copy(v, x->dtype) : NULL;
+	lm_tensor_release(v);
+	lmi_node *node;
+	out = lmi_finish(out, &flip_def, 1, &x, 0, NULL, &node);
+	if (node) {
+		node->i[0] = ndims;
+		for (int k = 0; k < ndims; k++) node->i[1 + k] = wrapped[k];
+	}
+	return out;
+}
+
+/* ---------------------------------------------------------------- pad */
+
+lm_tensor *lm_pad(const lm_tensor *x, int npairs, const int64_t *pads, double value)
+{
+	if (lmi_check_arg("pad", "input", x) || lmi_check_device("pad", 1, &x)) return NULL;
+	if (npairs < 0 || npairs > x->ndim || (npairs > 0 && !pads))
+		return lmi_fail_null(LM_ERR_ARG, "pad: %d (before, after) pairs for a tensor of shape %s: "
+		                     "at most one per dim", npairs, lmi_shape_s(x));
+	int64_t shape[LM_MAX_DIMS], start = 0;
+	for (int i = 0; i < x->ndim; i++) shape[i] = x->shape[i];
+	for (int p = 0; p < npairs; p++) {
+		int d = x->ndim - 1 - p; /* pairs run from the last dim backwards */
+		int64_t before = pads[2 * p], after = pads[2 * p + 1];
+		if (before < 0 || after < 0)
+			return lmi_fail_null(LM_ERR_ARG, "pad: negative padding (%lld, %lld) for dim %d of "
+			                     "shape %s; constant padding needs pads >= 0", (long long)before,
+			                     (long long)after, d, lmi_shape_s(x));
+		if (__builtin_add_overflow(shape[d], before, &shape[d]) ||
+		    __builtin_add_overflow(shape[d], after, &shape[d]))
+			return lmi_fail_null(LM_ERR_OVERFLOW, "pad: dim %d padded by (%lld, %lld) overflows", d,
+			                     (long long)before, (long long)after);
+	}
+	if (!lm_dtype_is_float(x->dtype) && !(value == value))
+		return lmi_fail_null(LM_ERR_ARG, "pad: cannot pad the %s tensor with NaN",
+		                     lm_dtype_name(x->dtype));
+	lm_tensor *out = lmi_empty("pad", x->ndim, shape, x->dtype);
+	if (!out) return NULL;
+	for (int p = 0; p < npairs; p++) start += pads[2 * p] * out->stride[x->ndim - 1 - p];
+	lm_tensor *w = lm_tensor_numel(x) ? lmi_view_of(out, x->ndim, x->shape, out->stride, start)
+	                                  : NULL;
+	lm_status s = lmi_fill(out, value);
+	if (!s && lm_tensor_numel(x)) s = w ? lmi_copy(w, x) : lm_last_status();
+	lm_tensor_release(w);
+	if (s) {
+		lm_tensor_release(out);
+		return NULL;
+	}
+	lmi_node *node;
+	out = lmi_finish(out, &pad_def, 1, &x, 0, NULL, &node);
+	if (node) {
+		node->i[0] = npairs;
+		for (int k = 0; k < 2 * npairs; k++) node->i[1 + k] = pads[k];
+	}
+	return out;
+}

@@ -1,0 +1,91 @@
+/*
+ * sort.c — sort and topk along one dim: values and int64 indices (0-based).
+ *
+ * Both run the CPU backend's stable merge sort on a contiguous (outer, R, inner) view; topk keeps
+ * the first k of each sorted line (ties keep the lower index first). The values record a node
+ * whose rule scatters the gradient back to the positions the indices name:
+ * gx = zeros(x).scatter_add(dim, indices, g). Read next: ../backend/cpu/sort.c, shape.c.
+ */
+#include "backend/cpu/cpu_move.h"
+#include "ops.h"
+
+/* i[0] = dim; saved: [0] = indices. */
+static lm_status sort_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *indices;
+	lm_status s = lmi_node_saved(n, 0, &indices);
+	if (s) return s;
+	const lmi_edge *e = &n->in[0];
+	lm_tensor *z = lm_zeros(e->ndim, e->shape, g->dtype);
+	gin[0] = z ? lm_scatter_add(z, (int)n->i[0], indices, g) : NULL;
+	lm_tensor_release(z);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+static const lmi_opdef sort_def = {"SortBackward", sort_backward};
+static const lmi_opdef topk_def = {"TopkBackward", sort_backward};
+
+/* The k first of each sorted line of x along dim (k < 0: all). */
+static lm_status sorted(const char *name, const lmi_opdef *def, const lm_tensor *x, int64_t k,
+                        int dim, bool descending, lm_tensor **values, lm_tensor **indices)
+{
+	if (!values || !indices)
+		return lmi_fail(LM_ERR_ARG, "%s: the result pointers must not be NULL", name);
+	*values = *indices = NULL;
+	lm_status s;
+	if ((s = lmi_check_arg(name, "input", x)) || (s = lmi_check_device(name, 1, &x))) return s;
+	int d;
+	if ((s = lmi_wrap_dim(name, dim, x->ndim, &d))) return s;
+	int64_t outer = 1, R = x->ndim ? x->shape[d] : 1, inner = 1;
+	for (int i = 0; i < x->ndim; i++) {
+		if (i < d) outer *= x->shape[i];
+		if (i > d) inner *= x->shape[i];
+	}
+	if (k < 0) {
+		k = R;
+	} else if (x->ndim == 0 && k != 1) {
+		return lmi_fail(LM_ERR_ARG, "%s: k = %lld for a 0-d tensor: only k = 1 is possible", name,
+		                (long long)k);
+	} else if (k > R) {
+		return lmi_fail(LM_ERR_ARG, "%s: k = %lld is larger than dim %d of size %lld (shape %s)",
+		                name, (long long)k, d, (long long)R, lmi_shape_s(x));
+	}
+	int64_t shape[LM_MAX_DIMS];
+	for (int i = 0; i < x->ndim; i++) shape[i] = i == d ? k : x->shape[i];
+	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                           : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *v = xc ? lmi_empty(name, x->ndim, shape, x->dtype) : NULL;
+	lm_tensor *ix = v ? lmi_empty(name, x->ndim, shape, LM_INT64) : NULL;
+	s = ix ? lmi_cpu_sort(xc, outer, R, inner, k, descending, v, ix) : lm_last_status();
+	lm_tensor_release(xc);
+	if (s) {
+		lm_tensor_release(v);
+		lm_tensor_release(ix);
+		return s;
+	}
+	lmi_node *node;
+	const lm_tensor *save[1] = {ix};
+	v = lmi_finish(v, def, 1, &x, 1, save, &node);
+	if (!v) {
+		lm_tensor_release(ix);
+		return lm_last_status();
+	}
+	if (node) node->i[0] = d;
+	*values = v;
+	*indices = ix;
+	return LM_OK;
+}
+
+lm_status lm_sort(const lm_tensor *x, int dim, bool descending, lm_tensor **values,
+                  lm_tensor **indices)
+{
+	return sorted("sort", &sort_def, x, -1, dim, descending, values, indices);
+}
+
+lm_status lm_topk(const lm_tensor *x, int64_t k, int dim, bool largest, lm_tensor **values,
+                  lm_tensor **indices)
+{
+	if (k < 0)
+		return lmi_fail(LM_ERR_ARG, "topk: k = %lld must be >= 0", (long long)k);
+	return sorted("topk", &topk_def, x, k, dim, largest, values, indices);
+}

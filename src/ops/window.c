@@ -1,0 +1,162 @@
+/*
+ * window.c — im2col and col2im: 2-D sliding windows (kernel, stride, zero padding, dilation) as
+ * plain differentiable ops, for the convolution and pooling layers.
+ *
+ * x: (N, C, H, W) -> cols: (N, C*kh*kw, L) with L = oh*ow and
+ *   oh = (H + 2*ph - dh*(kh-1) - 1) / sh + 1 (ow likewise), the layout of torch.nn.functional.unfold.
+ * A 3-D (C, H, W) input is one unbatched image (cols (C*kh*kw, L)). The two ops are adjoint, so
+ * each one's backward rule is the other. Read next: ../backend/cpu/window.c.
+ */
+#include "backend/cpu/cpu_move.h"
+#include "ops.h"
+
+/* Checks the window's parameters against an h x wd input; names fname in errors. */
+static lm_status window_out(const char *fname, const lm_window2d *w, int64_t h, int64_t wd,
+                            int64_t *oh, int64_t *ow)
+{
+	if (!w) return lmi_fail(LM_ERR_ARG, "%s: the window is NULL", fname);
+	if (w->kh < 1 || w->kw < 1 || w->sh < 1 || w->sw < 1 || w->dh < 1 || w->dw < 1)
+		return lmi_fail(LM_ERR_ARG, "%s: kernel (%lld, %lld), stride (%lld, %lld) and dilation "
+		                "(%lld, %lld) must all be >= 1", fname, (long long)w->kh, (long long)w->kw,
+		                (long long)w->sh, (long long)w->sw, (long long)w->dh, (long long)w->dw);
+	if (w->ph < 0 || w->pw < 0)
+		return lmi_fail(LM_ERR_ARG, "%s: padding (%lld, %lld) must be >= 0", fname,
+		                (long long)w->ph, (long long)w->pw);
+	if (h < 0 || wd < 0)
+		return lmi_fail(LM_ERR_ARG, "%s: image size %lld x %lld is negative", fname, (long long)h,
+		                (long long)wd);
+	/* sizes stay far below 2^62, so these products cannot overflow after this check */
+	const int64_t big = (int64_t)1 << 30;
+	if (w->kh > big || w->kw > big || w->dh > big || w->dw > big || w->ph > big || w->pw > big ||
+	    h > big || wd > big)
+		return lmi_fail(LM_ERR_OVERFLOW, "%s: window or image sizes above 2^30", fname);
+	int64_t eh = w->dh * (w->kh - 1) + 1, ew = w->dw * (w->kw - 1) + 1;
+	int64_t H = h + 2 * w->ph, W = wd + 2 * w->pw;
+	if (eh > H || ew > W)
+		return lmi_fail(LM_ERR_SHAPE, "%s: the window (%lld x %lld with dilation: kernel (%lld, "
+		                "%lld), dilation (%lld, %lld)) is larger than the padded input (%lld x %lld: "
+		                "%lld x %lld with padding (%lld, %lld))", fname, (long long)eh, (long long)ew,
+		                (long long)w->kh, (long long)w->kw, (long long)w->dh, (long long)w->dw,
+		                (long long)H, (long long)W, (long long)h, (long long)wd, (long long)w->ph,
+		                (long long)w->pw);
+	*oh = (H - eh) / w->sh + 1;
+	*ow = (W - ew) / w->sw + 1;
+	return LM_OK;
+}
+
+lm_status lm_window2d_out(const lm_window2d *w, int64_t h, int64_t wd, int64_t *oh, int64_t *ow)
+{
+	if (!oh || !ow) return lmi_fail(LM_ERR_ARG, "window2d: the result pointers must not be NULL");
+	return window_out("window2d", w, h, wd, oh, ow);
+}
+
+/* ---------------------------------------------------------------- backward rules */
+
+/* Node parameters: i[0..7] = kh, kw, sh, sw, ph, pw, dh, dw; i[8] = C, i[9] = H, i[10] = W. */
+static void node_put(lmi_node *n, const lm_window2d *w, int64_t C, int64_t H, int64_t W)
+{
+	const int64_t p[11] = {w->kh, w->kw, w->sh, w->sw, w->ph, w->pw, w->dh, w->dw, C, H, W};
+	for (int k = 0; k < 11; k++) n->i[k] = p[k];
+}
+
+static lm_window2d node_window(const lmi_node *n)
+{
+	return (lm_window2d){n->i[0], n->i[1], n->i[2], n->i[3], n->i[4], n->i[5], n->i[6], n->i[7]};
+}
+
+/* im2col's adjoint is col2im: gx = col2im(g). */
+static lm_status im2col_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	lm_window2d w = node_window(n);
+	gin[0] = lm_col2im(g, n->i[8], n->i[9], n->i[10], &w);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+/* col2im's adjoint is im2col: gcols = im2col(g). */
+static lm_status col2im_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	lm_window2d w = node_window(n);
+	gin[0] = lm_im2col(g, &w);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+static const lmi_opdef im2col_def = {"Im2colBackward", im2col_backward};
+static const lmi_opdef col2im_def = {"Col2imBackward", col2im_backward};
+
+/* ---------------------------------------------------------------- forward */
+
+lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
+{
+	if (lmi_check_arg("im2col", "input", x) || lmi_check_device("im2col", 1, &x)) return NULL;
+	if (x->ndim != 4 && x->ndim != 3)
+		return lmi_fail_null(LM_ERR_SHAPE, "im2col: expects (N, C, H, W) or (C, H, W), got shape %s",
+		                     lmi_shape_s(x));
+	bool batched = x->ndim == 4;
+	int64_t N = batched ? x->shape[0] : 1, C = x->shape[x->ndim - 3];
+	int64_t H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1], oh, ow;
+	if (window_out("im2col", w, H, W, &oh, &ow)) return NULL;
+	int64_t rows, L = oh * ow;
+	if (__builtin_mul_overflow(C, w->kh * w->kw, &rows))
+		return lmi_fail_null(LM_ERR_OVERFLOW, "im2col: C*kh*kw overflows for shape %s",
+		                     lmi_shape_s(x));
+	int64_t shape[3] = {N, rows, L};
+	lm_tensor *out = lmi_empty("im2col", batched ? 3 : 2, shape + !batched, x->dtype);
+	lm_tensor *xc = !out ? NULL
+	                : lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                             : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *x4 = xc ? lmi_view_of(xc, 4, (int64_t[]){N, C, H, W},
+	                                 (int64_t[]){C * H * W, H * W, W, 1}, xc->offset)
+	                   : NULL;
+	if (!x4 || lmi_cpu_im2col(x4, w, oh, ow, out)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lm_tensor_release(x4);
+	lm_tensor_release(xc);
+	lmi_node *node;
+	out = lmi_finish(out, &im2col_def, 1, &x, 0, NULL, &node);
+	if (node) node_put(node, w, C, H, W);
+	return out;
+}
+
+lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t wd,
+                     const lm_window2d *w)
+{
+	if (lmi_check_arg("col2im", "columns", cols) || lmi_check_device("col2im", 1, &cols))
+		return NULL;
+	if (cols->ndim != 3 && cols->ndim != 2)
+		return lmi_fail_null(LM_ERR_SHAPE, "col2im: expects columns (N, C*kh*kw, L) or (C*kh*kw, "
+		                     "L), got shape %s", lmi_shape_s(cols));
+	if (channels < 0)
+		return lmi_fail_null(LM_ERR_ARG, "col2im: channels %lld is negative", (long long)channels);
+	int64_t oh, ow;
+	if (window_out("col2im", w, h, wd, &oh, &ow)) return NULL;
+	bool batched = cols->ndim == 3;
+	int64_t N = batched ? cols->shape[0] : 1, rows = cols->shape[cols->ndim - 2];
+	int64_t L = cols->shape[cols->ndim - 1], want;
+	if (__builtin_mul_overflow(channels, w->kh * w->kw, &want) || rows != want || L != oh * ow)
+		return lmi_fail_null(LM_ERR_SHAPE, "col2im: columns of shape %s do not match %lld channels "
+		                     "with a %lld x %lld kernel on a %lld x %lld image (expected %lld rows "
+		                     "of %lld x %lld = %lld positions)", lmi_shape_s(cols),
+		                     (long long)channels, (long long)w->kh, (long long)w->kw, (long long)h,
+		                     (long long)wd, (long long)want, (long long)oh,
+		                     (long long)ow, (long long)(oh * ow));
+	int64_t shape[4] = {N, channels, h, wd};
+	lm_tensor *out = lmi_empty("col2im", batched ? 4 : 3, shape + !batched, cols->dtype);
+	lm_tensor *cc = !out ? NULL
+	                : lm_tensor_is_contiguous(cols) ? lm_tensor_retain((lm_tensor *)cols)
+	                                                : lmi_contiguous_copy(cols, cols->dtype);
+	lm_tensor *o4 = cc ? lmi_view_of(out, 4, shape, (int64_t[]){channels * h * wd, h * wd, wd, 1},
+	                                 0)
+	                   : NULL;
+	if (!o4 || lmi_cpu_col2im(cc, w, oh, ow, o4)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lm_tensor_release(o4);
+	lm_tensor_release(cc);
+	lmi_node *node;
+	out = lmi_finish(out, &col2im_def, 1, &cols, 0, NULL, &node);
+	if (node) node_put(node, w, channels, h, wd);
+	return out;
+}
