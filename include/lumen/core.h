@@ -217,9 +217,14 @@ void lm_free(void *p, size_t nbytes);
 
 /* ---------------------------------------------------------------- threads and interrupts */
 
-/* Sets the threads of both Lumen's parallel loops (OpenMP) and OpenBLAS. n <= 0: all cores. */
+/* Sets the threads of both Lumen's parallel loops (OpenMP) and OpenBLAS. n <= 0: all cores (also
+ * the default before any call). */
 void lm_set_num_threads(int n);
 int lm_get_num_threads(void);
+/* The start-up check of the one-pool rule: NULL when OpenBLAS is the OpenMP build (or
+ * sequential), else a message naming the build that was loaded and how to fix it. The program
+ * should show it once; nothing else changes (a mismatch is slow, not wrong). */
+const char *lm_threading_warning(void);
 
 /* Asks running operations to stop (async-signal-safe). They return LM_ERR_INTERRUPTED. */
 void lm_interrupt(void);
@@ -236,6 +241,7 @@ typedef struct lm_build_info {
 	bool cuda_built;           /* CUDA parts compiled into this build */
 	bool sanitize;
 	const char *compiler;
+	const char *threading_warning; /* lm_threading_warning(): NULL when all is well */
 } lm_build_info;
 
 void lm_build_info_get(lm_build_info *out);

@@ -7,8 +7,7 @@
  */
 #include <string.h>
 
-#include <cblas.h>
-
+#include "backend/cpu/blas.h"
 #include "backend/cpu/cpu.h"
 
 /* How BLAS can read m: row-major with leading dimension ld, possibly transposed. */
@@ -81,11 +80,17 @@ lm_status lmi_cpu_gemm(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c,
 		B = (lmi_mat){bbuf, K, N, N, 1};
 		blas_layout(&B, &tb, &ldb);
 	}
+	const lmi_blas_api *blas = lmi_blas();
+	if (!blas) {
+		lm_free(abuf, abytes);
+		lm_free(bbuf, bbytes);
+		return lm_last_status();
+	}
 	if (dt == LM_FLOAT32)
-		cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, A.data, (int)lda, B.data,
+		blas->sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, A.data, (int)lda, B.data,
 		            (int)ldb, (float)beta, c, (int)ldc);
 	else
-		cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, A.data, (int)lda, B.data,
+		blas->dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, A.data, (int)lda, B.data,
 		            (int)ldb, beta, c, (int)ldc);
 	lm_free(abuf, abytes);
 	lm_free(bbuf, bbytes);
