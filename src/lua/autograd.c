@@ -1,11 +1,17 @@
 /*
- * autograd.c — the autograd bindings: requires_grad_, grad mode (lm.no_grad,
- * lm.set_grad_enabled, lm.is_grad_enabled) and the lm.autograd table. The fields x.grad,
- * x.requires_grad, x.grad_fn, x.is_leaf are read in tensor.c (__index).
+ * autograd.c — the autograd bindings: requires_grad_, backward, grad mode (lm.no_grad,
+ * lm.set_grad_enabled, lm.is_grad_enabled) and lm.autograd.gradcheck. The fields x.grad,
+ * x.requires_grad, x.grad_fn, x.is_leaf are read and written in tensor.c (__index, __newindex).
  *
  * lm.no_grad runs the function through lua_pcall so that grad mode is restored however the
- * function ends, then re-raises its error unchanged. Read next: functional.c.
+ * function ends, then re-raises its error unchanged. gradcheck calls the user's Lua function
+ * from inside lm_gradcheck: each call goes through lua_pcall (an error must not longjmp through
+ * the C frames of the core), and an error comes back to the core as a failed evaluation.
+ * Read next: functional.c.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "lml.h"
 
 /* x:requires_grad_([flag]) -> x */
@@ -16,6 +22,202 @@ static int t_requires_grad_(lua_State *L)
 	if (lm_tensor_requires_grad_(t, flag)) lml_core_error(L);
 	lua_settop(L, 1);
 	return 1;
+}
+
+/* y:backward([grad] [, {retain_graph=}]) */
+static int t_backward(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	lm_tensor *g = NULL;
+	int oi = 2;
+	if (lml_tobox(L, 2)) {
+		g = lml_checktensor(L, 2, "grad");
+		oi = 3;
+	} else if (lua_isnil(L, 2)) {
+		oi = 3;
+	}
+	int retain = 0;
+	if (!lua_isnoneornil(L, oi)) {
+		char d[LML_DESCRIBE_MAX];
+		if (lua_type(L, oi) != LUA_TTABLE)
+			lml_error(L, "expected a gradient tensor or options {retain_graph=}, got %s",
+			          lml_describe(L, oi, d, sizeof d));
+		lua_pushnil(L);
+		while (lua_next(L, oi)) {
+			if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "retain_graph"))
+				lml_error(L, "unknown option (expected retain_graph)");
+			retain = lml_optboolean(L, -1, "option retain_graph", 0);
+			lua_pop(L, 1);
+		}
+	}
+	if (!lm_tensor_requires_grad(t))
+		lml_error(L, "the tensor does not require grad and has no grad_fn (did an input have "
+		          "requires_grad = true?)");
+	if (!g && lm_tensor_numel(t) != 1) {
+		char b[LM_SHAPE_STR_MAX];
+		lml_error(L, "a gradient is needed for a tensor of shape %s (only one-element tensors "
+		          "take none)", lm_shape_str(lm_tensor_ndim(t), lm_tensor_shape(t), b, sizeof b));
+	}
+	lm_status s = lm_backward(t, g, retain);
+	if (s == LM_ERR_NOMEM && lml_retry_nomem(L)) s = lm_backward(t, g, retain);
+	if (s) lml_core_error(L);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- gradcheck */
+
+typedef struct gc_ctx {
+	lua_State *L;
+	int fn;        /* stack index of the Lua function in lm.autograd.gradcheck's frame */
+	char err[400]; /* the first error of the function */
+} gc_ctx;
+
+/* Protected: calls fn (argument 3) with the inputs as tensors; leaves its tensor result on the
+ * stack. */
+static int gc_trampoline(lua_State *L)
+{
+	lm_tensor *const *inputs = lua_touserdata(L, 1);
+	int n = (int)lua_tointeger(L, 2);
+	luaL_checkstack(L, n + 2, "gradcheck");
+	lua_pushvalue(L, 3);
+	for (int k = 0; k < n; k++) {
+		if (inputs[k])
+			lml_pushtensor(L, inputs[k]);
+		else
+			lua_pushnil(L);
+	}
+	lua_call(L, n, 1);
+	lm_tensor **b = lml_tobox(L, -1);
+	if (!b || !*b) {
+		char d[LML_DESCRIBE_MAX];
+		return luaL_error(L, "fn must return a tensor, got %s", lml_describe(L, -1, d, sizeof d));
+	}
+	return 1;
+}
+
+/* The lm_gradcheck_fn: never raises; an error of fn becomes a NULL result. */
+static lm_tensor *gc_call(void *ctx, int n, lm_tensor *const *inputs)
+{
+	gc_ctx *c = ctx;
+	lua_State *L = c->L;
+	lua_pushcfunction(L, gc_trampoline);
+	lua_pushlightuserdata(L, (void *)inputs);
+	lua_pushinteger(L, n);
+	lua_pushvalue(L, c->fn);
+	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
+		const char *m = lua_tostring(L, -1);
+		if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s", m ? m : "fn raised an error");
+		lua_pop(L, 1);
+		lm_set_error(LM_ERR_ARG, "fn failed: %s", c->err);
+		return NULL;
+	}
+	lm_tensor *t = lm_tensor_retain(*lml_tobox(L, -1));
+	lua_pop(L, 1);
+	return t;
+}
+
+static void setnum(lua_State *L, const char *k, double v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static int report_tostring(lua_State *L)
+{
+	lua_getfield(L, 1, "message");
+	return 1;
+}
+
+/* Reads {eps=, atol=, rtol=, max_elements=} at idx. */
+static void gc_opts(lua_State *L, int idx, lm_gradcheck_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	if (lua_isnoneornil(L, idx)) return;
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, idx) != LUA_TTABLE)
+		lml_error(L, "options must be a table {eps=, atol=, rtol=, max_elements=}, got %s",
+		          lml_describe(L, idx, d, sizeof d));
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+		if (strcmp(k, "eps") == 0) o->eps = lml_checknumber(L, -1, "option eps");
+		else if (strcmp(k, "atol") == 0) o->atol = lml_checknumber(L, -1, "option atol");
+		else if (strcmp(k, "rtol") == 0) o->rtol = lml_checknumber(L, -1, "option rtol");
+		else if (strcmp(k, "max_elements") == 0)
+			o->max_elements = lml_checkinteger(L, -1, "option max_elements");
+		else lml_error(L, "unknown option (expected eps, atol, rtol or max_elements)");
+		lua_pop(L, 1);
+	}
+	if (!(o->eps >= 0) || !(o->atol >= 0) || !(o->rtol >= 0) || o->max_elements < 0)
+		lml_error(L, "options eps, atol, rtol and max_elements must be non-negative");
+}
+
+#define GC_MAX_INPUTS 64
+
+/* lm.autograd.gradcheck(fn, inputs [, opts]) -> ok, report */
+static int l_gradcheck(lua_State *L)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, 1) != LUA_TFUNCTION)
+		lml_error(L, "argument 1 must be a function, got %s", lml_describe(L, 1, d, sizeof d));
+	if (lua_type(L, 2) != LUA_TTABLE || lml_tobox(L, 2))
+		lml_error(L, "argument 2 must be a table of input tensors, got %s",
+		          lml_describe(L, 2, d, sizeof d));
+	lm_gradcheck_opts o;
+	gc_opts(L, 3, &o);
+	int n = (int)lua_rawlen(L, 2);
+	if (n > GC_MAX_INPUTS) lml_error(L, "at most %d inputs, got %d", GC_MAX_INPUTS, n);
+	lm_tensor *ins[GC_MAX_INPUTS];
+	for (int k = 0; k < n; k++) {
+		lua_rawgeti(L, 2, k + 1);
+		if (lua_isnil(L, -1)) {
+			ins[k] = NULL;
+		} else {
+			lm_tensor **b = lml_tobox(L, -1);
+			if (!b) lml_error(L, "input %d must be a tensor, got %s", k + 1,
+			                  lml_describe(L, -1, d, sizeof d));
+			if (!*b) lml_error(L, "input %d: tensor is closed", k + 1);
+			ins[k] = *b;
+		}
+		lua_pop(L, 1);
+	}
+	luaL_checkstack(L, 8, "gradcheck");
+	gc_ctx c = {L, 1, ""};
+	lm_gradcheck_report rep;
+	memset(&rep, 0, sizeof rep);
+	/* The inputs are held here (+1) while fn runs (fn may drop or close its own handles);
+	 * nothing between the retains and the releases can raise. */
+	for (int k = 0; k < n; k++) lm_tensor_retain(ins[k]);
+	lm_status s = lm_gradcheck(gc_call, &c, n, ins, &o, &rep);
+	for (int k = 0; k < n; k++) lm_tensor_release(ins[k]);
+	if (s) {
+		if (c.err[0]) lml_error(L, "fn failed: %s", c.err);
+		lml_core_error(L);
+	}
+	lua_pushboolean(L, rep.ok);
+	lua_createtable(L, 0, 8);
+	lua_pushboolean(L, rep.ok);
+	lua_setfield(L, -2, "ok");
+	lua_pushstring(L, rep.message);
+	lua_setfield(L, -2, "message");
+	if (!rep.ok) {
+		lua_pushinteger(L, rep.input + 1);
+		lua_setfield(L, -2, "input");
+		lua_createtable(L, rep.ndim, 0);
+		for (int i = 0; i < rep.ndim && i < LM_MAX_DIMS; i++) {
+			lua_pushinteger(L, rep.index[i] + 1);
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "index");
+		setnum(L, "analytic", rep.analytic);
+		setnum(L, "numeric", rep.numeric);
+	}
+	setnum(L, "max_abs_err", rep.max_abs_err);
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, report_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_setmetatable(L, -2);
+	return 2;
 }
 
 /* lm.no_grad(fn, ...) -> fn's results, computed with grad mode off */
@@ -50,6 +252,7 @@ static int l_is_grad_enabled(lua_State *L)
 
 static const luaL_Reg methods[] = {
 	{"requires_grad_", t_requires_grad_},
+	{"backward", t_backward},
 	{NULL, NULL},
 };
 
@@ -65,6 +268,8 @@ void lml_open_autograd(lua_State *L, int mt, int m, int lm)
 	(void)mt;
 	lml_setfuncs(L, m, "Tensor:", methods, 0);
 	lml_setfuncs(L, lm, "lm.", functions, 0);
+	static const luaL_Reg ag[] = {{"gradcheck", l_gradcheck}, {NULL, NULL}};
 	lua_newtable(L); /* lm.autograd */
+	lml_setfuncs(L, -1, "lm.autograd.", ag, 0);
 	lua_setfield(L, lm, "autograd");
 }

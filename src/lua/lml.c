@@ -464,3 +464,63 @@ void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)
 	default: lua_pushnil(L); break;
 	}
 }
+
+/* ---------------------------------------------------------------- index tensors */
+
+/* The first value of the integer tensor t outside [lo, hi], read in place; returns 1 if found. */
+static int find_out_of_range(const lm_tensor *t, int64_t lo, int64_t hi, int64_t *bad)
+{
+	int n = lm_tensor_ndim(t);
+	const int64_t *shape = lm_tensor_shape(t);
+	int64_t idx[LM_MAX_DIMS] = {0}, total = lm_tensor_numel(t);
+	lm_dtype dt = lm_tensor_dtype(t);
+	for (int64_t k = 0; k < total; k++) {
+		const char *p = lml_elemptr(t, idx);
+		int64_t v;
+		if (dt == LM_INT64) {
+			memcpy(&v, p, sizeof v);
+		} else if (dt == LM_INT32) {
+			int32_t w;
+			memcpy(&w, p, sizeof w);
+			v = w;
+		} else {
+			v = *(const uint8_t *)p;
+		}
+		if (v < lo || v > hi) {
+			*bad = v;
+			return 1;
+		}
+		for (int d = n - 1; d >= 0; d--) { /* odometer over the shape, C order */
+			if (++idx[d] < shape[d]) break;
+			idx[d] = 0;
+		}
+	}
+	return 0;
+}
+
+lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi)
+{
+	lm_tensor *t = lml_checktensor(L, arg, what);
+	lm_dtype dt = lm_tensor_dtype(t);
+	if (dt != LM_INT64 && dt != LM_INT32)
+		lml_error(L, "%s must be an int64 or int32 tensor of 1-based indices, got %s", what,
+		          lm_dtype_name(dt));
+	int64_t bad;
+	if (hi >= 0 && find_out_of_range(t, 1, hi, &bad)) {
+		if (hi == 0) lml_error(L, "%s: index %lld is out of range (the dim is empty)", what,
+		                       (long long)bad);
+		lml_error(L, "%s: index %lld is out of range 1..%lld (indices are 1-based)", what,
+		          (long long)bad, (long long)hi);
+	}
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *r;
+	LML_TRY(L, r, lm_binary_scalar(LM_SUB, t, 1));
+	lml_result(L, box, r);
+	return r;
+}
+
+int lml_add_one(lua_State *L, lm_tensor *t)
+{
+	if (lm_binary_scalar_(LM_ADD, t, 1)) lml_core_error(L);
+	return 0;
+}

@@ -39,6 +39,8 @@ void lml_open_math(lua_State *L, int mt, int m, int lm);
 void lml_open_reduce(lua_State *L, int mt, int m, int lm);
 void lml_open_autograd(lua_State *L, int mt, int m, int lm);
 void lml_open_functional(lua_State *L, int mt, int m, int lm);
+void lml_open_index(lua_State *L, int mt, int m, int lm);
+void lml_open_shape(lua_State *L, int mt, int m, int lm);
 void lml_open_sys(lua_State *L, int mt, int m, int lm);
 /* The tostring of a tensor (print.c): pushes the text. */
 int lml_tensor_tostring(lua_State *L);
@@ -131,6 +133,17 @@ lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what);
 void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o);
 /* Raises when o asks for a device this build cannot serve. Call before creating. */
 void lml_checkdevice(lua_State *L, const lml_opts *o);
+
+/* ---------------------------------------------------------------- index tensors */
+
+/*
+ * Index tensors are 1-based in Lua, 0-based in the core. Checks that the tensor at arg holds
+ * int64 or int32 values in 1..hi (hi < 0: no range check), then pushes a box holding the 0-based
+ * copy and returns it.
+ */
+lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi);
+/* Adds 1 in place to an index tensor the core returned (0-based -> 1-based); raises on failure. */
+int lml_add_one(lua_State *L, lm_tensor *t);
 
 /* ---------------------------------------------------------------- elements */
 
