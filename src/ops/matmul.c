@@ -41,18 +41,34 @@ static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 	if (a1) RULE_T(&sc, G, lm_unsqueeze(G, -2));
 	if (n->in[0].needs_grad) { /* dA = G B^T */
 		RULE_T(&sc, t0, lm_transpose(B, -1, -2));
-		RULE_T(&sc, t1, lm_matmul(G, t0));
-		RULE_T(&sc, t0, lmi_sum_to(t1, A->ndim, A->shape));
+		if (A->ndim == 2 && G->ndim > 2 && B->ndim == G->ndim && g->dtype == b->dtype) {
+			/* one matrix against a batch (convolution's weight): accumulate over the batch */
+			RULE_T(&sc, t0, lmi_matmul_batch_sum(G, t0));
+		} else {
+			RULE_T(&sc, t1, lm_matmul(G, t0));
+			RULE_T(&sc, t0, lmi_sum_to(t1, A->ndim, A->shape));
+		}
 		if (!(gin[0] = lm_reshape(t0, a->ndim, a->shape))) goto fail;
 	}
 	if (n->in[1].needs_grad) { /* dB = A^T G */
 		int64_t K = A->shape[A->ndim - 1], N = G->shape[G->ndim - 1];
-		if (B->ndim == 2 && A->ndim > 2) { /* fold A's batch into rows: (K, rows) (rows, N) */
+		if (B->ndim == 2 && A->ndim >= 2) { /* fold A's batch into rows: (K, rows) (rows, N) */
 			lm_tensor *A2, *G2;
-			RULE_T(&sc, A2, lm_reshape(A, 2, (int64_t[]){-1, K}));
-			RULE_T(&sc, G2, lm_reshape(G, 2, (int64_t[]){-1, N}));
-			RULE_T(&sc, t0, lm_transpose(A2, 0, 1));
-			RULE_T(&sc, t1, lm_matmul(t0, G2));
+			int64_t rows = A->shape[A->ndim - 2];
+			for (int i = 0; i < A->ndim - 2; i++) rows *= A->shape[i];
+			RULE_T(&sc, A2, lm_reshape(A, 2, (int64_t[]){rows, K}));
+			RULE_T(&sc, G2, lm_reshape(G, 2, (int64_t[]){rows, N}));
+			if (B->stride[0] == 1 && B->shape[1] > 1) {
+				/* B is column-major (the w^T of a Linear layer): produce dB in that layout,
+				 * dB = (G^T A)^T, so that the transpose's own backward hands the leaf a
+				 * contiguous gradient instead of a strided one to copy */
+				RULE_T(&sc, t0, lm_transpose(G2, 0, 1));
+				RULE_T(&sc, t0, lm_matmul(t0, A2));
+				RULE_T(&sc, t1, lm_transpose(t0, 0, 1));
+			} else {
+				RULE_T(&sc, t0, lm_transpose(A2, 0, 1));
+				RULE_T(&sc, t1, lm_matmul(t0, G2));
+			}
 		} else {
 			RULE_T(&sc, t0, lm_transpose(A, -1, -2));
 			RULE_T(&sc, t0, lm_matmul(t0, G));
@@ -183,6 +199,34 @@ done:
 	lm_tensor_release(B);
 	lm_tensor_release(ac);
 	lm_tensor_release(bc);
+	return out;
+}
+
+lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b)
+{
+	/* a: (..., M, K), b: (..., K, N), the same batch dims -> sum over the batch of a_i b_i: (M, N).
+	 * One output accumulated by gemm with beta = 1: no (batch, M, N) intermediate. */
+	const lm_tensor *in[2] = {a, b};
+	if (lmi_check_device("matmul", 2, in)) return NULL;
+	LM_ASSERT(a->ndim == b->ndim && a->ndim >= 2 && a->dtype == b->dtype);
+	LM_ASSERT(lm_dtype_is_float(a->dtype));
+	int nd = a->ndim;
+	int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1], nbatch = 1;
+	LM_ASSERT(b->shape[nd - 2] == K);
+	for (int i = 0; i < nd - 2; i++) {
+		LM_ASSERT(a->shape[i] == b->shape[i]);
+		nbatch *= a->shape[i];
+	}
+	lm_tensor *out = lm_zeros(2, (int64_t[]){M, N}, a->dtype);
+	if (!out) return NULL;
+	for (int64_t k = 0; k < nbatch; k++) {
+		lmi_mat ma = batch_mat(a, nd - 2, a->shape, k), mb = batch_mat(b, nd - 2, b->shape, k);
+		if (lmi_check_interrupt() || lmi_cpu_gemm(a->dtype, &ma, &mb, lmi_data(out), N, 1)) {
+			if (lmi_check_interrupt()) lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
+			lm_tensor_release(out);
+			return NULL;
+		}
+	}
 	return out;
 }
 

@@ -27,6 +27,10 @@ lm_tensor *lmi_finish(lm_tensor *out, const lmi_opdef *def, int nin, const lm_te
  * away, dims that are 1 in shape summed with keepdim. Returns g itself (+1) when shapes match. */
 lm_tensor *lmi_sum_to(const lm_tensor *g, int ndim, const int64_t *shape);
 
+/* Sum over the batch of a_i b_i for a (..., M, K), b (..., K, N) with equal batch dims -> (M, N),
+ * accumulated by gemm without a batched intermediate. For backward rules; not recorded. */
+lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b);
+
 /* Checks that the tensors are on one device (NULL entries skipped). */
 lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts);
 /* Checks that t is not NULL, naming the function and the argument. */

@@ -306,6 +306,20 @@ lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const 
 			_Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b[i];      \
 			return;                                                                             \
 		}                                                                                       \
+		if (s[0] == (int64_t)sizeof(T) && s[1] == 1 && s[2] == (int64_t)sizeof(T) && s[3] == 0) { \
+			T *o = (T *)p[0]; /* where(c, a, scalar): the masks of relu, clamp, ... */          \
+			const uint8_t *c = (const uint8_t *)p[1];                                           \
+			const T *a = (const T *)p[2], b = *(const T *)p[3];                                 \
+			_Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b;         \
+			return;                                                                             \
+		}                                                                                       \
+		if (s[0] == (int64_t)sizeof(T) && s[1] == 1 && s[2] == 0 && s[3] == (int64_t)sizeof(T)) { \
+			T *o = (T *)p[0];                                                                   \
+			const uint8_t *c = (const uint8_t *)p[1];                                           \
+			const T a = *(const T *)p[2], *b = (const T *)p[3];                                 \
+			_Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a : b[i];         \
+			return;                                                                             \
+		}                                                                                       \
 		for (int64_t i = 0; i < n; i++)                                                         \
 			*(T *)(p[0] + i * s[0]) = *(const uint8_t *)(p[1] + i * s[1])                       \
 			                              ? *(const T *)(p[2] + i * s[2])                       \

@@ -40,10 +40,17 @@ static void *dense_copy(lm_dtype dt, const lmi_mat *m, size_t *bytes)
 	*bytes = (size_t)(m->rows * m->cols) * es;
 	char *d = lm_alloc(*bytes ? *bytes : 1);
 	if (!d) return NULL;
-	const char *s = m->data;
-	for (int64_t i = 0; i < m->rows; i++)
-		for (int64_t j = 0; j < m->cols; j++)
-			memcpy(d + (size_t)(i * m->cols + j) * es, s + (size_t)(i * m->rs + j * m->cs) * es, es);
+	if (dt == LM_FLOAT32) {
+		const float *s = m->data;
+		float *o = (float *)d;
+		for (int64_t i = 0; i < m->rows; i++)
+			for (int64_t j = 0; j < m->cols; j++) o[i * m->cols + j] = s[i * m->rs + j * m->cs];
+	} else {
+		const double *s = m->data;
+		double *o = (double *)d;
+		for (int64_t i = 0; i < m->rows; i++)
+			for (int64_t j = 0; j < m->cols; j++) o[i * m->cols + j] = s[i * m->rs + j * m->cs];
+	}
 	return d;
 }
 
