@@ -46,6 +46,97 @@ static const lmi_opdef reduce_defs[LM_REDOP_COUNT] = {
  *           elements equal to the result, as PyTorch's amax/amin do.
  * saved: [0] = x (contiguous), [1] = out, [2] = indices (max/min over a dim with indices only).
  */
+/* prod_{j != i} x_j along dim, for every i (the multiplier of prod's gradient). */
+static lm_tensor *prod_others(const lm_tensor *x, int dim)
+{
+	lmi_scope sc = {0};
+	lm_tensor *r = NULL, *zero, *one, *z, *cnt, *xnz, *pnz, *none, *one_zero, *at_zero, *other, *t;
+	RULE_T(&sc, zero, lmi_grad_scalar(0, x->dtype));
+	RULE_T(&sc, one, lmi_grad_scalar(1, x->dtype));
+	RULE_T(&sc, z, lm_binary_scalar(LM_EQ, x, 0));        /* the zeros */
+	RULE_T(&sc, cnt, lm_sum(z, dim, true));                /* their count per slice */
+	RULE_T(&sc, xnz, lm_where(z, one, x));                 /* x' */
+	RULE_T(&sc, pnz, lm_prod(xnz, dim, true));             /* prod(x') */
+	RULE_T(&sc, none, lm_div(pnz, xnz));                   /* no zero: prod(x') / x_i */
+	RULE_T(&sc, t, lm_binary_scalar(LM_EQ, cnt, 1));
+	RULE_T(&sc, at_zero, lm_mul(t, z));
+	RULE_T(&sc, one_zero, lm_where(at_zero, pnz, zero));   /* one zero: prod(x') there */
+	RULE_T(&sc, t, lm_binary_scalar(LM_EQ, cnt, 0));
+	RULE_T(&sc, other, lm_where(t, none, one_zero));
+	r = lm_tensor_retain(other);
+fail:
+	lmi_scope_end(&sc);
+	return r;
+}
+
+/* d norm_p(x) / dx along dim, times gk; yk = the norm with the dim kept. */
+static lm_tensor *norm_grad(const lm_tensor *x, const lm_tensor *yk, const lm_tensor *gk, double p,
+                            int dim)
+{
+	if (p == 0) return lm_zeros(x->ndim, x->shape, gk->dtype);
+	lmi_scope sc = {0};
+	lm_tensor *r = NULL, *t0, *t1, *t2, *t3, *num, *den, *bad;
+	if (p == 1) { /* sign(x) */
+		RULE_T(&sc, t0, lm_sign(x));
+		r = lm_mul(gk, t0);
+	} else if (isinf(p)) { /* sign(x) [|x| == norm] / count */
+		RULE_T(&sc, t0, lm_abs(x));
+		RULE_T(&sc, t1, lm_binary(LM_EQ, t0, yk));
+		RULE_T(&sc, t2, lm_sum(t1, dim, true));
+		RULE_T(&sc, t3, lm_div(gk, t2));
+		RULE_T(&sc, t0, lm_sign(x));
+		RULE_T(&sc, t2, lm_mul(t0, t1));
+		r = lm_mul(t3, t2);
+	} else { /* sign(x) |x|^(p-1) / norm^(p-1), 0 where x = 0 or norm = 0 */
+		if (p == 2) {
+			RULE_T(&sc, num, lm_tensor_retain((lm_tensor *)x));
+			RULE_T(&sc, den, lm_tensor_retain((lm_tensor *)yk));
+		} else {
+			RULE_T(&sc, t0, lm_abs(x));
+			RULE_T(&sc, t1, lm_pow_scalar(t0, p - 1));
+			RULE_T(&sc, t2, lm_sign(x));
+			RULE_T(&sc, num, lm_mul(t1, t2));
+			RULE_T(&sc, den, lm_pow_scalar(yk, p - 1));
+		}
+		RULE_T(&sc, t0, lm_div(gk, den));
+		RULE_T(&sc, t1, lm_mul(t0, num));
+		RULE_T(&sc, t2, lm_binary_scalar(LM_EQ, yk, 0));
+		RULE_T(&sc, t3, lm_binary_scalar(LM_EQ, x, 0));
+		RULE_T(&sc, bad, lm_add(t2, t3));
+		RULE_T(&sc, t0, lmi_grad_scalar(0, gk->dtype));
+		r = lm_where(bad, t0, t1);
+	}
+fail:
+	lmi_scope_end(&sc);
+	return r;
+}
+
+/* max/min: with indices ix, gk to the element at the index along dim (R positions); without,
+ * gk split evenly among the elements equal to the result yk. */
+static lm_tensor *pick_grad(const lm_tensor *x, const lm_tensor *yk, const lm_tensor *ix,
+                            const lm_tensor *gk, int dim, int64_t R)
+{
+	lmi_scope sc = {0};
+	lm_tensor *r = NULL, *t0, *t1, *t2, *t3;
+	if (ix) { /* mask = [position along dim == index] */
+		int64_t ps[LM_MAX_DIMS];
+		for (int i = 0; i < x->ndim; i++) ps[i] = i == dim ? R : 1;
+		RULE_T(&sc, t0, lm_arange(0, (double)R, 1, LM_INT64));
+		RULE_T(&sc, t1, lm_reshape(t0, x->ndim, ps));
+		RULE_T(&sc, t2, lmi_grad_keepdim(ix, x->ndim, x->shape, dim));
+		RULE_T(&sc, t3, lm_binary(LM_EQ, t1, t2));
+		r = lmi_grad_mask(gk, t3);
+	} else { /* mask = [x == out] / count */
+		RULE_T(&sc, t0, lm_binary(LM_EQ, x, yk));
+		RULE_T(&sc, t1, lm_sum(t0, dim, true));
+		RULE_T(&sc, t2, lm_div(gk, t1));
+		r = lmi_grad_mask(t2, t0);
+	}
+fail:
+	lmi_scope_end(&sc);
+	return r;
+}
+
 static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	int op = (int)(n->def - reduce_defs), dim = (int)n->i[0];
@@ -62,7 +153,7 @@ static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 	     (n->nsaved > 2 && (s = lmi_node_saved(n, 2, &ix)))))
 		return s;
 	lmi_scope sc = {0};
-	lm_tensor *gk, *yk = NULL, *r = NULL, *t0, *t1, *t2, *t3, *t4;
+	lm_tensor *gk, *yk = NULL, *r = NULL, *t0, *t1, *t2;
 	RULE_T(&sc, gk, lmi_grad_keepdim(g, nd, xs, dim));
 	if (y) RULE_T(&sc, yk, lmi_grad_keepdim(y, nd, xs, dim));
 	switch (op) {
@@ -73,24 +164,10 @@ static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 		RULE_T(&sc, t0, lm_binary_scalar(LM_MUL, gk, 1.0 / (double)R));
 		r = lm_expand(t0, nd, xs);
 		break;
-	case LM_PROD: {
-		lm_tensor *zero, *one;
-		RULE_T(&sc, zero, lmi_grad_scalar(0, x->dtype));
-		RULE_T(&sc, one, lmi_grad_scalar(1, x->dtype));
-		RULE_T(&sc, t0, lm_binary_scalar(LM_EQ, x, 0));    /* z: the zeros */
-		RULE_T(&sc, t1, lm_sum(t0, dim, true));             /* their count per slice */
-		RULE_T(&sc, t2, lm_where(t0, one, x));              /* x' */
-		RULE_T(&sc, t3, lm_prod(t2, dim, true));            /* prod(x') */
-		RULE_T(&sc, t4, lm_div(t3, t2));                    /* no zero: prod(x') / x_i */
-		lm_tensor *one_zero, *at_zero, *other;
-		RULE_T(&sc, one_zero, lm_binary_scalar(LM_EQ, t1, 1));
-		RULE_T(&sc, at_zero, lm_mul(one_zero, t0));
-		RULE_T(&sc, other, lm_where(at_zero, t3, zero));    /* one zero: prod(x') there */
-		RULE_T(&sc, t0, lm_binary_scalar(LM_EQ, t1, 0));
-		RULE_T(&sc, t2, lm_where(t0, t4, other));
-		r = lm_mul(gk, t2);
+	case LM_PROD:
+		RULE_T(&sc, t0, prod_others(x, dim));
+		r = lm_mul(gk, t0);
 		break;
-	}
 	case LM_VAR:
 	case LM_STD:
 		RULE_T(&sc, t0, lm_mean(x, dim, true));
@@ -98,62 +175,17 @@ static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 		if (op == LM_VAR) {
 			RULE_T(&sc, t2, lm_binary_scalar(LM_MUL, t1, 2.0 / ((double)R - p)));
 		} else {
-			RULE_T(&sc, t3, lm_binary_scalar(LM_MUL, yk, (double)R - p));
-			RULE_T(&sc, t2, lm_div(t1, t3));
+			RULE_T(&sc, t0, lm_binary_scalar(LM_MUL, yk, (double)R - p));
+			RULE_T(&sc, t2, lm_div(t1, t0));
 		}
 		r = lm_mul(gk, t2);
 		break;
 	case LM_NORM:
-		if (p == 0) {
-			r = lm_zeros(nd, xs, g->dtype);
-		} else if (p == 1) {
-			RULE_T(&sc, t0, lm_sign(x));
-			r = lm_mul(gk, t0);
-		} else if (isinf(p)) {
-			RULE_T(&sc, t0, lm_abs(x));
-			RULE_T(&sc, t1, lm_binary(LM_EQ, t0, yk));
-			RULE_T(&sc, t2, lm_sum(t1, dim, true));
-			RULE_T(&sc, t3, lm_div(gk, t2));
-			RULE_T(&sc, t4, lm_sign(x));
-			RULE_T(&sc, t0, lm_mul(t4, t1));
-			r = lm_mul(t3, t0);
-		} else {
-			lm_tensor *num, *den, *bad;
-			if (p == 2) {
-				RULE_T(&sc, num, lm_tensor_retain((lm_tensor *)x));
-				RULE_T(&sc, den, lm_tensor_retain(yk));
-			} else {
-				RULE_T(&sc, t0, lm_abs(x));
-				RULE_T(&sc, t1, lm_pow_scalar(t0, p - 1));
-				RULE_T(&sc, t2, lm_sign(x));
-				RULE_T(&sc, num, lm_mul(t1, t2));
-				RULE_T(&sc, den, lm_pow_scalar(yk, p - 1));
-			}
-			RULE_T(&sc, t0, lm_div(gk, den));
-			RULE_T(&sc, t1, lm_mul(t0, num));
-			RULE_T(&sc, t2, lm_binary_scalar(LM_EQ, yk, 0));
-			RULE_T(&sc, t3, lm_binary_scalar(LM_EQ, x, 0));
-			RULE_T(&sc, bad, lm_add(t2, t3));
-			RULE_T(&sc, t4, lmi_grad_scalar(0, g->dtype));
-			r = lm_where(bad, t4, t1);
-		}
+		r = norm_grad(x, yk, gk, p, dim);
 		break;
 	case LM_MAX:
 	case LM_MIN:
-		if (ix) { /* mask = [position along dim == index] */
-			int64_t ps[LM_MAX_DIMS];
-			for (int i = 0; i < nd; i++) ps[i] = i == dim ? R : 1;
-			RULE_T(&sc, t0, lm_arange(0, (double)R, 1, LM_INT64));
-			RULE_T(&sc, t1, lm_reshape(t0, nd, ps));
-			RULE_T(&sc, t2, lmi_grad_keepdim(ix, nd, xs, dim));
-			RULE_T(&sc, t3, lm_binary(LM_EQ, t1, t2));
-			r = lmi_grad_mask(gk, t3);
-		} else { /* mask = [x == out] / count */
-			RULE_T(&sc, t0, lm_binary(LM_EQ, x, yk));
-			RULE_T(&sc, t1, lm_sum(t0, dim, true));
-			RULE_T(&sc, t2, lm_div(gk, t1));
-			r = lmi_grad_mask(t2, t0);
-		}
+		r = pick_grad(x, yk, ix, gk, dim, R);
 		break;
 	default:
 		lmi_scope_end(&sc);
