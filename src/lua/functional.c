@@ -237,8 +237,7 @@ static int f_max_pool2d(lua_State *L)
 	if (!r) lml_core_error(L);
 	lml_setbox(L, box, r);
 	if (!want) return 1;
-	lml_setbox(L, ibox, idx);
-	lml_add_one(L, idx);
+	lml_setindex1(L, ibox, idx);
 	return 2;
 }
 

@@ -519,8 +519,9 @@ lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi)
 	return r;
 }
 
-int lml_add_one(lua_State *L, lm_tensor *t)
+void lml_setindex1(lua_State *L, lm_tensor **box, lm_tensor *i)
 {
-	if (lm_binary_scalar_(LM_ADD, t, 1)) lml_core_error(L);
-	return 0;
+	lm_tensor *r = lm_binary_scalar(LM_ADD, i, 1);
+	lm_tensor_release(i);
+	lml_result(L, box, r);
 }

@@ -142,8 +142,10 @@ void lml_checkdevice(lua_State *L, const lml_opts *o);
  * copy and returns it.
  */
 lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi);
-/* Adds 1 in place to an index tensor the core returned (0-based -> 1-based); raises on failure. */
-int lml_add_one(lua_State *L, lm_tensor *t);
+/* Stores i + 1 (the 1-based form of indices i that the core returned, +1 owned by the caller)
+ * in box and releases i; raises on failure. Never adds in place: the core may have saved i for
+ * a backward rule (max, sort, topk). */
+void lml_setindex1(lua_State *L, lm_tensor **box, lm_tensor *i);
 
 /* ---------------------------------------------------------------- elements */
 

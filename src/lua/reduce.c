@@ -3,8 +3,9 @@
  *
  * Without a dim a reduction covers every element and gives a 0-d tensor; with a dim (1-based,
  * negatives from the end) it removes that dim unless keepdim. max/min with a dim return values
- * and int64 indices; indices are 1-based in Lua, so the core's 0-based ones get 1 added (in place,
- * in their box). Read next: autograd.c.
+ * and int64 indices; indices are 1-based in Lua: a copy of the core's 0-based ones plus 1 (the
+ * core saved its own for the backward rule), and argmax/argmin add 1 in place (nothing saved
+ * them). Read next: autograd.c.
  */
 #include <math.h>
 #include <string.h>
@@ -128,8 +129,7 @@ static int max_min(lua_State *L, int is_max)
 		s = is_max ? lm_max_dim(t, d, keepdim, &v, &i) : lm_min_dim(t, d, keepdim, &v, &i);
 	if (s) lml_core_error(L);
 	lml_setbox(L, vbox, v);
-	lml_setbox(L, ibox, i);
-	if (lm_binary_scalar_(LM_ADD, i, 1)) lml_core_error(L);
+	lml_setindex1(L, ibox, i);
 	return 2;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lml.h"
 
@@ -185,6 +186,19 @@ static int l_isdir(lua_State *L)
 	return 1;
 }
 
+/* lm.sys.executable() -> the path of the running program (for tests that start it again) */
+static int l_executable(lua_State *L)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushlstring(L, exe, (size_t)n);
+	return 1;
+}
+
 /* lm.sys.fail_alloc_after(k): the k-th allocation from now fails (0 disables); for leak tests */
 static int l_fail_alloc_after(lua_State *L)
 {
@@ -215,6 +229,7 @@ static const luaL_Reg sys_functions[] = {
 	{"clock", l_clock},
 	{"listdir", l_listdir},
 	{"isdir", l_isdir},
+	{"executable", l_executable},
 	{"fail_alloc_after", l_fail_alloc_after},
 	{NULL, NULL},
 };
