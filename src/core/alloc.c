@@ -107,6 +107,9 @@ void *lm_alloc(size_t nbytes)
 		p = b;
 	}
 	if (!p) {
+		/* Cached blocks count against the limit too once a fresh block is needed: otherwise the
+		 * cache (up to a quarter of the limit) could push the process past it. */
+		if (cached && live + nbytes + cached + cb > limit_bytes) release_cache_locked();
 		p = aligned_alloc(ALIGN, cb);
 		if (!p && cached) { /* the cache may hold what the system needs */
 			release_cache_locked();
@@ -170,6 +173,7 @@ void lm_memory_set_limit(size_t bytes)
 	pthread_mutex_lock(&lock);
 	limit_bytes = bytes ? bytes : default_limit();
 	cache_cap = limit_bytes / 4;
+	if (cached > cache_cap) release_cache_locked(); /* a lower limit applies to the cache at once */
 	pthread_mutex_unlock(&lock);
 }
 
