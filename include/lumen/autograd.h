@@ -31,9 +31,16 @@ lm_status lm_tensor_set_grad(lm_tensor *t, lm_tensor *g);
 const char *lm_tensor_grad_fn_name(const lm_tensor *t);
 
 /*
- * Computes gradients of root w.r.t. every leaf that requires grad and adds them into their .grad.
- * grad: the gradient of root (same shape); NULL is allowed only for one-element roots (ones).
- * retain_graph: keep saved tensors so backward can run through the graph again.
+ * Computes gradients of root w.r.t. every leaf that requires grad and adds them into their .grad
+ * (a new tensor for a leaf without one, else added in place into the existing .grad).
+ * grad: the gradient of root (same shape, dtype and device); NULL is allowed only for one-element
+ * roots (ones). retain_graph: keep saved tensors so backward can run through the graph again;
+ * without it each node's saved tensors are freed once its rule ran, and a later backward through
+ * the node fails with LM_ERR_STATE. Errors (nothing is accumulated): a root that does not require
+ * grad (LM_ERR_STATE), a non-scalar root without grad (LM_ERR_SHAPE), grad of the wrong shape
+ * (LM_ERR_SHAPE) or dtype (LM_ERR_DTYPE), a saved tensor changed in place since the forward
+ * (LM_ERR_STATE). Runs with grad mode off; iterative (no recursion over the graph's depth).
+ * See docs/autograd.md.
  */
 lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph);
 
