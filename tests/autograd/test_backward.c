@@ -421,6 +421,47 @@ static void mlp_free(mlp *m)
 	for (int i = 0; i < 6; i++) lm_tensor_release(ts[i]);
 }
 
+static void test_saved_freed_after_backward(void **state)
+{
+	(void)state;
+	lm_tensor *x = lm_rand(1, (int64_t[]){100000}, LM_FLOAT64);
+	assert_int_equal(lm_tensor_requires_grad_(x, true), LM_OK);
+	lm_tensor *y = lm_exp(x), *l = sum_all(y);
+	lm_tensor_release(y); /* now only ExpBackward's saved alias keeps exp(x) */
+	size_t before = live_bytes();
+	assert_int_equal(lm_backward(l, NULL, true), LM_OK); /* retained: exp(x) stays */
+	lm_tensor_set_grad(x, NULL);
+	assert_int_equal(live_bytes(), before);
+	assert_int_equal(lm_backward(l, NULL, false), LM_OK); /* freed: exp(x) goes */
+	lm_tensor_set_grad(x, NULL);
+	/* exp(x)'s storage and the saved aliases' headers */
+	assert_true(live_bytes() <= before - 100000 * sizeof(double));
+	lm_tensor_release(l);
+	lm_tensor_release(x);
+}
+
+/* A node with many inputs (cat of 12 leaves): each gets its own slice of the gradient. */
+static void test_wide_node(void **state)
+{
+	(void)state;
+	lm_tensor *xs[12];
+	for (int k = 0; k < 12; k++) {
+		double v[2] = {k, -k};
+		xs[k] = leaf(1, (int64_t[]){2}, v);
+	}
+	lm_tensor *c = lm_cat(12, xs, 0), *sq = lm_mul(c, c), *l = sum_all(sq);
+	assert_non_null(l);
+	assert_int_equal(lm_backward(l, NULL, false), LM_OK);
+	for (int k = 0; k < 12; k++) {
+		near(gc_at(lm_tensor_grad(xs[k]), 0), 2.0 * k, 0, "cat slice");
+		near(gc_at(lm_tensor_grad(xs[k]), 1), -2.0 * k, 0, "cat slice");
+		lm_tensor_release(xs[k]);
+	}
+	lm_tensor_release(l);
+	lm_tensor_release(sq);
+	lm_tensor_release(c);
+}
+
 static void test_memory_returns(void **state)
 {
 	(void)state;
@@ -509,6 +550,8 @@ int main(void)
 		cmocka_unit_test(test_grad_dtype_conversion),
 		cmocka_unit_test(test_chain_100k),
 		cmocka_unit_test(test_chain_100k_released_unused),
+		cmocka_unit_test(test_saved_freed_after_backward),
+		cmocka_unit_test(test_wide_node),
 		cmocka_unit_test(test_memory_returns),
 		cmocka_unit_test(test_mlp_loop_does_not_grow),
 		cmocka_unit_test(test_allocation_failures),
