@@ -1,0 +1,147 @@
+/*
+ * cuda_loader.c — finds, loads and asks the CUDA module (liblumen_cuda.so) once per process.
+ *
+ * Design: the first call dlopens the module from, in order, $LUMEN_CUDA_MODULE, the directory of
+ * the running executable, the build directory (LUMEN_BUILD_DIR) and the install libdir
+ * (LUMEN_INSTALL_LIBDIR), takes its function table (cuda_api.h) and asks for the devices. The
+ * outcome, with the reason when there is no usable GPU (module missing, cudaErrorInsufficientDriver
+ * = 35 or cudaErrorNoDevice = 100: no driver or no device), is kept for later calls. Plain C, no
+ * CUDA headers: liblumen does not link CUDA.
+ * Read next: cuda_api.h, cuda/module.cu.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cuda_api.h"
+#include "core/lmi.h"
+#include "lumen/cuda.h"
+
+#ifndef LUMEN_CUDA_MODULE_NAME
+#define LUMEN_CUDA_MODULE_NAME "liblumen_cuda.so"
+#endif
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const lmi_cuda_api *api;   /* the table, when the module loaded */
+static int ndevices;              /* devices the driver reports */
+static char device_name[256];
+static char reason[768];          /* why there is no usable device */
+
+/* Appends text to the list of paths tried (as much as fits). */
+static void note(char *tried, size_t cap, const char *text)
+{
+	size_t n = strlen(tried), len = strlen(text);
+	if (n && n + 2 < cap) memcpy(tried + n, ", ", 3), n += 2;
+	if (len > cap - n - 1) len = cap - n - 1;
+	memcpy(tried + n, text, len);
+	tried[n + len] = '\0';
+}
+
+static void *try_open(const char *dir, const char *path, char *tried, size_t cap)
+{
+	char buf[PATH_MAX + 64];
+	if (dir) {
+		size_t d = strlen(dir), m = strlen(LUMEN_CUDA_MODULE_NAME);
+		if (d + m + 2 > sizeof buf) return NULL;
+		memcpy(buf, dir, d);
+		buf[d] = '/';
+		memcpy(buf + d + 1, LUMEN_CUDA_MODULE_NAME, m + 1);
+	} else {
+		if (strlen(path) + 1 > sizeof buf) return NULL;
+		memcpy(buf, path, strlen(path) + 1);
+	}
+	void *h = dlopen(buf, RTLD_NOW | RTLD_LOCAL);
+	if (!h) note(tried, cap, buf);
+	return h;
+}
+
+static void *open_module(char *tried, size_t cap)
+{
+	void *h = NULL;
+	const char *env = getenv("LUMEN_CUDA_MODULE");
+	if (env && *env) return try_open(NULL, env, tried, cap); /* an explicit choice is final */
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) *slash = '\0';
+		h = try_open(exe, NULL, tried, cap);
+	}
+#ifdef LUMEN_BUILD_DIR
+	if (!h) h = try_open(LUMEN_BUILD_DIR, NULL, tried, cap);
+#endif
+#ifdef LUMEN_INSTALL_LIBDIR
+	if (!h) h = try_open(LUMEN_INSTALL_LIBDIR, NULL, tried, cap);
+#endif
+	return h;
+}
+
+static void load(void)
+{
+	char tried[512] = "";
+	void *h = open_module(tried, sizeof tried);
+	if (!h) {
+#ifdef LUMEN_CUDA_BUILT
+		snprintf(reason, sizeof reason, "the CUDA module %s was not found or did not load (tried %s)",
+		         LUMEN_CUDA_MODULE_NAME, tried);
+#else
+		snprintf(reason, sizeof reason,
+		         "this build has no CUDA parts (nvcc was not found when it was configured)");
+#endif
+		return;
+	}
+	const lmi_cuda_api *(*get)(void);
+	*(void **)&get = dlsym(h, LMI_CUDA_API_SYMBOL);
+	const lmi_cuda_api *a = get ? get() : NULL;
+	if (!a || a->version != LMI_CUDA_API_VERSION) {
+		snprintf(reason, sizeof reason, "the CUDA module %s is not of this build (API version %d, "
+		         "expected %d)", LUMEN_CUDA_MODULE_NAME, a ? a->version : -1, LMI_CUDA_API_VERSION);
+		dlclose(h);
+		return;
+	}
+	char msg[512] = "";
+	int count = 0, err = a->device_count(&count, msg, sizeof msg);
+	if (err == LMI_CUDA_ERR_NO_DRIVER || err == LMI_CUDA_ERR_NO_DEVICE) {
+		snprintf(reason, sizeof reason, "no CUDA device (%s)", msg);
+	} else if (err) {
+		snprintf(reason, sizeof reason, "the CUDA driver failed: %s", msg);
+	} else if (count < 1) {
+		snprintf(reason, sizeof reason, "no CUDA device (the driver reports none)");
+	} else if ((err = a->device_name(0, device_name, sizeof device_name, msg, sizeof msg)) != 0) {
+		snprintf(reason, sizeof reason, "the CUDA driver failed: %s", msg);
+	} else {
+		ndevices = count;
+	}
+	api = a; /* the module stays loaded for the life of the process */
+}
+
+const lmi_cuda_api *lmi_cuda_api_get(const char *fname)
+{
+	pthread_once(&once, load);
+	if (api && ndevices > 0) return api;
+	return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'cuda' is not available: %s", fname,
+	                     reason);
+}
+
+bool lm_cuda_is_available(void)
+{
+	pthread_once(&once, load);
+	return api && ndevices > 0;
+}
+
+const char *lm_cuda_unavailable_reason(void)
+{
+	pthread_once(&once, load);
+	return api && ndevices > 0 ? "" : reason;
+}
+
+const char *lm_cuda_device_name(void)
+{
+	if (!lmi_cuda_api_get("cuda.device_name")) return NULL;
+	return device_name;
+}

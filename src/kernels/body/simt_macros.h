@@ -1,0 +1,83 @@
+/*
+ * simt_macros.h — the few macros in which every kernel body of src/kernels/body/ is written, so that
+ * one source is both real CUDA (nvcc, the .cu files of src/kernels/cuda/) and an emulated,
+ * instrumented kernel (gcc, src/kernels/scan_emu.c and friends).
+ *
+ *   KERNEL                    __global__ void         a kernel (the name goes through KFN)
+ *   KFN(name)                 name_f32 / name_f64     one kernel per element type T
+ *   threadIdx, blockIdx,      as in CUDA              uint3/dim3 built-ins
+ *   blockDim, gridDim
+ *   __syncthreads()           as in CUDA              a barrier for the block
+ *   SHARED(T, a, n)           __shared__ T a[n]
+ *   SHARED_DYN(T, a)          extern __shared__ T a[] (size given at launch)
+ *   CONSTANT(T, a, n)         __constant__ T a[n]     file scope; the host fills it before launch
+ *   LOAD(a, i)                a[i]                    read an element of global/shared/constant memory
+ *   STORE(a, i, v)            a[i] = v                write one
+ *   ADD(x, y)                 x + y                   an addition of data (counted; index math is not)
+ *   ATOMIC_ADD(a, i, v)       atomicAdd(&a[i], v)     returns the old value
+ *   BRANCH(c)                 c                       a condition whose divergence the trace shows
+ *
+ * Under nvcc they are plain CUDA. Under gcc (the emulator) every memory access is checked against
+ * the array it belongs to and recorded, with the source line, as an event of the trace; ADD and
+ * BRANCH record events too. A body is included once per element type: the includer defines T and
+ * KFN first, so a body header has no include guard.
+ * Read next: body/scan.h (a body), ../simt.h (the emulator's side).
+ */
+#ifndef LUMEN_KERNELS_SIMT_MACROS_H
+#define LUMEN_KERNELS_SIMT_MACROS_H
+
+#if defined(__CUDACC__)
+
+#define KERNEL __global__ void
+#define DEVICE static __device__ __forceinline__
+#define LOAD(a, i) ((a)[i])
+#define STORE(a, i, v) ((a)[i] = (v))
+#define ADD(x, y) ((x) + (y))
+#define ATOMIC_ADD(a, i, v) atomicAdd(&(a)[i], (v))
+#define BRANCH(c) (c)
+#define SHARED(T, a, n) __shared__ T a[n]
+#define CONSTANT(T, a, n) __constant__ T a[n]
+#define SHARED_DYN(T, a)                                                                           \
+	extern __shared__ __align__(16) unsigned char lmk_dynamic_smem_[];                        \
+	T *a = (T *)lmk_dynamic_smem_
+
+#else /* the emulator */
+
+#include "kernels/simt.h"
+
+#define KERNEL static void __attribute__((unused))
+#define DEVICE static inline
+#define threadIdx (lmi_simt_self.thread_idx)
+#define blockIdx (lmi_simt_self.block_idx)
+#define blockDim (lmi_simt_self.block_dim)
+#define gridDim (lmi_simt_self.grid_dim)
+#define __syncthreads() lmi_simt_syncthreads(__LINE__)
+
+#define LMK_DTYPE_OF(T) _Generic((T)0, float: LM_FLOAT32, double: LM_FLOAT64, int: LM_INT32,       \
+                                 unsigned: LM_INT32)
+#define LOAD(a, i)                                                                                 \
+	_Generic((a)[0], float: lmi_simt_ld_f32, double: lmi_simt_ld_f64, int: lmi_simt_ld_i32,    \
+	         unsigned: lmi_simt_ld_u32)((a), (int64_t)(i), __LINE__)
+#define STORE(a, i, v)                                                                             \
+	_Generic((a)[0], float: lmi_simt_st_f32, double: lmi_simt_st_f64, int: lmi_simt_st_i32,    \
+	         unsigned: lmi_simt_st_u32)((a), (int64_t)(i), (v), __LINE__)
+#define ADD(x, y)                                                                                  \
+	_Generic((x) + (y), float: lmi_simt_add_f32, double: lmi_simt_add_f64,                     \
+	         int: lmi_simt_add_i32)((x), (y), __LINE__)
+#define ATOMIC_ADD(a, i, v)                                                                        \
+	_Generic((a)[0], float: lmi_simt_atomic_add_f32, double: lmi_simt_atomic_add_f64,          \
+	         int: lmi_simt_atomic_add_i32, unsigned: lmi_simt_atomic_add_u32)((a), (int64_t)(i), \
+	                                                                          (v), __LINE__)
+#define BRANCH(c) lmi_simt_branch((c) ? 1 : 0, __LINE__)
+#define SHARED(T, a, n) T *a = (T *)lmi_simt_shared(#a, LMK_DTYPE_OF(T), sizeof(T), (n), __LINE__)
+#define SHARED_DYN(T, a) T *a = (T *)lmi_simt_shared_dyn(#a, LMK_DTYPE_OF(T), sizeof(T), __LINE__)
+/* The host passes it to the launch as an array of space LM_SPACE_CONSTANT (read-only). */
+#define CONSTANT(T, a, n) static T a[n]
+
+#endif
+
+/* Pastes the element type's suffix onto a kernel name: KFN(scan_kogge_stone) -> ..._f32. */
+#define LMK_CAT_(a, b) a##b
+#define LMK_CAT(a, b) LMK_CAT_(a, b)
+
+#endif

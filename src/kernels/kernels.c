@@ -1,0 +1,345 @@
+/*
+ * kernels.c — what every pattern call shares: options (lm_kernel_opts) resolved and checked once,
+ * the info object (source, device, counters in order, trace), and timing of measured runs.
+ *
+ * Design: all checks happen before anything runs, with messages that name the call, the value and
+ * the limit ("kernels.scan: block 2048 exceeds the limit of 1024 threads per block"). Counters are
+ * an ordered list of (name, value), so Lua, the printer and the scenes show them in one order.
+ * Read next: scan.c, reduce.c (the patterns), simt.h (the emulator).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/patterns.h"
+#include "lumen/cuda.h"
+
+#define MAX_COUNTERS 32
+
+struct lm_kernel_info {
+	char source[8];
+	char device[200];
+	char provenance[240];
+	char pattern[16];
+	char algo[32];
+	int ncounters;
+	struct {
+		char name[24];
+		double value;
+	} counters[MAX_COUNTERS];
+	lm_trace *trace;
+};
+
+/* ---------------------------------------------------------------- options */
+
+void lm_kernel_opts_init(lm_kernel_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->backend = "auto";
+	o->trace = -1;
+	o->inclusive = -1;
+}
+
+static lm_status pick_backend(const char *fname, const lm_kernel_opts *o, lmi_backend *out)
+{
+	const char *b = o->backend ? o->backend : "auto";
+	bool trace = o->trace == 1;
+	if (strcmp(b, "emu") == 0) *out = LMI_BACKEND_EMU;
+	else if (strcmp(b, "cpu") == 0) *out = LMI_BACKEND_CPU;
+	else if (strcmp(b, "cuda") == 0) *out = LMI_BACKEND_CUDA;
+	else if (strcmp(b, "auto") == 0)
+		*out = trace ? LMI_BACKEND_EMU : lm_cuda_is_available() ? LMI_BACKEND_CUDA : LMI_BACKEND_CPU;
+	else
+		return lmi_fail(LM_ERR_ARG, "%s: unknown backend '%s' (expected 'emu', 'cpu', 'cuda' or 'auto')",
+		                fname, b);
+	if (trace && *out != LMI_BACKEND_EMU)
+		return lmi_fail(LM_ERR_UNSUPPORTED,
+		                "%s: trace=true needs backend='emu' (the %s run is measured, not traced)",
+		                fname, b);
+	return LM_OK;
+}
+
+lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kernel_opts *opts,
+                            const char *const *algos, int nalgos, int default_algo, lmi_kcall *k)
+{
+	lm_kernel_opts defaults;
+	if (!opts) {
+		lm_kernel_opts_init(&defaults);
+		opts = &defaults;
+	}
+	memset(k, 0, sizeof *k);
+	k->fname = fname;
+	if (!x) return lmi_fail(LM_ERR_ARG, "%s: the input tensor is NULL", fname);
+	if (lm_tensor_device(x) != LM_CPU)
+		return lmi_fail(LM_ERR_DEVICE, "%s: the input is on %s; pass a CPU tensor (the cuda run "
+		                "copies it to the GPU itself)", fname, lm_device_name(lm_tensor_device(x)));
+	k->dtype = lm_tensor_dtype(x);
+	if (k->dtype != LM_FLOAT32 && k->dtype != LM_FLOAT64)
+		return lmi_fail(LM_ERR_DTYPE, "%s: the input has dtype %s; this pattern takes float32 or "
+		                "float64 tensors", fname, lm_dtype_name(k->dtype));
+	k->n = lm_tensor_numel(x);
+	if (k->n == 0)
+		return lmi_fail(LM_ERR_ARG, "%s: the input is empty (shape %s); give at least one element",
+		                fname, lmi_shape_s(x));
+	lm_status st = pick_backend(fname, opts, &k->backend);
+	if (st) return st;
+	if (k->backend != LMI_BACKEND_CPU && k->n > INT32_MAX)
+		return lmi_fail(LM_ERR_ARG, "%s: %lld elements are more than the %s run's 32-bit indices "
+		                "allow (2147483647)", fname, (long long)k->n,
+		                k->backend == LMI_BACKEND_EMU ? "emu" : "cuda");
+	k->algo = default_algo;
+	if (opts->algo) {
+		k->algo = -1;
+		for (int a = 0; a < nalgos; a++)
+			if (strcmp(opts->algo, algos[a]) == 0) k->algo = a;
+		if (k->algo < 0) {
+			char list[160] = "";
+			size_t n = 0;
+			for (int a = 0; a < nalgos && n < sizeof list; a++)
+				n += (size_t)snprintf(list + n, sizeof list - n, "%s'%s'",
+				                      a == 0 ? "" : a == nalgos - 1 ? " or " : ", ", algos[a]);
+			return lmi_fail(LM_ERR_ARG, "%s: unknown algo '%s' (expected %s)", fname, opts->algo,
+			                list);
+		}
+	}
+	k->algo_name = algos[k->algo];
+	if (opts->inclusive < -1 || opts->inclusive > 1)
+		return lmi_fail(LM_ERR_ARG, "%s: inclusive = %d must be 1, 0 or -1 (default)", fname,
+		                opts->inclusive);
+	k->inclusive = opts->inclusive != 0;
+	if (opts->trace < -1 || opts->trace > 1)
+		return lmi_fail(LM_ERR_ARG, "%s: trace = %d must be 1, 0 or -1 (default)", fname, opts->trace);
+	k->trace_cap = opts->trace_cap ? opts->trace_cap : LM_TRACE_DEFAULT_CAP;
+	if (k->trace_cap < 1 || k->trace_cap > ((int64_t)1 << 28))
+		return lmi_fail(LM_ERR_ARG, "%s: trace_cap %lld must be in 1..2^28 events", fname,
+		                (long long)opts->trace_cap);
+	k->repeats = opts->repeats ? opts->repeats : 5;
+	if (k->repeats < 1 || k->repeats > 1000)
+		return lmi_fail(LM_ERR_ARG, "%s: repeats %d must be in 1..1000", fname, opts->repeats);
+	return LM_OK;
+}
+
+static unsigned pow2_at_least(int64_t v)
+{
+	unsigned p = 1;
+	while ((int64_t)p < v && p < (1u << 30)) p *= 2;
+	return p;
+}
+
+lm_status lmi_kcall_shape(lmi_kcall *k, const lm_kernel_opts *opts, bool coarsens,
+                          unsigned default_coarsen, unsigned elems_per_thread)
+{
+	const char *f = k->fname;
+	int64_t c = opts && opts->coarsen ? opts->coarsen : default_coarsen;
+	if (!coarsens && c != 1)
+		return lmi_fail(LM_ERR_ARG, "%s: algo '%s' does not coarsen (coarsen %lld; only 1 here)", f,
+		                k->algo_name, (long long)c);
+	if (c < 1 || c > 1024)
+		return lmi_fail(LM_ERR_ARG, "%s: coarsen %lld must be in 1..1024 elements per thread", f,
+		                (long long)c);
+	k->coarsen = (unsigned)c;
+	int64_t per = (int64_t)elems_per_thread * k->coarsen;
+	int64_t b = opts ? opts->block : 0;
+	if (b == 0) {
+		unsigned fit = pow2_at_least((k->n + per - 1) / per);
+		b = fit <= LM_KERNEL_MAX_BLOCK ? fit : 256;
+	}
+	if (b < 1)
+		return lmi_fail(LM_ERR_ARG, "%s: block %lld must be a power of two from 1 to %d", f,
+		                (long long)b, LM_KERNEL_MAX_BLOCK);
+	if (b > LM_KERNEL_MAX_BLOCK)
+		return lmi_fail(LM_ERR_ARG, "%s: block %lld exceeds the limit of %d threads per block", f,
+		                (long long)b, LM_KERNEL_MAX_BLOCK);
+	if (b & (b - 1))
+		return lmi_fail(LM_ERR_ARG,
+		                "%s: block %lld is not a power of two; algo '%s' needs one (1, 2, 4, ..., %d)",
+		                f, (long long)b, k->algo_name, LM_KERNEL_MAX_BLOCK);
+	k->block = (unsigned)b;
+	return LM_OK;
+}
+
+lm_status lmi_kcall_check_shared(const lmi_kcall *k, int64_t shared_elems)
+{
+	int64_t bytes = shared_elems * (int64_t)lm_dtype_size(k->dtype);
+	if (bytes > LM_KERNEL_MAX_SHARED)
+		return lmi_fail(LM_ERR_ARG,
+		                "%s: algo '%s' with block %u and coarsen %u needs %lld bytes of shared memory "
+		                "(%s), over the limit of 48 KiB (%d bytes) per block",
+		                k->fname, k->algo_name, k->block, k->coarsen, (long long)bytes,
+		                lm_dtype_name(k->dtype), LM_KERNEL_MAX_SHARED);
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- info */
+
+static char cpu_model[128];
+
+static void read_cpu_model(void)
+{
+	char *model = cpu_model;
+	snprintf(model, sizeof cpu_model, "CPU");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		char line[256];
+		while (fgets(line, sizeof line, f)) {
+			if (strncmp(line, "model name", 10) != 0) continue;
+			char *colon = strchr(line, ':');
+			if (!colon) break;
+			colon++;
+			while (*colon == ' ' || *colon == '\t') colon++;
+			colon[strcspn(colon, "\n")] = '\0';
+			snprintf(model, sizeof cpu_model, "%s", colon);
+			break;
+		}
+		fclose(f);
+	}
+}
+
+const char *lmi_cpu_model(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, read_cpu_model);
+	return cpu_model;
+}
+
+lm_kernel_info *lmi_info_new(const lmi_kcall *k, const char *pattern)
+{
+	lm_kernel_info *info = lm_alloc(sizeof *info);
+	if (!info) return lmi_fail_null(LM_ERR_NOMEM, "%s: out of memory", k->fname);
+	memset(info, 0, sizeof *info);
+	snprintf(info->pattern, sizeof info->pattern, "%s", pattern);
+	snprintf(info->algo, sizeof info->algo, "%s", k->algo_name);
+	switch (k->backend) {
+	case LMI_BACKEND_EMU:
+		snprintf(info->source, sizeof info->source, "emu");
+		snprintf(info->device, sizeof info->device, "SIMT emulator on %s", lmi_cpu_model());
+		snprintf(info->provenance, sizeof info->provenance, "emulated, modelled cycles");
+		break;
+	case LMI_BACKEND_CPU:
+		snprintf(info->source, sizeof info->source, "cpu");
+		snprintf(info->device, sizeof info->device, "%s", lmi_cpu_model());
+		snprintf(info->provenance, sizeof info->provenance, "CPU, measured");
+		break;
+	case LMI_BACKEND_CUDA: {
+		const char *name = lm_cuda_device_name();
+		snprintf(info->source, sizeof info->source, "cuda");
+		snprintf(info->device, sizeof info->device, "%s", name ? name : "CUDA device");
+		snprintf(info->provenance, sizeof info->provenance, "CUDA %s, measured", info->device);
+		break;
+	}
+	}
+	return info;
+}
+
+void lmi_info_add(lm_kernel_info *info, const char *name, double value)
+{
+	LM_ASSERT(info->ncounters < MAX_COUNTERS);
+	snprintf(info->counters[info->ncounters].name, sizeof info->counters[0].name, "%s", name);
+	info->counters[info->ncounters++].value = value;
+}
+
+void lmi_info_set_trace(lm_kernel_info *info, lm_trace *t)
+{
+	if (info->trace) lm_trace_release(info->trace);
+	info->trace = t;
+}
+
+void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lmi_kcall *k)
+{
+	lmi_info_add(info, "modelled_cycles", (double)c->cycles);
+	lmi_info_add(info, "steps", (double)c->steps);
+	lmi_info_add(info, "adds", (double)c->adds);
+	lmi_info_add(info, "global_loads", (double)c->global_loads);
+	lmi_info_add(info, "global_stores", (double)c->global_stores);
+	lmi_info_add(info, "shared_loads", (double)c->shared_loads);
+	lmi_info_add(info, "shared_stores", (double)c->shared_stores);
+	lmi_info_add(info, "atomics", (double)c->atomics);
+	lmi_info_add(info, "shared_atomics", (double)c->shared_atomics);
+	lmi_info_add(info, "conflicts", (double)c->conflicts);
+	lmi_info_add(info, "shared_conflicts", (double)c->shared_conflicts);
+	lmi_info_add(info, "barriers", (double)c->barriers);
+	lmi_info_add(info, "simd_efficiency",
+	             c->issued_lanes ? (double)c->active_lanes / (double)c->issued_lanes : 1.0);
+	lmi_info_add(info, "bytes", (double)c->bytes);
+	lmi_info_add(info, "launches", c->launches);
+	lmi_info_add(info, "threads", (double)c->threads);
+	lmi_info_add(info, "block", k->block);
+	lmi_info_add(info, "events", (double)c->events);
+}
+
+void lmi_info_add_measured(lm_kernel_info *info, double time_ms, double bytes)
+{
+	lmi_info_add(info, "time_ms", time_ms);
+	lmi_info_add(info, "bytes", bytes);
+	lmi_info_add(info, "gbps", time_ms > 0 ? bytes / (time_ms * 1e6) : 0);
+}
+
+void lm_kernel_info_free(lm_kernel_info *info)
+{
+	if (!info) return;
+	lm_trace_release(info->trace);
+	lm_free(info, sizeof *info);
+}
+
+const char *lm_kernel_info_source(const lm_kernel_info *i) { return i->source; }
+const char *lm_kernel_info_device(const lm_kernel_info *i) { return i->device; }
+const char *lm_kernel_info_provenance(const lm_kernel_info *i) { return i->provenance; }
+const char *lm_kernel_info_pattern(const lm_kernel_info *i) { return i->pattern; }
+const char *lm_kernel_info_algo(const lm_kernel_info *i) { return i->algo; }
+int lm_kernel_info_counter_count(const lm_kernel_info *i) { return i->ncounters; }
+lm_trace *lm_kernel_info_trace(const lm_kernel_info *i) { return i->trace; }
+
+const char *lm_kernel_info_counter_name(const lm_kernel_info *i, int k)
+{
+	return k >= 0 && k < i->ncounters ? i->counters[k].name : NULL;
+}
+
+double lm_kernel_info_counter_value(const lm_kernel_info *i, int k)
+{
+	return k >= 0 && k < i->ncounters ? i->counters[k].value : NAN;
+}
+
+bool lm_kernel_info_counter(const lm_kernel_info *i, const char *name, double *out)
+{
+	for (int k = 0; k < i->ncounters; k++)
+		if (strcmp(i->counters[k].name, name) == 0) {
+			*out = i->counters[k].value;
+			return true;
+		}
+	return false;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+lm_status lmi_time_median(const char *fname, int repeats, int (*fn)(void *), void *arg,
+                          double *median_ms)
+{
+	double times[1000];
+	LM_ASSERT(repeats >= 1 && repeats <= 1000);
+	if (fn(arg)) return lmi_fail(LM_ERR_INTERRUPTED, "%s: interrupted", fname); /* warm-up */
+	for (int r = 0; r < repeats; r++) {
+		double t0 = now_ms();
+		if (fn(arg)) return lmi_fail(LM_ERR_INTERRUPTED, "%s: interrupted", fname);
+		times[r] = now_ms() - t0;
+	}
+	qsort(times, (size_t)repeats, sizeof times[0], cmp_double);
+	*median_ms = repeats % 2 ? times[repeats / 2]
+	                         : 0.5 * (times[repeats / 2 - 1] + times[repeats / 2]);
+	return LM_OK;
+}

@@ -1,0 +1,645 @@
+/*
+ * simt.c — the emulator's scheduler and memory checks.
+ *
+ * Design: lmi_simt_run walks the grid block by block (x fastest). For a block it starts one fibre
+ * per thread and runs them in thread order until each reaches __syncthreads or exits: that is one
+ * step. If some threads wait while others exited, or threads wait at different barriers, the block
+ * can never continue on a GPU: a deadlock, reported with the waiting and missing lanes. Every
+ * LOAD/STORE/ATOMIC_ADD finds its array by address (a small table of ranges: the launch's global
+ * and constant arrays and the block's shared arrays), checks type, bounds and writability, and
+ * appends a raw event. A violation is reported like compute-sanitizer's memcheck (thread, block,
+ * array, index, line) and stops the launch.
+ * Read next: simt_model.c (what happens to the events), fibre.c (the switch).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/lmi.h"
+#include "kernels/simt_impl.h"
+
+_Thread_local lmi_simt_self_t lmi_simt_self;
+static _Thread_local lmi_simt *cur_sim; /* the emulator running on this OS thread */
+
+/* ---------------------------------------------------------------- lifetime */
+
+lmi_simt *lmi_simt_new(const char *fname, lm_trace *trace, const lm_latency_model *lat)
+{
+	lmi_simt *s = lm_alloc(sizeof *s);
+	if (!s) return lmi_fail_null(LM_ERR_NOMEM, "%s: out of memory for the emulator", fname);
+	memset(s, 0, sizeof *s);
+	s->fname = fname;
+	s->trace = trace;
+	s->lat = *lat;
+	s->smem = lm_alloc(LM_KERNEL_MAX_SHARED);
+	s->threads = lm_alloc(LM_KERNEL_MAX_BLOCK * sizeof *s->threads);
+	s->raw_cap = 4096;
+	s->raw = lm_alloc((size_t)s->raw_cap * sizeof *s->raw);
+	if (!s->smem || !s->threads || !s->raw || lmi_simt_model_new(s) != LM_OK) {
+		lmi_simt_free(s);
+		return lmi_fail_null(LM_ERR_NOMEM, "%s: out of memory for the emulator", fname);
+	}
+	memset(s->smem, 0, LM_KERNEL_MAX_SHARED);
+	return s;
+}
+
+void lmi_simt_free(lmi_simt *s)
+{
+	if (!s) return;
+	lmi_simt_model_free(s);
+	if (s->smem) lm_free(s->smem, LM_KERNEL_MAX_SHARED);
+	if (s->threads) lm_free(s->threads, LM_KERNEL_MAX_BLOCK * sizeof *s->threads);
+	if (s->raw) lm_free(s->raw, (size_t)s->raw_cap * sizeof *s->raw);
+	lm_free(s, sizeof *s);
+}
+
+const lmi_simt_counters *lmi_simt_counters_get(const lmi_simt *s) { return &s->c; }
+
+/* ---------------------------------------------------------------- failures inside a kernel */
+
+static const char *dim3_s(lmi_dim3 d, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "(%u,%u,%u)", d.x, d.y, d.z);
+	return buf;
+}
+
+/* Records why the running thread fails and leaves its fibre for good (the scheduler abandons
+ * it). Runs on the fibre's stack. */
+__attribute__((format(printf, 3, 4))) static _Noreturn void fault(lmi_simt *s, lm_status st,
+                                                                 const char *fmt, ...)
+{
+	char what[320], tb[40], bb[40];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	snprintf(s->fault_msg, sizeof s->fault_msg, "%s by thread %s in block %s (kernel %s)", what,
+	         dim3_s(s->cur->idx, tb, sizeof tb), dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel);
+	s->fault_status = st;
+	s->cur->state = TH_FAULT;
+	lmi_fibre_yield(s->cur->fibre);
+	LM_ASSERT(!"a faulted fibre was resumed");
+	__builtin_unreachable();
+}
+
+/* ---------------------------------------------------------------- events */
+
+static lmi_raw_ev *rec(lmi_simt *s, int kind, int line)
+{
+	if ((++s->poll & 1023) == 0 && lmi_check_interrupt())
+		fault(s, LM_ERR_INTERRUPTED, "interrupted at line %d", line);
+	if (s->nraw == s->raw_cap) {
+		if (s->raw_cap >= SIMT_MAX_STEP_EVENTS)
+			fault(s, LM_ERR_ARG,
+			      "more than %d events in one barrier phase of a block (an endless loop?) at line %d",
+			      SIMT_MAX_STEP_EVENTS, line);
+		int64_t ncap = s->raw_cap * 2;
+		lmi_raw_ev *n = lm_alloc((size_t)ncap * sizeof *n);
+		if (!n) fault(s, LM_ERR_NOMEM, "out of memory for %lld events", (long long)ncap);
+		memcpy(n, s->raw, (size_t)s->nraw * sizeof *n);
+		lm_free(s->raw, (size_t)s->raw_cap * sizeof *n);
+		s->raw = n;
+		s->raw_cap = ncap;
+	}
+	lmi_raw_ev *e = &s->raw[s->nraw++];
+	e->kind = (uint8_t)kind;
+	e->line = (uint16_t)line;
+	e->aux = 0;
+	e->space = LM_SPACE_NONE;
+	e->size = 0;
+	e->array = LM_TRACE_NO_ARRAY;
+	e->index = 0;
+	return e;
+}
+
+static const char *access_name(int kind)
+{
+	switch (kind) {
+	case LM_TRACE_LOAD: return "load";
+	case LM_TRACE_STORE: return "store";
+	default: return "atomicAdd";
+	}
+}
+
+/*
+ * The address of element i of the array that base points into, after the checks memcheck makes.
+ * base may point inside an array (X + offset); the index reported is then from the array's start.
+ */
+static void *check_access(lmi_simt *s, const void *base, int64_t i, lm_dtype dt, int kind,
+                          int line, const simt_range **rout, int64_t *iout)
+{
+	uintptr_t p = (uintptr_t)base;
+	const simt_range *r = &s->ranges[s->last_range];
+	if (!(s->nranges && p >= r->base && p < r->end)) {
+		const simt_range *below = NULL;
+		r = NULL;
+		for (int k = 0; k < s->nranges; k++) {
+			const simt_range *q = &s->ranges[k];
+			if (p >= q->base && p < q->end) {
+				r = q;
+				s->last_range = k;
+				break;
+			}
+			if (q->base <= p && (!below || q->base > below->base)) below = q;
+		}
+		if (!r) r = below; /* past the end of an array: an out-of-bounds index into it */
+		if (!r)
+			fault(s, LM_ERR_INDEX, "invalid %s at line %d through an address outside every array",
+			      access_name(kind), line);
+	}
+	if ((p - r->base) % r->elem != 0)
+		fault(s, LM_ERR_INDEX, "misaligned %s of %s array '%s' at line %d", access_name(kind),
+		      lm_trace_space_name(r->space), r->name, line);
+	int64_t idx = (int64_t)((p - r->base) / r->elem) + i;
+	if (r->dtype != dt)
+		fault(s, LM_ERR_DTYPE, "%s of %s from %s array '%s' (%s) at line %d", access_name(kind),
+		      lm_dtype_name(dt), lm_trace_space_name(r->space), r->name, lm_dtype_name(r->dtype),
+		      line);
+	if (idx < 0 || idx >= r->length)
+		fault(s, LM_ERR_INDEX, "out-of-bounds %s of %s array '%s' at index %lld (length %lld) at line %d",
+		      access_name(kind), lm_trace_space_name(r->space), r->name, (long long)idx,
+		      (long long)r->length, line);
+	if (kind != LM_TRACE_LOAD && r->readonly)
+		fault(s, LM_ERR_ARG, "%s to read-only %s array '%s' at index %lld at line %d",
+		      access_name(kind), lm_trace_space_name(r->space), r->name, (long long)idx, line);
+	*rout = r;
+	*iout = idx;
+	return (char *)r->base + (size_t)idx * r->elem;
+}
+
+static void *mem_event(lmi_simt *s, const void *base, int64_t i, lm_dtype dt, int kind, int line,
+                       lmi_raw_ev **eout)
+{
+	const simt_range *r;
+	int64_t idx;
+	void *p = check_access(s, base, i, dt, kind, line, &r, &idx);
+	lmi_raw_ev *e = rec(s, kind, line);
+	e->space = (uint8_t)r->space;
+	e->array = (uint8_t)r->trace_id;
+	e->index = (uint32_t)idx;
+	e->size = (uint8_t)r->elem;
+	*eout = e;
+	return p;
+}
+
+#define DEFINE_LDST(suffix, ctype, dt)                                                             \
+	ctype lmi_simt_ld_##suffix(const void *base, int64_t i, int line)                          \
+	{                                                                                          \
+		lmi_raw_ev *e;                                                                     \
+		ctype v = *(ctype *)mem_event(cur_sim, base, i, dt, LM_TRACE_LOAD, line, &e);      \
+		e->value = (double)v;                                                              \
+		return v;                                                                          \
+	}                                                                                          \
+	void lmi_simt_st_##suffix(const void *base, int64_t i, ctype v, int line)                  \
+	{                                                                                          \
+		lmi_raw_ev *e;                                                                     \
+		*(ctype *)mem_event(cur_sim, base, i, dt, LM_TRACE_STORE, line, &e) = v;           \
+		e->value = (double)v;                                                              \
+	}                                                                                          \
+	ctype lmi_simt_atomic_add_##suffix(const void *base, int64_t i, ctype v, int line)         \
+	{                                                                                          \
+		lmi_raw_ev *e;                                                                     \
+		ctype *p = mem_event(cur_sim, base, i, dt, LM_TRACE_ATOMIC, line, &e);             \
+		ctype old = *p;                                                                    \
+		*p = (ctype)(old + v);                                                             \
+		e->value = (double)v;                                                              \
+		return old;                                                                        \
+	}
+
+DEFINE_LDST(f32, float, LM_FLOAT32)
+DEFINE_LDST(f64, double, LM_FLOAT64)
+DEFINE_LDST(i32, int32_t, LM_INT32)
+
+uint32_t lmi_simt_ld_u32(const void *base, int64_t i, int line)
+{
+	return (uint32_t)lmi_simt_ld_i32(base, i, line);
+}
+void lmi_simt_st_u32(const void *base, int64_t i, uint32_t v, int line)
+{
+	lmi_simt_st_i32(base, i, (int32_t)v, line);
+}
+uint32_t lmi_simt_atomic_add_u32(const void *base, int64_t i, uint32_t v, int line)
+{
+	/* unsigned wrap-around, as on the GPU; stored through the int32 array type */
+	return (uint32_t)lmi_simt_atomic_add_i32(base, i, (int32_t)v, line);
+}
+
+#define DEFINE_ADD(suffix, ctype)                                                                  \
+	ctype lmi_simt_add_##suffix(ctype a, ctype b, int line)                                    \
+	{                                                                                          \
+		ctype r = a + b;                                                                   \
+		rec(cur_sim, LM_TRACE_ADD, line)->value = (double)r;                               \
+		return r;                                                                          \
+	}
+DEFINE_ADD(f32, float)
+DEFINE_ADD(f64, double)
+
+int32_t lmi_simt_add_i32(int32_t a, int32_t b, int line)
+{
+	int32_t r = (int32_t)((uint32_t)a + (uint32_t)b); /* wraps like the GPU's integer add */
+	rec(cur_sim, LM_TRACE_ADD, line)->value = r;
+	return r;
+}
+
+int lmi_simt_branch(int taken, int line)
+{
+	lmi_raw_ev *e = rec(cur_sim, LM_TRACE_BRANCH, line);
+	e->aux = taken != 0;
+	e->value = taken != 0;
+	return taken;
+}
+
+void lmi_simt_syncthreads(int line)
+{
+	lmi_simt *s = cur_sim;
+	s->cur->state = TH_WAIT;
+	s->cur->wait_line = (uint16_t)line;
+	lmi_fibre_yield(s->cur->fibre);
+}
+
+/* ---------------------------------------------------------------- shared memory */
+
+/* Registers an array with the trace (if any): its id, or -1 with an error set. */
+static int trace_array(lmi_simt *s, const char *name, lm_trace_space space, lm_dtype dt,
+                       int64_t length, int64_t rows, int64_t cols)
+{
+	if (!s->trace) return LM_TRACE_NO_ARRAY;
+	lm_trace_array ta = {
+		.name = name,
+		.space = space,
+		.dtype = dt,
+		.length = length,
+		.rows = rows > 0 ? rows : 1,
+		.cols = cols > 0 ? cols : length,
+		.launch = space == LM_SPACE_SHARED ? s->launch_no : -1,
+	};
+	return lmi_trace_add_array(s->trace, &ta);
+}
+
+static int add_range(lmi_simt *s, const char *name, lm_trace_space space, lm_dtype dt, void *data,
+                     int64_t length, bool readonly, int trace_id)
+{
+	LM_ASSERT(s->nranges < SIMT_MAX_RANGES);
+	simt_range *r = &s->ranges[s->nranges];
+	r->elem = lm_dtype_size(dt);
+	r->base = (uintptr_t)data;
+	r->end = r->base + (size_t)length * r->elem; /* empty: owns no address */
+	r->dtype = dt;
+	r->space = space;
+	r->readonly = readonly;
+	r->trace_id = trace_id;
+	r->name = name;
+	r->length = length;
+	return s->nranges++;
+}
+
+void *lmi_simt_shared(const char *name, lm_dtype dt, size_t elem, int64_t n, int line)
+{
+	lmi_simt *s = cur_sim;
+	int k = s->cur->shared_decls++;
+	if (k < s->ndecls) {
+		if (s->decls[k].line != line)
+			fault(s, LM_ERR_ARG,
+			      "__shared__ '%s' at line %d is this thread's declaration #%d, but another thread's "
+			      "#%d was at line %d",
+			      name, line, k + 1, k + 1, s->decls[k].line);
+		return s->smem + s->decls[k].offset;
+	}
+	if (k >= SIMT_MAX_SHARED_DECLS)
+		fault(s, LM_ERR_ARG, "more than %d __shared__ arrays", SIMT_MAX_SHARED_DECLS);
+	size_t used = (s->L->dyn_shared + 15) / 16 * 16 + s->static_shared;
+	size_t bytes = elem * (size_t)n;
+	if (n < 1 || used + bytes > LM_KERNEL_MAX_SHARED)
+		fault(s, LM_ERR_ARG,
+		      "shared memory: __shared__ %s[%lld] (%zu bytes) at line %d brings the block to %zu "
+		      "bytes, over the limit of 48 KiB (%d bytes) per block",
+		      name, (long long)n, bytes, line, used + bytes, LM_KERNEL_MAX_SHARED);
+	int tid = trace_array(s, name, LM_SPACE_SHARED, dt, n, 0, 0);
+	if (tid < 0) fault(s, LM_ERR_ARG, "%s", lm_last_error());
+	int r = add_range(s, name, LM_SPACE_SHARED, dt, s->smem + used, n, false, tid);
+	s->decls[k] = (shared_decl){.line = line, .offset = used, .bytes = (bytes + 15) / 16 * 16, .range = r};
+	s->static_shared += s->decls[k].bytes;
+	s->ndecls++;
+	return s->smem + used;
+}
+
+void *lmi_simt_shared_dyn(const char *name, lm_dtype dt, size_t elem, int line)
+{
+	lmi_simt *s = cur_sim;
+	if (s->dyn_range < 0) {
+		int64_t n = (int64_t)(s->L->dyn_shared / elem);
+		int tid = trace_array(s, name, LM_SPACE_SHARED, dt, n, 0, 0);
+		if (tid < 0) fault(s, LM_ERR_ARG, "%s", lm_last_error());
+		s->dyn_range = add_range(s, name, LM_SPACE_SHARED, dt, s->smem, n, false, tid);
+	} else if (strcmp(s->ranges[s->dyn_range].name, name) != 0) {
+		fault(s, LM_ERR_ARG,
+		      "extern __shared__ '%s' at line %d: the dynamic shared memory is already '%s' (one "
+		      "dynamic array per kernel)",
+		      name, line, s->ranges[s->dyn_range].name);
+	}
+	return s->smem;
+}
+
+/* ---------------------------------------------------------------- the scheduler */
+
+static void thread_main(void *arg)
+{
+	(void)arg;
+	cur_sim->L->entry(cur_sim->L->args);
+	cur_sim->cur->state = TH_DONE;
+}
+
+/* Appends to buf (size cap) what fits of the text; keeps buf NUL-terminated. */
+static void append(char *buf, size_t cap, size_t *n, const char *text)
+{
+	size_t len = strlen(text);
+	if (*n + len + 1 > cap) {
+		if (cap > 4) memcpy(buf + cap - 4, "...", 4);
+		*n = cap - 1;
+		return;
+	}
+	memcpy(buf + *n, text, len + 1);
+	*n += len;
+}
+
+/* "warp 0 lanes 0-15, warp 1 lanes 0-7,9" for the threads of the block in state st. */
+static void lanes_s(const lmi_simt *s, int st, char *buf, size_t cap)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int w = 0; w * 32 < s->nthreads; w++) {
+		char part[24];
+		int lo = -1, ranges = 0;
+		for (int l = 0; l <= 32; l++) {
+			int t = w * 32 + l;
+			bool in = l < 32 && t < s->nthreads && s->threads[t].state == st;
+			if (in && lo < 0) lo = l;
+			if (in || lo < 0) continue;
+			if (ranges++ == 0) {
+				snprintf(part, sizeof part, "%swarp %d lanes ", n ? ", " : "", w);
+				append(buf, cap, &n, part);
+			} else {
+				append(buf, cap, &n, ",");
+			}
+			if (lo == l - 1) snprintf(part, sizeof part, "%d", lo);
+			else snprintf(part, sizeof part, "%d-%d", lo, l - 1);
+			append(buf, cap, &n, part);
+			lo = -1;
+		}
+	}
+}
+
+static void abandon_block(lmi_simt *s)
+{
+	for (int t = 0; t < s->nthreads; t++) {
+		simt_thread *th = &s->threads[t];
+		if (th->started && th->state != TH_DONE) {
+			s->cur = th;
+			lmi_fibre_abandon(th->fibre);
+			th->state = TH_DONE;
+		}
+	}
+}
+
+static lm_status block_failure(lmi_simt *s, lm_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static lm_status block_failure(lmi_simt *s, lm_status st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->fault_msg, sizeof s->fault_msg, fmt, ap);
+	va_end(ap);
+	s->fault_status = st;
+	return st;
+}
+
+/* Checks the state of the block after a step: LM_OK to go on, else a deadlock. */
+static lm_status check_barrier(lmi_simt *s, int nwait, int ndone, int *line)
+{
+	char bb[40], w[200], d[200];
+	int first = -1;
+	for (int t = 0; t < s->nthreads; t++)
+		if (s->threads[t].state == TH_WAIT) {
+			if (first < 0) first = t;
+			else if (s->threads[t].wait_line != s->threads[first].wait_line) {
+				/* name the two groups: those at the first barrier, and the rest */
+				int la = s->threads[first].wait_line, lb = s->threads[t].wait_line;
+				for (int u = 0; u < s->nthreads; u++)
+					if (s->threads[u].state == TH_WAIT && s->threads[u].wait_line != la)
+						s->threads[u].state = TH_READY; /* temporarily, for lanes_s */
+				lanes_s(s, TH_WAIT, w, sizeof w);
+				lanes_s(s, TH_READY, d, sizeof d);
+				for (int u = 0; u < s->nthreads; u++)
+					if (s->threads[u].state == TH_READY) s->threads[u].state = TH_WAIT;
+				return block_failure(
+					s, LM_ERR_STATE,
+					"deadlock in block %s (kernel %s): %s wait at __syncthreads on line %d, "
+					"%s at the one on line %d (every thread of a block must reach the same "
+					"barrier)",
+					dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel, w, la, d, lb);
+			}
+		}
+	*line = first >= 0 ? s->threads[first].wait_line : 0;
+	if (nwait && ndone) {
+		lanes_s(s, TH_WAIT, w, sizeof w);
+		lanes_s(s, TH_DONE, d, sizeof d);
+		return block_failure(s, LM_ERR_STATE,
+		                     "deadlock in block %s (kernel %s): %s wait at __syncthreads on line "
+		                     "%d, which %s never reach (they exited)",
+		                     dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel, w, *line, d);
+	}
+	return LM_OK;
+}
+
+static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
+{
+	const lmi_simt_launch *L = s->L;
+	size_t used = (L->dyn_shared + 15) / 16 * 16 + s->static_shared;
+	memset(s->smem, 0, used); /* deterministic runs: every block starts from zeroed shared memory */
+	for (int t = 0; t < s->nthreads; t++) {
+		simt_thread *th = &s->threads[t];
+		th->fibre = lmi_fibre_pool_get(pool, t);
+		th->linear = (uint32_t)t;
+		th->idx.x = (unsigned)t % L->block.x;
+		th->idx.y = (unsigned)t / L->block.x % L->block.y;
+		th->idx.z = (unsigned)t / (L->block.x * L->block.y);
+		th->state = TH_READY;
+		th->started = false;
+		th->shared_decls = 0;
+		lmi_fibre_init(th->fibre, thread_main, th);
+	}
+	s->step = 0;
+	s->block_cycles = 0;
+	s->block_add_steps = 0;
+	lm_status st = LM_OK;
+	for (;;) {
+		s->nraw = 0;
+		for (int t = 0; t < s->nthreads; t++) {
+			simt_thread *th = &s->threads[t];
+			if (th->state != TH_READY) continue;
+			s->cur = th;
+			lmi_simt_self.thread_idx = th->idx;
+			th->ev_start = s->nraw;
+			th->started = true;
+			lmi_fibre_resume(th->fibre);
+			th->ev_end = s->nraw;
+			if (th->state == TH_FAULT) {
+				st = s->fault_status;
+				goto out_abandon;
+			}
+		}
+		int nwait = 0, ndone = 0, line = 0;
+		for (int t = 0; t < s->nthreads; t++) {
+			nwait += s->threads[t].state == TH_WAIT;
+			ndone += s->threads[t].state == TH_DONE;
+		}
+		if ((st = check_barrier(s, nwait, ndone, &line)) != LM_OK) goto out_abandon;
+		if ((st = lmi_simt_model_step(s, nwait > 0, line)) != LM_OK) {
+			block_failure(s, st, "%s", lm_last_error());
+			goto out_abandon;
+		}
+		if (nwait == 0) break;
+		s->step++;
+		for (int t = 0; t < s->nthreads; t++) s->threads[t].state = TH_READY;
+		if (lmi_check_interrupt()) {
+			char bb[40];
+			st = block_failure(s, LM_ERR_INTERRUPTED, "interrupted in block %s (kernel %s)",
+			                   dim3_s(s->block_idx, bb, sizeof bb), L->kernel);
+			goto out_abandon;
+		}
+	}
+	return LM_OK;
+out_abandon:
+	abandon_block(s);
+	return st;
+}
+
+static lm_status check_launch(const lmi_simt *s, const lmi_simt_launch *L)
+{
+	const char *f = s->fname;
+	if (L->block.x < 1 || L->block.y < 1 || L->block.z < 1 || L->grid.x < 1 || L->grid.y < 1 ||
+	    L->grid.z < 1)
+		return lmi_fail(LM_ERR_ARG, "%s: kernel %s launched with grid (%u,%u,%u) and block (%u,%u,%u): "
+		                "every dimension must be at least 1",
+		                f, L->kernel, L->grid.x, L->grid.y, L->grid.z, L->block.x, L->block.y,
+		                L->block.z);
+	uint64_t nt = (uint64_t)L->block.x * L->block.y * L->block.z;
+	if (nt > LM_KERNEL_MAX_BLOCK)
+		return lmi_fail(LM_ERR_ARG,
+		                "%s: kernel %s: a block of %ux%ux%u = %llu threads exceeds the limit of %d "
+		                "threads per block",
+		                f, L->kernel, L->block.x, L->block.y, L->block.z, (unsigned long long)nt,
+		                LM_KERNEL_MAX_BLOCK);
+	uint64_t nb = (uint64_t)L->grid.x * L->grid.y * L->grid.z;
+	if (nb > UINT32_MAX)
+		return lmi_fail(LM_ERR_ARG, "%s: kernel %s: a grid of %llu blocks is more than the emulator's "
+		                "2^32 - 1", f, L->kernel, (unsigned long long)nb);
+	if (L->dyn_shared > LM_KERNEL_MAX_SHARED)
+		return lmi_fail(LM_ERR_ARG,
+		                "%s: kernel %s: %zu bytes of dynamic shared memory exceed the limit of 48 KiB "
+		                "(%d bytes) per block",
+		                f, L->kernel, L->dyn_shared, LM_KERNEL_MAX_SHARED);
+	if (L->narrays > LMI_SIMT_MAX_ARRAYS)
+		return lmi_fail(LM_ERR_ARG, "%s: kernel %s: more than %d arrays", f, L->kernel,
+		                LMI_SIMT_MAX_ARRAYS);
+	for (int k = 0; k < L->narrays; k++) {
+		const lmi_simt_array *a = &L->arrays[k];
+		if (a->length < 0 || a->length >= ((int64_t)1 << 32) || !a->data ||
+		    (a->space != LM_SPACE_GLOBAL && a->space != LM_SPACE_CONSTANT))
+			return lmi_fail(LM_ERR_ARG, "%s: kernel %s: array '%s' of %lld elements cannot be "
+			                "emulated (0..2^32-1 elements of global or constant memory)",
+			                f, L->kernel, a->name, (long long)a->length);
+	}
+	return LM_OK;
+}
+
+static lm_status setup_arrays(lmi_simt *s, const lmi_simt_launch *L)
+{
+	s->nranges = s->last_range = 0;
+	s->ndecls = 0;
+	s->static_shared = 0;
+	s->dyn_range = -1;
+	for (int k = 0; k < L->narrays; k++) {
+		const lmi_simt_array *a = &L->arrays[k];
+		/* the same buffer as in an earlier launch keeps its id: scenes follow it */
+		int tid = -1;
+		for (int j = 0; j < s->nknown && tid < 0; j++)
+			if (s->known[j].data == a->data && strcmp(s->known[j].name, a->name) == 0)
+				tid = s->known[j].trace_id;
+		if (tid < 0) {
+			tid = trace_array(s, a->name, a->space, a->dtype, a->length, a->rows, a->cols);
+			if (tid < 0) return lmi_fail(lm_last_status(), "%s: %s", s->fname, lm_last_error());
+			if (s->nknown < SIMT_MAX_KNOWN)
+				s->known[s->nknown++] = (simt_known){a->data, a->name, tid};
+		}
+		add_range(s, a->name, a->space, a->dtype, a->data, a->length, a->readonly, tid);
+	}
+	return LM_OK;
+}
+
+lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *L)
+{
+	lm_status st = check_launch(s, L);
+	if (st) return st;
+	if (cur_sim)
+		return lmi_fail(LM_ERR_STATE, "%s: the emulator cannot be entered from a kernel", s->fname);
+	s->L = L;
+	s->launch_no = s->c.launches;
+	if (s->c.launches >= LMI_TRACE_MAX_LAUNCHES)
+		return lmi_fail(LM_ERR_ARG, "%s: more than %d launches", s->fname, LMI_TRACE_MAX_LAUNCHES);
+	if ((st = setup_arrays(s, L)) != LM_OK) return st;
+
+	s->nthreads = (int)(L->block.x * L->block.y * L->block.z);
+	uint32_t nblocks = L->grid.x * L->grid.y * L->grid.z;
+	uint64_t start = s->c.cycles;
+	if (s->trace) {
+		lm_trace_launch tl = {
+			.kernel = L->kernel,
+			.grid = {L->grid.x, L->grid.y, L->grid.z},
+			.block = {L->block.x, L->block.y, L->block.z},
+			.shared_bytes = L->dyn_shared,
+		};
+		if (lmi_trace_begin_launch(s->trace, &tl, start) < 0)
+			return lmi_fail(lm_last_status(), "%s: %s", s->fname, lm_last_error());
+	}
+	/* Blocks go round robin to `sms` multiprocessors, each running its blocks one after another. */
+	uint32_t nsms = (uint32_t)s->lat.sms < nblocks ? (uint32_t)s->lat.sms : nblocks;
+	uint64_t *sm_time = lm_alloc(nsms * sizeof *sm_time);
+	if (!sm_time) return lmi_fail(LM_ERR_NOMEM, "%s: out of memory", s->fname);
+	for (uint32_t k = 0; k < nsms; k++) sm_time[k] = start;
+
+	lmi_fibre_pool *pool;
+	if ((st = lmi_fibre_pool_take(s->fname, s->nthreads, &pool)) != LM_OK) {
+		lm_free(sm_time, nsms * sizeof *sm_time);
+		return st;
+	}
+	cur_sim = s;
+	s->fault_status = LM_OK;
+	s->launch_add_steps = 0;
+	lmi_simt_self.block_dim = L->block;
+	lmi_simt_self.grid_dim = L->grid;
+	for (uint32_t b = 0; b < nblocks && st == LM_OK; b++) {
+		s->block_linear = b;
+		s->block_idx.x = b % L->grid.x;
+		s->block_idx.y = b / L->grid.x % L->grid.y;
+		s->block_idx.z = b / (L->grid.x * L->grid.y);
+		lmi_simt_self.block_idx = s->block_idx;
+		s->block_start = sm_time[b % nsms];
+		st = run_block(s, pool);
+		sm_time[b % nsms] += s->block_cycles;
+		if (s->block_add_steps > s->launch_add_steps) s->launch_add_steps = s->block_add_steps;
+	}
+	cur_sim = NULL;
+	lmi_fibre_pool_give(pool);
+	uint64_t end = start;
+	for (uint32_t k = 0; k < nsms; k++)
+		if (sm_time[k] > end) end = sm_time[k];
+	lm_free(sm_time, nsms * sizeof *sm_time);
+	if (s->trace) lmi_trace_end_launch(s->trace, end);
+	s->c.launches++;
+	s->c.cycles = end;
+	s->c.steps += s->launch_add_steps;
+	s->c.threads += (int64_t)nblocks * s->nthreads;
+	if (st != LM_OK) return lmi_fail(st, "%s: %s", s->fname, s->fault_msg);
+	return LM_OK;
+}

@@ -1,0 +1,110 @@
+/*
+ * simt.h — the SIMT emulator: runs a CUDA kernel body (compiled by gcc with the macros of
+ * body/simt_macros.h) over a grid of blocks on the CPU, checks every memory access, and records what
+ * every thread did as trace events with modelled cycles.
+ *
+ * Design: the blocks of a launch run one after another; within a block, each CUDA thread is a fibre
+ * (fibre.h) that runs until its next __syncthreads, in thread order, so one barrier phase ("step") of
+ * the block completes before the next begins. A step's events are then grouped into warp
+ * instructions (simt_model.c) for the trace, the counters and the cycles. A failing thread (an
+ * out-of-bounds access, an interrupt) records why and yields for good; the scheduler then abandons
+ * the block and the launch returns the error. Nothing longjmps; nothing aborts on a kernel's bug.
+ * Read next: body/simt_macros.h (what a kernel body calls), simt.c, simt_model.c, trace.h.
+ */
+#ifndef LUMEN_KERNELS_SIMT_H
+#define LUMEN_KERNELS_SIMT_H
+
+#include <stdint.h>
+
+#include "lumen/kernels.h"
+
+typedef struct lmi_dim3 {
+	unsigned x, y, z;
+} lmi_dim3;
+
+/* A global or constant array a launch may touch; every access is checked against it. */
+typedef struct lmi_simt_array {
+	const char *name;     /* as the kernel calls it */
+	lm_trace_space space; /* LM_SPACE_GLOBAL or LM_SPACE_CONSTANT */
+	lm_dtype dtype;
+	void *data;
+	int64_t length; /* elements (>= 1, < 2^32) */
+	int64_t rows, cols; /* 2-D layout hint for the trace (0: 1-D) */
+	bool readonly;
+} lmi_simt_array;
+
+#define LMI_SIMT_MAX_ARRAYS 16
+
+typedef struct lmi_simt_launch {
+	const char *kernel; /* name, for messages and the trace */
+	lmi_dim3 grid, block;
+	size_t dyn_shared;  /* bytes of dynamic shared memory (SHARED_DYN) */
+	void (*entry)(void *args); /* calls the kernel with args unpacked (what cudaLaunchKernel does) */
+	void *args;
+	const lmi_simt_array *arrays;
+	int narrays; /* <= LMI_SIMT_MAX_ARRAYS */
+} lmi_simt_launch;
+
+/* Totals over the launches of an emulator, counted from the events (docs/API.md names them). */
+typedef struct lmi_simt_counters {
+	int64_t adds, global_loads, global_stores, shared_loads, shared_stores, constant_loads;
+	int64_t atomics, shared_atomics, conflicts, shared_conflicts;
+	int64_t barriers;     /* completed __syncthreads of a block (each counts once per block) */
+	int64_t steps;        /* per launch, the most phases with an add of any block; summed */
+	int64_t branches, events;
+	int64_t active_lanes, issued_lanes; /* over all warp instructions, for simd_efficiency */
+	int64_t bytes;        /* global memory bytes loaded, stored or updated atomically */
+	uint64_t cycles;      /* modelled: the end of the last launch */
+	int launches;
+	int64_t threads;      /* threads launched */
+} lmi_simt_counters;
+
+typedef struct lmi_simt lmi_simt;
+
+/*
+ * An emulator for one call. fname names the caller in messages ("kernels.scan"); trace (borrowed,
+ * may be NULL) receives the events; lat is copied. NULL + error on failure.
+ */
+lmi_simt *lmi_simt_new(const char *fname, lm_trace *trace, const lm_latency_model *lat);
+void lmi_simt_free(lmi_simt *s);
+/*
+ * Runs one launch to completion. Checks the configuration first (block at most 1024 threads,
+ * grid dims >= 1, dynamic shared memory at most 48 KiB); then reports, with thread, block, array,
+ * index and source line: out-of-bounds accesses, stores to read-only arrays, barrier deadlocks and
+ * mismatched barriers, shared memory beyond 48 KiB; LM_ERR_INTERRUPTED after lm_interrupt().
+ */
+lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *l);
+const lmi_simt_counters *lmi_simt_counters_get(const lmi_simt *s);
+
+/* ---------------------------------------------------------------- called by kernel bodies */
+/* (through the macros of body/simt_macros.h; only from inside a running kernel) */
+
+typedef struct lmi_simt_self {
+	lmi_dim3 thread_idx, block_idx, block_dim, grid_dim;
+} lmi_simt_self_t;
+extern _Thread_local lmi_simt_self_t lmi_simt_self;
+
+float lmi_simt_ld_f32(const void *base, int64_t i, int line);
+double lmi_simt_ld_f64(const void *base, int64_t i, int line);
+int32_t lmi_simt_ld_i32(const void *base, int64_t i, int line);
+uint32_t lmi_simt_ld_u32(const void *base, int64_t i, int line);
+void lmi_simt_st_f32(const void *base, int64_t i, float v, int line);
+void lmi_simt_st_f64(const void *base, int64_t i, double v, int line);
+void lmi_simt_st_i32(const void *base, int64_t i, int32_t v, int line);
+void lmi_simt_st_u32(const void *base, int64_t i, uint32_t v, int line);
+float lmi_simt_add_f32(float a, float b, int line);
+double lmi_simt_add_f64(double a, double b, int line);
+int32_t lmi_simt_add_i32(int32_t a, int32_t b, int line);
+/* atomicAdd: returns the old value. */
+float lmi_simt_atomic_add_f32(const void *base, int64_t i, float v, int line);
+double lmi_simt_atomic_add_f64(const void *base, int64_t i, double v, int line);
+int32_t lmi_simt_atomic_add_i32(const void *base, int64_t i, int32_t v, int line);
+uint32_t lmi_simt_atomic_add_u32(const void *base, int64_t i, uint32_t v, int line);
+int lmi_simt_branch(int taken, int line);
+void lmi_simt_syncthreads(int line);
+/* __shared__ T name[n]: the k-th declaration a thread reaches maps to the block's k-th array. */
+void *lmi_simt_shared(const char *name, lm_dtype dt, size_t elem, int64_t n, int line);
+/* extern __shared__ T name[]: the launch's dynamic shared memory. */
+void *lmi_simt_shared_dyn(const char *name, lm_dtype dt, size_t elem, int line);
+
+#endif

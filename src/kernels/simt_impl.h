@@ -1,0 +1,120 @@
+/*
+ * simt_impl.h (internal to simt.c and simt_model.c) — the emulator's state.
+ *
+ * During a barrier phase each thread appends raw events (one per LOAD, STORE, ADD, ATOMIC_ADD,
+ * BRANCH) to one buffer; threads run one after another, so thread t's events are the contiguous
+ * range [ev_start, ev_end). At the end of the phase simt_model.c turns that buffer into warp
+ * instructions, trace events, counters and cycles.
+ * Read next: simt.c (scheduler, memory checks), simt_model.c (warp instructions, cycles).
+ */
+#ifndef LUMEN_KERNELS_SIMT_IMPL_H
+#define LUMEN_KERNELS_SIMT_IMPL_H
+
+#include "kernels/fibre.h"
+#include "kernels/simt.h"
+#include "kernels/trace.h"
+
+typedef struct lmi_raw_ev {
+	double value;
+	uint32_t index;
+	uint32_t aux;   /* branch: 1 taken; atomics: set by the model (earlier same-address atomics) */
+	uint16_t line;
+	uint8_t kind, space, array; /* array: trace array id */
+	uint8_t size;               /* bytes of the element accessed (0 for adds, branches) */
+	uint8_t pad_[2];
+} lmi_raw_ev;
+
+enum { TH_READY, TH_WAIT, TH_DONE, TH_FAULT };
+
+typedef struct simt_thread {
+	lmi_fibre *fibre;
+	lmi_dim3 idx;
+	uint32_t linear;
+	uint8_t state;
+	bool started;
+	uint16_t wait_line;
+	int shared_decls; /* __shared__ declarations reached in this block */
+	int64_t ev_start, ev_end;
+} simt_thread;
+
+/* An address range a kernel may access: a global/constant array or a shared array. */
+typedef struct simt_range {
+	uintptr_t base, end;
+	size_t elem;
+	lm_dtype dtype;
+	lm_trace_space space;
+	bool readonly;
+	int trace_id;
+	const char *name;
+	int64_t length;
+} simt_range;
+
+#define SIMT_MAX_SHARED_DECLS 16
+#define SIMT_MAX_RANGES (LMI_SIMT_MAX_ARRAYS + SIMT_MAX_SHARED_DECLS + 1)
+#define SIMT_MAX_KNOWN 64
+#define SIMT_MAX_STEP_EVENTS (1 << 24)
+
+typedef struct shared_decl {
+	int line;
+	size_t offset, bytes;
+	int range;
+} shared_decl;
+
+typedef struct simt_known {
+	const void *data;
+	const char *name;
+	int trace_id;
+} simt_known;
+
+typedef struct simt_model simt_model; /* simt_model.c's scratch tables */
+
+struct lmi_simt {
+	const char *fname;
+	lm_trace *trace; /* borrowed, may be NULL */
+	lm_latency_model lat;
+	lmi_simt_counters c;
+
+	/* the launch */
+	const lmi_simt_launch *L;
+	int launch_no;
+	simt_range ranges[SIMT_MAX_RANGES];
+	int nranges, last_range;
+	shared_decl decls[SIMT_MAX_SHARED_DECLS];
+	int ndecls;
+	size_t static_shared; /* bytes of static __shared__ arrays (after the dynamic ones) */
+	int dyn_range;        /* range of the dynamic shared array, -1 until declared */
+	unsigned char *smem;  /* LM_KERNEL_MAX_SHARED bytes, reused block after block */
+	simt_known known[SIMT_MAX_KNOWN]; /* arrays of earlier launches keep their trace ids */
+	int nknown;
+
+	/* the block */
+	simt_thread *threads; /* LM_KERNEL_MAX_BLOCK */
+	int nthreads;
+	lmi_dim3 block_idx;
+	uint32_t block_linear;
+	simt_thread *cur;
+	uint32_t step;
+	uint64_t block_start;  /* modelled cycle the block started */
+	uint64_t block_cycles; /* modelled cycles of its completed steps */
+	int64_t block_add_steps;
+	int64_t launch_add_steps; /* the most of any block of the launch */
+
+	/* raw events of the current step */
+	lmi_raw_ev *raw;
+	int64_t nraw, raw_cap;
+	uint64_t poll;
+
+	/* the first failure of the launch */
+	lm_status fault_status;
+	char fault_msg[480];
+
+	simt_model *model;
+};
+
+/* simt_model.c: turns the step just run into trace events, counters and cycles. barrier: the
+ * step ended at __syncthreads (on line); else every thread exited. */
+lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line);
+lm_status lmi_simt_model_new(lmi_simt *s);
+void lmi_simt_model_free(lmi_simt *s);
+
+#endif
