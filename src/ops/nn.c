@@ -198,10 +198,10 @@ static lm_tensor *check_target(const char *name, const lm_tensor *logp, const lm
 	int64_t n = lm_tensor_numel(t);
 	for (int64_t i = 0; i < n; i++)
 		if (v[i] < 0 || v[i] >= *C) {
+			lmi_fail(LM_ERR_INDEX, "%s: target %lld at position %lld is out of range for %lld "
+			         "classes", name, (long long)v[i], (long long)i, (long long)*C);
 			lm_tensor_release(t);
-			return lmi_fail_null(LM_ERR_INDEX, "%s: target %lld at position %lld is out of range "
-			                     "for %lld classes", name, (long long)v[i], (long long)i,
-			                     (long long)*C);
+			return NULL;
 		}
 	return t;
 }
