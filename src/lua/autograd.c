@@ -58,9 +58,8 @@ static int t_backward(lua_State *L)
 		lml_error(L, "a gradient is needed for a tensor of shape %s (only one-element tensors "
 		          "take none)", lm_shape_str(lm_tensor_ndim(t), lm_tensor_shape(t), b, sizeof b));
 	}
-	lm_status s = lm_backward(t, g, retain);
-	if (s == LM_ERR_NOMEM && lml_retry_nomem(L)) s = lm_backward(t, g, retain);
-	if (s) lml_core_error(L);
+	/* no retry after a failure: a failed backward may already have freed the graph */
+	if (lm_backward(t, g, retain)) lml_core_error(L);
 	return 0;
 }
 

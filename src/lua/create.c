@@ -134,10 +134,13 @@ static int l_arange(lua_State *L)
 	for (int i = 1; i <= top; i++) {
 		v[i - 1] = lml_checknumber(L, i, names[top - 1][i - 1]);
 		if (!lua_isinteger(L, i)) all_int = 0;
+		if (!isfinite(v[i - 1])) {
+			char d[LML_DESCRIBE_MAX];
+			lml_error(L, "%s must be finite, got %s", names[top - 1][i - 1],
+			          lml_describe(L, i, d, sizeof d));
+		}
 	}
 	double start = top == 1 ? 0 : v[0], stop = top == 1 ? v[0] : v[1], step = top == 3 ? v[2] : 1;
-	if (!isfinite(start) || !isfinite(stop) || !isfinite(step))
-		lml_error(L, "start %g, stop %g and step %g must be finite", start, stop, step);
 	if (step == 0) lml_error(L, "step must not be 0");
 	lml_checkdevice(L, &o);
 	lm_dtype dt = o.has_dtype ? o.dtype : (all_int && !o.requires_grad ? LM_INT64 : LM_FLOAT32);

@@ -68,6 +68,8 @@ const char *lml_describe(lua_State *L, int idx, char *buf, size_t cap)
 	case LUA_TNUMBER:
 		if (lua_isinteger(L, idx))
 			snprintf(buf, cap, "%lld", (long long)lua_tointeger(L, idx));
+		else if (isnan(lua_tonumber(L, idx)))
+			snprintf(buf, cap, "nan");
 		else
 			snprintf(buf, cap, "%.14g", lua_tonumber(L, idx));
 		break;

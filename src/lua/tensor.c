@@ -84,13 +84,13 @@ static int tensor_index(lua_State *L)
 	if (lua_type(L, 2) == LUA_TSTRING) {
 		lua_pushvalue(L, 2);
 		if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) return 1;
-		lm_tensor **b = lml_tobox(L, 1);
 		const char *k = lua_tostring(L, 2);
 		if (strcmp(k, "grad") && strcmp(k, "requires_grad") && strcmp(k, "grad_fn") &&
 		    strcmp(k, "is_leaf"))
 			return 1; /* nil, as for a table */
-		if (!*b) lml_error(L, "tensor is closed (reading field '%s')", k);
-		return push_field(L, *b, k);
+		lm_tensor **b = lml_tobox(L, 1);
+		if (b && !*b) lml_error(L, "tensor is closed (reading field '%s')", k);
+		return push_field(L, lml_checkself(L), k);
 	}
 	return lml_index_get(L, lml_checkself(L), 2);
 }
