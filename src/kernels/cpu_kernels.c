@@ -110,10 +110,11 @@ static float scan_chunk_f32(const float *x, float *y, int64_t n, float carry, in
 		__m512 cb = _mm512_add_ps(c, _mm512_permutexvar_ps(last, a));
 		__m512 ce = _mm512_add_ps(cb, _mm512_permutexvar_ps(last, b));
 		__m512 cf = _mm512_add_ps(ce, _mm512_permutexvar_ps(last, e));
+		__m512 next = _mm512_add_ps(cf, _mm512_permutexvar_ps(last, f)); /* into the next 64 */
 		if (exclusive) a = shift1(a), b = shift1(b), e = shift1(e), f = shift1(f);
 		a = _mm512_add_ps(a, c), b = _mm512_add_ps(b, cb);
-		e = _mm512_add_ps(e, ce), c = _mm512_add_ps(cf, _mm512_permutexvar_ps(last, f));
-		f = _mm512_add_ps(f, cf);
+		e = _mm512_add_ps(e, ce), f = _mm512_add_ps(f, cf);
+		c = next;
 		if (stream) {
 			_mm512_stream_ps(y + i, a), _mm512_stream_ps(y + i + 16, b);
 			_mm512_stream_ps(y + i + 32, e), _mm512_stream_ps(y + i + 48, f);
@@ -192,10 +193,11 @@ static double scan_chunk_f64(const double *x, double *y, int64_t n, double carry
 		__m512d cb = _mm512_add_pd(c, _mm512_permutexvar_pd(last, a));
 		__m512d ce = _mm512_add_pd(cb, _mm512_permutexvar_pd(last, b));
 		__m512d cf = _mm512_add_pd(ce, _mm512_permutexvar_pd(last, e));
+		__m512d next = _mm512_add_pd(cf, _mm512_permutexvar_pd(last, f));
 		if (exclusive) a = shift1d(a), b = shift1d(b), e = shift1d(e), f = shift1d(f);
 		a = _mm512_add_pd(a, c), b = _mm512_add_pd(b, cb);
-		e = _mm512_add_pd(e, ce), c = _mm512_add_pd(cf, _mm512_permutexvar_pd(last, f));
-		f = _mm512_add_pd(f, cf);
+		e = _mm512_add_pd(e, ce), f = _mm512_add_pd(f, cf);
+		c = next;
 		if (stream) {
 			_mm512_stream_pd(y + i, a), _mm512_stream_pd(y + i + 8, b);
 			_mm512_stream_pd(y + i + 16, e), _mm512_stream_pd(y + i + 24, f);

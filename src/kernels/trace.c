@@ -289,9 +289,11 @@ char *lm_trace_event_format(const lm_trace *t, int64_t i, char *buf, size_t cap)
 	if (e->array != LM_TRACE_NO_ARRAY && e->array < t->narrays)
 		snprintf(where, sizeof where, " %s %s[%u]", space_names[e->space],
 		         t->arrays[e->array].name, e->index);
-	snprintf(buf, cap,
-	         "L%u s%u b%u w%u l%-2u %-7s%s = %.9g  cyc %llu+%u mask %08x aux %u line %u",
+	char extra[40] = "";
+	if (e->kind == LM_TRACE_BRANCH) snprintf(extra, sizeof extra, " taken %08x", e->aux);
+	else if (e->kind == LM_TRACE_ATOMIC) snprintf(extra, sizeof extra, " behind %u", e->aux);
+	snprintf(buf, cap, "L%u s%u b%u w%u l%-2u %-7s%s = %.9g  cyc %llu+%u mask %08x%s line %u",
 	         e->launch, e->step, e->block, e->warp, e->lane, lm_trace_kind_name(e->kind), where,
-	         e->value, (unsigned long long)e->cycle, e->latency, e->mask, e->aux, e->line);
+	         e->value, (unsigned long long)e->cycle, e->latency, e->mask, extra, e->line);
 	return buf;
 }
