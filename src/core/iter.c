@@ -5,9 +5,16 @@
  * drops size-1 dims and merges neighbours that are contiguous in every operand, so the common
  * contiguous case becomes one long row. lmi_iter_run cuts the element range into chunks, runs them
  * on the OpenMP pool when the work is large, calls the 1-D kernel once per row piece, and polls the
- * interrupt flag between chunks. Read next: ../backend/cpu/ewise.c.
+ * interrupt flag between chunks. Large fresh outputs (lmi_iter_run_out) are computed block by
+ * block into an L1 buffer and streamed to memory with non-temporal stores, which skip reading the
+ * output's cache lines first (measured here: a + b on 64 MB 18.7 -> 14.1 ms, a * 2 + b as two
+ * ops 24 -> 16 ms). Read next: ../backend/cpu/ewise.c.
  */
 #include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "iter.h"
 
@@ -68,8 +75,68 @@ void lmi_iter_row(const lmi_iter *it, int64_t r, char **ptrs)
 	}
 }
 
-/* Runs elements [lo, hi) of it through kernel, row piece by row piece. */
-static void run_range(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx, int64_t lo, int64_t hi)
+/* ---------------------------------------------------------------- streaming stores */
+
+#define SBLK_BYTES 8192 /* one block of a streamed output, computed in L1 first */
+
+/* Copies n bytes from src to dst with non-temporal stores where dst is 64-byte aligned. */
+static void stream_out(char *dst, const char *src, size_t n)
+{
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#if defined(__AVX512F__)
+	enum { W = 64 };
+#elif defined(__AVX__)
+	enum { W = 32 };
+#else
+	enum { W = 16 };
+#endif
+	size_t head = (W - ((uintptr_t)dst & (W - 1))) & (W - 1);
+	if (head > n) head = n;
+	memcpy(dst, src, head);
+	dst += head, src += head, n -= head;
+	for (; n >= W; n -= W, dst += W, src += W) {
+#if defined(__AVX512F__)
+		_mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src));
+#elif defined(__AVX__)
+		_mm256_stream_si256((__m256i *)(void *)dst, _mm256_loadu_si256((const __m256i *)(const void *)src));
+#else
+		_mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
+#endif
+	}
+#endif
+	memcpy(dst, src, n);
+}
+
+static void stream_fence(void)
+{
+#if defined(__SSE2__)
+	_mm_sfence(); /* streaming stores are weakly ordered: publish them before the barrier */
+#endif
+}
+
+/* kernel over n elements at p with operand 0 (dense, es0-byte elements) written through an L1
+ * buffer and streamed out. */
+static void run_streamed(lmi_iter_kernel kernel, void *ctx, char **p, const int64_t *st, int64_t n,
+                         int nops, size_t es0)
+{
+	_Alignas(64) char buf[SBLK_BYTES];
+	int64_t blk = (int64_t)(SBLK_BYTES / es0);
+	char *q[LMI_ITER_MAX_OPS];
+	for (int64_t j = 0; j < n; j += blk) {
+		int64_t m = n - j < blk ? n - j : blk;
+		q[0] = buf;
+		for (int k = 1; k < nops; k++) q[k] = p[k] + j * st[k];
+		kernel(ctx, q, st, m);
+		stream_out(p[0] + j * (int64_t)es0, buf, (size_t)m * es0);
+	}
+}
+
+/* ---------------------------------------------------------------- running */
+
+/* Runs elements [lo, hi) of it through kernel, row piece by row piece. es0 > 0: stream operand
+ * 0 (its inner stride is es0). */
+static void run_range(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx, int64_t lo, int64_t hi,
+                      size_t es0)
 {
 	int64_t inner = it->shape[it->ndim - 1];
 	int64_t row = lo / inner, col = lo % inner;
@@ -90,7 +157,10 @@ static void run_range(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx, int
 			p[k] = it->base[k] + col * istride[k];
 			for (int d = 0; d < it->ndim - 1; d++) p[k] += idx[d] * it->stride[k][d];
 		}
-		kernel(ctx, p, istride, n);
+		if (es0)
+			run_streamed(kernel, ctx, p, istride, n, it->nops, es0);
+		else
+			kernel(ctx, p, istride, n);
 		lo += n;
 		col = 0;
 		for (int d = it->ndim - 2; d >= 0; d--) { /* next row */
@@ -98,11 +168,12 @@ static void run_range(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx, int
 			idx[d] = 0;
 		}
 	}
+	if (es0) stream_fence();
 }
 
 #define CHUNK 16384
 
-lm_status lmi_iter_run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx)
+static lm_status run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx, size_t es0)
 {
 	int64_t n = it->numel;
 	if (n == 0) return LM_OK;
@@ -113,7 +184,7 @@ lm_status lmi_iter_run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx)
 			if (lmi_check_interrupt())
 				return lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
 			int64_t lo = c * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
-			run_range(it, kernel, ctx, lo, hi);
+			run_range(it, kernel, ctx, lo, hi, es0);
 		}
 		return LM_OK;
 	}
@@ -130,9 +201,23 @@ lm_status lmi_iter_run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx)
 				break;
 			}
 			int64_t lo = c * CHUNK, hi = lo + CHUNK < n ? lo + CHUNK : n;
-			run_range(it, kernel, ctx, lo, hi);
+			run_range(it, kernel, ctx, lo, hi, es0);
 		}
 	}
 	if (stop) return lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
 	return LM_OK;
+}
+
+lm_status lmi_iter_run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx)
+{
+	return run(it, kernel, ctx, 0);
+}
+
+lm_status lmi_iter_run_out(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx, size_t out_elsize)
+{
+	/* stream only a large output that is dense along the inner dim */
+	bool stream = out_elsize && out_elsize <= SBLK_BYTES &&
+	              it->numel * (int64_t)out_elsize >= LMI_STREAM_BYTES &&
+	              it->stride[0][it->ndim - 1] == (int64_t)out_elsize;
+	return run(it, kernel, ctx, stream ? out_elsize : 0);
 }

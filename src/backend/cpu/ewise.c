@@ -1,6 +1,7 @@
 /*
  * ewise.c — CPU loops of the elementwise ops: unary math, binary arithmetic and comparisons,
- * where. One 1-D kernel per dtype, driven by lmi_iter_run (coalesced dims, OpenMP chunks).
+ * where. One 1-D kernel per dtype, driven by lmi_iter_run_out (coalesced dims, OpenMP chunks,
+ * large outputs streamed to memory with non-temporal stores).
  *
  * Each kernel switches on the op once per row, then runs a loop specialised for the common
  * layouts: all operands dense, one operand broadcast (stride 0), or general strides. Dense float
@@ -221,7 +222,7 @@ lm_status lmi_cpu_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, d
 	lmi_iter it;
 	const lm_tensor *ops[2] = {out, x};
 	lmi_iter_init(&it, 2, ops, out->ndim, out->shape);
-	return lmi_iter_run(&it, unary_kernels[out->dtype], &c);
+	return lmi_iter_run_out(&it, unary_kernels[out->dtype], &c, lm_dtype_size(out->dtype));
 }
 
 /* ---------------------------------------------------------------- binary */
@@ -289,7 +290,7 @@ lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const 
 	lmi_iter it;
 	const lm_tensor *ops[3] = {out, a, b};
 	lmi_iter_init(&it, 3, ops, out->ndim, out->shape);
-	return lmi_iter_run(&it, binary_kernels[a->dtype], &o);
+	return lmi_iter_run_out(&it, binary_kernels[a->dtype], &o, lm_dtype_size(out->dtype));
 }
 
 /* ---------------------------------------------------------------- where */
@@ -341,5 +342,5 @@ lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *
 	lmi_iter it;
 	const lm_tensor *ops[4] = {out, cond, a, b};
 	lmi_iter_init(&it, 4, ops, out->ndim, out->shape);
-	return lmi_iter_run(&it, where_kernels[out->dtype], NULL);
+	return lmi_iter_run_out(&it, where_kernels[out->dtype], NULL, lm_dtype_size(out->dtype));
 }

@@ -2,8 +2,8 @@
  * reduce.c — CPU reductions over the middle axis of a contiguous (outer, R, inner) view.
  *
  * Floats accumulate in double and integers in 64 bits, so float32 sums of millions of elements
- * stay accurate; the dense loops keep 16 independent lanes, which the compiler vectorises without
- * reassociating. Layouts:
+ * stay accurate (a dense float32 line adds short float blocks first, see dense_sum_float); the
+ * dense loops keep independent lanes, which the compiler vectorises without reassociating. Layouts:
  *   inner == 1: each output reduces one dense line of R elements (row sums, all-reductions);
  *               a single huge line is split across threads and the partial results combined.
  *   inner > 1 : sums accumulate whole rows of `inner` elements (vectorised across the row);
@@ -50,8 +50,30 @@ static void acc_init(lm_redop op, acc *a)
 		for (int k = 0; k < 16; k++) s += l[k];                                                 \
 		return s;                                                                               \
 	}
-DENSE_SUM(float)
 DENSE_SUM(double)
+
+/*
+ * Dense float32 sum: converting every element to double made the loop compute-bound (8.6 ms for
+ * 16M elements against 4.9 ms to stream them here). Instead 32 float lanes each add 64 elements
+ * of a 2048-element block (a rounding error near 64 ulp at worst, a few ulp in practice), and the
+ * block's lanes go into 32 double accumulators: double accuracy across blocks, float speed.
+ */
+#define FBLOCK 2048
+static inline double dense_sum_float(const float *x, int64_t n)
+{
+	double part[32] = {0};
+	int64_t i = 0;
+	for (; i + FBLOCK <= n; i += FBLOCK) {
+		float l[32] = {0};
+		for (int64_t j = 0; j < FBLOCK; j += 32)
+			for (int k = 0; k < 32; k++) l[k] += x[i + j + k];
+		for (int k = 0; k < 32; k++) part[k] += (double)l[k];
+	}
+	double s = 0;
+	for (; i < n; i++) s += (double)x[i];
+	for (int k = 0; k < 32; k++) s += part[k];
+	return s;
+}
 DENSE_SUM(int32_t)
 DENSE_SUM(int64_t)
 DENSE_SUM(uint8_t)
