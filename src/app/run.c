@@ -139,6 +139,7 @@ void app_print_version(FILE *out)
 	fprintf(out, "  SDL: no (the visualizer is not part of this build yet)\n");
 	fprintf(out, "  Lua library: %s\n", app_luadir());
 	fprintf(out, "  compiler: %s%s\n", bi.compiler, bi.sanitize ? ", ASan+UBSan" : "");
+	if (bi.threading_warning) fprintf(out, "  warning: %s\n", bi.threading_warning);
 }
 
 void app_print_banner(FILE *out)
@@ -147,4 +148,5 @@ void app_print_banner(FILE *out)
 	lm_build_info_get(&bi);
 	fprintf(out, "Lumen %s (%s; %s %s; CUDA %s)\n", bi.version, LUA_RELEASE, bi.blas,
 	        bi.blas_threading, bi.cuda_built ? "yes" : "no");
+	if (bi.threading_warning) fprintf(out, "warning: %s\n", bi.threading_warning);
 }

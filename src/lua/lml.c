@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lml.h"
+#include "lumen/cuda.h"
 
 /* ---------------------------------------------------------------- registration */
 
@@ -416,8 +417,15 @@ void lml_checkopts(lua_State *L, int idx, lml_opts *o)
 
 void lml_checkdevice(lua_State *L, const lml_opts *o)
 {
-	if (o->device != LM_CPU)
-		lml_error(L, "device 'cuda' is not available: this build of Lumen has no CUDA backend");
+	if (o->device != LM_CPU) lml_nocuda(L);
+}
+
+_Noreturn void lml_nocuda(lua_State *L)
+{
+	if (!lm_cuda_is_available())
+		lml_error(L, "device 'cuda' is not available (no GPU): %s", lm_cuda_unavailable_reason());
+	lml_error(L, "tensors on the GPU are not supported yet (the core stores tensors on the CPU; "
+	          "the GPU runs the kernels of the kernels module)");
 }
 
 void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o)

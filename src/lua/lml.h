@@ -129,6 +129,8 @@ int lml_isopts(lua_State *L, int idx);
 void lml_checkopts(lua_State *L, int idx, lml_opts *o);
 /* A dtype name argument. */
 lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what);
+/* Raises the reason why a tensor cannot be put on the GPU (no device, or no GPU tensors yet). */
+_Noreturn void lml_nocuda(lua_State *L);
 /* Applies requires_grad / device of o to the tensor in box (after creation). */
 void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o);
 /* Raises when o asks for a device this build cannot serve. Call before creating. */

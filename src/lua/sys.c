@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lml.h"
+#include "lumen/cuda.h"
 
 static void setint(lua_State *L, const char *k, lua_Integer v)
 {
@@ -102,21 +103,39 @@ static int l_build_info(lua_State *L)
 	lua_setfield(L, -2, "compiler");
 	lua_pushliteral(L, LUA_RELEASE);
 	lua_setfield(L, -2, "lua");
+	if (b.threading_warning) {
+		lua_pushstring(L, b.threading_warning);
+		lua_setfield(L, -2, "threading_warning");
+	}
 	return 1;
 }
 
 /* ---------------------------------------------------------------- lm.cuda */
 
-/* No CUDA backend exists in the core yet: no device is ever available. */
+/* lm.cuda.is_available(): loads the CUDA module on first use and asks the driver. */
 static int l_cuda_is_available(lua_State *L)
 {
-	lua_pushboolean(L, 0);
+	lua_pushboolean(L, lm_cuda_is_available());
 	return 1;
 }
 
+/* lm.cuda.device_name() -> the name of device 0, or nil, reason */
 static int l_cuda_device_name(lua_State *L)
 {
+	const char *n = lm_cuda_is_available() ? lm_cuda_device_name() : NULL;
+	if (n) {
+		lua_pushstring(L, n);
+		return 1;
+	}
 	lua_pushnil(L);
+	lua_pushstring(L, lm_cuda_is_available() ? lm_last_error() : lm_cuda_unavailable_reason());
+	return 2;
+}
+
+/* lm.cuda.unavailable_reason() -> why no GPU can be used ("" when one can) */
+static int l_cuda_unavailable_reason(lua_State *L)
+{
+	lua_pushstring(L, lm_cuda_is_available() ? "" : lm_cuda_unavailable_reason());
 	return 1;
 }
 
@@ -222,6 +241,7 @@ static const luaL_Reg functions[] = {
 static const luaL_Reg cuda_functions[] = {
 	{"is_available", l_cuda_is_available},
 	{"device_name", l_cuda_device_name},
+	{"unavailable_reason", l_cuda_unavailable_reason},
 	{NULL, NULL},
 };
 

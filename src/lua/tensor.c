@@ -304,7 +304,7 @@ static int t_cpu(lua_State *L)
 static int t_cuda(lua_State *L)
 {
 	lml_checkself(L);
-	lml_error(L, "CUDA is not available: this build of Lumen has no CUDA backend");
+	lml_nocuda(L);
 }
 
 /* x:to('float64'), x:to('cpu'), x:to({dtype=, device=}) */
