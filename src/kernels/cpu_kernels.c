@@ -31,6 +31,12 @@
 #define CHUNK_BYTES (512 * 1024)
 #define STREAM_MIN ((int64_t)1 << 21) /* outputs from this many elements are streamed */
 #define MAX_THREADS 256
+/* Software prefetch this many bytes ahead: on the VMs measured here the hardware prefetcher alone
+ * left the single-thread scan at ~60% of memcpy; 16 KiB ahead brought it to ~75%. */
+#define PREFETCH_BYTES 16384
+#if defined(__AVX512F__)
+#define PREFETCH(p) _mm_prefetch((const char *)(p) + PREFETCH_BYTES, _MM_HINT_T0)
+#endif
 
 int lmi_cpu_kernel_threads(void)
 {
@@ -74,6 +80,8 @@ static float sum_f32(const float *x, int64_t n)
 #if defined(__AVX512F__)
 	__m512 a = _mm512_setzero_ps(), b = a, c = a, d = a;
 	for (; i + 64 <= n; i += 64) {
+		PREFETCH(x + i);
+		PREFETCH(x + i + 32);
 		a = _mm512_add_ps(a, _mm512_loadu_ps(x + i));
 		b = _mm512_add_ps(b, _mm512_loadu_ps(x + i + 16));
 		c = _mm512_add_ps(c, _mm512_loadu_ps(x + i + 32));
@@ -104,6 +112,8 @@ static float scan_chunk_f32(const float *x, float *y, int64_t n, float carry, in
 	const __m512i last = _mm512_set1_epi32(15);
 	__m512 c = _mm512_set1_ps(carry);
 	for (; i + 64 <= n; i += 64) {
+		PREFETCH(x + i);
+		PREFETCH(x + i + 32);
 		__m512 a = scan16(_mm512_loadu_ps(x + i)), b = scan16(_mm512_loadu_ps(x + i + 16));
 		__m512 e = scan16(_mm512_loadu_ps(x + i + 32)), f = scan16(_mm512_loadu_ps(x + i + 48));
 		/* the carry into each register: c, then c plus the totals of the registers before it */
@@ -159,6 +169,8 @@ static double sum_f64(const double *x, int64_t n)
 #if defined(__AVX512F__)
 	__m512d a = _mm512_setzero_pd(), b = a, c = a, d = a;
 	for (; i + 32 <= n; i += 32) {
+		PREFETCH(x + i);
+		PREFETCH(x + i + 16);
 		a = _mm512_add_pd(a, _mm512_loadu_pd(x + i));
 		b = _mm512_add_pd(b, _mm512_loadu_pd(x + i + 8));
 		c = _mm512_add_pd(c, _mm512_loadu_pd(x + i + 16));
@@ -188,6 +200,8 @@ static double scan_chunk_f64(const double *x, double *y, int64_t n, double carry
 	const __m512i last = _mm512_set1_epi64(7);
 	__m512d c = _mm512_set1_pd(carry);
 	for (; i + 32 <= n; i += 32) {
+		PREFETCH(x + i);
+		PREFETCH(x + i + 16);
 		__m512d a = scan8(_mm512_loadu_pd(x + i)), b = scan8(_mm512_loadu_pd(x + i + 8));
 		__m512d e = scan8(_mm512_loadu_pd(x + i + 16)), f = scan8(_mm512_loadu_pd(x + i + 24));
 		__m512d cb = _mm512_add_pd(c, _mm512_permutexvar_pd(last, a));
