@@ -235,9 +235,11 @@ static int f_max_pool2d(lua_State *L)
 	lm_tensor *r, *idx = NULL;
 	LML_TRY(L, r, lm_max_pool2d(x, &o, want ? &idx : NULL));
 	if (!r) lml_core_error(L);
-	lml_setbox(L, box, r);
-	if (!want) return 1;
-	lml_setindex1(L, ibox, idx);
+	if (!want) {
+		lml_setbox(L, box, r);
+		return 1;
+	}
+	lml_setpair(L, box, r, ibox, idx);
 	return 2;
 }
 

@@ -4,7 +4,7 @@
  *
  * Index tensors are 1-based in Lua: the binding checks their range in Lua terms and hands the
  * core a 0-based copy (lml_index0); indices coming back (sort, topk) are returned as a 1-based
- * copy (lml_setindex1: the core keeps its own for the backward rule).
+ * copy (lml_setpair: the core keeps its own for the backward rule).
  * Tensor lists are read into a scratch userdata (owned by the GC), never into malloc'ed memory.
  * Read next: shape.c.
  */
@@ -124,8 +124,7 @@ static int two_results(lua_State *L, lm_tensor **vbox, lm_tensor **ibox, lm_stat
                        lm_tensor *v, lm_tensor *i)
 {
 	if (s) lml_core_error(L);
-	lml_setbox(L, vbox, v);
-	lml_setindex1(L, ibox, i);
+	lml_setpair(L, vbox, v, ibox, i);
 	return 2;
 }
 

@@ -529,9 +529,12 @@ lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi)
 	return r;
 }
 
-void lml_setindex1(lua_State *L, lm_tensor **box, lm_tensor *i)
+void lml_setpair(lua_State *L, lm_tensor **vbox, lm_tensor *v, lm_tensor **ibox, lm_tensor *i)
 {
+	*vbox = v; /* owned by its box before anything can run */
 	lm_tensor *r = lm_binary_scalar(LM_ADD, i, 1);
 	lm_tensor_release(i);
-	lml_result(L, box, r);
+	if (!r) lml_core_error(L);
+	*ibox = r;
+	lml_gc_account(L, lm_tensor_nbytes(v) + lm_tensor_nbytes(r) + 2 * LML_TENSOR_OVERHEAD);
 }

@@ -144,10 +144,10 @@ void lml_checkdevice(lua_State *L, const lml_opts *o);
  * copy and returns it.
  */
 lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi);
-/* Stores i + 1 (the 1-based form of indices i that the core returned, +1 owned by the caller)
- * in box and releases i; raises on failure. Never adds in place: the core may have saved i for
- * a backward rule (max, sort, topk). */
-void lml_setindex1(lua_State *L, lm_tensor **box, lm_tensor *i);
+/* Stores values v in vbox and i + 1 (the 1-based form of the indices i the core returned) in
+ * ibox; v and i are +1 from the core, i is released. Raises on failure. Never adds in place: the
+ * core may have saved i for a backward rule (max, sort, topk). */
+void lml_setpair(lua_State *L, lm_tensor **vbox, lm_tensor *v, lm_tensor **ibox, lm_tensor *i);
 
 /* ---------------------------------------------------------------- elements */
 

@@ -128,8 +128,7 @@ static int max_min(lua_State *L, int is_max)
 	if (s == LM_ERR_NOMEM && lml_retry_nomem(L))
 		s = is_max ? lm_max_dim(t, d, keepdim, &v, &i) : lm_min_dim(t, d, keepdim, &v, &i);
 	if (s) lml_core_error(L);
-	lml_setbox(L, vbox, v);
-	lml_setindex1(L, ibox, i);
+	lml_setpair(L, vbox, v, ibox, i);
 	return 2;
 }
 
