@@ -83,6 +83,7 @@ static void test_cuda_when_present(void **state)
 		lm_kernel_opts o;
 		lm_kernel_opts_init(&o);
 		o.backend = "cuda";
+		assert_true(strlen(lm_cuda_unavailable_reason()) > 0);
 		KT_EXPECT_ERROR(lm_kernel_scan(x, &o, &y, &info), LM_ERR_DEVICE,
 		                "kernels.scan: backend 'cuda' is not available: ", lm_cuda_unavailable_reason());
 		assert_null(y);
