@@ -104,7 +104,8 @@ static lm_tensor *gc_call(void *ctx, int n, lm_tensor *const *inputs)
 	lua_pushinteger(L, n);
 	lua_pushvalue(L, c->fn);
 	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
-		const char *m = lua_tostring(L, -1);
+		/* only a string is read: converting a number would allocate, which could raise */
+		const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
 		if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s", m ? m : "fn raised an error");
 		lua_pop(L, 1);
 		lm_set_error(LM_ERR_ARG, "fn failed: %s", c->err);

@@ -164,7 +164,10 @@ static int t_size(lua_State *L)
 	lm_tensor *t = lml_checkself(L);
 	if (lua_isnoneornil(L, 2)) return t_shape(L);
 	int n = lm_tensor_ndim(t);
-	if (n == 0) lml_error(L, "a 0-d tensor has no dims (asked for dim %s)", lua_tostring(L, 2));
+	if (n == 0) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "a 0-d tensor has no dims (asked for dim %s)", lml_describe(L, 2, d, sizeof d));
+	}
 	int d = lml_checkdim(L, 2, n, 0, "dim");
 	lua_pushinteger(L, lm_tensor_shape(t)[d]);
 	return 1;

@@ -114,6 +114,7 @@ local groups = {
     { '^F%.softmax: dim 3 is out of range', function() return F.softmax(x, 3) end },
     { '^Tensor:item: the tensor has 6 elements', function() return x:item() end },
     { '^Tensor:__len: a 0%-d tensor has no length', function() return #lm.tensor(1) end },
+    { '^Tensor:size: a 0%-d tensor has no dims %(asked for dim a table%)', function() return lm.tensor(1):size({}) end },
   },
   { 'mismatched shapes',
     { '^Tensor:__add: .*%[2, 3%].*%[4%]', function() return x + lm.ones(4) end },
