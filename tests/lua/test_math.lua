@@ -102,6 +102,20 @@ test.case('in-place methods return self', function()
   test.raises(function() i:div_(2) end, 'Tensor:div_: .*float32.*int64')
 end)
 
+test.case('every unary function has an in-place form', function()
+  for _, name in ipairs({ 'exp', 'log', 'sqrt', 'abs', 'neg', 'sin', 'cos', 'tanh', 'sigmoid', 'relu',
+    'sign', 'floor', 'ceil', 'round', 'rsqrt', 'reciprocal', 'square' }) do
+    local x = lm.tensor({0.25, 1.5, 3.75})
+    local expected = x[name](x)
+    local y = x:clone()
+    test.eq(y[name .. '_'](y), y, name .. '_ returns self')
+    test.tensor_near(y, expected, 1e-6, name .. '_')
+    test.tensor_near(lm[name](x), expected, 1e-6, 'lm.' .. name)
+  end
+  local i = lm.tensor({1, 2})
+  test.raises(function() i:sqrt_() end, 'Tensor:sqrt_: .*float32')
+end)
+
 test.case('comparisons give uint8', function()
   local a, b = lm.tensor({1, 2, 3}), lm.tensor({3, 2, 1})
   test.eq(a:eq(b):tolist(), {0, 1, 0})
