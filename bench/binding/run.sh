@@ -6,4 +6,4 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lumen=${1:-${LUMEN:-$root/build/lumen}}
 [ -x "$lumen" ] || { echo "bench/binding: $lumen is not an executable (build first)" >&2; exit 1; }
-OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} exec "$lumen" "$root/bench/binding/binding.lua" "${N:-1000000}"
+exec "$lumen" "$root/bench/binding/binding.lua" "${N:-1000000}"
