@@ -114,6 +114,9 @@ static void stream_fence(void)
 #endif
 }
 
+void lmi_stream_copy(void *dst, const void *src, size_t n) { stream_out(dst, src, n); }
+void lmi_stream_fence(void) { stream_fence(); }
+
 /* kernel over n elements at p with operand 0 (dense, es0-byte elements) written through an L1
  * buffer and streamed out. */
 static void run_streamed(lmi_iter_kernel kernel, void *ctx, char **p, const int64_t *st, int64_t n,

@@ -33,5 +33,9 @@ lm_status lmi_iter_run(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx);
 #define LMI_STREAM_BYTES ((int64_t)8 << 20)
 lm_status lmi_iter_run_out(const lmi_iter *it, lmi_iter_kernel kernel, void *ctx,
                            size_t out_elsize);
+/* The streaming copy itself, for other loops with large fresh outputs; call lmi_stream_fence()
+ * before the data is read by another thread (the end of a parallel loop body). */
+void lmi_stream_copy(void *dst, const void *src, size_t n);
+void lmi_stream_fence(void);
 
 #endif

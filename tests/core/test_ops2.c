@@ -98,6 +98,65 @@ static void test_sort_large(void **state)
 	lm_tensor_release(r);
 }
 
+/* a strictly before b: ascending with NaN last (descending: NaN first); -0 equals +0 */
+static bool sorts_before(double a, double b, bool desc)
+{
+	if (desc) return a > b || (isnan(a) && !isnan(b));
+	return a < b || (isnan(b) && !isnan(a));
+}
+
+/* Long lines (the radix path) in every dtype, both directions, with ties, NaN, -0 and +0,
+ * against a rank-by-comparison reference: stable, NaN placement, bit-exact values. */
+static void test_sort_long_lines_all_dtypes(void **state)
+{
+	(void)state;
+	const lm_dtype dts[] = {LM_FLOAT32, LM_FLOAT64, LM_INT32, LM_INT64, LM_UINT8};
+	const int64_t R = 301, L = 3;
+	lm_manual_seed(9);
+	for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+		lm_tensor *r = lm_randint(-40, 40, 2, (int64_t[]){R, L}, LM_INT64);
+		lm_tensor *x = lm_to_dtype(r, dts[t]); /* sorted along dim 0: strided lines */
+		int64_t i3[2];
+		if (lm_dtype_is_float(dts[t])) { /* NaN, -0, +0, infinities at some places */
+			const double sp[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, NAN, -0.0};
+			for (int q = 0; q < 7; q++) {
+				i3[0] = 37 * q + 5, i3[1] = q % L;
+				lm_tensor_set(x, i3, sp[q]);
+			}
+		}
+		for (int desc = 0; desc <= 1; desc++) {
+			lm_tensor *v, *ix;
+			assert_int_equal(lm_sort(x, 0, desc, &v, &ix), LM_OK);
+			for (int64_t c = 0; c < L; c++)
+				for (int64_t i = 0; i < R; i++) { /* the rank of element i must be where it landed */
+					double vi, vj;
+					i3[0] = i, i3[1] = c;
+					lm_tensor_get(x, i3, &vi);
+					int64_t rank = 0;
+					for (int64_t j = 0; j < R; j++) {
+						i3[0] = j;
+						lm_tensor_get(x, i3, &vj);
+						bool same = vi == vj || (isnan(vi) && isnan(vj));
+						if (sorts_before(vj, vi, desc) || (same && j < i)) rank++;
+					}
+					double got_i, got_v;
+					i3[0] = rank;
+					lm_tensor_get(ix, i3, &got_i);
+					lm_tensor_get(v, i3, &got_v);
+					if (got_i != (double)i || !(got_v == vi || (isnan(vi) && isnan(got_v))) ||
+					    signbit(got_v) != signbit(vi))
+						fail_msg("%s %s column %lld: element %lld (%g) at rank %lld: got index %g "
+						         "value %g", lm_dtype_name(dts[t]), desc ? "descending" : "ascending",
+						         (long long)c, (long long)i, vi, (long long)rank, got_i, got_v);
+				}
+			lm_tensor_release(v);
+			lm_tensor_release(ix);
+		}
+		lm_tensor_release(x);
+		lm_tensor_release(r);
+	}
+}
+
 static void test_cat_promotes_and_skips_legacy_empty(void **state)
 {
 	(void)state;
@@ -272,6 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sort_stable_and_nan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_large, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sort_long_lines_all_dtypes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cat_promotes_and_skips_legacy_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_hot_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_im2col_worked_example, setup, teardown),
