@@ -8,7 +8,8 @@
  * for a + b, 64 MB for sum); the anchor is memcpy of 64 MB (64 MB read + 64 MB written), split
  * over the same number of threads. Ratio = Lumen's bandwidth / memcpy's (target >= 0.70).
  * Each number is the median of interleaved rounds (anchor, Lumen, anchor, ...), so a slow phase
- * of the machine hits both. A third table puts Lumen's 1- and 2-thread times side by side.
+ * of the machine hits both. A third table puts Lumen's 1- and 2-thread times side by side, and a
+ * fourth sweeps sizes from below the parallel grain (32768 elements) to 16M at 1 and 2 threads.
  */
 #include <omp.h>
 #include <stdio.h>
@@ -89,6 +90,45 @@ static void lumen(int c)
 	lm_tensor_release(r);
 }
 
+/* 1 vs 2 threads across sizes, around the parallel grain too: c = a + b, s = sum(a), exp(a). */
+static void size_sweep(void)
+{
+	static const int64_t sizes[] = {4096, 32768, 65536, 262144, 1 << 20, 4 << 20, 16 << 20};
+	printf("\n%-10s %24s %24s %24s\n", "elements", "a + b  1T / 2T (us)", "sum(a)  1T / 2T (us)",
+	       "exp(a)  1T / 2T (us)");
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+		int64_t n = sizes[k];
+		lm_tensor *x = lm_narrow(a, 0, 0, n), *y = lm_narrow(b, 0, 0, n);
+		CHECK(x && y);
+		double t[3][3];
+		for (int th = 1; th <= 2; th++) {
+			lm_set_num_threads(th);
+			int reps = (int)(4e6 / (double)n) + 1;
+			double ts[3][ROUNDS];
+			for (int r = 0; r < ROUNDS; r++)
+				for (int op = 0; op < 3; op++) {
+					double t0 = now();
+					for (int i = 0; i < reps; i++) {
+						lm_tensor *z = op == 0 ? lm_add(x, y) : op == 1 ? lm_sum(x, LM_DIM_ALL, false)
+						                                                : lm_exp(x);
+						CHECK(z);
+						lm_tensor_release(z);
+					}
+					ts[op][r] = (now() - t0) / reps;
+				}
+			for (int op = 0; op < 3; op++) t[th][op] = median(ts[op], ROUNDS);
+		}
+		printf("%-10lld", (long long)n);
+		for (int op = 0; op < 3; op++)
+			printf(" %11.1f / %9.1f %s", 1e6 * t[1][op], 1e6 * t[2][op],
+			       t[2][op] > 1.1 * t[1][op] ? "<" : " ");
+		printf("\n");
+		lm_tensor_release(x);
+		lm_tensor_release(y);
+	}
+	printf("(< marks a size where 2 threads were more than 10%% slower than 1)\n");
+}
+
 int main(void)
 {
 	lm_build_info bi;
@@ -148,6 +188,7 @@ int main(void)
 		       lt[1][c] / lt[2][c]);
 	printf("%-26s %9.2fms %9.2fms %13.2f\n", "memcpy (anchor)", 1e3 * at[1], 1e3 * at[2],
 	       at[1] / at[2]);
+	size_sweep();
 	lm_tensor_release(a);
 	lm_tensor_release(b);
 	lm_tensor_release(m);
