@@ -330,7 +330,8 @@ static lm_status reduce_rows_sum(lm_redop op, const lm_tensor *x, int64_t outer,
 	const char *base = lmi_data(x);
 	size_t es = lm_dtype_size(x->dtype);
 	int stop = 0;
-#pragma omp parallel for schedule(dynamic, 1) if (items > 1 && outer * R * inner > LMI_PARALLEL_GRAIN)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(lmi_num_threads()) \
+	if (items > 1 && outer * R * inner > LMI_PARALLEL_GRAIN)
 	for (int64_t w = 0; w < items; w++) {
 		if (__atomic_load_n(&stop, __ATOMIC_RELAXED)) continue;
 		if (lmi_check_interrupt()) {
@@ -413,7 +414,8 @@ lm_status lmi_cpu_reduce(lm_redop op, const lm_tensor *x, int64_t outer, int64_t
 	const char *base = lmi_data(x);
 	size_t es = lm_dtype_size(x->dtype);
 	int stop = 0;
-#pragma omp parallel for schedule(static) if (nout > 1 && nout * R > LMI_PARALLEL_GRAIN)
+#pragma omp parallel for schedule(static) num_threads(lmi_num_threads()) \
+	if (nout > 1 && nout * R > LMI_PARALLEL_GRAIN)
 	for (int64_t i = 0; i < nout; i++) {
 		if (__atomic_load_n(&stop, __ATOMIC_RELAXED)) continue;
 		if ((i & 1023) == 0 && lmi_check_interrupt()) {
