@@ -42,6 +42,7 @@ void lml_open_functional(lua_State *L, int mt, int m, int lm);
 void lml_open_index(lua_State *L, int mt, int m, int lm);
 void lml_open_shape(lua_State *L, int mt, int m, int lm);
 void lml_open_sys(lua_State *L, int mt, int m, int lm);
+void lml_open_kernels(lua_State *L, int mt, int m, int lm); /* kernels.c: lm._kernels */
 /* The tostring of a tensor (print.c): pushes the text. */
 int lml_tensor_tostring(lua_State *L);
 /* The __index / __newindex of element access (view.c); idx is the key's index. */

@@ -99,7 +99,7 @@ static void test_cuda_when_present(void **state)
 		return;
 	}
 	for (int a = 0; a < 3; a++)
-		for (int64_t b = 1; b <= 1024; b *= 4) {
+		for (int64_t b = 1; b <= 1024; b *= 2) {
 			check_scan("cuda", algos[a], 1, b, LM_FLOAT32, true);
 			check_scan("cuda", algos[a], 100003, b, LM_FLOAT32, true);
 			check_scan("cuda", algos[a], 4097, b, LM_FLOAT64, false);
