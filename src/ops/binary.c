@@ -317,9 +317,37 @@ lm_status lm_binary_(lm_binop op, lm_tensor *a, const lm_tensor *b)
 	return s;
 }
 
+/* a op= s for a float tensor on the CPU, straight into the loop: no 0-d tensor for the number
+ * (the common x:add_(1) / optimizer-step case). Returns false when the op needs the general path. */
+static bool scalar_fast_path(lm_binop op, lm_tensor *a, double s, lm_status *st)
+{
+	int code;
+	switch (op) {
+	case LM_ADD: code = LMI_ADD_S; break;
+	case LM_SUB: code = LMI_ADD_S, s = -s; break;
+	case LM_MUL: code = LMI_MUL_S; break;
+	case LM_DIV: code = LMI_DIV_S; break;
+	default: return false;
+	}
+	if (!lm_dtype_is_float(a->dtype) || a->storage->device != LM_CPU) return false;
+	char name[32];
+	snprintf(name, sizeof name, "%s_", binop_names[op]);
+	if ((*st = lmi_inplace_check(name, a))) return true;
+	if (lmi_has_internal_overlap(a)) {
+		*st = lmi_fail(LM_ERR_ARG, "%s: the tensor of shape %s has broadcast (expanded) dims; "
+		               "clone it before writing in place", name, lmi_shape_s(a));
+		return true;
+	}
+	lmi_bump_version(a);
+	*st = lmi_cpu_unary(code, a, a, s, 0);
+	return true;
+}
+
 lm_status lm_binary_scalar_(lm_binop op, lm_tensor *a, double s)
 {
 	if (!a) return lmi_fail(LM_ERR_ARG, "%s_: first operand is NULL", lm_binop_name(op));
+	lm_status fast;
+	if (op >= 0 && op < LM_BINOP_COUNT && scalar_fast_path(op, a, s, &fast)) return fast;
 	lm_tensor *b = lm_scalar(s, scalar_dtype(a->dtype, s));
 	if (!b) return lm_last_status();
 	lm_status st = lm_binary_(op, a, b);

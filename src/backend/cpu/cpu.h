@@ -15,6 +15,9 @@ enum lmi_cpu_unop_ext {
 	LMI_LEAKY_RELU,            /* v > 0 ? v : v * p0 */
 	LMI_POW_SCALAR,            /* v ^ p0 */
 	LMI_ADD_SCALED,            /* v * p0 + p1 */
+	LMI_ADD_S,                 /* v + p0 (floats) */
+	LMI_MUL_S,                 /* v * p0 (floats) */
+	LMI_DIV_S,                 /* v / p0 (floats) */
 	LMI_UNOP_EXT_COUNT
 };
 

@@ -152,6 +152,9 @@ static inline double round_even(double v) { return nearbyint(v); }
 				UNARY_LOOP(T, POW(v, p0));                                                      \
 			break;                                                                              \
 		case LMI_ADD_SCALED: UNARY_LOOP(T, v * p0 + p1); break;                                 \
+		case LMI_ADD_S: UNARY_LOOP(T, v + p0); break;                                           \
+		case LMI_MUL_S: UNARY_LOOP(T, v * p0); break;                                           \
+		case LMI_DIV_S: UNARY_LOOP(T, v / p0); break;                                           \
 		default: LM_ASSERT(0 && "unary op");                                                    \
 		}                                                                                       \
 	}
