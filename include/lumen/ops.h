@@ -163,44 +163,70 @@ lm_tensor *lm_matmul(const lm_tensor *a, const lm_tensor *b);
 lm_tensor *lm_mm(const lm_tensor *a, const lm_tensor *b); /* 2-D only */
 
 /* ---------------------------------------------------------------- joins, indexing, shaping */
-/* (Foundation II.) Indices are int64 (int32 accepted), 0-based. */
+/*
+ * (Foundation II; src/ops/join.c, index.c, sort.c, shape.c, window.c.) Indices are int64 (int32
+ * accepted), 0-based, and must lie in [0, size): anything else is LM_ERR_INDEX naming the op, the
+ * value, its position and the size. 0-d inputs act as one-element 1-D ones where an op needs a
+ * dim. Every float result records an autograd node unless noted.
+ */
 
+/* Joins n >= 1 tensors along an existing dim (sizes equal elsewhere) / a new dim (all shapes
+ * equal). The result dtype promotes over all inputs. cat skips 1-D empty (0,) inputs whatever
+ * the others' shape (PyTorch's legacy rule); 0-d inputs cannot be concatenated. */
 lm_tensor *lm_cat(int n, lm_tensor *const *ts, int dim);
 lm_tensor *lm_stack(int n, lm_tensor *const *ts, int dim);
+/* x with dim replaced by the 1-D (or 0-d) index's entries: out[.., j, ..] = x[.., index[j], ..]. */
 lm_tensor *lm_index_select(const lm_tensor *x, int dim, const lm_tensor *index);
+/* out has index's shape: out[i][j] = x[i][index[i][j]] for dim 1. index has x's number of dims
+ * and no larger size than x outside dim. */
 lm_tensor *lm_gather(const lm_tensor *x, int dim, const lm_tensor *index);
-/* A copy of x with src added at index along dim (out[i][index[i][j]] += src[i][j] for dim 1). */
+/* A copy of x with src added at index along dim (out[i][index[i][j]] += src[i][j] for dim 1);
+ * index no larger than src anywhere nor than x outside dim; dtype promote(x, src). Repeated
+ * indices add up, in a fixed order (deterministic). */
 lm_tensor *lm_scatter_add(const lm_tensor *x, int dim, const lm_tensor *index, const lm_tensor *src);
+/* value where mask (any dtype, nonzero is true) is set, x elsewhere; x and mask broadcast. */
 lm_tensor *lm_masked_fill(const lm_tensor *x, const lm_tensor *mask, double value);
-/* Stable sort along dim; values and int64 indices. */
+/* Stable sort along dim: values and int64 indices (*values and *indices set only on success).
+ * NaN sorts last ascending and first descending; -0 and +0 are equal (kept in order). */
 lm_status lm_sort(const lm_tensor *x, int dim, bool descending, lm_tensor **values,
                   lm_tensor **indices);
-/* The k largest (or smallest) along dim, sorted. */
+/* The k largest (or smallest) along dim, sorted (ties: the lower index first); 0 <= k <= size. */
 lm_status lm_topk(const lm_tensor *x, int64_t k, int dim, bool largest, lm_tensor **values,
                   lm_tensor **indices);
+/* Running sum along dim; integer inputs give int64. */
 lm_tensor *lm_cumsum(const lm_tensor *x, int dim);
 /* Keeps elements on and below (tril) / above (triu) the diagonal + k of the last two dims. */
 lm_tensor *lm_tril(const lm_tensor *x, int64_t k);
 lm_tensor *lm_triu(const lm_tensor *x, int64_t k);
-/* int index tensor -> (..., num_classes) int64 of 0/1. */
+/* int index tensor -> (..., num_classes) int64 of 0/1 (no autograd). num_classes -1: the largest
+ * index + 1. */
 lm_tensor *lm_one_hot(const lm_tensor *index, int64_t num_classes);
 /* Tiles x: repeats[i] copies along dim i (nrep >= ndim; extra leading dims are added). */
 lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats);
+/* Reverses the listed dims (each at most once; negatives count from the end). */
 lm_tensor *lm_flip(const lm_tensor *x, int ndims, const int *dims);
 /* Constant padding: pads has 2*npairs entries (before, after) for the LAST npairs dims, last dim
  * first (torch.nn.functional.pad order). Negative pads are an error. */
 lm_tensor *lm_pad(const lm_tensor *x, int npairs, const int64_t *pads, double value);
 
-/* 2-D windows for convolution. x: (N, C, H, W) -> cols: (N, C*kh*kw, L), L = oh*ow. */
+/*
+ * 2-D windows for convolution. x: (N, C, H, W) -> cols: (N, C*kh*kw, L), L = oh*ow, with
+ * oh = (H + 2 ph - dh (kh - 1) - 1) / sh + 1 (ow likewise); row c*kh*kw + ki*kw + kj of cols holds
+ * x[c, oy*sh - ph + ki*dh, ox*sw - pw + kj*dw] at column oy*ow + ox (0 in the padding): the layout
+ * of torch.nn.functional.unfold. A 3-D (C, H, W) input is one unbatched image. A window larger
+ * than the padded input is LM_ERR_SHAPE; kernel/stride/dilation < 1 or padding < 0, LM_ERR_ARG.
+ */
 typedef struct lm_window2d {
 	int64_t kh, kw;
 	int64_t sh, sw; /* stride, >= 1 */
 	int64_t ph, pw; /* zero padding, >= 0 */
 	int64_t dh, dw; /* dilation, >= 1 */
 } lm_window2d;
+/* The output size of w on an h x wd image, checked as above. */
 lm_status lm_window2d_out(const lm_window2d *w, int64_t h, int64_t wd, int64_t *oh, int64_t *ow);
 lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w);
-/* Adds columns back: cols (N, C*kh*kw, L) -> (N, C, h, w), overlapping windows summed. */
+/* im2col's adjoint: cols (N, C*kh*kw, L) (or (C*kh*kw, L)) -> (N, C, h, w), overlapping windows
+ * summed. */
 lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t w,
                      const lm_window2d *win);
 
