@@ -312,6 +312,7 @@ DEFINE_SCAN(f64, double)
 		T partial[MAX_THREADS];                                                            \
 		int used = 1;                                                                      \
 		if (n < 4 * CHUNK_BYTES / (int64_t)sizeof(T)) nt = 1;                              \
+		(void)nt; /* unused without OpenMP */                                              \
 		_Pragma("omp parallel num_threads(nt) reduction(|:quit)")                         \
 		{                                                                                  \
 			int tid = OMP_TID(), p = OMP_NT();                                         \
