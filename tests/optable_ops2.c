@@ -1,7 +1,7 @@
 /*
  * optable_ops2.c — op-table rows for the Foundation II ops: cat, stack, index_select, gather,
  * scatter_add, masked_fill, sort, topk, cumsum, tril/triu, one_hot, repeat, flip, pad, im2col,
- * col2im. Each reference walks the output (or the index) element by element with lm_tensor_get
+ * col2im, add_scaled. Each reference walks the output (or the index) element by element with lm_tensor_get
  * and the textbook definition — nothing here calls the op under test.
  *
  * Generators cover every layout of the main input (the others get random layouts), size-0 and
@@ -684,6 +684,40 @@ static lm_tensor *ref_window(const ot_case *c)
 	return out;
 }
 
+/* ---------------------------------------------------------------- add_scaled */
+
+static void gen_add_scaled(const ot_op *op, ot_rng *r, lm_dtype dt, ot_layout l, ot_case *c)
+{
+	ot_gen_binary(op, r, dt, l, c); /* broadcastable a and b */
+	c->p[0] = lm_dtype_is_float(dt) ? ot_uniform(r, -2, 2) : (double)ot_int(r, -3, 3);
+	ot_describe(c, op, dt, l);
+}
+
+static lm_tensor *run_add_scaled(const ot_case *c) { return lm_add_scaled(c->in[0], c->in[1], c->p[0]); }
+
+static lm_tensor *ref_add_scaled(const ot_case *c)
+{
+	const lm_tensor *a = c->in[0], *b = c->in[1];
+	int nd = lm_tensor_ndim(a) > lm_tensor_ndim(b) ? lm_tensor_ndim(a) : lm_tensor_ndim(b);
+	int64_t shape[LM_MAX_DIMS], idx[LM_MAX_DIMS];
+	for (int i = 0; i < nd; i++) {
+		int ia = i - (nd - lm_tensor_ndim(a)), ib = i - (nd - lm_tensor_ndim(b));
+		int64_t x = ia >= 0 ? lm_tensor_shape(a)[ia] : 1, y = ib >= 0 ? lm_tensor_shape(b)[ib] : 1;
+		shape[i] = x == 1 ? y : x;
+	}
+	lm_dtype dt = lm_tensor_dtype(a);
+	lm_tensor *out = ot_new(nd, shape, dt);
+	int64_t n = lm_tensor_numel(out);
+	for (int64_t i = 0; i < n; i++) {
+		ot_unravel(i, nd, shape, idx);
+		double x = ot_get_bcast(a, nd, idx), y = ot_get_bcast(b, nd, idx), al = c->p[0];
+		/* float32 rounds the product, then the sum */
+		double v = dt == LM_FLOAT32 ? (double)((float)x + (float)((float)al * (float)y)) : x + al * y;
+		set_wrapped(out, i, v);
+	}
+	return out;
+}
+
 /* ---------------------------------------------------------------- the rows */
 
 const ot_op ot_ops2_ops[] = {
@@ -706,5 +740,6 @@ const ot_op ot_ops2_ops[] = {
 	{"pad", 1, OT_ALL, true, -2, 2, gen_shape_op, run_shape_op, ref_shape_op, 0, 0, P_PAD},
 	{"im2col", 1, OT_ALL, true, -2, 2, gen_window, run_window, ref_window, 0, 0, W_IM2COL},
 	{"col2im", 1, OT_ALL, true, -2, 2, gen_window, run_window, ref_window, 1e-5, 1e-5, W_COL2IM},
+	{"add_scaled", 2, OT_ALL, true, -2, 2, gen_add_scaled, run_add_scaled, ref_add_scaled, 0, 0, 620},
 };
 const int ot_ops2_count = (int)(sizeof ot_ops2_ops / sizeof ot_ops2_ops[0]);

@@ -3,7 +3,8 @@
  * measured in the same run, at 1 and 2 threads.
  *
  * Cases on 16M float32 (64 MB per tensor): c = a + b, c = a * 2 + b (as a user writes it: two
- * ops and a temporary), s = sum(a); and the broadcast c = a + row on a 4096 x 4096 matrix.
+ * ops and a temporary; and fused, lm_add_scaled), s = sum(a); and the broadcast c = a + row on a
+ * 4096 x 4096 matrix.
  * Bandwidth counts the bytes the expression must move (inputs read + output written: 3 x 64 MB
  * for a + b, 64 MB for sum); the anchor is memcpy of 64 MB (64 MB read + 64 MB written), split
  * over the same number of threads. Ratio = Lumen's bandwidth / memcpy's (target >= 0.70).
@@ -67,10 +68,10 @@ static void anchor(void)
 	}
 }
 
-enum { ADD, AXPY, SUM, ROW, NCASES };
-static const char *const names[NCASES] = {"c = a + b", "c = a * 2 + b", "s = sum(a)",
-                                          "c = a + row (4096x4096)"};
-static const double traffic[NCASES] = {3, 3, 1, 2}; /* x 64 MB moved by the expression */
+enum { ADD, AXPY, FUSED, SUM, ROW, NCASES };
+static const char *const names[NCASES] = {"c = a + b", "c = a * 2 + b", "  fused: add_scaled(b, a, 2)",
+                                          "s = sum(a)", "c = a + row (4096x4096)"};
+static const double traffic[NCASES] = {3, 3, 3, 1, 2}; /* x 64 MB moved by the expression */
 
 static void lumen(int c)
 {
@@ -82,6 +83,7 @@ static void lumen(int c)
 		CHECK(t);
 		r = lm_add(t, b);
 		break;
+	case FUSED: r = lm_add_scaled(b, a, 2); break;
 	case SUM: r = lm_sum(a, LM_DIM_ALL, false); break;
 	case ROW: r = lm_add(m, row); break;
 	}
@@ -150,7 +152,7 @@ int main(void)
 	double lt[3][NCASES], at[3];
 	printf("bench_ewise: Lumen %s, %lld float32 elements (64 MB) per tensor, median of %d rounds\n",
 	       bi.version, N, ROUNDS);
-	printf("%-8s %-26s %11s %11s %11s %11s %7s\n", "threads", "case", "Lumen ms", "Lumen GB/s",
+	printf("%-8s %-30s %11s %11s %11s %11s %7s\n", "threads", "case", "Lumen ms", "Lumen GB/s",
 	       "memcpy ms", "memcpy GB/s", "ratio");
 	for (threads = 1; threads <= 2; threads++) {
 		lm_set_num_threads(threads);
@@ -174,19 +176,19 @@ int main(void)
 		for (int c = 0; c < NCASES; c++) {
 			lt[threads][c] = median(tl[c], ROUNDS);
 			double bw = traffic[c] * (double)N * 4 / lt[threads][c] / 1e9;
-			printf("%-8d %-26s %11.2f %11.1f %11.2f %11.1f %7.2f\n", threads, names[c],
+			printf("%-8d %-30s %11.2f %11.1f %11.2f %11.1f %7.2f\n", threads, names[c],
 			       1e3 * lt[threads][c], bw, 1e3 * at[threads], mbw, bw / mbw);
 		}
 	}
 	printf("GB/s: bytes the expression reads and writes / time; memcpy moves 2 x 64 MB. "
 	       "ratio = Lumen GB/s / memcpy GB/s (target >= 0.70).\n"
 	       "a * 2 + b runs as two ops (a * 2 into a temporary, then + b): 5 x 64 MB of traffic for "
-	       "the 3 x 64 MB counted.\n\n");
-	printf("%-26s %11s %11s %13s\n", "case", "1 thread", "2 threads", "speedup 1->2");
+	       "the 3 x 64 MB counted;\nadd_scaled(b, a, 2) is the same result (bit for bit) in one pass.\n\n");
+	printf("%-30s %11s %11s %13s\n", "case", "1 thread", "2 threads", "speedup 1->2");
 	for (int c = 0; c < NCASES; c++)
-		printf("%-26s %9.2fms %9.2fms %13.2f\n", names[c], 1e3 * lt[1][c], 1e3 * lt[2][c],
+		printf("%-30s %9.2fms %9.2fms %13.2f\n", names[c], 1e3 * lt[1][c], 1e3 * lt[2][c],
 		       lt[1][c] / lt[2][c]);
-	printf("%-26s %9.2fms %9.2fms %13.2f\n", "memcpy (anchor)", 1e3 * at[1], 1e3 * at[2],
+	printf("%-30s %9.2fms %9.2fms %13.2f\n", "memcpy (anchor)", 1e3 * at[1], 1e3 * at[2],
 	       at[1] / at[2]);
 	size_sweep();
 	lm_tensor_release(a);

@@ -113,6 +113,11 @@ lm_tensor *lm_maximum(const lm_tensor *a, const lm_tensor *b);
 lm_tensor *lm_minimum(const lm_tensor *a, const lm_tensor *b);
 /* cond ? a : b elementwise, all three broadcast; cond of any dtype (nonzero is true). */
 lm_tensor *lm_where(const lm_tensor *cond, const lm_tensor *a, const lm_tensor *b);
+/* a + alpha * b in one pass, broadcasting like add (torch.add(a, b, alpha=...)): the fused form of
+ * `a * 2 + b`, which as two ops reads and writes a temporary. Integer results need an integral
+ * alpha. The in-place form (b broadcast to a's shape) is the optimizers' update, w -= lr * g. */
+lm_tensor *lm_add_scaled(const lm_tensor *a, const lm_tensor *b, double alpha);
+lm_status lm_add_scaled_(lm_tensor *a, const lm_tensor *b, double alpha);
 
 /* ---------------------------------------------------------------- reductions */
 

@@ -32,11 +32,17 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Element i (C order) of a contiguous tensor. */
 static double at(const lm_tensor *t, int64_t i)
 {
-	return lm_tensor_dtype(t) == LM_INT64 ? (double)((const int64_t *)lm_tensor_data(t))[i]
-	       : lm_tensor_dtype(t) == LM_FLOAT64 ? ((const double *)lm_tensor_data(t))[i]
-	                                          : ((const float *)lm_tensor_data(t))[i];
+	const void *p = lm_tensor_data(t);
+	switch (lm_tensor_dtype(t)) {
+	case LM_FLOAT32: return ((const float *)p)[i];
+	case LM_FLOAT64: return ((const double *)p)[i];
+	case LM_INT32: return ((const int32_t *)p)[i];
+	case LM_INT64: return (double)((const int64_t *)p)[i];
+	default: return ((const uint8_t *)p)[i];
+	}
 }
 
 static void expect_values(const lm_tensor *t, int n, const double *want)
@@ -155,6 +161,33 @@ static void test_sort_long_lines_all_dtypes(void **state)
 		lm_tensor_release(x);
 		lm_tensor_release(r);
 	}
+}
+
+/* add_scaled equals the two-op expression bit for bit, and the in-place form is an SGD step. */
+static void test_add_scaled(void **state)
+{
+	(void)state;
+	lm_manual_seed(2);
+	int64_t n = 3 << 20; /* 12 MB: the streamed path */
+	lm_tensor *a = lm_randn(1, &n, LM_FLOAT32), *b = lm_randn(1, &n, LM_FLOAT32);
+	lm_tensor *f = lm_add_scaled(b, a, 2), *t = lm_binary_scalar(LM_MUL, a, 2), *e = lm_add(t, b);
+	assert_memory_equal(lm_tensor_data(f), lm_tensor_data(e), (size_t)n * 4);
+	/* w -= 0.5 * g, in place */
+	lm_tensor *w = lm_clone(a);
+	assert_int_equal(lm_add_scaled_(w, b, -0.5), LM_OK);
+	lm_tensor *h = lm_binary_scalar(LM_MUL, b, -0.5), *want = lm_add(a, h);
+	assert_memory_equal(lm_tensor_data(w), lm_tensor_data(want), (size_t)n * 4);
+	/* integers wrap; bad input */
+	int32_t iv[2] = {2147483647, 5};
+	lm_tensor *ia = lm_from_data(iv, 1, (int64_t[]){2}, LM_INT32), *ir = lm_add_scaled(ia, ia, 1);
+	expect_values(ir, 2, (double[]){-2, 10});
+	EXPECT_NULL(lm_add_scaled(ia, ia, 0.5), LM_ERR_ARG, "add_scaled: alpha 0.5 must be an integer for int32");
+	EXPECT_NULL(lm_add_scaled(a, ia, 1), LM_ERR_SHAPE, "add_scaled: shapes [3145728] and [2] cannot be broadcast");
+	EXPECT_STATUS(lm_add_scaled_(ia, a, 1), LM_ERR_SHAPE, "add_scaled_: the second operand [3145728]");
+	lm_tensor *fa = lm_zeros(1, (int64_t[]){2}, LM_FLOAT32);
+	EXPECT_STATUS(lm_add_scaled_(ia, fa, 1), LM_ERR_DTYPE, "add_scaled_: the result type float32 cannot be stored");
+	lm_tensor *all[] = {a, b, f, t, e, w, h, want, ia, ir, fa};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) lm_tensor_release(all[i]);
 }
 
 static void test_cat_promotes_and_skips_legacy_empty(void **state)
@@ -332,6 +365,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sort_stable_and_nan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_long_lines_all_dtypes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_add_scaled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cat_promotes_and_skips_legacy_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_hot_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_im2col_worked_example, setup, teardown),
