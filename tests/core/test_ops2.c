@@ -163,6 +163,55 @@ static void test_sort_long_lines_all_dtypes(void **state)
 	}
 }
 
+/* The shape of r (released), checked against want. */
+static void expect_shape(lm_tensor *r, int nd, const int64_t *want)
+{
+	if (!r) fail_msg("failed: %s", lm_last_error());
+	assert_int_equal(lm_tensor_ndim(r), nd);
+	for (int i = 0; i < nd; i++) assert_int_equal(lm_tensor_shape(r)[i], want[i]);
+	lm_tensor_release(r);
+}
+
+/* Every op on inputs with no elements: a result of the right (empty) shape, no error. */
+static void test_empty_inputs(void **state)
+{
+	(void)state;
+	lm_tensor *e = lm_zeros(2, (int64_t[]){0, 3}, LM_FLOAT32), *x = lm_ones(2, (int64_t[]){2, 3}, LM_FLOAT32);
+	lm_tensor *ei = lm_zeros(1, (int64_t[]){0}, LM_INT64), *ei2 = lm_zeros(2, (int64_t[]){2, 0}, LM_INT64);
+	lm_tensor *v, *ix;
+	expect_shape(lm_cat(2, (lm_tensor *[]){e, x}, 0), 2, (int64_t[]){2, 3});
+	expect_shape(lm_stack(2, (lm_tensor *[]){e, e}, 1), 3, (int64_t[]){0, 2, 3});
+	expect_shape(lm_index_select(x, 1, ei), 2, (int64_t[]){2, 0});
+	expect_shape(lm_gather(x, 1, ei2), 2, (int64_t[]){2, 0});
+	expect_shape(lm_scatter_add(x, 1, ei2, ei2), 2, (int64_t[]){2, 3});
+	lm_tensor *m3 = lm_ones(1, (int64_t[]){3}, LM_UINT8);
+	expect_shape(lm_masked_fill(e, m3, 1), 2, (int64_t[]){0, 3});
+	assert_int_equal(lm_sort(e, 1, false, &v, &ix), LM_OK);
+	expect_shape(v, 2, (int64_t[]){0, 3});
+	expect_shape(ix, 2, (int64_t[]){0, 3});
+	assert_int_equal(lm_topk(x, 0, 1, true, &v, &ix), LM_OK);
+	expect_shape(v, 2, (int64_t[]){2, 0});
+	expect_shape(ix, 2, (int64_t[]){2, 0});
+	expect_shape(lm_cumsum(e, 0), 2, (int64_t[]){0, 3});
+	expect_shape(lm_tril(e, 0), 2, (int64_t[]){0, 3});
+	expect_shape(lm_one_hot(ei, 4), 2, (int64_t[]){0, 4});
+	expect_shape(lm_repeat(x, 2, (int64_t[]){0, 2}), 2, (int64_t[]){0, 6});
+	expect_shape(lm_flip(e, 1, (int[]){0}), 2, (int64_t[]){0, 3});
+	expect_shape(lm_pad(e, 2, (int64_t[]){1, 1, 2, 0}, 7), 2, (int64_t[]){2, 5});
+	lm_window2d w = {2, 2, 1, 1, 0, 0, 1, 1};
+	lm_tensor *img = lm_zeros(4, (int64_t[]){0, 3, 4, 4}, LM_FLOAT32);
+	lm_tensor *cols = lm_im2col(img, &w);
+	expect_shape(lm_col2im(cols, 3, 4, 4, &w), 4, (int64_t[]){0, 3, 4, 4});
+	expect_shape(cols, 3, (int64_t[]){0, 12, 9});
+	lm_tensor_release(img);
+	expect_shape(lm_add_scaled(e, m3, 2), 2, (int64_t[]){0, 3});
+	lm_tensor_release(m3);
+	lm_tensor_release(ei);
+	lm_tensor_release(e);
+	lm_tensor_release(x);
+	lm_tensor_release(ei2);
+}
+
 /* add_scaled equals the two-op expression bit for bit, and the in-place form is an SGD step. */
 static void test_add_scaled(void **state)
 {
@@ -365,6 +414,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sort_stable_and_nan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_long_lines_all_dtypes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_scaled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cat_promotes_and_skips_legacy_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_hot_values, setup, teardown),
