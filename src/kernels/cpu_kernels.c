@@ -2,20 +2,21 @@
  * cpu_kernels.c — the CPU runs of the scan and reduction patterns: every core, every vector lane,
  * memory bandwidth.
  *
- * Scan: the input is cut into rounds of (threads x CHUNK) elements. In a round each thread sums
- * its chunk (reading it from memory into its L2), the threads meet at a barrier, each computes its
- * offset from the sums of the chunks before it, and scans its chunk again, now from L2, writing the
- * output. So memory sees one read and one write per element, like memcpy, and only one barrier per
- * round. Within a chunk the scan goes 16 floats (8 doubles) at a time: a Kogge-Stone scan inside
- * one AVX-512 register (log2(16) = 4 shift-and-add steps), four registers in flight, plus the
- * running carry. Outputs far larger than the caches are written with streaming stores, which skip
- * reading the destination lines first. Without AVX-512 a scalar loop does the same.
- * Sum: each thread sums a contiguous share with four vector accumulators; the partial sums are
- * added in thread order, so a run is deterministic for a given thread count.
+ * Scan: a single-pass chained scan over chunks that fit in a core's L2 (see "chunks, chained"
+ * below): each chunk is read from memory once to sum it, and again from L2 to scan it from the
+ * prefix of the chunks before it, so memory sees one read and one write per element, like memcpy,
+ * and no thread ever waits at a barrier. Within a chunk the scan goes 16 floats (8 doubles) at a
+ * time: a Kogge-Stone scan inside one AVX-512 register (log2(16) = 4 shift-and-add steps), four
+ * registers in flight, plus the running carry. Outputs far larger than the caches are written with
+ * streaming stores, which skip reading the destination lines first. Without AVX-512 a scalar loop
+ * does the same.
+ * Sum: the same chunks, summed with four vector accumulators each, then added in chunk order:
+ * the same result for any number of threads.
  * Read next: body/scan.h and body/reduce.h (the same patterns on a GPU).
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernels/cpu_kernels.h"
 
@@ -26,11 +27,11 @@
 #include <immintrin.h>
 #endif
 
-/* Bytes per thread per round: read from memory once, then again from L2 (1-2 MiB per core on the
- * machines this runs on). Larger rounds mean fewer barriers. */
+/* Bytes per chunk: read from memory once, then again from L2 (1-2 MiB per core on the machines
+ * this runs on). */
 #define CHUNK_BYTES (512 * 1024)
 #define STREAM_MIN ((int64_t)1 << 21) /* outputs from this many elements are streamed */
-#define MAX_THREADS 256
+#define MAX_THREADS 256 /* cap on the threads used */
 /* Software prefetch this many bytes ahead: on the VMs measured here the hardware prefetcher alone
  * left the single-thread scan at ~60% of memcpy; 16 KiB ahead brought it to ~75%. */
 #define PREFETCH_BYTES 16384
@@ -241,100 +242,213 @@ static inline void store_fence(int stream)
 #endif
 }
 
-/* ---------------------------------------------------------------- the three phases, per round */
+/* ---------------------------------------------------------------- chunks, chained */
+/*
+ * The input is cut into chunks of CHUNK_BYTES, taken by the threads in order from a shared
+ * counter (a thread that is preempted simply takes fewer chunks). For chunk j a thread sums it
+ * (reading it from memory into its L2), publishes that aggregate, gets the inclusive prefix of
+ * chunk j - 1 (the sum of everything before), publishes its own, and scans the chunk again from L2
+ * starting at that prefix: one read and one write of memory per element, and no barrier. This is
+ * the CPU form of the single-pass "decoupled look-back" scan: looking back, a thread takes the
+ * newest published prefix and adds the aggregates after it; an aggregate not yet published is
+ * waited for briefly, then computed by the thread itself, so no thread ever waits on one that is
+ * not running. Every prefix is defined as prefix(j-1) + aggregate(j), in the element type, so the
+ * result is the same whichever thread computes it, and for any number of threads.
+ */
+
+typedef struct slot {
+	_Atomic uint32_t state; /* 0: nothing yet, 1: aggregate, 2: and inclusive prefix */
+	_Atomic uint64_t agg, incl; /* values of the element type, held as double bits */
+	char pad_[64 - 24];
+} slot;
+
+size_t lmi_cpu_scratch_bytes(int64_t n, size_t elem)
+{
+	int64_t chunk = CHUNK_BYTES / (int64_t)elem, nch = (n + chunk - 1) / chunk;
+	return nch > 1 ? (size_t)nch * sizeof(slot) : 0;
+}
+
+/* The element type's operations, through doubles (a float converts to double and back exactly). */
+typedef struct elem_ops {
+	size_t size;
+	double (*sum)(const void *x, int64_t n);
+	double (*add)(double a, double b); /* (T)a + (T)b */
+	void (*scan)(const void *x, void *y, int64_t n, double carry, int exclusive, int stream);
+} elem_ops;
+
+static double sum32(const void *x, int64_t n) { return sum_f32(x, n); }
+static double sum64(const void *x, int64_t n) { return sum_f64(x, n); }
+static double add32(double a, double b) { return (double)((float)a + (float)b); }
+static double add64(double a, double b) { return a + b; }
+static void scan32(const void *x, void *y, int64_t n, double c, int excl, int stream)
+{
+	scan_chunk_f32(x, y, n, (float)c, excl, stream);
+}
+static void scan64(const void *x, void *y, int64_t n, double c, int excl, int stream)
+{
+	scan_chunk_f64(x, y, n, c, excl, stream);
+}
+static const elem_ops ops32 = {sizeof(float), sum32, add32, scan32};
+static const elem_ops ops64 = {sizeof(double), sum64, add64, scan64};
+
+static inline double get(_Atomic uint64_t *a)
+{
+	uint64_t b = atomic_load_explicit(a, memory_order_relaxed);
+	double d;
+	memcpy(&d, &b, sizeof d);
+	return d;
+}
+
+static inline void put(_Atomic uint64_t *a, double d)
+{
+	uint64_t b;
+	memcpy(&b, &d, sizeof b);
+	atomic_store_explicit(a, b, memory_order_relaxed);
+}
+
+/* Publishes state `to` for a slot (values written before; states only rise). */
+static inline void raise_to(slot *s, uint32_t to)
+{
+	uint32_t cur = atomic_load_explicit(&s->state, memory_order_relaxed);
+	while (cur < to && !atomic_compare_exchange_weak_explicit(&s->state, &cur, to,
+	                                                          memory_order_release,
+	                                                          memory_order_relaxed))
+		;
+}
+
+static inline uint32_t state_of(slot *s) { return atomic_load_explicit(&s->state, memory_order_acquire); }
+
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+typedef struct chain {
+	const elem_ops *o;
+	const char *x;
+	int64_t n, chunk, nch;
+	slot *slots;
+} chain;
+
+static int64_t chunk_len(const chain *c, int64_t k)
+{
+	int64_t lo = k * c->chunk;
+	return c->n - lo < c->chunk ? c->n - lo : c->chunk;
+}
+
+/* The aggregate of chunk k: its owner's, after a short wait, or computed here. */
+static double aggregate(const chain *c, int64_t k)
+{
+	slot *s = &c->slots[k];
+	for (int spin = 0; spin < 4096 && state_of(s) == 0; spin++) relax();
+	if (state_of(s) >= 1) return get(&s->agg);
+	double a = c->o->sum(c->x + (size_t)(k * c->chunk) * c->o->size, chunk_len(c, k));
+	put(&s->agg, a);
+	raise_to(s, 1);
+	return a;
+}
+
+/* The inclusive prefix of chunk k (the sum of chunks 0..k), publishing what it computes. */
+static double prefix(const chain *c, int64_t k)
+{
+	int64_t m = k;
+	while (m >= 0 && state_of(&c->slots[m]) < 2) m--; /* the newest published prefix */
+	double run = m >= 0 ? get(&c->slots[m].incl) : 0;
+	for (int64_t q = m + 1; q <= k; q++) {
+		run = m < 0 && q == 0 ? aggregate(c, 0) : c->o->add(run, aggregate(c, q));
+		put(&c->slots[q].incl, run);
+		raise_to(&c->slots[q], 2);
+	}
+	return run;
+}
 
 #ifdef _OPENMP
-#define OMP_TID() omp_get_thread_num()
-#define OMP_NT() omp_get_num_threads()
+#define OMP_PARALLEL _Pragma("omp parallel num_threads(nt)")
 #else
-#define OMP_TID() 0
-#define OMP_NT() 1
+#define OMP_PARALLEL
 #endif
 
-#define DEFINE_SCAN(SUF, T)                                                                        \
-	int lmi_cpu_scan_##SUF(const T *x, T *y, int64_t n, int exclusive, const atomic_int *stop) \
-	{                                                                                          \
-		const int64_t CHUNK = CHUNK_BYTES / (int64_t)sizeof(T);                            \
-		int nt = lmi_cpu_kernel_threads(), stream = n >= STREAM_MIN, quit_any = 0;        \
-		if (nt == 1 || n < 4 * CHUNK) {                                                    \
-			T carry = 0;                                                               \
-			for (int64_t g = 0; g < n; g += 16 * CHUNK) {                              \
-				if (stopped(stop)) return 1;                                       \
-				int64_t len = n - g < 16 * CHUNK ? n - g : 16 * CHUNK;             \
-				carry = scan_chunk_##SUF(x + g, y + g, len, carry, exclusive, stream); \
-			}                                                                          \
-			store_fence(stream);                                                       \
-			return 0;                                                                  \
-		}                                                                                  \
-		T partial[2][MAX_THREADS];                                                         \
-		volatile int quit[2] = {0, 0};                                                     \
-		_Pragma("omp parallel num_threads(nt) reduction(|:quit_any)")                     \
-		{                                                                                  \
-			int tid = OMP_TID(), p = OMP_NT();                                         \
-			T carry = 0;                                                               \
-			for (int64_t g = 0, round = 0; g < n; g += (int64_t)p * CHUNK, round++) {  \
-				int b = (int)(round & 1); /* two buffers: one barrier per round */ \
-				int64_t len = n - g < (int64_t)p * CHUNK ? n - g : (int64_t)p * CHUNK; \
-				int64_t per = (len + p - 1) / p;                                   \
-				int64_t lo = (int64_t)tid * per < len ? (int64_t)tid * per : len;  \
-				int64_t hi = lo + per < len ? lo + per : len;                      \
-				if (tid == 0) quit[b] = stopped(stop);                             \
-				partial[b][tid] = sum_##SUF(x + g + lo, hi - lo); /* phase 1 */    \
-				_Pragma("omp barrier");                                            \
-				if (quit[b]) {                                                     \
-					quit_any = 1;                                              \
-					break;                                                     \
-				}                                                                  \
-				T off = carry; /* phase 2: each thread, in the same order */       \
-				for (int k = 0; k < p; k++) {                                      \
-					if (k == tid) off = carry;                                 \
-					carry += partial[b][k];                                    \
-				}                                                                  \
-				scan_chunk_##SUF(x + g + lo, y + g + lo, hi - lo, off, exclusive,  \
-				                 stream); /* phase 3 */                            \
-			}                                                                          \
-			store_fence(stream);                                                       \
-		}                                                                                  \
-		return quit_any;                                                                   \
+static int chained(const elem_ops *o, const void *x, void *y, int64_t n, int exclusive,
+                   const atomic_int *stop, void *scratch, double *total)
+{
+	chain c = {o, x, n, CHUNK_BYTES / (int64_t)o->size, 0, scratch};
+	c.nch = (n + c.chunk - 1) / c.chunk;
+	int stream = y && n >= STREAM_MIN, nt = lmi_cpu_kernel_threads();
+	if (c.nch <= 1) { /* one chunk: one thread, no scratch */
+		if (y) o->scan(x, y, n, 0, exclusive, stream);
+		else *total = o->sum(x, n);
+		store_fence(stream);
+		return 0;
 	}
-
-DEFINE_SCAN(f32, float)
-DEFINE_SCAN(f64, double)
-
-/* ---------------------------------------------------------------- sums */
-
-#define POLL_EVERY ((int64_t)1 << 20)
-
-#define DEFINE_SUM(SUF, T)                                                                         \
-	int lmi_cpu_sum_##SUF(const T *x, int64_t n, T *out, const atomic_int *stop)               \
-	{                                                                                          \
-		int nt = lmi_cpu_kernel_threads(), quit = 0;                                       \
-		T partial[MAX_THREADS];                                                            \
-		int used = 1;                                                                      \
-		if (n < 4 * CHUNK_BYTES / (int64_t)sizeof(T)) nt = 1;                              \
-		(void)nt; /* unused without OpenMP */                                              \
-		_Pragma("omp parallel num_threads(nt) reduction(|:quit)")                         \
-		{                                                                                  \
-			int tid = OMP_TID(), p = OMP_NT();                                         \
-			if (tid == 0) used = p;                                                    \
-			int64_t per = (n + p - 1) / p;                                             \
-			int64_t lo = (int64_t)tid * per < n ? (int64_t)tid * per : n;              \
-			int64_t hi = lo + per < n ? lo + per : n;                                  \
-			T s = 0;                                                                   \
-			for (int64_t i = lo; i < hi; i += POLL_EVERY) {                            \
-				if (stopped(stop)) {                                               \
-					quit = 1;                                                  \
-					break;                                                     \
-				}                                                                  \
-				s += sum_##SUF(x + i, hi - i < POLL_EVERY ? hi - i : POLL_EVERY);  \
-			}                                                                          \
-			partial[tid] = s;                                                          \
-		}                                                                                  \
-		T total = 0;                                                                       \
-		for (int k = 0; k < used; k++) total += partial[k]; /* fixed order: deterministic */ \
-		*out = total;                                                                      \
-		return quit;                                                                       \
+	for (int64_t k = 0; k < c.nch; k++) {
+		atomic_init(&c.slots[k].state, 0);
+		atomic_init(&c.slots[k].agg, 0);
+		atomic_init(&c.slots[k].incl, 0);
 	}
+	atomic_llong next;
+	atomic_int quit;
+	atomic_init(&next, 0);
+	atomic_init(&quit, 0);
+	(void)nt; /* unused without OpenMP */
+	OMP_PARALLEL
+	{
+		for (;;) {
+			int64_t j = atomic_fetch_add(&next, 1);
+			if (j >= c.nch) break;
+			if (stopped(stop)) {
+				atomic_store(&quit, 1);
+				break;
+			}
+			slot *s = &c.slots[j];
+			const char *xj = c.x + (size_t)(j * c.chunk) * o->size;
+			int64_t len = chunk_len(&c, j);
+			double a = state_of(s) >= 1 ? get(&s->agg) : o->sum(xj, len); /* into L2 */
+			put(&s->agg, a);
+			raise_to(s, 1);
+			if (!y) continue; /* a sum needs only the aggregates */
+			double before = j > 0 ? prefix(&c, j - 1) : 0;
+			put(&s->incl, j > 0 ? o->add(before, a) : a);
+			raise_to(s, 2);
+			o->scan(xj, (char *)y + (size_t)(j * c.chunk) * o->size, len, before, exclusive,
+			        stream); /* from L2 */
+		}
+		store_fence(stream);
+	}
+	if (atomic_load(&quit)) return 1;
+	if (!y) { /* the chunks' sums, in order: the same total for any number of threads */
+		double t = get(&c.slots[0].agg);
+		for (int64_t k = 1; k < c.nch; k++) t = o->add(t, get(&c.slots[k].agg));
+		*total = t;
+	}
+	return 0;
+}
 
-DEFINE_SUM(f32, float)
-DEFINE_SUM(f64, double)
+int lmi_cpu_scan_f32(const float *x, float *y, int64_t n, int exclusive, const atomic_int *stop,
+                     void *scratch)
+{
+	return chained(&ops32, x, y, n, exclusive, stop, scratch, NULL);
+}
+
+int lmi_cpu_scan_f64(const double *x, double *y, int64_t n, int exclusive, const atomic_int *stop,
+                     void *scratch)
+{
+	return chained(&ops64, x, y, n, exclusive, stop, scratch, NULL);
+}
+
+int lmi_cpu_sum_f32(const float *x, int64_t n, float *out, const atomic_int *stop, void *scratch)
+{
+	double t = 0;
+	int r = chained(&ops32, x, NULL, n, 0, stop, scratch, &t);
+	*out = (float)t;
+	return r;
+}
+
+int lmi_cpu_sum_f64(const double *x, int64_t n, double *out, const atomic_int *stop, void *scratch)
+{
+	double t = 0;
+	int r = chained(&ops64, x, NULL, n, 0, stop, scratch, &t);
+	*out = t;
+	return r;
+}

@@ -20,13 +20,15 @@ typedef struct cpu_run {
 	const lmi_kcall *k;
 	const void *x;
 	void *y;
+	void *scratch; /* lmi_cpu_scratch_bytes */
 } cpu_run;
 
 static int cpu_once(void *p)
 {
 	cpu_run *r = p;
-	if (r->k->dtype == LM_FLOAT64) return lmi_cpu_sum_f64(r->x, r->k->n, r->y, &lmi_interrupt_flag);
-	return lmi_cpu_sum_f32(r->x, r->k->n, r->y, &lmi_interrupt_flag);
+	if (r->k->dtype == LM_FLOAT64)
+		return lmi_cpu_sum_f64(r->x, r->k->n, r->y, &lmi_interrupt_flag, r->scratch);
+	return lmi_cpu_sum_f32(r->x, r->k->n, r->y, &lmi_interrupt_flag, r->scratch);
 }
 
 static lm_status run_emu(const lmi_kcall *k, const void *x, void *y, lm_kernel_info *info)
@@ -48,9 +50,12 @@ static lm_status run_emu(const lmi_kcall *k, const void *x, void *y, lm_kernel_i
 
 static lm_status run_cpu(const lmi_kcall *k, const void *x, void *y, lm_kernel_info *info)
 {
-	cpu_run r = {k, x, y};
+	size_t sb = lmi_cpu_scratch_bytes(k->n, lm_dtype_size(k->dtype));
+	cpu_run r = {k, x, y, sb ? lm_alloc(sb) : NULL};
+	if (sb && !r.scratch) return lmi_fail(LM_ERR_NOMEM, "%s: out of memory", k->fname);
 	double ms;
 	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, &r, &ms);
+	if (r.scratch) lm_free(r.scratch, sb);
 	if (st) return st;
 	lmi_info_add_measured(info, ms, (double)k->n * (double)lm_dtype_size(k->dtype)); /* one read */
 	lmi_info_add(info, "threads", lmi_cpu_kernel_threads());

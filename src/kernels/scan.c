@@ -23,6 +23,7 @@ typedef struct cpu_run {
 	const lmi_kcall *k;
 	const void *x;
 	void *y;
+	void *scratch; /* lmi_cpu_scratch_bytes */
 } cpu_run;
 
 static int cpu_once(void *p)
@@ -30,8 +31,8 @@ static int cpu_once(void *p)
 	cpu_run *r = p;
 	int excl = !r->k->inclusive;
 	if (r->k->dtype == LM_FLOAT64)
-		return lmi_cpu_scan_f64(r->x, r->y, r->k->n, excl, &lmi_interrupt_flag);
-	return lmi_cpu_scan_f32(r->x, r->y, r->k->n, excl, &lmi_interrupt_flag);
+		return lmi_cpu_scan_f64(r->x, r->y, r->k->n, excl, &lmi_interrupt_flag, r->scratch);
+	return lmi_cpu_scan_f32(r->x, r->y, r->k->n, excl, &lmi_interrupt_flag, r->scratch);
 }
 
 static lm_status run_emu(const lmi_kcall *k, const void *x, void *y, lm_kernel_info *info)
@@ -54,9 +55,12 @@ static lm_status run_emu(const lmi_kcall *k, const void *x, void *y, lm_kernel_i
 
 static lm_status run_cpu(const lmi_kcall *k, const void *x, void *y, lm_kernel_info *info)
 {
-	cpu_run r = {k, x, y};
+	size_t sb = lmi_cpu_scratch_bytes(k->n, lm_dtype_size(k->dtype));
+	cpu_run r = {k, x, y, sb ? lm_alloc(sb) : NULL};
+	if (sb && !r.scratch) return lmi_fail(LM_ERR_NOMEM, "%s: out of memory", k->fname);
 	double ms;
 	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, &r, &ms);
+	if (r.scratch) lm_free(r.scratch, sb);
 	if (st) return st;
 	/* one read and one write of every element */
 	lmi_info_add_measured(info, ms, 2.0 * (double)k->n * (double)lm_dtype_size(k->dtype));

@@ -73,6 +73,32 @@ static void test_cpu(void **state)
 		}
 }
 
+/* The CPU scan is chained over fixed chunks: the same bits for any number of threads. */
+static void test_cpu_same_for_any_threads(void **state)
+{
+	(void)state;
+	int64_t shape[1] = {(1 << 21) + 5};
+	int saved = lm_get_num_threads();
+	for (int d = 0; d < 2; d++) {
+		lm_tensor *x = lm_rand(1, shape, d ? LM_FLOAT64 : LM_FLOAT32), *y[2];
+		for (int t = 0; t < 2; t++) {
+			lm_set_num_threads(t + 1);
+			lm_kernel_info *info;
+			lm_kernel_opts o;
+			lm_kernel_opts_init(&o);
+			o.backend = "cpu";
+			o.repeats = 1;
+			o.inclusive = d; /* exclusive for float32, inclusive for float64 */
+			assert_int_equal(lm_kernel_scan(x, &o, &y[t], &info), LM_OK);
+			lm_kernel_info_free(info);
+		}
+		assert_memory_equal(lm_tensor_data(y[0]), lm_tensor_data(y[1]), lm_tensor_nbytes(y[0]));
+		for (int t = 0; t < 2; t++) lm_tensor_release(y[t]);
+		lm_tensor_release(x);
+	}
+	lm_set_num_threads(saved);
+}
+
 static void test_cuda_when_present(void **state)
 {
 	(void)state;
@@ -414,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_emu_every_block),
 		cmocka_unit_test(test_emu_many_blocks),
 		cmocka_unit_test(test_cpu),
+		cmocka_unit_test(test_cpu_same_for_any_threads),
 		cmocka_unit_test(test_cuda_when_present),
 		cmocka_unit_test(test_real_values),
 		cmocka_unit_test(test_textbook_counts),

@@ -55,14 +55,16 @@ static double at(const void *p, int64_t i, int dbl)
 static double cpu_ms(int scan, int dbl, const void *x, void *y, int64_t n, int inclusive)
 {
 	double t[5];
+	void *scratch = malloc(lmi_cpu_scratch_bytes(n, dbl ? sizeof(double) : sizeof(float)) + 1);
 	for (int r = -1; r < 5; r++) {
 		double t0 = now_ms();
-		if (scan && dbl) lmi_cpu_scan_f64(x, y, n, !inclusive, NULL);
-		else if (scan) lmi_cpu_scan_f32(x, y, n, !inclusive, NULL);
-		else if (dbl) lmi_cpu_sum_f64(x, n, y, NULL);
-		else lmi_cpu_sum_f32(x, n, y, NULL);
+		if (scan && dbl) lmi_cpu_scan_f64(x, y, n, !inclusive, NULL, scratch);
+		else if (scan) lmi_cpu_scan_f32(x, y, n, !inclusive, NULL, scratch);
+		else if (dbl) lmi_cpu_sum_f64(x, n, y, NULL, scratch);
+		else lmi_cpu_sum_f32(x, n, y, NULL, scratch);
 		if (r >= 0) t[r] = now_ms() - t0;
 	}
+	free(scratch);
 	for (int i = 1; i < 5; i++)
 		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
 			double s = t[j];
