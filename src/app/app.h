@@ -1,14 +1,15 @@
 /*
  * app.h — what the files of the lumen program share: the Lua state with Lumen loaded, protected
- * calls with tracebacks and Ctrl-C, error reports, and the version text.
+ * calls with tracebacks and Ctrl-C, error reports, the version text, the REPL and its tick.
  *
  * main.c parses the command line and runs scripts, -e chunks and the test runner through these;
- * the REPL (repl.c, a later issue) uses the same state and the same protected call.
- * Read next: state.c (the state and where the Lua library is found), run.c, ../lua/lml.h.
+ * the REPL (repl.c) uses the same state and the same protected call, and reads lines through
+ * edit.h. Read next: state.c (the state and where the Lua library is found), run.c, repl.c.
  */
 #ifndef LUMEN_APP_H
 #define LUMEN_APP_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <lua.h>
@@ -23,7 +24,8 @@ const char *app_luadir(void);
 lua_State *app_newstate(void);
 
 /* lua_pcall with a traceback message handler; SIGINT during the call raises "interrupted!" in
- * Lua and asks running C operations to stop (lm_interrupt). */
+ * Lua and asks running C operations to stop (lm_interrupt); a second SIGINT within a second
+ * ends the process. The core's interrupt flag is cleared before and after the call. */
 int app_docall(lua_State *L, int narg, int nres);
 /* Prints the error at the stack top (when status is not LUA_OK) to stderr and pops it. Returns
  * status. */
@@ -38,8 +40,39 @@ int app_dofile(lua_State *L, char **argv, int argc, int script);
 /* Runs the Lua test runner on paths; returns the process exit status. */
 int app_run_tests(lua_State *L, char **paths, int n);
 
-/* The version line and built features (--version); the short banner. */
+/* The version line and built features (--version); the REPL's two-line banner (colour: bold
+ * first line). */
 void app_print_version(FILE *out);
-void app_print_banner(FILE *out);
+void app_print_banner(FILE *out, bool colour);
+
+/* ---------------------------------------------------------------- Ctrl-C (run.c) */
+
+/* Keeps the program's SIGINT handler installed between app_docall calls (the REPL), plus a
+ * SIGWINCH flag. Outside app_docall a Ctrl-C only sets a flag. */
+void app_signals_install(void);
+/* True (once) when a Ctrl-C arrived outside app_docall; true (once) after a terminal resize. */
+bool app_sigint_take(void);
+bool app_sigwinch_take(void);
+
+/* ---------------------------------------------------------------- the tick (run.c) */
+
+/* The hook point of the visualizer: fn(ud) is called about every 16 ms while the REPL waits
+ * for input (also between keys), so a window can pump its events. It must return quickly and
+ * must not run Lua. NULL removes it. While Lua runs, the same pump belongs in the program's one
+ * Lua hook (run.c), never in a second one. */
+typedef void (*app_tick_fn)(void *ud);
+void app_set_tick(app_tick_fn fn, void *ud);
+/* Calls the tick function, if any. */
+void app_tick(void);
+
+/* ---------------------------------------------------------------- the REPL (repl.c) */
+
+/* Loads the REPL's Lua side (lumen.repl) and notes the globals that exist now, so :who shows
+ * only the user's. Call it before running -e chunks or a script that precede the REPL.
+ * Returns LUA_OK or reports the error. */
+int app_repl_prepare(lua_State *L);
+/* Runs the REPL on stdin until :quit or end of input; returns the process exit status. With a
+ * terminal: banner, line editing, history in $HOME/.lumen_history, completion, colours. */
+int app_repl(lua_State *L);
 
 #endif

@@ -1,11 +1,11 @@
 /*
- * main.c — the lumen command line: scripts (`lumen FILE.lua [args]`), -e chunks, the Lua test
- * runner (--test), --version and --help.
+ * main.c — the lumen command line: the REPL (no script, or -i), scripts (`lumen FILE.lua
+ * [args]`), -e chunks, the Lua test runner (--test), --version and --help.
  *
  * Options come first, as in lua.c: everything after the script name belongs to the script (the
- * global `arg`, and `...` in its chunk). An error prints its traceback and exits with status 1.
- * Without arguments the program prints its banner: the interactive REPL is the next issue and
- * will start there (repl.c, using app_newstate and app_docall). Read next: app.h, state.c, run.c.
+ * global `arg`, and `...` in its chunk). An error prints its traceback and exits with status 1,
+ * except before the REPL (-i), which starts anyway with the state as the error left it.
+ * Read next: app.h, state.c, run.c, repl.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,9 +18,12 @@ static void print_usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: " APP_NAME " [options] [script [args]]\n"
+	        "  (no script)     the interactive REPL (:help there); with piped standard input,\n"
+	        "                  each line is evaluated and its results printed, without prompts\n"
 	        "  script          run a Lua file ('-' reads standard input); its arguments are in\n"
 	        "                  the global 'arg' (arg[0] is the script) and in '...'\n"
 	        "  -e CODE         run CODE (may be repeated; runs before the script)\n"
+	        "  -i              enter the REPL after the -e chunks and the script\n"
 	        "  --test PATH...  run the Lua tests: every test_*.lua in each directory PATH (or\n"
 	        "                  the file PATH); ends with 'N passed, N failed'\n"
 	        "  --version, -v   print the version and the features of this build\n"
@@ -31,7 +34,7 @@ static void print_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	int script = 0, tests = 0, nexec = 0;
+	int script = 0, tests = 0, nexec = 0, interactive = 0;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -55,6 +58,10 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		if (strcmp(a, "-i") == 0) {
+			interactive = 1;
+			continue;
+		}
 		if (strcmp(a, "-e") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, APP_NAME ": -e needs an argument\n");
@@ -73,16 +80,15 @@ int main(int argc, char **argv)
 		break;
 	}
 	if (!tests && i < argc) script = i;
-	if (!tests && !script && !nexec) {
-		app_print_banner(stdout);
-		printf("The interactive REPL is not built yet: run a script with `" APP_NAME
-		       " FILE.lua`, or see `" APP_NAME " --help`.\n");
-		return 0;
-	}
+	if (!tests && !script && !nexec) interactive = 1;
 
 	lua_State *L = app_newstate();
 	if (!L) return 1;
 	int status = 0;
+	if (interactive && !tests && app_repl_prepare(L) != LUA_OK) {
+		lua_close(L);
+		return 1;
+	}
 	if (tests) {
 		app_set_arg(L, argv, argc, tests - 1);
 		status = app_run_tests(L, argv + tests, argc - tests);
@@ -96,6 +102,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (status == 0 && script) status = app_dofile(L, argv, argc, script) != LUA_OK;
+		if (interactive) status = app_repl(L);
 	}
 	lua_close(L);
 	return status;

@@ -1,39 +1,154 @@
 /*
- * run.c — running Lua code for the program: protected calls with a traceback, Ctrl-C, error
- * reports, scripts with lua.c's `arg`, -e chunks, and the test runner.
+ * run.c — running Lua code for the program: the one SIGINT handler and the one Lua hook,
+ * protected calls with a traceback, error reports, scripts with lua.c's `arg`, -e chunks, the
+ * test runner, and the tick the REPL calls while it waits.
  *
- * Ctrl-C while Lua runs: the SIGINT handler sets a one-shot count hook that raises
- * "interrupted!" at the next Lua instruction and calls lm_interrupt() so long C operations stop
- * too (they fail with "interrupted"); a second Ctrl-C before the hook fires kills the process as
- * usual. The REPL will reuse app_docall. Read next: main.c.
+ * Ctrl-C while Lua runs (inside app_docall): the handler calls lm_interrupt() so long C
+ * operations stop (they fail with "interrupted"), and arms the hook, which raises "interrupted!"
+ * at the next Lua call, return or instruction of the running coroutine; a second Ctrl-C within a
+ * second ends the process. Outside app_docall (the REPL's prompt) a Ctrl-C only sets a flag
+ * (app_sigint_take). Scripts have the handler during app_docall only; the REPL keeps it
+ * (app_signals_install). Limit: a loop inside a coroutine other than the running state's main
+ * one is not reached by the hook (Lua hooks are per coroutine); C operations still stop, and the
+ * second Ctrl-C exits. Read next: main.c, repl.c.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
 #include "app.h"
 #include "lumen/core.h"
 
-/* ---------------------------------------------------------------- protected calls */
+/* ---------------------------------------------------------------- Ctrl-C and the Lua hook */
 
-static lua_State *volatile running_state;
+static lua_State *volatile running;          /* the state app_docall runs, or NULL */
+static volatile sig_atomic_t interrupting;   /* a Ctrl-C is being delivered to running */
+static volatile sig_atomic_t idle_sigint;    /* a Ctrl-C outside app_docall (at the prompt) */
+static volatile sig_atomic_t winched;        /* the terminal was resized */
+static struct timespec first_press;          /* when the pending interrupt began */
+static pthread_t main_thread;
+static bool main_thread_known;
 
-static void interrupt_hook(lua_State *L, lua_Debug *ar)
+/*
+ * The program's one Lua hook. The SIGINT handler arms it (every call, return and instruction):
+ * it raises "interrupted!" and stays armed until app_docall returns, so a pcall that swallows the
+ * error meets it again at its next instruction. Lua has one hook slot: the visualizer's event
+ * pump, while Lua runs, belongs here too (arm this hook, call app_tick), never in a second hook.
+ */
+static void app_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
+	if (interrupting) {
+		lua_sethook(L, app_hook, LUA_MASKCOUNT, 1);
+		luaL_error(L, "interrupted!");
+	}
 	lua_sethook(L, NULL, 0, 0);
-	luaL_error(L, "interrupted!");
 }
 
+static double seconds_between(struct timespec a, struct timespec b)
+{
+	return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+}
+
+/* Async-signal-safe: flags, lm_interrupt, lua_sethook (documented as safe in a handler), and for
+ * the second Ctrl-C within a second, write and the default action. */
 static void on_sigint(int sig)
 {
-	signal(sig, SIG_DFL); /* a second Ctrl-C ends the process */
-	lm_interrupt();
-	if (running_state)
-		lua_sethook(running_state, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+	int saved_errno = errno;
+	if (main_thread_known && !pthread_equal(pthread_self(), main_thread)) {
+		/* delivered to a worker thread (OpenMP, OpenBLAS): hand it to the Lua thread */
+		pthread_kill(main_thread, sig);
+		errno = saved_errno;
+		return;
+	}
+	lua_State *L = running;
+	if (!L) {
+		idle_sigint = 1;
+		errno = saved_errno;
+		return;
+	}
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (interrupting && seconds_between(first_press, t) < 1.0) {
+		static const char msg[] = "\n" APP_NAME ": Ctrl-C twice within a second: exiting\n";
+		ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+		(void)w;
+		signal(sig, SIG_DFL);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		_exit(130);
+	}
+	first_press = t;
+	interrupting = 1;
+	lm_interrupt(); /* long C loops stop too */
+	lua_sethook(L, app_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+	errno = saved_errno;
 }
+
+static void on_sigwinch(int sig)
+{
+	(void)sig;
+	winched = 1;
+}
+
+static void set_handler(int sig, void (*fn)(int), struct sigaction *old)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: poll and reads at the prompt return EINTR */
+	sigaction(sig, &sa, old);
+}
+
+void app_signals_install(void)
+{
+	main_thread = pthread_self();
+	main_thread_known = true;
+	set_handler(SIGINT, on_sigint, NULL);
+	set_handler(SIGWINCH, on_sigwinch, NULL);
+}
+
+bool app_sigint_take(void)
+{
+	if (!idle_sigint) return false;
+	idle_sigint = 0;
+	return true;
+}
+
+bool app_sigwinch_take(void)
+{
+	if (!winched) return false;
+	winched = 0;
+	return true;
+}
+
+/* ---------------------------------------------------------------- the tick */
+
+static app_tick_fn tick_fn;
+static void *tick_ud;
+
+void app_set_tick(app_tick_fn fn, void *ud)
+{
+	tick_fn = fn;
+	tick_ud = ud;
+}
+
+void app_tick(void)
+{
+	if (tick_fn) tick_fn(tick_ud);
+}
+
+/* ---------------------------------------------------------------- protected calls */
 
 /* The message handler: the message (or a description of a non-string error) plus a traceback. */
 static int traceback(lua_State *L)
@@ -52,13 +167,27 @@ int app_docall(lua_State *L, int narg, int nres)
 	int base = lua_gettop(L) - narg;
 	lua_pushcfunction(L, traceback);
 	lua_insert(L, base);
-	running_state = L;
-	lm_interrupt_clear();
-	signal(SIGINT, on_sigint);
+	if (!main_thread_known) {
+		main_thread = pthread_self();
+		main_thread_known = true;
+	}
+	lua_State *outer = running;
+	if (!outer) {
+		interrupting = 0;
+		lm_interrupt_clear(); /* a stale request must not stop this call */
+	}
+	struct sigaction old;
+	set_handler(SIGINT, on_sigint, &old);
+	running = L;
 	int status = lua_pcall(L, narg, nres, base);
-	signal(SIGINT, SIG_DFL);
-	running_state = NULL;
-	lm_interrupt_clear();
+	running = outer;
+	sigaction(SIGINT, &old, NULL);
+	if (!outer) {
+		/* the interrupt ends with the call that received it */
+		lua_sethook(L, NULL, 0, 0);
+		interrupting = 0;
+		lm_interrupt_clear();
+	}
 	lua_remove(L, base);
 	return status;
 }
@@ -142,11 +271,16 @@ void app_print_version(FILE *out)
 	if (bi.threading_warning) fprintf(out, "  warning: %s\n", bi.threading_warning);
 }
 
-void app_print_banner(FILE *out)
+void app_print_banner(FILE *out, bool colour)
 {
 	lm_build_info bi;
 	lm_build_info_get(&bi);
-	fprintf(out, "Lumen %s (%s; %s %s; CUDA %s)\n", bi.version, LUA_RELEASE, bi.blas,
-	        bi.blas_threading, bi.cuda_built ? "yes" : "no");
+	fprintf(out, "%sLumen %s%s%s (%s; %s %s, %d threads; CUDA %s; visualizer not built yet)\n",
+	        colour ? "\033[1m" : "", bi.version, bi.sanitize ? " [ASan+UBSan]" : "",
+	        colour ? "\033[0m" : "", LUA_RELEASE,
+	        bi.blas, bi.blas_threading, lm_get_num_threads(),
+	        bi.cuda_built ? "module built, loaded on first use" : "not built");
+	fprintf(out, "Type :help for help, :help NAME for a function (:help lm.zeros); Tab completes; "
+	             "Ctrl-C interrupts; Ctrl-D or :quit leaves.\n");
 	if (bi.threading_warning) fprintf(out, "warning: %s\n", bi.threading_warning);
 }

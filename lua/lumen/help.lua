@@ -1,0 +1,627 @@
+--[[
+lumen.help — the help table behind the REPL's :help: a signature and a one-paragraph doc for
+every function of docs/API.md, and for Lumen's extras, keyed by the name users type
+('lm.zeros', 'Tensor:matmul', 'Tensor.grad', 'F.conv2d', 'nn.Linear', 'kernels.scan', ...).
+
+Availability is decided when help is shown, by looking the name up in the running program: an
+entry of a module or function that is not built yet says so plainly ("not available yet") before
+describing what API.md promises. Lookup accepts aliases (lumen.x, lm.nn.functional.x, lm.sin for
+Tensor:sin, x:matmul for a tensor x, a bare name). Read next: lumen/repl.lua.
+]]
+local lm = require 'lumen'
+
+local H = { entries = {}, topics = {} }
+local E = H.entries
+
+local function doc(name, sig, text) E[name] = { sig = sig, doc = text } end
+local function topic(name, text) H.topics[name] = text end
+
+local OPTS = '{dtype=, requires_grad=, device=}'
+
+-- ---------------------------------------------------------------- topics
+
+topic('lm', [[The lumen module (`local lm = require 'lumen'`, the global lm in the REPL and in
+scripts): tensor creation, functions that mirror the tensor methods (lm.sin(x) is x:sin()),
+joining, autograd switches, memory, threads, lm.cuda, lm.sys.]])
+topic('Tensor', [[A tensor: an n-dimensional array of float32 (the default), float64, int32, int64
+or uint8 on the CPU. Methods are called as x:name(...) and listed below. Indexing is 1-based:
+x[i] selects along dim 1 (a view), x[{i, j}] picks elements (a 0-d tensor; :item() gives the
+number), x[{{a, b}, j}] takes the range a..b inclusive, x[{i, j}] = v assigns. #x is the size of
+dim 1; tostring(x) (and the REPL) prints it with a footer naming dtype, shape and device.
+Operators: + - * / (elementwise, broadcasting), unary -, ^. Fields: x.grad, x.grad_fn,
+x.requires_grad, x.is_leaf.]])
+topic('F', [[lm.nn.functional, the global F: differentiable functional forms of the layers and
+losses (convolution, pooling, activations, normalisation, dropout, losses).]])
+topic('nn', [[Modules (layers with parameters) built on F: nn.Module, nn.Sequential, nn.Linear,
+nn.Conv2d, ..., losses and initialisers.]])
+topic('optim', [[Optimisers that update parameters from their .grad: optim.SGD, optim.Adam,
+optim.AdamW, and learning-rate schedulers.]])
+topic('data', [[Data sets and loaders: data.FashionMNIST and data.MNIST (IDX files),
+data.TensorDataset, data.DataLoader.]])
+topic('kernels', [[The GPU course's parallel patterns, each run three ways (backend 'emu': the CUDA
+kernel on a SIMT emulator with a trace; 'cpu': native and timed; 'cuda': on a GPU). Every call
+returns out, info; info.source says where the numbers came from and info.counters holds the
+counts (steps, adds, loads, stores, atomics, conflicts, barriers, time_ms, ...).]])
+topic('viz', [[The visualizer: an SDL2/OpenGL window (or offscreen rendering without a display)
+that animates kernel traces and live training curves.]])
+topic('lesson', [[Lessons: lectures as steps of text, code, a scene and an exercise, stepped
+through in the REPL with :lessons, :lesson NAME, :next, :prev, :run, :check, :hint.]])
+topic('lm.cuda', [[Queries about CUDA. Tensors live on the CPU in this version; these say whether a
+GPU could be used.]])
+topic('lm.sys', [[Process helpers used by the test runner, the REPL and the benchmarks.]])
+topic('lm.autograd', [[Autograd tools beyond backward: gradient checking.]])
+topic('nn.init', [[Initialisers that fill a parameter in place.]])
+topic('optim.lr_scheduler', [[Schedulers that change an optimiser's learning rate as epochs pass.]])
+
+-- ---------------------------------------------------------------- creation
+
+doc('lm.tensor', 'lm.tensor(data [, ' .. OPTS .. ']) -> Tensor',
+  [[A tensor from a nested table of numbers (rectangular) or a single number (a 0-d tensor).
+Integers give int64 and any float float32 unless dtype says otherwise; with requires_grad=true
+and no dtype, integers give float32.]])
+doc('lm.zeros', 'lm.zeros(d1, d2, ... [, ' .. OPTS .. ']) -> Tensor',
+  [[A tensor of the given shape filled with zeros. Sizes are numbers or one table ({2, 3});
+dtype defaults to 'float32'.]])
+doc('lm.ones', 'lm.ones(d1, d2, ... [, ' .. OPTS .. ']) -> Tensor',
+  [[A tensor of the given shape filled with ones. Sizes are numbers or one table.]])
+doc('lm.full', 'lm.full({d1, ...}, value [, ' .. OPTS .. ']) -> Tensor',
+  [[A tensor of the given shape filled with value. An integer value gives int64, a float
+float32, unless dtype says otherwise.]])
+doc('lm.empty', 'lm.empty(d1, d2, ... [, ' .. OPTS .. ']) -> Tensor',
+  [[A tensor of the given shape whose elements are not initialised (whatever the memory held):
+fill it before reading it.]])
+doc('lm.arange', 'lm.arange([start,] stop [, step] [, ' .. OPTS .. ']) -> Tensor',
+  [[The 1-D tensor start, start + step, ... up to stop, exclusive (start 0 and step 1 by
+default). Integer arguments give int64, floats give float32 unless dtype says otherwise.]])
+doc('lm.linspace', 'lm.linspace(a, b, n [, ' .. OPTS .. ']) -> Tensor',
+  [[n evenly spaced values from a to b, both included (float32 by default).]])
+doc('lm.eye', 'lm.eye(n [, m] [, ' .. OPTS .. ']) -> Tensor',
+  [[The n x m (m = n by default) matrix with ones on the diagonal and zeros elsewhere.]])
+doc('lm.rand', 'lm.rand(d1, d2, ... [, ' .. OPTS .. ']) -> Tensor',
+  [[Uniform random numbers in [0, 1) from Lumen's Philox generator (see lm.manual_seed).]])
+doc('lm.randn', 'lm.randn(d1, d2, ... [, ' .. OPTS .. ']) -> Tensor',
+  [[Standard normal random numbers (mean 0, standard deviation 1) from Lumen's generator.]])
+doc('lm.randint', 'lm.randint([lo,] hi, {d1, ...} [, ' .. OPTS .. ']) -> Tensor',
+  [[Random integers in lo..hi-1 (hi exclusive, lo 0 by default), int64 unless dtype says
+otherwise.]])
+doc('lm.manual_seed', 'lm.manual_seed(n)',
+  [[Seeds the random generator: the same seed gives the same numbers from lm.rand, lm.randn,
+lm.randint, dropout and the in-place random fills.]])
+doc('lm.zeros_like', 'lm.zeros_like(x [, ' .. OPTS .. ']) -> Tensor',
+  [[Zeros with x's shape, dtype and device (options override).]])
+doc('lm.ones_like', 'lm.ones_like(x [, ' .. OPTS .. ']) -> Tensor', [[Ones with x's shape, dtype and device.]])
+doc('lm.full_like', 'lm.full_like(x, value [, ' .. OPTS .. ']) -> Tensor', [[value everywhere, with x's shape, dtype and device.]])
+doc('lm.empty_like', 'lm.empty_like(x [, ' .. OPTS .. ']) -> Tensor', [[Uninitialised memory with x's shape, dtype and device.]])
+doc('lm.rand_like', 'lm.rand_like(x [, ' .. OPTS .. ']) -> Tensor', [[Uniform [0, 1) numbers with x's shape and dtype.]])
+doc('lm.randn_like', 'lm.randn_like(x [, ' .. OPTS .. ']) -> Tensor', [[Standard normal numbers with x's shape and dtype.]])
+doc('lm.rng_state', 'lm.rng_state() -> seed, offset',
+  [[The generator's state: its seed and how many counters were consumed. Give both to
+lm.set_rng_state to replay the same numbers.]])
+doc('lm.set_rng_state', 'lm.set_rng_state(seed, offset)', [[Restores a state from lm.rng_state.]])
+doc('lm.is_tensor', 'lm.is_tensor(v) -> boolean', [[True when v is a Lumen tensor (closed ones too).]])
+doc('lm.allclose', 'lm.allclose(a, b [, rtol [, atol]]) -> boolean',
+  [[True when |a - b| <= atol + rtol * |b| everywhere (broadcasting); NaNs are never close.
+rtol 1e-5 and atol 1e-8 by default, as PyTorch.]])
+doc('lm.equal', 'lm.equal(a, b) -> boolean', [[True when a and b have the same shape and the same values.]])
+
+-- ---------------------------------------------------------------- files (the data work)
+
+doc('lm.save', 'lm.save(path, tensor_or_table_of_tensors)',
+  [[Writes tensors to a safetensors file (a table of named tensors, or one tensor).]])
+doc('lm.load', 'lm.load(path) -> tensor or table', [[Reads a safetensors file written by lm.save or by other tools.]])
+doc('lm.load_npy', 'lm.load_npy(path) -> Tensor', [[Reads a NumPy .npy file.]])
+doc('lm.save_npy', 'lm.save_npy(path, x)', [[Writes x as a NumPy .npy file.]])
+
+-- ---------------------------------------------------------------- inspection
+
+doc('Tensor:shape', 'x:shape() -> {d1, d2, ...}', [[The sizes of x's dims as a new table (empty for a 0-d tensor).]])
+doc('Tensor:size', 'x:size([d]) -> table or integer',
+  [[Without d, the shape table; with d (1-based, negatives from the end), the size of that dim.]])
+doc('Tensor:dim', 'x:dim() -> integer', [[The number of dims (0 for a 0-d tensor). Also x:ndim().]])
+doc('Tensor:ndim', 'x:ndim() -> integer', [[The number of dims, as x:dim().]])
+doc('Tensor:numel', 'x:numel() -> integer', [[The number of elements (the product of the sizes).]])
+doc('Tensor:dtype', 'x:dtype() -> string', [["float32", "float64", "int32", "int64" or "uint8".]])
+doc('Tensor:device', 'x:device() -> string', [["cpu" (or "cuda" once tensors can live on a GPU).]])
+doc('Tensor:stride', 'x:stride([d]) -> table or integer',
+  [[How many elements to step in memory for one step along each dim (or along dim d).]])
+doc('Tensor:is_contiguous', 'x:is_contiguous() -> boolean',
+  [[True when x's elements are laid out densely in row-major order (views may not be).]])
+doc('Tensor:item', 'x:item() -> number', [[The value of a one-element tensor as a Lua number.]])
+doc('Tensor:tolist', 'x:tolist() -> table', [[x's elements as nested Lua tables of numbers (a number for 0-d).]])
+doc('Tensor:nbytes', 'x:nbytes() -> integer', [[The bytes of x's elements (numel times the element size).]])
+doc('Tensor:version', 'x:version() -> integer',
+  [[The in-place version counter: each in-place change increments it (autograd uses it to detect
+that a saved tensor changed).]])
+doc('Tensor:shares_storage', 'x:shares_storage(y) -> boolean', [[True when x and y are views of the same memory.]])
+doc('Tensor:type', 'x:type() -> string', [[The dtype name, as x:dtype().]])
+doc('Tensor:close', 'x:close()',
+  [[Releases x's memory now instead of at garbage collection (also `local x <close> = ...`).
+Later uses raise "tensor is closed"; views keep their own reference.]])
+doc('Tensor:is_closed', 'x:is_closed() -> boolean', [[True after x:close().]])
+
+-- ---------------------------------------------------------------- views
+
+doc('Tensor:view', 'x:view(d1, d2, ...) -> Tensor',
+  [[A view with a new shape and the same elements (one size may be -1: inferred). x must be
+laid out compatibly; x:reshape copies when it is not.]])
+doc('Tensor:reshape', 'x:reshape(d1, d2, ...) -> Tensor',
+  [[x with a new shape (one size may be -1): a view when possible, else a copy.]])
+doc('Tensor:t', 'x:t() -> Tensor', [[The transpose of a 2-D tensor (a view); 0-D and 1-D tensors are returned as they are.]])
+doc('Tensor:transpose', 'x:transpose(d1, d2) -> Tensor', [[A view with dims d1 and d2 swapped.]])
+doc('Tensor:permute', 'x:permute(d1, d2, ...) -> Tensor', [[A view with the dims in the given order.]])
+doc('Tensor:narrow', 'x:narrow(dim, start, length) -> Tensor',
+  [[A view of elements start .. start + length - 1 along dim.]])
+doc('Tensor:select', 'x:select(dim, i) -> Tensor', [[A view of index i along dim, without that dim.]])
+doc('Tensor:expand', 'x:expand(d1, d2, ...) -> Tensor',
+  [[A view that repeats dims of size 1 to the given sizes without copying (-1 keeps a size).]])
+doc('Tensor:expand_as', 'x:expand_as(y) -> Tensor', [[x expanded to y's shape.]])
+doc('Tensor:squeeze', 'x:squeeze([d]) -> Tensor', [[A view without dims of size 1 (or without dim d, when its size is 1).]])
+doc('Tensor:unsqueeze', 'x:unsqueeze(d) -> Tensor', [[A view with a new dim of size 1 at position d.]])
+doc('Tensor:flatten', 'x:flatten([start [, end]]) -> Tensor', [[Dims start..end (1 and -1 by default) merged into one.]])
+doc('Tensor:contiguous', 'x:contiguous() -> Tensor', [[x itself when contiguous, else a dense copy.]])
+doc('Tensor:clone', 'x:clone() -> Tensor', [[A copy with its own memory (differentiable).]])
+doc('Tensor:detach', 'x:detach() -> Tensor', [[A view of x's data cut from the autograd graph (requires no grad).]])
+
+-- ---------------------------------------------------------------- arithmetic
+
+doc('Tensor:add', 'x:add(y) -> Tensor', [[x + y, elementwise with broadcasting; y a tensor or a number. Also lm.add(x, y) and x + y.]])
+doc('Tensor:sub', 'x:sub(y) -> Tensor', [[x - y, elementwise with broadcasting. Also x - y.]])
+doc('Tensor:mul', 'x:mul(y) -> Tensor', [[x * y elementwise (not the matrix product: see x:matmul). Also x * y.]])
+doc('Tensor:div', 'x:div(y) -> Tensor', [[x / y elementwise with broadcasting. Also x / y.]])
+doc('Tensor:pow', 'x:pow(p) -> Tensor', [[x to the power p (a number or a tensor), elementwise. Also x ^ p.]])
+doc('Tensor:matmul', 'x:matmul(y) -> Tensor',
+  [[The matrix product: 1-D x 1-D is a dot product, 2-D x 2-D a matrix product, more dims are
+batches (broadcast). float32/float64 go through OpenBLAS. Also lm.matmul(a, b).]])
+doc('Tensor:mm', 'x:mm(y) -> Tensor', [[The product of two 2-D matrices (no broadcasting). Also lm.mm.]])
+doc('lm.matmul', 'lm.matmul(a, b) -> Tensor', [[The matrix product, as a:matmul(b) (1-D, 2-D, batched).]])
+doc('lm.mm', 'lm.mm(a, b) -> Tensor', [[The product of two 2-D matrices.]])
+doc('Tensor:add_', 'x:add_(y) -> x', [[Adds y to x in place and returns x.]])
+doc('Tensor:sub_', 'x:sub_(y) -> x', [[Subtracts y from x in place.]])
+doc('Tensor:mul_', 'x:mul_(y) -> x', [[Multiplies x by y in place.]])
+doc('Tensor:div_', 'x:div_(y) -> x', [[Divides x by y in place.]])
+doc('Tensor:pow_', 'x:pow_(p) -> x', [[Raises x to the power p in place.]])
+doc('Tensor:fill_', 'x:fill_(v) -> x', [[Sets every element of x to v.]])
+doc('Tensor:zero_', 'x:zero_() -> x', [[Sets every element of x to 0.]])
+doc('Tensor:copy_', 'x:copy_(y) -> x', [[Copies y's elements into x (y broadcast to x's shape, converted to x's dtype).]])
+doc('Tensor:uniform_', 'x:uniform_([a [, b]]) -> x', [[Fills x with uniform random numbers in [a, b) (0 and 1 by default).]])
+doc('Tensor:normal_', 'x:normal_([mean [, std]]) -> x', [[Fills x with normal random numbers (0 and 1 by default).]])
+doc('Tensor:bernoulli_', 'x:bernoulli_(p) -> x', [[Fills x with 1 with probability p, else 0.]])
+
+-- ---------------------------------------------------------------- math
+
+local unary = {
+  exp = 'e to the power x', log = 'the natural logarithm', sqrt = 'the square root',
+  abs = 'the absolute value', neg = 'minus x (also -x)', sin = 'the sine', cos = 'the cosine',
+  tanh = 'the hyperbolic tangent', sigmoid = 'the logistic sigmoid 1 / (1 + e^-x)',
+  relu = 'max(x, 0)', sign = 'the sign: -1, 0 or 1', floor = 'rounded down', ceil = 'rounded up',
+  round = 'rounded to the nearest integer (halves to even)', rsqrt = '1 / sqrt(x)',
+  reciprocal = '1 / x', square = 'x * x',
+}
+for name, what in pairs(unary) do
+  doc('Tensor:' .. name, 'x:' .. name .. '() -> Tensor',
+    'Elementwise ' .. what .. '. Also lm.' .. name .. '(x); x:' .. name ..
+    '_() changes x in place and returns it. Differentiable.')
+end
+doc('Tensor:clamp', 'x:clamp(lo, hi) -> Tensor', [[Each element limited to [lo, hi]; either bound may be nil. Also x:clamp_(lo, hi).]])
+local compare = { eq = '==', ne = '~=', gt = '>', lt = '<', ge = '>=', le = '<=' }
+for name, op in pairs(compare) do
+  doc('Tensor:' .. name, 'x:' .. name .. '(y) -> Tensor (uint8)',
+    'Elementwise x ' .. op .. ' y with broadcasting (y a tensor or a number): 1 where true, 0 elsewhere, as uint8. Also lm.' .. name .. '(x, y).')
+end
+doc('lm.where', 'lm.where(cond, a, b) -> Tensor',
+  [[a where cond is nonzero, b elsewhere, elementwise with broadcasting; a and b are tensors or numbers.]])
+doc('lm.maximum', 'lm.maximum(a, b) -> Tensor', [[The elementwise larger of a and b (broadcasting). Also x:max(y) for a tensor y.]])
+doc('lm.minimum', 'lm.minimum(a, b) -> Tensor', [[The elementwise smaller of a and b (broadcasting).]])
+doc('Tensor:softmax', 'x:softmax([dim = -1]) -> Tensor', [[exp(x) / sum(exp(x)) along dim, computed stably. Also F.softmax.]])
+doc('Tensor:log_softmax', 'x:log_softmax([dim = -1]) -> Tensor', [[log(softmax(x)) along dim, computed stably. Also F.log_softmax.]])
+
+-- ---------------------------------------------------------------- reductions
+
+doc('Tensor:sum', 'x:sum([dim [, keepdim]]) -> Tensor',
+  [[The sum of all elements (a 0-d tensor: :item() gives the number), or along dim (removed
+unless keepdim).]])
+doc('Tensor:mean', 'x:mean([dim [, keepdim]]) -> Tensor', [[The mean of all elements or along dim.]])
+doc('Tensor:var', 'x:var([dim [, keepdim]] [, {unbiased=, correction=}]) -> Tensor',
+  [[The variance, unbiased (divides by n - 1) by default; {correction=0} divides by n.]])
+doc('Tensor:std', 'x:std([dim [, keepdim]] [, {unbiased=, correction=}]) -> Tensor', [[The standard deviation, the square root of x:var(...).]])
+doc('Tensor:max', 'x:max([dim [, keepdim]]) -> values [, indices]',
+  [[The largest element (0-d), or along dim the values and their 1-based int64 indices. x:max(y)
+with a tensor y is lm.maximum(x, y).]])
+doc('Tensor:min', 'x:min([dim [, keepdim]]) -> values [, indices]', [[The smallest element, or along dim the values and their 1-based indices.]])
+doc('Tensor:argmax', 'x:argmax([dim [, keepdim]]) -> Tensor (int64)', [[The 1-based index of the largest element (of all, or along dim).]])
+doc('Tensor:argmin', 'x:argmin([dim [, keepdim]]) -> Tensor (int64)', [[The 1-based index of the smallest element.]])
+doc('Tensor:prod', 'x:prod([dim [, keepdim]]) -> Tensor', [[The product of all elements or along dim.]])
+doc('Tensor:norm', 'x:norm([p [, dim [, keepdim]]]) -> Tensor', [[The p-norm (p = 2 by default; math.huge gives the largest |x|).]])
+doc('Tensor:cumsum', 'x:cumsum(dim) -> Tensor', [[Running sums along dim (an inclusive scan).]])
+
+-- ---------------------------------------------------------------- shape, joining, indexing
+
+doc('Tensor:tril', 'x:tril([k = 0]) -> Tensor', [[The lower triangle of a matrix (elements above diagonal k set to 0).]])
+doc('Tensor:triu', 'x:triu([k = 0]) -> Tensor', [[The upper triangle of a matrix.]])
+doc('Tensor:tile', "x:tile(r1, r2, ...) -> Tensor (also x['repeat'])",
+  [[Copies of x along each dim; fewer counts than dims repeat the last dims.]])
+doc('Tensor:flip', 'x:flip(d1, d2, ...) -> Tensor', [[A copy with the order of elements reversed along the given dims.]])
+doc('lm.cat', 'lm.cat({a, b, ...} [, dim = 1]) -> Tensor', [[The tensors joined along an existing dim (the other sizes must match).]])
+doc('lm.stack', 'lm.stack({a, b, ...} [, dim = 1]) -> Tensor', [[The tensors (all one shape) joined along a new dim.]])
+doc('Tensor:index_select', 'x:index_select(dim, index) -> Tensor', [[The entries along dim at the 1-based int64 indices of the 1-D tensor index.]])
+doc('Tensor:gather', 'x:gather(dim, index) -> Tensor',
+  [==[For dim 1, out[i][j] = x[index[i][j]][j] (and alike for other dims); index holds 1-based
+positions and gives the result's shape.]==])
+doc('Tensor:scatter_add', 'x:scatter_add(dim, index, src) -> Tensor', [[A copy of x with src's elements added at the 1-based positions index along dim.]])
+doc('Tensor:masked_fill', 'x:masked_fill(mask, value) -> Tensor', [[A copy of x with value where mask (broadcast) is nonzero.]])
+doc('Tensor:sort', 'x:sort([dim = -1 [, descending = false]]) -> values, indices', [[The elements sorted along dim (stable), and their 1-based original positions.]])
+doc('Tensor:topk', 'x:topk(k [, dim = -1 [, largest = true]]) -> values, indices', [[The k largest (or smallest) elements along dim and their 1-based positions.]])
+doc('lm.one_hot', 'lm.one_hot(index [, num_classes]) -> Tensor (int64)',
+  [[A (..., C) tensor with 1 at each 1-based class index and 0 elsewhere; C defaults to the
+largest index.]])
+
+-- ---------------------------------------------------------------- conversion
+
+doc('Tensor:float', 'x:float() -> Tensor', [[x as float32 (x itself when it already is).]])
+doc('Tensor:double', 'x:double() -> Tensor', [[x as float64.]])
+doc('Tensor:int', 'x:int() -> Tensor', [[x as int32 (floats truncated toward zero).]])
+doc('Tensor:long', 'x:long() -> Tensor', [[x as int64.]])
+doc('Tensor:byte', 'x:byte() -> Tensor', [[x as uint8.]])
+doc('Tensor:to', "x:to(dtype_or_device) or x:to({dtype=, device=}) -> Tensor",
+  [[x converted to a dtype ('float64', ...) or a device ('cpu'); x itself when nothing changes.]])
+doc('Tensor:cuda', 'x:cuda() -> Tensor',
+  [[x on the GPU. Tensors live on the CPU in this version, so this raises and says why.]])
+doc('Tensor:cpu', 'x:cpu() -> Tensor', [[x on the CPU (x itself in this version).]])
+doc('lm.cuda.is_available', 'lm.cuda.is_available() -> boolean',
+  [[True when a CUDA GPU can be used: loads Lumen's CUDA module on first use and asks the driver.]])
+doc('lm.cuda.device_name', 'lm.cuda.device_name() -> string or nil, reason', [[The name of GPU 0.]])
+doc('lm.cuda.unavailable_reason', 'lm.cuda.unavailable_reason() -> string', [[Why no GPU can be used ("" when one can).]])
+
+-- ---------------------------------------------------------------- autograd
+
+doc('Tensor:backward', 'y:backward([grad] [, {retain_graph=true}])',
+  [[Computes the gradients of y with respect to the leaves that require grad and adds them to
+their .grad. A scalar y needs no grad argument. The graph is freed unless retain_graph.]])
+doc('Tensor:requires_grad_', 'x:requires_grad_([flag = true]) -> x', [[Makes autograd record the operations on x (only float tensors).]])
+doc('Tensor.requires_grad', 'x.requires_grad (field; assignable)', [[Whether autograd records operations on x.]])
+doc('Tensor.grad', 'x.grad (field; assignable, nil to clear)', [[The gradient accumulated by backward, or nil.]])
+doc('Tensor.grad_fn', 'x.grad_fn (field)', [[The name of the operation that made x (e.g. 'MulBackward'), or nil for a leaf.]])
+doc('Tensor.is_leaf', 'x.is_leaf (field)', [[True when x was not made by a recorded operation.]])
+doc('lm.no_grad', 'lm.no_grad(fn, ...) -> fn(...)', [[Calls fn with autograd recording off and returns its results.]])
+doc('lm.set_grad_enabled', 'lm.set_grad_enabled(flag) -> previous', [[Turns autograd recording on or off; returns the previous mode.]])
+doc('lm.is_grad_enabled', 'lm.is_grad_enabled() -> boolean', [[Whether autograd records operations now.]])
+doc('lm.autograd.gradcheck', 'lm.autograd.gradcheck(fn, inputs [, {eps=, atol=, rtol=}]) -> ok, report',
+  [[Compares the gradients of fn(table.unpack(inputs)) (a tensor) from backward with float64
+central differences; returns true or false and a report.]])
+
+-- ---------------------------------------------------------------- memory, threads, build
+
+doc('lm.memory', 'lm.memory() -> table',
+  [[Tensor memory: {live_bytes, peak_bytes, cached_bytes, limit_bytes, allocs, cache_hits,
+live_tensors, caching}. The REPL's :mem prints it.]])
+doc('lm.set_memory_limit', 'lm.set_memory_limit(bytes) -> previous', [[Caps tensor memory (0: the machine's RAM); larger totals fail with an error.]])
+doc('lm.empty_cache', 'lm.empty_cache()', [[Gives the allocator's cached blocks back to the system.]])
+doc('lm.reset_peak_memory', 'lm.reset_peak_memory()', [[Restarts the peak of lm.memory() from the live bytes.]])
+doc('lm.set_num_threads', 'lm.set_num_threads(n)', [[Threads for Lumen's loops and OpenBLAS (0: all cores).]])
+doc('lm.get_num_threads', 'lm.get_num_threads() -> integer', [[The number of threads in use.]])
+doc('lm.build_info', 'lm.build_info() -> table', [[How this Lumen was built: version, BLAS and its threading, OpenMP, CUDA, sanitizers, compiler, Lua.]])
+doc('lm.version', 'lm.version (string)', [[Lumen's version.]])
+doc('lm.lua_dir', 'lm.lua_dir (string)', [[The directory of Lumen's Lua library.]])
+doc('lm.sys.clock', 'lm.sys.clock() -> seconds', [[A monotonic clock in seconds (a float), for timing.]])
+doc('lm.sys.listdir', 'lm.sys.listdir(path) -> names or nil, message', [[The entries of a directory, without . and ...]])
+doc('lm.sys.isdir', 'lm.sys.isdir(path) -> boolean', [[True when path is a directory.]])
+doc('lm.sys.executable', 'lm.sys.executable() -> path', [[The path of the running lumen program.]])
+doc('lm.sys.fail_alloc_after', 'lm.sys.fail_alloc_after(k)', [[Makes the k-th allocation from now fail (0 disables): for leak tests.]])
+
+-- ---------------------------------------------------------------- F
+
+doc('F.linear', 'F.linear(x, w [, b]) -> Tensor', [[x w^T + b: x (..., in), w (out, in), b (out).]])
+doc('F.conv2d', 'F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=}]]) -> Tensor',
+  [[2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), w (K, C/groups, R, S), b (K).]])
+doc('F.max_pool2d', 'F.max_pool2d(x, k [, {stride=, padding=, return_indices=}]) -> y [, indices]',
+  [[The maximum of each k x k window (stride k by default) of x (N, C, H, W).]])
+doc('F.avg_pool2d', 'F.avg_pool2d(x, k [, {stride=, padding=}]) -> Tensor', [[The mean of each k x k window.]])
+doc('F.relu', 'F.relu(x) -> Tensor', [[max(x, 0) elementwise.]])
+doc('F.leaky_relu', 'F.leaky_relu(x [, negative_slope = 0.01]) -> Tensor', [[x where positive, negative_slope * x elsewhere.]])
+doc('F.gelu', "F.gelu(x [, {approximate='none'|'tanh'}]) -> Tensor", [[x * Phi(x), exact by default; {approximate='tanh'} uses the tanh formula.]])
+doc('F.sigmoid', 'F.sigmoid(x) -> Tensor', [[1 / (1 + e^-x) elementwise.]])
+doc('F.tanh', 'F.tanh(x) -> Tensor', [[The hyperbolic tangent elementwise.]])
+doc('F.softmax', 'F.softmax(x [, dim = -1]) -> Tensor', [[exp(x) normalised to sum 1 along dim.]])
+doc('F.log_softmax', 'F.log_softmax(x [, dim = -1]) -> Tensor', [[log(softmax(x)) along dim, computed stably.]])
+doc('F.cross_entropy', 'F.cross_entropy(logits, target [, {reduction=, label_smoothing=}]) -> Tensor',
+  [[The cross-entropy of logits (N, C) against 1-based class indices target (N); reduction
+'mean' (default), 'sum' or 'none'.]])
+doc('F.nll_loss', 'F.nll_loss(logp, target [, {reduction=}]) -> Tensor', [[The negative log-likelihood of log-probabilities logp (N, C) at 1-based targets.]])
+doc('F.mse_loss', 'F.mse_loss(x, y [, {reduction=}]) -> Tensor', [[The mean squared error.]])
+doc('F.binary_cross_entropy', 'F.binary_cross_entropy(p, y [, {reduction=}]) -> Tensor', [[The binary cross-entropy of probabilities p against targets y in [0, 1].]])
+doc('F.dropout', 'F.dropout(x [, p = 0.5 [, training = true]]) -> Tensor', [[Zeroes each element with probability p and scales the rest by 1 / (1 - p) when training.]])
+doc('F.layer_norm', 'F.layer_norm(x, normalized_shape [, w [, b [, eps = 1e-5]]]) -> Tensor', [[Normalises over the last dims (normalized_shape) to mean 0 and variance 1, then scales by w and shifts by b.]])
+doc('F.batch_norm', 'F.batch_norm(x, running_mean, running_var [, w, b, training = false, momentum = 0.1, eps = 1e-5]) -> Tensor',
+  [[Normalises each channel (dim 2) with batch statistics when training (updating the running
+ones), else with the running statistics.]])
+doc('F.embedding', 'F.embedding(idx, w) -> Tensor', [[The rows of w (n, d) at the 1-based indices idx: shape idx.shape .. {d}.]])
+doc('F.pad', 'F.pad(x, pads [, value = 0]) -> Tensor', [[x padded with value: pads = {left, right [, top, bottom, ...]}, last dim first.]])
+doc('F.one_hot', 'F.one_hot(index [, num_classes]) -> Tensor', [[As lm.one_hot.]])
+
+-- ---------------------------------------------------------------- nn
+
+doc('nn.Module', 'nn.Module', [[The base of every module: m(x) calls m:forward(x); parameters and
+children are found through the module's fields.]])
+local module_methods = {
+  forward = { 'm:forward(...) -> output', 'Computes the module\'s output (m(...) calls it).' },
+  parameters = { 'm:parameters() -> {tensors}', 'Every parameter of m and its children.' },
+  named_parameters = { 'm:named_parameters() -> {name = tensor}', 'The parameters with dotted names.' },
+  children = { 'm:children() -> {modules}', 'The direct sub-modules.' },
+  train = { 'm:train() -> m', 'Training mode (dropout active, batch norm uses batch statistics).' },
+  eval = { 'm:eval() -> m', 'Evaluation mode.' },
+  zero_grad = { 'm:zero_grad()', 'Clears the .grad of every parameter.' },
+  state_dict = { 'm:state_dict() -> {name = tensor}', 'Parameters and buffers by name, for saving.' },
+  load_state_dict = { 'm:load_state_dict(t)', 'Copies tensors from a state_dict into m.' },
+  to = { 'm:to(device) -> m', 'Moves parameters and buffers to a device.' },
+}
+for name, d in pairs(module_methods) do doc('nn.Module:' .. name, d[1], d[2]) end
+local layers = {
+  Sequential = { 'nn.Sequential(m1, m2, ...)', 'Applies the modules in order.' },
+  Linear = { 'nn.Linear(in, out [, {bias=true}])', 'y = x W^T + b, with W (out, in) initialised as PyTorch (Kaiming uniform).' },
+  Conv2d = { 'nn.Conv2d(in, out, k [, {stride=, padding=}])', 'A 2-D convolution layer over (N, C, H, W) inputs.' },
+  MaxPool2d = { 'nn.MaxPool2d(k [, stride])', 'Max pooling over k x k windows.' },
+  AvgPool2d = { 'nn.AvgPool2d(k [, stride])', 'Average pooling over k x k windows.' },
+  ReLU = { 'nn.ReLU()', 'max(x, 0).' }, Sigmoid = { 'nn.Sigmoid()', 'The logistic sigmoid.' },
+  Tanh = { 'nn.Tanh()', 'The hyperbolic tangent.' }, GELU = { 'nn.GELU()', 'The GELU activation.' },
+  Flatten = { 'nn.Flatten()', 'Flattens every dim but the batch dim.' },
+  Dropout = { 'nn.Dropout(p)', 'Dropout with probability p in training mode; identity in eval mode.' },
+  BatchNorm1d = { 'nn.BatchNorm1d(n)', 'Batch normalisation of (N, n) or (N, n, L) inputs with running statistics.' },
+  BatchNorm2d = { 'nn.BatchNorm2d(c)', 'Batch normalisation of (N, c, H, W) inputs per channel.' },
+  LayerNorm = { 'nn.LayerNorm(n)', 'Layer normalisation over the last dim(s), with learned scale and shift.' },
+  Embedding = { 'nn.Embedding(n, d)', 'A table of n learned d-vectors looked up by 1-based index.' },
+  Residual = { 'nn.Residual(m)', 'x + m(x).' }, Identity = { 'nn.Identity()', 'Returns its input.' },
+  RNN = { 'nn.RNN(input_size, hidden_size [, opts])', 'An Elman recurrent layer over sequences.' },
+  LSTM = { 'nn.LSTM(input_size, hidden_size [, opts])', 'A long short-term memory layer over sequences.' },
+  MultiheadAttention = { 'nn.MultiheadAttention(d, heads)', 'Scaled dot-product attention with several heads.' },
+  TransformerEncoderLayer = { 'nn.TransformerEncoderLayer(d, heads [, opts])', 'Self-attention and a feed-forward block, each with a residual and layer norm.' },
+  CrossEntropyLoss = { 'nn.CrossEntropyLoss([opts])', 'The module form of F.cross_entropy.' },
+  MSELoss = { 'nn.MSELoss([opts])', 'The module form of F.mse_loss.' },
+  NLLLoss = { 'nn.NLLLoss([opts])', 'The module form of F.nll_loss.' },
+  BCELoss = { 'nn.BCELoss([opts])', 'The module form of F.binary_cross_entropy.' },
+}
+for name, d in pairs(layers) do doc('nn.' .. name, d[1], d[2]) end
+doc('nn.init.kaiming_uniform_', 'nn.init.kaiming_uniform_(w) -> w', [[Fills w from the Kaiming (He) uniform distribution.]])
+doc('nn.init.xavier_uniform_', 'nn.init.xavier_uniform_(w) -> w', [[Fills w from the Xavier (Glorot) uniform distribution.]])
+doc('nn.init.normal_', 'nn.init.normal_(w [, mean [, std]]) -> w', [[Fills w with normal random numbers.]])
+doc('nn.init.zeros_', 'nn.init.zeros_(w) -> w', [[Fills w with zeros.]])
+
+-- ---------------------------------------------------------------- optim
+
+doc('optim.SGD', 'optim.SGD(params, {lr=, momentum=, weight_decay=, nesterov=})', [[Stochastic gradient descent, with optional momentum (Nesterov) and weight decay.]])
+doc('optim.Adam', 'optim.Adam(params, {lr=, betas=, eps=, weight_decay=})', [[Adam: per-parameter steps from running averages of the gradient and its square.]])
+doc('optim.AdamW', 'optim.AdamW(params, {lr=, betas=, eps=, weight_decay=})', [[Adam with decoupled weight decay.]])
+doc('optim.Optimizer', 'optim.Optimizer', [[The base of the optimisers: opt:step() and opt:zero_grad().]])
+doc('optim.Optimizer:step', 'opt:step()', [[Updates every parameter from its .grad.]])
+doc('optim.Optimizer:zero_grad', 'opt:zero_grad()', [[Clears the .grad of every parameter.]])
+doc('optim.lr_scheduler.StepLR', 'optim.lr_scheduler.StepLR(opt, {step_size=, gamma=})', [[Multiplies the learning rate by gamma every step_size epochs (sched:step()).]])
+doc('optim.lr_scheduler.CosineAnnealingLR', 'optim.lr_scheduler.CosineAnnealingLR(opt, {T_max=, eta_min=})', [[Anneals the learning rate along a cosine.]])
+
+-- ---------------------------------------------------------------- data
+
+doc('data.FashionMNIST', "data.FashionMNIST{split='train'|'test' [, root=]}",
+  [[Fashion-MNIST from its IDX files (gzip); the default root is /usr/share/datasets/fashion-mnist
+(Debian's dataset-fashion-mnist); a missing file is an error that says how to install it.]])
+doc('data.MNIST', "data.MNIST{split= , root=}", [[MNIST in the same IDX format, from a given root.]])
+doc('data.TensorDataset', 'data.TensorDataset(x, y)', [[A data set of rows of x and y: #ds, ds[i] -> x[i], y[i].]])
+doc('data.DataLoader', 'data.DataLoader(ds, {batch_size=, shuffle=, drop_last=})', [[Batches of a data set: for x, y in loader:iter() do ... end.]])
+doc('data.DataLoader:iter', 'loader:iter() -> iterator', [[Iterates over batches (shuffled each epoch when shuffle=true).]])
+
+-- ---------------------------------------------------------------- kernels
+
+local KOPT = "backend='emu'|'cpu'|'cuda'|'auto', block=, trace="
+doc('kernels.reduce', "kernels.reduce(x [, {algo='naive'|'convergent'|'shared', " .. KOPT .. "}]) -> out, info",
+  [[A parallel sum reduction as in the course: naive (divergent), convergent, and shared-memory trees.]])
+doc('kernels.scan', "kernels.scan(x [, {algo='kogge-stone'|'brent-kung'|'hierarchical', inclusive=true, " .. KOPT .. "}]) -> out, info",
+  [[A parallel prefix sum: Kogge-Stone (log2 n steps, one element per thread), Brent-Kung (two per
+thread, 2 log2 n - 1 steps) or hierarchical for long inputs.]])
+doc('kernels.histogram', "kernels.histogram(bytes_or_tensor, bins [, {algo='global-atomic'|'privatized'|'aggregated', coarsen=}]) -> counts, info",
+  [[A parallel histogram with global atomics, privatised (shared-memory) copies, or aggregated
+runs; counts is an int64 tensor of bins counts.]])
+doc('kernels.matmul', "kernels.matmul(a, b [, {algo='naive'|'tiled', tile=16}]) -> out, info", [[The course's matrix product, naive or with shared-memory tiles.]])
+doc('kernels.conv2d', "kernels.conv2d(img, mask [, {algo='naive'|'tiled', tile=16}]) -> out, info", [[A 2-D convolution with a constant-memory mask, naive or tiled with halo cells.]])
+doc('kernels.spmv', "kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds'}]) -> y, info", [[A sparse matrix times a vector in one of four formats.]])
+doc('kernels.sparse', 'kernels.sparse(dense) or kernels.sparse{rows=, cols=, vals=, shape={m, n}}', [[A sparse matrix for kernels.spmv (1-based indices).]])
+doc('kernels.divergence', "kernels.divergence({pattern='even-odd'|'half-warp'|'none', warps=}) -> out, info", [[Shows warp divergence: info.counters.simd_efficiency measures the lanes kept busy.]])
+doc('kernels.streams', 'kernels.streams({segments=, bytes=}) -> out, info', [[Overlapping copies and kernels with streams.]])
+
+-- ---------------------------------------------------------------- viz
+
+doc('viz.open', 'viz.open([{width=, height=}])', [[Opens the window (offscreen without a display).]])
+doc('viz.close', 'viz.close()', [[Closes the window.]])
+doc('viz.show', 'viz.show(info_or_trace [, {scene=}])', [[Animates a kernel's trace in the scene that fits it.]])
+doc('viz.scene', 'viz.scene(name, opts)', [[Opens a named scene.]])
+doc('viz.plot', 'viz.plot(series_name, step, value)', [[Adds a point to a live curve.]])
+doc('viz.snapshot', 'viz.snapshot(path)', [[Writes the current frame as a PNG.]])
+doc('viz.is_open', 'viz.is_open() -> boolean', [[Whether the window is open.]])
+doc('viz.step', 'viz.step()', [[Advances the animation one step.]])
+doc('viz.play', 'viz.play()', [[Plays the animation.]])
+doc('viz.pause', 'viz.pause()', [[Pauses the animation.]])
+
+-- ---------------------------------------------------------------- lesson
+
+doc('lesson.list', 'lesson.list() -> {names}', [[The lessons, such as 'ece408/16-scan'.]])
+doc('lesson.open', 'lesson.open(name) -> lesson', [[Opens a lesson at step 1; the table's steps is an array.]])
+doc('lesson.step', 'lesson.step() -> integer', [[The current step's index.]])
+doc('lesson.next', 'lesson.next() -> boolean', [[Goes to the next step (false at the end).]])
+doc('lesson.prev', 'lesson.prev() -> boolean', [[Goes to the previous step (false at the start).]])
+doc('lesson.run', 'lesson.run() -> ok, output', [[Runs the current step's code in the REPL's environment.]])
+doc('lesson.check', 'lesson.check([answer]) -> ok, message', [[Checks the current step's exercise.]])
+
+-- ---------------------------------------------------------------- availability and lookup
+
+local roots = {
+  lm = function() return lm end,
+  F = function() return lm.nn and lm.nn.functional end,
+}
+
+local function field(t, k)
+  local hops = 0
+  while type(t) == 'table' and hops < 8 do
+    local v = rawget(t, k)
+    if v ~= nil then return v end
+    local mt = getmetatable(t)
+    t = type(mt) == 'table' and rawget(mt, '__index') or nil
+    hops = hops + 1
+  end
+  return nil
+end
+
+--- Whether name exists in this program; when not, the missing module's name (or nil).
+function H.available(name)
+  local head, rest = name:match('^([%a_]+)(.*)$')
+  if head == 'Tensor' then
+    local sep, m = rest:match('^([.:])([%w_]+)$')
+    return sep ~= ':' or field(lm.Tensor, m) ~= nil
+  end
+  local root = roots[head] and roots[head]() or rawget(_G, head) or package.loaded['lumen.' .. head]
+  if root == nil then return false, head end
+  local v = root
+  for seg in rest:gmatch('[.:]([%w_]+)') do
+    if type(v) ~= 'table' then return false end
+    v = field(v, seg)
+    if v == nil then
+      -- a class method: the class is a table whose instances share methods; accept the class
+      return false
+    end
+  end
+  return true
+end
+
+local function resolve_global(path)
+  local v = _G
+  for seg in path:gmatch('[^.]+') do
+    if type(v) ~= 'table' then return nil end
+    v = field(v, seg)
+    if v == nil then return nil end
+  end
+  return v
+end
+
+--- The entry name for what the user typed, or nil; a second result explains an alias.
+function H.lookup(name)
+  name = name:gsub('^%s+', ''):gsub('%s+$', ''):gsub('%(.*$', '')
+  if E[name] or H.topics[name] then return name end
+  local n = name:gsub('^lumen%.', 'lm.'):gsub('^lm%.nn%.functional%.', 'F.'):gsub('^lm%.Tensor[.:]', 'Tensor:')
+  if E[n] or H.topics[n] then return n end
+  -- x:method or x.field for a tensor x (or any name before ':')
+  local obj, sep, m = n:match('^(.-)([.:])([%w_]+)$')
+  if obj and obj ~= 'lm' and obj ~= 'Tensor' then
+    local v = resolve_global(obj)
+    if lm.is_tensor(v) or (sep == ':' and v == nil) then
+      if E['Tensor' .. sep .. m] then return 'Tensor' .. sep .. m end
+    end
+  end
+  -- lm.sin is x:sin
+  if obj == 'lm' and E['Tensor:' .. m] then return 'Tensor:' .. m end
+  -- in-place forms: x:exp_ is x:exp
+  if m and m:sub(-1) == '_' then
+    local base = H.lookup(n:sub(1, -2))
+    if base then return base, 'x:' .. m .. '(...) is the in-place form: it changes x and returns it.' end
+  end
+  -- a bare name: every entry whose last part is it
+  if not n:find('[.:]') then
+    local hits = {}
+    for k in pairs(E) do
+      if k:match('[.:]' .. n:gsub('%p', '%%%0') .. '$') then hits[#hits + 1] = k end
+    end
+    table.sort(hits)
+    if #hits == 1 then return hits[1] end
+    if #hits > 1 then return nil, hits end
+  end
+  return nil
+end
+
+local function wrap(text, indent, width)
+  text = text:gsub('%s+', ' ')
+  local lines, line = {}, indent
+  for w in text:gmatch('%S+') do
+    if #line > #indent and #line + 1 + #w > width then
+      lines[#lines + 1] = line
+      line = indent .. w
+    else
+      line = (#line > #indent) and (line .. ' ' .. w) or (line .. w)
+    end
+  end
+  lines[#lines + 1] = line
+  return table.concat(lines, '\n')
+end
+
+local function not_available(name)
+  local ok, module = H.available(name)
+  if ok then return nil end
+  if module then
+    return "Not available yet: the '" .. module .. "' module is not built in this version of " ..
+        'Lumen (it comes with a later issue). What API.md promises:'
+  end
+  return 'Not available yet in this version of Lumen. What API.md promises:'
+end
+
+local function show_entry(name, note, paint)
+  local e = E[name]
+  print(paint('1;32', e.sig))
+  local missing = not_available(name)
+  if missing then print(paint('33', wrap(missing, '  ', 96))) end
+  print(wrap(e.doc, '  ', 96))
+  if note then print(wrap(note, '  ', 96)) end
+  local methods = {}
+  for k in pairs(E) do
+    if k:sub(1, #name + 1) == name .. ':' then methods[#methods + 1] = k end
+  end
+  table.sort(methods)
+  if #methods > 0 then print('  methods:') end
+  for _, k in ipairs(methods) do print('    ' .. E[k].sig) end
+end
+
+local function show_topic(name, paint)
+  print(paint('1', name))
+  local ok, module = H.available(name .. '.x')
+  if name ~= 'lm' and name ~= 'Tensor' and name ~= 'F' and not ok and module and
+      not name:find('.', 1, true) then
+    print(paint('33', wrap("Not available yet: the '" .. module .. "' module is not built in this " ..
+      'version of Lumen (it comes with a later issue). What API.md promises:', '  ', 96)))
+  end
+  print(wrap(H.topics[name], '  ', 96))
+  local names = {}
+  local prefix = name == 'Tensor' and '^Tensor[.:]' or ('^' .. name:gsub('%.', '%%.') .. '[.:]')
+  for k in pairs(E) do
+    if k:match(prefix) and not k:sub(#name + 2):find('[.:]') then names[#names + 1] = k end
+  end
+  table.sort(names)
+  for _, k in ipairs(names) do print('  ' .. E[k].sig) end
+  -- sub-topics
+  for t in pairs(H.topics) do
+    if t:match(prefix) then print('  ' .. t .. '  (:help ' .. t .. ')') end
+  end
+end
+
+--- :help ARG: the entry, a topic, the candidates of a bare name, or why there is none.
+function H.show(arg, repl)
+  local paint = repl and repl.paint or function(_, s) return s end
+  local name = arg:gsub('^%s+', ''):gsub('%s+$', '')
+  if name:match('^:') then
+    for _, c in ipairs(repl and repl.commands or {}) do
+      if ':' .. c[1] == name then
+        print(paint('1;32', ':' .. c[1] .. (c[2] ~= '' and ' ' .. c[2] or '')))
+        print(wrap(c[3], '  ', 96))
+        return
+      end
+    end
+    print("no REPL command '" .. name .. "'; :help lists them")
+    return
+  end
+  local key, extra = H.lookup(name)
+  if key and H.topics[key] and not E[key] then return show_topic(key, paint) end
+  if key then return show_entry(key, type(extra) == 'string' and extra or nil, paint) end
+  if type(extra) == 'table' then
+    print("'" .. name .. "' is one of: " .. table.concat(extra, ', ') .. ' (:help one of them)')
+    return
+  end
+  local v = resolve_global(name)
+  if v ~= nil then
+    print("no help for '" .. name .. "' (a " .. type(v) .. ' value); :help lists the topics')
+  else
+    print("no help for '" .. name .. "'; :help lists the topics")
+  end
+end
+
+return H
