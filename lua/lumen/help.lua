@@ -240,6 +240,8 @@ doc('Tensor:tril', 'x:tril([k = 0]) -> Tensor', [[The lower triangle of a matrix
 doc('Tensor:triu', 'x:triu([k = 0]) -> Tensor', [[The upper triangle of a matrix.]])
 doc('Tensor:tile', "x:tile(r1, r2, ...) -> Tensor (also x['repeat'])",
   [[Copies of x along each dim; fewer counts than dims repeat the last dims.]])
+doc('Tensor:repeat', "x['repeat'](x, r1, r2, ...) -> Tensor",
+  [[The same as x:tile(r1, r2, ...) ('repeat' is a Lua keyword, so x:repeat(...) cannot be written).]])
 doc('Tensor:flip', 'x:flip(d1, d2, ...) -> Tensor', [[A copy with the order of elements reversed along the given dims.]])
 doc('lm.cat', 'lm.cat({a, b, ...} [, dim = 1]) -> Tensor', [[The tensors joined along an existing dim (the other sizes must match).]])
 doc('lm.stack', 'lm.stack({a, b, ...} [, dim = 1]) -> Tensor', [[The tensors (all one shape) joined along a new dim.]])
@@ -361,15 +363,18 @@ local layers = {
   Conv2d = { 'nn.Conv2d(in, out, k [, {stride=, padding=}])', 'A 2-D convolution layer over (N, C, H, W) inputs.' },
   MaxPool2d = { 'nn.MaxPool2d(k [, stride])', 'Max pooling over k x k windows.' },
   AvgPool2d = { 'nn.AvgPool2d(k [, stride])', 'Average pooling over k x k windows.' },
-  ReLU = { 'nn.ReLU()', 'max(x, 0).' }, Sigmoid = { 'nn.Sigmoid()', 'The logistic sigmoid.' },
-  Tanh = { 'nn.Tanh()', 'The hyperbolic tangent.' }, GELU = { 'nn.GELU()', 'The GELU activation.' },
+  ReLU = { 'nn.ReLU()', 'The activation max(x, 0) as a module.' },
+  Sigmoid = { 'nn.Sigmoid()', 'The logistic sigmoid 1 / (1 + e^-x) as a module.' },
+  Tanh = { 'nn.Tanh()', 'The hyperbolic tangent as a module.' },
+  GELU = { 'nn.GELU([{approximate=}])', 'The GELU activation x * Phi(x) as a module.' },
   Flatten = { 'nn.Flatten()', 'Flattens every dim but the batch dim.' },
   Dropout = { 'nn.Dropout(p)', 'Dropout with probability p in training mode; identity in eval mode.' },
   BatchNorm1d = { 'nn.BatchNorm1d(n)', 'Batch normalisation of (N, n) or (N, n, L) inputs with running statistics.' },
   BatchNorm2d = { 'nn.BatchNorm2d(c)', 'Batch normalisation of (N, c, H, W) inputs per channel.' },
   LayerNorm = { 'nn.LayerNorm(n)', 'Layer normalisation over the last dim(s), with learned scale and shift.' },
   Embedding = { 'nn.Embedding(n, d)', 'A table of n learned d-vectors looked up by 1-based index.' },
-  Residual = { 'nn.Residual(m)', 'x + m(x).' }, Identity = { 'nn.Identity()', 'Returns its input.' },
+  Residual = { 'nn.Residual(m)', 'A skip connection around m: its output is x + m(x).' },
+  Identity = { 'nn.Identity()', 'A module that returns its input unchanged.' },
   RNN = { 'nn.RNN(input_size, hidden_size [, opts])', 'An Elman recurrent layer over sequences.' },
   LSTM = { 'nn.LSTM(input_size, hidden_size [, opts])', 'A long short-term memory layer over sequences.' },
   MultiheadAttention = { 'nn.MultiheadAttention(d, heads)', 'Scaled dot-product attention with several heads.' },
@@ -409,8 +414,13 @@ doc('data.DataLoader:iter', 'loader:iter() -> iterator', [[Iterates over batches
 -- ---------------------------------------------------------------- kernels
 
 local KOPT = "backend='emu'|'cpu'|'cuda'|'auto', block=, trace="
-doc('kernels.reduce', "kernels.reduce(x [, {algo='naive'|'convergent'|'shared', " .. KOPT .. "}]) -> out, info",
-  [[A parallel sum reduction as in the course: naive (divergent), convergent, and shared-memory trees.]])
+doc('kernels.reduce', "kernels.reduce(x [, {algo='naive'|'convergent'|'shared'|'coarsened', coarsen=, " .. KOPT .. "}]) -> out, info",
+  [[A parallel sum reduction as in the course: naive (divergent), convergent and shared-memory
+trees, and a coarsened one (several elements per thread first).]])
+doc('kernels.latency', "kernels.latency([{global=, shared=, constant=, arith=, barrier=, sms=} | 'default']) -> model",
+  [[The emulator's latency model in cycles (and its number of SMs), from which modelled_cycles are
+computed: given a table, changes those fields; 'default' restores the defaults. Returns the model
+now in force.]])
 doc('kernels.scan', "kernels.scan(x [, {algo='kogge-stone'|'brent-kung'|'hierarchical', inclusive=true, " .. KOPT .. "}]) -> out, info",
   [[A parallel prefix sum: Kogge-Stone (log2 n steps, one element per thread), Brent-Kung (two per
 thread, 2 log2 n - 1 steps) or hierarchical for long inputs.]])
@@ -508,11 +518,13 @@ function H.lookup(name)
   if obj and obj ~= 'lm' and obj ~= 'Tensor' then
     local v = resolve_global(obj)
     if lm.is_tensor(v) or (sep == ':' and v == nil) then
-      if E['Tensor' .. sep .. m] then return 'Tensor' .. sep .. m end
+      local key, note = H.lookup('Tensor' .. sep .. m)
+      if key then return key, note end
     end
   end
-  -- lm.sin is x:sin
+  -- lm.sin is x:sin, x:maximum is lm.maximum
   if obj == 'lm' and E['Tensor:' .. m] then return 'Tensor:' .. m end
+  if obj == 'Tensor' and E['lm.' .. m] then return 'lm.' .. m end
   -- in-place forms: x:exp_ is x:exp
   if m and m:sub(-1) == '_' then
     local base = H.lookup(n:sub(1, -2))

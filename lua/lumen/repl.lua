@@ -372,7 +372,7 @@ function M.complete(line, start, stop)
     for _, c in ipairs(M.commands) do
       if starts(':' .. c[1], word) then out[#out + 1] = ':' .. c[1] end
     end
-    return out
+    return sorted_unique(out)
   end
   local obj, sep, partial = word:match('^(.-)([.:])([%w_]*)$')
   local out = {}

@@ -36,6 +36,7 @@ typedef struct repl {
 	char *chunk;  /* the lines of the chunk being read */
 	size_t len, cap;
 	bool timed; /* the chunk came after :time */
+	bool expr;  /* the chunk continues an unfinished expression */
 } repl;
 
 enum { GO_ON, QUIT };
@@ -86,6 +87,7 @@ static void chunk_reset(repl *r)
 {
 	r->len = 0;
 	r->timed = false;
+	r->expr = false;
 	if (r->chunk) r->chunk[0] = '\0';
 }
 
@@ -155,10 +157,15 @@ static void report(repl *r, lua_State *L)
 
 /* ---------------------------------------------------------------- evaluation */
 
-/* Compiles the chunk, as an expression when `return <chunk>` compiles. Returns LUA_OK (the
- * function pushed), LUA_ERRSYNTAX with the message pushed, or -1 when the chunk is incomplete
- * (nothing pushed). */
-static int load_chunk(repl *r)
+static bool at_eof(lua_State *L, int status)
+{
+	size_t n;
+	const char *msg = status == LUA_ERRSYNTAX ? lua_tolstring(L, -1, &n) : NULL;
+	return msg && n >= 5 && strcmp(msg + n - 5, "<eof>") == 0;
+}
+
+/* Pushes the chunk compiled as `return <chunk>` (or its syntax error); returns the status. */
+static int load_as_expression(repl *r)
 {
 	lua_State *L = r->L;
 	luaL_Buffer b;
@@ -170,15 +177,31 @@ static int load_chunk(repl *r)
 	const char *ret = lua_tolstring(L, -1, &n);
 	int status = luaL_loadbuffer(L, ret, n, CHUNKNAME);
 	lua_remove(L, -2);
+	return status;
+}
+
+/* Compiles the chunk, as an expression when `return <chunk>` compiles. Returns LUA_OK (the
+ * function pushed), a syntax error with its message pushed, or -1 when the chunk is incomplete
+ * (nothing pushed): as lua.c, a statement whose error is at <eof>, and also an unfinished
+ * expression (`1 +`), which lua.c rejects. */
+static int load_chunk(repl *r)
+{
+	lua_State *L = r->L;
+	int status = load_as_expression(r);
 	if (status == LUA_OK) return LUA_OK;
+	bool expr_eof = at_eof(L, status);
 	lua_pop(L, 1);
 	status = luaL_loadbuffer(L, r->chunk, r->len, CHUNKNAME);
-	if (status == LUA_ERRSYNTAX) {
-		const char *msg = lua_tolstring(L, -1, &n);
-		if (msg && n >= 5 && strcmp(msg + n - 5, "<eof>") == 0) {
-			lua_pop(L, 1);
-			return -1;
-		}
+	if (status == LUA_OK) return LUA_OK;
+	bool stmt_eof = at_eof(L, status);
+	if (expr_eof || stmt_eof) {
+		lua_pop(L, 1);
+		if (!stmt_eof) r->expr = true; /* read on as an expression */
+		return -1;
+	}
+	if (r->expr) { /* the expression's message points at what went wrong */
+		lua_pop(L, 1);
+		status = load_as_expression(r);
 	}
 	return status;
 }
