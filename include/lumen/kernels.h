@@ -1,5 +1,6 @@
 /*
- * lumen/kernels.h — the course's parallel patterns (reduction, scans), each run three ways:
+ * lumen/kernels.h — the course's parallel patterns (reduction, scans, histogram, matmul, 2-D
+ * convolution, SpMV, warp divergence, streams), each run up to three ways:
  * "emu" (the CUDA kernel body on the SIMT emulator, traced, modelled cycles), "cpu" (a native
  * OpenMP implementation, timed) and "cuda" (the same body compiled by nvcc, timed with events).
  *
@@ -38,6 +39,17 @@ typedef struct lm_kernel_opts {
 	int inclusive;       /* scans: 1 inclusive, 0 exclusive; -1: default (inclusive) */
 	int64_t trace_cap;   /* events kept before the trace is truncated; 0: LM_TRACE_DEFAULT_CAP */
 	int repeats;         /* timed runs after one warm-up (cpu, cuda); the median is reported; 0: 5 */
+	/* the patterns of "kernels II" (each field: 0 or NULL for its default) */
+	int64_t tile;        /* matmul, conv2d: tile width (output tile for conv2d); 0: 16 */
+	const char *format;  /* spmv: "coo", "csr" (default), "ell" or "jds" */
+	const char *pattern; /* divergence: "even-odd" (default), "half-warp", "data", "warp", "none" */
+	int64_t warps;       /* divergence: warps of 32 threads; 0: 4 */
+	int64_t segments;    /* streams: segments of the vector add; 0: 4 */
+	int64_t bytes;       /* streams: bytes of each vector (A, B, C); 0: 2^18 (emu), 2^26 (cuda) */
+	int64_t copy_engines; /* streams (emu): 1 or 2; 0: 2 */
+	double pcie_gbps;    /* streams (emu): host-device bandwidth in GB/s; 0: 25 */
+	double clock_ghz;    /* streams (emu): the clock that turns modelled cycles into time; 0: 1.5 */
+	int64_t sms;         /* streams (emu): multiprocessors the vector add's blocks spread over; 0: 8 */
 } lm_kernel_opts;
 
 void lm_kernel_opts_init(lm_kernel_opts *o);
@@ -206,6 +218,23 @@ bool lm_kernel_info_counter(const lm_kernel_info *info, const char *name, double
 /* The trace (borrowed; NULL when none was recorded). */
 lm_trace *lm_kernel_info_trace(const lm_kernel_info *info);
 
+/* One operation on a timeline (kernels.streams): a copy or a kernel of one segment, on a track
+ * (the engine that ran it), in one schedule. Times in ms from the start of the schedule: modelled
+ * (emu) or from CUDA events (cuda). */
+typedef struct lm_kernel_span {
+	const char *schedule; /* "serial" (one stream) or "overlapped" (a stream per segment) */
+	const char *op;       /* "h2d" (A and B to the device), "kernel", "d2h" (C back) */
+	const char *track;    /* the engine: "copy" (one copy engine), "h2d", "d2h", "compute" */
+	int segment;          /* 0-based */
+	int stream;           /* 0-based */
+	double start_ms, end_ms;
+	double bytes;         /* bytes copied (kernel: bytes read and written) */
+} lm_kernel_span;
+
+int lm_kernel_info_span_count(const lm_kernel_info *info);
+/* Span i (0-based), in schedule order then segment order; LM_ERR_INDEX when out of range. */
+lm_status lm_kernel_info_span_get(const lm_kernel_info *info, int i, lm_kernel_span *out);
+
 /* ---------------------------------------------------------------- the patterns */
 
 /*
@@ -225,6 +254,118 @@ lm_status lm_kernel_reduce(const lm_tensor *x, const lm_kernel_opts *opts, lm_te
  */
 lm_status lm_kernel_scan(const lm_tensor *x, const lm_kernel_opts *opts, lm_tensor **out,
                          lm_kernel_info **info);
+
+/*
+ * Histogram of bin indices (PMPP chapter 9) into an int64 tensor of `bins` counts (1..4096).
+ * x: a uint8 or int32 tensor (any shape, not empty) whose values lie in 0..bins-1 (others are an
+ * LM_ERR_INDEX error naming the first such value and its position). algo: "global-atomic" (one
+ * atomicAdd on the global histogram per element), "privatized" (default: a histogram per block in
+ * shared memory, merged into the global one at the end; bins x 4 bytes <= 16 KiB always fits), "aggregated"
+ * (privatized, each thread taking `coarsen` consecutive elements and adding a run of equal bins
+ * with one atomic). coarsen: elements per thread, default 1 (8 for "aggregated"). block: any
+ * number of threads 1..1024 (default 256, or fewer when the input is smaller).
+ */
+lm_status lm_kernel_histogram(const lm_tensor *x, int64_t bins, const lm_kernel_opts *opts,
+                              lm_tensor **out, lm_kernel_info **info);
+/* The same for n bytes (a Lua string): byte b falls in bin b * bins / 256 (integer division). */
+lm_status lm_kernel_histogram_bytes(const void *bytes, int64_t n, int64_t bins,
+                                    const lm_kernel_opts *opts, lm_tensor **out,
+                                    lm_kernel_info **info);
+
+/*
+ * C = A B (PMPP chapter 5) for float32 or float64 matrices a: (m, k), b: (k, n) of one dtype, any
+ * sizes; C: (m, n). algo: "naive" (one thread per element of C, every operand from global
+ * memory), "tiled" (default: tile x tile blocks stage tiles of A and B in shared memory, so each
+ * global element is loaded by one thread per tile instead of one per use). tile: 1..32 (the block
+ * is tile x tile threads), default 16. The cpu run: "naive" is the textbook triple loop, "tiled"
+ * a cache-blocked loop (OpenMP over blocks of rows).
+ */
+lm_status lm_kernel_matmul(const lm_tensor *a, const lm_tensor *b, const lm_kernel_opts *opts,
+                           lm_tensor **out, lm_kernel_info **info);
+
+/*
+ * 2-D convolution (PMPP chapter 7; "same" size, zero ghost cells): out[y][x] = sum over the mask
+ * of mask[i][j] * img[y + i - r_y][x + j - r_x] with r = (side - 1) / 2. img: (h, w), mask:
+ * (mh, mw), float32 or float64 of one dtype; sides of the mask at most those of the image.
+ * algo: "naive" (mask in global memory), "constant" (mask in constant memory), "tiled" (=
+ * "tiled-input": a block per input tile of (tile + 2r) squared threads loads the tile with its halo
+ * cells into shared memory; the inner tile x tile threads compute), "tiled-output" (a block of
+ * tile x tile threads per output tile loads the input tile with its halo, several elements per
+ * thread). The tiled variants need odd mask sides; constant memory holds at most
+ * LM_KERNEL_MAX_MASK elements. tile: output tile width 1..32, default 16 (tiled-input: tile + 2r
+ * <= 32).
+ */
+#define LM_KERNEL_MAX_MASK 2048
+lm_status lm_kernel_conv2d(const lm_tensor *img, const lm_tensor *mask, const lm_kernel_opts *opts,
+                           lm_tensor **out, lm_kernel_info **info);
+
+/*
+ * A sparse matrix held in the four formats of PMPP chapter 14 at once: COO (row, col, val per
+ * nonzero, sorted by row then column), CSR (row_ptr of m + 1 offsets, col, val), ELL (every row
+ * padded to the longest, stored column-major: slot t of row r at t * m + r; padding has col 0 and
+ * val 0) and JDS (rows sorted by decreasing length, the permutation kept; iteration t of sorted
+ * row r at iter_ptr[t] + r). Refcounted; immutable.
+ */
+typedef struct lm_sparse lm_sparse;
+
+/* From the nonzeros of a 2-D float32/float64 tensor. NULL + error on failure. */
+lm_sparse *lm_sparse_from_dense(const lm_tensor *dense);
+/*
+ * From nnz triples (rows[i], cols[i], vals[i]): rows and cols integer tensors (int32/int64, 1-D,
+ * nnz elements) holding indices from `base` (0 or 1: Lua passes 1-based ones), vals a float32 or
+ * float64 1-D tensor (its dtype is the matrix's), shape m x n (each >= 1). Entries with the same
+ * (row, col) are kept apart (SpMV adds them). Errors: an index out of 1..m (or 0..m-1) naming it
+ * and its position, lengths that differ, an empty or non-integer index tensor.
+ */
+lm_sparse *lm_sparse_from_coo(const lm_tensor *rows, const lm_tensor *cols, const lm_tensor *vals,
+                              int64_t m, int64_t n, int base);
+lm_sparse *lm_sparse_retain(lm_sparse *a);
+void lm_sparse_release(lm_sparse *a);
+int64_t lm_sparse_rows(const lm_sparse *a);
+int64_t lm_sparse_cols(const lm_sparse *a);
+int64_t lm_sparse_nnz(const lm_sparse *a);
+lm_dtype lm_sparse_dtype(const lm_sparse *a);
+int64_t lm_sparse_ell_width(const lm_sparse *a);   /* the longest row */
+int64_t lm_sparse_ell_padding(const lm_sparse *a); /* m * width - nnz */
+/* The dense matrix (m, n) (duplicates added). */
+lm_tensor *lm_sparse_to_dense(const lm_sparse *a);
+/*
+ * A copy of one array of a format, as the kernels see it (0-based int32 indices): "coo": row, col,
+ * val; "csr": row_ptr, col, val; "ell": col, val (width * m, column-major), row_nnz; "jds": perm,
+ * iter_ptr, col, val, row_nnz (in sorted order). LM_ERR_ARG names the known ones.
+ */
+lm_tensor *lm_sparse_array(const lm_sparse *a, const char *format, const char *name);
+
+/*
+ * y = A x (PMPP chapter 14) in one of the formats (opts->format: "coo", "csr" default, "ell",
+ * "jds"). x: a 1-D tensor of A's dtype and n elements. Every format runs on the emulator, the CPU
+ * (OpenMP; CSR parallel over rows balanced by nonzeros) and CUDA. Counters add nnz, rows,
+ * row_nnz_max, padding (ELL), work_per_thread_max and _mean (products per thread).
+ */
+lm_status lm_kernel_spmv(const lm_sparse *a, const lm_tensor *x, const lm_kernel_opts *opts,
+                         lm_tensor **out, lm_kernel_info **info);
+
+/*
+ * The warp-divergence demo (opts->pattern): warps x 32 threads each take one of two paths of equal
+ * length by "even-odd" lane, "half-warp" (lanes 0-15 / 16-31), "data" (a data-dependent test on
+ * pseudo-random input), "warp" (whole warps alternate: a branch that does not diverge) or "none"
+ * (no branch). out: the float32 results (warps x 32). simd_efficiency is measured over the
+ * divergent region only (from the branch to reconvergence): 0.5 for even-odd and half-warp, 1.0
+ * for warp and none; simd_efficiency_kernel over the whole kernel. Runs: emu and cuda (there are
+ * no warps on the cpu: backend "cpu" is an error; "auto" picks cuda with a GPU, else emu).
+ */
+lm_status lm_kernel_divergence(const lm_kernel_opts *opts, lm_tensor **out, lm_kernel_info **info);
+
+/*
+ * Streams (task parallelism): C = A + B over float32 vectors of opts->bytes bytes, split into
+ * opts->segments segments, each copied to the device, added and copied back, once serially (one
+ * stream) and once overlapped (a stream per segment). out: C. Counters serial_ms, overlapped_ms,
+ * speedup; info spans give each segment's start and end per operation. emu: a modelled timeline
+ * (copies at pcie_gbps, one or two copy engines, the kernel's modelled cycles at clock_ghz);
+ * cuda: real streams, pinned host memory and events per segment. There is no cpu run ("auto"
+ * picks cuda with a GPU, else emu). segments: 1..255; at least one element per segment.
+ */
+lm_status lm_kernel_streams(const lm_kernel_opts *opts, lm_tensor **out, lm_kernel_info **info);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define LMI_CUDA_API_VERSION 1
+#define LMI_CUDA_API_VERSION 2
 #define LMI_CUDA_API_SYMBOL "lm_cuda_module_api"
 
 /* cudaErrorInsufficientDriver and cudaErrorNoDevice: "there is no GPU to use", not a failure. */
@@ -35,6 +35,32 @@ enum {
 	LMI_REDUCE_COARSENED,
 	LMI_REDUCE_ALGO_COUNT
 };
+
+enum {
+	LMI_HIST_GLOBAL_ATOMIC = 0,
+	LMI_HIST_PRIVATIZED,
+	LMI_HIST_AGGREGATED,
+	LMI_HIST_ALGO_COUNT
+};
+enum { LMI_MATMUL_NAIVE = 0, LMI_MATMUL_TILED, LMI_MATMUL_ALGO_COUNT };
+enum {
+	LMI_CONV_NAIVE = 0,
+	LMI_CONV_CONSTANT,
+	LMI_CONV_TILED_INPUT,
+	LMI_CONV_TILED_OUTPUT,
+	LMI_CONV_ALGO_COUNT
+};
+enum { LMI_SPMV_COO = 0, LMI_SPMV_CSR, LMI_SPMV_ELL, LMI_SPMV_JDS, LMI_SPMV_FORMAT_COUNT };
+enum {
+	LMI_DIV_EVEN_ODD = 0,
+	LMI_DIV_HALF_WARP,
+	LMI_DIV_DATA,
+	LMI_DIV_WARP,
+	LMI_DIV_NONE,
+	LMI_DIV_PATTERN_COUNT
+};
+/* Elements of constant memory reserved for a convolution mask, per element type. */
+#define LMI_CONV_MAX_MASK 2048
 
 /* One run of a pattern on host arrays: the module copies in, times the kernels, copies out. */
 typedef struct lmi_cuda_call {
@@ -52,12 +78,91 @@ typedef struct lmi_cuda_call {
 	int launches;      /* kernel launches per run */
 } lmi_cuda_call;
 
+/* A histogram: n elements of data (uint8 when is_u8, else int32) into bins uint32 counters. */
+typedef struct lmi_cuda_hist_call {
+	int algo, is_u8, scaled;
+	const void *data;
+	int64_t n;
+	unsigned bins, block, coarsen;
+	int repeats;
+	uint32_t *histo;    /* out: bins counts */
+	double time_ms;
+} lmi_cuda_hist_call;
+
+/* C (m x n) = A (m x k) B (k x n), row-major; tile x tile blocks. */
+typedef struct lmi_cuda_matmul_call {
+	int algo, is_double;
+	const void *a, *b;
+	void *c;
+	int64_t m, k, n;
+	unsigned tile;
+	int repeats;
+	double time_ms;
+} lmi_cuda_matmul_call;
+
+/* out (h x w) = img (h x w) convolved with mask (mh x mw); tile: the output tile width. */
+typedef struct lmi_cuda_conv_call {
+	int algo, is_double;
+	const void *img, *mask;
+	void *out;
+	int64_t h, w, mh, mw;
+	unsigned tile;
+	int repeats;
+	double time_ms;
+} lmi_cuda_conv_call;
+
+/* y (m) = A x in one format; arrays as lm_sparse_array names them (0-based int32 indices). */
+typedef struct lmi_cuda_spmv_call {
+	int format, is_double;
+	int64_t m, n, nnz, width; /* width: ELL's row length; JDS: iterations */
+	const int32_t *row, *col, *row_ptr, *row_nnz, *perm, *iter_ptr;
+	const void *val, *x;
+	void *y;
+	unsigned block;
+	int repeats;
+	double time_ms;
+} lmi_cuda_spmv_call;
+
+/* The divergence demo over warps * 32 threads; y: warps * 32 floats. */
+typedef struct lmi_cuda_divergence_call {
+	int pattern;
+	int64_t warps;
+	unsigned block;    /* a multiple of 32 dividing warps * 32 */
+	const float *x;
+	float *y;
+	int repeats;
+	double time_ms;
+} lmi_cuda_divergence_call;
+
+/* One timed operation of a streams run (ms from the schedule's start event). */
+typedef struct lmi_cuda_span {
+	double h2d_start, h2d_end, kernel_end, d2h_end;
+} lmi_cuda_span;
+
+/* C = A + B over n floats in segments: serially on one stream, then a stream per segment. */
+typedef struct lmi_cuda_streams_call {
+	int64_t n;
+	int segments;
+	unsigned block;
+	const float *a, *b;       /* n floats each (host; copied into pinned buffers untimed) */
+	float *c;                 /* out: n floats */
+	double serial_ms, overlapped_ms;
+	lmi_cuda_span *serial, *overlapped; /* segments entries each, filled */
+	int pinned;               /* out: 1 when the host buffers were pinned */
+} lmi_cuda_streams_call;
+
 typedef struct lmi_cuda_api {
 	int version; /* LMI_CUDA_API_VERSION */
 	int (*device_count)(int *count, char *msg, size_t msg_cap);
 	int (*device_name)(int device, char *name, size_t name_cap, char *msg, size_t msg_cap);
 	int (*scan)(lmi_cuda_call *call, char *msg, size_t msg_cap);
 	int (*reduce)(lmi_cuda_call *call, char *msg, size_t msg_cap);
+	int (*histogram)(lmi_cuda_hist_call *call, char *msg, size_t msg_cap);
+	int (*matmul)(lmi_cuda_matmul_call *call, char *msg, size_t msg_cap);
+	int (*conv2d)(lmi_cuda_conv_call *call, char *msg, size_t msg_cap);
+	int (*spmv)(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
+	int (*divergence)(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
+	int (*streams)(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
 } lmi_cuda_api;
 
 /* The module's exported entry point (extern "C"). */

@@ -15,9 +15,10 @@
 #include <time.h>
 
 #include "kernels/patterns.h"
+#include "kernels/trace.h"
 #include "lumen/cuda.h"
 
-#define MAX_COUNTERS 32
+#define MAX_COUNTERS 48
 
 struct lm_kernel_info {
 	char source[8];
@@ -31,6 +32,8 @@ struct lm_kernel_info {
 		double value;
 	} counters[MAX_COUNTERS];
 	lm_trace *trace;
+	lm_kernel_span *spans; /* a timeline (streams) */
+	int nspans, spans_cap;
 };
 
 /* ---------------------------------------------------------------- options */
@@ -43,18 +46,24 @@ void lm_kernel_opts_init(lm_kernel_opts *o)
 	o->inclusive = -1;
 }
 
-static lm_status pick_backend(const char *fname, const lm_kernel_opts *o, lmi_backend *out)
+static lm_status pick_backend(const char *fname, const lm_kernel_opts *o, int runs, lmi_backend *out)
 {
 	const char *b = o->backend ? o->backend : "auto";
 	bool trace = o->trace == 1;
+	lmi_backend none = runs == LMI_RUNS_NO_CPU ? LMI_BACKEND_EMU : LMI_BACKEND_CPU;
 	if (strcmp(b, "emu") == 0) *out = LMI_BACKEND_EMU;
 	else if (strcmp(b, "cpu") == 0) *out = LMI_BACKEND_CPU;
 	else if (strcmp(b, "cuda") == 0) *out = LMI_BACKEND_CUDA;
 	else if (strcmp(b, "auto") == 0)
-		*out = trace ? LMI_BACKEND_EMU : lm_cuda_is_available() ? LMI_BACKEND_CUDA : LMI_BACKEND_CPU;
+		*out = trace ? LMI_BACKEND_EMU : lm_cuda_is_available() ? LMI_BACKEND_CUDA : none;
 	else
 		return lmi_fail(LM_ERR_ARG, "%s: unknown backend '%s' (expected 'emu', 'cpu', 'cuda' or 'auto')",
 		                fname, b);
+	if (*out == LMI_BACKEND_CPU && runs == LMI_RUNS_NO_CPU)
+		return lmi_fail(LM_ERR_UNSUPPORTED,
+		                "%s: there is no cpu run of this pattern (it shows what a GPU does: warps, "
+		                "host-device copies); use backend='emu' or 'cuda'",
+		                fname);
 	if (trace && *out != LMI_BACKEND_EMU)
 		return lmi_fail(LM_ERR_UNSUPPORTED,
 		                "%s: trace=true needs backend='emu' (the %s run is measured, not traced)",
@@ -65,6 +74,27 @@ static lm_status pick_backend(const char *fname, const lm_kernel_opts *o, lmi_ba
 lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kernel_opts *opts,
                             const char *const *algos, int nalgos, int default_algo, lmi_kcall *k)
 {
+	memset(k, 0, sizeof *k);
+	k->fname = fname;
+	if (!x) return lmi_fail(LM_ERR_ARG, "%s: the input tensor is NULL", fname);
+	if (lm_tensor_device(x) != LM_CPU)
+		return lmi_fail(LM_ERR_DEVICE, "%s: the input is on %s; pass a CPU tensor (the cuda run "
+		                "copies it to the GPU itself)", fname, lm_device_name(lm_tensor_device(x)));
+	lm_dtype dt = lm_tensor_dtype(x);
+	if (dt != LM_FLOAT32 && dt != LM_FLOAT64)
+		return lmi_fail(LM_ERR_DTYPE, "%s: the input has dtype %s; this pattern takes float32 or "
+		                "float64 tensors", fname, lm_dtype_name(dt));
+	if (lm_tensor_numel(x) == 0)
+		return lmi_fail(LM_ERR_ARG, "%s: the input is empty (shape %s); give at least one element",
+		                fname, lmi_shape_s(x));
+	return lmi_kcall_begin(fname, opts, algos, nalgos, default_algo, LMI_RUNS_ALL,
+	                       lm_tensor_numel(x), dt, k);
+}
+
+lm_status lmi_kcall_begin(const char *fname, const lm_kernel_opts *opts, const char *const *algos,
+                          int nalgos, int default_algo, int runs, int64_t n, lm_dtype dt,
+                          lmi_kcall *k)
+{
 	lm_kernel_opts defaults;
 	if (!opts) {
 		lm_kernel_opts_init(&defaults);
@@ -72,19 +102,9 @@ lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kern
 	}
 	memset(k, 0, sizeof *k);
 	k->fname = fname;
-	if (!x) return lmi_fail(LM_ERR_ARG, "%s: the input tensor is NULL", fname);
-	if (lm_tensor_device(x) != LM_CPU)
-		return lmi_fail(LM_ERR_DEVICE, "%s: the input is on %s; pass a CPU tensor (the cuda run "
-		                "copies it to the GPU itself)", fname, lm_device_name(lm_tensor_device(x)));
-	k->dtype = lm_tensor_dtype(x);
-	if (k->dtype != LM_FLOAT32 && k->dtype != LM_FLOAT64)
-		return lmi_fail(LM_ERR_DTYPE, "%s: the input has dtype %s; this pattern takes float32 or "
-		                "float64 tensors", fname, lm_dtype_name(k->dtype));
-	k->n = lm_tensor_numel(x);
-	if (k->n == 0)
-		return lmi_fail(LM_ERR_ARG, "%s: the input is empty (shape %s); give at least one element",
-		                fname, lmi_shape_s(x));
-	lm_status st = pick_backend(fname, opts, &k->backend);
+	k->dtype = dt;
+	k->n = n;
+	lm_status st = pick_backend(fname, opts, runs, &k->backend);
 	if (st) return st;
 	if (k->backend != LMI_BACKEND_CPU && k->n > INT32_MAX)
 		return lmi_fail(LM_ERR_ARG, "%s: %lld elements are more than the %s run's 32-bit indices "
@@ -96,11 +116,11 @@ lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kern
 		for (int a = 0; a < nalgos; a++)
 			if (strcmp(opts->algo, algos[a]) == 0) k->algo = a;
 		if (k->algo < 0) {
-			char list[160] = "";
-			size_t n = 0;
-			for (int a = 0; a < nalgos && n < sizeof list; a++)
-				n += (size_t)snprintf(list + n, sizeof list - n, "%s'%s'",
-				                      a == 0 ? "" : a == nalgos - 1 ? " or " : ", ", algos[a]);
+			char list[200] = "";
+			size_t len = 0;
+			for (int a = 0; a < nalgos && len < sizeof list; a++)
+				len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
+				                        a == 0 ? "" : a == nalgos - 1 ? " or " : ", ", algos[a]);
 			return lmi_fail(LM_ERR_ARG, "%s: unknown algo '%s' (expected %s)", fname, opts->algo,
 			                list);
 		}
@@ -148,12 +168,12 @@ lm_status lmi_kcall_shape(lmi_kcall *k, const lm_kernel_opts *opts, bool coarsen
 		b = fit <= LM_KERNEL_MAX_BLOCK ? fit : 256;
 	}
 	if (b < 1)
-		return lmi_fail(LM_ERR_ARG, "%s: block %lld must be a power of two from 1 to %d", f,
-		                (long long)b, LM_KERNEL_MAX_BLOCK);
+		return lmi_fail(LM_ERR_ARG, "%s: block %lld must be %s from 1 to %d", f, (long long)b,
+		                k->any_block ? "a number of threads" : "a power of two", LM_KERNEL_MAX_BLOCK);
 	if (b > LM_KERNEL_MAX_BLOCK)
 		return lmi_fail(LM_ERR_ARG, "%s: block %lld exceeds the limit of %d threads per block", f,
 		                (long long)b, LM_KERNEL_MAX_BLOCK);
-	if (b & (b - 1))
+	if ((b & (b - 1)) && !k->any_block)
 		return lmi_fail(LM_ERR_ARG,
 		                "%s: block %lld is not a power of two; algo '%s' needs one (1, 2, 4, ..., %d)",
 		                f, (long long)b, k->algo_name, LM_KERNEL_MAX_BLOCK);
@@ -241,6 +261,80 @@ void lmi_info_add(lm_kernel_info *info, const char *name, double value)
 	info->counters[info->ncounters++].value = value;
 }
 
+void lmi_info_set(lm_kernel_info *info, const char *name, double value)
+{
+	for (int k = 0; k < info->ncounters; k++)
+		if (strcmp(info->counters[k].name, name) == 0) {
+			info->counters[k].value = value;
+			return;
+		}
+	lmi_info_add(info, name, value);
+}
+
+lm_status lmi_info_add_span(lm_kernel_info *info, const lm_kernel_span *sp)
+{
+	if (info->nspans == info->spans_cap) {
+		int ncap = info->spans_cap ? 2 * info->spans_cap : 64;
+		lm_kernel_span *n = lm_alloc((size_t)ncap * sizeof *n);
+		if (!n) return lmi_fail(LM_ERR_NOMEM, "kernels: out of memory for a timeline");
+		if (info->nspans) memcpy(n, info->spans, (size_t)info->nspans * sizeof *n);
+		if (info->spans) lm_free(info->spans, (size_t)info->spans_cap * sizeof *n);
+		info->spans = n;
+		info->spans_cap = ncap;
+	}
+	info->spans[info->nspans++] = *sp;
+	return LM_OK;
+}
+
+int lm_kernel_info_span_count(const lm_kernel_info *i) { return i->nspans; }
+
+lm_status lm_kernel_info_span_get(const lm_kernel_info *i, int k, lm_kernel_span *out)
+{
+	if (k < 0 || k >= i->nspans)
+		return lmi_fail(LM_ERR_INDEX, "kernels: span %d out of range (%d spans)", k, i->nspans);
+	*out = i->spans[k];
+	return LM_OK;
+}
+
+int64_t lmi_first_out_of_range(const lm_tensor *x, int64_t lo, int64_t hi, int64_t *value)
+{
+	int64_t n = lm_tensor_numel(x);
+	const void *d = lm_tensor_data(x);
+	LM_ASSERT(lm_tensor_is_contiguous(x));
+	switch (lm_tensor_dtype(x)) {
+	case LM_UINT8:
+		for (int64_t i = 0; i < n; i++)
+			if (((const uint8_t *)d)[i] < lo || ((const uint8_t *)d)[i] >= hi)
+				return *value = ((const uint8_t *)d)[i], i;
+		break;
+	case LM_INT32:
+		for (int64_t i = 0; i < n; i++)
+			if (((const int32_t *)d)[i] < lo || ((const int32_t *)d)[i] >= hi)
+				return *value = ((const int32_t *)d)[i], i;
+		break;
+	case LM_INT64:
+		for (int64_t i = 0; i < n; i++)
+			if (((const int64_t *)d)[i] < lo || ((const int64_t *)d)[i] >= hi)
+				return *value = ((const int64_t *)d)[i], i;
+		break;
+	default: LM_ASSERT(!"an integer tensor");
+	}
+	return -1;
+}
+
+lm_status lmi_emu_start(const lmi_kcall *k, const char *name, lm_kernel_info *info, double sms,
+                        lmi_simt **out)
+{
+	lm_latency_model lat;
+	lm_kernel_latency_get(&lat);
+	if (sms > 0) lat.sms = sms;
+	lm_trace *t = lmi_trace_new(name, k->dtype, k->trace_cap, &lat);
+	if (!t) return lm_last_status();
+	lmi_info_set_trace(info, t);
+	*out = lmi_simt_new(k->fname, t, &lat);
+	return *out ? LM_OK : lm_last_status();
+}
+
 void lmi_info_set_trace(lm_kernel_info *info, lm_trace *t)
 {
 	if (info->trace) lm_trace_release(info->trace);
@@ -268,6 +362,8 @@ void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lm
 	lmi_info_add(info, "threads", (double)c->threads);
 	lmi_info_add(info, "block", k->block);
 	lmi_info_add(info, "events", (double)c->events);
+	lmi_info_add(info, "constant_loads", (double)c->constant_loads);
+	lmi_info_add(info, "divergent_branches", (double)c->divergent_branches);
 }
 
 void lmi_info_add_measured(lm_kernel_info *info, double time_ms, double bytes)
@@ -281,6 +377,7 @@ void lm_kernel_info_free(lm_kernel_info *info)
 {
 	if (!info) return;
 	lm_trace_release(info->trace);
+	if (info->spans) lm_free(info->spans, (size_t)info->spans_cap * sizeof *info->spans);
 	lm_free(info, sizeof *info);
 }
 

@@ -133,11 +133,12 @@ static void *check_access(lmi_simt *s, const void *base, int64_t i, lm_dtype dt,
 	if (!(s->nranges && p >= r->base && p < r->end)) {
 		const simt_range *below = NULL;
 		r = NULL;
-		for (int k = 0; k < s->nranges; k++) {
+		/* newest first: the parts of the dynamic shared array (SHARED_PART) come after it */
+		for (int k = s->nranges - 1; k >= 0; k--) {
 			const simt_range *q = &s->ranges[k];
 			if (p >= q->base && p < q->end) {
 				r = q;
-				s->last_range = k;
+				if (!q->has_parts) s->last_range = k;
 				break;
 			}
 			if (q->base <= p && (!below || q->base > below->base)) below = q;
@@ -210,6 +211,14 @@ DEFINE_LDST(f32, float, LM_FLOAT32)
 DEFINE_LDST(f64, double, LM_FLOAT64)
 DEFINE_LDST(i32, int32_t, LM_INT32)
 
+unsigned char lmi_simt_ld_u8(const void *base, int64_t i, int line)
+{
+	lmi_raw_ev *e;
+	unsigned char v = *(unsigned char *)mem_event(cur_sim, base, i, LM_UINT8, LM_TRACE_LOAD, line, &e);
+	e->value = v;
+	return v;
+}
+
 uint32_t lmi_simt_ld_u32(const void *base, int64_t i, int line)
 {
 	return (uint32_t)lmi_simt_ld_i32(base, i, line);
@@ -264,6 +273,13 @@ static int trace_array(lmi_simt *s, const char *name, lm_trace_space space, lm_d
                        int64_t length, int64_t rows, int64_t cols)
 {
 	if (!s->trace) return LM_TRACE_NO_ARRAY;
+	if (space == LM_SPACE_SHARED)
+		for (int k = 0; k < s->L->nlayouts; k++)
+			if (strcmp(s->L->layouts[k].name, name) == 0 &&
+			    s->L->layouts[k].rows * s->L->layouts[k].cols == length) {
+				rows = s->L->layouts[k].rows;
+				cols = s->L->layouts[k].cols;
+			}
 	lm_trace_array ta = {
 		.name = name,
 		.space = space,
@@ -290,6 +306,7 @@ static int add_range(lmi_simt *s, const char *name, lm_trace_space space, lm_dty
 	r->trace_id = trace_id;
 	r->name = name;
 	r->length = length;
+	r->has_parts = false;
 	return s->nranges++;
 }
 
@@ -338,6 +355,46 @@ void *lmi_simt_shared_dyn(const char *name, lm_dtype dt, size_t elem, int line)
 		      name, line, s->ranges[s->dyn_range].name);
 	}
 	return s->smem;
+}
+
+void *lmi_simt_shared_part(const char *name, void *dyn, lm_dtype dt, size_t elem, int64_t offset,
+                           int64_t n, int line)
+{
+	lmi_simt *s = cur_sim;
+	if (s->dyn_range < 0 || (uintptr_t)dyn != s->ranges[s->dyn_range].base)
+		fault(s, LM_ERR_ARG,
+		      "SHARED_PART '%s' at line %d must carve the kernel's dynamic shared array "
+		      "(SHARED_DYN), from its start",
+		      name, line);
+	size_t from = (size_t)offset * elem, bytes = (size_t)n * elem;
+	if (offset < 0 || n < 1 || from + bytes > s->L->dyn_shared)
+		fault(s, LM_ERR_ARG,
+		      "SHARED_PART '%s' at line %d: elements %lld..%lld of %zu bytes lie outside the %zu "
+		      "bytes of dynamic shared memory of the launch",
+		      name, line, (long long)offset, (long long)(offset + n - 1), elem, s->L->dyn_shared);
+	for (int k = 0; k < s->nparts; k++) {
+		const simt_range *q = &s->ranges[s->part_range[k]];
+		if (strcmp(q->name, name) != 0) continue;
+		if (q->base != (uintptr_t)s->smem + from || q->length != n)
+			fault(s, LM_ERR_ARG,
+			      "SHARED_PART '%s' at line %d: another thread carved it at other elements", name,
+			      line);
+		return s->smem + from;
+	}
+	if (s->nparts >= SIMT_MAX_PARTS)
+		fault(s, LM_ERR_ARG, "more than %d SHARED_PARTs", SIMT_MAX_PARTS);
+	int tid = trace_array(s, name, LM_SPACE_SHARED, dt, n, 0, 0);
+	if (tid < 0) fault(s, LM_ERR_ARG, "%s", lm_last_error());
+	s->part_range[s->nparts++] = add_range(s, name, LM_SPACE_SHARED, dt, s->smem + from, n, false, tid);
+	s->ranges[s->dyn_range].has_parts = true;
+	s->last_range = 0;
+	return s->smem + from;
+}
+
+void lmi_simt_set_region(lmi_simt *s, int lo, int hi)
+{
+	s->region_lo = lo;
+	s->region_hi = hi;
 }
 
 /* ---------------------------------------------------------------- the scheduler */
@@ -559,6 +616,7 @@ static lm_status setup_arrays(lmi_simt *s, const lmi_simt_launch *L)
 	s->ndecls = 0;
 	s->static_shared = 0;
 	s->dyn_range = -1;
+	s->nparts = 0;
 	for (int k = 0; k < L->narrays; k++) {
 		const lmi_simt_array *a = &L->arrays[k];
 		/* the same buffer as in an earlier launch keeps its id: scenes follow it */

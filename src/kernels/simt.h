@@ -35,6 +35,12 @@ typedef struct lmi_simt_array {
 
 #define LMI_SIMT_MAX_ARRAYS 16
 
+/* A 2-D layout hint for a shared array of a launch, by the name the kernel gives it. */
+typedef struct lmi_simt_layout {
+	const char *name;
+	int64_t rows, cols;
+} lmi_simt_layout;
+
 typedef struct lmi_simt_launch {
 	const char *kernel; /* name, for messages and the trace */
 	lmi_dim3 grid, block;
@@ -43,6 +49,8 @@ typedef struct lmi_simt_launch {
 	void *args;
 	const lmi_simt_array *arrays;
 	int narrays; /* <= LMI_SIMT_MAX_ARRAYS */
+	const lmi_simt_layout *layouts; /* for shared arrays (may be NULL) */
+	int nlayouts;
 } lmi_simt_launch;
 
 /* Totals over the launches of an emulator, counted from the events (docs/API.md names them). */
@@ -52,7 +60,9 @@ typedef struct lmi_simt_counters {
 	int64_t barriers;     /* completed __syncthreads of a block (each counts once per block) */
 	int64_t steps;        /* per launch, the most phases with an add of any block; summed */
 	int64_t branches, events;
+	int64_t divergent_branches; /* branch warp instructions whose lanes went both ways */
 	int64_t active_lanes, issued_lanes; /* over all warp instructions, for simd_efficiency */
+	int64_t region_active, region_issued; /* the same over the region (lmi_simt_set_region) */
 	int64_t bytes;        /* global memory bytes loaded, stored or updated atomically */
 	uint64_t cycles;      /* modelled: the end of the last launch */
 	int launches;
@@ -75,6 +85,9 @@ void lmi_simt_free(lmi_simt *s);
  */
 lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *l);
 const lmi_simt_counters *lmi_simt_counters_get(const lmi_simt *s);
+/* Counts region_active/region_issued over the warp instructions of source lines lo < line < hi
+ * (a divergent region of a kernel body: the lines between its branch and reconvergence). */
+void lmi_simt_set_region(lmi_simt *s, int lo, int hi);
 
 /* ---------------------------------------------------------------- called by kernel bodies */
 /* (through the macros of body/simt_macros.h; only from inside a running kernel) */
@@ -88,6 +101,7 @@ float lmi_simt_ld_f32(const void *base, int64_t i, int line);
 double lmi_simt_ld_f64(const void *base, int64_t i, int line);
 int32_t lmi_simt_ld_i32(const void *base, int64_t i, int line);
 uint32_t lmi_simt_ld_u32(const void *base, int64_t i, int line);
+unsigned char lmi_simt_ld_u8(const void *base, int64_t i, int line);
 void lmi_simt_st_f32(const void *base, int64_t i, float v, int line);
 void lmi_simt_st_f64(const void *base, int64_t i, double v, int line);
 void lmi_simt_st_i32(const void *base, int64_t i, int32_t v, int line);
@@ -106,5 +120,9 @@ void lmi_simt_syncthreads(int line);
 void *lmi_simt_shared(const char *name, lm_dtype dt, size_t elem, int64_t n, int line);
 /* extern __shared__ T name[]: the launch's dynamic shared memory. */
 void *lmi_simt_shared_dyn(const char *name, lm_dtype dt, size_t elem, int line);
+/* A named part of n elements of the dynamic shared array, from element offset (in elements of
+ * the part's type): its own trace array; accesses inside it are recorded as the part's. */
+void *lmi_simt_shared_part(const char *name, void *dyn, lm_dtype dt, size_t elem, int64_t offset,
+                           int64_t n, int line);
 
 #endif

@@ -47,10 +47,12 @@ typedef struct simt_range {
 	int trace_id;
 	const char *name;
 	int64_t length;
+	bool has_parts; /* the dynamic shared array once SHARED_PART carved it: never cached */
 } simt_range;
 
 #define SIMT_MAX_SHARED_DECLS 16
-#define SIMT_MAX_RANGES (LMI_SIMT_MAX_ARRAYS + SIMT_MAX_SHARED_DECLS + 1)
+#define SIMT_MAX_PARTS 8
+#define SIMT_MAX_RANGES (LMI_SIMT_MAX_ARRAYS + SIMT_MAX_SHARED_DECLS + SIMT_MAX_PARTS + 1)
 #define SIMT_MAX_KNOWN 64
 #define SIMT_MAX_STEP_EVENTS (1 << 24)
 
@@ -83,6 +85,9 @@ struct lmi_simt {
 	int ndecls;
 	size_t static_shared; /* bytes of static __shared__ arrays (after the dynamic ones) */
 	int dyn_range;        /* range of the dynamic shared array, -1 until declared */
+	int part_range[SIMT_MAX_PARTS]; /* ranges of its named parts (SHARED_PART) */
+	int nparts;
+	int region_lo, region_hi; /* lmi_simt_set_region */
 	unsigned char *smem;  /* LM_KERNEL_MAX_SHARED bytes, reused block after block */
 	simt_known known[SIMT_MAX_KNOWN]; /* arrays of earlier launches keep their trace ids */
 	int nknown;

@@ -420,6 +420,12 @@ lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line)
 			const issue *is = &m->iss[I];
 			s->c.active_lanes += __builtin_popcount(is->mask);
 			s->c.issued_lanes += 32;
+			if (is->line > s->region_lo && is->line < s->region_hi) {
+				s->c.region_active += __builtin_popcount(is->mask);
+				s->c.region_issued += 32;
+			}
+			if (is->kind == LM_TRACE_BRANCH && is->taken && is->taken != is->mask)
+				s->c.divergent_branches++;
 			for (uint32_t mk = is->mask; mk; mk &= mk - 1) {
 				int l = __builtin_ctz(mk);
 				const lmi_raw_ev *r = &s->raw[is->ev[l]];

@@ -40,7 +40,9 @@ static int device_name(int device, char *name, size_t name_cap, char *msg, size_
 }
 
 static const lmi_cuda_api table = {
-	LMI_CUDA_API_VERSION, device_count, device_name, lmi_cuda_scan, lmi_cuda_reduce,
+	LMI_CUDA_API_VERSION, device_count,     device_name,       lmi_cuda_scan,
+	lmi_cuda_reduce,      lmi_cuda_histogram, lmi_cuda_matmul, lmi_cuda_conv2d,
+	lmi_cuda_spmv,        lmi_cuda_divergence, lmi_cuda_streams,
 };
 
 extern "C" const lmi_cuda_api *lm_cuda_module_api(void) { return &table; }

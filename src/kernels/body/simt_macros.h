@@ -10,8 +10,11 @@
  *   __syncthreads()           as in CUDA              a barrier for the block
  *   SHARED(T, a, n)           __shared__ T a[n]
  *   SHARED_DYN(T, a)          extern __shared__ T a[] (size given at launch)
+ *   SHARED_PART(T, p, a, o, n) T *p = a + o           a named part of n elements of the dynamic array
+ *                                                     a, from element o (PMPP's Mds/Nds carving)
  *   CONSTANT(T, a, n)         __constant__ T a[n]     file scope; the host fills it before launch
  *   LOAD(a, i)                a[i]                    read an element of global/shared/constant memory
+ *                                                     (float, double, int, unsigned, unsigned char)
  *   STORE(a, i, v)            a[i] = v                write one
  *   ADD(x, y)                 x + y                   an addition of data (counted; index math is not)
  *   ATOMIC_ADD(a, i, v)       atomicAdd(&a[i], v)     returns the old value
@@ -40,6 +43,7 @@
 #define SHARED_DYN(T, a)                                                                           \
 	extern __shared__ __align__(16) unsigned char lmk_dynamic_smem_[];                        \
 	T *a = (T *)lmk_dynamic_smem_
+#define SHARED_PART(T, p, a, o, n) T *p = (a) + (o)
 
 #else /* the emulator */
 
@@ -54,10 +58,10 @@
 #define __syncthreads() lmi_simt_syncthreads(__LINE__)
 
 #define LMK_DTYPE_OF(T) _Generic((T)0, float: LM_FLOAT32, double: LM_FLOAT64, int: LM_INT32,       \
-                                 unsigned: LM_INT32)
+                                 unsigned: LM_INT32, unsigned char: LM_UINT8)
 #define LOAD(a, i)                                                                                 \
 	_Generic((a)[0], float: lmi_simt_ld_f32, double: lmi_simt_ld_f64, int: lmi_simt_ld_i32,    \
-	         unsigned: lmi_simt_ld_u32)((a), (int64_t)(i), __LINE__)
+	         unsigned: lmi_simt_ld_u32, unsigned char: lmi_simt_ld_u8)((a), (int64_t)(i), __LINE__)
 #define STORE(a, i, v)                                                                             \
 	_Generic((a)[0], float: lmi_simt_st_f32, double: lmi_simt_st_f64, int: lmi_simt_st_i32,    \
 	         unsigned: lmi_simt_st_u32)((a), (int64_t)(i), (v), __LINE__)
@@ -71,6 +75,11 @@
 #define BRANCH(c) lmi_simt_branch((c) ? 1 : 0, __LINE__)
 #define SHARED(T, a, n) T *a = (T *)lmi_simt_shared(#a, LMK_DTYPE_OF(T), sizeof(T), (n), __LINE__)
 #define SHARED_DYN(T, a) T *a = (T *)lmi_simt_shared_dyn(#a, LMK_DTYPE_OF(T), sizeof(T), __LINE__)
+/* The part gets its own trace array (scenes draw Mds and Nds apart): an access to an address
+ * inside the part is recorded as an access to the part, at the index from the part's start. */
+#define SHARED_PART(T, p, a, o, n)                                                                 \
+	T *p = (T *)lmi_simt_shared_part(#p, (a), LMK_DTYPE_OF(T), sizeof(T), (int64_t)(o),       \
+	                                 (int64_t)(n), __LINE__)
 /* The host passes it to the launch as an array of space LM_SPACE_CONSTANT (read-only). */
 #define CONSTANT(T, a, n) static T a[n]
 

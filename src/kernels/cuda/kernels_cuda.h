@@ -1,5 +1,5 @@
 /*
- * kernels_cuda.h — the patterns' entry points inside the CUDA module (scan.cu, reduce.cu), which
+ * kernels_cuda.h — the patterns' entry points inside the CUDA module (scan.cu, reduce.cu, ...), which
  * module.cu puts into the lmi_cuda_api table. Arguments and results as in ../../backend/cuda_api.h.
  * Read next: scan.cu.
  */
@@ -14,6 +14,12 @@ extern "C" {
 
 int lmi_cuda_scan(lmi_cuda_call *call, char *msg, size_t msg_cap);
 int lmi_cuda_reduce(lmi_cuda_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_histogram(lmi_cuda_hist_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_matmul(lmi_cuda_matmul_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_conv2d(lmi_cuda_conv_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_spmv(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_divergence(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_streams(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
 
 #ifdef __cplusplus
 }
