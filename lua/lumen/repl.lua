@@ -110,12 +110,16 @@ function M.format(v)
   return safe_tostring(v)
 end
 
---- Prints results separated by tabs, as print would, through M.format.
+--- Prints results through M.format, separated by tabs as print would, or by newlines when one
+--- of them takes several lines (a tensor, a kernel's info).
 function M.show(...)
   local n = select('#', ...)
-  local parts = {}
-  for i = 1, n do parts[i] = M.format((select(i, ...))) end
-  io.write(table.concat(parts, '\t', 1, n), '\n')
+  local parts, sep = {}, '\t'
+  for i = 1, n do
+    parts[i] = M.format((select(i, ...)))
+    if parts[i]:find('\n', 1, true) then sep = '\n' end
+  end
+  io.write(table.concat(parts, sep, 1, n), '\n')
   io.flush()
 end
 

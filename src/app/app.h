@@ -59,7 +59,10 @@ bool app_sigwinch_take(void);
 /* The hook point of the visualizer: fn(ud) is called about every 16 ms while the REPL waits
  * for input (also between keys), so a window can pump its events. It must return quickly and
  * must not run Lua. NULL removes it. While Lua runs, the same pump belongs in the program's one
- * Lua hook (run.c), never in a second one. */
+ * Lua hook (run.c), never in a second one.
+ * Where the window is created (SDL_Init), set SDL_HINT_NO_SIGNAL_HANDLERS to "1" first:
+ * otherwise SDL installs its own SIGINT/SIGTERM handlers, turns Ctrl-C into an SDL_QUIT event,
+ * and the REPL's Ctrl-C (run.c) no longer stops anything. */
 typedef void (*app_tick_fn)(void *ud);
 void app_set_tick(app_tick_fn fn, void *ud);
 /* Calls the tick function, if any. */

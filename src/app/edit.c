@@ -45,11 +45,23 @@ bool edit_interactive(void)
 	return E.interactive;
 }
 
+const char *edit_plain_reason(void)
+{
+	if (E.interactive) return NULL;
+#ifdef LUMEN_HAVE_LIBEDIT
+	return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "libedit failed to start"
+	                                                      : "standard input or output is not a terminal";
+#else
+	return "this lumen was built without libedit";
+#endif
+}
+
 /* ---------------------------------------------------------------- plain reads */
 
 static edit_result read_plain(const char *prompt, char **line)
 {
 	bool tty = isatty(STDIN_FILENO);
+	(void)app_sigint_take(); /* a Ctrl-C from before this prompt */
 	if (tty) {
 		fputs(prompt, stdout);
 		fflush(stdout);
@@ -60,7 +72,8 @@ static edit_result read_plain(const char *prompt, char **line)
 	for (;;) {
 		errno = 0;
 		if (!fgets(buf + n, (int)(cap - n), stdin)) {
-			if (errno == EINTR || app_sigint_take()) {
+			bool sigint = app_sigint_take();
+			if (errno == EINTR || sigint) {
 				clearerr(stdin);
 				free(buf);
 				if (tty) fputc('\n', stdout);

@@ -28,6 +28,9 @@ typedef enum edit_result {
 bool edit_open(const char *history_path, edit_complete_fn complete, void *ud);
 /* True when edit_open chose line editing. */
 bool edit_interactive(void);
+/* Why lines are not edited (NULL when they are): this build has no libedit, or stdin or stdout
+ * is not a terminal. */
+const char *edit_plain_reason(void);
 /* Shows prompt and waits for a line (see edit_result). */
 edit_result edit_read(const char *prompt, char **line);
 /* Adds a line to the history (not empty ones, nor a repeat of the last) and saves the file. */

@@ -125,6 +125,8 @@ static void print_error(repl *r, const char *msg)
 	const char *tb = strstr(msg, "\nstack traceback:");
 	int mlen = tb ? (int)(tb - msg) : (int)strlen(msg);
 	fflush(stdout);
+	/* the terminal echoed ^C where the cursor was: start a line of our own */
+	if (isatty(STDIN_FILENO) && strstr(msg, "interrupted")) fputc('\n', stderr);
 	fprintf(stderr, "%s%.*s%s\n", r->ecolour ? C_ERROR : "", mlen, msg, r->ecolour ? C_RESET : "");
 	if (!tb) return;
 	const char *frames = strchr(tb + 1, '\n');
@@ -401,7 +403,11 @@ int app_repl(lua_State *L)
 		prompt = "\001" C_PROMPT "\002>\001" C_RESET "\002 ";
 		more = "\001" C_PROMPT "\002..\001" C_RESET "\002 ";
 	}
-	if (isatty(STDIN_FILENO)) app_print_banner(stdout, r.colour);
+	if (isatty(STDIN_FILENO)) {
+		app_print_banner(stdout, r.colour);
+		if (!edited)
+			printf("(No line editing, history or completion: %s.)\n", edit_plain_reason());
+	}
 	for (;;) {
 		char *line;
 		edit_result e = edit_read(r.len ? more : prompt, &line);
