@@ -5,8 +5,8 @@ measured with CUDA events). Every call returns `out, info`; info.source and info
 where the numbers came from.
 
 The calls are C bindings (src/lua/kernels.c over include/lumen/kernels.h); this file makes them the
-module, prints an info readably, and says which patterns of API.md are not built yet.
-Read next: docs/trace.md (info.trace).
+module and prints an info readably.
+Read next: docs/trace.md (info.trace, info.timeline).
 ]]
 local lm = require 'lumen'
 local K = lm._kernels
@@ -14,6 +14,17 @@ local K = lm._kernels
 local kernels = {
   reduce = K.reduce,   -- kernels.reduce(x [, {algo='naive'|'convergent'|'shared'|'coarsened', ...}])
   scan = K.scan,       -- kernels.scan(x [, {algo='kogge-stone'|'brent-kung'|'hierarchical', inclusive=}])
+  -- kernels.histogram(string_or_tensor, bins [, {algo='global-atomic'|'privatized'|'aggregated', coarsen=}])
+  histogram = K.histogram,
+  matmul = K.matmul,   -- kernels.matmul(a, b [, {algo='naive'|'tiled', tile=}])
+  -- kernels.conv2d(img, mask [, {algo='naive'|'constant'|'tiled'|'tiled-input'|'tiled-output', tile=}])
+  conv2d = K.conv2d,
+  sparse = K.sparse,   -- kernels.sparse(dense) or kernels.sparse{rows=, cols=, vals=, shape={m, n}}
+  spmv = K.spmv,       -- kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds'}])
+  -- kernels.divergence{pattern='even-odd'|'half-warp'|'data'|'warp'|'none', warps=}
+  divergence = K.divergence,
+  -- kernels.streams{segments=, bytes=, copy_engines=, pcie_gbps=, clock_ghz=, sms=}
+  streams = K.streams,
   latency = K.latency, -- kernels.latency{global=, shared=, constant=, arith=, barrier=, sms=}
 }
 
@@ -23,22 +34,14 @@ K.Info.__tostring = function(info)
                                info.device)}
   for _, name in ipairs(info.counter_names) do
     local v = info.counters[name]
-    lines[#lines + 1] = string.format('  %-18s %s', name,
+    lines[#lines + 1] = string.format('  %-24s %s', name,
       math.type(v) == 'float' and string.format('%.4g', v) or tostring(v))
   end
   if info.trace then lines[#lines + 1] = '  ' .. tostring(info.trace) end
+  if info.timeline then
+    lines[#lines + 1] = string.format('  timeline: %d spans (info.timeline)', #info.timeline)
+  end
   return table.concat(lines, '\n')
 end
 
--- The patterns of the next issue (histogram, matmul, conv2d, spmv, sparse, divergence, streams)
--- are not built yet: calling one says so instead of "attempt to call a nil value".
-local later = {histogram = true, matmul = true, conv2d = true, spmv = true, sparse = true,
-               divergence = true, streams = true}
-return setmetatable(kernels, {
-  __index = function(_, name)
-    if later[name] then
-      error(string.format('kernels.%s is not built yet (it comes with the second kernels issue)',
-                          name), 2)
-    end
-  end,
-})
+return kernels

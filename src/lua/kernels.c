@@ -1,6 +1,7 @@
 /*
- * kernels.c — the C half of the `kernels` module (lumen/kernels.h): kernels.reduce, kernels.scan,
- * kernels.latency, and the trace userdata that info.trace holds.
+ * kernels.c — the C half of the `kernels` module (lumen/kernels.h): kernels.reduce, scan, histogram,
+ * matmul, conv2d, sparse, spmv, divergence, streams and latency, the trace userdata that
+ * info.trace holds, and the sparse-matrix userdata (lumen.Sparse).
  *
  * Design: as every binding (lml.h): all arguments checked first, then boxes for everything the
  * call will own (the result tensor, the core's info object, the trace), then the core call, then
@@ -18,6 +19,7 @@
 #define TRACE_MT "lumen.Trace"
 #define INFO_MT "lumen.KernelInfoBox" /* owns the core's info while the table is built */
 #define INFO_TABLE_MT "lumen.KernelInfo"   /* the info table users see */
+#define SPARSE_MT "lumen.Sparse"
 
 /* ---------------------------------------------------------------- errors */
 
@@ -66,11 +68,44 @@ static int opt_boolean(lua_State *L, int t, const char *k, int def)
 	return v;
 }
 
-/* Reads the options table at idx (nil/none: defaults); unknown keys are errors. */
-static void check_opts(lua_State *L, int idx, lm_kernel_opts *o)
+/* The options every call takes; each call adds its own (extra). */
+static const char *const common_opts[] = {"backend", "algo", "block", "coarsen", "trace",
+                                          "inclusive", "trace_cap", "repeats", NULL};
+
+/* An option that C reads as "default" when 0: given, it must be positive. */
+static int64_t opt_count(lua_State *L, int t, const char *k)
 {
-	static const char *const known[] = {"backend", "algo", "block", "coarsen", "trace",
-	                                    "inclusive", "trace_cap", "repeats", NULL};
+	lua_getfield(L, t, k);
+	bool given = !lua_isnil(L, -1);
+	lua_pop(L, 1);
+	int64_t v = opt_integer(L, t, k, 0);
+	if (given && v < 1) lml_error(L, "option %s must be at least 1, got %lld", k, (long long)v);
+	return v;
+}
+
+static double opt_rate(lua_State *L, int t, const char *k)
+{
+	char what[40];
+	snprintf(what, sizeof what, "option %s", k);
+	lua_getfield(L, t, k);
+	bool given = !lua_isnil(L, -1);
+	double v = lml_optnumber(L, -1, what, 0);
+	lua_pop(L, 1);
+	if (given && !(v > 0)) lml_error(L, "option %s must be greater than 0, got %g", k, v);
+	return v;
+}
+
+static bool in_list(const char *k, const char *const *list)
+{
+	for (int i = 0; list && list[i]; i++)
+		if (strcmp(k, list[i]) == 0) return true;
+	return false;
+}
+
+/* Reads the options table at idx (nil/none: defaults); keys other than the common ones and
+ * extra (NULL-ended, may be NULL) are errors. */
+static void check_opts_for(lua_State *L, int idx, lm_kernel_opts *o, const char *const *extra)
+{
 	lm_kernel_opts_init(o);
 	if (lua_isnoneornil(L, idx)) return;
 	if (!lua_istable(L, idx)) {
@@ -81,13 +116,17 @@ static void check_opts(lua_State *L, int idx, lm_kernel_opts *o)
 	lua_pushnil(L);
 	while (lua_next(L, t)) {
 		lua_pop(L, 1);
-		bool ok = false;
-		if (lua_type(L, -1) == LUA_TSTRING)
-			for (int k = 0; known[k] && !ok; k++) ok = strcmp(lua_tostring(L, -1), known[k]) == 0;
-		if (!ok) {
-			char d[LML_DESCRIBE_MAX];
-			lml_error(L, "unknown option %s (expected backend, algo, block, coarsen, trace, "
-			             "inclusive, trace_cap or repeats)", lml_describe(L, -1, d, sizeof d));
+		const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+		if (!k || !(in_list(k, common_opts) || in_list(k, extra))) {
+			char d[LML_DESCRIBE_MAX], list[200];
+			size_t n = 0;
+			for (int i = 0; common_opts[i] && n < sizeof list; i++)
+				n += (size_t)snprintf(list + n, sizeof list - n, "%s, ", common_opts[i]);
+			for (int i = 0; extra && extra[i] && n < sizeof list; i++)
+				n += (size_t)snprintf(list + n, sizeof list - n, "%s, ", extra[i]);
+			if (n >= 2 && n < sizeof list) list[n - 2] = '\0';
+			lml_error(L, "unknown option %s (expected one of %s)", lml_describe(L, -1, d, sizeof d),
+			          list);
 		}
 	}
 	const char *b = opt_string(L, t, "backend");
@@ -106,7 +145,19 @@ static void check_opts(lua_State *L, int idx, lm_kernel_opts *o)
 	int64_t r = opt_integer(L, t, "repeats", 0);
 	if (r < 0 || r > 1000) lml_error(L, "option repeats must lie in 1..1000, got %lld", (long long)r);
 	o->repeats = (int)r;
+	if (in_list("tile", extra)) o->tile = opt_count(L, t, "tile");
+	if (in_list("format", extra)) o->format = opt_string(L, t, "format");
+	if (in_list("pattern", extra)) o->pattern = opt_string(L, t, "pattern");
+	if (in_list("warps", extra)) o->warps = opt_count(L, t, "warps");
+	if (in_list("segments", extra)) o->segments = opt_count(L, t, "segments");
+	if (in_list("bytes", extra)) o->bytes = opt_count(L, t, "bytes");
+	if (in_list("copy_engines", extra)) o->copy_engines = opt_count(L, t, "copy_engines");
+	if (in_list("sms", extra)) o->sms = opt_count(L, t, "sms");
+	if (in_list("pcie_gbps", extra)) o->pcie_gbps = opt_rate(L, t, "pcie_gbps");
+	if (in_list("clock_ghz", extra)) o->clock_ghz = opt_rate(L, t, "clock_ghz");
 }
+
+static void check_opts(lua_State *L, int idx, lm_kernel_opts *o) { check_opts_for(L, idx, o, NULL); }
 
 /* ---------------------------------------------------------------- traces */
 
@@ -394,16 +445,66 @@ static void push_info(lua_State *L, lm_kernel_info *info, int tracebox)
 		lua_pushvalue(L, tracebox);
 		lua_setfield(L, -2, "trace");
 	}
+	int ns = lm_kernel_info_span_count(info);
+	if (ns) { /* info.timeline: {schedule=, op=, track=, segment=, stream=, start_ms=, ...} */
+		lua_createtable(L, ns, 0);
+		for (int i = 0; i < ns; i++) {
+			lm_kernel_span sp;
+			lm_kernel_info_span_get(info, i, &sp);
+			lua_createtable(L, 0, 8);
+			lua_pushstring(L, sp.schedule);
+			lua_setfield(L, -2, "schedule");
+			lua_pushstring(L, sp.op);
+			lua_setfield(L, -2, "op");
+			lua_pushstring(L, sp.track);
+			lua_setfield(L, -2, "track");
+			setint(L, "segment", sp.segment);
+			setint(L, "stream", sp.stream);
+			setnum(L, "start_ms", sp.start_ms);
+			setnum(L, "end_ms", sp.end_ms);
+			setnum(L, "bytes", sp.bytes);
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "timeline");
+	}
 }
 
-typedef lm_status (*pattern_fn)(const lm_tensor *, const lm_kernel_opts *, lm_tensor **,
-                                lm_kernel_info **);
 
-static int call_pattern(lua_State *L, pattern_fn fn)
-{
-	lm_tensor *x = lml_checktensor(L, 1, "argument 1");
+/* What a binding passes to its core call: the checked arguments. */
+typedef struct call_args {
+	const lm_tensor *a, *b;   /* tensors (a: the input, b: the second operand) */
+	const char *bytes;        /* histogram of a string */
+	size_t nbytes;
+	int64_t bins;
+	const lm_sparse *sparse;
 	lm_kernel_opts o;
-	check_opts(L, 2, &o);
+	lm_status (*one)(const lm_tensor *, const lm_kernel_opts *, lm_tensor **, lm_kernel_info **);
+	lm_status (*two)(const lm_tensor *, const lm_tensor *, const lm_kernel_opts *, lm_tensor **,
+	                 lm_kernel_info **);
+	lm_status (*none)(const lm_kernel_opts *, lm_tensor **, lm_kernel_info **);
+	int kind; /* which of the above, or histogram / spmv */
+} call_args;
+
+enum { CALL_ONE, CALL_TWO, CALL_NONE, CALL_HISTOGRAM, CALL_SPMV };
+
+static lm_status core_call(const call_args *c, lm_tensor **y, lm_kernel_info **info)
+{
+	switch (c->kind) {
+	case CALL_ONE: return c->one(c->a, &c->o, y, info);
+	case CALL_TWO: return c->two(c->a, c->b, &c->o, y, info);
+	case CALL_NONE: return c->none(&c->o, y, info);
+	case CALL_HISTOGRAM:
+		if (c->bytes) return lm_kernel_histogram_bytes(c->bytes, (int64_t)c->nbytes, c->bins, &c->o, y, info);
+		return lm_kernel_histogram(c->a, c->bins, &c->o, y, info);
+	default: return lm_kernel_spmv(c->sparse, c->a, &c->o, y, info);
+	}
+}
+
+/* Boxes for the result, the info and the trace, the call (retried once after a collection when
+ * memory ran out), then `out, info`. The arguments were checked; the Lua values they point into
+ * stay on the stack. */
+static int run_call(lua_State *L, const call_args *c)
+{
 	lm_tensor **out = lml_newbox(L);
 	int outbox = lua_gettop(L);
 	lm_kernel_info **ibox = lua_newuserdatauv(L, sizeof *ibox, 0);
@@ -414,8 +515,8 @@ static int call_pattern(lua_State *L, pattern_fn fn)
 	luaL_setmetatable(L, TRACE_MT);
 	int tracebox = lua_gettop(L);
 	lm_tensor *y = NULL;
-	lm_status st = fn(x, &o, &y, ibox);
-	if (st == LM_ERR_NOMEM && lml_retry_nomem(L)) st = fn(x, &o, &y, ibox);
+	lm_status st = core_call(c, &y, ibox);
+	if (st == LM_ERR_NOMEM && lml_retry_nomem(L)) st = core_call(c, &y, ibox);
 	if (st != LM_OK) kernel_error(L);
 	lml_setbox(L, out, y);
 	lua_pushvalue(L, outbox);
@@ -423,11 +524,292 @@ static int call_pattern(lua_State *L, pattern_fn fn)
 	return 2;
 }
 
+static int call_pattern(lua_State *L,
+                        lm_status (*fn)(const lm_tensor *, const lm_kernel_opts *, lm_tensor **,
+                                        lm_kernel_info **))
+{
+	call_args c = {.kind = CALL_ONE, .one = fn};
+	c.a = lml_checktensor(L, 1, "argument 1");
+	check_opts(L, 2, &c.o);
+	return run_call(L, &c);
+}
+
 /* kernels.reduce(x [, {algo=, backend=, block=, coarsen=, trace=, repeats=, trace_cap=}]) */
 static int k_reduce(lua_State *L) { return call_pattern(L, lm_kernel_reduce); }
 
 /* kernels.scan(x [, {algo=, inclusive=, backend=, block=, coarsen=, trace=, ...}]) */
 static int k_scan(lua_State *L) { return call_pattern(L, lm_kernel_scan); }
+
+/* kernels.histogram(string_or_tensor, bins [, {algo=, coarsen=, backend=, block=, ...}]) */
+static int k_histogram(lua_State *L)
+{
+	call_args c = {.kind = CALL_HISTOGRAM};
+	if (lua_type(L, 1) == LUA_TSTRING) {
+		c.bytes = lua_tolstring(L, 1, &c.nbytes);
+	} else if (lml_totensor(L, 1)) {
+		c.a = lml_totensor(L, 1);
+	} else {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "argument 1 must be a string or a tensor of bin indices, got %s",
+		          lml_describe(L, 1, d, sizeof d));
+	}
+	c.bins = lml_checkinteger(L, 2, "bins (argument 2)");
+	check_opts(L, 3, &c.o);
+	return run_call(L, &c);
+}
+
+static int call_two(lua_State *L,
+                    lm_status (*fn)(const lm_tensor *, const lm_tensor *, const lm_kernel_opts *,
+                                    lm_tensor **, lm_kernel_info **))
+{
+	static const char *const extra[] = {"tile", NULL};
+	call_args c = {.kind = CALL_TWO, .two = fn};
+	c.a = lml_checktensor(L, 1, "argument 1");
+	c.b = lml_checktensor(L, 2, "argument 2");
+	check_opts_for(L, 3, &c.o, extra);
+	return run_call(L, &c);
+}
+
+/* kernels.matmul(a, b [, {algo='naive'|'tiled', tile=, backend=, ...}]) */
+static int k_matmul(lua_State *L) { return call_two(L, lm_kernel_matmul); }
+
+/* kernels.conv2d(img, mask [, {algo=, tile=, backend=, ...}]) */
+static int k_conv2d(lua_State *L) { return call_two(L, lm_kernel_conv2d); }
+
+/* kernels.divergence([{pattern=, warps=, backend=, block=, trace=, ...}]) */
+static int k_divergence(lua_State *L)
+{
+	static const char *const extra[] = {"pattern", "warps", NULL};
+	call_args c = {.kind = CALL_NONE, .none = lm_kernel_divergence};
+	check_opts_for(L, 1, &c.o, extra);
+	return run_call(L, &c);
+}
+
+/* kernels.streams([{segments=, bytes=, copy_engines=, pcie_gbps=, clock_ghz=, sms=, backend=}]) */
+static int k_streams(lua_State *L)
+{
+	static const char *const extra[] = {"segments", "bytes", "copy_engines", "pcie_gbps",
+	                                    "clock_ghz", "sms", NULL};
+	call_args c = {.kind = CALL_NONE, .none = lm_kernel_streams};
+	check_opts_for(L, 1, &c.o, extra);
+	return run_call(L, &c);
+}
+
+/* ---------------------------------------------------------------- sparse matrices */
+
+static lm_sparse *checksparse(lua_State *L, int idx, const char *what)
+{
+	lm_sparse **box = luaL_testudata(L, idx, SPARSE_MT);
+	if (!box) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be a sparse matrix (kernels.sparse), got %s", what,
+		          lml_describe(L, idx, d, sizeof d));
+	}
+	if (!*box) lml_error(L, "the sparse matrix is closed");
+	return *box;
+}
+
+static int sp_gc(lua_State *L)
+{
+	lm_sparse **box = luaL_checkudata(L, 1, SPARSE_MT);
+	lm_sparse_release(*box);
+	*box = NULL;
+	return 0;
+}
+
+/* Pushes the value of field k of the table at t, and when it is an array of numbers, a boxed
+ * tensor of dtype dt made from it (integers for LM_INT64); returns the tensor either way. */
+static lm_tensor *field_tensor(lua_State *L, int t, const char *k, lm_dtype dt)
+{
+	lua_getfield(L, t, k);
+	int v = lua_gettop(L);
+	lm_tensor *x = lml_totensor(L, v);
+	if (x) return x; /* the tensor stays on the stack */
+	if (!lua_istable(L, v)) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "%s must be a table of numbers or a tensor, got %s", k,
+		          lml_describe(L, v, d, sizeof d));
+	}
+	int64_t n = (int64_t)lua_rawlen(L, v);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *y;
+	LML_TRY(L, y, lm_empty(1, &n, dt));
+	if (!y) lml_core_error(L);
+	lml_setbox(L, box, y);
+	for (int64_t i = 0; i < n; i++) {
+		lua_rawgeti(L, v, (lua_Integer)i + 1);
+		char what[48];
+		snprintf(what, sizeof what, "%s[%lld]", k, (long long)i + 1);
+		if (dt == LM_INT64) ((int64_t *)lm_tensor_data(y))[i] = lml_checkinteger(L, -1, what);
+		else if (dt == LM_FLOAT64) ((double *)lm_tensor_data(y))[i] = lml_checknumber(L, -1, what);
+		else ((float *)lm_tensor_data(y))[i] = (float)lml_checknumber(L, -1, what);
+		lua_pop(L, 1);
+	}
+	return y;
+}
+
+/* kernels.sparse(dense) or kernels.sparse{rows=, cols=, vals=, shape={m, n} [, dtype=]}
+ * (1-based rows and cols, tables or tensors) -> a lumen.Sparse */
+static int k_sparse(lua_State *L)
+{
+	lm_sparse **box = lua_newuserdatauv(L, sizeof *box, 0);
+	*box = NULL;
+	luaL_setmetatable(L, SPARSE_MT);
+	int b = lua_gettop(L);
+	lm_tensor *dense = lml_totensor(L, 1);
+	lm_sparse *a;
+	if (dense) {
+		LML_TRY(L, a, lm_sparse_from_dense(dense));
+	} else {
+		if (!lua_istable(L, 1)) {
+			char d[LML_DESCRIBE_MAX];
+			lml_error(L, "argument 1 must be a dense matrix (a tensor) or a table {rows=, cols=, "
+			             "vals=, shape=}, got %s", lml_describe(L, 1, d, sizeof d));
+		}
+		lua_pushnil(L);
+		while (lua_next(L, 1)) {
+			lua_pop(L, 1);
+			const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+			if (strcmp(k, "rows") && strcmp(k, "cols") && strcmp(k, "vals") && strcmp(k, "shape") &&
+			    strcmp(k, "dtype")) {
+				char d[LML_DESCRIBE_MAX];
+				lml_error(L, "unknown key %s (expected rows, cols, vals, shape or dtype)",
+				          lml_describe(L, -1, d, sizeof d));
+			}
+		}
+		lm_dtype dt = LM_FLOAT32;
+		if (lua_getfield(L, 1, "dtype") != LUA_TNIL) dt = lml_checkdtype(L, -1, "dtype");
+		lua_pop(L, 1);
+		if (lua_getfield(L, 1, "shape") != LUA_TTABLE || lua_rawlen(L, -1) != 2) {
+			char d[LML_DESCRIBE_MAX];
+			lml_error(L, "shape must be a table {m, n}, got %s", lml_describe(L, -1, d, sizeof d));
+		}
+		lua_rawgeti(L, -1, 1);
+		int64_t m = lml_checkinteger(L, -1, "shape[1]");
+		lua_rawgeti(L, -2, 2);
+		int64_t n = lml_checkinteger(L, -1, "shape[2]");
+		lua_pop(L, 3);
+		lm_tensor *rows = field_tensor(L, 1, "rows", LM_INT64);
+		lm_tensor *cols = field_tensor(L, 1, "cols", LM_INT64);
+		lm_tensor *vals = field_tensor(L, 1, "vals", dt);
+		LML_TRY(L, a, lm_sparse_from_coo(rows, cols, vals, m, n, 1));
+	}
+	if (!a) kernel_error(L);
+	*box = a;
+	lua_pushvalue(L, b);
+	return 1;
+}
+
+static int sp_dense(lua_State *L)
+{
+	lm_sparse *a = checksparse(L, 1, "self");
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *d;
+	LML_TRY(L, d, lm_sparse_to_dense(a));
+	return lml_result(L, box, d);
+}
+
+/* A:arrays(format) -> {name = tensor, ...}: the format's arrays as the kernels read them
+ * (0-based int32 indices) */
+static int sp_arrays(lua_State *L)
+{
+	static const char *const names[][6] = {
+		{"coo", "row", "col", "val", NULL, NULL},
+		{"csr", "row_ptr", "col", "val", NULL, NULL},
+		{"ell", "col", "val", "row_nnz", NULL, NULL},
+		{"jds", "perm", "iter_ptr", "col", "val", "row_nnz"},
+	};
+	lm_sparse *a = checksparse(L, 1, "self");
+	const char *f = luaL_checkstring(L, 2);
+	int k = -1;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(f, names[i][0]) == 0) k = i;
+	if (k < 0) lml_error(L, "unknown format '%s' (expected 'coo', 'csr', 'ell' or 'jds')", f);
+	lua_newtable(L);
+	for (int j = 1; j < 6 && names[k][j]; j++) {
+		lm_tensor **box = lml_newbox(L);
+		lm_tensor *t;
+		LML_TRY(L, t, lm_sparse_array(a, f, names[k][j]));
+		lml_result(L, box, t);
+		lua_setfield(L, -2, names[k][j]);
+	}
+	return 1;
+}
+
+/* A:row_nnz() -> int64 tensor: each row's nonzeros, in row order */
+static int sp_row_nnz(lua_State *L)
+{
+	lm_sparse *a = checksparse(L, 1, "self");
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *t, *w = NULL;
+	LML_TRY(L, t, lm_sparse_array(a, "ell", "row_nnz"));
+	if (t) w = lm_to_dtype(t, LM_INT64);
+	lm_tensor_release(t);
+	return lml_result(L, box, w);
+}
+
+static int sp_tostring(lua_State *L)
+{
+	lm_sparse *a = checksparse(L, 1, "self");
+	lua_pushfstring(L, "sparse %I x %I %s, %I nonzeros (ELL width %I, padding %I)",
+	                (lua_Integer)lm_sparse_rows(a), (lua_Integer)lm_sparse_cols(a),
+	                lm_dtype_name(lm_sparse_dtype(a)), (lua_Integer)lm_sparse_nnz(a),
+	                (lua_Integer)lm_sparse_ell_width(a), (lua_Integer)lm_sparse_ell_padding(a));
+	return 1;
+}
+
+/* A.shape ({m, n}), A.nnz, A.dtype, A.ell_width, A.padding; methods */
+static int sp_index(lua_State *L)
+{
+	lm_sparse *a = checksparse(L, 1, "self");
+	const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+	if (strcmp(k, "shape") == 0) {
+		lua_createtable(L, 2, 0);
+		lua_pushinteger(L, (lua_Integer)lm_sparse_rows(a));
+		lua_rawseti(L, -2, 1);
+		lua_pushinteger(L, (lua_Integer)lm_sparse_cols(a));
+		lua_rawseti(L, -2, 2);
+	} else if (strcmp(k, "nnz") == 0) {
+		lua_pushinteger(L, (lua_Integer)lm_sparse_nnz(a));
+	} else if (strcmp(k, "dtype") == 0) {
+		lua_pushstring(L, lm_dtype_name(lm_sparse_dtype(a)));
+	} else if (strcmp(k, "ell_width") == 0) {
+		lua_pushinteger(L, (lua_Integer)lm_sparse_ell_width(a));
+	} else if (strcmp(k, "padding") == 0) {
+		lua_pushinteger(L, (lua_Integer)lm_sparse_ell_padding(a));
+	} else {
+		lua_getmetatable(L, 1);
+		lua_getfield(L, -1, "methods");
+		lua_getfield(L, -1, k);
+	}
+	return 1;
+}
+
+static const luaL_Reg sparse_methods[] = {
+	{"dense", sp_dense},
+	{"arrays", sp_arrays},
+	{"row_nnz", sp_row_nnz},
+	{NULL, NULL},
+};
+
+static const luaL_Reg sparse_meta[] = {
+	{"__gc", sp_gc},
+	{"__close", sp_gc},
+	{"__tostring", sp_tostring},
+	{"__index", sp_index},
+	{NULL, NULL},
+};
+
+/* kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds', backend=, block=, ...}]) */
+static int k_spmv(lua_State *L)
+{
+	static const char *const extra[] = {"format", NULL};
+	call_args c = {.kind = CALL_SPMV};
+	c.sparse = checksparse(L, 1, "argument 1");
+	c.a = lml_checktensor(L, 2, "argument 2");
+	check_opts_for(L, 3, &c.o, extra);
+	return run_call(L, &c);
+}
 
 /* kernels.latency([{global=, shared=, constant=, arith=, barrier=, sms=} | 'default'])
  * -> the model now in force (fields not given keep their values) */
@@ -476,6 +858,13 @@ static int k_latency(lua_State *L)
 static const luaL_Reg functions[] = {
 	{"reduce", k_reduce},
 	{"scan", k_scan},
+	{"histogram", k_histogram},
+	{"matmul", k_matmul},
+	{"conv2d", k_conv2d},
+	{"sparse", k_sparse},
+	{"spmv", k_spmv},
+	{"divergence", k_divergence},
+	{"streams", k_streams},
 	{"latency", k_latency},
 	{NULL, NULL},
 };
@@ -488,6 +877,13 @@ void lml_open_kernels(lua_State *L, int mt, int m, int lm)
 		lml_setfuncs(L, -1, "Trace:", trace_meta, 0);
 		lua_newtable(L);
 		lml_setfuncs(L, -1, "trace:", trace_methods, 0);
+		lua_setfield(L, -2, "methods");
+	}
+	lua_pop(L, 1);
+	if (luaL_newmetatable(L, SPARSE_MT)) {
+		lml_setfuncs(L, -1, "Sparse:", sparse_meta, 0);
+		lua_newtable(L);
+		lml_setfuncs(L, -1, "sparse:", sparse_methods, 0);
 		lua_setfield(L, -2, "methods");
 	}
 	lua_pop(L, 1);
