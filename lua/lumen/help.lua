@@ -424,15 +424,27 @@ now in force.]])
 doc('kernels.scan', "kernels.scan(x [, {algo='kogge-stone'|'brent-kung'|'hierarchical', inclusive=true, " .. KOPT .. "}]) -> out, info",
   [[A parallel prefix sum: Kogge-Stone (log2 n steps, one element per thread), Brent-Kung (two per
 thread, 2 log2 n - 1 steps) or hierarchical for long inputs.]])
-doc('kernels.histogram', "kernels.histogram(bytes_or_tensor, bins [, {algo='global-atomic'|'privatized'|'aggregated', coarsen=}]) -> counts, info",
+doc('kernels.histogram', "kernels.histogram(bytes_or_tensor, bins [, {algo='global-atomic'|'privatized'|'aggregated', coarsen=, " .. KOPT .. "}]) -> counts, info",
   [[A parallel histogram with global atomics, privatised (shared-memory) copies, or aggregated
 runs; counts is an int64 tensor of bins counts.]])
-doc('kernels.matmul', "kernels.matmul(a, b [, {algo='naive'|'tiled', tile=16}]) -> out, info", [[The course's matrix product, naive or with shared-memory tiles.]])
-doc('kernels.conv2d', "kernels.conv2d(img, mask [, {algo='naive'|'tiled', tile=16}]) -> out, info", [[A 2-D convolution with a constant-memory mask, naive or tiled with halo cells.]])
-doc('kernels.spmv', "kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds'}]) -> y, info", [[A sparse matrix times a vector in one of four formats.]])
-doc('kernels.sparse', 'kernels.sparse(dense) or kernels.sparse{rows=, cols=, vals=, shape={m, n}}', [[A sparse matrix for kernels.spmv (1-based indices).]])
-doc('kernels.divergence', "kernels.divergence({pattern='even-odd'|'half-warp'|'none', warps=}) -> out, info", [[Shows warp divergence: info.counters.simd_efficiency measures the lanes kept busy.]])
-doc('kernels.streams', 'kernels.streams({segments=, bytes=}) -> out, info', [[Overlapping copies and kernels with streams.]])
+doc('kernels.matmul', "kernels.matmul(a, b [, {algo='naive'|'tiled', tile=16, " .. KOPT .. "}]) -> out, info",
+  [[The course's matrix product, naive (every operand from global memory) or with shared-memory
+tiles of tile x tile (loads counted in info.counters show what tiling saves).]])
+doc('kernels.conv2d', "kernels.conv2d(img, mask [, {algo='naive'|'constant'|'tiled'|'tiled-input'|'tiled-output', tile=16, " .. KOPT .. "}]) -> out, info",
+  [[A 2-D convolution of img with a small mask: naive, the mask in constant memory, and tiled
+versions that load input tiles with their halo cells into shared memory.]])
+doc('kernels.spmv', "kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds', " .. KOPT .. "}]) -> y, info",
+  [[A sparse matrix (from kernels.sparse) times a vector in one of four formats; info.counters
+include padding (ELL's padded slots).]])
+doc('kernels.sparse', 'kernels.sparse(dense) or kernels.sparse{rows=, cols=, vals=, shape={m, n} [, dtype=]} -> A',
+  [[A sparse matrix for kernels.spmv, from a dense 2-D tensor or from 1-based (row, col, value)
+triplets.]])
+doc('kernels.divergence', "kernels.divergence([{pattern='even-odd'|'half-warp'|'none', warps=, " .. KOPT .. "}]) -> out, info",
+  [[Shows warp divergence: info.counters.simd_efficiency is the share of lanes kept busy over the
+divergent region.]])
+doc('kernels.streams', 'kernels.streams([{segments=, bytes=, copy_engines=, pcie_gbps=, clock_ghz=, sms=, backend=}]) -> out, info',
+  [[Copies and kernels split into segments on streams, so transfers overlap computation;
+info.timeline shows what ran when, against the serial schedule.]])
 
 -- ---------------------------------------------------------------- viz
 
