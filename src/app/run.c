@@ -100,13 +100,16 @@ static void on_sigwinch(int sig)
 	winched = 1;
 }
 
-static void set_handler(int sig, void (*fn)(int), struct sigaction *old)
+/* flags: 0 for SIGINT, so a read at the prompt (or in Lua code) returns EINTR; SA_RESTART for
+ * SIGWINCH, so resizing the window never fails a read of the user's code (poll, which the REPL
+ * waits in, returns EINTR either way). */
+static void set_handler(int sig, void (*fn)(int), int flags, struct sigaction *old)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = fn;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: poll and reads at the prompt return EINTR */
+	sa.sa_flags = flags;
 	sigaction(sig, &sa, old);
 }
 
@@ -114,8 +117,8 @@ void app_signals_install(void)
 {
 	main_thread = pthread_self();
 	main_thread_known = true;
-	set_handler(SIGINT, on_sigint, NULL);
-	set_handler(SIGWINCH, on_sigwinch, NULL);
+	set_handler(SIGINT, on_sigint, 0, NULL);
+	set_handler(SIGWINCH, on_sigwinch, SA_RESTART, NULL);
 }
 
 bool app_sigint_take(void)
@@ -177,7 +180,7 @@ int app_docall(lua_State *L, int narg, int nres)
 		lm_interrupt_clear(); /* a stale request must not stop this call */
 	}
 	struct sigaction old;
-	set_handler(SIGINT, on_sigint, &old);
+	set_handler(SIGINT, on_sigint, 0, &old);
 	running = L;
 	int status = lua_pcall(L, narg, nres, base);
 	running = outer;

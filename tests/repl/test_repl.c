@@ -185,6 +185,12 @@ static void test_interrupt(void **state)
 	term_send(&T, "\003");
 	prompt("> ");
 	eval("6 * 7", "42");
+	/* ... and at the ".." prompt drops the unfinished chunk */
+	type("function f()");
+	prompt(".. ");
+	term_send(&T, "\003");
+	prompt("> ");
+	eval("7 * 7", "49");
 	/* Ctrl-D leaves */
 	term_send(&T, "\004");
 	if (!term_wait_exit(&T, WAIT)) failed("Ctrl-D", "the program did not end");
