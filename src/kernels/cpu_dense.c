@@ -197,12 +197,12 @@ BLOCKED(double, lmi_cpu_matmul_blocked_f64)
 				quit = 1;                                                          \
 				continue;                                                          \
 			}                                                                          \
-			T *o = out + y * w;                                                        \
+			T *restrict o = out + y * w;                                               \
 			memset(o, 0, (size_t)w * sizeof(T));                                       \
 			for (int64_t i = 0; i < mh; i++) {                                         \
 				int64_t yy = y + i - ry;                                           \
 				if (yy < 0 || yy >= h) continue;                                   \
-				const T *row = img + yy * w;                                       \
+				const T *restrict row = img + yy * w;                              \
 				for (int64_t j = 0; j < mw; j++) {                                 \
 					T f = mask[i * mw + j];                                    \
 					int64_t dx = j - rx; /* out[x] += f * row[x + dx] */       \

@@ -5,7 +5,8 @@
  * liblumen does after dlopen, and the native CPU runs (src/kernels/cpu_kernels.c). Inputs are
  * random integers in [-2, 3), so every partial sum is exact in float32 and float64 whatever the
  * order of additions: each result must equal the sequential reference exactly. Sizes include 1,
- * ragged lengths and 2^24 (the timing rows); blocks from 1 to 1024.
+ * ragged lengths and 2^24 (the timing rows); blocks from 1 to 1024. The patterns of kernels II
+ * (histogram, matmul, conv2d, SpMV, divergence, streams) follow in gpu_check_two.c.
  * Usage: gpu_check [--quick]. Exit: 0 all equal, 1 a mismatch or CUDA error, 2 no GPU.
  * Read next: docs/gpu-check.md.
  */
@@ -17,25 +18,28 @@
 
 #include "backend/cuda_api.h"
 #include "kernels/cpu_kernels.h"
+#include "gpu_check.h"
 
 static const char *const scan_algos[LMI_SCAN_ALGO_COUNT] = {"kogge-stone", "brent-kung",
                                                             "hierarchical"};
 static const char *const reduce_algos[LMI_REDUCE_ALGO_COUNT] = {"naive", "convergent", "shared",
                                                                 "coarsened"};
 
-static double now_ms(void)
+double gc_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
+#define now_ms gc_now_ms
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static int next_int(void) /* xorshift64*, values in [-2, 3) */
+int gc_int(int lo, int hi)
 {
 	rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
-	return (int)((rng * 0x2545F4914F6CDD1Dull) >> 33) % 5 - 2;
+	return lo + (int)((rng * 0x2545F4914F6CDD1Dull) >> 33) % (hi - lo);
 }
+static int next_int(void) { return gc_int(-2, 3); } /* values in [-2, 3) */
 
 static void fill(void *x, int64_t n, int dbl)
 {
@@ -73,10 +77,6 @@ static double cpu_ms(int scan, int dbl, const void *x, void *y, int64_t n, int i
 		}
 	return t[2];
 }
-
-typedef struct tally {
-	int runs, failures;
-} tally;
 
 /* One case: the CUDA run, the sequential reference, and (for timed rows) the CPU run. */
 static void check(const lmi_cuda_api *api, tally *tl, int scan, int algo, int dbl, int64_t n,
@@ -180,6 +180,7 @@ int main(int argc, char **argv)
 				check(api, &tl, 1, a, dbl, big, 1024, incl, 1);
 			}
 	}
+	gc_kernels_two(api, &tl, quick);
 	printf("\ngpu-check: %d runs, %d failed, %.1f s\n", tl.runs, tl.failures, (now_ms() - t0) / 1e3);
 	return tl.failures ? 1 : 0;
 }

@@ -1,0 +1,23 @@
+/*
+ * gpu_check.h — what the two halves of the GPU check share: the tally of runs and failures, the
+ * clock, and the random integers that make every sum exact.
+ * Read next: gpu_check.c (scan, reduce, main), gpu_check_two.c (the patterns of kernels II).
+ */
+#ifndef LUMEN_GPU_CHECK_H
+#define LUMEN_GPU_CHECK_H
+
+#include <stdint.h>
+
+#include "backend/cuda_api.h"
+
+typedef struct tally {
+	int runs, failures;
+} tally;
+
+double gc_now_ms(void);
+/* xorshift64* integers in [lo, hi) */
+int gc_int(int lo, int hi);
+/* Histogram, matmul, conv2d, SpMV, divergence and streams rows of the table. */
+void gc_kernels_two(const lmi_cuda_api *api, tally *tl, int quick);
+
+#endif
