@@ -260,10 +260,10 @@ lm_status lm_kernel_scan(const lm_tensor *x, const lm_kernel_opts *opts, lm_tens
  * x: a uint8 or int32 tensor (any shape, not empty) whose values lie in 0..bins-1 (others are an
  * LM_ERR_INDEX error naming the first such value and its position). algo: "global-atomic" (one
  * atomicAdd on the global histogram per element), "privatized" (default: a histogram per block in
- * shared memory, merged into the global one at the end; bins x 4 bytes <= 16 KiB always fits), "aggregated"
- * (privatized, each thread taking `coarsen` consecutive elements and adding a run of equal bins
- * with one atomic). coarsen: elements per thread, default 1 (8 for "aggregated"). block: any
- * number of threads 1..1024 (default 256, or fewer when the input is smaller).
+ * shared memory, merged into the global one at the end; 4096 bins x 4 bytes = 16 KiB: every
+ * private copy fits in the 48 KiB), "aggregated" (privatized, each thread taking `coarsen`
+ * consecutive elements and adding a run of equal bins with one atomic). coarsen: elements per thread, default 1 (8 for "aggregated"). block: any
+ * number of threads 1..1024 (default: one block when the input fits, else 256).
  */
 lm_status lm_kernel_histogram(const lm_tensor *x, int64_t bins, const lm_kernel_opts *opts,
                               lm_tensor **out, lm_kernel_info **info);
