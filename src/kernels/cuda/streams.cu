@@ -76,11 +76,14 @@ int lmi_cuda_streams(lmi_cuda_streams_call *c, char *msg, size_t msg_cap)
 	bufs *b = (bufs *)calloc(1, sizeof *b);
 	size_t bytes = (size_t)c->n * sizeof(float);
 	double ser[RUNS], ovl[RUNS];
-	if (!b || c->segments < 1 || c->segments > MAX_SEGMENTS) {
-		snprintf(msg, msg_cap, b ? "segments %d must be in 1..%d" : "out of host memory",
-		         c->segments, MAX_SEGMENTS);
+	if (!b) {
+		snprintf(msg, msg_cap, "out of host memory");
+		return (int)cudaErrorMemoryAllocation;
+	}
+	if (c->segments < 1 || c->segments > MAX_SEGMENTS) {
+		snprintf(msg, msg_cap, "segments %d must be in 1..%d", c->segments, MAX_SEGMENTS);
 		free(b);
-		return (int)(b ? cudaErrorInvalidValue : cudaErrorMemoryAllocation);
+		return (int)cudaErrorInvalidValue;
 	}
 	CUDA_TRY(cudaMallocHost((void **)&b->ha, bytes));
 	CUDA_TRY(cudaMallocHost((void **)&b->hb, bytes));
