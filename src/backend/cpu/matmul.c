@@ -93,15 +93,35 @@ lm_status lmi_cpu_gemm(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c,
 		lm_free(bbuf, bbytes);
 		return lm_last_status();
 	}
-	if (dt == LM_FLOAT32)
-		blas->sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, A.data, (int)lda, B.data,
-		            (int)ldb, (float)beta, c, (int)ldc);
-	else
-		blas->dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, A.data, (int)lda, B.data,
-		            (int)ldb, beta, c, (int)ldc);
+	/*
+	 * A very large product (over 1e10 multiply-adds: ~0.1 s and more) runs as panels of 512 rows
+	 * of C with an interrupt check between them, so Ctrl-C does not wait for a whole 4096^2
+	 * product (one BLAS call cannot be stopped). Each panel re-packs B, a few per cent of the
+	 * time, which is why smaller products stay one call.
+	 */
+	double work = (double)M * (double)N * (double)K;
+	int64_t panel = work > 1e10 && M > 1024 ? 512 : M;
+	size_t es = lm_dtype_size(dt);
+	lm_status st = LM_OK;
+	for (int64_t i = 0; i < M; i += panel) {
+		if (i && lmi_check_interrupt()) {
+			st = lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
+			break;
+		}
+		int64_t m = M - i < panel ? M - i : panel;
+		/* row i of A: offset i*lda without transposition, column i (offset i) with it */
+		const char *ai = (const char *)A.data + (size_t)(ta == CblasNoTrans ? i * lda : i) * es;
+		char *ci = (char *)c + (size_t)(i * ldc) * es;
+		if (dt == LM_FLOAT32)
+			blas->sgemm(CblasRowMajor, ta, tb, (int)m, (int)N, (int)K, 1.0f, (const float *)ai,
+			            (int)lda, B.data, (int)ldb, (float)beta, (float *)ci, (int)ldc);
+		else
+			blas->dgemm(CblasRowMajor, ta, tb, (int)m, (int)N, (int)K, 1.0, (const double *)ai,
+			            (int)lda, B.data, (int)ldb, beta, (double *)ci, (int)ldc);
+	}
 	lm_free(abuf, abytes);
 	lm_free(bbuf, bbytes);
-	return LM_OK;
+	return st;
 }
 
 #define IGEMM(T, UT)                                                                                \
