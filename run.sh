@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source tools/deps.sh
 lumen_install_deps
-lumen_build build
+LUMEN_QUIET_BUILD=1 lumen_build build
 exec ./build/lumen "$@"

@@ -39,10 +39,16 @@ lumen_install_deps() {
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# lumen_build DIR [cmake options...]: configure (once) and build with all cores.
+# lumen_build DIR [cmake options...]: configure (once) and build with all cores. With
+# LUMEN_QUIET_BUILD=1 the compiler's output goes to DIR/build.log and is shown only on failure.
 lumen_build() {
 	local dir=$1
 	shift
 	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="${LUMEN_BUILD_TYPE:-Release}" "$@" >/dev/null
-	cmake --build "$dir" -j"$(nproc)"
+	if [[ ${LUMEN_QUIET_BUILD:-0} == 1 ]]; then
+		echo "lumen: building in $dir/ (log: $dir/build.log)" >&2
+		cmake --build "$dir" -j"$(nproc)" >"$dir/build.log" 2>&1 || { cat "$dir/build.log" >&2; return 1; }
+	else
+		cmake --build "$dir" -j"$(nproc)"
+	fi
 }
