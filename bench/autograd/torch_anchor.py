@@ -3,8 +3,16 @@
 elementwise ops on N elements (forward + backward, and forward under no_grad) and the same MLP step
 built from primitive ops. Prints 'name seconds' lines (median after a warm-up) at THREADS threads.
 Run by bench_autograd in the same session (Debian's python3-torch, /usr/bin/python3)."""
+import os
 import sys
 import time
+
+# The thread count must reach every pool PyTorch uses: torch.set_num_threads covers OpenMP and
+# oneDNN, but Debian's torch does its matmuls in OpenBLAS's pthread build, which reads its own
+# variable when it loads (measured: "1 thread" matmuls used both cores without it).
+_threads = sys.argv[1] if len(sys.argv) > 1 else "1"
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = _threads
 
 import torch
 

@@ -167,10 +167,15 @@ static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor
 		else
 			lmi_cpu_gemm_int(ct, &ma, &mb, o, N);
 	} else {
-		bool small = M * N * K < 96 * 96 * 96;
+		/* Parallel over the batch (BLAS single-threaded inside each) when the matrices are
+		 * small or there are enough of them to keep every thread busy (convolution's images);
+		 * otherwise one product at a time with BLAS's own threads. */
+		int nt = lmi_num_threads();
+		bool by_batch = nt > 1 && nbatch > 1 &&
+		                ((double)M * (double)N * (double)K < 96.0 * 96 * 96 || nbatch >= 4 * nt);
 		lmi_par_err perr;
 		lmi_par_init(&perr);
-#pragma omp parallel for schedule(dynamic, 1) if (small && nbatch > 1)
+#pragma omp parallel for schedule(dynamic, 1) if (by_batch)
 		for (int64_t k = 0; k < nbatch; k++) {
 			if (lmi_check_interrupt()) {
 				lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");
@@ -217,17 +222,38 @@ lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b)
 		LM_ASSERT(a->shape[i] == b->shape[i]);
 		nbatch *= a->shape[i];
 	}
-	lm_tensor *out = lm_zeros(2, (int64_t[]){M, N}, a->dtype);
-	if (!out) return NULL;
-	for (int64_t k = 0; k < nbatch; k++) {
-		lmi_mat ma = batch_mat(a, nd - 2, a->shape, k), mb = batch_mat(b, nd - 2, b->shape, k);
-		if (lmi_check_interrupt() || lmi_cpu_gemm(a->dtype, &ma, &mb, lmi_data(out), N, 1)) {
-			if (lmi_check_interrupt()) lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
-			lm_tensor_release(out);
-			return NULL;
+	/* Threads split the batch, each summing its share into its own (M, N) partial (BLAS runs
+	 * single-threaded inside the region); the partials are added at the end. */
+	int nt = lmi_num_threads();
+	if (nt > nbatch) nt = (int)(nbatch ? nbatch : 1);
+	if (nt > 64) nt = 64;
+	lm_tensor *part[64] = {NULL};
+	for (int t = 0; t < nt; t++)
+		if (!(part[t] = lm_zeros(2, (int64_t[]){M, N}, a->dtype))) goto fail;
+	lmi_par_err perr;
+	lmi_par_init(&perr);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+	for (int t = 0; t < nt; t++) {
+		for (int64_t k = nbatch * t / nt; k < nbatch * (t + 1) / nt; k++) {
+			if (lmi_check_interrupt()) {
+				lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");
+				break;
+			}
+			lmi_mat ma = batch_mat(a, nd - 2, a->shape, k), mb = batch_mat(b, nd - 2, b->shape, k);
+			if (lmi_cpu_gemm(a->dtype, &ma, &mb, lmi_data(part[t]), N, 1)) {
+				lmi_par_fail(&perr, lm_last_status(), "%s", lm_last_error());
+				break;
+			}
 		}
 	}
-	return out;
+	if (lmi_par_finish(&perr)) goto fail;
+	for (int t = 1; t < nt; t++)
+		if (lmi_cpu_binary(LM_ADD, part[0], part[0], part[t])) goto fail;
+	for (int t = 1; t < nt; t++) lm_tensor_release(part[t]);
+	return part[0];
+fail:
+	for (int t = 0; t < nt; t++) lm_tensor_release(part[t]);
+	return NULL;
 }
 
 lm_tensor *lm_matmul(const lm_tensor *a, const lm_tensor *b)
