@@ -11,6 +11,12 @@
 #include "lumen/autograd.h"
 #include <string.h>
 
+/* Leak check as a cmocka setup/teardown pair: the teardown fails when a tensor or a byte of
+ * tensor memory outlives the test. LEAK_TEST(f) is a test entry with the check. */
+int lmt_leak_setup(void **state);
+int lmt_leak_teardown(void **state);
+#define LEAK_TEST(f) cmocka_unit_test_setup_teardown(f, lmt_leak_setup, lmt_leak_teardown)
+
 /* The call must return NULL with the given status and a message containing text. */
 #define EXPECT_NULL(call, status, text)                                                             \
 	do {                                                                                        \

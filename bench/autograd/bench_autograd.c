@@ -12,31 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "lumen/autograd.h"
 #include "lumen/ops.h"
 
 #define OPS 1000
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-#define CHECK(x)                                                                                    \
-	do {                                                                                        \
-		if (!(x)) {                                                                             \
-			fprintf(stderr, "bench_autograd: %s failed: %s\n", #x, lm_last_error());           \
-			exit(1);                                                                            \
-		}                                                                                       \
-	} while (0)
 
 static double median_time(void (*fn)(void *), void *ctx, int reps)
 {
@@ -44,11 +24,11 @@ static double median_time(void (*fn)(void *), void *ctx, int reps)
 	fn(ctx);
 	fn(ctx);
 	for (int i = 0; i < reps; i++) {
-		double t0 = now();
+		double t0 = bench_now();
 		fn(ctx);
-		ts[i] = now() - t0;
+		ts[i] = bench_now() - t0;
 	}
-	qsort(ts, (size_t)reps, sizeof ts[0], cmp);
+	qsort(ts, (size_t)reps, sizeof ts[0], bench_cmp_double);
 	return ts[reps / 2];
 }
 

@@ -18,37 +18,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "lumen/ops.h"
 
 #define N (16ll << 20) /* elements */
 #define ROUNDS 15
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-	qsort(t, (size_t)n, sizeof *t, cmp);
-	return t[n / 2];
-}
-
-#define CHECK(x)                                                                                    \
-	do {                                                                                        \
-		if (!(x)) {                                                                             \
-			fprintf(stderr, "bench_ewise: %s failed: %s\n", #x, lm_last_error());              \
-			exit(1);                                                                            \
-		}                                                                                       \
-	} while (0)
 
 static lm_tensor *a, *b, *row, *m;
 static float *src, *dst;
@@ -109,16 +83,16 @@ static void size_sweep(void)
 			double ts[3][ROUNDS];
 			for (int r = 0; r < ROUNDS; r++)
 				for (int op = 0; op < 3; op++) {
-					double t0 = now();
+					double t0 = bench_now();
 					for (int i = 0; i < reps; i++) {
 						lm_tensor *z = op == 0 ? lm_add(x, y) : op == 1 ? lm_sum(x, LM_DIM_ALL, false)
 						                                                : lm_exp(x);
 						CHECK(z);
 						lm_tensor_release(z);
 					}
-					ts[op][r] = (now() - t0) / reps;
+					ts[op][r] = (bench_now() - t0) / reps;
 				}
-			for (int op = 0; op < 3; op++) t[th][op] = median(ts[op], ROUNDS);
+			for (int op = 0; op < 3; op++) t[th][op] = bench_median(ts[op], ROUNDS);
 		}
 		printf("%-10lld", (long long)n);
 		for (int op = 0; op < 3; op++)
@@ -162,19 +136,19 @@ int main(void)
 			for (int c = 0; c < NCASES; c++) lumen(c);
 		}
 		for (int r = 0; r < ROUNDS; r++) {
-			double t0 = now();
+			double t0 = bench_now();
 			anchor();
-			ta[r] = now() - t0;
+			ta[r] = bench_now() - t0;
 			for (int c = 0; c < NCASES; c++) {
-				t0 = now();
+				t0 = bench_now();
 				lumen(c);
-				tl[c][r] = now() - t0;
+				tl[c][r] = bench_now() - t0;
 			}
 		}
-		at[threads] = median(ta, ROUNDS);
+		at[threads] = bench_median(ta, ROUNDS);
 		double mbw = 2.0 * (double)N * 4 / at[threads] / 1e9;
 		for (int c = 0; c < NCASES; c++) {
-			lt[threads][c] = median(tl[c], ROUNDS);
+			lt[threads][c] = bench_median(tl[c], ROUNDS);
 			double bw = traffic[c] * (double)N * 4 / lt[threads][c] / 1e9;
 			printf("%-8d %-30s %11.2f %11.1f %11.2f %11.1f %7.2f\n", threads, names[c],
 			       1e3 * lt[threads][c], bw, 1e3 * at[threads], mbw, bw / mbw);

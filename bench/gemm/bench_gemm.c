@@ -16,35 +16,9 @@
 #include <time.h>
 
 #include "backend/cpu/blas.h"
+#include "bench_util.h"
 #include "lumen/autograd.h"
 #include "lumen/ops.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-	qsort(t, (size_t)n, sizeof *t, cmp);
-	return t[n / 2];
-}
-
-#define CHECK(x)                                                                                    \
-	do {                                                                                        \
-		if (!(x)) {                                                                             \
-			fprintf(stderr, "bench_gemm: %s failed: %s\n", #x, lm_last_error());               \
-			exit(1);                                                                            \
-		}                                                                                       \
-	} while (0)
 
 #define MAXR 41
 
@@ -99,10 +73,10 @@ int main(void)
 			const float *pa = lm_tensor_data(A), *pb = lm_tensor_data(B);
 			double flop = 2.0 * (double)n * (double)n * (double)n;
 			/* rounds of at least ~40 ms each, at most MAXR rounds and ~3 s in all */
-			double t0 = now();
+			double t0 = bench_now();
 			blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f, pa,
 			            (int)n, pb, (int)n, 0.0f, C, (int)n);
-			double one = now() - t0;
+			double one = bench_now() - t0;
 			int reps = one > 0.04 ? 1 : (int)(0.04 / (one > 1e-6 ? one : 1e-6)) + 1;
 			int rounds = (int)(3.0 / (2 * reps * one + 1e-9));
 			rounds = rounds < 5 ? 5 : rounds > MAXR ? MAXR : rounds;
@@ -113,21 +87,21 @@ int main(void)
 				lm_tensor_release(y);
 			}
 			for (int r = 0; r < rounds; r++) {
-				t0 = now();
+				t0 = bench_now();
 				for (int i = 0; i < reps; i++)
 					blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f,
 					            pa, (int)n, pb, (int)n, 0.0f, C, (int)n);
-				xa[r] = (now() - t0) / reps;
-				t0 = now();
+				xa[r] = (bench_now() - t0) / reps;
+				t0 = bench_now();
 				for (int i = 0; i < reps; i++) {
 					lm_tensor *y = lm_matmul(A, B);
 					CHECK(y);
 					lm_tensor_release(y);
 				}
-				xl[r] = (now() - t0) / reps;
+				xl[r] = (bench_now() - t0) / reps;
 			}
-			ta[threads][k] = median(xa, rounds);
-			tl[threads][k] = median(xl, rounds);
+			ta[threads][k] = bench_median(xa, rounds);
+			tl[threads][k] = bench_median(xl, rounds);
 			printf("%-8d %6lld %12.3f %10.1f %12.3f %10.1f %8.3f\n", threads, (long long)n,
 			       1e3 * ta[threads][k], flop / ta[threads][k] / 1e9, 1e3 * tl[threads][k],
 			       flop / tl[threads][k] / 1e9, tl[threads][k] / ta[threads][k]);
@@ -148,11 +122,11 @@ int main(void)
 		double xs[MAXR];
 		for (int w = 0; w < 3; w++) mlp_step(&m);
 		for (int r = 0; r < 31; r++) {
-			double t0 = now();
+			double t0 = bench_now();
 			mlp_step(&m);
-			xs[r] = now() - t0;
+			xs[r] = bench_now() - t0;
 		}
-		tm[threads] = median(xs, 31);
+		tm[threads] = bench_median(xs, 31);
 	}
 	printf("%-44s %10s %10s %13s\n", "1 vs 2 threads (Lumen)", "1 thread", "2 threads",
 	       "speedup 1->2");

@@ -22,27 +22,11 @@
 
 #include <omp.h>
 
+#include "bench_util.h"
 #include "lumen/core.h"
 #include "lumen/kernels.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-	qsort(t, (size_t)n, sizeof *t, cmp);
-	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
+static double now_ms(void) { return 1e3 * bench_now(); }
 
 static double memcpy_ms(void *dst, const void *src, size_t bytes, int threads)
 {
@@ -59,7 +43,7 @@ static double memcpy_ms(void *dst, const void *src, size_t bytes, int threads)
 		}
 		if (r >= 0) t[r] = now_ms() - t0;
 	}
-	return median(t, 5);
+	return bench_median(t, 5);
 }
 
 static double run_ms(const char *pattern, const lm_tensor *x, const char *backend,
@@ -105,7 +89,7 @@ static double plain_histogram_ms(const uint8_t *x, int64_t n, int threads)
 		if (r >= 0) t[r] = now_ms() - t0;
 		if (total[0] < 0) abort(); /* keeps the loop */
 	}
-	return median(t, 5);
+	return bench_median(t, 5);
 }
 
 /* Exits with the message when a call failed; releases its output tensor. */
@@ -309,7 +293,7 @@ int main(int argc, char **argv)
 			lm_kernel_info_counter(info, "events", &events);
 			lm_kernel_info_free(info);
 		}
-		double ms = median(t, 5);
+		double ms = bench_median(t, 5);
 		if (k == 0) first_ms = ms;
 		printf("%-44s %10.2f %12.0f %12.3g\n", emu[k].what, ms, events, events / (ms * 1e-3));
 		lm_tensor_release(e);

@@ -16,23 +16,12 @@
 #include <string.h>
 
 #include "../../tests/repl/term.h"
+#include "bench_util.h"
 
 #define WAIT 120.0
 
 static char lumen[PATH_MAX + 16];
 static char home[PATH_MAX + 8];
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static bool start(term *t)
 {
@@ -127,7 +116,7 @@ int main(int argc, char **argv)
 	startup(); /* warm-up: page cache, dynamic loader */
 	for (int i = 0; i < n; i++) v[i] = startup();
 	printf("%-66s %10s\n", "bench/repl (median of N runs, through a pty)", "ms");
-	printf("%-66s %10.1f   (target < 30 ms)\n", "start-up to the first prompt", 1e3 * median(v, n));
+	printf("%-66s %10.1f   (target < 30 ms)\n", "start-up to the first prompt", 1e3 * bench_median(v, n));
 	fflush(stdout);
 
 	struct {
@@ -147,7 +136,7 @@ int main(int argc, char **argv)
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		for (int i = 0; i < n; i++) v[i] = interrupt(cases[c].setup, cases[c].line, cases[c].after);
-		printf("%-66s %10.1f\n", cases[c].what, 1e3 * median(v, n));
+		printf("%-66s %10.1f\n", cases[c].what, 1e3 * bench_median(v, n));
 		fflush(stdout);
 	}
 	char p[PATH_MAX + 32];

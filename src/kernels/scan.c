@@ -40,14 +40,10 @@ static lm_status run_emu(const lmi_kcall *k, const void *x, void *y, lm_kernel_i
 	char name[128];
 	snprintf(name, sizeof name, "scan %s %s %s", k->algo_name, k->inclusive ? "inclusive" : "exclusive",
 	         lm_dtype_name(k->dtype));
-	lm_latency_model lat;
-	lm_kernel_latency_get(&lat);
-	lm_trace *t = lmi_trace_new(name, k->dtype, k->trace_cap, &lat);
-	if (!t) return lm_last_status();
-	lmi_info_set_trace(info, t);
-	lmi_simt *s = lmi_simt_new(k->fname, t, &lat);
-	if (!s) return lm_last_status();
-	lm_status st = lmi_emu_scan(s, k, x, y);
+	lmi_simt *s;
+	lm_status st = lmi_emu_start(k, name, info, 0, &s);
+	if (st) return st;
+	st = lmi_emu_scan(s, k, x, y);
 	if (st == LM_OK) lmi_info_add_emu(info, lmi_simt_counters_get(s), k);
 	lmi_simt_free(s);
 	return st;

@@ -8,28 +8,6 @@
 
 #include "testutil.h"
 
-static lm_memory_stats start;
-
-static int setup(void **state)
-{
-	(void)state;
-	lm_memory_stats_get(&start);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	lm_memory_stats now;
-	lm_memory_stats_get(&now);
-	if (now.live_tensors != start.live_tensors || now.live_bytes != start.live_bytes) {
-		print_error("leak: %lld tensors / %zu bytes live, %lld / %zu at start\n",
-		            (long long)now.live_tensors, now.live_bytes, (long long)start.live_tensors,
-		            start.live_bytes);
-		return -1;
-	}
-	return 0;
-}
 
 static lm_tensor *mat(int64_t r, int64_t c, lm_dtype dt) { return lm_ones(2, (int64_t[]){r, c}, dt); }
 
@@ -181,11 +159,11 @@ static void test_interrupt(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_shape_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dim_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_value_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_autograd_guards, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_interrupt, setup, teardown),
+		LEAK_TEST(test_shape_errors),
+		LEAK_TEST(test_dim_errors),
+		LEAK_TEST(test_value_errors),
+		LEAK_TEST(test_autograd_guards),
+		LEAK_TEST(test_interrupt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,28 +9,6 @@
 
 #include "testutil.h"
 
-static lm_memory_stats before;
-
-static int setup(void **state)
-{
-	(void)state;
-	lm_clear_error();
-	lm_memory_stats_get(&before);
-	return 0;
-}
-
-/* No tensor and no byte may outlive a test. */
-static int teardown(void **state)
-{
-	(void)state;
-	lm_memory_stats after;
-	lm_memory_stats_get(&after);
-	if (after.live_tensors != before.live_tensors || after.live_bytes != before.live_bytes)
-		fail_msg("leak: %lld tensors, %zu bytes live (before: %lld, %zu)",
-		         (long long)after.live_tensors, after.live_bytes, (long long)before.live_tensors,
-		         before.live_bytes);
-	return 0;
-}
 
 static lm_tensor *mat(int64_t r, int64_t c, lm_dtype dt)
 {
@@ -231,12 +209,12 @@ static void test_window_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_cat_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_index_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_index_error_from_worker, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sort_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shape_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_window_errors, setup, teardown),
+		LEAK_TEST(test_cat_errors),
+		LEAK_TEST(test_index_errors),
+		LEAK_TEST(test_index_error_from_worker),
+		LEAK_TEST(test_sort_errors),
+		LEAK_TEST(test_shape_errors),
+		LEAK_TEST(test_window_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

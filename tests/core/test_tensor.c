@@ -8,29 +8,6 @@
 
 #include "testutil.h"
 
-static lm_memory_stats start;
-
-static int setup(void **state)
-{
-	(void)state;
-	lm_memory_stats_get(&start);
-	return 0;
-}
-
-/* Every test must give back every tensor and byte it took. */
-static int teardown(void **state)
-{
-	(void)state;
-	lm_memory_stats now;
-	lm_memory_stats_get(&now);
-	if (now.live_tensors != start.live_tensors || now.live_bytes != start.live_bytes) {
-		print_error("leak: %lld tensors, %zu bytes live (at start %lld, %zu)\n",
-		            (long long)now.live_tensors, now.live_bytes, (long long)start.live_tensors,
-		            start.live_bytes);
-		return -1;
-	}
-	return 0;
-}
 
 static void test_creation(void **state)
 {
@@ -380,15 +357,15 @@ static void test_build_info(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_creation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_empty_and_size_one, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refcounts_and_sharing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dtypes, setup, teardown),
+		LEAK_TEST(test_creation),
+		LEAK_TEST(test_empty_and_size_one),
+		LEAK_TEST(test_ranges),
+		LEAK_TEST(test_refcounts_and_sharing),
+		LEAK_TEST(test_dtypes),
 		cmocka_unit_test(test_philox_known_answers),
-		cmocka_unit_test_setup_teardown(test_rng_streams, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_creation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_memory_stats, setup, teardown),
+		LEAK_TEST(test_rng_streams),
+		LEAK_TEST(test_bad_creation),
+		LEAK_TEST(test_memory_stats),
 		cmocka_unit_test(test_build_info),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,22 +7,6 @@
 #include "lumen/nn.h"
 #include "testutil.h"
 
-static lm_memory_stats start;
-
-static int setup(void **state)
-{
-	(void)state;
-	lm_memory_stats_get(&start);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	lm_memory_stats now;
-	lm_memory_stats_get(&now);
-	return now.live_tensors == start.live_tensors && now.live_bytes == start.live_bytes ? 0 : -1;
-}
 
 static lm_tensor *t4(int64_t a, int64_t b, int64_t c, int64_t d)
 {
@@ -156,11 +140,11 @@ static void test_dropout_statistics(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_conv_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pool_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_loss_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_norm_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dropout_statistics, setup, teardown),
+		LEAK_TEST(test_conv_errors),
+		LEAK_TEST(test_pool_errors),
+		LEAK_TEST(test_loss_errors),
+		LEAK_TEST(test_norm_errors),
+		LEAK_TEST(test_dropout_statistics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
