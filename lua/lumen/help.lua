@@ -164,7 +164,7 @@ doc('Tensor:detach', 'x:detach() -> Tensor', [[A view of x's data cut from the a
 
 -- ---------------------------------------------------------------- arithmetic
 
-doc('Tensor:add', 'x:add(y) -> Tensor', [[x + y, elementwise with broadcasting; y a tensor or a number. Also lm.add(x, y) and x + y.]])
+doc('Tensor:add', 'x:add(y [, {alpha=}]) -> Tensor', [[x + y, elementwise with broadcasting; y a tensor or a number. Also lm.add(x, y) and x + y. With {alpha=a}: x + a * y in one pass (as torch.add); sub takes alpha too, and add_/sub_ with alpha are the optimizers' update w:sub_(g, {alpha=lr}).]])
 doc('Tensor:sub', 'x:sub(y) -> Tensor', [[x - y, elementwise with broadcasting. Also x - y.]])
 doc('Tensor:mul', 'x:mul(y) -> Tensor', [[x * y elementwise (not the matrix product: see x:matmul). Also x * y.]])
 doc('Tensor:div', 'x:div(y) -> Tensor', [[x / y elementwise with broadcasting. Also x / y.]])

@@ -36,6 +36,44 @@ static lm_tensor *apply_binary(lm_binop op, lm_tensor *a, double na, lm_tensor *
 	return lm_rbinary_scalar(op, na, b);
 }
 
+/*
+ * add/sub take {alpha=} as torch.add does: a + alpha * b (a - alpha * b), one fused pass when both
+ * are tensors (lm_add_scaled). Reads the options at idx; returns whether alpha was given.
+ */
+static int opt_alpha(lua_State *L, int idx, lm_binop op, double *alpha)
+{
+	if (lua_isnoneornil(L, idx)) return 0;
+	if (op != LM_ADD && op != LM_SUB) return 0;
+	if (!lml_isopts(L, idx)) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "argument 3 must be an options table {alpha=}, got %s",
+		          lml_describe(L, idx, d, sizeof d));
+	}
+	int found = 0;
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "alpha") != 0)
+			lml_error(L, "unknown option (expected alpha)");
+		*alpha = lml_checknumber(L, lua_gettop(L), "option alpha");
+		found = 1;
+		lua_pop(L, 1);
+	}
+	return found;
+}
+
+/* a op alpha*b for add/sub with an alpha (numbers allowed on either side). */
+static lm_tensor *apply_scaled(lm_binop op, lm_tensor *a, double na, lm_tensor *b, double nb,
+                               double alpha)
+{
+	double s = op == LM_SUB ? -alpha : alpha;
+	if (a && b) return lm_add_scaled(a, b, s);
+	if (a) return lm_binary_scalar(LM_ADD, a, s * nb);
+	lm_tensor *t = lm_binary_scalar(LM_MUL, b, s);
+	lm_tensor *r = t ? lm_binary_scalar(LM_ADD, t, na) : NULL;
+	lm_tensor_release(t);
+	return r;
+}
+
 /* a op b with numbers allowed on either side (operators and lm.add(a, b), ...). */
 static int arith(lua_State *L, lm_binop op)
 {
@@ -43,9 +81,11 @@ static int arith(lua_State *L, lm_binop op)
 	lm_tensor *a = operand(L, 1, "argument 1", &na);
 	lm_tensor *b = operand(L, 2, "argument 2", &nb);
 	if (!a && !b) lml_error(L, "expected at least one tensor, got two numbers");
+	double alpha = 1;
+	int scaled = opt_alpha(L, 3, op, &alpha);
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, apply_binary(op, a, na, b, nb));
+	LML_TRY(L, r, scaled ? apply_scaled(op, a, na, b, nb, alpha) : apply_binary(op, a, na, b, nb));
 	return lml_result(L, box, r);
 }
 
@@ -55,9 +95,11 @@ static int method(lua_State *L, lm_binop op)
 	double n = 0;
 	lm_tensor *a = lml_checkself(L);
 	lm_tensor *b = operand(L, 2, "argument 1", &n);
+	double alpha = 1;
+	int scaled = opt_alpha(L, 3, op, &alpha);
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, apply_binary(op, a, 0, b, n));
+	LML_TRY(L, r, scaled ? apply_scaled(op, a, 0, b, n, alpha) : apply_binary(op, a, 0, b, n));
 	return lml_result(L, box, r);
 }
 
@@ -67,7 +109,13 @@ static int inplace(lua_State *L, lm_binop op)
 	double n = 0;
 	lm_tensor *a = lml_checkself(L);
 	lm_tensor *b = operand(L, 2, "argument 1", &n);
-	if (b ? lm_binary_(op, a, b) : lm_binary_scalar_(op, a, n)) lml_core_error(L);
+	double alpha = 1;
+	if (opt_alpha(L, 3, op, &alpha)) { /* a += alpha * b (a -= alpha * b): the optimizer step */
+		double s = op == LM_SUB ? -alpha : alpha;
+		if (b ? lm_add_scaled_(a, b, s) : lm_binary_scalar_(LM_ADD, a, s * n)) lml_core_error(L);
+	} else if (b ? lm_binary_(op, a, b) : lm_binary_scalar_(op, a, n)) {
+		lml_core_error(L);
+	}
 	lua_settop(L, 1);
 	return 1;
 }
