@@ -77,10 +77,14 @@ lm_status lmi_numel_checked(const char *fname, int ndim, const int64_t *shape, i
 {
 	lm_status s = lmi_check_shape(fname, ndim, shape);
 	if (s) return s;
-	int64_t n = 1;
+	/* The sizes other than 0 must multiply without overflow too: strides and the loops that run
+	 * over some of the dims ([0, 2^40, 2^40] has no elements but a stride of 2^80) use them. */
+	int64_t n = 1, nonzero = 1;
 	for (int i = 0; i < ndim; i++)
-		if (__builtin_mul_overflow(n, shape[i], &n))
-			return lmi_fail(LM_ERR_OVERFLOW, "%s: the element count of shape %s overflows", fname,
+		if (__builtin_mul_overflow(n, shape[i], &n) ||
+		    (shape[i] && __builtin_mul_overflow(nonzero, shape[i], &nonzero)))
+			return lmi_fail(LM_ERR_OVERFLOW, "%s: the element count of shape %s overflows (the "
+			                "sizes other than 0 must multiply to less than 2^63)", fname,
 			                lmi_dims_s(ndim, shape));
 	*out = n;
 	return LM_OK;

@@ -121,7 +121,8 @@ static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *y = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;
-	if (y) lmi_cpu_softmax(xc, y, outer, R, inner, lg);
+	if (y && lm_tensor_numel(y) > 0) /* no elements: no lines to run ([2^32, 0] has 2^32) */
+		lmi_cpu_softmax(xc, y, outer, R, inner, lg);
 	lm_tensor_release(xc);
 	lmi_node *node;
 	y = lmi_finish(y, lg ? &log_softmax_def : &softmax_def, 1, &x, 1, (const lm_tensor *const[]){y}, &node);

@@ -154,6 +154,8 @@ static lm_tensor *triangle(const char *name, const lmi_opdef *def, const lm_tens
 		                     name, lmi_shape_s(x));
 	int64_t M = x->shape[x->ndim - 2], N = x->shape[x->ndim - 1];
 	int64_t numel = lm_tensor_numel(x), B = (M && N) ? numel / (M * N) : 0;
+	/* every diagonal beyond the matrix gives the same result; clamped, row + k cannot overflow */
+	k = k > N ? N : k < -M ? -M : k;
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *out = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;

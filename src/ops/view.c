@@ -97,6 +97,10 @@ static lm_tensor *make_view(const lm_tensor *t, int ndim, const int64_t *shape,
 lm_tensor *lmi_view_of(const lm_tensor *t, int ndim, const int64_t *shape, const int64_t *stride,
                        int64_t offset)
 {
+	/* A view with no elements reads nothing: offset 0. The offsets a huge empty tensor allows
+	 * ([2^31, 0, 2^31] flipped: about 2^62 elements) would overflow once scaled to bytes. */
+	for (int i = 0; i < ndim; i++)
+		if (shape[i] == 0) offset = 0;
 	lm_tensor *v = lmi_tensor_wrap(t->storage, t->dtype, ndim, shape, stride, offset);
 	if (v) v->is_view = true;
 	return v;
@@ -139,7 +143,7 @@ static lm_status infer_shape(const char *fname, const lm_tensor *t, int ndim, co
 	if (known != numel)
 		return lmi_fail(LM_ERR_SHAPE, "%s: shape %s is invalid for input of shape %s (%lld elements)",
 		                fname, lmi_dims_s(ndim, shape), lmi_shape_s(t), (long long)numel);
-	return LM_OK;
+	return lmi_numel_checked(fname, ndim, out, &known); /* with no elements: the other sizes */
 }
 
 /*

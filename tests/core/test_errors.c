@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "lumen/nn.h"
 #include "testutil.h"
 
 
@@ -156,6 +157,32 @@ static void test_interrupt(void **state)
 	lm_tensor_release(a);
 }
 
+/* No elements, huge sizes (found by the Lua fuzzer, tests/lua/fuzz): the sizes other than 0 must
+ * multiply without overflow (a stride of [0, 2^40, 2^40] is 2^80), and an op on such a tensor
+ * must not loop over its 2^32 empty lines. */
+static void test_empty_huge_shapes(void **state)
+{
+	(void)state;
+	const int64_t big = (int64_t)1 << 40;
+	EXPECT_NULL(lm_zeros(3, (int64_t[]){0, big, big}, LM_FLOAT32), LM_ERR_OVERFLOW,
+	            "zeros: the element count of shape [0, 1099511627776, 1099511627776] overflows");
+	lm_tensor *e = lm_zeros(2, (int64_t[]){0, 4}, LM_FLOAT32);
+	EXPECT_NULL(lm_view(e, 3, (int64_t[]){0, big, big}), LM_ERR_OVERFLOW, "view: the element count");
+	EXPECT_NULL(lm_expand(e, 4, (int64_t[]){big, big, 0, 4}), LM_ERR_OVERFLOW,
+	            "expand: the element count");
+	lm_tensor *w = lm_zeros(2, (int64_t[]){(int64_t)1 << 32, 0}, LM_FLOAT32);
+	assert_non_null(w);
+	assert_int_equal(lm_tensor_strides(w)[0], 1);
+	lm_tensor *y = lm_softmax(w, -1), *ly = lm_log_softmax(w, 1);
+	assert_non_null(y);
+	assert_non_null(ly);
+	assert_int_equal(lm_tensor_numel(y), 0);
+	lm_tensor_release(ly);
+	lm_tensor_release(y);
+	lm_tensor_release(w);
+	lm_tensor_release(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +191,7 @@ int main(void)
 		LEAK_TEST(test_value_errors),
 		LEAK_TEST(test_autograd_guards),
 		LEAK_TEST(test_interrupt),
+		LEAK_TEST(test_empty_huge_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
