@@ -30,6 +30,10 @@ local kernels = {
 
 --- tostring(info): what ran where, then the counters in their order.
 K.Info.__tostring = function(info)
+  if getmetatable(info) ~= K.Info or type(rawget(info, 'counter_names')) ~= 'table'
+      or type(rawget(info, 'counters')) ~= 'table' then
+    error('kernels.Info.__tostring: expected the info table of a kernels call, got ' .. type(info), 2)
+  end
   local lines = {string.format('%s %s: %s (%s)', info.pattern, info.algo, info.provenance,
                                info.device)}
   for _, name in ipairs(info.counter_names) do

@@ -124,7 +124,9 @@ static void setnum(lua_State *L, const char *k, double v)
 
 static int report_tostring(lua_State *L)
 {
-	lua_getfield(L, 1, "message");
+	if (lua_type(L, 1) != LUA_TTABLE)
+		return luaL_error(L, "lm.autograd.gradcheck: a report's __tostring expects the report table");
+	lml_rawfield(L, 1, "message");
 	return 1;
 }
 

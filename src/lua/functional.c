@@ -46,7 +46,7 @@ static int field(lua_State *L, int idx, const char *name)
 		lua_pushnil(L);
 		return LUA_TNIL;
 	}
-	return lua_getfield(L, idx, name);
+	return lml_rawfield(L, idx, name);
 }
 
 /* A pair option (a number for both, or {h, w}) into v; def when absent. min: the least value. */

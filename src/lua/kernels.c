@@ -37,7 +37,7 @@ _Noreturn static int kernel_error(lua_State *L)
 static const char *opt_string(lua_State *L, int t, const char *k)
 {
 	const char *s = NULL;
-	if (lua_getfield(L, t, k) != LUA_TNIL) {
+	if (lml_rawfield(L, t, k) != LUA_TNIL) {
 		if (lua_type(L, -1) != LUA_TSTRING) {
 			char d[LML_DESCRIBE_MAX];
 			lml_error(L, "option %s must be a string, got %s", k, lml_describe(L, -1, d, sizeof d));
@@ -52,7 +52,7 @@ static int64_t opt_integer(lua_State *L, int t, const char *k, int64_t def)
 {
 	char what[40];
 	snprintf(what, sizeof what, "option %s", k);
-	lua_getfield(L, t, k);
+	lml_rawfield(L, t, k);
 	int64_t v = lml_optinteger(L, -1, what, def);
 	lua_pop(L, 1);
 	return v;
@@ -62,7 +62,7 @@ static int opt_boolean(lua_State *L, int t, const char *k, int def)
 {
 	char what[40];
 	snprintf(what, sizeof what, "option %s", k);
-	lua_getfield(L, t, k);
+	lml_rawfield(L, t, k);
 	int v = lml_optboolean(L, -1, what, def);
 	lua_pop(L, 1);
 	return v;
@@ -75,7 +75,7 @@ static const char *const common_opts[] = {"backend", "algo", "block", "coarsen",
 /* An option that C reads as "default" when 0: given, it must be positive. */
 static int64_t opt_count(lua_State *L, int t, const char *k)
 {
-	lua_getfield(L, t, k);
+	lml_rawfield(L, t, k);
 	bool given = !lua_isnil(L, -1);
 	lua_pop(L, 1);
 	int64_t v = opt_integer(L, t, k, 0);
@@ -87,7 +87,7 @@ static double opt_rate(lua_State *L, int t, const char *k)
 {
 	char what[40];
 	snprintf(what, sizeof what, "option %s", k);
-	lua_getfield(L, t, k);
+	lml_rawfield(L, t, k);
 	bool given = !lua_isnil(L, -1);
 	double v = lml_optnumber(L, -1, what, 0);
 	lua_pop(L, 1);
@@ -132,7 +132,7 @@ static void check_opts_for(lua_State *L, int idx, lm_kernel_opts *o, const char 
 	const char *b = opt_string(L, t, "backend");
 	if (b) o->backend = b;
 	o->algo = opt_string(L, t, "algo");
-	lua_getfield(L, t, "block");
+	lml_rawfield(L, t, "block");
 	bool block_given = !lua_isnil(L, -1);
 	lua_pop(L, 1);
 	o->block = opt_integer(L, t, "block", 0);
@@ -161,9 +161,20 @@ static void check_opts(lua_State *L, int idx, lm_kernel_opts *o) { check_opts_fo
 
 /* ---------------------------------------------------------------- traces */
 
+/* The trace box at idx; raises "self must be a trace, got X" otherwise. */
+static lm_trace **tracebox(lua_State *L, int idx)
+{
+	lm_trace **box = luaL_testudata(L, idx, TRACE_MT);
+	if (!box) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "self must be a trace (info.trace), got %s", lml_describe(L, idx, d, sizeof d));
+	}
+	return box;
+}
+
 static lm_trace *checktrace(lua_State *L, int idx)
 {
-	lm_trace **box = luaL_checkudata(L, idx, TRACE_MT);
+	lm_trace **box = tracebox(L, idx);
 	if (!*box) lml_error(L, "the trace is closed");
 	return *box;
 }
@@ -216,7 +227,10 @@ static int t_len(lua_State *L)
 
 static int t_gc(lua_State *L)
 {
-	lm_trace **box = luaL_checkudata(L, 1, TRACE_MT);
+	lm_trace **box = tracebox(L, 1);
+	if (*box && !lml_may_release(L))
+		lml_error(L, "cannot close a trace inside a finalizer (__gc): a call that is running may "
+		          "be using it");
 	lm_trace_release(*box);
 	*box = NULL;
 	return 0;
@@ -242,7 +256,11 @@ static int t_filter(lua_State *L)
 	lm_trace_filter f;
 	lm_trace_filter_init(&f);
 	if (!lua_isnoneornil(L, 2)) {
-		luaL_checktype(L, 2, LUA_TTABLE);
+		if (!lua_istable(L, 2)) {
+			char d[LML_DESCRIBE_MAX];
+			lml_error(L, "the filter must be a table such as {kind='load'}, got %s",
+			          lml_describe(L, 2, d, sizeof d));
+		}
 		lua_pushnil(L);
 		while (lua_next(L, 2)) {
 			lua_pop(L, 1);
@@ -611,7 +629,15 @@ static lm_sparse *checksparse(lua_State *L, int idx, const char *what)
 
 static int sp_gc(lua_State *L)
 {
-	lm_sparse **box = luaL_checkudata(L, 1, SPARSE_MT);
+	lm_sparse **box = luaL_testudata(L, 1, SPARSE_MT);
+	if (!box) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "self must be a sparse matrix (kernels.sparse), got %s",
+		          lml_describe(L, 1, d, sizeof d));
+	}
+	if (*box && !lml_may_release(L))
+		lml_error(L, "cannot close a sparse matrix inside a finalizer (__gc): a call that is "
+		          "running may be using it");
 	lm_sparse_release(*box);
 	*box = NULL;
 	return 0;
@@ -621,7 +647,7 @@ static int sp_gc(lua_State *L)
  * tensor of dtype dt made from it (integers for LM_INT64); returns the tensor either way. */
 static lm_tensor *field_tensor(lua_State *L, int t, const char *k, lm_dtype dt)
 {
-	lua_getfield(L, t, k);
+	lml_rawfield(L, t, k);
 	int v = lua_gettop(L);
 	lm_tensor *x = lml_totensor(L, v);
 	if (x) return x; /* the tensor stays on the stack */
@@ -678,9 +704,9 @@ static int k_sparse(lua_State *L)
 			}
 		}
 		lm_dtype dt = LM_FLOAT32;
-		if (lua_getfield(L, 1, "dtype") != LUA_TNIL) dt = lml_checkdtype(L, -1, "dtype");
+		if (lml_rawfield(L, 1, "dtype") != LUA_TNIL) dt = lml_checkdtype(L, -1, "dtype");
 		lua_pop(L, 1);
-		if (lua_getfield(L, 1, "shape") != LUA_TTABLE || lua_rawlen(L, -1) != 2) {
+		if (lml_rawfield(L, 1, "shape") != LUA_TTABLE || lua_rawlen(L, -1) != 2) {
 			char d[LML_DESCRIBE_MAX];
 			lml_error(L, "shape must be a table {m, n}, got %s", lml_describe(L, -1, d, sizeof d));
 		}
@@ -720,7 +746,12 @@ static int sp_arrays(lua_State *L)
 		{"jds", "perm", "iter_ptr", "col", "val", "row_nnz"},
 	};
 	lm_sparse *a = checksparse(L, 1, "self");
-	const char *f = luaL_checkstring(L, 2);
+	if (lua_type(L, 2) != LUA_TSTRING) {
+		char d[LML_DESCRIBE_MAX];
+		lml_error(L, "the format must be 'coo', 'csr', 'ell' or 'jds', got %s",
+		          lml_describe(L, 2, d, sizeof d));
+	}
+	const char *f = lua_tostring(L, 2);
 	int k = -1;
 	for (int i = 0; i < 4; i++)
 		if (strcmp(f, names[i][0]) == 0) k = i;
@@ -841,7 +872,7 @@ static int k_latency(lua_State *L)
 			}
 		}
 		for (int k = 0; k < 6; k++) {
-			lua_getfield(L, 1, names[k]);
+			lml_rawfield(L, 1, names[k]);
 			*fields[k] = lml_optnumber(L, -1, names[k], *fields[k]);
 			lua_pop(L, 1);
 		}

@@ -166,6 +166,21 @@ lm_tensor **lml_tobox(lua_State *L, int idx)
 	return same ? p : NULL;
 }
 
+int lml_may_release(lua_State *L)
+{
+	/* Lua 5.4.4+ answers -1 while a finalizer runs (the collector is stopped during one); earlier
+	 * 5.4 releases answer 0 then, as they do after collectgarbage('stop'). */
+#if LUA_VERSION_RELEASE_NUM >= 50404
+	if (lua_gc(L, LUA_GCISRUNNING) >= 0) return 1;
+#else
+	if (lua_gc(L, LUA_GCISRUNNING) > 0) return 1;
+#endif
+	lua_Debug ar; /* the collector calls a finalizer as the metamethod __gc */
+	if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "n", &ar)) return 0;
+	return ar.namewhat && strcmp(ar.namewhat, "metamethod") == 0 && ar.name &&
+	       strcmp(ar.name, "__gc") == 0;
+}
+
 lm_tensor *lml_totensor(lua_State *L, int idx)
 {
 	lm_tensor **b = lml_tobox(L, idx);
@@ -304,8 +319,9 @@ int lml_checkshape(lua_State *L, int first, int last, int64_t *shape, int allow_
 			n++;
 		}
 	}
-	int64_t count = 1;
+	int64_t count = 1; /* of the sizes other than 0 (the core's rule: see lmi_numel_checked) */
 	for (int i = 0; i < n; i++) {
+		if (shape[i] == 0) continue;
 		if (shape[i] == -1) {
 			if (infer++) {
 				char b[LM_SHAPE_STR_MAX];
@@ -349,6 +365,13 @@ int64_t lml_toindex(lua_State *L, int64_t i, int64_t n, int dim1, const char *wh
 }
 
 /* ---------------------------------------------------------------- options */
+
+int lml_rawfield(lua_State *L, int t, const char *k)
+{
+	t = lua_absindex(L, t);
+	lua_pushstring(L, k);
+	return lua_rawget(L, t);
+}
 
 int lml_isopts(lua_State *L, int idx)
 {

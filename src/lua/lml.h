@@ -81,6 +81,13 @@ void lml_pushtensor(lua_State *L, lm_tensor *t);
 
 /* The box at idx when it is a tensor userdata (open or closed), else NULL. */
 lm_tensor **lml_tobox(lua_State *L, int idx);
+/*
+ * Whether an explicit release (x:close(), __close, a direct call of a __gc metamethod) may free
+ * the object now. Not inside a finalizer: the collector runs finalizers at allocation points inside
+ * bindings, and a binding further down the stack may be using what the finalizer would free. The
+ * collector's own call of __gc (on an unreachable object) is always allowed.
+ */
+int lml_may_release(lua_State *L);
 /* The tensor at idx, or NULL when it is not a tensor (or is closed). */
 lm_tensor *lml_totensor(lua_State *L, int idx);
 /* The tensor at idx; raises "<what> must be a tensor, got X" or "tensor is closed". */
@@ -124,6 +131,9 @@ typedef struct lml_opts {
 	lm_device device;
 } lml_opts;
 
+/* Pushes t[k] of the table at index t without metamethods (a user's __index could close or
+ * replace what a binding holds) and returns its type. Options and other user tables are read so. */
+int lml_rawfield(lua_State *L, int t, const char *k);
 /* Whether idx holds an options table: a table (not a tensor) without an array part [1]. */
 int lml_isopts(lua_State *L, int idx);
 /* Reads {dtype=, requires_grad=, device=} at idx (nil/none allowed); unknown keys are errors. */

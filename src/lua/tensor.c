@@ -14,10 +14,16 @@
 
 /* ---------------------------------------------------------------- lifetime */
 
+/* __gc, __close and x:close(): releases the tensor now; later uses raise "tensor is closed".
+ * Refused inside a finalizer (lml_may_release), where it could free a tensor that the call the
+ * collector interrupted is using; dropping the reference is enough there. */
 static int tensor_gc(lua_State *L)
 {
 	lm_tensor **b = lml_tobox(L, 1);
 	if (b && *b) {
+		if (!lml_may_release(L))
+			lml_error(L, "cannot close a tensor inside a finalizer (__gc): a call that is running "
+			          "may be using it (drop the reference instead)");
 		lm_tensor *t = *b;
 		*b = NULL;
 		lm_tensor_release(t);
@@ -25,7 +31,6 @@ static int tensor_gc(lua_State *L)
 	return 0;
 }
 
-/* x:close() and <close>: releases the tensor now; later uses raise "tensor is closed". */
 static int tensor_close(lua_State *L)
 {
 	if (!lml_tobox(L, 1)) {
@@ -52,9 +57,11 @@ static int tensor_is_closed(lua_State *L)
 static int push_field(lua_State *L, lm_tensor *t, const char *k)
 {
 	if (strcmp(k, "grad") == 0) {
+		/* the box first: making it may run a finalizer that sets x.grad (freeing the old one) */
+		lm_tensor **box = lml_newbox(L);
 		lm_tensor *g = lm_tensor_grad(t);
 		if (g)
-			lml_pushtensor(L, g);
+			*box = lm_tensor_retain(g);
 		else
 			lua_pushnil(L);
 		return 1;
@@ -257,6 +264,25 @@ static void tolist_rec(lua_State *L, lm_tensor *t, int d, int64_t *idx)
 static int t_tolist(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
+	/* Lua's own memory is not capped: a tensor with no elements can still ask for billions of
+	 * empty tables ([4294967296, 0]). Estimate what the tables take (a table header, 16 bytes
+	 * per entry) and refuse beyond the memory limit instead of growing until the OS kills us. */
+	double tables = 0, entries = 0, rows = 1;
+	int n = lm_tensor_ndim(t);
+	for (int d = 0; d < n; d++) {
+		tables += rows;
+		rows *= (double)lm_tensor_shape(t)[d];
+		entries += rows;
+	}
+	lm_memory_stats st;
+	lm_memory_stats_get(&st);
+	double need = 56 * tables + 16 * entries;
+	if (need > (double)st.limit_bytes) {
+		char b[LM_SHAPE_STR_MAX];
+		lml_error(L, "a tensor of shape %s would take about %.3g GB as Lua tables, more than the "
+		          "memory limit (%.3g GB)", lm_shape_str(n, lm_tensor_shape(t), b, sizeof b),
+		          need / 1e9, (double)st.limit_bytes / 1e9);
+	}
 	int64_t idx[LM_MAX_DIMS] = {0};
 	tolist_rec(L, t, 0, idx);
 	return 1;

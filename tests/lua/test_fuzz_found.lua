@@ -1,0 +1,164 @@
+-- What the Lua API fuzzer (tests/lua/fuzz/) found, one case per bug, reduced to the calls that
+-- showed it. Run in the sanitizer build too: most of these were use-after-frees or undefined
+-- behaviour there, and crashes, hangs or wrong messages in the release build.
+local test = require 'lumen.test'
+
+local function live()
+  collectgarbage()
+  collectgarbage()
+  return lm.memory().live_tensors
+end
+
+test.case('a finalizer cannot free a tensor that a running call is using', function()
+  -- lm.add ran out of memory, collected garbage to retry, and the collection ran a finalizer that
+  -- closed its argument: the retry then read freed memory.
+  local x, y = lm.ones(3), lm.ones(3)
+  local refused = 0
+  for _ = 1, 20 do
+    setmetatable({}, { __gc = function()
+      local ok, err = pcall(x.close, x)
+      if not ok and err:find('Tensor:close: cannot close a tensor inside a finalizer', 1, true) then
+        refused = refused + 1
+      end
+    end })
+  end
+  lm.sys.fail_alloc_after(1)
+  local ok, z = pcall(function() return x + y end)
+  lm.sys.fail_alloc_after(0)
+  test.ok(ok, z)
+  test.tensor_near(z, { 2, 2, 2 })
+  collectgarbage()
+  test.eq(refused, 20)
+  test.ok(not x:is_closed())
+end)
+
+test.case('inside a finalizer, <close> and a direct __gc call are refused too; outside, close works', function()
+  local x = lm.ones(2)
+  local results = {}
+  setmetatable({}, { __gc = function()
+    results[#results + 1] = select(2, pcall(function() local y <close> = x end))
+    results[#results + 1] = select(2, pcall(getmetatable(x).__gc, x))
+  end })
+  collectgarbage()
+  test.eq(#results, 2)
+  test.ok(results[1]:find('Tensor:__close: cannot close a tensor inside a finalizer', 1, true), results[1])
+  test.ok(results[2]:find('Tensor:__gc: cannot close a tensor inside a finalizer', 1, true), results[2])
+  test.ok(not x:is_closed())
+  local t0 = live()
+  x:close()
+  test.ok(x:is_closed())
+  test.eq(live(), t0 - 1)
+  do local z <close> = lm.ones(4) end -- <close> outside a finalizer
+  test.eq(live(), t0 - 1)
+end)
+
+test.case('the collector still frees unreachable tensors, traces and sparse matrices', function()
+  local t0 = live()
+  for _ = 1, 10 do
+    local _ = lm.ones(5)
+    local _, info = kernels.reduce(lm.ones(8), { backend = 'emu' })
+    local _ = kernels.sparse(lm.eye(3))
+  end
+  test.eq(live(), t0)
+end)
+
+test.case('options tables are read without metamethods', function()
+  -- F.conv2d and kernels.* read their options with lua_getfield: an __index could close an
+  -- argument the call had checked (a use-after-free) or return a string the collector freed.
+  local x, w = lm.randn(1, 2, 5, 5), lm.randn(3, 2, 3, 3)
+  local hostile = setmetatable({}, { __index = function() x:close() return 2 end })
+  local y = F.conv2d(x, w, nil, hostile)
+  test.eq(y:shape(), { 1, 3, 3, 3 })
+  test.ok(not x:is_closed())
+  local a = lm.randn(4, 4)
+  local opts = setmetatable({ backend = 'cpu' }, { __index = function(_, k)
+    a:close()
+    return ('na' .. 'ive') .. k -- a fresh string: would be an unknown algo if it were read
+  end })
+  local c = kernels.matmul(a, a, opts)
+  test.eq(c:shape(), { 4, 4 })
+  test.ok(not a:is_closed())
+  test.raises(function()
+    return kernels.sparse(setmetatable({ rows = { 1 }, cols = { 2 }, vals = { 5 } },
+      { __index = function(_, k) if k == 'shape' then return { 2, 2 } end end }))
+  end, 'kernels.sparse: shape must be a table {m, n}, got nil')
+end)
+
+test.case('errors of trace and sparse-matrix methods name the method', function()
+  local _, info = kernels.scan(lm.ones(8), { backend = 'emu' })
+  local tr, mt = info.trace, getmetatable(info.trace)
+  test.raises(function() return tr:filter(5) end,
+    "trace:filter: the filter must be a table such as {kind='load'}, got 5")
+  test.raises(function() return mt.methods.steps(lm.ones(1)) end,
+    'trace:steps: self must be a trace (info.trace), got a tensor')
+  test.raises(function() return mt.__len(nil) end, 'Trace:__len: self must be a trace')
+  test.raises(function() return mt.__gc({}) end, 'Trace:__gc: self must be a trace')
+  local A = kernels.sparse(lm.eye(2))
+  test.raises(function() return A:arrays(1) end,
+    "sparse:arrays: the format must be 'coo', 'csr', 'ell' or 'jds', got 1")
+  test.raises(function() return getmetatable(A).__close(5) end,
+    'Sparse:__close: self must be a sparse matrix')
+  test.raises(function() return tostring(setmetatable({}, lm._kernels.Info)) end,
+    'kernels.Info.__tostring')
+end)
+
+test.case('lm.allclose and lm.equal check their arguments', function()
+  test.raises(function() return lm.allclose(1, lm.ones(1)) end,
+    'lm.allclose: argument 1 must be a tensor, got number')
+  test.raises(function() return lm.allclose(lm.ones(1)) end,
+    'lm.allclose: argument 2 must be a tensor, got nil')
+  test.raises(function() return lm.allclose(lm.ones(1), lm.ones(1), 'x') end,
+    'lm.allclose: rtol and atol must be numbers')
+  local c = lm.ones(1)
+  c:close()
+  test.raises(function() return lm.equal(lm.ones(1), c) end, 'lm.equal: argument 2: tensor is closed')
+  test.raises(function() return lm.equal({}, lm.ones(1)) end, 'lm.equal: argument 1 must be a tensor, got table')
+  test.ok(lm.allclose(lm.ones(2), lm.ones(2)) and lm.equal(lm.ones(2), lm.ones(2)))
+end)
+
+test.case('tolist of a tensor with no elements but billions of rows is refused, not a hang', function()
+  local x = lm.zeros(2 ^ 32, 0)
+  test.raises(function() return x:tolist() end,
+    'Tensor:tolist: a tensor of shape [4294967296, 0] would take about')
+  test.eq(lm.zeros(3, 0):tolist(), { {}, {}, {} })
+end)
+
+test.case('sizes beside a 0 must still multiply without overflow', function()
+  -- [0, 2^40, 2^40] has no elements, but its stride is 2^80: undefined behaviour in the core
+  test.raises(function() return lm.zeros(0, 2 ^ 40, 2 ^ 40) end,
+    'lm.zeros: the element count of shape [0, 1099511627776, 1099511627776] overflows')
+  test.raises(function() return lm.zeros(0, 4):view(0, 2 ^ 40, 2 ^ 40) end,
+    'Tensor:view: the element count of shape [0, 1099511627776, 1099511627776] overflows')
+  test.raises(function() return lm.zeros(1, 1, 0):expand(2 ^ 40, 2 ^ 40, 0) end,
+    'Tensor:expand: the element count')
+  test.eq(lm.zeros(2 ^ 31, 0, 2 ^ 31):stride(), { 0 + 2 ^ 31 // 1, 2 ^ 31 // 1, 1 })
+end)
+
+test.case('softmax of a tensor with no elements returns at once', function()
+  local x = lm.zeros(2 ^ 32, 0)
+  local t0 = lm.sys.clock()
+  test.eq(F.softmax(x, -1):shape(), { 2 ^ 32 // 1, 0 })
+  test.eq(F.log_softmax(x, 2):shape(), { 2 ^ 32 // 1, 0 })
+  test.ok(lm.sys.clock() - t0 < 1, 'took ' .. (lm.sys.clock() - t0) .. ' s (2^32 empty rows)')
+end)
+
+test.case('tril and triu take any diagonal, math.maxinteger included', function()
+  -- row + k + 1 overflowed (undefined behaviour) for k = 2^63 - 1
+  local x = lm.arange(1, 7):view(2, 3)
+  test.tensor_near(x:tril(math.maxinteger), { { 1, 2, 3 }, { 4, 5, 6 } })
+  test.tensor_near(x:triu(math.maxinteger), { { 0, 0, 0 }, { 0, 0, 0 } })
+  test.tensor_near(x:tril(math.mininteger), { { 0, 0, 0 }, { 0, 0, 0 } })
+  test.tensor_near(x:triu(math.mininteger), { { 1, 2, 3 }, { 4, 5, 6 } })
+  test.tensor_near(x:triu(1), { { 0, 2, 3 }, { 0, 0, 6 } })
+  local g = lm.ones(2, 3, { requires_grad = true })
+  g:tril(math.maxinteger):sum():backward()
+  test.tensor_near(g.grad, { { 1, 1, 1 }, { 1, 1, 1 } })
+end)
+
+test.case('views of a huge tensor with no elements keep a harmless offset', function()
+  -- flip and narrow of [2^31, 0, 2^31] made offsets near 2^62 elements: overflow in bytes
+  local x = lm.zeros(2 ^ 31, 0, 2 ^ 31, { dtype = 'float64' })
+  test.eq(x:flip(1, 3):shape(), x:shape())
+  test.eq(x:narrow(1, 2 ^ 31, 1):contiguous():shape(), { 1, 0, 2 ^ 31 // 1 })
+  test.eq(x:select(3, -1):clone():numel(), 0)
+end)
