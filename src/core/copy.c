@@ -18,7 +18,8 @@
 	}
 SAT(int32_t, -2147483648.0, 2147483647.0)
 SAT(int64_t, -9223372036854775808.0, 9223372036854774784.0)
-static inline uint8_t sat_uint8_t(double v) { return (uint8_t)(sat_int64_t(v) & 0xff); }
+/* as lmi_store (dtype.c): saturated to int32, then wrapped, whichever path converts */
+static inline uint8_t sat_uint8_t(double v) { return (uint8_t)(sat_int32_t(v) & 0xff); }
 
 #define CONV_F(T, v) _Generic((T)0, int32_t: sat_int32_t(v), int64_t: sat_int64_t(v),              \
 	uint8_t: sat_uint8_t(v), default: (T)(v))

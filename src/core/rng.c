@@ -116,13 +116,20 @@ static void values(const gen *g, uint64_t bi, double *v)
 		v[1] = g->a + g->b * r * sin(2 * M_PI * u2);
 		break;
 	}
-	case K_RANDINT: {
-		uint64_t x0 = ((uint64_t)w[0] << 32) | w[1], x1 = ((uint64_t)w[2] << 32) | w[3];
-		v[0] = (double)(g->lo + (int64_t)(x0 % g->range));
-		v[1] = (double)(g->lo + (int64_t)(x1 % g->range));
-		break;
+	case K_RANDINT: break; /* randint_values: exact integers, not doubles */
 	}
-	}
+}
+
+/* randint's values of block bi: lo + (64 random bits mod range), in unsigned arithmetic (the sum
+ * always lands in [lo, hi), which is in int64 range) and never through a double, which would
+ * round values beyond 2^53 (even to outside [lo, hi)). */
+static void randint_values(const gen *g, uint64_t bi, int64_t *v)
+{
+	uint32_t w[4];
+	block(g->seed, g->offset + bi, w);
+	uint64_t x0 = ((uint64_t)w[0] << 32) | w[1], x1 = ((uint64_t)w[2] << 32) | w[3];
+	v[0] = (int64_t)((uint64_t)g->lo + x0 % g->range);
+	v[1] = (int64_t)((uint64_t)g->lo + x1 % g->range);
 }
 
 /* Fills contiguous t (numel n) from the generator; advances the global offset. */
@@ -140,6 +147,21 @@ static void generate(gen *g, lm_tensor *t)
 #pragma omp parallel for schedule(static) if (n > LMI_PARALLEL_GRAIN)
 	for (int64_t bi = 0; bi < nb; bi++) {
 		double v[4];
+		if (g->k == K_RANDINT) {
+			int64_t iv[2];
+			randint_values(g, (uint64_t)bi, iv);
+			for (int i = 0; i < 2 && bi * 2 + i < n; i++) {
+				int64_t j = bi * 2 + i;
+				switch (t->dtype) { /* lm_randint checked that the range fits the dtype */
+				case LM_FLOAT32: ((float *)d)[j] = (float)iv[i]; break;
+				case LM_FLOAT64: ((double *)d)[j] = (double)iv[i]; break;
+				case LM_INT32: ((int32_t *)d)[j] = (int32_t)iv[i]; break;
+				case LM_INT64: ((int64_t *)d)[j] = iv[i]; break;
+				default: ((uint8_t *)d)[j] = (uint8_t)iv[i]; break;
+				}
+			}
+			continue;
+		}
 		values(g, (uint64_t)bi, v);
 		for (int i = 0; i < pb && bi * pb + i < n; i++) {
 			int64_t j = bi * pb + i;
@@ -243,6 +265,12 @@ lm_tensor *lm_randint(int64_t lo, int64_t hi, int ndim, const int64_t *shape, lm
 	if (hi <= lo)
 		return lmi_fail_null(LM_ERR_ARG, "randint: empty range [%lld, %lld)", (long long)lo,
 		                     (long long)hi);
+	int64_t dmin = dt == LM_INT32 ? INT32_MIN : dt == LM_UINT8 ? 0 : INT64_MIN;
+	int64_t dmax = dt == LM_INT32 ? INT32_MAX : dt == LM_UINT8 ? UINT8_MAX : INT64_MAX;
+	if (lo < dmin || hi - 1 > dmax) /* hi > lo: hi - 1 cannot overflow */
+		return lmi_fail_null(LM_ERR_ARG, "randint: range [%lld, %lld) does not fit %s (%lld..%lld)",
+		                     (long long)lo, (long long)hi, lm_dtype_name(dt), (long long)dmin,
+		                     (long long)dmax);
 	uint64_t range = (uint64_t)hi - (uint64_t)lo;
 	gen g = {.k = K_RANDINT, .lo = lo, .range = range};
 	return make("randint", &g, ndim, shape, dt);

@@ -183,6 +183,34 @@ static void test_empty_huge_shapes(void **state)
 	lm_tensor_release(e);
 }
 
+/* randint gives exact integers in [lo, hi) (values went through a double: lo = 2^63 - 11 gave
+ * 2^63 - 1024, below lo; lo + x overflowed for ranges past 2^63) and refuses a range that does
+ * not fit the dtype; a float converts to uint8 alike on every path. */
+static void test_randint_and_uint8(void **state)
+{
+	(void)state;
+	int64_t n = 64;
+	lm_tensor *r = lm_randint(INT64_MAX - 10, INT64_MAX, 1, &n, LM_INT64);
+	assert_non_null(r);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v = ((const int64_t *)lm_tensor_data(r))[i];
+		assert_true(v >= INT64_MAX - 10 && v < INT64_MAX);
+	}
+	lm_tensor_release(r);
+	r = lm_randint(INT64_MIN, INT64_MAX, 1, &n, LM_INT64);
+	assert_non_null(r);
+	lm_tensor_release(r);
+	EXPECT_NULL(lm_randint(-5, 5, 1, &n, LM_UINT8), LM_ERR_ARG,
+	            "randint: range [-5, 5) does not fit uint8 (0..255)");
+	EXPECT_NULL(lm_randint(0, (int64_t)1 << 32, 1, &n, LM_INT32), LM_ERR_ARG, "does not fit int32");
+	lm_tensor *f = lm_full(1, &n, LM_FLOAT64, 1e10), *b = lm_to_dtype(f, LM_UINT8);
+	lm_tensor *s = lm_full(1, &n, LM_UINT8, 1e10);
+	assert_int_equal(((const uint8_t *)lm_tensor_data(b))[0], ((const uint8_t *)lm_tensor_data(s))[0]);
+	lm_tensor_release(s);
+	lm_tensor_release(b);
+	lm_tensor_release(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +220,7 @@ int main(void)
 		LEAK_TEST(test_autograd_guards),
 		LEAK_TEST(test_interrupt),
 		LEAK_TEST(test_empty_huge_shapes),
+		LEAK_TEST(test_randint_and_uint8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
