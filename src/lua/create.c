@@ -245,9 +245,10 @@ static int l_rng_state(lua_State *L)
 
 static int l_set_rng_state(lua_State *L)
 {
+	/* the state is two 64-bit words, which lm.rng_state gives as Lua integers: a seed past 2^63
+	 * (the default one is) comes back negative and must be taken back as it is */
 	int64_t s = lml_checkinteger(L, 1, "seed");
 	int64_t off = lml_checkinteger(L, 2, "offset");
-	if (s < 0 || off < 0) lml_error(L, "seed and offset must be non-negative");
 	lm_rng_set_state((uint64_t)s, (uint64_t)off);
 	return 0;
 }

@@ -270,10 +270,11 @@ static int parse_key(lua_State *L, lm_tensor *t, int key, step *steps)
 				lua_pop(L, 1);
 			}
 			int64_t a0 = a > 0 ? a - 1 : a + size, b0 = b > 0 ? b - 1 : b + size;
+			if (b == 0) b0 = -1; /* {1, 0}: the empty range {a, a-1} at the start */
 			if (len > 0 && (a == 0 || a0 < 0 || a0 > size || (a0 == size && len == 1)))
 				lml_error(L, "range %d: start %lld is out of range for dim %d of size %lld", k + 1,
 				          (long long)a, k + 1, (long long)size);
-			if (len > 0 && (b == 0 || b0 < a0 - 1 || b0 >= size))
+			if (len > 0 && (b0 < a0 - 1 || b0 >= size))
 				lml_error(L, "range %d: end %lld is out of range for dim %d of size %lld (start "
 				          "%lld)", k + 1, (long long)b, k + 1, (long long)size, (long long)a);
 			if (len > 0) steps[nsteps++] = (step){0, cur, a0, b0 - a0 + 1};

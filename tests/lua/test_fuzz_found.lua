@@ -162,3 +162,45 @@ test.case('views of a huge tensor with no elements keep a harmless offset', func
   test.eq(x:narrow(1, 2 ^ 31, 1):contiguous():shape(), { 1, 0, 2 ^ 31 // 1 })
   test.eq(x:select(3, -1):clone():numel(), 0)
 end)
+
+test.case('x[{{1, 0}}] is the empty range {a, a-1} at the start', function()
+  -- docs/lua.md: {a, a-1} is empty; for a = 1 the end 0 was rejected as out of range
+  local x = lm.arange(6):view(2, 3)
+  test.eq(x[{ { 1, 0 } }]:shape(), { 0, 3 })
+  test.eq(x[{ {}, { 1, 0 } }]:shape(), { 2, 0 })
+  test.eq(x[{ { -2, 0 } }]:shape(), { 0, 3 })
+  test.raises(function() return x[{ { 2, 0 } }] end, 'range 1: end 0 is out of range for dim 1 of size 2')
+  x[{ {}, { 1, 0 } }] = 7
+  test.tensor_near(x, { { 0, 1, 2 }, { 3, 4, 5 } })
+end)
+
+test.case('lm.set_rng_state takes back what lm.rng_state gave, the default seed included', function()
+  -- the default seed is past 2^63, so rng_state gives it as a negative integer
+  local s, o = lm.rng_state()
+  local a = lm.rand(3)
+  lm.set_rng_state(s, o)
+  test.tensor_near(lm.rand(3), a, 0)
+  lm.set_rng_state(-8846114313915602277, 0)
+  local b = lm.randint(0, 100, { 4 })
+  lm.set_rng_state(-8846114313915602277, 0)
+  test.tensor_near(lm.randint(0, 100, { 4 }), b, 0)
+end)
+
+test.case('randint near the ends of int64 stays in [low, high), and refuses ranges the dtype lacks', function()
+  local x = lm.randint(math.maxinteger - 10, math.maxinteger, { 50 })
+  test.ok(x:ge(math.maxinteger - 10):min():item() == 1 and x:lt(math.maxinteger):min():item() == 1,
+    tostring(x))
+  test.raises(function() return lm.randint(-5, 5, { 3 }, { dtype = 'uint8' }) end,
+    'lm.randint: range [-5, 5) does not fit uint8 (0..255)')
+  test.eq(lm.randint(0, 256, { 3 }, { dtype = 'uint8' }):dtype(), 'uint8')
+end)
+
+test.case('a float becomes the same uint8 whichever way it is converted', function()
+  -- x:byte() saturated to int64 before wrapping, lm.full / fill_ / lm.tensor to int32
+  for _, v in ipairs({ 1e10, -1e10, 300.5, -1.5, 3e9 }) do
+    local a = lm.tensor({ v }, { dtype = 'float64' }):byte():item()
+    test.eq(lm.full({ 1 }, v, { dtype = 'uint8' }):item(), a, 'full ' .. v)
+    test.eq(lm.tensor({ v }, { dtype = 'uint8' }):item(), a, 'tensor ' .. v)
+    test.eq(lm.zeros(1, { dtype = 'uint8' }):fill_(v):item(), a, 'fill_ ' .. v)
+  end
+end)

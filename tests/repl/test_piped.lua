@@ -115,3 +115,20 @@ test.case('cleanup', function()
   os.remove(tmp)
   os.remove(tmp .. '.err')
 end)
+
+test.case('garbage piped in (random bytes, unfinished strings, a huge line, deep nesting) is survived', function()
+  local bytes, state = {}, 12345
+  for i = 1, 20000 do -- a fixed pseudo-random byte stream, without the openers of long strings
+    state = (state * 1103515245 + 12345) % 2 ^ 31
+    local b = state >> 16 & 0xff
+    if b == 91 or b == 34 or b == 39 then b = 32 end -- [ " '
+    bytes[i] = string.char(b)
+  end
+  local input = table.concat(bytes) .. '\nx = "unfinished\n' .. 'y = [[ a\nb ]]\n'
+    .. 'z = ' .. string.rep('1+', 200000) .. '1\n' .. 'print(' .. string.rep('(', 10000) .. ')\n'
+    .. ':help ' .. string.rep('x', 10000) .. '\n:time (((\n:bogus\n\0\nprint("alive", z)\n'
+  local out, err, code = repl(input)
+  test.eq(code, 0)
+  test.ok(out:find('alive\t200001', 1, true), out:sub(-200))
+  test.ok(err:find('unfinished string', 1, true), err:sub(1, 200))
+end)
