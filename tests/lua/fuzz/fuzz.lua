@@ -22,6 +22,7 @@ in child processes, so a crash or a hang is caught and replayed). Read next: run
 ]]
 local lm = require 'lumen'
 local kernels = require 'kernels'
+local oracle = dofile((debug.getinfo(1, 'S').source:match('^@(.*/)') or './') .. 'oracle.lua')
 
 local M = {}
 
@@ -1011,6 +1012,14 @@ local function run_episode(api, seed, e, opts, upto, state)
   local failures, last = {}, nil
   local pool = make_pool(r)
   local ncalls = upto or opts.calls
+  -- wrong answers: results checked against the same computation in plain Lua (oracle.lua)
+  for k = 1, upto and 0 or (opts.oracle or 0) do
+    local ok, diff = pcall(oracle.check, r)
+    if not ok or diff then
+      failures[#failures + 1] = { episode = e, call = 0, text = string.format(
+        'seed %d episode %d oracle check %d', seed, e, k), what = 'wrong answer: ' .. tostring(diff) }
+    end
+  end
   for c = 1, ncalls do
     local entry = api[r.int(#api)]
     local args, labels, n = {}, {}, r.pick({ 0, 1, 1, 2, 2, 2, 3, 3, 4, 5 })
@@ -1090,6 +1099,7 @@ end
 function M.run(seed, opts)
   local api = M.api()
   local state = { threads = lm.get_num_threads() }
+  local rng_seed, rng_offset = lm.rng_state()
   local saved_limit = lm.set_memory_limit(LIMIT)
   local failures, stats = {}, { calls = 0, episodes = 0 }
   local first = opts.first_episode or 1
@@ -1130,6 +1140,7 @@ function M.run(seed, opts)
   lm.set_memory_limit(saved_limit)
   lm.sys.fail_alloc_after(0)
   lm.set_grad_enabled(true)
+  lm.set_rng_state(rng_seed, rng_offset)
   return failures, stats
 end
 

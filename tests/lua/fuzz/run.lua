@@ -15,7 +15,7 @@ The seed and the episode and call numbers in a report are all a replay needs.
 local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
 local fuzz = dofile(here .. 'fuzz.lua')
 
-local opts = { episodes = 40, calls = 60, timeout = 300 }
+local opts = { episodes = 40, calls = 60, timeout = 300, oracle = 10 }
 local i = 1
 while i <= #arg do
   local a, v = arg[i], arg[i + 1]
@@ -27,6 +27,7 @@ while i <= #arg do
   elseif a == '--calls' then opts.calls = tonumber(v); i = i + 1
   elseif a == '--first-episode' then opts.first_episode = tonumber(v); i = i + 1
   elseif a == '--upto' then opts.upto = tonumber(v); i = i + 1
+  elseif a == '--oracle' then opts.oracle = tonumber(v); i = i + 1 -- checks per episode
   elseif a == '--timeout' then opts.timeout = tonumber(v); i = i + 1
   elseif a == '--slow' then opts.slow = tonumber(v); i = i + 1
   elseif a == '--trace' then opts.trace = true
@@ -68,7 +69,8 @@ end
 
 -- The driver: one child per seed.
 local exe = assert(lm.sys.executable())
-local common = string.format('--episodes %d --calls %d', opts.episodes, opts.calls)
+local common = string.format('--episodes %d --calls %d --oracle %d', opts.episodes, opts.calls,
+  opts.oracle)
 if opts.slow then common = common .. ' --slow ' .. opts.slow end
 local tmp = os.tmpname()
 local bad, t0 = 0, lm.sys.clock()
