@@ -36,8 +36,10 @@ K.Info.__tostring = function(info)
   end
   local lines = {string.format('%s %s: %s (%s)', info.pattern, info.algo, info.provenance,
                                info.device)}
-  for _, name in ipairs(info.counter_names) do
-    local v = info.counters[name]
+  local names, counters = rawget(info, 'counter_names'), rawget(info, 'counters')
+  for i = 1, rawlen(names) do -- raw: a table made to look like an info must not loop forever
+    local name = rawget(names, i)
+    local v = rawget(counters, name)
     lines[#lines + 1] = string.format('  %-24s %s', name,
       math.type(v) == 'float' and string.format('%.4g', v) or tostring(v))
   end

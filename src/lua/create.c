@@ -75,10 +75,12 @@ static int l_full(lua_State *L)
 	lml_checkopts(L, 3, &o);
 	lml_checkdevice(L, &o);
 	if (!o.has_dtype && lua_isinteger(L, 2) && !o.requires_grad) o.dtype = LM_INT64;
+	lm_tensor *exact = lml_exact_integer(L, 2, o.dtype); /* past 2^53 */
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
 	LML_TRY(L, t, lm_full(n, shape, o.dtype, v));
 	lml_result(L, box, t);
+	if (exact && lm_copy_(t, exact)) lml_core_error(L);
 	lml_applyopts(L, t, &o);
 	return 1;
 }

@@ -248,6 +248,20 @@ int64_t lml_optinteger(lua_State *L, int idx, const char *what, int64_t def)
 	return lua_isnoneornil(L, idx) ? def : lml_checkinteger(L, idx, what);
 }
 
+lm_tensor *lml_exact_integer(lua_State *L, int idx, lm_dtype dt)
+{
+	if (dt != LM_INT64 || !lua_isinteger(L, idx)) return NULL;
+	lua_Integer v = lua_tointeger(L, idx);
+	if (v >= -((lua_Integer)1 << 53) && v <= ((lua_Integer)1 << 53)) return NULL;
+	idx = lua_absindex(L, idx);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *t;
+	LML_TRY(L, t, lm_empty(0, NULL, LM_INT64));
+	lml_result(L, box, t);
+	*(int64_t *)lm_tensor_data(t) = (int64_t)v;
+	return t;
+}
+
 double lml_checknumber(lua_State *L, int idx, const char *what)
 {
 	if (lua_type(L, idx) != LUA_TNUMBER) {

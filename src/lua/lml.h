@@ -102,6 +102,12 @@ int lml_isinteger(lua_State *L, int idx, int64_t *out);
 /* An integer argument (integral floats accepted, 2.5, NaN, strings rejected). */
 int64_t lml_checkinteger(lua_State *L, int idx, const char *what);
 int64_t lml_optinteger(lua_State *L, int idx, const char *what, int64_t def);
+/*
+ * Numbers reach the core as doubles, which round integers past 2^53 (2^53 + 1 compares equal to
+ * 2^53). When idx holds such a Lua integer and the tensor it goes with is int64 (dt), pushes a
+ * boxed 0-d int64 tensor holding it exactly and returns it; otherwise pushes nothing, returns NULL.
+ */
+lm_tensor *lml_exact_integer(lua_State *L, int idx, lm_dtype dt);
 /* A number argument (not a string). */
 double lml_checknumber(lua_State *L, int idx, const char *what);
 double lml_optnumber(lua_State *L, int idx, const char *what, double def);

@@ -83,6 +83,8 @@ static int arith(lua_State *L, lm_binop op)
 	if (!a && !b) lml_error(L, "expected at least one tensor, got two numbers");
 	double alpha = 1;
 	int scaled = opt_alpha(L, 3, op, &alpha);
+	if (!scaled && !a) a = lml_exact_integer(L, 1, lm_tensor_dtype(b)); /* past 2^53 */
+	if (!scaled && !b) b = lml_exact_integer(L, 2, lm_tensor_dtype(a));
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
 	LML_TRY(L, r, scaled ? apply_scaled(op, a, na, b, nb, alpha) : apply_binary(op, a, na, b, nb));
@@ -97,6 +99,7 @@ static int method(lua_State *L, lm_binop op)
 	lm_tensor *b = operand(L, 2, "argument 1", &n);
 	double alpha = 1;
 	int scaled = opt_alpha(L, 3, op, &alpha);
+	if (!scaled && !b) b = lml_exact_integer(L, 2, lm_tensor_dtype(a)); /* past 2^53 */
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
 	LML_TRY(L, r, scaled ? apply_scaled(op, a, 0, b, n, alpha) : apply_binary(op, a, 0, b, n));
@@ -110,6 +113,7 @@ static int inplace(lua_State *L, lm_binop op)
 	lm_tensor *a = lml_checkself(L);
 	lm_tensor *b = operand(L, 2, "argument 1", &n);
 	double alpha = 1;
+	if (!b && lua_isnoneornil(L, 3)) b = lml_exact_integer(L, 2, lm_tensor_dtype(a)); /* > 2^53 */
 	if (opt_alpha(L, 3, op, &alpha)) { /* a += alpha * b (a -= alpha * b): the optimizer step */
 		double s = op == LM_SUB ? -alpha : alpha;
 		if (b ? lm_add_scaled_(a, b, s) : lm_binary_scalar_(LM_ADD, a, s * n)) lml_core_error(L);
@@ -227,7 +231,8 @@ static int m_fill_(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
 	double v = lml_checknumber(L, 2, "value");
-	if (lm_fill_(t, v)) lml_core_error(L);
+	lm_tensor *exact = lml_exact_integer(L, 2, lm_tensor_dtype(t)); /* past 2^53 */
+	if (exact ? lm_copy_(t, exact) : lm_fill_(t, v)) lml_core_error(L);
 	lua_settop(L, 1);
 	return 1;
 }
@@ -270,13 +275,13 @@ static int f_where(lua_State *L)
 	lm_tensor *c = lml_checktensor(L, 1, "condition");
 	lm_tensor *a = operand(L, 2, "argument 2", &na);
 	lm_tensor *b = operand(L, 3, "argument 3", &nb);
-	if (!a) {
+	if (!a && !(a = lml_exact_integer(L, 2, number_dtype(L, 2, b)))) {
 		lm_dtype dt = number_dtype(L, 2, b);
 		lm_tensor **tb = lml_newbox(L);
 		lml_result(L, tb, lm_scalar(na, dt));
 		a = *tb;
 	}
-	if (!b) {
+	if (!b && !(b = lml_exact_integer(L, 3, number_dtype(L, 3, a)))) {
 		lm_dtype dt = number_dtype(L, 3, a);
 		lm_tensor **tb = lml_newbox(L);
 		lml_result(L, tb, lm_scalar(nb, dt));

@@ -204,3 +204,24 @@ test.case('a float becomes the same uint8 whichever way it is converted', functi
     test.eq(lm.zeros(1, { dtype = 'uint8' }):fill_(v):item(), a, 'fill_ ' .. v)
   end
 end)
+
+test.case('integers past 2^53 next to an int64 tensor are not rounded', function()
+  -- numbers reached the core as doubles: 2^53 + 1 compared equal to 2^53, and
+  -- lm.full({1}, math.maxinteger) held 2^63 - 1024
+  local b = 9007199254740993 -- 2^53 + 1
+  local x = lm.tensor({ b })
+  test.eq(x:eq(b):item(), 1)
+  test.eq(lm.eq(b, x):item(), 1)
+  test.eq(x:eq(b - 1):item(), 0)
+  test.eq((x + 1):item(), b + 1)
+  test.eq((x - b):item(), 0)
+  test.eq(lm.tensor({ math.maxinteger }):lt(math.maxinteger):item(), 0)
+  test.eq(lm.full({ 1 }, math.maxinteger):item(), math.maxinteger)
+  test.eq(lm.zeros(1, { dtype = 'int64' }):fill_(b):item(), b)
+  local z = lm.zeros(2, { dtype = 'int64' })
+  z[2] = math.mininteger + 1
+  test.eq(z:tolist(), { 0, math.mininteger + 1 })
+  test.eq(lm.where(lm.tensor({ 1, 0 }, { dtype = 'uint8' }), b, lm.tensor({ 5, 5 })):tolist(), { b, 5 })
+  test.eq(x:clone():add_(2):item(), b + 2)
+  test.eq((lm.tensor({ 3 }, { dtype = 'int32' }) + b):dtype(), 'int32') -- the number rule stands
+end)

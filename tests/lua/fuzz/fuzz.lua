@@ -460,6 +460,8 @@ local FLOATS = { 'float32', 'float64' }
 -- permuted, or expanded from size-1 dims (stride 0); floats may require grad (then a view of
 -- a leaf, or a result of one).
 local function materialize(r, shape, dtype)
+  -- (ipairs would follow a hostile table's __index forever)
+  if type(shape) ~= 'table' or getmetatable(shape) ~= nil then shape = { 3 } end
   for _, d in ipairs(shape) do
     if math.type(d) ~= 'integer' or d < 0 or d > 64 then shape = { 3 }; break end
   end
@@ -484,7 +486,7 @@ local function materialize(r, shape, dtype)
     x = lm.randn(base_shape, { dtype = dtype })
     if r.chance(0.1) then x:fill_(r.pick(SPECIAL)) end
   else
-    x = lm.randint(-2, 6, base_shape, { dtype = dtype })
+    x = lm.randint(dtype == 'uint8' and 0 or -2, 6, base_shape, { dtype = dtype })
   end
   if float and r.chance(0.25) then x:requires_grad_(true) end
   if layout == 2 and #shape > 0 then x = x:narrow(#shape, 2, shape[#shape])
@@ -950,6 +952,7 @@ end
 local function check_error(err)
   if err == M.FUZZ_ERROR then return nil end
   if type(err) ~= 'string' then return 'raised a non-string error (' .. type(err) .. ')' end
+  if err:find('fuzzhang:', 1, true) then return err end
   if err:find('^[^\n]-fuzz/fuzz%.lua:%d+: ') then return nil end -- raised by a fuzz function
   if not names_function(err) then return 'error does not name a function: ' .. err end
   if #err > 2000 then return 'error message of ' .. #err .. ' bytes' end
@@ -1057,6 +1060,12 @@ local function run_episode(api, seed, e, opts, upto, state)
     end
     if entry.name == 'kernels.latency' then state.latency_changed = true end
     local t0 = lm.sys.clock()
+    -- a Lua loop (in a Lua-side API function) that runs past the limit is stopped here; C loops
+    -- are caught by the child process's timeout in run.lua
+    local limit = opts.slow or 5
+    debug.sethook(function()
+      if lm.sys.clock() - t0 > limit then error('fuzzhang: a Lua loop ran past ' .. limit .. ' s', 0) end
+    end, '', 1000000)
     if inject then lm.sys.fail_alloc_after(inject) end
     local res
     if in_coroutine then
@@ -1066,6 +1075,7 @@ local function run_episode(api, seed, e, opts, upto, state)
     else
       res = table.pack(pcall(entry.fn, table.unpack(args, 1, n)))
     end
+    debug.sethook()
     restore(state)
     local dt = lm.sys.clock() - t0
     if opts.stats then
