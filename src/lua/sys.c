@@ -68,9 +68,15 @@ static int l_reset_peak_memory(lua_State *L)
 
 static int l_set_num_threads(lua_State *L)
 {
+	/* OpenMP ends the process when it cannot start a thread (libgomp: "Thread creation
+	 * failed"), which 4096 threads do under a container's pids or memory limit: at most 4 per
+	 * core (64 on small machines), which no loop here profits from exceeding anyway. */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t most = cpus > 16 ? 4 * (int64_t)cpus : 64;
 	int64_t n = lml_checkinteger(L, 1, "n");
-	if (n < 0 || n > 4096) lml_error(L, "n must lie in 0..4096 (0: all cores), got %lld",
-	                                 (long long)n);
+	if (n < 0 || n > most)
+		lml_error(L, "n must lie in 0..%lld (0: all cores; at most 4 threads per core, 64 on "
+		          "small machines), got %lld", (long long)most, (long long)n);
 	lm_set_num_threads((int)n);
 	return 0;
 }

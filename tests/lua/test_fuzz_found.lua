@@ -225,3 +225,14 @@ test.case('integers past 2^53 next to an int64 tensor are not rounded', function
   test.eq(x:clone():add_(2):item(), b + 2)
   test.eq((lm.tensor({ 3 }, { dtype = 'int32' }) + b):dtype(), 'int32') -- the number rule stands
 end)
+
+test.case('set_num_threads refuses thread counts that OpenMP may fail to start', function()
+  -- 4096 was accepted, and libgomp ends the process when it cannot create a thread (a
+  -- container's pids or memory limit): "libgomp: Thread creation failed"
+  local n = lm.get_num_threads()
+  test.raises(function() lm.set_num_threads(4096) end, 'lm.set_num_threads: n must lie in 0..')
+  lm.set_num_threads(3)
+  test.eq(lm.get_num_threads(), 3)
+  test.eq(lm.ones(300, 300):sum():item(), 90000)
+  lm.set_num_threads(n)
+end)

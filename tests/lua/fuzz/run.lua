@@ -77,13 +77,15 @@ local bad, t0 = 0, lm.sys.clock()
 for seed = opts.seeds[1], opts.seeds[2] do
   local cmd = string.format('timeout -s KILL %d %s %s --seed %d %s >%s 2>&1', opts.timeout,
     q(exe), q(here .. 'run.lua'), seed, common, q(tmp))
+  local c0 = lm.sys.clock()
   local ok, how, code = os.execute(cmd)
+  local wall = lm.sys.clock() - c0
   local f = io.open(tmp)
   local out = f and f:read('a') or ''
   if f then f:close() end
   local summary = out:match('(seed %d+: [^\n]*)')
   if ok then
-    print(summary)
+    print(string.format('%s (%.1f s with start-up and exit)', summary, wall))
   else
     bad = bad + 1
     local reason = code == 9 and 'killed after ' .. opts.timeout .. ' s (a hang?)'
