@@ -7,14 +7,14 @@ local test = require 'lumen.test'
 local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
 local fuzz = dofile(here .. 'fuzz/fuzz.lua')
 
-for _, seed in ipairs({ 1, 2, 3, 4 }) do
+for _, seed in ipairs({ 1, 2, 3, 4, 5, 6 }) do
   test.case('fuzz seed ' .. seed, function()
-    local failures, stats = fuzz.run(seed, { episodes = 25, calls = 60, oracle = 8 })
+    local failures, stats = fuzz.run(seed, { episodes = 40, calls = 60, oracle = 8 })
     local lines = {}
     for i = 1, math.min(#failures, 5) do
       lines[i] = (failures[i].text or '?') .. ': ' .. failures[i].what
     end
     test.eq(#failures, 0, table.concat(lines, '\n'))
-    test.eq(stats.calls, 25 * 60)
+    test.eq(stats.calls, 40 * 60)
   end)
 end

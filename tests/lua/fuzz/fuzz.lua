@@ -838,6 +838,10 @@ function G.spvec(r, _, args)
   return materialize(r, { n }, r.chance(0.8) and 'float32' or r.pick(DTYPES)), 'vector ' .. n
 end
 function G.key(r, _, args) -- an element-access key for argument 1
+  if r.chance(0.1) then
+    local k = r.pick({ 'grad', 'requires_grad', 'grad_fn', 'is_leaf', 'shape', 'bogus' })
+    return k, M.describe(k)
+  end
   local x = open_tensor(args[1])
   local n = x and x:dim() or 1
   if r.chance(0.3) then return G.index1(r, nil, args) end
@@ -1046,6 +1050,10 @@ local function run_episode(api, seed, e, opts, upto, state)
         args[1], labels[1] = gen_self(r, pool, entry)
       end
       for i = 2, n do args[i], labels[i] = gen_arg(r, pool, entry.family) end
+      if r.chance(0.01) then -- very many arguments (a C function is only promised 20 free slots)
+        for i = n + 1, n + r.range(20, 250) do args[i], labels[i] = r.pick(SMALL), '1' end
+        n = #labels
+      end
     end
     local inject = r.chance(opts.inject or 0.05) and r.range(1, 12) or nil
     local in_coroutine = r.chance(0.03)
