@@ -183,6 +183,22 @@ static int l_gradcheck(lua_State *L)
 		}
 		lua_pop(L, 1);
 	}
+	/* the core's checks of the inputs, here so that inputs are numbered from 1, as in Lua */
+	int checked = 0;
+	for (int k = 0; k < n; k++) {
+		if (!ins[k] || !lm_tensor_requires_grad(ins[k])) continue;
+		checked++;
+		if (lm_tensor_dtype(ins[k]) != LM_FLOAT64)
+			lml_error(L, "input %d is %s; it must be float64", k + 1,
+			          lm_dtype_name(lm_tensor_dtype(ins[k])));
+		if (lm_tensor_grad_fn_name(ins[k]))
+			lml_error(L, "input %d was made by %s; pass leaves", k + 1,
+			          lm_tensor_grad_fn_name(ins[k]));
+		for (int j = 0; j < k; j++)
+			if (ins[j] && lm_tensor_requires_grad(ins[j]) && lm_tensor_shares_storage(ins[j], ins[k]))
+				lml_error(L, "inputs %d and %d share storage", j + 1, k + 1);
+	}
+	if (!checked) lml_error(L, "no input requires grad");
 	luaL_checkstack(L, 8, "gradcheck");
 	gc_ctx c = {L, 1, ""};
 	lm_gradcheck_report rep;
@@ -195,6 +211,20 @@ static int l_gradcheck(lua_State *L)
 	if (s) {
 		if (c.err[0]) lml_error(L, "fn failed: %s", c.err);
 		lml_core_error(L);
+	}
+	/* the core numbers the worst input and element from 0: say them from 1, as report.input
+	 * and report.index do */
+	const char *rest = rep.ok ? NULL : strstr(rep.message, ": analytic ");
+	if (rest) {
+		char idx[LM_MAX_DIMS * 24 + 3] = "[";
+		size_t len = 1;
+		for (int i = 0; i < rep.ndim && i < LM_MAX_DIMS && len < sizeof idx; i++)
+			len += (size_t)snprintf(idx + len, sizeof idx - len, "%s%lld", i ? ", " : "",
+			                        (long long)rep.index[i] + 1);
+		if (len < sizeof idx - 1) strcat(idx, "]");
+		char msg[sizeof rep.message + 64];
+		snprintf(msg, sizeof msg, "gradcheck: input %d, element %s%s", rep.input + 1, idx, rest);
+		snprintf(rep.message, sizeof rep.message, "%.*s", (int)sizeof rep.message - 1, msg);
 	}
 	lua_pushboolean(L, rep.ok);
 	lua_createtable(L, 0, 8);

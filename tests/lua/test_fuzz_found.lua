@@ -236,3 +236,18 @@ test.case('set_num_threads refuses thread counts that OpenMP may fail to start',
   test.eq(lm.ones(300, 300):sum():item(), 90000)
   lm.set_num_threads(n)
 end)
+
+test.case('gradcheck numbers inputs and elements from 1, as Lua does', function()
+  -- the core's messages said "input 0" and "element [0]" for the first ones
+  local x = lm.randn(2, { dtype = 'float64', requires_grad = true })
+  test.raises(function() return lm.autograd.gradcheck(function(a) return a end, { x, nil, x }) end,
+    'lm.autograd.gradcheck: inputs 1 and 3 share storage')
+  test.raises(function() return lm.autograd.gradcheck(function(a) return a end, { x:t() }) end,
+    'lm.autograd.gradcheck: input 1 was made by')
+  test.raises(function() return lm.autograd.gradcheck(function(a) return a end, { lm.ones(2) }) end,
+    'lm.autograd.gradcheck: no input requires grad')
+  local ok, rep = lm.autograd.gradcheck(function(a) return a:detach() end, { x })
+  test.eq(ok, false)
+  test.ok(rep.message:find('^gradcheck: input 1, element %[%d%]: analytic'), rep.message)
+  test.eq(rep.input, 1)
+end)
