@@ -25,7 +25,8 @@ bool lm_tensor_requires_grad(const lm_tensor *t);
 bool lm_tensor_is_leaf(const lm_tensor *t);
 /* The accumulated gradient of a leaf (borrowed), or NULL. */
 lm_tensor *lm_tensor_grad(const lm_tensor *t);
-/* Replaces (or with NULL clears) the gradient; g is retained. Shape must match. */
+/* Replaces (or with NULL clears) the gradient with a detached alias of g (g's storage, no graph,
+ * not requiring grad: a gradient can never keep t alive). Shape and dtype must match. */
 lm_status lm_tensor_set_grad(lm_tensor *t, lm_tensor *g);
 /* Name of the op that made t ("MulBackward"), or NULL for leaves. */
 const char *lm_tensor_grad_fn_name(const lm_tensor *t);

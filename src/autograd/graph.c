@@ -179,7 +179,10 @@ lm_status lm_tensor_set_grad(lm_tensor *t, lm_tensor *g)
 			return lmi_fail(LM_ERR_SHAPE, "grad: a gradient of shape %s (%s) for a tensor of shape "
 			                "%s (%s)", lmi_shape_s(g), lm_dtype_name(g->dtype), lmi_shape_s(t),
 			                lm_dtype_name(t->dtype));
-		lm_tensor_retain(g);
+		/* a detached alias, never g itself: t.grad = t, or a gradient computed from t (whose
+		 * graph holds t), would be a reference cycle that no release ever frees */
+		g = lmi_tensor_wrap(g->storage, g->dtype, g->ndim, g->shape, g->stride, g->offset);
+		if (!g) return lm_last_status();
 	}
 	lm_tensor_release(t->grad);
 	t->grad = g;

@@ -253,7 +253,6 @@ lm_tensor *lml_exact_integer(lua_State *L, int idx, lm_dtype dt)
 	if (dt != LM_INT64 || !lua_isinteger(L, idx)) return NULL;
 	lua_Integer v = lua_tointeger(L, idx);
 	if (v >= -((lua_Integer)1 << 53) && v <= ((lua_Integer)1 << 53)) return NULL;
-	idx = lua_absindex(L, idx);
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
 	LML_TRY(L, t, lm_empty(0, NULL, LM_INT64));

@@ -3,7 +3,8 @@
  * leaves, in-place changes of saved tensors, backward twice), bad input (roots that do not
  * require grad, non-scalar roots without grad, grads of the wrong shape or dtype), grad mode,
  * accumulation across calls, a 100,000-op chain, memory returning to its level, a 1,000-step MLP
- * loop that does not grow, and an allocation-failure sweep through backward.
+ * loop that does not grow, an allocation-failure sweep through backward, and .grad that cannot
+ * make a reference cycle.
  * Read next: test_gradcheck.c, ../../src/autograd/engine.c.
  */
 #include <math.h>
@@ -532,6 +533,24 @@ static void test_allocation_failures(void **state)
 	assert_true(failed > 10);
 }
 
+/* x.grad = x, or a gradient computed from x (whose graph holds x), kept x alive for ever: a
+ * reference cycle (found by the Lua fuzzer). set_grad keeps a detached alias instead. */
+static void test_set_grad_makes_no_cycle(void **state)
+{
+	(void)state;
+	lm_tensor *x = lm_ones(1, (int64_t[]){3}, LM_FLOAT32);
+	assert_int_equal(lm_tensor_requires_grad_(x, true), LM_OK);
+	assert_int_equal(lm_tensor_set_grad(x, x), LM_OK);
+	assert_true(lm_tensor_shares_storage(lm_tensor_grad(x), x));
+	assert_false(lm_tensor_requires_grad(lm_tensor_grad(x)));
+	lm_tensor *y = lm_binary_scalar(LM_MUL, x, 2);
+	assert_non_null(lm_tensor_grad_fn_name(y));
+	assert_int_equal(lm_tensor_set_grad(x, y), LM_OK);
+	assert_null(lm_tensor_grad_fn_name(lm_tensor_grad(x)));
+	lm_tensor_release(y);
+	lm_tensor_release(x); /* the leak check of the teardown sees whether x went */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_memory_returns),
 		cmocka_unit_test(test_mlp_loop_does_not_grow),
 		cmocka_unit_test(test_allocation_failures),
+		LEAK_TEST(test_set_grad_makes_no_cycle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,7 +119,7 @@ static void test_refuses_bad_input(void **state)
 	assert_int_equal(lm_tensor_set_grad(x, g), LM_OK);
 	assert_int_equal(lm_gradcheck(square_fn, NULL, 1, &x, NULL, &rep), LM_OK);
 	assert_true(rep.ok);
-	assert_ptr_equal(lm_tensor_grad(x), g);
+	assert_true(lm_tensor_shares_storage(lm_tensor_grad(x), g)); /* set_grad keeps an alias */
 	near(gc_at(g, 4), 1, 0, ".grad untouched");
 	lm_tensor *ts[] = {g, e, x, f, NULL};
 	drop(ts);

@@ -251,3 +251,19 @@ test.case('gradcheck numbers inputs and elements from 1, as Lua does', function(
   test.ok(rep.message:find('^gradcheck: input 1, element %[%d%]: analytic'), rep.message)
   test.eq(rep.input, 1)
 end)
+
+test.case('x.grad = x, or a gradient made from x, leaks nothing', function()
+  -- a reference cycle through .grad kept x alive for ever
+  local t0 = live()
+  do
+    local p = lm.randn(3, { requires_grad = true })
+    p.grad = p
+    local q = lm.randn(3, { requires_grad = true })
+    q.grad = q * 2
+    local a, b = lm.randn(2, { requires_grad = true }), lm.randn(2, { requires_grad = true })
+    a.grad, b.grad = b, a
+    test.ok(p.grad:shares_storage(p))
+    test.eq(q.grad.requires_grad, false)
+  end
+  test.eq(live(), t0)
+end)
