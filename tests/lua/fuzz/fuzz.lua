@@ -1063,11 +1063,17 @@ local function run_episode(api, seed, e, opts, upto, state)
     local garbage = r.chance(0.05) -- garbage whose finalizer closes a tensor of the pool
     local text = string.format('seed %d episode %d call %d: %s(%s)%s%s%s', seed, e, c, entry.name,
       table.concat(labels, ', ', 1, n), inject and (' [allocation ' .. inject .. ' fails]') or '',
-      in_coroutine and ' [in a coroutine]' or '', garbage and ' [a finalizer closes a tensor]' or '')
+      in_coroutine and ' [in a coroutine]' or '', garbage and ' [garbage with a finalizer]' or '')
     if opts.trace then io.stderr:write(text, '\n'); io.stderr:flush() end
-    if garbage then
+    if garbage then -- finalizers that run API calls wherever the collector runs them
       local victim = pool.tensors[r.int(#pool.tensors)]
-      setmetatable({}, { __gc = function() victim:close() end })
+      local act = r.range(1, 4)
+      setmetatable({}, { __gc = function()
+        if act == 1 then victim:close()
+        elseif act == 2 then victim:fill_(7)
+        elseif act == 3 then victim.grad = nil; victim:requires_grad_(false)
+        else local _ = lm.zeros(1000) + victim end
+      end })
     end
     if entry.name == 'kernels.latency' then state.latency_changed = true end
     local t0 = lm.sys.clock()
