@@ -36,6 +36,11 @@ void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim, c
 	it->nops = n;
 	it->numel = 1;
 	for (int i = 0; i < ndim; i++) it->numel *= shape[i];
+	if (it->numel == 0) { /* one empty row: the byte strides of a huge shape with no elements */
+		it->ndim = 1;     /* ([0, 2^63 - 1] of float32) would overflow */
+		for (int k = 0; k < n; k++) it->base[k] = lmi_data(ops[k]);
+		return;
+	}
 	for (int k = 0; k < n; k++) {
 		lmi_broadcast_strides(ops[k], ndim, shape, st[k]);
 		it->base[k] = lmi_data(ops[k]);
@@ -61,7 +66,6 @@ void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim, c
 		it->shape[0] = 1;
 		m = 1;
 	}
-	/* A size-0 dim anywhere means no elements; keep the shape but numel says 0. */
 	it->ndim = m;
 }
 

@@ -180,6 +180,13 @@ static void test_empty_huge_shapes(void **state)
 	lm_tensor_release(ly);
 	lm_tensor_release(y);
 	lm_tensor_release(w);
+	/* sizes next to 2^63: byte strides ([0, 2^63 - 1] of float32) and block counts overflowed */
+	lm_tensor *o = lm_ones(2, (int64_t[]){0, INT64_MAX}, LM_FLOAT32);
+	assert_non_null(o);
+	lm_tensor *c = lm_cumsum(o, 0);
+	assert_non_null(c);
+	lm_tensor_release(c);
+	lm_tensor_release(o);
 	lm_tensor_release(e);
 }
 

@@ -267,3 +267,12 @@ test.case('x.grad = x, or a gradient made from x, leaks nothing', function()
   end
   test.eq(live(), t0)
 end)
+
+test.case('tensors with no elements and a size near 2^63 work', function()
+  -- byte strides of [0, 2^63 - 1] (times 4 bytes) and cumsum's block count overflowed
+  local x = lm.ones(0, math.maxinteger)
+  test.eq(x:numel(), 0)
+  test.eq(x:cumsum(1):shape(), { 0, math.maxinteger })
+  test.eq((x + 1):numel(), 0)
+  test.eq(lm.zeros(math.maxinteger, 0, { dtype = 'float64' }):t():contiguous():shape(), { 0, math.maxinteger })
+end)

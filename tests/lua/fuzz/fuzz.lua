@@ -339,6 +339,8 @@ local function make_pool(r)
   put(lm.zeros(2 ^ 32, 0), 'zeros(2^32, 0)')
   put(lm.empty(0, 2 ^ 40, { dtype = 'int64' }), 'empty(0, 2^40):int64')
   put(lm.zeros(2 ^ 31, 0, 2 ^ 31, { dtype = 'float64', requires_grad = true }), 'zeros(2^31, 0, 2^31):rg')
+  put(lm.zeros(0, math.maxinteger), 'zeros(0, 2^63-1)')
+  put(lm.ones(math.maxinteger, 0, { dtype = 'float64' }), 'ones(2^63-1, 0):float64')
   -- kernels' userdata
   put(kernels.sparse(lm.tensor({ { 1, 0, 2 }, { 0, 0, 3 }, { 4, 0, 0 } }, { dtype = 'float32' })),
     'sparse(3x3)')
