@@ -3,11 +3,12 @@
  *
  * Design: the first call dlopens the module from, in order, $LUMEN_CUDA_MODULE, the directory of
  * the running executable, the build directory (LUMEN_BUILD_DIR) and the install libdir
- * (LUMEN_INSTALL_LIBDIR), takes its function table (cuda_api.h) and asks for the devices. The
+ * (LUMEN_INSTALL_LIBDIR), takes its device table (cuda_module.h) and asks for the devices. The
  * outcome, with the reason when there is no usable GPU (module missing, cudaErrorInsufficientDriver
- * = 35 or cudaErrorNoDevice = 100: no driver or no device), is kept for later calls. Plain C, no
- * CUDA headers: liblumen does not link CUDA.
- * Read next: cuda_api.h, cuda/module.cu.
+ * = 35 or cudaErrorNoDevice = 100: no driver or no device), is kept for later calls. The parts
+ * that run on the GPU take their own tables from the module by name (lmi_cuda_module_symbol; the
+ * kernels: ../kernels/kernels.c). Plain C, no CUDA headers: liblumen does not link CUDA.
+ * Read next: cuda_module.h, ../kernels/cuda/module.cu (the module's side).
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -17,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cuda_api.h"
+#include "backend/cuda_module.h"
 #include "core/lmi.h"
 #include "lumen/cuda.h"
 
@@ -26,7 +27,8 @@
 #endif
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const lmi_cuda_api *api;   /* the table, when the module loaded */
+static void *handle;              /* the module, when it loaded */
+static const lmi_cuda_module *api; /* its device table */
 static int ndevices;              /* devices the driver reports */
 static char device_name[256];
 static char reason[768];          /* why there is no usable device */
@@ -95,12 +97,12 @@ static void load(void)
 #endif
 		return;
 	}
-	const lmi_cuda_api *(*get)(void);
-	*(void **)&get = dlsym(h, LMI_CUDA_API_SYMBOL);
-	const lmi_cuda_api *a = get ? get() : NULL;
-	if (!a || a->version != LMI_CUDA_API_VERSION) {
+	const lmi_cuda_module *(*get)(void);
+	*(void **)&get = dlsym(h, LMI_CUDA_MODULE_SYMBOL);
+	const lmi_cuda_module *a = get ? get() : NULL;
+	if (!a || a->version != LMI_CUDA_MODULE_VERSION) {
 		snprintf(reason, sizeof reason, "the CUDA module %s is not of this build (API version %d, "
-		         "expected %d)", LUMEN_CUDA_MODULE_NAME, a ? a->version : -1, LMI_CUDA_API_VERSION);
+		         "expected %d)", LUMEN_CUDA_MODULE_NAME, a ? a->version : -1, LMI_CUDA_MODULE_VERSION);
 		dlclose(h);
 		return;
 	}
@@ -117,15 +119,22 @@ static void load(void)
 	} else {
 		ndevices = count;
 	}
-	api = a; /* the module stays loaded for the life of the process */
+	handle = h; /* the module stays loaded for the life of the process */
+	api = a;
 }
 
-const lmi_cuda_api *lmi_cuda_api_get(const char *fname)
+void *lmi_cuda_module_symbol(const char *fname, const char *symbol)
 {
 	pthread_once(&once, load);
-	if (api && ndevices > 0) return api;
-	return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'cuda' is not available: %s", fname,
-	                     reason);
+	if (!api || ndevices < 1)
+		return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'cuda' is not available: %s", fname,
+		                     reason);
+	void *p = dlsym(handle, symbol);
+	if (!p)
+		return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'cuda' is not available: the CUDA module "
+		                     "%s has no %s (not of this build)", fname, LUMEN_CUDA_MODULE_NAME,
+		                     symbol);
+	return p;
 }
 
 bool lm_cuda_is_available(void)
@@ -142,6 +151,9 @@ const char *lm_cuda_unavailable_reason(void)
 
 const char *lm_cuda_device_name(void)
 {
-	if (!lmi_cuda_api_get("cuda.device_name")) return NULL;
+	pthread_once(&once, load);
+	if (!api || ndevices < 1)
+		return lmi_fail_null(LM_ERR_DEVICE, "cuda.device_name: backend 'cuda' is not available: %s",
+		                     reason);
 	return device_name;
 }

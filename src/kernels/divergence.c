@@ -55,7 +55,7 @@ static lm_status run(const lmi_kcall *k, int pattern, const float *x, float *y, 
 		lmi_simt_free(s);
 		return st;
 	}
-	const lmi_cuda_api *api = lmi_cuda_api_get(k->fname);
+	const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
 	if (!api) return lm_last_status();
 	lmi_cuda_divergence_call c = {.pattern = pattern, .warps = k->n / 32, .block = k->block,
 	                              .x = x, .y = y, .repeats = k->repeats};

@@ -77,7 +77,7 @@ static lm_status run_emu(const lmi_kcall *k, const hist_input *in, uint32_t *his
 static lm_status run_cuda(const lmi_kcall *k, const hist_input *in, uint32_t *histo,
                           lm_kernel_info *info)
 {
-	const lmi_cuda_api *api = lmi_cuda_api_get(k->fname);
+	const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
 	if (!api) return lm_last_status();
 	lmi_cuda_hist_call c = {
 		.algo = k->algo,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/cuda_module.h"
 #include "kernels/patterns.h"
 #include "kernels/trace.h"
 #include "lumen/cuda.h"
@@ -407,6 +408,21 @@ bool lm_kernel_info_counter(const lm_kernel_info *i, const char *name, double *o
 			return true;
 		}
 	return false;
+}
+
+/* ---------------------------------------------------------------- the CUDA module's kernels */
+
+const lmi_cuda_kernels *lmi_cuda_kernels_get(const char *fname)
+{
+	const lmi_cuda_kernels *(*get)(void);
+	*(void **)&get = lmi_cuda_module_symbol(fname, LMI_CUDA_KERNELS_SYMBOL);
+	if (!get) return NULL;
+	const lmi_cuda_kernels *t = get();
+	if (!t || t->version != LMI_CUDA_KERNELS_VERSION)
+		return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'cuda' is not available: the CUDA module "
+		                     "is not of this build (kernels table version %d, expected %d)", fname,
+		                     t ? t->version : -1, LMI_CUDA_KERNELS_VERSION);
+	return t;
 }
 
 /* ---------------------------------------------------------------- timing */

@@ -73,7 +73,7 @@ static lm_status run(const lmi_kcall *k, const mm *p, lm_kernel_info *info)
 		break;
 	}
 	case LMI_BACKEND_CUDA: {
-		const lmi_cuda_api *api = lmi_cuda_api_get(k->fname);
+		const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
 		if (!api) return lm_last_status();
 		lmi_cuda_matmul_call c = {
 			.algo = k->algo, .is_double = k->dtype == LM_FLOAT64, .a = p->a, .b = p->b,

@@ -10,7 +10,7 @@
 #ifndef LUMEN_KERNELS_PATTERNS_H
 #define LUMEN_KERNELS_PATTERNS_H
 
-#include "backend/cuda_api.h"
+#include "kernels/cuda/cuda_api.h"
 #include "core/lmi.h"
 #include "kernels/simt.h"
 #include "lumen/kernels.h"

@@ -66,7 +66,7 @@ static lm_status run_cpu(const lmi_kcall *k, const void *x, void *y, lm_kernel_i
 
 static lm_status run_cuda(const lmi_kcall *k, const void *x, void *y, lm_kernel_info *info)
 {
-	const lmi_cuda_api *api = lmi_cuda_api_get(k->fname);
+	const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
 	if (!api) return lm_last_status();
 	lmi_cuda_call c = {
 		.is_double = k->dtype == LM_FLOAT64,

@@ -87,7 +87,7 @@ static lm_status run(const lmi_kcall *k, const lmi_sparse_view *A, const void *x
 		break;
 	}
 	case LMI_BACKEND_CUDA: {
-		const lmi_cuda_api *api = lmi_cuda_api_get(k->fname);
+		const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
 		if (!api) return lm_last_status();
 		lmi_cuda_spmv_call c = {
 			.format = k->algo, .is_double = A->dtype == LM_FLOAT64, .m = A->m, .n = A->n,

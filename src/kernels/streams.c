@@ -165,7 +165,7 @@ static lm_status run_emu(const lmi_kcall *k, const streams_opts *so, const float
 static lm_status run_cuda(const lmi_kcall *k, const streams_opts *so, const float *a,
                           const float *b, float *c, lm_kernel_info *info)
 {
-	const lmi_cuda_api *api = lmi_cuda_api_get(k->fname);
+	const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
 	if (!api) return lm_last_status();
 	size_t bytes = (size_t)so->segments * sizeof(lmi_cuda_span);
 	lmi_cuda_span *ser = lm_alloc(bytes), *ovl = lm_alloc(bytes);

@@ -1,11 +1,12 @@
 /*
  * gpu_check.c — every pattern's CUDA run against the CPU, on random inputs, in one table.
  *
- * Design: calls the CUDA module's function table (src/backend/cuda_api.h) directly, the way
- * liblumen does after dlopen, and the native CPU runs (src/kernels/cpu_kernels.c). Inputs are
- * random integers in [-2, 3), so every partial sum is exact in float32 and float64 whatever the
- * order of additions: each result must equal the sequential reference exactly. Sizes include 1,
- * ragged lengths and 2^24 (the timing rows); blocks from 1 to 1024. The patterns of kernels II
+ * Design: calls the CUDA module's tables (src/backend/cuda_module.h: the device;
+ * src/kernels/cuda/cuda_api.h: the kernels) directly, the way liblumen does after dlopen, and the
+ * native CPU runs (src/kernels/cpu_kernels.c). Inputs are random integers in [-2, 3), so every
+ * partial sum is exact in float32 and float64 whatever the order of additions: each result must
+ * equal the sequential reference exactly. Sizes include 1, ragged lengths and 2^24 (the timing
+ * rows); blocks from 1 to 1024. The patterns of kernels II
  * (histogram, matmul, conv2d, SpMV, divergence, streams) follow in gpu_check_two.c.
  * Usage: gpu_check [--quick]. Exit: 0 all equal, 1 a mismatch or CUDA error, 2 no GPU.
  * Read next: docs/gpu-check.md.
@@ -16,7 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/cuda_api.h"
+#include "backend/cuda_module.h"
+#include "kernels/cuda/cuda_api.h"
 #include "kernels/cpu_kernels.h"
 #include "gpu_check.h"
 
@@ -79,7 +81,7 @@ static double cpu_ms(int scan, int dbl, const void *x, void *y, int64_t n, int i
 }
 
 /* One case: the CUDA run, the sequential reference, and (for timed rows) the CPU run. */
-static void check(const lmi_cuda_api *api, tally *tl, int scan, int algo, int dbl, int64_t n,
+static void check(const lmi_cuda_kernels *api, tally *tl, int scan, int algo, int dbl, int64_t n,
                   unsigned block, int inclusive, int timed)
 {
 	size_t es = dbl ? sizeof(double) : sizeof(float);
@@ -140,9 +142,10 @@ static void check(const lmi_cuda_api *api, tally *tl, int scan, int algo, int db
 int main(int argc, char **argv)
 {
 	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-	const lmi_cuda_api *api = lm_cuda_module_api();
+	const lmi_cuda_module *dev = lm_cuda_module_api();
+	const lmi_cuda_kernels *api = lm_cuda_kernels_api();
 	char msg[512] = "", name[256] = "";
-	int count = 0, err = api->device_count(&count, msg, sizeof msg);
+	int count = 0, err = dev->device_count(&count, msg, sizeof msg);
 	if (err == LMI_CUDA_ERR_NO_DRIVER || err == LMI_CUDA_ERR_NO_DEVICE || (!err && count < 1)) {
 		fprintf(stderr,
 		        "gpu-check: the build is complete, but there is no CUDA device here (%s).\n"
@@ -150,7 +153,7 @@ int main(int argc, char **argv)
 		        err ? msg : "the driver reports none");
 		return 2;
 	}
-	if (err || api->device_name(0, name, sizeof name, msg, sizeof msg)) {
+	if (err || dev->device_name(0, name, sizeof name, msg, sizeof msg)) {
 		fprintf(stderr, "gpu-check: CUDA failed: %s\n", msg);
 		return 1;
 	}

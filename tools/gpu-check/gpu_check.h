@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "backend/cuda_api.h"
+#include "kernels/cuda/cuda_api.h"
 
 typedef struct tally {
 	int runs, failures;
@@ -18,6 +18,6 @@ double gc_now_ms(void);
 /* xorshift64* integers in [lo, hi) */
 int gc_int(int lo, int hi);
 /* Histogram, matmul, conv2d, SpMV, divergence and streams rows of the table. */
-void gc_kernels_two(const lmi_cuda_api *api, tally *tl, int quick);
+void gc_kernels_two(const lmi_cuda_kernels *api, tally *tl, int quick);
 
 #endif

@@ -55,7 +55,7 @@ static double median5(double *t)
 
 /* ---------------------------------------------------------------- histogram */
 
-static void histogram(const lmi_cuda_api *api, tally *tl, int algo, int is_u8, int scaled, int64_t n,
+static void histogram(const lmi_cuda_kernels *api, tally *tl, int algo, int is_u8, int scaled, int64_t n,
                       unsigned bins, unsigned block, int same, int timed)
 {
 	static const char *const names[] = {"histogram global-atomic", "histogram privatized",
@@ -133,7 +133,7 @@ static int64_t compare(const void *got, const void *want, int64_t n, int dbl, ch
 	return bad;
 }
 
-static void matmul(const lmi_cuda_api *api, tally *tl, int algo, int dbl, int64_t m, int64_t k,
+static void matmul(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, int64_t m, int64_t k,
                    int64_t n, unsigned tile, int timed)
 {
 	size_t es = dbl ? 8 : 4;
@@ -166,7 +166,7 @@ static void matmul(const lmi_cuda_api *api, tally *tl, int algo, int dbl, int64_
 
 /* ---------------------------------------------------------------- conv2d */
 
-static void conv2d(const lmi_cuda_api *api, tally *tl, int algo, int dbl, int64_t h, int64_t w,
+static void conv2d(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, int64_t h, int64_t w,
                    int64_t mh, int64_t mw, unsigned tile, int timed)
 {
 	static const char *const names[] = {"conv2d naive", "conv2d constant", "conv2d tiled-input",
@@ -250,7 +250,7 @@ static void free_csr(csr *A)
 	for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
 }
 
-static void spmv(const lmi_cuda_api *api, tally *tl, int format, int dbl, int64_t m, int64_t n,
+static void spmv(const lmi_cuda_kernels *api, tally *tl, int format, int dbl, int64_t m, int64_t n,
                  double density, int timed)
 {
 	static const char *const names[] = {"spmv coo", "spmv csr", "spmv ell", "spmv jds"};
@@ -294,7 +294,7 @@ static void spmv(const lmi_cuda_api *api, tally *tl, int format, int dbl, int64_
 
 /* ---------------------------------------------------------------- divergence, streams */
 
-static void divergence(const lmi_cuda_api *api, tally *tl, int pattern, int64_t warps, int timed)
+static void divergence(const lmi_cuda_kernels *api, tally *tl, int pattern, int64_t warps, int timed)
 {
 	static const char *const names[] = {"divergence even-odd", "divergence half-warp",
 	                                    "divergence data", "divergence warp", "divergence none"};
@@ -327,7 +327,7 @@ static void divergence(const lmi_cuda_api *api, tally *tl, int pattern, int64_t 
 	free(y);
 }
 
-static void streams(const lmi_cuda_api *api, tally *tl, int64_t n, int segments)
+static void streams(const lmi_cuda_kernels *api, tally *tl, int64_t n, int segments)
 {
 	float *a = xmalloc((size_t)n * 4), *b = xmalloc((size_t)n * 4), *c = xmalloc((size_t)n * 4);
 	for (int64_t i = 0; i < n; i++) a[i] = (float)gc_int(-100, 100), b[i] = (float)gc_int(-100, 100);
@@ -355,7 +355,7 @@ static void streams(const lmi_cuda_api *api, tally *tl, int64_t n, int segments)
 	free(ovl);
 }
 
-void gc_kernels_two(const lmi_cuda_api *api, tally *tl, int quick)
+void gc_kernels_two(const lmi_cuda_kernels *api, tally *tl, int quick)
 {
 	int64_t big = quick ? 1 << 22 : 1 << 26;
 	printf("\nkernels II\n");

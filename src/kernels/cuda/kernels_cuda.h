@@ -1,12 +1,12 @@
 /*
  * kernels_cuda.h — the patterns' entry points inside the CUDA module (scan.cu, reduce.cu, ...), which
- * module.cu puts into the lmi_cuda_api table. Arguments and results as in ../../backend/cuda_api.h.
+ * module.cu puts into the lmi_cuda_kernels table. Arguments and results as in cuda_api.h.
  * Read next: scan.cu.
  */
 #ifndef LUMEN_KERNELS_CUDA_KERNELS_H
 #define LUMEN_KERNELS_CUDA_KERNELS_H
 
-#include "backend/cuda_api.h"
+#include "kernels/cuda/cuda_api.h"
 
 #ifdef __cplusplus
 extern "C" {

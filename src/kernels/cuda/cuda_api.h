@@ -1,16 +1,17 @@
 /*
- * cuda_api.h — the table of functions through which liblumen uses the CUDA module.
+ * cuda_api.h — the table of the course's kernels in the CUDA module: one run per pattern.
  *
- * Design: liblumen never links CUDA. The CUDA parts (the .cu files of src/backend/cuda/ and
- * src/kernels/cuda/) are built into the module liblumen_cuda.so, whose one exported function returns this table;
- * cuda_loader.c dlopens the module on first use. Both sides include this header, so it is plain C
- * with no CUDA types: every function returns 0 or the cudaError_t it met, with a message naming
+ * Design: liblumen never links CUDA. The .cu files of this directory are built into the module
+ * liblumen_cuda.so (dlopen'ed by ../../backend/cuda_loader.c), which exports this table as
+ * lm_cuda_kernels_api beside its device table (../../backend/cuda_module.h); the patterns look it
+ * up by name (lmi_cuda_kernels_get, ../kernels.c). Both sides include this header, so it is plain
+ * C with no CUDA types: every function returns 0 or the cudaError_t it met, with a message naming
  * the CUDA call written into msg (msg_cap bytes). tools/gpu-check links the module's sources
- * directly and calls the same table.
- * Read next: cuda_loader.c (liblumen's side), cuda/module.cu (the module's side).
+ * directly and calls the same tables.
+ * Read next: module.cu (the module's side), ../kernels.c (liblumen's side), scan.cu.
  */
-#ifndef LUMEN_BACKEND_CUDA_API_H
-#define LUMEN_BACKEND_CUDA_API_H
+#ifndef LUMEN_KERNELS_CUDA_API_H
+#define LUMEN_KERNELS_CUDA_API_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,12 +20,8 @@
 extern "C" {
 #endif
 
-#define LMI_CUDA_API_VERSION 2
-#define LMI_CUDA_API_SYMBOL "lm_cuda_module_api"
-
-/* cudaErrorInsufficientDriver and cudaErrorNoDevice: "there is no GPU to use", not a failure. */
-#define LMI_CUDA_ERR_NO_DRIVER 35
-#define LMI_CUDA_ERR_NO_DEVICE 100
+#define LMI_CUDA_KERNELS_VERSION 3
+#define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The variants, numbered alike on both sides. */
 enum { LMI_SCAN_KOGGE_STONE = 0, LMI_SCAN_BRENT_KUNG, LMI_SCAN_HIERARCHICAL, LMI_SCAN_ALGO_COUNT };
@@ -151,10 +148,8 @@ typedef struct lmi_cuda_streams_call {
 	int pinned;               /* out: 1 when the host buffers were pinned */
 } lmi_cuda_streams_call;
 
-typedef struct lmi_cuda_api {
-	int version; /* LMI_CUDA_API_VERSION */
-	int (*device_count)(int *count, char *msg, size_t msg_cap);
-	int (*device_name)(int device, char *name, size_t name_cap, char *msg, size_t msg_cap);
+typedef struct lmi_cuda_kernels {
+	int version; /* LMI_CUDA_KERNELS_VERSION */
 	int (*scan)(lmi_cuda_call *call, char *msg, size_t msg_cap);
 	int (*reduce)(lmi_cuda_call *call, char *msg, size_t msg_cap);
 	int (*histogram)(lmi_cuda_hist_call *call, char *msg, size_t msg_cap);
@@ -163,15 +158,15 @@ typedef struct lmi_cuda_api {
 	int (*spmv)(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
 	int (*divergence)(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
 	int (*streams)(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
-} lmi_cuda_api;
+} lmi_cuda_kernels;
 
 /* The module's exported entry point (extern "C"). */
-const lmi_cuda_api *lm_cuda_module_api(void);
+const lmi_cuda_kernels *lm_cuda_kernels_api(void);
 
-/* liblumen's side (cuda_loader.c): the table when a device is usable; else NULL with
- * LM_ERR_DEVICE and a message that starts with fname and says why (module missing, no driver, no
- * device). Loads the module on the first call. */
-const lmi_cuda_api *lmi_cuda_api_get(const char *fname);
+/* liblumen's side (../kernels.c): the table when a device is usable; else NULL with LM_ERR_DEVICE
+ * and a message that starts with fname and says why (module missing, no driver, no device, a
+ * module of another build). Loads the module on the first call. */
+const lmi_cuda_kernels *lmi_cuda_kernels_get(const char *fname);
 
 #ifdef __cplusplus
 }
