@@ -69,7 +69,7 @@ static lm_status run(const lmi_kcall *k, const conv *p, lm_kernel_info *info)
 	case LMI_BACKEND_CPU: {
 		cpu_run r = {k, p};
 		double ms;
-		if ((st = lmi_time_median(k->fname, k->repeats, cpu_once, &r, &ms)) != LM_OK) return st;
+		if ((st = lmi_time_median(k->fname, k->repeats, cpu_once, NULL, &r, &ms)) != LM_OK) return st;
 		lmi_info_add_measured(info, ms, bytes);
 		lmi_info_add(info, "gflops", flops / (ms * 1e6));
 		lmi_info_add(info, "threads", lmi_cpu_kernel_threads());

@@ -52,7 +52,7 @@ static lm_status run_cpu(const lmi_kcall *k, const hist_input *in, int64_t *coun
 	for (unsigned b = 0; b < 256; b++) /* direct indices were checked to lie below bins */
 		r.lut[b] = (uint16_t)(in->scaled ? b * in->bins / 256 : b < in->bins ? b : 0);
 	double ms;
-	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, &r, &ms);
+	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, NULL, &r, &ms);
 	if (st) return st;
 	lmi_info_add_measured(info, ms, (double)k->n * (in->is_u8 ? 1.0 : 4.0)); /* one read */
 	lmi_info_add(info, "threads", lmi_cpu_kernel_threads());

@@ -1,6 +1,6 @@
 /*
  * kernels.c — what every pattern call shares: options (lm_kernel_opts) resolved and checked once,
- * the info object (source, device, counters in order, trace), and timing of measured runs.
+ * and the info object (source, device, counters in order, trace). The driver: driver.c.
  *
  * Design: all checks happen before anything runs, with messages that name the call, the value and
  * the limit ("kernels.scan: block 2048 exceeds the limit of 1024 threads per block"). Counters are
@@ -12,9 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "backend/cuda_module.h"
 #include "kernels/patterns.h"
 #include "kernels/trace.h"
 #include "lumen/cuda.h"
@@ -408,51 +406,4 @@ bool lm_kernel_info_counter(const lm_kernel_info *i, const char *name, double *o
 			return true;
 		}
 	return false;
-}
-
-/* ---------------------------------------------------------------- the CUDA module's kernels */
-
-const lmi_cuda_kernels *lmi_cuda_kernels_get(const char *fname)
-{
-	const lmi_cuda_kernels *(*get)(void);
-	*(void **)&get = lmi_cuda_module_symbol(fname, LMI_CUDA_KERNELS_SYMBOL);
-	if (!get) return NULL;
-	const lmi_cuda_kernels *t = get();
-	if (!t || t->version != LMI_CUDA_KERNELS_VERSION)
-		return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'cuda' is not available: the CUDA module "
-		                     "is not of this build (kernels table version %d, expected %d)", fname,
-		                     t ? t->version : -1, LMI_CUDA_KERNELS_VERSION);
-	return t;
-}
-
-/* ---------------------------------------------------------------- timing */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-lm_status lmi_time_median(const char *fname, int repeats, int (*fn)(void *), void *arg,
-                          double *median_ms)
-{
-	double times[1000];
-	LM_ASSERT(repeats >= 1 && repeats <= 1000);
-	if (fn(arg)) return lmi_fail(LM_ERR_INTERRUPTED, "%s: interrupted", fname); /* warm-up */
-	for (int r = 0; r < repeats; r++) {
-		double t0 = now_ms();
-		if (fn(arg)) return lmi_fail(LM_ERR_INTERRUPTED, "%s: interrupted", fname);
-		times[r] = now_ms() - t0;
-	}
-	qsort(times, (size_t)repeats, sizeof times[0], cmp_double);
-	*median_ms = repeats % 2 ? times[repeats / 2]
-	                         : 0.5 * (times[repeats / 2 - 1] + times[repeats / 2]);
-	return LM_OK;
 }

@@ -1,17 +1,24 @@
 /*
- * patterns.h (internal) — what the pattern files (scan.c, reduce.c and their _emu.c hosts) share:
- * options resolved and checked once, the info object they fill, timing of the native runs.
+ * patterns.h (internal) — what the pattern files (scan.c, reduce.c, ... and their _emu.c hosts)
+ * share: options resolved and checked once, the pattern driver, the info object it fills, and
+ * the emulator's side of the launch plans.
  *
- * Design: a public call (lm_kernel_scan) resolves its lm_kernel_opts into an lmi_kcall (backend
- * chosen, algorithm looked up, block and coarsening defaulted and checked against the limits),
- * then runs one of three ways and fills an lm_kernel_info with counters in a fixed order.
- * Read next: kernels.c (this header's functions), scan.c, reduce.c.
+ * Design: a public call (lm_kernel_scan) is the pattern's checks plus three callbacks. The checks
+ * resolve its lm_kernel_opts into an lmi_kcall (backend chosen, algorithm looked up, block and
+ * coarsening defaulted and checked against the limits), take its inputs and output through the
+ * lmi_kcall (made contiguous, allocated, released at the end whatever happens) and fill the
+ * pattern's run struct (the call of its body/<pattern>_plan.h plus what the cpu run needs).
+ * lmi_pattern_run then runs it one of three ways (an lmi_pattern: emu, cpu, cuda) and fills an
+ * lm_kernel_info with counters in a fixed order: the emulator's, or the measured time, bytes and
+ * GB/s (+ gflops, threads or launches and block), then the pattern's own (finish).
+ * Read next: driver.c (the driver), kernels.c (options, info), scan.c (a pattern), scan_emu.c.
  */
 #ifndef LUMEN_KERNELS_PATTERNS_H
 #define LUMEN_KERNELS_PATTERNS_H
 
-#include "kernels/cuda/cuda_api.h"
 #include "core/lmi.h"
+#include "kernels/body/plan.h"
+#include "kernels/cuda/cuda_api.h"
 #include "kernels/simt.h"
 #include "lumen/kernels.h"
 
@@ -30,6 +37,23 @@ typedef struct lmi_kcall {
 	lm_dtype dtype;
 	int64_t n;
 	bool any_block;        /* lmi_kcall_shape accepts any block 1..1024, not only powers of two */
+	/* set by the pattern's checks for lmi_pattern_run */
+	char name[128];        /* the trace's name (emulated runs): "scan kogge-stone inclusive float32" */
+	double bytes;          /* what an ideal run moves (each operand once): the measured GB/s */
+	double flops;          /* > 0: the measured runs add gflops */
+	double sms;            /* > 0: the emulated run's multiprocessors, else the latency model's */
+	/* what the call holds while it runs (lmi_kcall_input, _output, _alloc, _operand) */
+	lm_status status;      /* the first failure among those */
+	lm_tensor *held[4], *out;
+	int nheld, nbufs, noperands;
+	struct {
+		void *p;
+		size_t bytes;
+	} bufs[4];
+	struct {
+		const void *p;
+		size_t bytes;
+	} operands[16];        /* every array a cpu run touches: flushed from the caches before each timed run */
 } lmi_kcall;
 
 /* What a pattern can run on (lmi_kcall_begin): patterns without a cpu run (divergence, streams)
@@ -83,17 +107,70 @@ void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lm
 /* time_ms, bytes, gbps (+ threads for the cpu) of a measured run. */
 void lmi_info_add_measured(lm_kernel_info *info, double time_ms, double bytes);
 
-/* Runs fn(arg) once to warm up, then `repeats` times; *median_ms: the median wall time
- * (CLOCK_MONOTONIC). fn returns non-zero when interrupted: then LM_ERR_INTERRUPTED. */
-lm_status lmi_time_median(const char *fname, int repeats, int (*fn)(void *), void *arg,
-                          double *median_ms);
+/* ---------------------------------------------------------------- the pattern driver (driver.c) */
+
+/* The first check of every public call: out and info must not be NULL; both are set to NULL. */
+lm_status lmi_kcall_start(const char *fname, lm_tensor **out, lm_kernel_info **info);
+/* The data of a contiguous version of x (x itself, or a copy), held until the end of the call; an
+ * operand of the cpu run. NULL when k has failed (the failure is kept in k->status). */
+const void *lmi_kcall_input(lmi_kcall *k, const lm_tensor *x);
+/* Takes y (NULL: the failure of the call that made it) as the call's result: handed to *out when
+ * the run succeeds, released otherwise. Its data, or NULL when k has failed. */
+void *lmi_kcall_output(lmi_kcall *k, lm_tensor *y);
+/* bytes of host memory (lm_alloc) until the end of the call, an operand of the cpu run; NULL for
+ * 0 bytes or when k has failed (LM_ERR_NOMEM is kept). */
+void *lmi_kcall_alloc(lmi_kcall *k, size_t bytes);
+/* Borrowed memory the cpu run touches (a sparse matrix's arrays, a string's bytes). */
+void lmi_kcall_operand(lmi_kcall *k, const void *p, size_t bytes);
+
+/* A pattern: the three runs of its call and what it adds to the info. `run` is the pattern's
+ * run struct (patterns.h below), filled by its checks. */
+typedef struct lmi_pattern {
+	const char *name; /* the info's pattern: "scan" */
+	/* The emulated run: the plan's launches on s (<pattern>_emu.c). */
+	lm_status (*emu)(lmi_simt *s, const lmi_kcall *k, void *run);
+	/* One native run (cpu_kernels.h), timed by the driver: the median of k->repeats after a
+	 * warm-up, each started with the operands flushed from the caches; non-zero when stopped
+	 * (lmi_interrupt_flag). NULL: no cpu run (LMI_RUNS_NO_CPU). */
+	int (*cpu)(const lmi_kcall *k, void *run);
+	/* The CUDA run through the module's table: 0, or the CUDA error with msg written. */
+	int (*cuda)(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run, lmi_cuda_timing *t,
+	            char *msg, size_t msg_cap);
+	/* Optional, after a successful run: the pattern's own counters (and results it converts).
+	 * emu: the emulator's counters for an emulated run, NULL for a measured one. */
+	lm_status (*finish)(lm_kernel_info *info, const lmi_kcall *k, void *run,
+	                    const lmi_simt_counters *emu);
+	/* The measured runs report their own counters in finish (streams: two schedules, not one
+	 * time): the driver adds none. */
+	bool own_measures;
+} lmi_pattern;
+
+/*
+ * Runs k's call of pattern pt (k->backend) and fills a new info: the emulator's counters, or
+ * time_ms, bytes, gbps (+ gflops when k->flops > 0), then threads (cpu) or launches (when the run
+ * counts them) and block (cuda), then finish's. On success *out takes the output and *info the
+ * info; always releases what k holds. Returns k->status when an input or output failed before.
+ */
+lm_status lmi_pattern_run(const lmi_pattern *pt, lmi_kcall *k, void *run, lm_tensor **out,
+                          lm_kernel_info **info);
+
+/* Runs fn(arg) once to warm up, then `repeats` times, calling cold(arg) (may be NULL) before each
+ * timed run; *median_ms: the median wall time (CLOCK_MONOTONIC) of the timed runs. fn returns
+ * non-zero when interrupted: then LM_ERR_INTERRUPTED. */
+lm_status lmi_time_median(const char *fname, int repeats, int (*fn)(void *), void (*cold)(void *),
+                          void *arg, double *median_ms);
+/* Writes back and evicts the cache lines of [p, p + bytes) from every cache level (clflush on
+ * x86-64); returns the lines flushed: 0 where the CPU offers no such instruction to programs
+ * (then measured runs of inputs smaller than the caches time the caches, docs/trace.md). */
+size_t lmi_cache_flush(const void *p, size_t bytes);
+/* Lines flushed by lmi_cache_flush in this process (tests). */
+int64_t lmi_cache_lines_flushed(void);
 
 /* "AMD EPYC 9454P 48-Core Processor" (from /proc/cpuinfo), or "CPU". */
 const char *lmi_cpu_model(void);
 
-/* The emulated runs (scan_emu.c, reduce_emu.c): out is preallocated (scan: n elements, reduce:
- * one), x contiguous; s records into its trace. */
-lm_status lmi_emu_scan(lmi_simt *s, const lmi_kcall *k, const void *x, void *out);
+/* The emulated runs (reduce_emu.c): out is preallocated (one element), x contiguous; s records
+ * into its trace. */
 lm_status lmi_emu_reduce(lmi_simt *s, const lmi_kcall *k, const void *x, void *out);
 
 /* histogram_emu.c: histo is zeroed, then counts bins bins. */
@@ -135,5 +212,70 @@ lm_status lmi_emu_vector_add(lmi_simt *s, const float *A, const float *B, float 
  * model in force is used, with sms replaced when sms > 0. */
 lm_status lmi_emu_start(const lmi_kcall *k, const char *name, lm_kernel_info *info, double sms,
                         lmi_simt **out);
+
+/* ---------------------------------------------------------------- the emulator's host code */
+
+/* A kernel of a pattern on the emulator: its name and its entry per element type. */
+typedef struct lmi_emu_kernel {
+	const char *name;
+	void (*entry[2])(void *args);
+} lmi_emu_kernel;
+
+/*
+ * Expansions of a plan's kernel list K_(name, args) (body/plan.h) in <pattern>_emu.c, which first
+ * defines LMK_ARGS (the plan's argument struct) and LMK_SFX0, LMK_SFX1 (the kernels' suffixes for
+ * entry 0 and 1: _f32 and _f64; empty for a kernel of one type). LMI_EMU_ENTRY defines a kernel's
+ * two entries (unpack the arguments and call the kernel: what cudaLaunchKernel does), LMI_EMU_ROW
+ * its row of an lmi_emu_kernel table (in list order, so indexed by LMK_K_<name>).
+ */
+#define LMI_EMU_ENTRY(name, args)                                                                  \
+	static void LMK_CAT(name, _entry0)(void *p)                                                \
+	{                                                                                          \
+		const LMK_ARGS *a = p;                                                             \
+		LMK_CAT(name, LMK_SFX0) args;                                                      \
+	}                                                                                          \
+	static void LMK_CAT(name, _entry1)(void *p)                                                \
+	{                                                                                          \
+		const LMK_ARGS *a = p;                                                             \
+		LMK_CAT(name, LMK_SFX1) args;                                                      \
+	}
+#define LMI_EMU_ROW(name, args) {#name, {LMK_CAT(name, _entry0), LMK_CAT(name, _entry1)}},
+
+/* The emulator's launch of a plan's launch l: kernels[l->kernel], entry `type`, with args and the
+ * global or constant arrays the kernel may touch. */
+static inline lmi_simt_launch lmi_emu_launch(const lmi_emu_kernel *kernels, int type,
+                                             const lmk_launch *l, void *args,
+                                             const lmi_simt_array *arrays, int narrays)
+{
+	lmi_simt_launch L = {
+		.kernel = kernels[l->kernel].name,
+		.grid = {l->grid.x, l->grid.y, l->grid.z},
+		.block = {l->block.x, l->block.y, l->block.z},
+		.dyn_shared = l->shared,
+		.entry = kernels[l->kernel].entry[type],
+		.args = args,
+		.arrays = arrays,
+		.narrays = narrays,
+	};
+	return L;
+}
+
+/* A global array of length elements; rows x cols: its 2-D layout hint (0, 0: 1-D). */
+static inline lmi_simt_array lmi_emu_array(const char *name, lm_dtype dt, const void *data,
+                                           int64_t length, int64_t rows, int64_t cols, bool readonly)
+{
+	lmi_simt_array a = {.name = name, .space = LM_SPACE_GLOBAL, .dtype = dt, .data = (void *)data,
+	                    .length = length, .rows = rows, .cols = cols, .readonly = readonly};
+	return a;
+}
+
+/* ---------------------------------------------------------------- the patterns' runs */
+
+/* scan (scan.c, scan_emu.c): the call (body/scan_plan.h), and the cpu run's scratch. */
+typedef struct lmi_scan_run {
+	lmi_scan_call c;
+	void *scratch; /* lmi_cpu_scratch_bytes */
+} lmi_scan_run;
+lm_status lmi_emu_scan(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

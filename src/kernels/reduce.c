@@ -50,7 +50,7 @@ static lm_status run_cpu(const lmi_kcall *k, const void *x, void *y, lm_kernel_i
 	cpu_run r = {k, x, y, sb ? lm_alloc(sb) : NULL};
 	if (sb && !r.scratch) return lmi_fail(LM_ERR_NOMEM, "%s: out of memory", k->fname);
 	double ms;
-	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, &r, &ms);
+	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, NULL, &r, &ms);
 	if (r.scratch) lm_free(r.scratch, sb);
 	if (st) return st;
 	lmi_info_add_measured(info, ms, (double)k->n * (double)lm_dtype_size(k->dtype)); /* one read */

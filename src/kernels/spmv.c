@@ -81,7 +81,7 @@ static lm_status run(const lmi_kcall *k, const lmi_sparse_view *A, const void *x
 	case LMI_BACKEND_CPU: {
 		cpu_run r = {k, A, x, y};
 		double ms;
-		if ((st = lmi_time_median(k->fname, k->repeats, cpu_once, &r, &ms)) != LM_OK) return st;
+		if ((st = lmi_time_median(k->fname, k->repeats, cpu_once, NULL, &r, &ms)) != LM_OK) return st;
 		lmi_info_add_measured(info, ms, ideal_bytes(k->algo, A));
 		lmi_info_add(info, "threads", k->algo == LMI_SPMV_COO ? 1 : lmi_cpu_kernel_threads());
 		break;

@@ -91,14 +91,16 @@ static void check(const lmi_cuda_kernels *api, tally *tl, int scan, int algo, in
 		exit(1);
 	}
 	fill(x, n, dbl);
+	unsigned coarsen = (scan && algo == LMI_SCAN_HIERARCHICAL) ||
+	                           (!scan && algo == LMI_REDUCE_COARSENED) ? 4 : 1;
+	lmi_scan_call sc = {.is_double = dbl, .algo = algo, .x = x, .y = y, .n = n, .block = block,
+	                    .coarsen = coarsen, .inclusive = inclusive};
 	lmi_cuda_call c = {.is_double = dbl, .algo = algo, .x = x, .y = y, .n = n, .block = block,
-	                   .coarsen = (scan && algo == LMI_SCAN_HIERARCHICAL) ||
-	                                      (!scan && algo == LMI_REDUCE_COARSENED)
-	                                  ? 4
-	                                  : 1,
-	                   .inclusive = inclusive, .repeats = timed ? 5 : 1};
+	                   .coarsen = coarsen, .repeats = timed ? 5 : 1};
+	lmi_cuda_timing t = {.repeats = timed ? 5 : 1};
 	char msg[512] = "", what[64];
-	int err = scan ? api->scan(&c, msg, sizeof msg) : api->reduce(&c, msg, sizeof msg);
+	int err = scan ? api->scan(&sc, &t, msg, sizeof msg) : api->reduce(&c, msg, sizeof msg);
+	if (!scan) t.time_ms = c.time_ms;
 	snprintf(what, sizeof what, "%s %s%s", scan ? "scan" : "reduce",
 	         scan ? scan_algos[algo] : reduce_algos[algo],
 	         scan ? (inclusive ? " incl" : " excl") : "");
@@ -128,7 +130,7 @@ static void check(const lmi_cuda_kernels *api, tally *tl, int scan, int algo, in
 	       verdict);
 	if (!err && timed) {
 		double cms = cpu_ms(scan, dbl, x, yc, n, inclusive);
-		printf(" %9.3f %8.1f %9.3f %8.1f", c.time_ms, bytes / (c.time_ms * 1e6), cms,
+		printf(" %9.3f %8.1f %9.3f %8.1f", t.time_ms, bytes / (t.time_ms * 1e6), cms,
 		       bytes / (cms * 1e6));
 	}
 	printf("\n");

@@ -16,15 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/body/scan_plan.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define LMI_CUDA_KERNELS_VERSION 3
+#define LMI_CUDA_KERNELS_VERSION 4
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
-/* The variants, numbered alike on both sides. */
-enum { LMI_SCAN_KOGGE_STONE = 0, LMI_SCAN_BRENT_KUNG, LMI_SCAN_HIERARCHICAL, LMI_SCAN_ALGO_COUNT };
+/* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
 enum {
 	LMI_REDUCE_NAIVE = 0,
 	LMI_REDUCE_CONVERGENT,
@@ -59,12 +60,21 @@ enum {
 /* Elements of constant memory reserved for a convolution mask, per element type. */
 #define LMI_CONV_MAX_MASK 2048
 
+/* What a CUDA run measures: repeats in; out the median over the timed runs (CUDA events around
+ * the kernels only, after a warm-up, each run started with the GPU's L2 flushed) and the kernel
+ * launches of one run. */
+typedef struct lmi_cuda_timing {
+	int repeats;    /* timed runs after one warm-up (>= 1) */
+	double time_ms;
+	int launches;
+} lmi_cuda_timing;
+
 /* One run of a pattern on host arrays: the module copies in, times the kernels, copies out. */
 typedef struct lmi_cuda_call {
 	int is_double;     /* element type: float (0) or double (1) */
-	int algo;          /* LMI_SCAN_* or LMI_REDUCE_* */
+	int algo;          /* LMI_REDUCE_* */
 	const void *x;     /* n input elements (host) */
-	void *y;           /* scan: n output elements; reduce: 1 (host) */
+	void *y;           /* 1 output element (host) */
 	int64_t n;         /* 1 .. 2^31 - 1 */
 	unsigned block;    /* threads per block: a power of two, 1..1024 */
 	unsigned coarsen;  /* elements per thread where the variant coarsens (>= 1) */
@@ -150,7 +160,7 @@ typedef struct lmi_cuda_streams_call {
 
 typedef struct lmi_cuda_kernels {
 	int version; /* LMI_CUDA_KERNELS_VERSION */
-	int (*scan)(lmi_cuda_call *call, char *msg, size_t msg_cap);
+	int (*scan)(const lmi_scan_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*reduce)(lmi_cuda_call *call, char *msg, size_t msg_cap);
 	int (*histogram)(lmi_cuda_hist_call *call, char *msg, size_t msg_cap);
 	int (*matmul)(lmi_cuda_matmul_call *call, char *msg, size_t msg_cap);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "kernels/body/simt_macros.h"
-#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_host.h"
 #include "kernels/cuda/kernels_cuda.h"
 
 #include "kernels/body/divergence.h"

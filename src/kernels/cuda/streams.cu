@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kernels/body/simt_macros.h"
-#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_host.h"
 #include "kernels/cuda/kernels_cuda.h"
 
 #include "kernels/body/vector_add.h"
