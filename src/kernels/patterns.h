@@ -169,10 +169,6 @@ int64_t lmi_cache_lines_flushed(void);
 /* "AMD EPYC 9454P 48-Core Processor" (from /proc/cpuinfo), or "CPU". */
 const char *lmi_cpu_model(void);
 
-/* The emulated runs (reduce_emu.c): out is preallocated (one element), x contiguous; s records
- * into its trace. */
-lm_status lmi_emu_reduce(lmi_simt *s, const lmi_kcall *k, const void *x, void *out);
-
 /* histogram_emu.c: histo is zeroed, then counts bins bins. */
 lm_status lmi_emu_histogram(lmi_simt *s, const lmi_kcall *k, const void *data, bool is_u8,
                             bool scaled, unsigned bins, uint32_t *histo);
@@ -277,5 +273,12 @@ typedef struct lmi_scan_run {
 	void *scratch; /* lmi_cpu_scratch_bytes */
 } lmi_scan_run;
 lm_status lmi_emu_scan(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* reduce (reduce.c, reduce_emu.c): the call (body/reduce_plan.h), and the cpu run's scratch. */
+typedef struct lmi_reduce_run {
+	lmi_reduce_call c;
+	void *scratch; /* lmi_cpu_scratch_bytes */
+} lmi_reduce_run;
+lm_status lmi_emu_reduce(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

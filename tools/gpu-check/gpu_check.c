@@ -95,12 +95,11 @@ static void check(const lmi_cuda_kernels *api, tally *tl, int scan, int algo, in
 	                           (!scan && algo == LMI_REDUCE_COARSENED) ? 4 : 1;
 	lmi_scan_call sc = {.is_double = dbl, .algo = algo, .x = x, .y = y, .n = n, .block = block,
 	                    .coarsen = coarsen, .inclusive = inclusive};
-	lmi_cuda_call c = {.is_double = dbl, .algo = algo, .x = x, .y = y, .n = n, .block = block,
-	                   .coarsen = coarsen, .repeats = timed ? 5 : 1};
+	lmi_reduce_call rd = {.is_double = dbl, .algo = algo, .x = x, .y = y, .n = n, .block = block,
+	                      .coarsen = coarsen};
 	lmi_cuda_timing t = {.repeats = timed ? 5 : 1};
 	char msg[512] = "", what[64];
-	int err = scan ? api->scan(&sc, &t, msg, sizeof msg) : api->reduce(&c, msg, sizeof msg);
-	if (!scan) t.time_ms = c.time_ms;
+	int err = scan ? api->scan(&sc, &t, msg, sizeof msg) : api->reduce(&rd, &t, msg, sizeof msg);
 	snprintf(what, sizeof what, "%s %s%s", scan ? "scan" : "reduce",
 	         scan ? scan_algos[algo] : reduce_algos[algo],
 	         scan ? (inclusive ? " incl" : " excl") : "");

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/body/reduce_plan.h"
 #include "kernels/body/scan_plan.h"
 
 #ifdef __cplusplus
@@ -26,14 +27,6 @@ extern "C" {
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
-enum {
-	LMI_REDUCE_NAIVE = 0,
-	LMI_REDUCE_CONVERGENT,
-	LMI_REDUCE_SHARED,
-	LMI_REDUCE_COARSENED,
-	LMI_REDUCE_ALGO_COUNT
-};
-
 enum {
 	LMI_HIST_GLOBAL_ATOMIC = 0,
 	LMI_HIST_PRIVATIZED,
@@ -68,22 +61,6 @@ typedef struct lmi_cuda_timing {
 	double time_ms;
 	int launches;
 } lmi_cuda_timing;
-
-/* One run of a pattern on host arrays: the module copies in, times the kernels, copies out. */
-typedef struct lmi_cuda_call {
-	int is_double;     /* element type: float (0) or double (1) */
-	int algo;          /* LMI_REDUCE_* */
-	const void *x;     /* n input elements (host) */
-	void *y;           /* 1 output element (host) */
-	int64_t n;         /* 1 .. 2^31 - 1 */
-	unsigned block;    /* threads per block: a power of two, 1..1024 */
-	unsigned coarsen;  /* elements per thread where the variant coarsens (>= 1) */
-	int inclusive;     /* scans */
-	int repeats;       /* timed runs after one warm-up (>= 1) */
-	/* results */
-	double time_ms;    /* median over the timed runs, CUDA events around the kernels only */
-	int launches;      /* kernel launches per run */
-} lmi_cuda_call;
 
 /* A histogram: n elements of data (uint8 when is_u8, else int32) into bins uint32 counters. */
 typedef struct lmi_cuda_hist_call {
@@ -161,7 +138,7 @@ typedef struct lmi_cuda_streams_call {
 typedef struct lmi_cuda_kernels {
 	int version; /* LMI_CUDA_KERNELS_VERSION */
 	int (*scan)(const lmi_scan_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-	int (*reduce)(lmi_cuda_call *call, char *msg, size_t msg_cap);
+	int (*reduce)(const lmi_reduce_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*histogram)(lmi_cuda_hist_call *call, char *msg, size_t msg_cap);
 	int (*matmul)(lmi_cuda_matmul_call *call, char *msg, size_t msg_cap);
 	int (*conv2d)(lmi_cuda_conv_call *call, char *msg, size_t msg_cap);
