@@ -1,7 +1,8 @@
 /*
  * bench_util.h — what every benchmark needs: a monotonic clock, the median of repeated timings,
- * and a CHECK that stops the program with the library's message. Header-only (each bench/<name>/
- * directory is its own program).
+ * a CHECK that stops the program with the library's message, and the line that says which CPU
+ * and SIMD path (lumen/isa.h; LUMEN_ISA=scalar|avx2|avx512 picks another) produced the figures.
+ * Header-only (each bench/<name>/ directory is its own program).
  */
 #ifndef LUMEN_BENCH_UTIL_H
 #define LUMEN_BENCH_UTIL_H
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "lumen/core.h"
+#include "lumen/isa.h"
 
 /* Seconds on the monotonic clock. */
 static inline double bench_now(void)
@@ -32,6 +34,14 @@ static inline double bench_median(double *t, int n)
 {
 	qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
 	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* Prints the CPU, the SIMD path of Lumen's loops and any LUMEN_ISA warning before main runs:
+ * every benchmark starts with this line, so each figure says which path measured it. */
+__attribute__((constructor)) static void bench_print_isa(void)
+{
+	if (lm_isa_warning()) fprintf(stderr, "warning: %s\n", lm_isa_warning());
+	printf("CPU: %s; Lumen SIMD path: %s\n", lm_cpu_model(), lm_isa_describe());
 }
 
 /* Stops the benchmark when x is false, with Lumen's last error. */

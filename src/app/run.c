@@ -24,6 +24,7 @@
 
 #include "app.h"
 #include "lumen/core.h"
+#include "lumen/isa.h"
 
 /* ---------------------------------------------------------------- Ctrl-C and the Lua hook */
 
@@ -217,6 +218,8 @@ int app_dostring(lua_State *L, const char *code, const char *chunkname)
 
 void app_set_arg(lua_State *L, char **argv, int argc, int script)
 {
+	/* every run passes here once: the place to say that LUMEN_ISA could not be followed */
+	if (lm_isa_warning()) fprintf(stderr, APP_NAME ": warning: %s\n", lm_isa_warning());
 	lua_createtable(L, argc - script > 0 ? argc - script : 0, script + 1);
 	for (int i = 0; i < argc; i++) {
 		lua_pushstring(L, argv[i]);
@@ -267,6 +270,8 @@ void app_print_version(FILE *out)
 	fprintf(out, "Lumen %s (%s)\n", bi.version, LUA_RELEASE);
 	fprintf(out, "  BLAS: %s, %s threading\n", bi.blas, bi.blas_threading);
 	fprintf(out, "  OpenMP: %s, %d threads\n", bi.openmp ? "yes" : "no", lm_get_num_threads());
+	fprintf(out, "  SIMD: %s\n  CPU: %s\n", lm_isa_describe(), lm_cpu_model());
+	if (lm_isa_warning()) fprintf(out, "  warning: %s\n", lm_isa_warning());
 	fprintf(out, "  CUDA: %s\n", bi.cuda_built ? "yes (built; loaded on first use)" : "no (not built)");
 	fprintf(out, "  SDL: no (the visualizer is not part of this build yet)\n");
 	fprintf(out, "  Lua library: %s\n", app_luadir());
@@ -278,10 +283,10 @@ void app_print_banner(FILE *out, bool colour)
 {
 	lm_build_info bi;
 	lm_build_info_get(&bi);
-	fprintf(out, "%sLumen %s%s%s (%s; %s %s, %d threads; CUDA %s; visualizer not built yet)\n",
+	fprintf(out, "%sLumen %s%s%s (%s; %s %s, %d threads; SIMD %s; CUDA %s; visualizer not built yet)\n",
 	        colour ? "\033[1m" : "", bi.version, bi.sanitize ? " [ASan+UBSan]" : "",
 	        colour ? "\033[0m" : "", LUA_RELEASE,
-	        bi.blas, bi.blas_threading, lm_get_num_threads(),
+	        bi.blas, bi.blas_threading, lm_get_num_threads(), lm_isa_name(lm_isa_active()),
 	        bi.cuda_built ? "module built, loaded on first use" : "not built");
 	fprintf(out, "Type :help for help, :help NAME for a function (:help lm.zeros); Tab completes; "
 	             "Ctrl-C interrupts; Ctrl-D or :quit leaves.\n");

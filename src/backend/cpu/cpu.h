@@ -36,6 +36,15 @@ lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *
  */
 lm_status lmi_cpu_reduce(lm_redop op, const lm_tensor *x, int64_t outer, int64_t R, int64_t inner,
                          lm_tensor *out, lm_tensor *idx, double p);
+/*
+ * The same for x of any strides (views, stride 0 included: nothing needs copying first) over the
+ * dims whose bits are set in mask (bit d: dim d; several dims at once, or all of them), into
+ * contiguous out whose elements are the kept dims in order (keepdim is the caller's reshape).
+ * arg* and max/min with idx: one reduced dim (the index along it) or all (the C-order flat
+ * index). Loops are reordered so that the innermost walks the closest-packed memory.
+ */
+lm_status lmi_cpu_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
+                              lm_tensor *idx, double p);
 
 /*
  * C = A·B for float32/float64 matrices given as (pointer, rows, cols, row stride, col stride):

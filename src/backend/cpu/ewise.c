@@ -1,289 +1,21 @@
 /*
- * ewise.c — CPU loops of the elementwise ops: unary math, binary arithmetic and comparisons,
- * where. One 1-D kernel per dtype, driven by lmi_iter_run_out (coalesced dims, OpenMP chunks,
- * large outputs streamed to memory with non-temporal stores).
- *
- * Each kernel switches on the op once per row, then runs a loop specialised for the common
- * layouts: all operands dense, one operand broadcast (stride 0), or general strides. Dense float
- * loops vectorise; exp/log/sin/cos/tanh call glibc's vector math (libmvec) through the
- * `declare simd` declarations below. Integer arithmetic wraps (done in unsigned types: signed
- * overflow would be undefined). Read next: reduce.c, matmul.c.
+ * ewise.c — the CPU elementwise ops: unary math, binary arithmetic and comparisons, where. Each
+ * sets up an lmi_iter over its operands (coalesced dims, OpenMP chunks, large outputs streamed to
+ * memory with non-temporal stores: lmi_iter_run_out) and runs the 1-D kernel of the operands'
+ * dtype from the SIMD table of the path in use (simd.h; the kernels are in ewise_loops.h).
+ * Read next: ewise_loops.h, reduce.c, matmul.c.
  */
-#include <math.h>
-#include <string.h>
-
-#include "backend/cpu/cpu.h"
-
-/* glibc provides SIMD variants of these in libmvec; declaring them lets the compiler use them. */
-#pragma omp declare simd notinbranch
-extern float expf(float);
-#pragma omp declare simd notinbranch
-extern float logf(float);
-#pragma omp declare simd notinbranch
-extern float sinf(float);
-#pragma omp declare simd notinbranch
-extern float cosf(float);
-#pragma omp declare simd notinbranch
-extern float tanhf(float);
-#pragma omp declare simd notinbranch
-extern double exp(double);
-#pragma omp declare simd notinbranch
-extern double log(double);
-#pragma omp declare simd notinbranch
-extern double sin(double);
-#pragma omp declare simd notinbranch
-extern double cos(double);
-#pragma omp declare simd notinbranch
-extern double tanh(double);
-
-/* ---------------------------------------------------------------- loop shapes */
-
-/* out = EXPR(v), v the input element. */
-#define UNARY_LOOP(T, EXPR)                                                                         \
-	do {                                                                                        \
-		if (s[0] == (int64_t)sizeof(T) && s[1] == (int64_t)sizeof(T)) {                        \
-			T *restrict o_ = (T *)p[0];                                                         \
-			const T *restrict x_ = (const T *)p[1];                                             \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                 \
-			{                                                                                   \
-				T v = x_[i];                                                                    \
-				o_[i] = (EXPR);                                                                 \
-			}                                                                                   \
-		} else if (s[0] == (int64_t)sizeof(T) && p[0] == p[1]) { /* in place */                  \
-			T *o_ = (T *)p[0];                                                                  \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                 \
-			{                                                                                   \
-				T v = o_[i];                                                                    \
-				o_[i] = (EXPR);                                                                 \
-			}                                                                                   \
-		} else {                                                                                \
-			for (int64_t i = 0; i < n; i++) {                                                   \
-				T v = *(const T *)(p[1] + i * s[1]);                                            \
-				*(T *)(p[0] + i * s[0]) = (EXPR);                                               \
-			}                                                                                   \
-		}                                                                                       \
-	} while (0)
-
-/* out = EXPR(a, b). OT: output type, T: input type. */
-#define BINARY_LOOP(OT, T, EXPR)                                                                    \
-	do {                                                                                        \
-		const int64_t os_ = (int64_t)sizeof(OT), is_ = (int64_t)sizeof(T);                      \
-		if (s[0] == os_ && s[1] == is_ && s[2] == is_) {                                        \
-			OT *o_ = (OT *)p[0];                                                                \
-			const T *a_ = (const T *)p[1], *b_ = (const T *)p[2];                               \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                 \
-			{                                                                                   \
-				T a = a_[i], b = b_[i];                                                         \
-				o_[i] = (EXPR);                                                                 \
-			}                                                                                   \
-		} else if (s[0] == os_ && s[1] == is_ && s[2] == 0) {                                   \
-			OT *o_ = (OT *)p[0];                                                                \
-			const T *a_ = (const T *)p[1];                                                      \
-			const T b = *(const T *)p[2];                                                       \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                 \
-			{                                                                                   \
-				T a = a_[i];                                                                    \
-				o_[i] = (EXPR);                                                                 \
-			}                                                                                   \
-		} else if (s[0] == os_ && s[1] == 0 && s[2] == is_) {                                   \
-			OT *o_ = (OT *)p[0];                                                                \
-			const T a = *(const T *)p[1];                                                       \
-			const T *b_ = (const T *)p[2];                                                      \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                 \
-			{                                                                                   \
-				T b = b_[i];                                                                    \
-				o_[i] = (EXPR);                                                                 \
-			}                                                                                   \
-		} else {                                                                                \
-			for (int64_t i = 0; i < n; i++) {                                                   \
-				T a = *(const T *)(p[1] + i * s[1]), b = *(const T *)(p[2] + i * s[2]);          \
-				*(OT *)(p[0] + i * s[0]) = (EXPR);                                              \
-			}                                                                                   \
-		}                                                                                       \
-	} while (0)
-
-/* ---------------------------------------------------------------- unary */
-
-typedef struct unary_ctx {
-	int op; /* lm_unop or an lmi_cpu_unop_ext */
-	double p0, p1;
-} unary_ctx;
-
-static inline float roundf_even(float v) { return nearbyintf(v); }
-static inline double round_even(double v) { return nearbyint(v); }
-
-#define FLOAT_UNARY(NAME, T, SFX, ABS, FLOOR, CEIL, ROUND, SQRT, POW)                              \
-	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
-	{                                                                                           \
-		const unary_ctx *c = vctx;                                                              \
-		const T p0 = (T)c->p0, p1 = (T)c->p1;                                                   \
-		switch (c->op) {                                                                        \
-		case LM_EXP: UNARY_LOOP(T, exp##SFX(v)); break;                                         \
-		case LM_LOG: UNARY_LOOP(T, log##SFX(v)); break;                                         \
-		case LM_SQRT: UNARY_LOOP(T, SQRT(v)); break;                                            \
-		case LM_ABS: UNARY_LOOP(T, ABS(v)); break;                                              \
-		case LM_NEG: UNARY_LOOP(T, -v); break;                                                  \
-		case LM_SIN: UNARY_LOOP(T, sin##SFX(v)); break;                                         \
-		case LM_COS: UNARY_LOOP(T, cos##SFX(v)); break;                                         \
-		case LM_TANH: UNARY_LOOP(T, tanh##SFX(v)); break;                                       \
-		case LM_SIGMOID: UNARY_LOOP(T, (T)1 / ((T)1 + exp##SFX(-v))); break;                    \
-		case LM_RELU: UNARY_LOOP(T, v < (T)0 ? (T)0 : v); break;                                \
-		case LM_SIGN: UNARY_LOOP(T, v != v ? v : (T)((v > 0) - (v < 0))); break;                \
-		case LM_FLOOR: UNARY_LOOP(T, FLOOR(v)); break;                                          \
-		case LM_CEIL: UNARY_LOOP(T, CEIL(v)); break;                                            \
-		case LM_ROUND: UNARY_LOOP(T, ROUND(v)); break;                                          \
-		case LM_RSQRT: UNARY_LOOP(T, (T)1 / SQRT(v)); break;                                    \
-		case LM_RECIPROCAL: UNARY_LOOP(T, (T)1 / v); break;                                     \
-		case LM_SQUARE: UNARY_LOOP(T, v * v); break;                                            \
-		case LMI_CLAMP: UNARY_LOOP(T, v < p0 ? p0 : (v > p1 ? p1 : v)); break;                  \
-		case LMI_LEAKY_RELU: UNARY_LOOP(T, v > (T)0 ? v : v * p0); break;                       \
-		case LMI_POW_SCALAR:                                                                    \
-			if (p0 == (T)2)                                                                     \
-				UNARY_LOOP(T, v * v);                                                           \
-			else if (p0 == (T)3)                                                                \
-				UNARY_LOOP(T, v * v * v);                                                       \
-			else if (p0 == (T)1)                                                                \
-				UNARY_LOOP(T, v);                                                               \
-			else if (p0 == (T)0.5)                                                              \
-				UNARY_LOOP(T, SQRT(v));                                                         \
-			else if (p0 == (T)-1)                                                               \
-				UNARY_LOOP(T, (T)1 / v);                                                        \
-			else                                                                                \
-				UNARY_LOOP(T, POW(v, p0));                                                      \
-			break;                                                                              \
-		case LMI_ADD_SCALED: UNARY_LOOP(T, v * p0 + p1); break;                                 \
-		case LMI_ADD_S: UNARY_LOOP(T, v + p0); break;                                           \
-		case LMI_MUL_S: UNARY_LOOP(T, v * p0); break;                                           \
-		case LMI_DIV_S: UNARY_LOOP(T, v / p0); break;                                           \
-		default: LM_ASSERT(0 && "unary op");                                                    \
-		}                                                                                       \
-	}
-
-FLOAT_UNARY(unary_f32, float, f, fabsf, floorf, ceilf, roundf_even, sqrtf, powf)
-FLOAT_UNARY(unary_f64, double, , fabs, floor, ceil, round_even, sqrt, pow)
-
-/* Integer pow by squaring, wrapping like the other integer arithmetic; e >= 0. */
-#define IPOW(T, UT)                                                                                 \
-	static inline T ipow_##T(T b, int64_t e)                                                        \
-	{                                                                                           \
-		UT r = 1, x = (UT)b;                                                                    \
-		while (e > 0) {                                                                         \
-			if (e & 1) r *= x;                                                                  \
-			x *= x;                                                                             \
-			e >>= 1;                                                                            \
-		}                                                                                       \
-		return (T)r;                                                                            \
-	}
-IPOW(int32_t, uint32_t)
-IPOW(int64_t, uint64_t)
-IPOW(uint8_t, uint32_t)
-
-/* Sign tests through int64 so that unsigned types do not trigger "always false" warnings. */
-static inline bool is_neg(int64_t v) { return v < 0; }
-static inline int sgn(int64_t v) { return (v > 0) - (v < 0); }
-#define INT_ABS(T, UT, v) (is_neg(v) ? (T)(0 - (UT)(v)) : (v))
-
-#define INT_UNARY(NAME, T, UT, SIGNED)                                                              \
-	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
-	{                                                                                           \
-		const unary_ctx *c = vctx;                                                              \
-		switch (c->op) {                                                                        \
-		case LM_ABS: UNARY_LOOP(T, SIGNED ? INT_ABS(T, UT, v) : v); break;                      \
-		case LM_NEG: UNARY_LOOP(T, (T)(0 - (UT)v)); break;                                      \
-		case LM_RELU: UNARY_LOOP(T, is_neg(v) ? (T)0 : v); break;                               \
-		case LM_SIGN: UNARY_LOOP(T, (T)sgn(v)); break;                                          \
-		case LM_FLOOR:                                                                          \
-		case LM_CEIL:                                                                           \
-		case LM_ROUND: UNARY_LOOP(T, v); break;                                                 \
-		case LM_SQUARE: UNARY_LOOP(T, (T)((UT)v * (UT)v)); break;                               \
-		case LMI_CLAMP: {                                                                       \
-			/* bounds already clipped to T's range by the dispatcher */                         \
-			const T lo = (T)c->p0, hi = (T)c->p1;                                               \
-			UNARY_LOOP(T, v < lo ? lo : (v > hi ? hi : v));                                     \
-			break;                                                                              \
-		}                                                                                       \
-		case LMI_POW_SCALAR: {                                                                  \
-			const int64_t e = (int64_t)c->p0;                                                   \
-			UNARY_LOOP(T, ipow_##T(v, e));                                                      \
-			break;                                                                              \
-		}                                                                                       \
-		default: LM_ASSERT(0 && "integer unary op");                                            \
-		}                                                                                       \
-	}
-
-INT_UNARY(unary_i32, int32_t, uint32_t, 1)
-INT_UNARY(unary_i64, int64_t, uint64_t, 1)
-INT_UNARY(unary_u8, uint8_t, uint8_t, 0)
-
-static const lmi_iter_kernel unary_kernels[LM_DTYPE_COUNT] = {unary_f32, unary_f64, unary_i32,
-                                                              unary_i64, unary_u8};
+#include "backend/cpu/simd.h"
 
 lm_status lmi_cpu_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, double p1)
 {
 	LM_ASSERT(out->dtype == x->dtype);
-	unary_ctx c = {op, p0, p1};
+	lmi_unary_ctx c = {op, p0, p1};
 	lmi_iter it;
 	const lm_tensor *ops[2] = {out, x};
 	lmi_iter_init(&it, 2, ops, out->ndim, out->shape);
-	return lmi_iter_run_out(&it, unary_kernels[out->dtype], &c, lm_dtype_size(out->dtype));
+	return lmi_iter_run_out(&it, lmi_simd()->unary[out->dtype], &c, lm_dtype_size(out->dtype));
 }
-
-/* ---------------------------------------------------------------- binary */
-
-/* maximum/minimum propagate a NaN from either side (a + b is NaN then). */
-#define FMAXN(a, b) (((a) != (a) || (b) != (b)) ? (a) + (b) : ((a) > (b) ? (a) : (b)))
-#define FMINN(a, b) (((a) != (a) || (b) != (b)) ? (a) + (b) : ((a) < (b) ? (a) : (b)))
-
-#define FLOAT_BINARY(NAME, T, POW)                                                                  \
-	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
-	{                                                                                           \
-		switch (*(const int *)vctx) {                                                           \
-		case LM_ADD: BINARY_LOOP(T, T, a + b); break;                                           \
-		case LM_SUB: BINARY_LOOP(T, T, a - b); break;                                           \
-		case LM_MUL: BINARY_LOOP(T, T, a * b); break;                                           \
-		case LM_DIV: BINARY_LOOP(T, T, a / b); break;                                           \
-		case LM_POW: BINARY_LOOP(T, T, POW(a, b)); break;                                       \
-		case LM_MAXIMUM: BINARY_LOOP(T, T, FMAXN(a, b)); break;                                 \
-		case LM_MINIMUM: BINARY_LOOP(T, T, FMINN(a, b)); break;                                 \
-		case LM_EQ: BINARY_LOOP(uint8_t, T, a == b); break;                                     \
-		case LM_NE: BINARY_LOOP(uint8_t, T, a != b); break;                                     \
-		case LM_LT: BINARY_LOOP(uint8_t, T, a < b); break;                                      \
-		case LM_LE: BINARY_LOOP(uint8_t, T, a <= b); break;                                     \
-		case LM_GT: BINARY_LOOP(uint8_t, T, a > b); break;                                      \
-		case LM_GE: BINARY_LOOP(uint8_t, T, a >= b); break;                                     \
-		default: LM_ASSERT(0 && "binary op");                                                   \
-		}                                                                                       \
-	}
-
-FLOAT_BINARY(binary_f32, float, powf)
-FLOAT_BINARY(binary_f64, double, pow)
-
-#define INT_BINARY(NAME, T, UT)                                                                     \
-	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
-	{                                                                                           \
-		switch (*(const int *)vctx) {                                                           \
-		case LM_ADD: BINARY_LOOP(T, T, (T)((UT)a + (UT)b)); break;                              \
-		case LM_SUB: BINARY_LOOP(T, T, (T)((UT)a - (UT)b)); break;                              \
-		case LM_MUL: BINARY_LOOP(T, T, (T)((UT)a * (UT)b)); break;                              \
-		case LM_POW: BINARY_LOOP(T, T, ipow_##T(a, (int64_t)b)); break;                         \
-		case LM_MAXIMUM: BINARY_LOOP(T, T, a > b ? a : b); break;                               \
-		case LM_MINIMUM: BINARY_LOOP(T, T, a < b ? a : b); break;                               \
-		case LM_EQ: BINARY_LOOP(uint8_t, T, a == b); break;                                     \
-		case LM_NE: BINARY_LOOP(uint8_t, T, a != b); break;                                     \
-		case LM_LT: BINARY_LOOP(uint8_t, T, a < b); break;                                      \
-		case LM_LE: BINARY_LOOP(uint8_t, T, a <= b); break;                                     \
-		case LM_GT: BINARY_LOOP(uint8_t, T, a > b); break;                                      \
-		case LM_GE: BINARY_LOOP(uint8_t, T, a >= b); break;                                     \
-		default: LM_ASSERT(0 && "integer binary op");                                           \
-		}                                                                                       \
-	}
-
-INT_BINARY(binary_i32, int32_t, uint32_t)
-INT_BINARY(binary_i64, int64_t, uint64_t)
-INT_BINARY(binary_u8, uint8_t, uint32_t)
-
-static const lmi_iter_kernel binary_kernels[LM_DTYPE_COUNT] = {binary_f32, binary_f64, binary_i32,
-                                                               binary_i64, binary_u8};
 
 lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b)
 {
@@ -293,50 +25,8 @@ lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const 
 	lmi_iter it;
 	const lm_tensor *ops[3] = {out, a, b};
 	lmi_iter_init(&it, 3, ops, out->ndim, out->shape);
-	return lmi_iter_run_out(&it, binary_kernels[a->dtype], &o, lm_dtype_size(out->dtype));
+	return lmi_iter_run_out(&it, lmi_simd()->binary[a->dtype], &o, lm_dtype_size(out->dtype));
 }
-
-/* ---------------------------------------------------------------- where */
-
-#define WHERE_KERNEL(NAME, T)                                                                       \
-	static void NAME(void *ctx, char **p, const int64_t *s, int64_t n)                              \
-	{                                                                                           \
-		(void)ctx;                                                                              \
-		if (s[0] == (int64_t)sizeof(T) && s[1] == 1 && s[2] == (int64_t)sizeof(T) &&            \
-		    s[3] == (int64_t)sizeof(T)) {                                                       \
-			T *o = (T *)p[0];                                                                   \
-			const uint8_t *c = (const uint8_t *)p[1];                                           \
-			const T *a = (const T *)p[2], *b = (const T *)p[3];                                 \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b[i];      \
-			return;                                                                             \
-		}                                                                                       \
-		if (s[0] == (int64_t)sizeof(T) && s[1] == 1 && s[2] == (int64_t)sizeof(T) && s[3] == 0) { \
-			T *o = (T *)p[0]; /* where(c, a, scalar): the masks of relu, clamp, ... */          \
-			const uint8_t *c = (const uint8_t *)p[1];                                           \
-			const T *a = (const T *)p[2], b = *(const T *)p[3];                                 \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b;         \
-			return;                                                                             \
-		}                                                                                       \
-		if (s[0] == (int64_t)sizeof(T) && s[1] == 1 && s[2] == 0 && s[3] == (int64_t)sizeof(T)) { \
-			T *o = (T *)p[0];                                                                   \
-			const uint8_t *c = (const uint8_t *)p[1];                                           \
-			const T a = *(const T *)p[2], *b = (const T *)p[3];                                 \
-			_Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a : b[i];         \
-			return;                                                                             \
-		}                                                                                       \
-		for (int64_t i = 0; i < n; i++)                                                         \
-			*(T *)(p[0] + i * s[0]) = *(const uint8_t *)(p[1] + i * s[1])                       \
-			                              ? *(const T *)(p[2] + i * s[2])                       \
-			                              : *(const T *)(p[3] + i * s[3]);                      \
-	}
-WHERE_KERNEL(where_f32, float)
-WHERE_KERNEL(where_f64, double)
-WHERE_KERNEL(where_i32, int32_t)
-WHERE_KERNEL(where_i64, int64_t)
-WHERE_KERNEL(where_u8, uint8_t)
-
-static const lmi_iter_kernel where_kernels[LM_DTYPE_COUNT] = {where_f32, where_f64, where_i32,
-                                                              where_i64, where_u8};
 
 lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *a,
                         const lm_tensor *b)
@@ -345,5 +35,5 @@ lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *
 	lmi_iter it;
 	const lm_tensor *ops[4] = {out, cond, a, b};
 	lmi_iter_init(&it, 4, ops, out->ndim, out->shape);
-	return lmi_iter_run_out(&it, where_kernels[out->dtype], NULL, lm_dtype_size(out->dtype));
+	return lmi_iter_run_out(&it, lmi_simd()->where[out->dtype], NULL, lm_dtype_size(out->dtype));
 }

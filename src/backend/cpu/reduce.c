@@ -1,19 +1,25 @@
 /*
- * reduce.c — CPU reductions over the middle axis of a contiguous (outer, R, inner) view.
+ * reduce.c — CPU reductions of a tensor of any strides over any set of its dims.
  *
  * Floats accumulate in double and integers in 64 bits, so float32 sums of millions of elements
- * stay accurate (a dense float32 line adds short float blocks first, see dense_sum_float); the
- * dense loops keep independent lanes, which the compiler vectorises without reassociating. Layouts:
- *   inner == 1: each output reduces one dense line of R elements (row sums, all-reductions);
- *               a single huge line is split across threads and the partial results combined.
- *   inner > 1 : sums accumulate whole rows of `inner` elements (vectorised across the row);
- *               other ops walk strided lines.
+ * stay accurate (dense float32 lines add short float runs first, reduce_loops.h); the dense loops
+ * keep independent lanes, which vectorise without reassociating, from the SIMD table of the path
+ * in use (simd.h). The geometry (geom_build) drops size-1 dims, turns stride-0 reduced dims into a
+ * multiplication, orders and merges the reduced dims so the innermost loop walks the closest-
+ * packed memory, then picks a layout:
+ *   lines: the innermost reduced dim is the closest-packed (row sums, all-reductions, x:t():sum(1)):
+ *          each output folds its lines; a few outputs with long lines are split across threads
+ *          and the partial results merged in order;
+ *   rows : a kept dim is closer-packed (float sums over an outer dim, sums of a transposed
+ *          matrix's long dim): blocks of that dim accumulate every reduced position's row piece
+ *          (vectorised along the row; a short dense kept dim folds lanes instead).
+ * Views are reduced where they lie: no contiguous copy (a 4096^2 transpose cost 73 ms that way).
  * Read next: ../../ops/reduce.c (shapes, dtypes, autograd).
  */
 #include <math.h>
 #include <string.h>
 
-#include "backend/cpu/cpu.h"
+#include "backend/cpu/simd.h"
 
 typedef struct acc {
 	double s;      /* sum, or sum of |x|^p, or running mean (var) */
@@ -37,43 +43,34 @@ static void acc_init(lm_redop op, acc *a)
 
 /* ---------------------------------------------------------------- one line */
 
-/* Dense sum of n values of T into a double, 16 lanes. */
-#define DENSE_SUM(T)                                                                                \
-	static inline double dense_sum_##T(const T *x, int64_t n)                                              \
-	{                                                                                           \
-		double l[16] = {0};                                                                     \
-		int64_t i = 0;                                                                          \
-		for (; i + 16 <= n; i += 16)                                                            \
-			for (int k = 0; k < 16; k++) l[k] += (double)x[i + k];                              \
-		double s = 0;                                                                           \
-		for (; i < n; i++) s += (double)x[i];                                                   \
-		for (int k = 0; k < 16; k++) s += l[k];                                                 \
-		return s;                                                                               \
-	}
-DENSE_SUM(double)
-
-/*
- * Dense float32 sum: converting every element to double made the loop compute-bound (8.6 ms for
- * 16M elements against 4.9 ms to stream them here). Instead 32 float lanes each add 64 elements
- * of a 2048-element block (a rounding error near 64 ulp at worst, a few ulp in practice), and the
- * block's lanes go into 32 double accumulators: double accuracy across blocks, float speed.
- */
-#define FBLOCK 2048
-static inline double dense_sum_float(const float *x, int64_t n)
+/* Dense sums of floats: the lanes of the SIMD path in use (reduce_loops.h). */
+static inline double sum_parts(const double *part)
 {
-	double part[32] = {0};
-	int64_t i = 0;
-	for (; i + FBLOCK <= n; i += FBLOCK) {
-		float l[32] = {0};
-		for (int64_t j = 0; j < FBLOCK; j += 32)
-			for (int k = 0; k < 32; k++) l[k] += x[i + j + k];
-		for (int k = 0; k < 32; k++) part[k] += (double)l[k];
-	}
 	double s = 0;
-	for (; i < n; i++) s += (double)x[i];
 	for (int k = 0; k < 32; k++) s += part[k];
 	return s;
 }
+static inline double dense_sum_float(const float *x, int64_t n)
+{
+	double part[32] = {0};
+	lmi_simd()->lanes_f32(x, n, 32, part);
+	return sum_parts(part);
+}
+static inline double dense_sum_double(const double *x, int64_t n)
+{
+	double part[32] = {0};
+	lmi_simd()->lanes_f64(x, n, 32, part);
+	return sum_parts(part);
+}
+
+/* Integer lines never take the float sum (the LINE macro's dead branch needs a name). */
+#define DENSE_SUM(T)                                                                                \
+	static inline double dense_sum_##T(const T *x, int64_t n)                                   \
+	{                                                                                           \
+		double s = 0;                                                                           \
+		for (int64_t i = 0; i < n; i++) s += (double)x[i];                                      \
+		return s;                                                                               \
+	}
 DENSE_SUM(int32_t)
 DENSE_SUM(int64_t)
 DENSE_SUM(uint8_t)
@@ -305,128 +302,447 @@ static void acc_store(lm_redop op, const acc *a, lm_dtype xdt, double p, lm_tens
 	if (idx) ((int64_t *)lmi_data(idx))[i] = a->bi;
 }
 
-/* ---------------------------------------------------------------- drivers */
+/* ---------------------------------------------------------------- repeated elements */
 
-/* Sums with inner > 1: whole rows accumulate into a double buffer, vectorised along the row. */
-#define ROWS_SUM(T)                                                                                 \
-	static void rows_sum_##T(const T *x, int64_t R, int64_t inner, int64_t j0, int64_t jn,         \
-	                         double *buf)                                                          \
-	{                                                                                           \
-		for (int64_t j = 0; j < jn; j++) buf[j] = 0;                                            \
-		for (int64_t k = 0; k < R; k++) {                                                       \
-			const T *row = x + k * inner + j0;                                                  \
-			_Pragma("omp simd") for (int64_t j = 0; j < jn; j++) buf[j] += (double)row[j];      \
-		}                                                                                       \
-	}
-ROWS_SUM(float)
-ROWS_SUM(double)
-
-#define JBLOCK 512
-
-static lm_status reduce_rows_sum(lm_redop op, const lm_tensor *x, int64_t outer, int64_t R,
-                                 int64_t inner, lm_tensor *out)
+static uint64_t upow(uint64_t b, int64_t e)
 {
-	int64_t nb = (inner + JBLOCK - 1) / JBLOCK, items = outer * nb;
-	const char *base = lmi_data(x);
-	size_t es = lm_dtype_size(x->dtype);
+	uint64_t r = 1;
+	for (; e > 0; e >>= 1, b *= b)
+		if (e & 1) r *= b;
+	return r;
+}
+
+/* a saw each of its elements once; makes it as if each had been seen m times. A stride-0 reduced
+ * dim (expand) is a multiplication, not a loop: sum(ones(1):expand(2^31)) took 21 s as a loop. */
+static void acc_repeat(lm_redop op, acc *a, int64_t m, double p)
+{
+	if (m == 1) return;
+	switch (op) {
+	case LM_SUM:
+	case LM_MEAN:
+		a->s *= (double)m;
+		a->is *= (uint64_t)m;
+		break;
+	case LM_PROD:
+		a->s = pow(a->s, (double)m);
+		a->is = upow(a->is, m);
+		break;
+	case LM_VAR:
+	case LM_STD: a->m2 *= (double)m; break; /* same mean, m copies of each deviation */
+	case LM_NORM:
+		if (!isinf(p)) a->s *= (double)m;
+		break;
+	default: break; /* max/min: the same values */
+	}
+	a->n *= m;
+}
+
+/* ---------------------------------------------------------------- geometry */
+
+/*
+ * A reduction of x over some of its dims, reorganised for the loops: size-1 dims dropped, for
+ * ops whose result does not depend on the order (all but arg* and max/min with indices) stride-0
+ * reduced dims folded into mult and negative reduced strides turned positive, reduced dims
+ * ordered by decreasing stride, and neighbouring dims merged where the strides allow. The last
+ * reduced dim is then the "line" the inner loops walk; for x:t():sum(1) it is a dense row of x.
+ */
+typedef struct rdim {
+	int64_t n, st; /* size, stride in x (elements) */
+} rdim;
+
+typedef struct rgeom {
+	int nk, nr;
+	rdim k[LM_MAX_DIMS];      /* kept dims, in order */
+	int64_t kos[LM_MAX_DIMS]; /* their strides in out (elements) */
+	rdim r[LM_MAX_DIMS];      /* reduced dims, the line last; at least one (a {1, 0} if none) */
+	int64_t base;             /* element offset from lmi_data(x) */
+	int64_t mult;             /* times each element counts */
+	int64_t nout, rcount;     /* outputs; elements per output, without mult */
+	bool empty;               /* a reduced dim of size 0 */
+} rgeom;
+
+static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
+
+static int merge_dims(rdim *d, int64_t *os, int n)
+{
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		if (m > 0 && d[m - 1].st == d[i].st * d[i].n && (!os || os[m - 1] == os[i] * d[i].n)) {
+			d[m - 1] = (rdim){d[m - 1].n * d[i].n, d[i].st};
+			if (os) os[m - 1] = os[i];
+			continue;
+		}
+		if (os) os[m] = os[i];
+		d[m++] = d[i];
+	}
+	return m;
+}
+
+static void geom_build(int nd, const int64_t *shape, const int64_t *stride, uint32_t mask,
+                       bool free_order, rgeom *g)
+{
+	memset(g, 0, sizeof *g);
+	g->mult = g->nout = g->rcount = 1;
+	int64_t os[LM_MAX_DIMS] = {0}, o = 1;
+	for (int d = nd - 1; d >= 0; d--)
+		if (!(mask >> d & 1)) {
+			os[d] = o;
+			o *= shape[d];
+		}
+	for (int d = 0; d < nd; d++) {
+		int64_t n = shape[d], st = stride[d];
+		if (mask >> d & 1) {
+			if (n == 0) g->empty = true;
+			if (n <= 1) continue;
+			if (free_order && st == 0) {
+				g->mult *= n;
+				continue;
+			}
+			if (free_order && st < 0) { /* walk it upwards: the order does not matter */
+				g->base += (n - 1) * st;
+				st = -st;
+			}
+			g->r[g->nr++] = (rdim){n, st};
+			g->rcount *= n;
+		} else {
+			g->nout *= n;
+			if (n == 1) continue;
+			g->kos[g->nk] = os[d];
+			g->k[g->nk++] = (rdim){n, st};
+		}
+	}
+	if (g->empty) g->rcount = 0;
+	if (free_order) /* stable insertion sort by decreasing |stride| */
+		for (int i = 1; i < g->nr; i++)
+			for (int j = i; j > 0 && iabs64(g->r[j - 1].st) < iabs64(g->r[j].st); j--) {
+				rdim t = g->r[j];
+				g->r[j] = g->r[j - 1];
+				g->r[j - 1] = t;
+			}
+	g->nr = merge_dims(g->r, NULL, g->nr);
+	g->nk = merge_dims(g->k, g->kos, g->nk);
+	if (g->nr == 0) g->r[g->nr++] = (rdim){1, 0};
+}
+
+/* An odometer over dims d[0..n) in C order: off is the element offset of the current position. */
+typedef struct odo {
+	const rdim *d;
+	int n;
+	int64_t i[LM_MAX_DIMS];
+	int64_t off;
+} odo;
+
+static void odo_start(odo *o, const rdim *d, int n, int64_t pos)
+{
+	o->d = d;
+	o->n = n;
+	o->off = 0;
+	for (int j = n - 1; j >= 0; j--) {
+		o->i[j] = pos % d[j].n;
+		pos /= d[j].n;
+		o->off += o->i[j] * d[j].st;
+	}
+}
+
+static inline void odo_next(odo *o)
+{
+	for (int j = o->n - 1; j >= 0; j--) {
+		o->off += o->d[j].st;
+		if (++o->i[j] < o->d[j].n) return;
+		o->off -= o->d[j].st * o->d[j].n;
+		o->i[j] = 0;
+	}
+}
+
+/* Element offset of position pos (C order) over dims d[0..n), with strides st (or d's own). */
+static int64_t pos_offset(int64_t pos, const rdim *d, const int64_t *st, int n)
+{
+	int64_t off = 0;
+	for (int j = n - 1; j >= 0; j--) {
+		off += pos % d[j].n * (st ? st[j] : d[j].st);
+		pos /= d[j].n;
+	}
+	return off;
+}
+
+/* ---------------------------------------------------------------- lines */
+
+#define SPLIT_CHUNK ((int64_t)1 << 20) /* elements between interrupt checks in a split line */
+
+/* Folds elements [lo, hi) (C order over the reduced dims) of one output, at xo, into a. */
+static void reduce_range(lm_redop op, lm_dtype dt, const char *xo, const rgeom *g, int64_t lo,
+                         int64_t hi, double p, acc *a)
+{
+	int64_t es = (int64_t)lm_dtype_size(dt);
+	const rdim *ln = &g->r[g->nr - 1];
+	odo o;
+	odo_start(&o, g->r, g->nr - 1, lo / ln->n);
+	for (int64_t off = lo % ln->n; lo < hi; off = 0, odo_next(&o)) {
+		int64_t m = ln->n - off < hi - lo ? ln->n - off : hi - lo;
+		line(op, dt, xo + (o.off + off * ln->st) * es, m, ln->st, lo, p, a);
+		lo += m;
+	}
+}
+
+/* Many outputs: each output's lines on one thread. */
+static lm_status lines_by_output(lm_redop op, const lm_tensor *x, const rgeom *g, lm_tensor *out,
+                                 lm_tensor *idx, double p)
+{
+	int64_t es = (int64_t)lm_dtype_size(x->dtype);
+	const char *base = lmi_data(x) + g->base * es;
+	int64_t every = g->rcount >= 1024 ? 1 : 1024; /* outputs between interrupt checks */
+	int nt = g->nout > 1 && g->nout * g->rcount > LMI_PARALLEL_GRAIN ? lmi_num_threads() : 1;
 	int stop = 0;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(lmi_num_threads()) \
-	if (items > 1 && outer * R * inner > LMI_PARALLEL_GRAIN)
-	for (int64_t w = 0; w < items; w++) {
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+	for (int64_t o = 0; o < g->nout; o++) {
 		if (__atomic_load_n(&stop, __ATOMIC_RELAXED)) continue;
-		if (lmi_check_interrupt()) {
+		if (o % every == 0 && lmi_check_interrupt()) {
 			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		int64_t o = w / nb, j0 = (w % nb) * JBLOCK, jn = inner - j0 < JBLOCK ? inner - j0 : JBLOCK;
-		double buf[JBLOCK];
-		const char *xo = base + (size_t)(o * R * inner) * es;
-		if (x->dtype == LM_FLOAT32)
-			rows_sum_float((const float *)xo, R, inner, j0, jn, buf);
-		else
-			rows_sum_double((const double *)xo, R, inner, j0, jn, buf);
-		for (int64_t j = 0; j < jn; j++) {
-			double v = op == LM_MEAN ? (R ? buf[j] / (double)R : NAN) : buf[j];
-			int64_t i = o * inner + j0 + j;
-			if (out->dtype == LM_FLOAT32)
-				((float *)lmi_data(out))[i] = (float)v;
-			else
-				((double *)lmi_data(out))[i] = v;
-		}
+		acc a;
+		acc_init(op, &a);
+		reduce_range(op, x->dtype, base + pos_offset(o, g->k, NULL, g->nk) * es, g, 0, g->rcount,
+		             p, &a);
+		acc_repeat(op, &a, g->mult, p);
+		acc_store(op, &a, x->dtype, p, out, idx, o);
 	}
 	return stop ? lmi_fail(LM_ERR_INTERRUPTED, "interrupted") : LM_OK;
 }
 
-/* One long line split across threads; partial accumulators merged in order. */
-static lm_status reduce_split_line(lm_redop op, const lm_tensor *x, int64_t R, double p,
-                                   lm_tensor *out, lm_tensor *idx)
+/* Few outputs with many elements each: each output's elements split across the threads, the
+ * partial results merged in order (so the result does not depend on the timing). */
+static lm_status lines_split(lm_redop op, const lm_tensor *x, const rgeom *g, lm_tensor *out,
+                             lm_tensor *idx, double p)
 {
 	enum { MAXT = 256 };
 	int nt = lmi_num_threads();
 	if (nt > MAXT) nt = MAXT;
-	acc part[MAXT];
-	const char *base = lmi_data(x);
-	size_t es = lm_dtype_size(x->dtype);
-	int stop = 0, used = 1;
+	int64_t es = (int64_t)lm_dtype_size(x->dtype);
+	const char *base = lmi_data(x) + g->base * es;
+	for (int64_t o = 0; o < g->nout; o++) {
+		const char *xo = base + pos_offset(o, g->k, NULL, g->nk) * es;
+		acc part[MAXT];
+		int stop = 0, used = 1;
 #pragma omp parallel num_threads(nt)
-	{
-		int t = omp_get_thread_num_safe();
-		int nth = nt;
+		{
+			int t = omp_get_thread_num_safe(), nth = 1;
 #ifdef _OPENMP
-		nth = omp_get_num_threads();
+			nth = omp_get_num_threads();
 #endif
-		if (t < nth) {
-			int64_t lo = R * t / nth, hi = R * (t + 1) / nth;
+			int64_t lo = g->rcount * t / nth, hi = g->rcount * (t + 1) / nth;
 			acc_init(op, &part[t]);
-			/* chunks, so an interrupt is seen within a few milliseconds */
-			for (int64_t c = lo; c < hi; c += 1 << 20) {
+			for (int64_t c = lo; c < hi; c += SPLIT_CHUNK) {
 				if (lmi_check_interrupt()) {
 					__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 					break;
 				}
-				int64_t m = hi - c < (1 << 20) ? hi - c : (1 << 20);
-				acc tmp;
-				acc_init(op, &tmp);
-				line(op, x->dtype, base + (size_t)c * es, m, 1, c, p, &tmp);
-				acc_merge(op, &part[t], &tmp, p);
+				reduce_range(op, x->dtype, xo, g, c, hi - c < SPLIT_CHUNK ? hi : c + SPLIT_CHUNK, p,
+				             &part[t]);
 			}
-		}
 #pragma omp single
-		used = nth;
+			used = nth;
+		}
+		if (stop) return lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
+		acc a;
+		acc_init(op, &a);
+		for (int t = 0; t < used; t++) acc_merge(op, &a, &part[t], p);
+		acc_repeat(op, &a, g->mult, p);
+		acc_store(op, &a, x->dtype, p, out, idx, o);
 	}
-	if (stop) return lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
-	acc a;
-	acc_init(op, &a);
-	for (int t = 0; t < used; t++) acc_merge(op, &a, &part[t], p);
-	acc_store(op, &a, x->dtype, p, out, idx, 0);
 	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- rows */
+
+/*
+ * Float sums whose closest-packed dim is kept (a sum over rows, x:sum(1) of a matrix; or over the
+ * long dim of a transposed one): the kept dim kd is walked in blocks of up to RBLOCK elements, and
+ * every reduced position adds its row piece into a block of double accumulators (vectorised along
+ * the row). A short dense kept dim (at most 8) whose rows follow each other in memory, as in the
+ * transposed (2^26, 2), is summed as one dense stretch into lcm(k, 32) lanes folded into k.
+ */
+#define RBLOCK 1024
+
+typedef struct rows_job {
+	const rgeom *g;
+	lm_dtype dt;
+	int64_t n0, st0, os0; /* the kept dim: size, stride in x, stride in out */
+	rdim ko[LM_MAX_DIMS];  /* the other kept dims */
+	int64_t koos[LM_MAX_DIMS];
+	int nko;
+	int L;                 /* lanes of the folded case, 0 otherwise */
+} rows_job;
+
+/* sums[0..jn) += the rows j0 .. j0+jn of the kept dim over reduced positions [q0, q1). */
+static void rows_range(const rows_job *jb, const char *xo, int64_t j0, int64_t jn, int64_t q0,
+                       int64_t q1, double *sums)
+{
+	const rgeom *g = jb->g;
+	const lmi_simd_table *tb = lmi_simd();
+	int64_t es = (int64_t)lm_dtype_size(jb->dt);
+	bool f32 = jb->dt == LM_FLOAT32;
+	if (jb->L) { /* dense rows of n0: a position is one row of the last reduced dim */
+		const rdim *in = &g->r[g->nr - 1];
+		double part[256] = {0};
+		odo o;
+		odo_start(&o, g->r, g->nr - 1, q0 / in->n);
+		for (int64_t row = q0 % in->n; q0 < q1; row = 0, odo_next(&o)) {
+			int64_t m = in->n - row < q1 - q0 ? in->n - row : q1 - q0;
+			const char *s = xo + (o.off + row * in->st) * es;
+			if (f32)
+				tb->lanes_f32((const float *)s, m * jb->n0, jb->L, part);
+			else
+				tb->lanes_f64((const double *)s, m * jb->n0, jb->L, part);
+			q0 += m;
+		}
+		for (int l = 0; l < jb->L; l++) sums[l % jb->n0] += part[l];
+		return;
+	}
+	odo o;
+	odo_start(&o, g->r, g->nr, q0);
+	for (int64_t q = q0; q < q1; q++, odo_next(&o)) {
+		const char *s = xo + (o.off + j0 * jb->st0) * es;
+		if (jb->st0 == 1) {
+			if (f32)
+				tb->rowacc_f32(sums, (const float *)s, jn);
+			else
+				tb->rowacc_f64(sums, (const double *)s, jn);
+		} else if (f32) {
+			for (int64_t j = 0; j < jn; j++) sums[j] += ((const float *)s)[j * jb->st0];
+		} else {
+			for (int64_t j = 0; j < jn; j++) sums[j] += ((const double *)s)[j * jb->st0];
+		}
+	}
+}
+
+static void rows_store(lm_redop op, const rows_job *jb, const double *sums, int64_t jn,
+                       lm_tensor *out, int64_t o0)
+{
+	const rgeom *g = jb->g;
+	for (int64_t j = 0; j < jn; j++) {
+		double v = sums[j] * (double)g->mult;
+		if (op == LM_MEAN) v = g->rcount ? sums[j] / (double)g->rcount : NAN;
+		int64_t i = o0 + j * jb->os0;
+		if (out->dtype == LM_FLOAT32)
+			((float *)lmi_data(out))[i] = (float)v;
+		else
+			((double *)lmi_data(out))[i] = v;
+	}
+}
+
+static int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
+
+static lm_status rows_sum(lm_redop op, const lm_tensor *x, const rgeom *g, int kd, lm_tensor *out)
+{
+	rows_job jb = {g, x->dtype, g->k[kd].n, g->k[kd].st, g->kos[kd], {{0, 0}}, {0}, 0, 0};
+	for (int i = 0; i < g->nk; i++)
+		if (i != kd) {
+			jb.ko[jb.nko] = g->k[i];
+			jb.koos[jb.nko++] = g->kos[i];
+		}
+	const rdim *in = &g->r[g->nr - 1];
+	if (jb.st0 == 1 && jb.n0 <= 8 && in->st == jb.n0) jb.L = (int)(jb.n0 * 32 / gcd64(jb.n0, 32));
+	int64_t es = (int64_t)lm_dtype_size(x->dtype), blk = jb.L ? jb.n0 : RBLOCK;
+	int64_t nb = (jb.n0 + blk - 1) / blk, items = g->nout / jb.n0 * nb;
+	int64_t qn = g->rcount; /* reduced positions (in the folded case: rows of n0) */
+	const char *base = lmi_data(x) + g->base * es;
+	int nt = g->nout * g->rcount > LMI_PARALLEL_GRAIN ? lmi_num_threads() : 1;
+	int stop = 0;
+	if (items >= nt) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+		for (int64_t w = 0; w < items; w++) {
+			if (__atomic_load_n(&stop, __ATOMIC_RELAXED)) continue;
+			if (lmi_check_interrupt()) {
+				__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			int64_t oi = w / nb, j0 = w % nb * blk, jn = jb.n0 - j0 < blk ? jb.n0 - j0 : blk;
+			double sums[RBLOCK] = {0};
+			rows_range(&jb, base + pos_offset(oi, jb.ko, NULL, jb.nko) * es, j0, jn, 0, qn, sums);
+			rows_store(op, &jb, sums, jn, out, pos_offset(oi, jb.ko, jb.koos, jb.nko) + j0 * jb.os0);
+		}
+		return stop ? lmi_fail(LM_ERR_INTERRUPTED, "interrupted") : LM_OK;
+	}
+	/* fewer blocks than threads: split each block's positions, one accumulator block per thread */
+	double *parts = lm_alloc((size_t)nt * RBLOCK * sizeof(double));
+	if (!parts) return lm_last_status();
+	for (int64_t w = 0; w < items && !stop; w++) {
+		int64_t oi = w / nb, j0 = w % nb * blk, jn = jb.n0 - j0 < blk ? jb.n0 - j0 : blk;
+		const char *xo = base + pos_offset(oi, jb.ko, NULL, jb.nko) * es;
+		int used = 1;
+#pragma omp parallel num_threads(nt)
+		{
+			int t = omp_get_thread_num_safe(), nth = 1;
+#ifdef _OPENMP
+			nth = omp_get_num_threads();
+#endif
+			double *sums = parts + (size_t)t * RBLOCK;
+			for (int64_t j = 0; j < jn; j++) sums[j] = 0;
+			int64_t lo = qn * t / nth, hi = qn * (t + 1) / nth;
+			for (int64_t c = lo; c < hi; c += SPLIT_CHUNK / (jn ? jn : 1) + 1) {
+				if (lmi_check_interrupt()) {
+					__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+					break;
+				}
+				int64_t e = c + SPLIT_CHUNK / (jn ? jn : 1) + 1;
+				rows_range(&jb, xo, j0, jn, c, e < hi ? e : hi, sums);
+			}
+#pragma omp single
+			used = nth;
+		}
+		for (int t = 1; t < used; t++)
+			for (int64_t j = 0; j < jn; j++) parts[j] += parts[(size_t)t * RBLOCK + j];
+		rows_store(op, &jb, parts, jn, out, pos_offset(oi, jb.ko, jb.koos, jb.nko) + j0 * jb.os0);
+	}
+	lm_free(parts, (size_t)nt * RBLOCK * sizeof(double));
+	return stop ? lmi_fail(LM_ERR_INTERRUPTED, "interrupted") : LM_OK;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+static lm_status reduce_geom(lm_redop op, const lm_tensor *x, const rgeom *g, lm_tensor *out,
+                             lm_tensor *idx, double p)
+{
+	if (g->nout == 0) return LM_OK;
+	if (g->empty) { /* every output reduces nothing: 0, 1, NaN, ... */
+		for (int64_t o = 0; o < g->nout; o++) {
+			acc a;
+			acc_init(op, &a);
+			acc_store(op, &a, x->dtype, p, out, idx, o);
+		}
+		return LM_OK;
+	}
+	int kd = -1; /* the kept dim closest-packed in memory */
+	for (int i = 0; i < g->nk; i++)
+		if (kd < 0 || iabs64(g->k[i].st) < iabs64(g->k[kd].st)) kd = i;
+	bool sums = (op == LM_SUM || op == LM_MEAN) && lm_dtype_is_float(x->dtype);
+	if (sums && kd >= 0 && iabs64(g->k[kd].st) < iabs64(g->r[g->nr - 1].st))
+		return rows_sum(op, x, g, kd, out);
+	int nt = lmi_num_threads();
+	if (nt > 1 && g->nout < nt && g->rcount >= 4 * LMI_PARALLEL_GRAIN)
+		return lines_split(op, x, g, out, idx, p);
+	return lines_by_output(op, x, g, out, idx, p);
+}
+
+static bool free_order(lm_redop op, const lm_tensor *idx)
+{
+	return op != LM_ARGMAX && op != LM_ARGMIN && !idx;
 }
 
 lm_status lmi_cpu_reduce(lm_redop op, const lm_tensor *x, int64_t outer, int64_t R, int64_t inner,
                          lm_tensor *out, lm_tensor *idx, double p)
 {
-	int64_t nout = outer * inner;
-	if (nout == 0) return LM_OK;
-	if ((op == LM_SUM || op == LM_MEAN) && inner > 1 && lm_dtype_is_float(x->dtype))
-		return reduce_rows_sum(op, x, outer, R, inner, out);
-	if (nout == 1 && R >= 4 * LMI_PARALLEL_GRAIN && lmi_num_threads() > 1)
-		return reduce_split_line(op, x, R, p, out, idx);
-	const char *base = lmi_data(x);
-	size_t es = lm_dtype_size(x->dtype);
-	int stop = 0;
-#pragma omp parallel for schedule(static) num_threads(lmi_num_threads()) \
-	if (nout > 1 && nout * R > LMI_PARALLEL_GRAIN)
-	for (int64_t i = 0; i < nout; i++) {
-		if (__atomic_load_n(&stop, __ATOMIC_RELAXED)) continue;
-		if ((i & 1023) == 0 && lmi_check_interrupt()) {
-			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-			continue;
-		}
-		int64_t o = i / inner, j = i % inner;
-		acc a;
-		acc_init(op, &a);
-		line(op, x->dtype, base + (size_t)(o * R * inner + j) * es, R, inner, 0, p, &a);
-		acc_store(op, &a, x->dtype, p, out, idx, i);
-	}
-	return stop ? lmi_fail(LM_ERR_INTERRUPTED, "interrupted") : LM_OK;
+	rgeom g;
+	geom_build(3, (int64_t[]){outer, R, inner}, (int64_t[]){R * inner, inner, 1}, 2u,
+	           free_order(op, idx), &g);
+	return reduce_geom(op, x, &g, out, idx, p);
+}
+
+lm_status lmi_cpu_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
+                              lm_tensor *idx, double p)
+{
+	rgeom g;
+	geom_build(x->ndim, x->shape, x->stride, mask, free_order(op, idx), &g);
+	return reduce_geom(op, x, &g, out, idx, p);
 }

@@ -1,0 +1,67 @@
+/*
+ * simd.h — the CPU backend's vectorised loops, one table per instruction set, chosen at run time.
+ *
+ * The loops whose speed depends on the vector width (elementwise math, a + alpha*b, the dense
+ * reduction lanes, the Winograd convolution's transforms and products) are written once, in
+ * simd_loops.h and the *_loops.h files it includes, and compiled three times: simd_scalar.c
+ * (x86-64 baseline, vectorisation off), simd_avx2.c (x86-64-v3) and simd_avx512.c (x86-64-v4),
+ * each with its own -march whatever the rest of the build uses (CMakeLists.txt), each defining
+ * one lmi_simd_table. lmi_simd() returns the table of the path in use (lumen/isa.h); callers
+ * (ewise.c, axpy.c, reduce.c, winograd.c) fetch it once per operation. Everything else in the
+ * backend is compiled once and is not ISA-specific. Read next: simd_loops.h, ../../core/cpu_isa.c.
+ */
+#ifndef LUMEN_BACKEND_CPU_SIMD_H
+#define LUMEN_BACKEND_CPU_SIMD_H
+
+#include "backend/cpu/cpu.h"
+#include "core/cpu_isa.h"
+
+/* Context of the unary kernels: the op (an lm_unop or an lmi_cpu_unop_ext) and its parameters. */
+typedef struct lmi_unary_ctx {
+	int op;
+	double p0, p1;
+} lmi_unary_ctx;
+
+/* Context of the a + alpha * b kernels. */
+typedef struct lmi_axpy_ctx {
+	double f;  /* alpha for float dtypes */
+	int64_t i; /* alpha for integer dtypes (integral; wraps like the arithmetic) */
+} lmi_axpy_ctx;
+
+typedef struct lmi_simd_table {
+	lm_isa isa;
+	/* elementwise 1-D kernels for lmi_iter, per dtype (ewise.c, axpy.c) */
+	lmi_iter_kernel unary[LM_DTYPE_COUNT];  /* ctx: lmi_unary_ctx */
+	lmi_iter_kernel binary[LM_DTYPE_COUNT]; /* ctx: an int lm_binop */
+	lmi_iter_kernel where[LM_DTYPE_COUNT];  /* ctx: unused */
+	lmi_iter_kernel axpy[LM_DTYPE_COUNT];   /* ctx: lmi_axpy_ctx */
+	/*
+	 * Reduction lanes (reduce.c): part[l] += the sum of x[i] over i = l (mod L), i < n; L a
+	 * multiple of 16, at most 256. float32 adds 64-element runs in float, then in double.
+	 */
+	void (*lanes_f32)(const float *x, int64_t n, int L, double *part);
+	void (*lanes_f64)(const double *x, int64_t n, int L, double *part);
+	/* acc[j] += x[j], j < n (sums over an outer dim, accumulated in double) */
+	void (*rowacc_f32)(double *acc, const float *x, int64_t n);
+	void (*rowacc_f64)(double *acc, const double *x, int64_t n);
+} lmi_simd_table;
+
+extern const lmi_simd_table lmi_simd_scalar;
+#ifdef LUMEN_SIMD_X86
+extern const lmi_simd_table lmi_simd_avx2, lmi_simd_avx512;
+#endif
+
+/* The table of the path in use. */
+static inline const lmi_simd_table *lmi_simd(void)
+{
+#ifdef LUMEN_SIMD_X86
+	switch (lmi_isa()) {
+	case LM_ISA_AVX512: return &lmi_simd_avx512;
+	case LM_ISA_AVX2: return &lmi_simd_avx2;
+	default: break;
+	}
+#endif
+	return &lmi_simd_scalar;
+}
+
+#endif

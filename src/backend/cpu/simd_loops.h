@@ -1,0 +1,32 @@
+/*
+ * simd_loops.h — the body of each simd_<isa>.c: every vectorised loop of the backend, compiled
+ * for the instruction set of the including file (its -march comes from CMakeLists.txt), and the
+ * table that exports them (LMI_SIMD_TABLE, named by the includer). The scalar file defines
+ * LMI_SIMD_SCALAR: no `omp simd`, no vector math, vectorisation off (its flags), so it is the
+ * plain-C reference path. Read next: simd.h, ewise_loops.h, reduce_loops.h.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/simd.h"
+
+#ifdef LMI_SIMD_SCALAR
+#define LMI_OMP_SIMD
+#else
+#define LMI_OMP_SIMD _Pragma("omp simd")
+#endif
+
+#include "backend/cpu/ewise_loops.h"
+#include "backend/cpu/reduce_loops.h"
+
+const lmi_simd_table LMI_SIMD_TABLE = {
+	.isa = LMI_SIMD_ISA,
+	.unary = {unary_f32, unary_f64, unary_i32, unary_i64, unary_u8},
+	.binary = {binary_f32, binary_f64, binary_i32, binary_i64, binary_u8},
+	.where = {where_f32, where_f64, where_i32, where_i64, where_u8},
+	.axpy = {axpy_f32, axpy_f64, axpy_i32, axpy_i64, axpy_u8},
+	.lanes_f32 = lanes_f32,
+	.lanes_f64 = lanes_f64,
+	.rowacc_f32 = rowacc_f32,
+	.rowacc_f64 = rowacc_f64,
+};
