@@ -95,6 +95,12 @@ static void release_held(lmi_kcall *k)
 	k->out = NULL;
 }
 
+lm_status lmi_kcall_fail(lmi_kcall *k, lm_status st)
+{
+	release_held(k);
+	return st;
+}
+
 /* ---------------------------------------------------------------- the three runs */
 
 static lm_status run_emu(const lmi_pattern *pt, const lmi_kcall *k, void *run, lm_kernel_info *info)

@@ -5,7 +5,7 @@
  * Design: the input is checked before anything runs (bins 1..4096, every bin index in range);
  * the emulated and CUDA runs count into 32-bit counters (at most 2^31 - 1 elements) that are
  * widened into the int64 result, the CPU run into 64-bit totals.
- * Read next: histogram_emu.c, body/histogram.h, cpu_histogram.c.
+ * Read next: histogram_emu.c, body/histogram_plan.h, body/histogram.h, cpu_histogram.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,122 +21,61 @@ static const char *const algos[LMI_HIST_ALGO_COUNT] = {
 	[LMI_HIST_AGGREGATED] = "aggregated",
 };
 
-/* What is being counted. */
-typedef struct hist_input {
-	const void *data;
-	bool is_u8;  /* bytes, else int32 */
-	bool scaled; /* bytes of a text: bin b * bins / 256 */
-	unsigned bins;
-} hist_input;
-
-typedef struct cpu_run {
-	const lmi_kcall *k;
-	const hist_input *in;
-	int64_t *counts;
-	uint16_t lut[256];
-} cpu_run;
-
-static int cpu_once(void *p)
+static int hist_cpu(const lmi_kcall *k, void *run)
 {
-	cpu_run *r = p;
-	memset(r->counts, 0, r->in->bins * sizeof *r->counts);
-	if (r->in->is_u8)
-		return lmi_cpu_histogram_u8(r->in->data, r->k->n, r->lut, r->counts, &lmi_interrupt_flag);
-	return lmi_cpu_histogram_i32(r->in->data, r->k->n, r->in->bins, r->counts, &lmi_interrupt_flag);
+	lmi_hist_run *r = run;
+	const lmi_hist_call *c = &r->c;
+	(void)k;
+	memset(r->counts, 0, c->bins * sizeof *r->counts);
+	if (c->is_u8) return lmi_cpu_histogram_u8(c->data, c->n, r->lut, r->counts, &lmi_interrupt_flag);
+	return lmi_cpu_histogram_i32(c->data, c->n, c->bins, r->counts, &lmi_interrupt_flag);
 }
 
-static lm_status run_cpu(const lmi_kcall *k, const hist_input *in, int64_t *counts,
-                         lm_kernel_info *info)
+static int hist_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,
+                     lmi_cuda_timing *t, char *msg, size_t msg_cap)
 {
-	cpu_run r = {k, in, counts, {0}};
-	for (unsigned b = 0; b < 256; b++) /* direct indices were checked to lie below bins */
-		r.lut[b] = (uint16_t)(in->scaled ? b * in->bins / 256 : b < in->bins ? b : 0);
-	double ms;
-	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, NULL, &r, &ms);
-	if (st) return st;
-	lmi_info_add_measured(info, ms, (double)k->n * (in->is_u8 ? 1.0 : 4.0)); /* one read */
-	lmi_info_add(info, "threads", lmi_cpu_kernel_threads());
+	(void)k;
+	return api->histogram(&((lmi_hist_run *)run)->c, t, msg, msg_cap);
+}
+
+/* The 32-bit counts of the emu and cuda runs into the int64 result; bins and coarsen. */
+static lm_status hist_finish(lm_kernel_info *info, const lmi_kcall *k, void *run,
+                             const lmi_simt_counters *emu)
+{
+	lmi_hist_run *r = run;
+	(void)emu;
+	if (k->backend != LMI_BACKEND_CPU)
+		for (unsigned b = 0; b < r->c.bins; b++) r->counts[b] = r->c.histo[b];
+	lmi_info_add(info, "bins", r->c.bins);
+	lmi_info_add(info, "coarsen", k->coarsen);
 	return LM_OK;
 }
 
-static lm_status run_emu(const lmi_kcall *k, const hist_input *in, uint32_t *histo,
-                         lm_kernel_info *info)
-{
-	char name[128];
-	snprintf(name, sizeof name, "histogram %s %u bins %s", k->algo_name, in->bins,
-	         in->is_u8 ? (in->scaled ? "bytes" : "uint8") : "int32");
-	lmi_simt *s;
-	lm_status st = lmi_emu_start(k, name, info, 0, &s);
-	if (st) return st;
-	st = lmi_emu_histogram(s, k, in->data, in->is_u8, in->scaled, in->bins, histo);
-	if (st == LM_OK) lmi_info_add_emu(info, lmi_simt_counters_get(s), k);
-	lmi_simt_free(s);
-	return st;
-}
+static const lmi_pattern pattern = {"histogram", lmi_emu_histogram, hist_cpu, hist_cuda,
+                                    hist_finish, false};
 
-static lm_status run_cuda(const lmi_kcall *k, const hist_input *in, uint32_t *histo,
-                          lm_kernel_info *info)
-{
-	const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
-	if (!api) return lm_last_status();
-	lmi_cuda_hist_call c = {
-		.algo = k->algo,
-		.is_u8 = in->is_u8,
-		.scaled = in->scaled,
-		.data = in->data,
-		.n = k->n,
-		.bins = in->bins,
-		.block = k->block,
-		.coarsen = k->coarsen,
-		.repeats = k->repeats,
-		.histo = histo,
-	};
-	char msg[512] = "";
-	if (api->histogram(&c, msg, sizeof msg)) return lmi_fail(LM_ERR_DEVICE, "%s: CUDA: %s", k->fname, msg);
-	lmi_info_add_measured(info, c.time_ms, (double)k->n * (in->is_u8 ? 1.0 : 4.0));
-	lmi_info_add(info, "block", k->block);
-	return LM_OK;
-}
-
-static lm_status histogram(lmi_kcall *k, const lm_kernel_opts *opts, const hist_input *in,
+/* Both calls once their input is in r: block, coarsening, the result and the counters. */
+static lm_status histogram(lmi_kcall *k, const lm_kernel_opts *opts, lmi_hist_run *r,
                            lm_tensor **out, lm_kernel_info **info)
 {
+	lmi_hist_call *c = &r->c;
 	bool aggregated = k->algo == LMI_HIST_AGGREGATED;
 	k->any_block = true;
 	lm_status st = lmi_kcall_shape(k, opts, true, aggregated ? 8 : 1, 1);
-	if (st) return st;
-	int64_t shape[1] = {in->bins};
-	lm_tensor *y = lm_zeros(1, shape, LM_INT64);
-	uint32_t *histo = y && k->backend != LMI_BACKEND_CPU ? lm_alloc(in->bins * sizeof *histo) : NULL;
-	lm_kernel_info *inf = NULL;
-	if (!y || (k->backend != LMI_BACKEND_CPU && !histo)) {
-		st = y ? lmi_fail(LM_ERR_NOMEM, "%s: out of memory", k->fname) : lm_last_status();
-		goto out_fail;
-	}
-	if (!(inf = lmi_info_new(k, "histogram"))) {
-		st = lm_last_status();
-		goto out_fail;
-	}
-	int64_t *counts = lm_tensor_data(y);
-	switch (k->backend) {
-	case LMI_BACKEND_EMU: st = run_emu(k, in, histo, inf); break;
-	case LMI_BACKEND_CPU: st = run_cpu(k, in, counts, inf); break;
-	case LMI_BACKEND_CUDA: st = run_cuda(k, in, histo, inf); break;
-	}
-	if (st) goto out_fail;
-	if (histo)
-		for (unsigned b = 0; b < in->bins; b++) counts[b] = histo[b];
-	lmi_info_add(inf, "bins", in->bins);
-	lmi_info_add(inf, "coarsen", k->coarsen);
-	if (histo) lm_free(histo, in->bins * sizeof *histo);
-	*out = y;
-	*info = inf;
-	return LM_OK;
-out_fail:
-	if (histo) lm_free(histo, in->bins * sizeof *histo);
-	lm_kernel_info_free(inf);
-	lm_tensor_release(y);
-	return st;
+	if (st) return lmi_kcall_fail(k, st);
+	c->algo = k->algo;
+	c->n = k->n;
+	c->block = k->block;
+	c->coarsen = k->coarsen;
+	int64_t shape[1] = {c->bins};
+	r->counts = lmi_kcall_output(k, lm_zeros(1, shape, LM_INT64));
+	if (k->backend != LMI_BACKEND_CPU) c->histo = lmi_kcall_alloc(k, c->bins * sizeof *c->histo);
+	for (unsigned b = 0; b < 256; b++) /* direct indices were checked to lie below bins */
+		r->lut[b] = (uint16_t)(c->scaled ? b * c->bins / 256 : b < c->bins ? b : 0);
+	snprintf(k->name, sizeof k->name, "histogram %s %u bins %s", k->algo_name, c->bins,
+	         c->is_u8 ? (c->scaled ? "bytes" : "uint8") : "int32");
+	k->bytes = (double)k->n * (c->is_u8 ? 1.0 : 4.0); /* one read */
+	return lmi_pattern_run(&pattern, k, r, out, info);
 }
 
 static lm_status check_bins(const char *f, int64_t bins)
@@ -150,9 +89,8 @@ lm_status lm_kernel_histogram(const lm_tensor *x, int64_t bins, const lm_kernel_
                               lm_tensor **out, lm_kernel_info **info)
 {
 	const char *f = "kernels.histogram";
-	if (!out || !info) return lmi_fail(LM_ERR_ARG, "%s: out and info must not be NULL", f);
-	*out = NULL;
-	*info = NULL;
+	lm_status st = lmi_kcall_start(f, out, info);
+	if (st) return st;
 	if (!x) return lmi_fail(LM_ERR_ARG, "%s: the input tensor is NULL", f);
 	if (lm_tensor_device(x) != LM_CPU)
 		return lmi_fail(LM_ERR_DEVICE, "%s: the input is on %s; pass a CPU tensor", f,
@@ -164,25 +102,19 @@ lm_status lm_kernel_histogram(const lm_tensor *x, int64_t bins, const lm_kernel_
 	if (lm_tensor_numel(x) == 0)
 		return lmi_fail(LM_ERR_ARG, "%s: the input is empty (shape %s); give at least one element",
 		                f, lmi_shape_s(x));
-	lm_status st = check_bins(f, bins);
-	if (st) return st;
+	if ((st = check_bins(f, bins)) != LM_OK) return st;
 	lmi_kcall k;
 	if ((st = lmi_kcall_begin(f, opts, algos, LMI_HIST_ALGO_COUNT, LMI_HIST_PRIVATIZED,
 	                          LMI_RUNS_ALL, lm_tensor_numel(x), dt, &k)) != LM_OK)
 		return st;
-	lm_tensor *xc = lm_contiguous(x);
-	if (!xc) return lm_last_status();
-	int64_t value, at = lmi_first_out_of_range(xc, 0, bins, &value);
-	if (at >= 0) {
-		lm_tensor_release(xc);
-		return lmi_fail(LM_ERR_INDEX, "%s: element %lld (0-based) is %lld, not a bin index in "
-		                "0..%lld (bins %lld)", f, (long long)at, (long long)value,
-		                (long long)bins - 1, (long long)bins);
-	}
-	hist_input in = {lm_tensor_data(xc), dt == LM_UINT8, false, (unsigned)bins};
-	st = histogram(&k, opts, &in, out, info);
-	lm_tensor_release(xc);
-	return st;
+	lmi_hist_run r = {.c = {.is_u8 = dt == LM_UINT8, .bins = (unsigned)bins}};
+	int64_t value, at;
+	if ((r.c.data = lmi_kcall_input(&k, x)) &&
+	    (at = lmi_first_out_of_range_raw(dt, r.c.data, k.n, 0, bins, &value)) >= 0)
+		return lmi_kcall_fail(&k, lmi_fail(LM_ERR_INDEX, "%s: element %lld (0-based) is %lld, not a "
+		                                   "bin index in 0..%lld (bins %lld)", f, (long long)at,
+		                                   (long long)value, (long long)bins - 1, (long long)bins));
+	return histogram(&k, opts, &r, out, info);
 }
 
 lm_status lm_kernel_histogram_bytes(const void *bytes, int64_t n, int64_t bins,
@@ -190,17 +122,16 @@ lm_status lm_kernel_histogram_bytes(const void *bytes, int64_t n, int64_t bins,
                                     lm_kernel_info **info)
 {
 	const char *f = "kernels.histogram";
-	if (!out || !info) return lmi_fail(LM_ERR_ARG, "%s: out and info must not be NULL", f);
-	*out = NULL;
-	*info = NULL;
+	lm_status st = lmi_kcall_start(f, out, info);
+	if (st) return st;
 	if (!bytes && n > 0) return lmi_fail(LM_ERR_ARG, "%s: the bytes are NULL", f);
 	if (n < 1) return lmi_fail(LM_ERR_ARG, "%s: the input is empty (0 bytes); give at least one", f);
-	lm_status st = check_bins(f, bins);
-	if (st) return st;
+	if ((st = check_bins(f, bins)) != LM_OK) return st;
 	lmi_kcall k;
 	if ((st = lmi_kcall_begin(f, opts, algos, LMI_HIST_ALGO_COUNT, LMI_HIST_PRIVATIZED,
 	                          LMI_RUNS_ALL, n, LM_UINT8, &k)) != LM_OK)
 		return st;
-	hist_input in = {bytes, true, true, (unsigned)bins};
-	return histogram(&k, opts, &in, out, info);
+	lmi_hist_run r = {.c = {.is_u8 = 1, .scaled = 1, .data = bytes, .bins = (unsigned)bins}};
+	lmi_kcall_operand(&k, bytes, (size_t)n);
+	return histogram(&k, opts, &r, out, info);
 }

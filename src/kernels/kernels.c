@@ -297,10 +297,15 @@ lm_status lm_kernel_info_span_get(const lm_kernel_info *i, int k, lm_kernel_span
 
 int64_t lmi_first_out_of_range(const lm_tensor *x, int64_t lo, int64_t hi, int64_t *value)
 {
-	int64_t n = lm_tensor_numel(x);
-	const void *d = lm_tensor_data(x);
 	LM_ASSERT(lm_tensor_is_contiguous(x));
-	switch (lm_tensor_dtype(x)) {
+	return lmi_first_out_of_range_raw(lm_tensor_dtype(x), lm_tensor_data(x), lm_tensor_numel(x),
+	                                  lo, hi, value);
+}
+
+int64_t lmi_first_out_of_range_raw(lm_dtype dt, const void *d, int64_t n, int64_t lo, int64_t hi,
+                                   int64_t *value)
+{
+	switch (dt) {
 	case LM_UINT8:
 		for (int64_t i = 0; i < n; i++)
 			if (((const uint8_t *)d)[i] < lo || ((const uint8_t *)d)[i] >= hi)

@@ -101,6 +101,9 @@ lm_status lmi_info_add_span(lm_kernel_info *info, const lm_kernel_span *sp);
 /* The first value of a contiguous uint8/int32/int64 tensor outside lo..hi-1: its position (and
  * *value), or -1 when all lie inside. */
 int64_t lmi_first_out_of_range(const lm_tensor *x, int64_t lo, int64_t hi, int64_t *value);
+/* The same over n elements of dtype dt at d. */
+int64_t lmi_first_out_of_range_raw(lm_dtype dt, const void *d, int64_t n, int64_t lo, int64_t hi,
+                                   int64_t *value);
 void lmi_info_set_trace(lm_kernel_info *info, lm_trace *t); /* takes the reference */
 /* The emulator's counters, in docs/API.md's order. */
 void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lmi_kcall *k);
@@ -122,6 +125,8 @@ void *lmi_kcall_output(lmi_kcall *k, lm_tensor *y);
 void *lmi_kcall_alloc(lmi_kcall *k, size_t bytes);
 /* Borrowed memory the cpu run touches (a sparse matrix's arrays, a string's bytes). */
 void lmi_kcall_operand(lmi_kcall *k, const void *p, size_t bytes);
+/* A check failed after k took inputs: releases what k holds; returns st. */
+lm_status lmi_kcall_fail(lmi_kcall *k, lm_status st);
 
 /* A pattern: the three runs of its call and what it adds to the info. `run` is the pattern's
  * run struct (patterns.h below), filled by its checks. */
@@ -168,10 +173,6 @@ int64_t lmi_cache_lines_flushed(void);
 
 /* "AMD EPYC 9454P 48-Core Processor" (from /proc/cpuinfo), or "CPU". */
 const char *lmi_cpu_model(void);
-
-/* histogram_emu.c: histo is zeroed, then counts bins bins. */
-lm_status lmi_emu_histogram(lmi_simt *s, const lmi_kcall *k, const void *data, bool is_u8,
-                            bool scaled, unsigned bins, uint32_t *histo);
 
 /* matmul_emu.c: c = a b, (m, kk) x (kk, n), tile x tile blocks. */
 lm_status lmi_emu_matmul(lmi_simt *s, const lmi_kcall *k, const void *a, const void *b, void *c,
@@ -280,5 +281,14 @@ typedef struct lmi_reduce_run {
 	void *scratch; /* lmi_cpu_scratch_bytes */
 } lmi_reduce_run;
 lm_status lmi_emu_reduce(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* histogram (histogram.c, histogram_emu.c): the call (body/histogram_plan.h; histo: the emu and
+ * cuda runs' 32-bit counts), the int64 result the cpu run counts into, its byte -> bin table. */
+typedef struct lmi_hist_run {
+	lmi_hist_call c;
+	int64_t *counts;
+	uint16_t lut[256];
+} lmi_hist_run;
+lm_status lmi_emu_histogram(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

@@ -73,11 +73,12 @@ static void histogram(const lmi_cuda_kernels *api, tally *tl, int algo, int is_u
 		unsigned v = is_u8 ? ((uint8_t *)data)[i] : (unsigned)((int32_t *)data)[i];
 		want[scaled ? v * bins / 256 : v]++;
 	}
-	lmi_cuda_hist_call c = {.algo = algo, .is_u8 = is_u8, .scaled = scaled, .data = data, .n = n,
-	                        .bins = bins, .block = block, .coarsen = algo == LMI_HIST_AGGREGATED ? 8 : 1,
-	                        .repeats = timed ? 5 : 1, .histo = got};
+	lmi_hist_call c = {.algo = algo, .is_u8 = is_u8, .scaled = scaled, .data = data, .n = n,
+	                   .bins = bins, .block = block, .coarsen = algo == LMI_HIST_AGGREGATED ? 8 : 1,
+	                   .histo = got};
+	lmi_cuda_timing ct = {.repeats = timed ? 5 : 1};
 	char msg[512] = "", first[96] = "";
-	int err = api->histogram(&c, msg, sizeof msg);
+	int err = api->histogram(&c, &ct, msg, sizeof msg);
 	int64_t bad = 0;
 	for (unsigned b = 0; !err && b < bins; b++)
 		if (got[b] != (uint64_t)want[b] && !bad++)
@@ -98,7 +99,7 @@ static void histogram(const lmi_cuda_kernels *api, tally *tl, int algo, int is_u
 	char size[48], dt[16];
 	snprintf(size, sizeof size, "%lld x %u", (long long)n, bins);
 	snprintf(dt, sizeof dt, "%s", is_u8 ? (scaled ? "bytes" : "uint8") : "int32");
-	row(tl, names[algo], same ? "same" : dt, size, block, err, msg, bad, first, timed ? c.time_ms : 0,
+	row(tl, names[algo], same ? "same" : dt, size, block, err, msg, bad, first, timed ? ct.time_ms : 0,
 	    cpu_ms, (double)n * (is_u8 ? 1 : 4), "GB/s");
 	free(data);
 	free(got);

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/body/histogram_plan.h"
 #include "kernels/body/reduce_plan.h"
 #include "kernels/body/scan_plan.h"
 
@@ -27,12 +28,6 @@ extern "C" {
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
-enum {
-	LMI_HIST_GLOBAL_ATOMIC = 0,
-	LMI_HIST_PRIVATIZED,
-	LMI_HIST_AGGREGATED,
-	LMI_HIST_ALGO_COUNT
-};
 enum { LMI_MATMUL_NAIVE = 0, LMI_MATMUL_TILED, LMI_MATMUL_ALGO_COUNT };
 enum {
 	LMI_CONV_NAIVE = 0,
@@ -61,17 +56,6 @@ typedef struct lmi_cuda_timing {
 	double time_ms;
 	int launches;
 } lmi_cuda_timing;
-
-/* A histogram: n elements of data (uint8 when is_u8, else int32) into bins uint32 counters. */
-typedef struct lmi_cuda_hist_call {
-	int algo, is_u8, scaled;
-	const void *data;
-	int64_t n;
-	unsigned bins, block, coarsen;
-	int repeats;
-	uint32_t *histo;    /* out: bins counts */
-	double time_ms;
-} lmi_cuda_hist_call;
 
 /* C (m x n) = A (m x k) B (k x n), row-major; tile x tile blocks. */
 typedef struct lmi_cuda_matmul_call {
@@ -139,7 +123,7 @@ typedef struct lmi_cuda_kernels {
 	int version; /* LMI_CUDA_KERNELS_VERSION */
 	int (*scan)(const lmi_scan_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*reduce)(const lmi_reduce_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-	int (*histogram)(lmi_cuda_hist_call *call, char *msg, size_t msg_cap);
+	int (*histogram)(const lmi_hist_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*matmul)(lmi_cuda_matmul_call *call, char *msg, size_t msg_cap);
 	int (*conv2d)(lmi_cuda_conv_call *call, char *msg, size_t msg_cap);
 	int (*spmv)(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
