@@ -180,6 +180,23 @@ lm_status lmi_kcall_shape(lmi_kcall *k, const lm_kernel_opts *opts, bool coarsen
 	return LM_OK;
 }
 
+lm_status lmi_kcall_tile(lmi_kcall *k, const lm_kernel_opts *opts, unsigned *tile)
+{
+	const char *f = k->fname;
+	if (opts && opts->block)
+		return lmi_fail(LM_ERR_ARG, "%s: give tile, not block (the block is tile x tile threads)", f);
+	if (opts && opts->coarsen > 1)
+		return lmi_fail(LM_ERR_ARG, "%s: algo '%s' does not coarsen (coarsen %lld; only 1 here)", f,
+		                k->algo_name, (long long)opts->coarsen);
+	int64_t t = opts && opts->tile ? opts->tile : 16;
+	if (t < 1 || t > 32)
+		return lmi_fail(LM_ERR_ARG, "%s: tile %lld must be in 1..32 (a block of tile x tile threads "
+		                "has at most %d)", f, (long long)t, LM_KERNEL_MAX_BLOCK);
+	*tile = (unsigned)t;
+	k->coarsen = 1;
+	return LM_OK;
+}
+
 lm_status lmi_kcall_check_shared(const lmi_kcall *k, int64_t shared_elems)
 {
 	int64_t bytes = shared_elems * (int64_t)lm_dtype_size(k->dtype);

@@ -174,10 +174,6 @@ int64_t lmi_cache_lines_flushed(void);
 /* "AMD EPYC 9454P 48-Core Processor" (from /proc/cpuinfo), or "CPU". */
 const char *lmi_cpu_model(void);
 
-/* matmul_emu.c: c = a b, (m, kk) x (kk, n), tile x tile blocks. */
-lm_status lmi_emu_matmul(lmi_simt *s, const lmi_kcall *k, const void *a, const void *b, void *c,
-                         int64_t m, int64_t kk, int64_t n, unsigned tile);
-
 /* conv2d_emu.c: out = img (h, w) convolved with mask (mh, mw); algo: LMI_CONV_*. */
 lm_status lmi_emu_conv2d(lmi_simt *s, const lmi_kcall *k, int algo, const void *img,
                          const void *mask, void *out, int64_t h, int64_t w, int64_t mh, int64_t mw,
@@ -290,5 +286,11 @@ typedef struct lmi_hist_run {
 	uint16_t lut[256];
 } lmi_hist_run;
 lm_status lmi_emu_histogram(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* matmul (matmul.c, matmul_emu.c): the call (body/matmul_plan.h). */
+typedef struct lmi_matmul_run {
+	lmi_matmul_call c;
+} lmi_matmul_run;
+lm_status lmi_emu_matmul(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

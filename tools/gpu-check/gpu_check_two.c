@@ -142,10 +142,11 @@ static void matmul(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, in
 	void *c = xmalloc((size_t)(m * n) * es), *ref = xmalloc((size_t)(m * n) * es);
 	fill(a, m * k, dbl, -2, 3);
 	fill(b, k * n, dbl, -2, 3);
-	lmi_cuda_matmul_call call = {.algo = algo, .is_double = dbl, .a = a, .b = b, .c = c, .m = m,
-	                             .k = k, .n = n, .tile = tile, .repeats = timed ? 5 : 1};
+	lmi_matmul_call call = {.algo = algo, .is_double = dbl, .a = a, .b = b, .c = c, .m = m,
+	                        .k = k, .n = n, .tile = tile};
+	lmi_cuda_timing ct = {.repeats = timed ? 5 : 1};
 	char msg[512] = "", first[128] = "";
-	int err = api->matmul(&call, msg, sizeof msg);
+	int err = api->matmul(&call, &ct, msg, sizeof msg);
 	double t[5];
 	for (int r = timed ? -1 : 4; r < 5; r++) { /* the reference; timed: the CPU's median */
 		double t0 = gc_now_ms();
@@ -157,7 +158,7 @@ static void matmul(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, in
 	char size[48];
 	snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
 	row(tl, algo ? "matmul tiled" : "matmul naive", dbl ? "float64" : "float32", size, tile, err,
-	    msg, bad, first, timed ? call.time_ms : 0, timed ? median5(t) : 0,
+	    msg, bad, first, timed ? ct.time_ms : 0, timed ? median5(t) : 0,
 	    2.0 * (double)m * (double)k * (double)n, "GFLOP/s");
 	free(a);
 	free(b);

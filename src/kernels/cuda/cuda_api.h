@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "kernels/body/histogram_plan.h"
+#include "kernels/body/matmul_plan.h"
 #include "kernels/body/reduce_plan.h"
 #include "kernels/body/scan_plan.h"
 
@@ -28,7 +29,6 @@ extern "C" {
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
-enum { LMI_MATMUL_NAIVE = 0, LMI_MATMUL_TILED, LMI_MATMUL_ALGO_COUNT };
 enum {
 	LMI_CONV_NAIVE = 0,
 	LMI_CONV_CONSTANT,
@@ -56,17 +56,6 @@ typedef struct lmi_cuda_timing {
 	double time_ms;
 	int launches;
 } lmi_cuda_timing;
-
-/* C (m x n) = A (m x k) B (k x n), row-major; tile x tile blocks. */
-typedef struct lmi_cuda_matmul_call {
-	int algo, is_double;
-	const void *a, *b;
-	void *c;
-	int64_t m, k, n;
-	unsigned tile;
-	int repeats;
-	double time_ms;
-} lmi_cuda_matmul_call;
 
 /* out (h x w) = img (h x w) convolved with mask (mh x mw); tile: the output tile width. */
 typedef struct lmi_cuda_conv_call {
@@ -124,7 +113,7 @@ typedef struct lmi_cuda_kernels {
 	int (*scan)(const lmi_scan_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*reduce)(const lmi_reduce_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*histogram)(const lmi_hist_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-	int (*matmul)(lmi_cuda_matmul_call *call, char *msg, size_t msg_cap);
+	int (*matmul)(const lmi_matmul_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*conv2d)(lmi_cuda_conv_call *call, char *msg, size_t msg_cap);
 	int (*spmv)(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
 	int (*divergence)(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
