@@ -11,7 +11,12 @@
  * Each number is the median of interleaved rounds (anchor, Lumen, anchor, ...), so a slow phase
  * of the machine hits both. A third table puts Lumen's 1- and 2-thread times side by side, and a
  * fourth sweeps sizes from below the parallel grain (32768 elements) to 16M at 1 and 2 threads.
+ * The last compares reductions over non-contiguous dims with PyTorch CPU, measured in the same run
+ * (bench/ewise/torch_anchor.py through /usr/bin/python3): x:t():sum(1) and x:t():sum(2) of a
+ * 4096^2 matrix, the sum of a transposed (2^26, 2) (all of it, and over its long dim), and
+ * lm.ones(1):expand(2^31):sum(), a stride-0 dim (target: Lumen <= 1.5x PyTorch's time).
  */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +110,92 @@ static void size_sweep(void)
 	printf("(< marks a size where 2 threads were more than 10%% slower than 1)\n");
 }
 
+/* ---------------------------------------------------------------- non-contiguous reductions */
+
+enum { TSUM_DIM, TSUM_ROWS, PAIR_ALL, PAIR_DIM, EXPAND_ALL, NRED };
+static const char *const red_names[NRED] = {"x:t():sum(1)  x 4096x4096", "x:t():sum(2)  x 4096x4096",
+                                            "y:t():sum()   y (2^26, 2)", "y:t():sum(2)  y (2^26, 2)",
+                                            "ones(1):expand(2^31):sum()"};
+static const char *const red_keys[NRED] = {"tsum_dim", "tsum_rows", "pair_all", "pair_dim",
+                                           "expand_all"};
+static const double red_bytes[NRED] = {4.0 * 4096 * 4096, 4.0 * 4096 * 4096, 4.0 * (1 << 27),
+                                       4.0 * (1 << 27), 0}; /* the storage read */
+
+static void red_case(int c, lm_tensor *xt, lm_tensor *yt, lm_tensor *e)
+{
+	lm_tensor *r = NULL;
+	switch (c) {
+	case TSUM_DIM: r = lm_sum(xt, 0, false); break;
+	case TSUM_ROWS: r = lm_sum(xt, 1, false); break;
+	case PAIR_ALL: r = lm_sum(yt, LM_DIM_ALL, false); break;
+	case PAIR_DIM: r = lm_sum(yt, 1, false); break;
+	case EXPAND_ALL: r = lm_sum(e, LM_DIM_ALL, false); break;
+	}
+	CHECK(r);
+	lm_tensor_release(r);
+}
+
+/* PyTorch's times for the same cases at `threads` threads (NAN when PyTorch is missing). */
+static void red_anchor(int th, double *t, char *version)
+{
+	char cmd[1024], line[256];
+	for (int c = 0; c < NRED; c++) t[c] = NAN;
+	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/bench/ewise/torch_anchor.py %d 2>/dev/null",
+	         LUMEN_SOURCE_DIR, th);
+	FILE *p = popen(cmd, "r");
+	if (!p) return;
+	while (fgets(line, sizeof line, p)) {
+		char name[64];
+		double v;
+		if (sscanf(line, "version %63s", name) == 1) snprintf(version, 64, "%s", name);
+		if (sscanf(line, "%63s %lf", name, &v) != 2) continue;
+		for (int c = 0; c < NRED; c++)
+			if (!strcmp(name, red_keys[c])) t[c] = v;
+	}
+	pclose(p);
+}
+
+static void strided_reductions(void)
+{
+	int64_t yshape[2] = {(int64_t)1 << 26, 2}, big = (int64_t)1 << 31, one1 = 1;
+	lm_tensor *y = lm_randn(2, yshape, LM_FLOAT32), *one = lm_ones(1, &one1, LM_FLOAT32);
+	CHECK(y && one);
+	lm_tensor *xt = lm_transpose(m, 0, 1), *yt = lm_transpose(y, 0, 1), *e = lm_expand(one, 1, &big);
+	CHECK(xt && yt && e);
+	char version[64] = "not found";
+	printf("\nreductions over non-contiguous dims, float32: Lumen vs PyTorch CPU (same run), median\n");
+	printf("%-8s %-30s %11s %11s %11s %7s\n", "threads", "case", "Lumen ms", "Lumen GB/s",
+	       "PyTorch ms", "ratio");
+	for (int th = 1; th <= 2; th++) {
+		lm_set_num_threads(th);
+		double pt[NRED];
+		red_anchor(th, pt, version);
+		for (int c = 0; c < NRED; c++) {
+			int reps = c >= PAIR_ALL ? 9 : 15;
+			double ts[15];
+			red_case(c, xt, yt, e);
+			red_case(c, xt, yt, e);
+			for (int r = 0; r < reps; r++) {
+				double t0 = bench_now();
+				red_case(c, xt, yt, e);
+				ts[r] = bench_now() - t0;
+			}
+			double t = bench_median(ts, reps);
+			if (red_bytes[c] > 0)
+				printf("%-8d %-30s %11.3f %11.1f %11.3f %7.2f\n", th, red_names[c], 1e3 * t,
+				       red_bytes[c] / t / 1e9, 1e3 * pt[c], t / pt[c]);
+			else
+				printf("%-8d %-30s %11.4f %11s %11.3f %7.4f\n", th, red_names[c], 1e3 * t, "-",
+				       1e3 * pt[c], t / pt[c]);
+		}
+	}
+	printf("PyTorch %s; GB/s = the tensor's bytes read / time; ratio = Lumen time / PyTorch time "
+	       "(target <= 1.5).\nA stride-0 dim is a multiplication in Lumen, not a loop over 2^31 "
+	       "elements.\n", version);
+	lm_tensor *all[] = {y, one, xt, yt, e};
+	for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) lm_tensor_release(all[k]);
+}
+
 int main(void)
 {
 	lm_build_info bi;
@@ -165,6 +256,7 @@ int main(void)
 	printf("%-30s %9.2fms %9.2fms %13.2f\n", "memcpy (anchor)", 1e3 * at[1], 1e3 * at[2],
 	       at[1] / at[2]);
 	size_sweep();
+	strided_reductions();
 	lm_tensor_release(a);
 	lm_tensor_release(b);
 	lm_tensor_release(m);

@@ -2,8 +2,9 @@
  * reduce.c — reductions over one dim or all elements: result shapes and dtypes, empty inputs,
  * max/min with indices, recording.
  *
- * The input is made contiguous and seen as (outer, R, inner) around the reduced dim; the CPU
- * backend reduces the middle axis. Dtypes: sums and products of integers give int64; mean, var,
+ * The input is reduced where it lies, whatever its strides (the CPU backend orders its loops so
+ * the innermost walks the closest-packed memory, and a stride-0 dim is a multiplication): a view
+ * is not copied first. Dtypes: sums and products of integers give int64; mean, var,
  * std and norm of integers give float32; max/min keep the dtype; arg* give int64.
  * Read next: ../backend/cpu/reduce.c.
  */
@@ -248,11 +249,11 @@ static lm_tensor *reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim,
 		return lmi_fail_null(LM_ERR_SHAPE, "%s: cannot reduce over an empty %s of shape %s", name,
 		                     d < 0 ? "tensor" : "dim", lmi_shape_s(x));
 	if (op == LM_NORM && isnan(p)) return lmi_fail_null(LM_ERR_ARG, "norm: p is NaN");
-	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
-	                                           : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *out = xc ? lmi_empty(name, nd, shape, result_dtype(op, x->dtype)) : NULL;
+	lm_tensor *xc = lm_tensor_retain((lm_tensor *)x); /* saved as it is: views are not copied */
+	lm_tensor *out = lmi_empty(name, nd, shape, result_dtype(op, x->dtype));
 	lm_tensor *ix = idx && out ? lmi_empty(name, nd, shape, LM_INT64) : NULL;
-	if (!out || (idx && !ix) || lmi_cpu_reduce(op, xc, outer, R, inner, out, ix, p)) {
+	uint32_t mask = d >= 0 ? 1u << d : (uint32_t)((1u << x->ndim) - 1);
+	if (!out || (idx && !ix) || lmi_cpu_reduce_dims(op, x, mask, out, ix, p)) {
 		lm_tensor_release(out);
 		lm_tensor_release(ix);
 		lm_tensor_release(xc);
