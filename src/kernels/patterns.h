@@ -174,11 +174,6 @@ int64_t lmi_cache_lines_flushed(void);
 /* "AMD EPYC 9454P 48-Core Processor" (from /proc/cpuinfo), or "CPU". */
 const char *lmi_cpu_model(void);
 
-/* conv2d_emu.c: out = img (h, w) convolved with mask (mh, mw); algo: LMI_CONV_*. */
-lm_status lmi_emu_conv2d(lmi_simt *s, const lmi_kcall *k, int algo, const void *img,
-                         const void *mask, void *out, int64_t h, int64_t w, int64_t mh, int64_t mw,
-                         unsigned tile);
-
 /* The arrays of an lm_sparse (sparse.c; borrowed; see sparse_formats.h). */
 typedef struct lmi_sparse_view {
 	int64_t m, n, nnz, width;
@@ -292,5 +287,11 @@ typedef struct lmi_matmul_run {
 	lmi_matmul_call c;
 } lmi_matmul_run;
 lm_status lmi_emu_matmul(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* conv2d (conv2d.c, conv2d_emu.c): the call (body/conv2d_plan.h). */
+typedef struct lmi_conv_run {
+	lmi_conv_call c;
+} lmi_conv_run;
+lm_status lmi_emu_conv2d(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

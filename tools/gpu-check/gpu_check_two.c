@@ -178,11 +178,11 @@ static void conv2d(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, in
 	void *out = xmalloc((size_t)(h * w) * es), *ref = xmalloc((size_t)(h * w) * es);
 	fill(img, h * w, dbl, -3, 4);
 	fill(mask, mh * mw, dbl, -2, 3);
-	lmi_cuda_conv_call c = {.algo = algo, .is_double = dbl, .img = img, .mask = mask, .out = out,
-	                        .h = h, .w = w, .mh = mh, .mw = mw, .tile = tile,
-	                        .repeats = timed ? 5 : 1};
+	lmi_conv_call c = {.algo = algo, .is_double = dbl, .img = img, .mask = mask, .out = out,
+	                   .h = h, .w = w, .mh = mh, .mw = mw, .tile = tile};
+	lmi_cuda_timing ct = {.repeats = timed ? 5 : 1};
 	char msg[512] = "", first[128] = "";
-	int err = api->conv2d(&c, msg, sizeof msg);
+	int err = api->conv2d(&c, &ct, msg, sizeof msg);
 	double t[5];
 	for (int r = timed ? -1 : 4; r < 5; r++) {
 		double t0 = gc_now_ms();
@@ -195,7 +195,7 @@ static void conv2d(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, in
 	snprintf(size, sizeof size, "%lldx%lld m%lldx%lld", (long long)h, (long long)w, (long long)mh,
 	         (long long)mw);
 	row(tl, names[algo], dbl ? "float64" : "float32", size, tile, err, msg, bad, first,
-	    timed ? c.time_ms : 0, timed ? median5(t) : 0, 2.0 * (double)(h * w) * (double)(mh * mw),
+	    timed ? ct.time_ms : 0, timed ? median5(t) : 0, 2.0 * (double)(h * w) * (double)(mh * mw),
 	    "GFLOP/s");
 	free(img);
 	free(mask);

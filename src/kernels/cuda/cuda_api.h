@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/body/conv2d_plan.h"
 #include "kernels/body/histogram_plan.h"
 #include "kernels/body/matmul_plan.h"
 #include "kernels/body/reduce_plan.h"
@@ -29,13 +30,6 @@ extern "C" {
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
-enum {
-	LMI_CONV_NAIVE = 0,
-	LMI_CONV_CONSTANT,
-	LMI_CONV_TILED_INPUT,
-	LMI_CONV_TILED_OUTPUT,
-	LMI_CONV_ALGO_COUNT
-};
 enum { LMI_SPMV_COO = 0, LMI_SPMV_CSR, LMI_SPMV_ELL, LMI_SPMV_JDS, LMI_SPMV_FORMAT_COUNT };
 enum {
 	LMI_DIV_EVEN_ODD = 0,
@@ -45,8 +39,6 @@ enum {
 	LMI_DIV_NONE,
 	LMI_DIV_PATTERN_COUNT
 };
-/* Elements of constant memory reserved for a convolution mask, per element type. */
-#define LMI_CONV_MAX_MASK 2048
 
 /* What a CUDA run measures: repeats in; out the median over the timed runs (CUDA events around
  * the kernels only, after a warm-up, each run started with the GPU's L2 flushed) and the kernel
@@ -56,17 +48,6 @@ typedef struct lmi_cuda_timing {
 	double time_ms;
 	int launches;
 } lmi_cuda_timing;
-
-/* out (h x w) = img (h x w) convolved with mask (mh x mw); tile: the output tile width. */
-typedef struct lmi_cuda_conv_call {
-	int algo, is_double;
-	const void *img, *mask;
-	void *out;
-	int64_t h, w, mh, mw;
-	unsigned tile;
-	int repeats;
-	double time_ms;
-} lmi_cuda_conv_call;
 
 /* y (m) = A x in one format; arrays as lm_sparse_array names them (0-based int32 indices). */
 typedef struct lmi_cuda_spmv_call {
@@ -114,7 +95,7 @@ typedef struct lmi_cuda_kernels {
 	int (*reduce)(const lmi_reduce_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*histogram)(const lmi_hist_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*matmul)(const lmi_matmul_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-	int (*conv2d)(lmi_cuda_conv_call *call, char *msg, size_t msg_cap);
+	int (*conv2d)(const lmi_conv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*spmv)(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
 	int (*divergence)(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
 	int (*streams)(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
