@@ -90,6 +90,19 @@ lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kern
 	                       lm_tensor_numel(x), dt, k);
 }
 
+lm_status lmi_name_lookup(const char *fname, const char *what, const char *name,
+                          const char *const *names, int count, int *index)
+{
+	for (int i = 0; i < count; i++)
+		if (strcmp(name, names[i]) == 0) return *index = i, LM_OK;
+	char list[200] = "";
+	size_t len = 0;
+	for (int i = 0; i < count && len < sizeof list; i++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
+		                        i == 0 ? "" : i == count - 1 ? " or " : ", ", names[i]);
+	return lmi_fail(LM_ERR_ARG, "%s: unknown %s '%s' (expected %s)", fname, what, name, list);
+}
+
 lm_status lmi_kcall_begin(const char *fname, const lm_kernel_opts *opts, const char *const *algos,
                           int nalgos, int default_algo, int runs, int64_t n, lm_dtype dt,
                           lmi_kcall *k)
@@ -110,20 +123,8 @@ lm_status lmi_kcall_begin(const char *fname, const lm_kernel_opts *opts, const c
 		                "allow (2147483647)", fname, (long long)k->n,
 		                k->backend == LMI_BACKEND_EMU ? "emu" : "cuda");
 	k->algo = default_algo;
-	if (opts->algo) {
-		k->algo = -1;
-		for (int a = 0; a < nalgos; a++)
-			if (strcmp(opts->algo, algos[a]) == 0) k->algo = a;
-		if (k->algo < 0) {
-			char list[200] = "";
-			size_t len = 0;
-			for (int a = 0; a < nalgos && len < sizeof list; a++)
-				len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
-				                        a == 0 ? "" : a == nalgos - 1 ? " or " : ", ", algos[a]);
-			return lmi_fail(LM_ERR_ARG, "%s: unknown algo '%s' (expected %s)", fname, opts->algo,
-			                list);
-		}
-	}
+	if (opts->algo && (st = lmi_name_lookup(fname, "algo", opts->algo, algos, nalgos, &k->algo)))
+		return st;
 	k->algo_name = algos[k->algo];
 	if (opts->inclusive < -1 || opts->inclusive > 1)
 		return lmi_fail(LM_ERR_ARG, "%s: inclusive = %d must be 1, 0 or -1 (default)", fname,

@@ -77,6 +77,10 @@ lm_status lmi_kcall_begin(const char *fname, const lm_kernel_opts *opts, const c
                           int nalgos, int default_algo, int runs, int64_t n, lm_dtype dt,
                           lmi_kcall *k);
 
+/* names[*index] == name; else LM_ERR_ARG "fname: unknown what 'name' (expected 'a', 'b' or 'c')". */
+lm_status lmi_name_lookup(const char *fname, const char *what, const char *name,
+                          const char *const *names, int count, int *index);
+
 /*
  * Block and coarsening. coarsens: whether the variant takes `coarsen` (else only 0 or 1 is
  * accepted); default_coarsen when opts->coarsen is 0. A thread handles elems_per_thread * coarsen
@@ -182,10 +186,6 @@ typedef struct lmi_sparse_view {
 	const void *val, *ell_val, *jds_val;
 } lmi_sparse_view;
 void lmi_sparse_raw(const lm_sparse *a, lmi_sparse_view *v);
-
-/* spmv_emu.c: y = A x in format (LMI_SPMV_*); y: m elements. */
-lm_status lmi_emu_spmv(lmi_simt *s, const lmi_kcall *k, int format, const lmi_sparse_view *A,
-                       const void *x, void *y);
 
 /* divergence_emu.c: the demo over n threads (whole warps) in blocks of block. */
 lm_status lmi_emu_divergence(lmi_simt *s, int pattern, const float *x, float *y, int64_t n,
@@ -293,5 +293,11 @@ typedef struct lmi_conv_run {
 	lmi_conv_call c;
 } lmi_conv_run;
 lm_status lmi_emu_conv2d(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* spmv (spmv.c, spmv_emu.c): the call (body/spmv_plan.h). */
+typedef struct lmi_spmv_run {
+	lmi_spmv_call c;
+} lmi_spmv_run;
+lm_status lmi_emu_spmv(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

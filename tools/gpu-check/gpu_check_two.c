@@ -261,9 +261,10 @@ static void spmv(const lmi_cuda_kernels *api, tally *tl, int format, int dbl, in
 	make_csr(&A, m, n, density, dbl);
 	void *x = xmalloc((size_t)n * es), *y = xmalloc((size_t)m * es), *ref = xmalloc((size_t)m * es);
 	fill(x, n, dbl, -3, 4);
-	lmi_cuda_spmv_call c = {.format = format, .is_double = dbl, .m = m, .n = n, .nnz = A.nnz,
-	                        .width = A.width, .row = A.row, .row_ptr = A.row_ptr, .x = x, .y = y,
-	                        .block = 256, .repeats = timed ? 5 : 1};
+	lmi_spmv_call c = {.format = format, .is_double = dbl, .m = m, .n = n, .nnz = A.nnz,
+	                   .width = A.width, .row = A.row, .row_ptr = A.row_ptr, .x = x, .y = y,
+	                   .block = 256};
+	lmi_cuda_timing ct = {.repeats = timed ? 5 : 1};
 	switch (format) {
 	case LMI_SPMV_ELL: c.col = A.ell_col, c.val = A.ell_val, c.row_nnz = A.row_nnz; break;
 	case LMI_SPMV_JDS:
@@ -273,7 +274,7 @@ static void spmv(const lmi_cuda_kernels *api, tally *tl, int format, int dbl, in
 	default: c.col = A.col, c.val = A.val; break;
 	}
 	char msg[512] = "", first[128] = "";
-	int err = api->spmv(&c, msg, sizeof msg);
+	int err = api->spmv(&c, &ct, msg, sizeof msg);
 	double t[5];
 	for (int r = timed ? -1 : 4; r < 5; r++) {
 		double t0 = gc_now_ms();
@@ -287,7 +288,7 @@ static void spmv(const lmi_cuda_kernels *api, tally *tl, int format, int dbl, in
 	/* bytes of CSR: val and col per nonzero, row_ptr, x and y */
 	double bytes = (double)A.nnz * (double)(es + 4) + (double)(m + 1) * 4 + (double)(m + n) * es;
 	row(tl, names[format], dbl ? "float64" : "float32", size, 256, err, msg, bad, first,
-	    timed ? c.time_ms : 0, timed ? median5(t) : 0, bytes, "GB/s (cpu: csr)");
+	    timed ? ct.time_ms : 0, timed ? median5(t) : 0, bytes, "GB/s (cpu: csr)");
 	free(x);
 	free(y);
 	free(ref);

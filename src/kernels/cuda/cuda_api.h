@@ -21,6 +21,7 @@
 #include "kernels/body/matmul_plan.h"
 #include "kernels/body/reduce_plan.h"
 #include "kernels/body/scan_plan.h"
+#include "kernels/body/spmv_plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +31,6 @@ extern "C" {
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
-enum { LMI_SPMV_COO = 0, LMI_SPMV_CSR, LMI_SPMV_ELL, LMI_SPMV_JDS, LMI_SPMV_FORMAT_COUNT };
 enum {
 	LMI_DIV_EVEN_ODD = 0,
 	LMI_DIV_HALF_WARP,
@@ -48,18 +48,6 @@ typedef struct lmi_cuda_timing {
 	double time_ms;
 	int launches;
 } lmi_cuda_timing;
-
-/* y (m) = A x in one format; arrays as lm_sparse_array names them (0-based int32 indices). */
-typedef struct lmi_cuda_spmv_call {
-	int format, is_double;
-	int64_t m, n, nnz, width; /* width: ELL's row length; JDS: iterations */
-	const int32_t *row, *col, *row_ptr, *row_nnz, *perm, *iter_ptr;
-	const void *val, *x;
-	void *y;
-	unsigned block;
-	int repeats;
-	double time_ms;
-} lmi_cuda_spmv_call;
 
 /* The divergence demo over warps * 32 threads; y: warps * 32 floats. */
 typedef struct lmi_cuda_divergence_call {
@@ -96,7 +84,7 @@ typedef struct lmi_cuda_kernels {
 	int (*histogram)(const lmi_hist_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*matmul)(const lmi_matmul_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*conv2d)(const lmi_conv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-	int (*spmv)(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
+	int (*spmv)(const lmi_spmv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*divergence)(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
 	int (*streams)(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
 } lmi_cuda_kernels;

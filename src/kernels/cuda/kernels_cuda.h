@@ -17,7 +17,7 @@ int lmi_cuda_reduce(const lmi_reduce_call *call, lmi_cuda_timing *t, char *msg, 
 int lmi_cuda_histogram(const lmi_hist_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_matmul(const lmi_matmul_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_conv2d(const lmi_conv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-int lmi_cuda_spmv(lmi_cuda_spmv_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_spmv(const lmi_spmv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_divergence(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
 int lmi_cuda_streams(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
 

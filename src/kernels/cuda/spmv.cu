@@ -1,17 +1,14 @@
 /*
- * spmv.cu — the SpMV kernels of ../body/spmv.h compiled by nvcc, and their host code: the same
- * launch as the emulator's (../spmv_emu.c), timed with CUDA events.
+ * spmv.cu — the SpMV kernels of ../body/spmv.h compiled by nvcc, and their host code: the launch
+ * of ../body/spmv_plan.h (as the emulator's, ../spmv_emu.c, makes it), timed with CUDA events.
  *
- * Design: the format's arrays and x are copied once; each timed run is one launch between two
- * events (for COO with the zeroing of y before it: the atomics add into y, so zeroing is part of
- * the run). One warm-up, then `repeats` runs; the median is reported.
- * Read next: ../body/spmv.h, matmul.cu.
+ * Design: the format's arrays (the plan's list) and x are copied once; each timed run is one
+ * launch (for COO with the zeroing of y before it: the atomics add into y, so zeroing is part of
+ * the run).
+ * Read next: ../body/spmv_plan.h, matmul.cu, cuda_host.h.
  */
-#include <stdlib.h>
-
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
-#include "kernels/cuda/kernels_cuda.h"
 
 #define T float
 #define KFN(name) LMK_CAT(name, _f32)
@@ -24,111 +21,45 @@
 #undef T
 #undef KFN
 
-static const char *const kernel_name[LMI_SPMV_FORMAT_COUNT] = {"spmv_coo", "spmv_csr", "spmv_ell",
-                                                               "spmv_jds"};
+#define LMK_SFX0 _f32
+#define LMK_SFX1 _f64
+LMK_CUDA_LAUNCHERS(LMK_SPMV_KERNELS, lmk_spmv_args, float, double)
 
-/* Device copies of the arrays of one format. */
-typedef struct dev {
-	int *row, *col, *row_ptr, *row_nnz, *perm, *iter_ptr;
-	void *val, *x, *y;
-} dev;
+static const char *const kernel_name[] = {LMK_SPMV_KERNELS(LMK_KERNEL_NAME)};
 
-static void launch(const lmi_cuda_spmv_call *c, const dev *d, unsigned grid, const float *)
-{
-	const float *val = (const float *)d->val, *x = (const float *)d->x;
-	float *y = (float *)d->y;
-	unsigned m = (unsigned)c->m;
-	switch (c->format) {
-	case LMI_SPMV_COO:
-		spmv_coo_f32<<<grid, c->block>>>(d->row, d->col, val, x, y, (unsigned)c->nnz);
-		break;
-	case LMI_SPMV_CSR: spmv_csr_f32<<<grid, c->block>>>(d->row_ptr, d->col, val, x, y, m); break;
-	case LMI_SPMV_ELL: spmv_ell_f32<<<grid, c->block>>>(d->col, val, d->row_nnz, x, y, m); break;
-	default:
-		spmv_jds_f32<<<grid, c->block>>>(d->perm, d->iter_ptr, d->row_nnz, d->col, val, x, y, m);
-		break;
-	}
-}
-
-static void launch(const lmi_cuda_spmv_call *c, const dev *d, unsigned grid, const double *)
-{
-	const double *val = (const double *)d->val, *x = (const double *)d->x;
-	double *y = (double *)d->y;
-	unsigned m = (unsigned)c->m;
-	switch (c->format) {
-	case LMI_SPMV_COO:
-		spmv_coo_f64<<<grid, c->block>>>(d->row, d->col, val, x, y, (unsigned)c->nnz);
-		break;
-	case LMI_SPMV_CSR: spmv_csr_f64<<<grid, c->block>>>(d->row_ptr, d->col, val, x, y, m); break;
-	case LMI_SPMV_ELL: spmv_ell_f64<<<grid, c->block>>>(d->col, val, d->row_nnz, x, y, m); break;
-	default:
-		spmv_jds_f64<<<grid, c->block>>>(d->perm, d->iter_ptr, d->row_nnz, d->col, val, x, y, m);
-		break;
-	}
-}
-
-/* Copies n elements of size es from host to a new device buffer (at least 8 bytes). */
-#define TO_DEVICE(dst, src, n, es)                                                                 \
-	do {                                                                                       \
-		if (src) {                                                                         \
-			CUDA_TRY(cudaMalloc((void **)&(dst), (size_t)(n) * (es) + 8));             \
-			CUDA_TRY(cudaMemcpy((dst), (src), (size_t)(n) * (es), cudaMemcpyHostToDevice)); \
-		}                                                                                  \
-	} while (0)
-
-template <typename E> static int spmv(lmi_cuda_spmv_call *c, char *msg, size_t msg_cap)
+template <typename E>
+static int spmv(const lmi_spmv_call *c, lmi_cuda_timing *t, char *msg, size_t msg_cap)
 {
 	int rc = 0;
-	dev d = {};
-	cudaEvent_t start = NULL, stop = NULL;
-	float ms = 0;
-	int64_t slots = c->format == LMI_SPMV_ELL ? c->width * c->m : c->nnz;
-	int64_t threads = c->format == LMI_SPMV_COO ? c->nnz : c->m;
-	unsigned grid = (unsigned)((threads + c->block - 1) / c->block);
-	double *times = (double *)calloc((size_t)c->repeats, sizeof(double));
-	if (!times) {
-		snprintf(msg, msg_cap, "out of host memory");
-		return (int)cudaErrorMemoryAllocation;
+	lmk_buffers b = {};
+	lmk_spmv_args a = {};
+	lmk_spmv_array list[LMK_SPMV_MAX_ARRAYS];
+	int n = lmk_spmv_arrays(c, &a, list);
+	size_t ybytes = (size_t)c->m * sizeof(E);
+	lmk_launch l = lmk_spmv_launch(c);
+	auto run = [&]() -> int {
+		int rc = 0;
+		if (c->format == LMI_SPMV_COO) CUDA_TRY(cudaMemsetAsync(a.y, 0, ybytes));
+		lmk_run(&l, &a, 0, (const E *)0);
+		CUDA_LAUNCHED_PLAN(kernel_name[c->format], &l);
+	out:
+		return rc;
+	};
+	for (int i = 0; i < n; i++) { /* y last, not copied in */
+		void *d = NULL;
+		size_t es = list[i].index ? sizeof(int) : sizeof(E);
+		CUDA_TRY(lmk_device(&b, &d, i < n - 1 ? list[i].host : NULL, (size_t)list[i].length * es));
+		*list[i].arg = d;
 	}
-	if (grid == 0) grid = 1;
-	if (c->format == LMI_SPMV_COO) TO_DEVICE(d.row, c->row, c->nnz, sizeof(int));
-	if (c->format == LMI_SPMV_CSR) TO_DEVICE(d.row_ptr, c->row_ptr, c->m + 1, sizeof(int));
-	if (c->format == LMI_SPMV_ELL || c->format == LMI_SPMV_JDS)
-		TO_DEVICE(d.row_nnz, c->row_nnz, c->m, sizeof(int));
-	if (c->format == LMI_SPMV_JDS) {
-		TO_DEVICE(d.perm, c->perm, c->m, sizeof(int));
-		TO_DEVICE(d.iter_ptr, c->iter_ptr, c->width + 1, sizeof(int));
-	}
-	TO_DEVICE(d.col, c->col, slots, sizeof(int));
-	TO_DEVICE(d.val, c->val, slots, sizeof(E));
-	TO_DEVICE(d.x, c->x, c->n, sizeof(E));
-	CUDA_TRY(cudaMalloc(&d.y, (size_t)c->m * sizeof(E)));
-	CUDA_TRY(cudaMemset(d.y, 0, (size_t)c->m * sizeof(E)));
-	CUDA_TRY(cudaEventCreate(&start));
-	CUDA_TRY(cudaEventCreate(&stop));
-	for (int r = -1; r < c->repeats; r++) { /* r = -1: the warm-up */
-		CUDA_TRY(cudaEventRecord(start));
-		if (c->format == LMI_SPMV_COO) CUDA_TRY(cudaMemsetAsync(d.y, 0, (size_t)c->m * sizeof(E)));
-		launch(c, &d, grid, (const E *)NULL);
-		CUDA_LAUNCHED(kernel_name[c->format], grid, c->block);
-		CUDA_TRY(cudaEventRecord(stop));
-		CUDA_TRY(cudaEventSynchronize(stop));
-		CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
-		if (r >= 0) times[r] = ms;
-	}
-	CUDA_TRY(cudaMemcpy(c->y, d.y, (size_t)c->m * sizeof(E), cudaMemcpyDeviceToHost));
-	c->time_ms = lmk_median(times, c->repeats);
+	CUDA_TRY(cudaMemset(a.y, 0, ybytes));
+	if ((rc = lmk_time(t, run, msg, msg_cap)) != 0) goto out;
+	CUDA_TRY(cudaMemcpy(c->y, a.y, ybytes, cudaMemcpyDeviceToHost));
 out:
-	if (start) cudaEventDestroy(start);
-	if (stop) cudaEventDestroy(stop);
-	void *bufs[] = {d.row, d.col, d.row_ptr, d.row_nnz, d.perm, d.iter_ptr, d.val, d.x, d.y};
-	for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-		if (bufs[i]) cudaFree(bufs[i]);
-	free(times);
+	lmk_free(&b);
 	return rc;
 }
 
-int lmi_cuda_spmv(lmi_cuda_spmv_call *c, char *msg, size_t msg_cap)
+int lmi_cuda_spmv(const lmi_spmv_call *c, lmi_cuda_timing *t, char *msg, size_t msg_cap)
 {
-	return c->is_double ? spmv<double>(c, msg, msg_cap) : spmv<float>(c, msg, msg_cap);
+	return lmk_by_dtype(c->is_double, [&](auto e) { return spmv<decltype(e)>(c, t, msg, msg_cap); });
 }
