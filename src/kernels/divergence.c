@@ -6,10 +6,9 @@
  * pattern's splits are reproducible); the block is 256 threads or fewer (a multiple of 32, so
  * warps are whole). simd_efficiency is replaced by its value over the divergent region (the
  * lines of divergence_paths), simd_efficiency_kernel keeps the whole kernel's.
- * Read next: body/divergence.h, divergence_emu.c.
+ * Read next: body/divergence.h, body/divergence_plan.h, divergence_emu.c.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "kernels/patterns.h"
 
@@ -35,55 +34,44 @@ static void fill_input(float *x, int64_t n)
 	}
 }
 
-static lm_status run(const lmi_kcall *k, int pattern, const float *x, float *y, lm_kernel_info *info)
+static int div_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,
+                    lmi_cuda_timing *t, char *msg, size_t msg_cap)
 {
-	lm_status st;
-	if (k->backend == LMI_BACKEND_EMU) {
-		char name[64];
-		snprintf(name, sizeof name, "divergence %s %lld warps", patterns[pattern], (long long)k->n / 32);
-		lmi_simt *s;
-		if ((st = lmi_emu_start(k, name, info, 0, &s)) != LM_OK) return st;
-		st = lmi_emu_divergence(s, pattern, x, y, k->n, k->block);
-		if (st == LM_OK) {
-			const lmi_simt_counters *c = lmi_simt_counters_get(s);
-			lmi_info_add_emu(info, c, k);
-			double whole = c->issued_lanes ? (double)c->active_lanes / (double)c->issued_lanes : 1;
-			lmi_info_set(info, "simd_efficiency",
-			             c->region_issued ? (double)c->region_active / (double)c->region_issued : 1);
-			lmi_info_add(info, "simd_efficiency_kernel", whole);
-		}
-		lmi_simt_free(s);
-		return st;
+	(void)k;
+	return api->divergence(&((lmi_divergence_run *)run)->c, t, msg, msg_cap);
+}
+
+/* Emulated: simd_efficiency over the divergent region, the whole kernel's beside it. */
+static lm_status div_finish(lm_kernel_info *info, const lmi_kcall *k, void *run,
+                            const lmi_simt_counters *emu)
+{
+	(void)k;
+	if (emu) {
+		double whole = emu->issued_lanes ? (double)emu->active_lanes / (double)emu->issued_lanes : 1;
+		lmi_info_set(info, "simd_efficiency", emu->region_issued ? (double)emu->region_active /
+		                                                               (double)emu->region_issued
+		                                                         : 1);
+		lmi_info_add(info, "simd_efficiency_kernel", whole);
 	}
-	const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
-	if (!api) return lm_last_status();
-	lmi_cuda_divergence_call c = {.pattern = pattern, .warps = k->n / 32, .block = k->block,
-	                              .x = x, .y = y, .repeats = k->repeats};
-	char msg[512] = "";
-	if (api->divergence(&c, msg, sizeof msg)) return lmi_fail(LM_ERR_DEVICE, "%s: CUDA: %s", k->fname, msg);
-	lmi_info_add_measured(info, c.time_ms, 8.0 * (double)k->n);
-	lmi_info_add(info, "block", k->block);
+	lmi_info_add(info, "warps", (double)((lmi_divergence_run *)run)->c.warps);
 	return LM_OK;
 }
+
+static const lmi_pattern pattern = {"divergence", lmi_emu_divergence, NULL, div_cuda, div_finish,
+                                    false};
 
 lm_status lm_kernel_divergence(const lm_kernel_opts *opts, lm_tensor **out, lm_kernel_info **info)
 {
 	const char *f = "kernels.divergence";
-	if (!out || !info) return lmi_fail(LM_ERR_ARG, "%s: out and info must not be NULL", f);
-	*out = NULL;
-	*info = NULL;
+	lm_status st = lmi_kcall_start(f, out, info);
+	if (st) return st;
 	lm_kernel_opts o;
 	if (opts) o = *opts;
 	else lm_kernel_opts_init(&o);
-	int pattern = LMI_DIV_EVEN_ODD;
-	if (o.pattern) {
-		pattern = -1;
-		for (int p = 0; p < LMI_DIV_PATTERN_COUNT; p++)
-			if (strcmp(o.pattern, patterns[p]) == 0) pattern = p;
-		if (pattern < 0)
-			return lmi_fail(LM_ERR_ARG, "%s: unknown pattern '%s' (expected 'even-odd', 'half-warp', "
-			                "'data', 'warp' or 'none')", f, o.pattern);
-	}
+	int pat = LMI_DIV_EVEN_ODD;
+	if (o.pattern &&
+	    (st = lmi_name_lookup(f, "pattern", o.pattern, patterns, LMI_DIV_PATTERN_COUNT, &pat)))
+		return st;
 	if (o.algo) return lmi_fail(LM_ERR_ARG, "%s: give pattern, not algo", f);
 	int64_t warps = o.warps ? o.warps : 4;
 	if (warps < 1 || warps > MAX_WARPS)
@@ -95,30 +83,20 @@ lm_status lm_kernel_divergence(const lm_kernel_opts *opts, lm_tensor **out, lm_k
 		return lmi_fail(LM_ERR_ARG, "%s: block %lld must be a multiple of 32 (whole warps) up to %d "
 		                "that divides the %lld threads of %lld warps", f, (long long)block,
 		                LM_KERNEL_MAX_BLOCK, (long long)n, (long long)warps);
-	o.algo = patterns[pattern];
+	o.algo = patterns[pat];
 	lmi_kcall k;
-	lm_status st = lmi_kcall_begin(f, &o, patterns, LMI_DIV_PATTERN_COUNT, pattern, LMI_RUNS_NO_CPU,
-	                               n, LM_FLOAT32, &k);
-	if (st) return st;
+	if ((st = lmi_kcall_begin(f, &o, patterns, LMI_DIV_PATTERN_COUNT, pat, LMI_RUNS_NO_CPU, n,
+	                          LM_FLOAT32, &k)) != LM_OK)
+		return st;
 	k.block = (unsigned)block;
 	k.coarsen = 1;
-	float *x = lm_alloc((size_t)n * sizeof *x);
-	lm_tensor *y = x ? lm_empty(1, &n, LM_FLOAT32) : NULL;
-	lm_kernel_info *inf = y ? lmi_info_new(&k, "divergence") : NULL;
-	if (!inf) {
-		st = x ? lm_last_status() : lmi_fail(LM_ERR_NOMEM, "%s: out of memory", f);
-		goto out_fail;
-	}
-	fill_input(x, n);
-	if ((st = run(&k, pattern, x, lm_tensor_data(y), inf)) != LM_OK) goto out_fail;
-	lmi_info_add(inf, "warps", (double)warps);
-	lm_free(x, (size_t)n * sizeof *x);
-	*out = y;
-	*info = inf;
-	return LM_OK;
-out_fail:
-	if (x) lm_free(x, (size_t)n * sizeof *x);
-	lm_kernel_info_free(inf);
-	lm_tensor_release(y);
-	return st;
+
+	lmi_divergence_run r = {.c = {.pattern = pat, .warps = warps, .block = k.block}};
+	float *x = lmi_kcall_alloc(&k, (size_t)n * sizeof *x);
+	if (x) fill_input(x, n);
+	r.c.x = x;
+	r.c.y = lmi_kcall_output(&k, lm_empty(1, &n, LM_FLOAT32));
+	snprintf(k.name, sizeof k.name, "divergence %s %lld warps", patterns[pat], (long long)warps);
+	k.bytes = 8.0 * (double)n;
+	return lmi_pattern_run(&pattern, &k, &r, out, info);
 }

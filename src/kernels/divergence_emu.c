@@ -1,44 +1,32 @@
 /*
  * divergence_emu.c — the host code of the emulated divergence demo: the kernel of
- * body/divergence.h compiled for the emulator, its one launch, and the divergent region's lines.
- * ../cuda/divergence.cu makes the same launch.
- * Read next: body/divergence.h, divergence.c.
+ * body/divergence.h compiled for the emulator, the launch of body/divergence_plan.h (as
+ * cuda/divergence.cu makes it), and the divergent region's lines.
+ * Read next: body/divergence_plan.h, body/divergence.h, divergence.c.
  */
 #include "kernels/body/simt_macros.h"
 #include "kernels/patterns.h"
 
 #include "kernels/body/divergence.h"
 
-typedef struct div_args {
-	const float *x;
-	float *y;
-	int pattern;
-} div_args;
+#define LMK_ARGS lmk_divergence_args
+#define LMK_SFX0
+#define LMK_SFX1
+LMK_DIVERGENCE_KERNELS(LMI_EMU_ENTRY)
+static const lmi_emu_kernel kernels[] = {LMK_DIVERGENCE_KERNELS(LMI_EMU_ROW)};
 
-static void demo(void *p)
+lm_status lmi_emu_divergence(lmi_simt *s, const lmi_kcall *k, void *run)
 {
-	div_args *a = p;
-	divergence_demo(a->x, a->y, a->pattern);
-}
-
-lm_status lmi_emu_divergence(lmi_simt *s, int pattern, const float *x, float *y, int64_t n,
-                             unsigned block)
-{
+	const lmi_divergence_call *c = &((lmi_divergence_run *)run)->c;
+	int64_t n = c->warps * 32;
+	(void)k;
 	lmi_simt_array arrays[2] = {
-		{.name = "x", .space = LM_SPACE_GLOBAL, .dtype = LM_FLOAT32, .data = (void *)x,
-		 .length = n, .readonly = true},
-		{.name = "y", .space = LM_SPACE_GLOBAL, .dtype = LM_FLOAT32, .data = y, .length = n},
+		lmi_emu_array("x", LM_FLOAT32, c->x, n, 0, 0, true),
+		lmi_emu_array("y", LM_FLOAT32, c->y, n, 0, 0, false),
 	};
-	div_args a = {x, y, pattern};
-	lmi_simt_launch L = {
-		.kernel = "divergence_demo",
-		.grid = {(unsigned)(n / block), 1, 1},
-		.block = {block, 1, 1},
-		.entry = demo,
-		.args = &a,
-		.arrays = arrays,
-		.narrays = 2,
-	};
+	lmk_divergence_args a = {(void *)c->x, c->y, c->pattern};
+	lmk_launch l = lmk_divergence_launch(c);
+	lmi_simt_launch L = lmi_emu_launch(kernels, 0, &l, &a, arrays, 2);
 	lmi_simt_set_region(s, LMK_DIVERGENCE_REGION_BEGIN, LMK_DIVERGENCE_REGION_END);
 	return lmi_simt_run(s, &L);
 }

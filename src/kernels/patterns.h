@@ -187,10 +187,6 @@ typedef struct lmi_sparse_view {
 } lmi_sparse_view;
 void lmi_sparse_raw(const lm_sparse *a, lmi_sparse_view *v);
 
-/* divergence_emu.c: the demo over n threads (whole warps) in blocks of block. */
-lm_status lmi_emu_divergence(lmi_simt *s, int pattern, const float *x, float *y, int64_t n,
-                             unsigned block);
-
 /* streams_emu.c: C = A + B over n floats, one launch per segment (segment s: elements
  * [n s / segments, n (s + 1) / segments)); cycles[s]: the modelled cycles of launch s. */
 lm_status lmi_emu_vector_add(lmi_simt *s, const float *A, const float *B, float *C, int64_t n,
@@ -299,5 +295,11 @@ typedef struct lmi_spmv_run {
 	lmi_spmv_call c;
 } lmi_spmv_run;
 lm_status lmi_emu_spmv(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* divergence (divergence.c, divergence_emu.c): the call (body/divergence_plan.h). */
+typedef struct lmi_divergence_run {
+	lmi_divergence_call c;
+} lmi_divergence_run;
+lm_status lmi_emu_divergence(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

@@ -305,10 +305,10 @@ static void divergence(const lmi_cuda_kernels *api, tally *tl, int pattern, int6
 	float *x = xmalloc((size_t)n * 4), *y = xmalloc((size_t)n * 4);
 	for (int64_t i = 0; i < n; i++) x[i] = (float)gc_int(0, 1000) / 1000.0f;
 	unsigned block = n < 256 ? (unsigned)n : 256;
-	lmi_cuda_divergence_call c = {.pattern = pattern, .warps = warps, .block = block, .x = x,
-	                              .y = y, .repeats = timed ? 5 : 1};
+	lmi_divergence_call c = {.pattern = pattern, .warps = warps, .block = block, .x = x, .y = y};
+	lmi_cuda_timing ct = {.repeats = timed ? 5 : 1};
 	char msg[512] = "", first[128] = "";
-	int err = api->divergence(&c, msg, sizeof msg);
+	int err = api->divergence(&c, &ct, msg, sizeof msg);
 	int64_t bad = 0;
 	for (int64_t i = 0; !err && i < n; i++) {
 		unsigned lane = (unsigned)(i % 32), tid = (unsigned)(i % block);
@@ -324,7 +324,7 @@ static void divergence(const lmi_cuda_kernels *api, tally *tl, int pattern, int6
 	}
 	char size[48];
 	snprintf(size, sizeof size, "%lld warps", (long long)warps);
-	row(tl, names[pattern], "float32", size, block, err, msg, bad, first, timed ? c.time_ms : 0, 0,
+	row(tl, names[pattern], "float32", size, block, err, msg, bad, first, timed ? ct.time_ms : 0, 0,
 	    8.0 * (double)n, "GB/s");
 	free(x);
 	free(y);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "kernels/body/conv2d_plan.h"
+#include "kernels/body/divergence_plan.h"
 #include "kernels/body/histogram_plan.h"
 #include "kernels/body/matmul_plan.h"
 #include "kernels/body/reduce_plan.h"
@@ -31,14 +32,6 @@ extern "C" {
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
-enum {
-	LMI_DIV_EVEN_ODD = 0,
-	LMI_DIV_HALF_WARP,
-	LMI_DIV_DATA,
-	LMI_DIV_WARP,
-	LMI_DIV_NONE,
-	LMI_DIV_PATTERN_COUNT
-};
 
 /* What a CUDA run measures: repeats in; out the median over the timed runs (CUDA events around
  * the kernels only, after a warm-up, each run started with the GPU's L2 flushed) and the kernel
@@ -48,17 +41,6 @@ typedef struct lmi_cuda_timing {
 	double time_ms;
 	int launches;
 } lmi_cuda_timing;
-
-/* The divergence demo over warps * 32 threads; y: warps * 32 floats. */
-typedef struct lmi_cuda_divergence_call {
-	int pattern;
-	int64_t warps;
-	unsigned block;    /* a multiple of 32 dividing warps * 32 */
-	const float *x;
-	float *y;
-	int repeats;
-	double time_ms;
-} lmi_cuda_divergence_call;
 
 /* One timed operation of a streams run (ms from the schedule's start event). */
 typedef struct lmi_cuda_span {
@@ -85,7 +67,8 @@ typedef struct lmi_cuda_kernels {
 	int (*matmul)(const lmi_matmul_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*conv2d)(const lmi_conv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*spmv)(const lmi_spmv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-	int (*divergence)(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
+	int (*divergence)(const lmi_divergence_call *call, lmi_cuda_timing *t, char *msg,
+	                  size_t msg_cap);
 	int (*streams)(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
 } lmi_cuda_kernels;
 

@@ -18,7 +18,8 @@ int lmi_cuda_histogram(const lmi_hist_call *call, lmi_cuda_timing *t, char *msg,
 int lmi_cuda_matmul(const lmi_matmul_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_conv2d(const lmi_conv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_spmv(const lmi_spmv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
-int lmi_cuda_divergence(lmi_cuda_divergence_call *call, char *msg, size_t msg_cap);
+int lmi_cuda_divergence(const lmi_divergence_call *call, lmi_cuda_timing *t, char *msg,
+                        size_t msg_cap);
 int lmi_cuda_streams(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
 
 #ifdef __cplusplus
