@@ -187,11 +187,6 @@ typedef struct lmi_sparse_view {
 } lmi_sparse_view;
 void lmi_sparse_raw(const lm_sparse *a, lmi_sparse_view *v);
 
-/* streams_emu.c: C = A + B over n floats, one launch per segment (segment s: elements
- * [n s / segments, n (s + 1) / segments)); cycles[s]: the modelled cycles of launch s. */
-lm_status lmi_emu_vector_add(lmi_simt *s, const float *A, const float *B, float *C, int64_t n,
-                             int segments, unsigned block, uint64_t *cycles);
-
 /* A fresh emulator with a trace named name for k's call (the info takes the trace). The latency
  * model in force is used, with sms replaced when sms > 0. */
 lm_status lmi_emu_start(const lmi_kcall *k, const char *name, lm_kernel_info *info, double sms,
@@ -301,5 +296,16 @@ typedef struct lmi_divergence_run {
 	lmi_divergence_call c;
 } lmi_divergence_run;
 lm_status lmi_emu_divergence(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* streams (streams.c, streams_emu.c): the call (body/streams_plan.h), the model's parameters,
+ * each segment's modelled cycles (the emulated run), what the GPU measured (cuda). */
+typedef struct lmi_streams_run {
+	lmi_streams_call c;
+	int engines;
+	double gbps, ghz, sms;
+	uint64_t cycles[LMI_STREAMS_MAX_SEGMENTS];
+	lmi_cuda_streams_result m;
+} lmi_streams_run;
+lm_status lmi_emu_vector_add(lmi_simt *s, const lmi_kcall *k, void *run);
 
 #endif

@@ -17,14 +17,13 @@
  *     copy engine).
  * Serial: one stream, so every operation waits for the one before. Overlapped: the copies of one
  * segment run while another's kernel does.
- * Read next: streams_emu.c, body/vector_add.h, cuda/streams.cu.
+ * Read next: streams_emu.c, body/streams_plan.h, body/vector_add.h, cuda/streams.cu.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "kernels/patterns.h"
 
-#define MAX_SEGMENTS 255 /* launches of one trace */
+#define MAX_SEGMENTS LMI_STREAMS_MAX_SEGMENTS
 
 enum { OP_H2D, OP_KERNEL, OP_D2H, NOPS };
 static const char *const op_name[NOPS] = {"h2d", "kernel", "d2h"};
@@ -116,37 +115,28 @@ static lm_status overlapped(const model *md, lm_kernel_info *info, double *total
 	return LM_OK;
 }
 
-typedef struct streams_opts {
-	int64_t n;
-	int segments, engines;
-	double gbps, ghz, sms;
-	unsigned block;
-} streams_opts;
-
-static lm_status run_emu(const lmi_kcall *k, const streams_opts *so, const float *a,
-                         const float *b, float *c, lm_kernel_info *info)
+/* The bytes of one vector's part of segment seg. */
+static double segment_bytes(const lmi_streams_call *c, int seg)
 {
-	char name[96];
-	snprintf(name, sizeof name, "streams vector_add %lld floats %d segments", (long long)so->n,
-	         so->segments);
-	lmi_simt *s;
-	lm_status st = lmi_emu_start(k, name, info, so->sms, &s);
-	if (st) return st;
-	uint64_t cycles[MAX_SEGMENTS];
-	st = lmi_emu_vector_add(s, a, b, c, so->n, so->segments, so->block, cycles);
-	if (st == LM_OK) lmi_info_add_emu(info, lmi_simt_counters_get(s), k);
-	lmi_simt_free(s);
-	if (st) return st;
-	model md = {.segments = so->segments, .engines = so->engines};
+	int64_t lo, len;
+	lmk_segment(c, seg, &lo, &len);
+	return 4.0 * (double)len;
+}
+
+/* Emulated: the model's timeline from the launches' modelled cycles, both schedules. */
+static lm_status model_finish(lm_kernel_info *info, const lmi_streams_run *r)
+{
+	const lmi_streams_call *c = &r->c;
+	model md = {.segments = c->segments, .engines = r->engines};
 	double h2d = 0, kern = 0, d2h = 0, ser, ovl;
-	for (int seg = 0; seg < so->segments; seg++) {
-		int64_t len = so->n * (seg + 1) / so->segments - so->n * seg / so->segments;
-		md.bytes[seg] = 4.0 * (double)len;
-		md.h2d_ms[seg] = 2 * md.bytes[seg] / (so->gbps * 1e6); /* A and B */
-		md.d2h_ms[seg] = md.bytes[seg] / (so->gbps * 1e6);
-		md.kernel_ms[seg] = (double)cycles[seg] / (so->ghz * 1e6);
+	for (int seg = 0; seg < c->segments; seg++) {
+		md.bytes[seg] = segment_bytes(c, seg);
+		md.h2d_ms[seg] = 2 * md.bytes[seg] / (r->gbps * 1e6); /* A and B */
+		md.d2h_ms[seg] = md.bytes[seg] / (r->gbps * 1e6);
+		md.kernel_ms[seg] = (double)r->cycles[seg] / (r->ghz * 1e6);
 		h2d += md.h2d_ms[seg], kern += md.kernel_ms[seg], d2h += md.d2h_ms[seg];
 	}
+	lm_status st;
 	if ((st = serial(&md, info, &ser)) != LM_OK || (st = overlapped(&md, info, &ovl)) != LM_OK)
 		return st;
 	lmi_info_add(info, "serial_ms", ser);
@@ -155,128 +145,132 @@ static lm_status run_emu(const lmi_kcall *k, const streams_opts *so, const float
 	lmi_info_add(info, "h2d_ms", h2d);
 	lmi_info_add(info, "kernel_ms", kern);
 	lmi_info_add(info, "d2h_ms", d2h);
-	lmi_info_add(info, "pcie_gbps", so->gbps);
-	lmi_info_add(info, "copy_engines", so->engines);
-	lmi_info_add(info, "clock_ghz", so->ghz);
-	lmi_info_add(info, "sms", so->sms);
+	lmi_info_add(info, "pcie_gbps", r->gbps);
+	lmi_info_add(info, "copy_engines", r->engines);
+	lmi_info_add(info, "clock_ghz", r->ghz);
+	lmi_info_add(info, "sms", r->sms);
 	return LM_OK;
 }
 
-static lm_status run_cuda(const lmi_kcall *k, const streams_opts *so, const float *a,
-                          const float *b, float *c, lm_kernel_info *info)
+/* On a GPU: the spans the events measured, the two totals, the copies' GB/s. */
+static lm_status measured_finish(lm_kernel_info *info, const lmi_streams_run *r)
 {
-	const lmi_cuda_kernels *api = lmi_cuda_kernels_get(k->fname);
-	if (!api) return lm_last_status();
-	size_t bytes = (size_t)so->segments * sizeof(lmi_cuda_span);
-	lmi_cuda_span *ser = lm_alloc(bytes), *ovl = lm_alloc(bytes);
+	const lmi_streams_call *c = &r->c;
+	const lmi_cuda_streams_result *m = &r->m;
+	model md = {.segments = c->segments, .engines = 2};
 	lm_status st = LM_OK;
-	if (!ser || !ovl) {
-		st = lmi_fail(LM_ERR_NOMEM, "%s: out of memory", k->fname);
-		goto out;
-	}
-	lmi_cuda_streams_call call = {
-		.n = so->n, .segments = so->segments, .block = so->block, .a = a, .b = b, .c = c,
-		.serial = ser, .overlapped = ovl,
-	};
-	char msg[512] = "";
-	if (api->streams(&call, msg, sizeof msg)) {
-		st = lmi_fail(LM_ERR_DEVICE, "%s: CUDA: %s", k->fname, msg);
-		goto out;
-	}
-	model md = {.segments = so->segments, .engines = 2};
 	for (int pass = 0; pass < 2 && st == LM_OK; pass++)
-		for (int seg = 0; seg < so->segments && st == LM_OK; seg++) {
-			const lmi_cuda_span *e = pass ? &ovl[seg] : &ser[seg];
+		for (int seg = 0; seg < c->segments && st == LM_OK; seg++) {
+			const lmi_cuda_span *e = pass ? &m->overlapped[seg] : &m->serial[seg];
 			const char *sched = pass ? "overlapped" : "serial";
-			int64_t len = so->n * (seg + 1) / so->segments - so->n * seg / so->segments;
-			md.bytes[seg] = 4.0 * (double)len;
-			if (!(st = span(info, sched, &md, seg, pass ? seg : 0, OP_H2D, e->h2d_start, e->h2d_end)) &&
-			    !(st = span(info, sched, &md, seg, pass ? seg : 0, OP_KERNEL, e->h2d_end, e->kernel_end)))
-				st = span(info, sched, &md, seg, pass ? seg : 0, OP_D2H, e->kernel_end, e->d2h_end);
+			int stream = pass ? seg : 0;
+			md.bytes[seg] = segment_bytes(c, seg);
+			if (!(st = span(info, sched, &md, seg, stream, OP_H2D, e->h2d_start, e->h2d_end)) &&
+			    !(st = span(info, sched, &md, seg, stream, OP_KERNEL, e->h2d_end, e->kernel_end)))
+				st = span(info, sched, &md, seg, stream, OP_D2H, e->kernel_end, e->d2h_end);
 		}
-	if (st) goto out;
-	lmi_info_add(info, "serial_ms", call.serial_ms);
-	lmi_info_add(info, "overlapped_ms", call.overlapped_ms);
-	lmi_info_add(info, "speedup", call.serial_ms / call.overlapped_ms);
-	lmi_info_add(info, "pinned", call.pinned);
-	lmi_info_add(info, "bytes", 12.0 * (double)so->n); /* over PCIe: A, B in; C out */
-	lmi_info_add(info, "gbps", 12.0 * (double)so->n / (call.overlapped_ms * 1e6));
-out:
-	if (ser) lm_free(ser, bytes);
-	if (ovl) lm_free(ovl, bytes);
-	return st;
+	if (st) return st;
+	lmi_info_add(info, "serial_ms", m->serial_ms);
+	lmi_info_add(info, "overlapped_ms", m->overlapped_ms);
+	lmi_info_add(info, "speedup", m->serial_ms / m->overlapped_ms);
+	lmi_info_add(info, "pinned", m->pinned);
+	lmi_info_add(info, "bytes", 12.0 * (double)c->n); /* over PCIe: A, B in; C out */
+	lmi_info_add(info, "gbps", 12.0 * (double)c->n / (m->overlapped_ms * 1e6));
+	return LM_OK;
+}
+
+static lm_status streams_finish(lm_kernel_info *info, const lmi_kcall *k, void *run,
+                                const lmi_simt_counters *emu)
+{
+	const lmi_streams_run *r = run;
+	(void)k;
+	lm_status st = emu ? model_finish(info, r) : measured_finish(info, r);
+	if (st) return st;
+	lmi_info_add(info, "segments", r->c.segments);
+	lmi_info_add(info, "vector_bytes", 4.0 * (double)r->c.n);
+	return LM_OK;
+}
+
+static int streams_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,
+                        lmi_cuda_timing *t, char *msg, size_t msg_cap)
+{
+	lmi_streams_run *r = run;
+	(void)k, (void)t; /* two schedules, timed by the module: r->m */
+	return api->streams(&r->c, &r->m, msg, msg_cap);
+}
+
+static const lmi_pattern pattern = {"streams", lmi_emu_vector_add, NULL, streams_cuda,
+                                    streams_finish, true};
+
+/* The options of the model and the vectors, after the backend is known. */
+static lm_status check_streams(const lmi_kcall *k, const lm_kernel_opts *o, lmi_streams_run *r)
+{
+	const char *f = k->fname;
+	int64_t segments = o->segments ? o->segments : 4;
+	if (segments < 1 || segments > MAX_SEGMENTS)
+		return lmi_fail(LM_ERR_ARG, "%s: segments %lld must be in 1..%d", f, (long long)segments,
+		                MAX_SEGMENTS);
+	int64_t bytes = o->bytes ? o->bytes : k->backend == LMI_BACKEND_EMU ? 1 << 18 : 1 << 26;
+	if (bytes < 4 * segments || bytes % 4 || bytes / 4 > INT32_MAX)
+		return lmi_fail(LM_ERR_ARG, "%s: bytes %lld must be a multiple of 4 (float32 vectors), at "
+		                "least 4 per segment (%lld segments) and at most 2^33 - 4", f,
+		                (long long)bytes, (long long)segments);
+	r->c.n = bytes / 4;
+	r->c.segments = (int)segments;
+	r->engines = o->copy_engines ? (int)o->copy_engines : 2;
+	r->gbps = o->pcie_gbps ? o->pcie_gbps : 25;
+	r->ghz = o->clock_ghz ? o->clock_ghz : 1.5;
+	r->sms = o->sms ? (double)o->sms : 8;
+	if (o->copy_engines && o->copy_engines != 1 && o->copy_engines != 2)
+		return lmi_fail(LM_ERR_ARG, "%s: copy_engines %lld must be 1 or 2", f, (long long)o->copy_engines);
+	if (!(r->gbps > 0 && r->gbps <= 1e6))
+		return lmi_fail(LM_ERR_ARG, "%s: pcie_gbps %g must be in (0, 1e6]", f, r->gbps);
+	if (!(r->ghz > 0 && r->ghz <= 100))
+		return lmi_fail(LM_ERR_ARG, "%s: clock_ghz %g must be in (0, 100]", f, r->ghz);
+	if (r->sms < 1 || r->sms > 65536)
+		return lmi_fail(LM_ERR_ARG, "%s: sms %g must be in 1..65536", f, r->sms);
+	if (o->coarsen > 1) return lmi_fail(LM_ERR_ARG, "%s: the vector add does not coarsen", f);
+	int64_t block = o->block ? o->block : 256;
+	if (block < 1 || block > LM_KERNEL_MAX_BLOCK)
+		return lmi_fail(LM_ERR_ARG, "%s: block %lld must be in 1..%d", f, (long long)block,
+		                LM_KERNEL_MAX_BLOCK);
+	r->c.block = (unsigned)block;
+	return LM_OK;
 }
 
 lm_status lm_kernel_streams(const lm_kernel_opts *opts, lm_tensor **out, lm_kernel_info **info)
 {
 	const char *f = "kernels.streams";
-	if (!out || !info) return lmi_fail(LM_ERR_ARG, "%s: out and info must not be NULL", f);
-	*out = NULL;
-	*info = NULL;
+	lm_status st = lmi_kcall_start(f, out, info);
+	if (st) return st;
 	lm_kernel_opts o;
 	if (opts) o = *opts;
 	else lm_kernel_opts_init(&o);
 	static const char *const algos[] = {"vector-add"};
 	lmi_kcall k;
 	/* the backend first: the default size depends on it */
-	lm_status st = lmi_kcall_begin(f, &o, algos, 1, 0, LMI_RUNS_NO_CPU, 1, LM_FLOAT32, &k);
-	if (st) return st;
-	int64_t segments = o.segments ? o.segments : 4;
-	if (segments < 1 || segments > MAX_SEGMENTS)
-		return lmi_fail(LM_ERR_ARG, "%s: segments %lld must be in 1..%d", f, (long long)segments,
-		                MAX_SEGMENTS);
-	int64_t bytes = o.bytes ? o.bytes : k.backend == LMI_BACKEND_EMU ? 1 << 18 : 1 << 26;
-	if (bytes < 4 * segments || bytes % 4 || bytes / 4 > INT32_MAX)
-		return lmi_fail(LM_ERR_ARG, "%s: bytes %lld must be a multiple of 4 (float32 vectors), at "
-		                "least 4 per segment (%lld segments) and at most 2^33 - 4", f,
-		                (long long)bytes, (long long)segments);
-	streams_opts so = {.n = bytes / 4, .segments = (int)segments,
-	                   .engines = o.copy_engines ? (int)o.copy_engines : 2,
-	                   .gbps = o.pcie_gbps ? o.pcie_gbps : 25, .ghz = o.clock_ghz ? o.clock_ghz : 1.5,
-	                   .sms = o.sms ? (double)o.sms : 8};
-	if (o.copy_engines && o.copy_engines != 1 && o.copy_engines != 2)
-		return lmi_fail(LM_ERR_ARG, "%s: copy_engines %lld must be 1 or 2", f, (long long)o.copy_engines);
-	if (!(so.gbps > 0 && so.gbps <= 1e6))
-		return lmi_fail(LM_ERR_ARG, "%s: pcie_gbps %g must be in (0, 1e6]", f, so.gbps);
-	if (!(so.ghz > 0 && so.ghz <= 100))
-		return lmi_fail(LM_ERR_ARG, "%s: clock_ghz %g must be in (0, 100]", f, so.ghz);
-	if (so.sms < 1 || so.sms > 65536)
-		return lmi_fail(LM_ERR_ARG, "%s: sms %g must be in 1..65536", f, so.sms);
-	if (o.coarsen > 1) return lmi_fail(LM_ERR_ARG, "%s: the vector add does not coarsen", f);
-	int64_t block = o.block ? o.block : 256;
-	if (block < 1 || block > LM_KERNEL_MAX_BLOCK)
-		return lmi_fail(LM_ERR_ARG, "%s: block %lld must be in 1..%d", f, (long long)block,
-		                LM_KERNEL_MAX_BLOCK);
-	so.block = (unsigned)(k.block = (unsigned)block);
+	if ((st = lmi_kcall_begin(f, &o, algos, 1, 0, LMI_RUNS_NO_CPU, 1, LM_FLOAT32, &k)) != LM_OK)
+		return st;
+	lmi_streams_run r = {.engines = 0};
+	if ((st = check_streams(&k, &o, &r)) != LM_OK) return st;
+	k.block = r.c.block;
 	k.coarsen = 1;
-	k.n = so.n;
+	k.n = r.c.n;
+	k.sms = r.sms;
 
-	size_t vb = (size_t)so.n * sizeof(float);
-	float *a = lm_alloc(vb), *b = a ? lm_alloc(vb) : NULL;
-	lm_tensor *c = b ? lm_empty(1, &so.n, LM_FLOAT32) : NULL;
-	lm_kernel_info *inf = c ? lmi_info_new(&k, "streams") : NULL;
-	if (!inf) {
-		st = b ? lm_last_status() : lmi_fail(LM_ERR_NOMEM, "%s: out of memory for 3 x %zu bytes", f, vb);
-		goto out_fail;
+	size_t vb = (size_t)r.c.n * sizeof(float), sb = (size_t)r.c.segments * sizeof(lmi_cuda_span);
+	float *a = lmi_kcall_alloc(&k, vb), *b = lmi_kcall_alloc(&k, vb);
+	r.c.c = lmi_kcall_output(&k, lm_empty(1, &r.c.n, LM_FLOAT32));
+	if (k.backend == LMI_BACKEND_CUDA) {
+		r.m.serial = lmi_kcall_alloc(&k, sb);
+		r.m.overlapped = lmi_kcall_alloc(&k, sb);
 	}
-	for (int64_t i = 0; i < so.n; i++) { /* small integers: C is exact */
+	for (int64_t i = 0; a && b && i < r.c.n; i++) { /* small integers: C is exact */
 		a[i] = (float)(i % 1000);
 		b[i] = (float)(i % 7) - 3;
 	}
-	st = k.backend == LMI_BACKEND_EMU ? run_emu(&k, &so, a, b, lm_tensor_data(c), inf)
-	                                  : run_cuda(&k, &so, a, b, lm_tensor_data(c), inf);
-	if (st) goto out_fail;
-	lmi_info_add(inf, "segments", so.segments);
-	lmi_info_add(inf, "vector_bytes", (double)bytes);
-	lm_free(a, vb);
-	lm_free(b, vb);
-	*out = c;
-	*info = inf;
-	return LM_OK;
-out_fail:
-	if (a) lm_free(a, vb);
-	if (b) lm_free(b, vb);
-	lm_kernel_info_free(inf);
-	lm_tensor_release(c);
-	return st;
+	r.c.a = a, r.c.b = b;
+	snprintf(k.name, sizeof k.name, "streams vector_add %lld floats %d segments",
+	         (long long)r.c.n, r.c.segments);
+	return lmi_pattern_run(&pattern, &k, &r, out, info);
 }

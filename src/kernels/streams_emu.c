@@ -1,53 +1,41 @@
 /*
  * streams_emu.c — the host code of the emulated streams: the vector add of body/vector_add.h
- * compiled for the emulator, launched once per segment on that segment's part of the vectors (as
- * the CUDA host code launches it in the segment's stream), each launch's modelled cycles kept for
- * the timeline (streams.c).
- * Read next: body/vector_add.h, streams.c.
+ * compiled for the emulator, launched once per segment of body/streams_plan.h on that segment's
+ * part of the vectors (as the CUDA host code launches it in the segment's stream), each launch's
+ * modelled cycles kept for the timeline (streams.c).
+ * Read next: body/streams_plan.h, body/vector_add.h, streams.c.
  */
 #include "kernels/body/simt_macros.h"
 #include "kernels/patterns.h"
 
 #include "kernels/body/vector_add.h"
 
-typedef struct add_args {
-	const float *A, *B;
-	float *C;
-	unsigned n;
-} add_args;
+#define LMK_ARGS lmk_add_args
+#define LMK_SFX0
+#define LMK_SFX1
+LMK_STREAMS_KERNELS(LMI_EMU_ENTRY)
+static const lmi_emu_kernel kernels[] = {LMK_STREAMS_KERNELS(LMI_EMU_ROW)};
 
-static void add(void *p)
+lm_status lmi_emu_vector_add(lmi_simt *s, const lmi_kcall *k, void *run)
 {
-	add_args *a = p;
-	vector_add(a->A, a->B, a->C, a->n);
-}
-
-lm_status lmi_emu_vector_add(lmi_simt *s, const float *A, const float *B, float *C, int64_t n,
-                             int segments, unsigned block, uint64_t *cycles)
-{
+	lmi_streams_run *r = run;
+	const lmi_streams_call *c = &r->c;
+	(void)k;
 	lmi_simt_array arrays[3] = {
-		{.name = "A", .space = LM_SPACE_GLOBAL, .dtype = LM_FLOAT32, .data = (void *)A,
-		 .length = n, .readonly = true},
-		{.name = "B", .space = LM_SPACE_GLOBAL, .dtype = LM_FLOAT32, .data = (void *)B,
-		 .length = n, .readonly = true},
-		{.name = "C", .space = LM_SPACE_GLOBAL, .dtype = LM_FLOAT32, .data = C, .length = n},
+		lmi_emu_array("A", LM_FLOAT32, c->a, c->n, 0, 0, true),
+		lmi_emu_array("B", LM_FLOAT32, c->b, c->n, 0, 0, true),
+		lmi_emu_array("C", LM_FLOAT32, c->c, c->n, 0, 0, false),
 	};
-	for (int seg = 0; seg < segments; seg++) {
-		int64_t lo = n * seg / segments, len = n * (seg + 1) / segments - lo;
-		add_args a = {A + lo, B + lo, C + lo, (unsigned)len};
-		lmi_simt_launch L = {
-			.kernel = "vector_add",
-			.grid = {(unsigned)((len + block - 1) / block), 1, 1},
-			.block = {block, 1, 1},
-			.entry = add,
-			.args = &a,
-			.arrays = arrays,
-			.narrays = 3,
-		};
+	for (int seg = 0; seg < c->segments; seg++) {
+		int64_t lo, len;
+		lmk_segment(c, seg, &lo, &len);
+		lmk_add_args a = {(void *)(c->a + lo), (void *)(c->b + lo), c->c + lo, (unsigned)len};
+		lmk_launch l = lmk_segment_launch(c, len);
+		lmi_simt_launch L = lmi_emu_launch(kernels, 0, &l, &a, arrays, 3);
 		uint64_t before = lmi_simt_counters_get(s)->cycles;
 		lm_status st = lmi_simt_run(s, &L);
 		if (st) return st;
-		cycles[seg] = lmi_simt_counters_get(s)->cycles - before;
+		r->cycles[seg] = lmi_simt_counters_get(s)->cycles - before;
 	}
 	return LM_OK;
 }

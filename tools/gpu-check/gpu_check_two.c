@@ -335,10 +335,10 @@ static void streams(const lmi_cuda_kernels *api, tally *tl, int64_t n, int segme
 	float *a = xmalloc((size_t)n * 4), *b = xmalloc((size_t)n * 4), *c = xmalloc((size_t)n * 4);
 	for (int64_t i = 0; i < n; i++) a[i] = (float)gc_int(-100, 100), b[i] = (float)gc_int(-100, 100);
 	lmi_cuda_span *ser = xmalloc((size_t)segments * sizeof *ser), *ovl = xmalloc((size_t)segments * sizeof *ovl);
-	lmi_cuda_streams_call call = {.n = n, .segments = segments, .block = 256, .a = a, .b = b, .c = c,
-	                              .serial = ser, .overlapped = ovl};
+	lmi_streams_call call = {.n = n, .segments = segments, .block = 256, .a = a, .b = b, .c = c};
+	lmi_cuda_streams_result res = {.serial = ser, .overlapped = ovl};
 	char msg[512] = "", first[128] = "";
-	int err = api->streams(&call, msg, sizeof msg);
+	int err = api->streams(&call, &res, msg, sizeof msg);
 	int64_t bad = 0;
 	for (int64_t i = 0; !err && i < n; i++)
 		if (c[i] != a[i] + b[i] && !bad++)
@@ -347,10 +347,10 @@ static void streams(const lmi_cuda_kernels *api, tally *tl, int64_t n, int segme
 	snprintf(what, sizeof what, "streams %d segments", segments);
 	snprintf(size, sizeof size, "%lld floats", (long long)n);
 	/* the cuda column: overlapped; the cpu column: serial (both on the GPU), bytes over PCIe */
-	row(tl, what, "float32", size, 256, err, msg, bad, first, err ? 0 : call.overlapped_ms,
-	    err ? 0 : call.serial_ms, 12.0 * (double)n, "GB/s (overlapped | serial)");
-	if (!err) printf("    speedup %.2f, pinned host memory: %s\n", call.serial_ms / call.overlapped_ms,
-	                 call.pinned ? "yes" : "no");
+	row(tl, what, "float32", size, 256, err, msg, bad, first, err ? 0 : res.overlapped_ms,
+	    err ? 0 : res.serial_ms, 12.0 * (double)n, "GB/s (overlapped | serial)");
+	if (!err) printf("    speedup %.2f, pinned host memory: %s\n", res.serial_ms / res.overlapped_ms,
+	                 res.pinned ? "yes" : "no");
 	free(a);
 	free(b);
 	free(c);

@@ -23,6 +23,7 @@
 #include "kernels/body/reduce_plan.h"
 #include "kernels/body/scan_plan.h"
 #include "kernels/body/spmv_plan.h"
+#include "kernels/body/streams_plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +32,8 @@ extern "C" {
 #define LMI_CUDA_KERNELS_VERSION 4
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
-/* The variants, numbered alike on both sides (the plans: ../body/<pattern>_plan.h). */
+/* The calls (what a pattern is asked) and their variants, numbered alike on both sides, are in
+ * the plans: ../body/<pattern>_plan.h. */
 
 /* What a CUDA run measures: repeats in; out the median over the timed runs (CUDA events around
  * the kernels only, after a warm-up, each run started with the GPU's L2 flushed) and the kernel
@@ -47,17 +49,13 @@ typedef struct lmi_cuda_span {
 	double h2d_start, h2d_end, kernel_end, d2h_end;
 } lmi_cuda_span;
 
-/* C = A + B over n floats in segments: serially on one stream, then a stream per segment. */
-typedef struct lmi_cuda_streams_call {
-	int64_t n;
-	int segments;
-	unsigned block;
-	const float *a, *b;       /* n floats each (host; copied into pinned buffers untimed) */
-	float *c;                 /* out: n floats */
-	double serial_ms, overlapped_ms;
-	lmi_cuda_span *serial, *overlapped; /* segments entries each, filled */
-	int pinned;               /* out: 1 when the host buffers were pinned */
-} lmi_cuda_streams_call;
+/* What a streams run measures: the schedules of C = A + B serially on one stream, then on a
+ * stream per segment (the inputs copied into pinned host buffers untimed). */
+typedef struct lmi_cuda_streams_result {
+	double serial_ms, overlapped_ms;    /* medians of the totals */
+	lmi_cuda_span *serial, *overlapped; /* in: segments entries each; filled from the last run */
+	int pinned;                         /* 1 when the host buffers were pinned */
+} lmi_cuda_streams_result;
 
 typedef struct lmi_cuda_kernels {
 	int version; /* LMI_CUDA_KERNELS_VERSION */
@@ -69,7 +67,8 @@ typedef struct lmi_cuda_kernels {
 	int (*spmv)(const lmi_spmv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 	int (*divergence)(const lmi_divergence_call *call, lmi_cuda_timing *t, char *msg,
 	                  size_t msg_cap);
-	int (*streams)(lmi_cuda_streams_call *call, char *msg, size_t msg_cap);
+	int (*streams)(const lmi_streams_call *call, lmi_cuda_streams_result *r, char *msg,
+	               size_t msg_cap);
 } lmi_cuda_kernels;
 
 /* The module's exported entry point (extern "C"). */

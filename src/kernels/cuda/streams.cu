@@ -11,19 +11,20 @@
  * streams). Each segment's times are its events' times after `start`: when the stream reached
  * them (a copy that waited for the engine shows as a longer copy). One warm-up pair of
  * schedules, then 3; the medians of the totals are reported, the spans of the last.
- * Read next: ../streams.c (the modelled timeline of the emulator), ../body/vector_add.h.
+ * Read next: ../body/streams_plan.h, ../streams.c (the modelled timeline of the emulator).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
-#include "kernels/cuda/kernels_cuda.h"
 
 #include "kernels/body/vector_add.h"
 
+#define LMK_SFX0
+LMK_CUDA_LAUNCHER(LMK_STREAMS_KERNELS, lmk_add_args, float)
+
 #define RUNS 3
-#define MAX_SEGMENTS 255
+#define MAX_SEGMENTS LMI_STREAMS_MAX_SEGMENTS
 
 typedef struct bufs {
 	float *ha, *hb, *hc; /* pinned host */
@@ -33,7 +34,7 @@ typedef struct bufs {
 } bufs;
 
 /* One schedule: nstreams 1 (serial) or one per segment (overlapped). */
-static int schedule(lmi_cuda_streams_call *c, bufs *b, int nstreams, double *total,
+static int schedule(const lmi_streams_call *c, bufs *b, int nstreams, double *total,
                     lmi_cuda_span *spans, char *msg, size_t msg_cap)
 {
 	int rc = 0;
@@ -41,16 +42,22 @@ static int schedule(lmi_cuda_streams_call *c, bufs *b, int nstreams, double *tot
 	float t[4];
 	CUDA_TRY(cudaEventRecord(b->start, 0));
 	for (int s = 0; s < c->segments; s++) {
-		int64_t lo = c->n * s / c->segments, len = c->n * (s + 1) / c->segments - lo;
+		int64_t lo, len;
+		lmk_segment(c, s, &lo, &len);
 		size_t bytes = (size_t)len * sizeof(float);
 		cudaStream_t st = b->stream[nstreams == 1 ? 0 : s];
-		unsigned grid = (unsigned)((len + c->block - 1) / c->block);
+		lmk_launch l = lmk_segment_launch(c, len);
+		lmk_add_args a;
+		a.A = b->da + lo;
+		a.B = b->db + lo;
+		a.C = b->dc + lo;
+		a.n = (unsigned)len;
 		CUDA_TRY(cudaEventRecord(b->ev[s][0], st));
 		CUDA_TRY(cudaMemcpyAsync(b->da + lo, b->ha + lo, bytes, cudaMemcpyHostToDevice, st));
 		CUDA_TRY(cudaMemcpyAsync(b->db + lo, b->hb + lo, bytes, cudaMemcpyHostToDevice, st));
 		CUDA_TRY(cudaEventRecord(b->ev[s][1], st));
-		vector_add<<<grid, c->block, 0, st>>>(b->da + lo, b->db + lo, b->dc + lo, (unsigned)len);
-		CUDA_LAUNCHED("vector_add", grid, c->block);
+		lmk_run(&l, &a, st, (const float *)0);
+		CUDA_LAUNCHED_PLAN("vector_add", &l);
 		CUDA_TRY(cudaEventRecord(b->ev[s][2], st));
 		CUDA_TRY(cudaMemcpyAsync(b->hc + lo, b->dc + lo, bytes, cudaMemcpyDeviceToHost, st));
 		CUDA_TRY(cudaEventRecord(b->ev[s][3], st));
@@ -70,7 +77,8 @@ out:
 	return rc;
 }
 
-int lmi_cuda_streams(lmi_cuda_streams_call *c, char *msg, size_t msg_cap)
+int lmi_cuda_streams(const lmi_streams_call *c, lmi_cuda_streams_result *res, char *msg,
+                     size_t msg_cap)
 {
 	int rc = 0;
 	bufs *b = (bufs *)calloc(1, sizeof *b);
@@ -93,7 +101,7 @@ int lmi_cuda_streams(lmi_cuda_streams_call *c, char *msg, size_t msg_cap)
 	CUDA_TRY(cudaMalloc((void **)&b->dc, bytes));
 	memcpy(b->ha, c->a, bytes);
 	memcpy(b->hb, c->b, bytes);
-	c->pinned = 1;
+	res->pinned = 1;
 	for (int s = 0; s < c->segments; s++) {
 		CUDA_TRY(cudaStreamCreate(&b->stream[s]));
 		for (int e = 0; e < 4; e++) CUDA_TRY(cudaEventCreate(&b->ev[s][e]));
@@ -102,13 +110,13 @@ int lmi_cuda_streams(lmi_cuda_streams_call *c, char *msg, size_t msg_cap)
 	CUDA_TRY(cudaEventCreate(&b->stop));
 	for (int r = -1; r < RUNS; r++) { /* r = -1: the warm-up */
 		double ts = 0, to = 0;
-		if ((rc = schedule(c, b, 1, &ts, c->serial, msg, msg_cap)) != 0) goto out;
-		if ((rc = schedule(c, b, c->segments, &to, c->overlapped, msg, msg_cap)) != 0) goto out;
+		if ((rc = schedule(c, b, 1, &ts, res->serial, msg, msg_cap)) != 0) goto out;
+		if ((rc = schedule(c, b, c->segments, &to, res->overlapped, msg, msg_cap)) != 0) goto out;
 		if (r >= 0) ser[r] = ts, ovl[r] = to;
 	}
 	memcpy(c->c, b->hc, bytes);
-	c->serial_ms = lmk_median(ser, RUNS);
-	c->overlapped_ms = lmk_median(ovl, RUNS);
+	res->serial_ms = lmk_median(ser, RUNS);
+	res->overlapped_ms = lmk_median(ovl, RUNS);
 out:
 	for (int s = 0; s < MAX_SEGMENTS; s++) {
 		if (b->stream[s]) cudaStreamDestroy(b->stream[s]);
