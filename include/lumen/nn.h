@@ -42,6 +42,11 @@ lm_tensor *lm_nll_loss(const lm_tensor *logp, const lm_tensor *target, lm_reduct
 lm_tensor *lm_mse_loss(const lm_tensor *input, const lm_tensor *target, lm_reduction red);
 /* p in [0, 1] (checked), logs clamped at -100 as PyTorch does. */
 lm_tensor *lm_binary_cross_entropy(const lm_tensor *p, const lm_tensor *target, lm_reduction red);
+/* Binary cross-entropy on logits x (stable for any x): (1 - y) x + w softplus(-x) with
+ * w = 1 + (pos_weight - 1) y; target y of x's shape; pos_weight (NULL: 1) broadcast to x's shape.
+ * src/ops/loss_logits.c. */
+lm_tensor *lm_binary_cross_entropy_with_logits(const lm_tensor *x, const lm_tensor *y,
+                                               const lm_tensor *pos_weight, lm_reduction red);
 
 /* Zeroes elements with probability p and scales the rest by 1/(1-p); the identity (x itself, +1)
  * when not training or p == 0. Uses the global RNG. */

@@ -106,11 +106,24 @@ doc('lm.equal', 'lm.equal(a, b) -> boolean', [[True when a and b have the same s
 
 -- ---------------------------------------------------------------- files (the data work)
 
-doc('lm.save', 'lm.save(path, tensor_or_table_of_tensors)',
-  [[Writes tensors to a safetensors file (a table of named tensors, or one tensor).]])
-doc('lm.load', 'lm.load(path) -> tensor or table', [[Reads a safetensors file written by lm.save or by other tools.]])
-doc('lm.load_npy', 'lm.load_npy(path) -> Tensor', [[Reads a NumPy .npy file.]])
-doc('lm.save_npy', 'lm.save_npy(path, x)', [[Writes x as a NumPy .npy file.]])
+doc('lm.save', 'lm.save(path, tensor_or_table [, {metadata = {k = "v"}}])',
+  [[Writes a safetensors file: one tensor (read back by lm.load as that tensor), or a table of named
+tensors such as model:state_dict() (keys are strings; read back as a table), with optional string
+metadata. Any layout is written in C order; the file is written to a temporary name and renamed,
+so a failed save leaves no half-written file. numpy, PyTorch and the safetensors library read it.]])
+doc('lm.load', 'lm.load(path) -> tensor or {name = tensor}, metadata',
+  [[Reads a safetensors file written by lm.save or by other tools (F32, F64, I32, I64, U8 as they
+are; BOOL as uint8, F16 and BF16 as float32, I8, I16, U16 as int32, U32 as int64). The second
+result is the file's metadata table. A malformed file is an error naming the file and what is
+wrong.]])
+doc('lm.load_npy', 'lm.load_npy(path) -> Tensor',
+  [[Reads a NumPy .npy file (format 1.0, 2.0 or 3.0; C or Fortran order; either byte order;
+float32/64, int32/64, uint8, and bool, float16, int8/16, uint16/32 converted).]])
+doc('lm.save_npy', 'lm.save_npy(path, x)', [[Writes x as a NumPy .npy file (format 1.0, C order, little-endian; any layout of x).]])
+doc('lm.load_idx', 'lm.load_idx(path [, {scale=, limit=}]) -> Tensor',
+  [[Reads an IDX file (the MNIST format), gzip'ed or plain, streamed through zlib. With scale, the
+result is float32 times scale (1/255 for images in [0, 1]); limit reads only the first entries
+along dim 1. Dims, sizes and the end of the data are checked.]])
 
 -- ---------------------------------------------------------------- inspection
 
@@ -343,74 +356,162 @@ doc('F.one_hot', 'F.one_hot(index [, num_classes]) -> Tensor', [[As lm.one_hot.]
 
 -- ---------------------------------------------------------------- nn
 
-doc('nn.Module', 'nn.Module', [[The base of every module: m(x) calls m:forward(x); parameters and
-children are found through the module's fields.]])
+doc('nn.Module', "nn.Module  (a new module: local Net = nn.Module:extend('Net'))",
+  [[The base of every module. m(x) calls m:forward(x). Assigning a tensor that requires grad to a
+field of a module registers a parameter, assigning a module registers a child (both then read as
+fields: lin.weight, model.fc); self:register_buffer(name, t) registers a buffer (kept in
+state_dict, not trained). A new module: local Net = nn.Module:extend('Net'); function
+Net:__init(...) self.fc = nn.Linear(4, 2) end; function Net:forward(x) return self.fc(x) end; then
+Net(...) makes one. tostring(m) is an indented tree with each layer's shapes and parameter counts.
+Children of a Sequential are named '1', '2', ... (1-based), so state_dict keys read '1.weight'.]])
 local module_methods = {
   forward = { 'm:forward(...) -> output', 'Computes the module\'s output (m(...) calls it).' },
-  parameters = { 'm:parameters() -> {tensors}', 'Every parameter of m and its children.' },
-  named_parameters = { 'm:named_parameters() -> {name = tensor}', 'The parameters with dotted names.' },
-  children = { 'm:children() -> {modules}', 'The direct sub-modules.' },
-  train = { 'm:train() -> m', 'Training mode (dropout active, batch norm uses batch statistics).' },
-  eval = { 'm:eval() -> m', 'Evaluation mode.' },
-  zero_grad = { 'm:zero_grad()', 'Clears the .grad of every parameter.' },
-  state_dict = { 'm:state_dict() -> {name = tensor}', 'Parameters and buffers by name, for saving.' },
-  load_state_dict = { 'm:load_state_dict(t)', 'Copies tensors from a state_dict into m.' },
-  to = { 'm:to(device) -> m', 'Moves parameters and buffers to a device.' },
+  parameters = { 'm:parameters() -> {tensors}', 'Every parameter of m and its children, in a stable order (its own first, then each child\'s), each once: what an optimizer takes.' },
+  named_parameters = { 'm:named_parameters() -> {name = tensor}', "The parameters by dotted name ('1.weight', 'fc.bias'); pairs() walks them in order." },
+  buffers = { 'm:buffers() -> {tensors}', 'Every buffer (running statistics) of m and its children.' },
+  named_buffers = { 'm:named_buffers() -> {name = tensor}', 'The buffers by dotted name, in order.' },
+  children = { 'm:children() -> {modules}', 'The direct sub-modules, in order.' },
+  named_children = { 'm:named_children() -> {name = module}', 'The direct sub-modules by name, in order.' },
+  modules = { 'm:modules() -> {modules}', 'm and every module under it (pre-order), each once.' },
+  named_modules = { 'm:named_modules() -> {name = module}', "m (named '') and every module under it by dotted name." },
+  train = { 'm:train([mode = true]) -> m', 'Training mode for m and every child (dropout active, batch norm uses and updates batch statistics).' },
+  eval = { 'm:eval() -> m', 'Evaluation mode for m and every child (dropout off, batch norm uses its running statistics).' },
+  zero_grad = { 'm:zero_grad([{set_to_none=true}])', 'Clears the .grad of every parameter (to nil; {set_to_none=false} zeroes them in place).' },
+  state_dict = { 'm:state_dict() -> {name = tensor}', "Parameters and buffers by PyTorch's names with 1-based indices ('1.weight', 'bn.running_mean', 'bn.num_batches_tracked'), as detached tensors sharing the module's storage; lm.save(path, m:state_dict()) writes them." },
+  load_state_dict = { 'm:load_state_dict(t [, {strict=true}]) -> {missing_keys=, unexpected_keys=}', 'Copies tensors from a state_dict into m in place (optimizers keep working). Missing or unexpected keys (strict) and shape mismatches (always) are an error listing every one.' },
+  to = { "m:to('float32'|'float64'|'cpu'|'cuda') -> m", "Converts floating parameters and buffers to a dtype (replacing the parameters: call it before making the optimizer); 'cuda' says why it is not available." },
+  float = { 'm:float() -> m', "m:to('float32')." },
+  double = { 'm:double() -> m', "m:to('float64')." },
+  requires_grad_ = { 'm:requires_grad_([flag = true]) -> m', 'Sets requires_grad of every parameter (false freezes them).' },
+  apply = { 'm:apply(fn) -> m', 'Calls fn(module) for m and every module under it.' },
+  register_buffer = { 'm:register_buffer(name, t [, persistent = true])', 'Registers a tensor kept with the module and in state_dict (unless persistent is false) but not trained.' },
+  register_parameter = { 'm:register_parameter(name, t)', 'Registers t (a tensor that requires grad, or nil for an absent one such as bias=false).' },
+  add_module = { 'm:add_module(name, child) -> child', 'Registers a child module under name.' },
+  extend = { "nn.Module:extend(name) -> class", "A subclass named name (also of a layer: nn.Linear:extend('MyLinear')); define Class:__init(...) and Class:forward(...), then call Class(...) to make one." },
+  extra_repr = { 'm:extra_repr() -> string', 'What tostring shows inside Name(...); override it in a new module.' },
 }
 for name, d in pairs(module_methods) do doc('nn.Module:' .. name, d[1], d[2]) end
 local layers = {
-  Sequential = { 'nn.Sequential(m1, m2, ...)', 'Applies the modules in order.' },
-  Linear = { 'nn.Linear(in, out [, {bias=true}])', 'y = x W^T + b, with W (out, in) initialised as PyTorch (Kaiming uniform).' },
-  Conv2d = { 'nn.Conv2d(in, out, k [, {stride=, padding=}])', 'A 2-D convolution layer over (N, C, H, W) inputs.' },
-  MaxPool2d = { 'nn.MaxPool2d(k [, stride])', 'Max pooling over k x k windows.' },
-  AvgPool2d = { 'nn.AvgPool2d(k [, stride])', 'Average pooling over k x k windows.' },
+  Sequential = { 'nn.Sequential(m1, m2, ...)', "Applies the modules in order; its children are m[1], m[2], ... named '1', '2', ...; #m counts them and m:append(x) adds one." },
+  ModuleList = { 'nn.ModuleList({m1, m2, ...})', 'Holds modules (their parameters count) without a forward of its own: list[i], #list, list:append(m).' },
+  Linear = { 'nn.Linear(in, out [, {bias=true, dtype=}])', 'y = x W^T + b with W (out, in), initialised as PyTorch: kaiming_uniform (a = sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in)), and b from the same range.' },
+  Conv2d = { "nn.Conv2d(in, out, k [, {stride=1, padding=0|'same'|'valid', dilation=1, groups=1, bias=true}])", 'A 2-D convolution layer over (N, C, H, W) inputs; weight (out, in/groups, kh, kw) initialised as PyTorch (kaiming_uniform a = sqrt(5), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))).' },
+  MaxPool2d = { 'nn.MaxPool2d(k [, stride [, {padding=}]])', 'Max pooling over k x k windows (stride k by default).' },
+  AvgPool2d = { 'nn.AvgPool2d(k [, stride [, {padding=}]])', 'Average pooling over k x k windows (stride k by default).' },
   ReLU = { 'nn.ReLU()', 'The activation max(x, 0) as a module.' },
+  LeakyReLU = { 'nn.LeakyReLU([negative_slope = 0.01])', 'max(x, 0) + negative_slope min(x, 0) as a module.' },
   Sigmoid = { 'nn.Sigmoid()', 'The logistic sigmoid 1 / (1 + e^-x) as a module.' },
   Tanh = { 'nn.Tanh()', 'The hyperbolic tangent as a module.' },
-  GELU = { 'nn.GELU([{approximate=}])', 'The GELU activation x * Phi(x) as a module.' },
-  Flatten = { 'nn.Flatten()', 'Flattens every dim but the batch dim.' },
-  Dropout = { 'nn.Dropout(p)', 'Dropout with probability p in training mode; identity in eval mode.' },
-  BatchNorm1d = { 'nn.BatchNorm1d(n)', 'Batch normalisation of (N, n) or (N, n, L) inputs with running statistics.' },
-  BatchNorm2d = { 'nn.BatchNorm2d(c)', 'Batch normalisation of (N, c, H, W) inputs per channel.' },
-  LayerNorm = { 'nn.LayerNorm(n)', 'Layer normalisation over the last dim(s), with learned scale and shift.' },
-  Embedding = { 'nn.Embedding(n, d)', 'A table of n learned d-vectors looked up by 1-based index.' },
-  Residual = { 'nn.Residual(m)', 'A skip connection around m: its output is x + m(x).' },
+  GELU = { "nn.GELU([{approximate='none'|'tanh'}])", 'The GELU activation x * Phi(x) as a module.' },
+  Softmax = { 'nn.Softmax([dim = -1])', 'Softmax along dim (1-based) as a module.' },
+  LogSoftmax = { 'nn.LogSoftmax([dim = -1])', 'log(softmax(x)) along dim (1-based), computed stably, as a module.' },
+  Flatten = { 'nn.Flatten([start_dim = 2 [, end_dim = -1]])', 'Merges dims start_dim..end_dim (1-based; the default keeps the batch dim, like PyTorch\'s start_dim=1).' },
+  Dropout = { 'nn.Dropout([p = 0.5])', 'Zeroes each element with probability p in training mode and scales the rest by 1 / (1 - p); the identity in eval mode.' },
+  BatchNorm1d = { 'nn.BatchNorm1d(n [, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true}])', 'Batch normalisation of (N, n) or (N, n, L) inputs: batch statistics in training (updating running_mean and running_var), the running ones in eval.' },
+  BatchNorm2d = { 'nn.BatchNorm2d(c [, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true}])', 'Batch normalisation of (N, c, H, W) inputs per channel, as BatchNorm1d.' },
+  LayerNorm = { 'nn.LayerNorm(shape [, {eps=1e-5, elementwise_affine=true}])', 'Layer normalisation over the last dim(s) (a number or a table), with learned scale and shift.' },
+  Embedding = { 'nn.Embedding(n, d)', 'A table of n learned d-vectors (initialised N(0, 1)) looked up by 1-based int64 indices.' },
+  Residual = { 'nn.Residual(m)', 'A skip connection around m: its output is x + m(x) (m must keep the shape).' },
   Identity = { 'nn.Identity()', 'A module that returns its input unchanged.' },
   RNN = { 'nn.RNN(input_size, hidden_size [, opts])', 'An Elman recurrent layer over sequences.' },
   LSTM = { 'nn.LSTM(input_size, hidden_size [, opts])', 'A long short-term memory layer over sequences.' },
   MultiheadAttention = { 'nn.MultiheadAttention(d, heads)', 'Scaled dot-product attention with several heads.' },
   TransformerEncoderLayer = { 'nn.TransformerEncoderLayer(d, heads [, opts])', 'Self-attention and a feed-forward block, each with a residual and layer norm.' },
-  CrossEntropyLoss = { 'nn.CrossEntropyLoss([opts])', 'The module form of F.cross_entropy.' },
-  MSELoss = { 'nn.MSELoss([opts])', 'The module form of F.mse_loss.' },
-  NLLLoss = { 'nn.NLLLoss([opts])', 'The module form of F.nll_loss.' },
-  BCELoss = { 'nn.BCELoss([opts])', 'The module form of F.binary_cross_entropy.' },
+  CrossEntropyLoss = { "nn.CrossEntropyLoss([{reduction='mean', label_smoothing=0}])", 'log_softmax + NLL of logits (N, C) against 1-based int64 class indices (N): the module form of F.cross_entropy.' },
+  MSELoss = { "nn.MSELoss([{reduction='mean'}])", 'The mean squared error: the module form of F.mse_loss.' },
+  NLLLoss = { "nn.NLLLoss([{reduction='mean'}])", 'The negative log-likelihood of log-probabilities at 1-based targets: the module form of F.nll_loss.' },
+  BCELoss = { "nn.BCELoss([{reduction='mean'}])", 'The binary cross-entropy of probabilities in [0, 1]: the module form of F.binary_cross_entropy.' },
+  BCEWithLogitsLoss = { "nn.BCEWithLogitsLoss([{reduction='mean', pos_weight=}])", 'Sigmoid and binary cross-entropy in one stable op on logits: the module form of F.binary_cross_entropy_with_logits.' },
 }
 for name, d in pairs(layers) do doc('nn.' .. name, d[1], d[2]) end
-doc('nn.init.kaiming_uniform_', 'nn.init.kaiming_uniform_(w) -> w', [[Fills w from the Kaiming (He) uniform distribution.]])
-doc('nn.init.xavier_uniform_', 'nn.init.xavier_uniform_(w) -> w', [[Fills w from the Xavier (Glorot) uniform distribution.]])
-doc('nn.init.normal_', 'nn.init.normal_(w [, mean [, std]]) -> w', [[Fills w with normal random numbers.]])
-doc('nn.init.zeros_', 'nn.init.zeros_(w) -> w', [[Fills w with zeros.]])
+doc('nn.is_module', 'nn.is_module(v) -> boolean', [[True when v is a module (an instance of nn.Module or a subclass).]])
+local inits = {
+  kaiming_uniform_ = { "nn.init.kaiming_uniform_(w [, a = 0 [, mode = 'fan_in' [, nonlinearity = 'leaky_relu']]]) -> w", 'U(-b, b) with b = gain * sqrt(3 / fan) (He et al.); the options may also be a table {a=, mode=, nonlinearity=}. Linear and Conv2d use a = sqrt(5).' },
+  kaiming_normal_ = { "nn.init.kaiming_normal_(w [, a [, mode [, nonlinearity]]]) -> w", 'N(0, std^2) with std = gain / sqrt(fan).' },
+  xavier_uniform_ = { 'nn.init.xavier_uniform_(w [, gain = 1]) -> w', 'U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio).' },
+  xavier_normal_ = { 'nn.init.xavier_normal_(w [, gain = 1]) -> w', 'N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)).' },
+  normal_ = { 'nn.init.normal_(w [, mean = 0 [, std = 1]]) -> w', 'Fills w with normal random numbers.' },
+  uniform_ = { 'nn.init.uniform_(w [, a = 0 [, b = 1]]) -> w', 'Fills w with uniform random numbers in [a, b).' },
+  constant_ = { 'nn.init.constant_(w, v) -> w', 'Fills w with v.' },
+  zeros_ = { 'nn.init.zeros_(w) -> w', 'Fills w with zeros.' },
+  ones_ = { 'nn.init.ones_(w) -> w', 'Fills w with ones.' },
+  eye_ = { 'nn.init.eye_(w) -> w', 'The identity matrix (2-D w).' },
+  calculate_gain = { 'nn.init.calculate_gain(nonlinearity [, param]) -> number', "The recommended gain: 1 (linear, sigmoid), 5/3 (tanh), sqrt(2) (relu), sqrt(2 / (1 + slope^2)) (leaky_relu)." },
+}
+for name, d in pairs(inits) do doc('nn.init.' .. name, d[1], d[2]) end
+topic('nn.utils', [[What a training loop needs beside the model: gradient clipping, a progress bar, a CSV
+metrics log and a deferred Ctrl-C (examples/fashion_train.lua uses them all).]])
+doc('nn.utils.clip_grad_norm_', 'nn.utils.clip_grad_norm_(params, max_norm [, norm_type = 2]) -> total_norm',
+  [[Scales the gradients of params (a table of tensors or a module) in place so that their joint norm
+is at most max_norm; returns the norm before clipping (in C, one pass per gradient). Also
+optim.clip_grad_norm_.]])
+doc('nn.utils.Progress', "nn.utils.Progress{total=, title=, stream=io.stdout, every=10} -> bar",
+  [[A progress bar: bar:update(n_samples, loss) per batch shows title, batch/total, samples/s, the
+running loss and the ETA on one line redrawn in place on a terminal (plain lines every `every`
+seconds otherwise); bar:done() ends it and returns the mean loss and the seconds.]])
+doc('nn.utils.MetricsLog', 'nn.utils.MetricsLog(path) -> log',
+  [[A CSV log with the header step,epoch,loss,accuracy,lr,seconds,split; log:write{step=, epoch=,
+loss=, accuracy=, lr=, split='train'|'test'} adds a row and flushes it (a live reader can follow
+the file); log:close().]])
+doc('nn.utils.catch_interrupt', 'nn.utils.catch_interrupt() -> guard',
+  [[While the guard is open, Ctrl-C only sets guard:requested(), so a training loop can stop between
+two steps with the model and optimizer intact; a second Ctrl-C interrupts as usual. guard:close()
+(or local guard <close> = ...) ends it.]])
+doc('F.binary_cross_entropy_with_logits', "F.binary_cross_entropy_with_logits(x, y [, {reduction=, pos_weight=}]) -> Tensor",
+  [[Binary cross-entropy on logits, stable for any x: (1 - y) x + w softplus(-x) with
+w = 1 + (pos_weight - 1) y (pos_weight broadcast along the last dims).]])
 
 -- ---------------------------------------------------------------- optim
 
-doc('optim.SGD', 'optim.SGD(params, {lr=, momentum=, weight_decay=, nesterov=})', [[Stochastic gradient descent, with optional momentum (Nesterov) and weight decay.]])
-doc('optim.Adam', 'optim.Adam(params, {lr=, betas=, eps=, weight_decay=})', [[Adam: per-parameter steps from running averages of the gradient and its square.]])
-doc('optim.AdamW', 'optim.AdamW(params, {lr=, betas=, eps=, weight_decay=})', [[Adam with decoupled weight decay.]])
-doc('optim.Optimizer', 'optim.Optimizer', [[The base of the optimisers: opt:step() and opt:zero_grad().]])
-doc('optim.Optimizer:step', 'opt:step()', [[Updates every parameter from its .grad.]])
-doc('optim.Optimizer:zero_grad', 'opt:zero_grad()', [[Clears the .grad of every parameter.]])
-doc('optim.lr_scheduler.StepLR', 'optim.lr_scheduler.StepLR(opt, {step_size=, gamma=})', [[Multiplies the learning rate by gamma every step_size epochs (sched:step()).]])
-doc('optim.lr_scheduler.CosineAnnealingLR', 'optim.lr_scheduler.CosineAnnealingLR(opt, {T_max=, eta_min=})', [[Anneals the learning rate along a cosine.]])
+doc('optim.SGD', 'optim.SGD(params, {lr=, momentum=0, dampening=0, weight_decay=0, nesterov=false, maximize=false})',
+  [[Stochastic gradient descent with optional momentum (buffer = momentum buffer + (1 - dampening)
+g), Nesterov momentum and weight decay, as torch.optim.SGD; lr is required. One fused C pass per
+parameter.]])
+doc('optim.Adam', 'optim.Adam(params, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, amsgrad=false})',
+  [[Adam: steps from bias-corrected running averages of the gradient and its square (amsgrad keeps
+their maximum); weight_decay adds weight_decay p to the gradient. One fused C pass per parameter.]])
+doc('optim.AdamW', 'optim.AdamW(params, {lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=1e-2, amsgrad=false})',
+  [[Adam with decoupled weight decay: p is multiplied by 1 - lr weight_decay before the Adam step.]])
+doc('optim.RMSprop', 'optim.RMSprop(params, {lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=false})',
+  [[RMSprop: steps divided by the root of a running average of squared gradients (centered:
+minus the squared running mean), with optional momentum.]])
+doc('optim.Optimizer', 'optim.Optimizer',
+  [[The base of the optimizers. opt.param_groups is an array of groups {params=, lr=, ...} (each with
+its own hyperparameters, changeable between steps); opt.state holds each parameter's buffers.
+params may also be an array of groups: optim.SGD({{params = a, lr = 0.1}, {params = b}}, {lr=0.01}).]])
+doc('optim.Optimizer:step', 'opt:step([closure]) -> loss', [[Updates every parameter that has a .grad (a parameter without one is skipped); closure, if given, is called first and its loss returned.]])
+doc('optim.Optimizer:zero_grad', 'opt:zero_grad([{set_to_none=true}])', [[Clears the .grad of every parameter.]])
+doc('optim.Optimizer:state_dict', 'opt:state_dict() -> {state=, param_groups=}', [[The hyperparameters and the per-parameter state (copies), parameters numbered from 1 across the groups.]])
+doc('optim.Optimizer:load_state_dict', 'opt:load_state_dict(sd)', [[Restores hyperparameters and state saved by opt:state_dict() into an optimizer over parameters of the same shapes.]])
+doc('optim.Optimizer:add_param_group', 'opt:add_param_group({params=, lr=, ...})', [[Adds a group; missing hyperparameters come from the optimizer's defaults.]])
+doc('optim.clip_grad_norm_', 'optim.clip_grad_norm_(params, max_norm [, norm_type = 2]) -> total_norm', [[As nn.utils.clip_grad_norm_.]])
+doc('optim.lr_scheduler.StepLR', 'optim.lr_scheduler.StepLR(opt, {step_size=, gamma=0.1})', [[Multiplies each group's lr by gamma every step_size epochs (sch:step() once per epoch).]])
+doc('optim.lr_scheduler.MultiStepLR', 'optim.lr_scheduler.MultiStepLR(opt, {milestones={...}, gamma=0.1})', [[Multiplies the lr by gamma at each milestone epoch.]])
+doc('optim.lr_scheduler.ExponentialLR', 'optim.lr_scheduler.ExponentialLR(opt, {gamma=})', [[Multiplies the lr by gamma every epoch.]])
+doc('optim.lr_scheduler.CosineAnnealingLR', 'optim.lr_scheduler.CosineAnnealingLR(opt, {T_max=, eta_min=0})', [[Anneals the lr from its initial value to eta_min along a cosine over T_max epochs (PyTorch's recursive form).]])
+doc('optim.lr_scheduler.LambdaLR', 'optim.lr_scheduler.LambdaLR(opt, fn)', [[Sets each group's lr to initial_lr * fn(epoch), epoch counting steps from 0 (fn may be a table of one function per group).]])
+doc('optim.lr_scheduler.LRScheduler:step', 'sch:step()', [[Advances one epoch and sets each group's lr.]])
+doc('optim.lr_scheduler.LRScheduler:get_last_lr', 'sch:get_last_lr() -> {lr, ...}', [[The learning rates the last step set, one per parameter group.]])
 
 -- ---------------------------------------------------------------- data
 
-doc('data.FashionMNIST', "data.FashionMNIST{split='train'|'test' [, root=]}",
-  [[Fashion-MNIST from its IDX files (gzip); the default root is /usr/share/datasets/fashion-mnist
+doc('data.FashionMNIST', "data.FashionMNIST{split='train'|'test' [, root=, normalize=false|true|{mean, std}, limit=]}",
+  [[Fashion-MNIST read once from its IDX files (gzip, streamed) into two tensors: images (N, 1, 28,
+28) float32 in [0, 1] (normalize=true: (x - 0.2860) / 0.3530) and 1-based int64 labels (N); ds[i]
+or ds:get(i) -> x, y; ds.classes names them. The default root is /usr/share/datasets/fashion-mnist
 (Debian's dataset-fashion-mnist); a missing file is an error that says how to install it.]])
-doc('data.MNIST', "data.MNIST{split= , root=}", [[MNIST in the same IDX format, from a given root.]])
-doc('data.TensorDataset', 'data.TensorDataset(x, y)', [[A data set of rows of x and y: #ds, ds[i] -> x[i], y[i].]])
-doc('data.DataLoader', 'data.DataLoader(ds, {batch_size=, shuffle=, drop_last=})', [[Batches of a data set: for x, y in loader:iter() do ... end.]])
-doc('data.DataLoader:iter', 'loader:iter() -> iterator', [[Iterates over batches (shuffled each epoch when shuffle=true).]])
+doc('data.MNIST', "data.MNIST{split='train'|'test', root= [, normalize=, limit=]}", [[MNIST in the same IDX format, from a given root (no Debian package holds it).]])
+doc('data.TensorDataset', 'data.TensorDataset(x, y, ...)', [[A data set of the rows of tensors of equal length along dim 1: #ds, ds:get(i) -> x[i], y[i] (ds[i] gives the first).]])
+doc('data.DataLoader', 'data.DataLoader(ds, {batch_size=1, shuffle=false, drop_last=false, seed=, transform=})',
+  [[Batches of a data set: for x, y in loader:iter() do ... end. Each batch is gathered in C by
+index from the data set's tensors; with shuffle, the order is a Philox permutation keyed by seed
+(the same batches on every run; without a seed, drawn from lm.manual_seed's generator); transform
+(e.g. data.Compose{...}) runs on each whole batch; #loader is the number of batches.]])
+doc('data.DataLoader:iter', 'loader:iter() -> iterator', [[Iterates over one epoch of batches (reshuffled each epoch when shuffle=true).]])
+doc('data.Normalize', 'data.Normalize(mean, std)', [[A batch transform: (x - mean) / std per channel (numbers or tables of one per channel).]])
+doc('data.RandomCrop', 'data.RandomCrop(size [, {padding=0}])', [[A batch transform: each image zero-padded by padding and cropped to size at a random place.]])
+doc('data.RandomHorizontalFlip', 'data.RandomHorizontalFlip([p = 0.5])', [[A batch transform: each image mirrored left-right with probability p.]])
+doc('data.Compose', 'data.Compose({t1, t2, ...})', [[The batch transforms applied in order.]])
 
 -- ---------------------------------------------------------------- kernels
 

@@ -43,6 +43,9 @@ void lml_open_index(lua_State *L, int mt, int m, int lm);
 void lml_open_shape(lua_State *L, int mt, int m, int lm);
 void lml_open_sys(lua_State *L, int mt, int m, int lm);
 void lml_open_kernels(lua_State *L, int mt, int m, int lm); /* kernels.c: lm._kernels */
+void lml_open_io(lua_State *L, int mt, int m, int lm);      /* io.c: lm.save, lm.load, ... */
+void lml_open_optim(lua_State *L, int mt, int m, int lm);   /* optim.c: lm._optim, F.bce_with_logits */
+void lml_open_data(lua_State *L, int mt, int m, int lm);    /* data.c: lm._data */
 /* The tostring of a tensor (print.c): pushes the text. */
 int lml_tensor_tostring(lua_State *L);
 /* The __index / __newindex of element access (view.c); idx is the key's index. */

@@ -1,0 +1,90 @@
+/*
+ * lumen/io.h — tensor files: safetensors (named tensors), NumPy .npy (one array) and IDX (the
+ * MNIST format, gzip'ed or plain, streamed through zlib).
+ *
+ * Design: every reader works on a byte source (a file, or a buffer for tests and the fuzzer) and
+ * checks the whole header — magic, lengths, dtypes, shapes, offsets, sizes against the bytes that
+ * exist — before it allocates anything, so a malformed or hostile file is an LM_ERR_IO error that
+ * names the file and what is wrong, never a crash or an allocation the file cannot back. Data is
+ * read straight into the tensor's storage. Writers produce exactly what numpy and the reference
+ * safetensors library write (little-endian, C order, the same alignment), into a temporary file
+ * renamed over the target when complete.
+ *
+ * Ownership as everywhere: tensors returned are +1; an lm_tensor_map is released with
+ * lm_tensor_map_free. Read next: src/io/ (source.c, json.c, safetensors.c, npy.c, idx.c),
+ * docs/nn.md ("Files").
+ */
+#ifndef LUMEN_IO_H
+#define LUMEN_IO_H
+
+#include "lumen/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A set of named tensors and string metadata, as a safetensors file holds them. */
+typedef struct lm_tensor_map {
+	int64_t n;
+	char **names;         /* NUL-terminated, in the order of the file's header */
+	lm_tensor **tensors;  /* +1 each */
+	int64_t nmeta;
+	char **meta_keys;     /* the header's __metadata__ (string -> string), in file order */
+	char **meta_values;
+} lm_tensor_map;
+
+/* Releases the tensors and strings of m and zeroes it (a zeroed map is a no-op). */
+void lm_tensor_map_free(lm_tensor_map *m);
+
+/* The largest safetensors header accepted (the reference library's limit). */
+#define LM_SAFETENSORS_MAX_HEADER ((uint64_t)100 << 20)
+
+/*
+ * Reads a safetensors file. dtypes F32, F64, I32, I64 and U8 load as they are; BOOL loads as uint8,
+ * F16 and BF16 as float32, I8, I16 and U16 as int32, U32 as int64 (Lumen's five dtypes); others
+ * (U64, F8_*) are LM_ERR_UNSUPPORTED. On failure *out is left zeroed.
+ */
+lm_status lm_safetensors_load(const char *path, lm_tensor_map *out);
+/* The same from a buffer; what names it in messages. */
+lm_status lm_safetensors_parse(const void *buf, size_t len, const char *what, lm_tensor_map *out);
+/*
+ * Writes n tensors (names unique, non-empty, valid UTF-8, not "__metadata__") and nmeta metadata
+ * pairs (may be 0). Tensors of any layout are written in C order, sorted as the reference library
+ * sorts them (larger itemsize first, then by name), the header padded with spaces to 8 bytes.
+ */
+lm_status lm_safetensors_save(const char *path, int64_t n, const char *const *names,
+                              const lm_tensor *const *tensors, int64_t nmeta,
+                              const char *const *meta_keys, const char *const *meta_values);
+
+/*
+ * Reads a .npy file (format versions 1.0, 2.0 and 3.0; C or Fortran order, the result is C order
+ * and contiguous). dtypes <f4 <f8 <i4 <i8 |u1 load as they are, in either byte order; |b1 as uint8,
+ * <f2 as float32, |i1 <i2 <u2 as int32, <u4 as int64. Object and structured arrays are
+ * LM_ERR_UNSUPPORTED.
+ */
+lm_tensor *lm_npy_load(const char *path);
+lm_tensor *lm_npy_parse(const void *buf, size_t len, const char *what);
+/* Writes t as format 1.0 (2.0 when the header needs it), C order, little-endian. */
+lm_status lm_npy_save(const char *path, const lm_tensor *t);
+
+/* How an IDX file is read. A zeroed struct reads the file's own dtype, everything, unscaled. */
+typedef struct lm_idx_opts {
+	bool to_float32;  /* convert to float32 multiplied by scale (e.g. 1/255 for images) */
+	double scale;     /* used with to_float32; 0 means 1 */
+	int64_t limit;    /* read at most this many entries along dim 1 (0: all) */
+} lm_idx_opts;
+
+/*
+ * Reads an IDX file (gzip'ed or plain): big-endian magic 0x000008TT (type TT: 08 ubyte, 09 byte,
+ * 0B short, 0C int, 0D float, 0E double) with the number of dims in its last byte, then the dims,
+ * then the data. ubyte loads as uint8, byte/short/int as int32, float as float32, double as
+ * float64 (unless opts ask for float32). The data must match the dims exactly: a short file is
+ * "truncated", a longer one has "trailing bytes".
+ */
+lm_tensor *lm_idx_load(const char *path, const lm_idx_opts *opts);
+lm_tensor *lm_idx_parse(const void *buf, size_t len, const char *what, const lm_idx_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,268 @@
+/*
+ * io.c — the file functions of lumen/io.h in Lua: lm.save / lm.load (safetensors), lm.save_npy /
+ * lm.load_npy, lm.load_idx.
+ *
+ * lm.save(path, x) writes one tensor under the name "tensor" with the metadata {lumen = "tensor"},
+ * so lm.load gives the tensor back; lm.save(path, {name = tensor, ...}) writes a table (a
+ * state_dict) and lm.load gives a table, plus the file's metadata as a second result. A loaded
+ * map is owned by a userdata with a __gc until each tensor has its box, so an error while the
+ * result table is built (out of memory) leaks nothing. Read next: lua/lumen/data/init.lua.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "lml.h"
+#include "lumen/io.h"
+
+#define MAP_MT "lumen.TensorMap"
+
+/* ---------------------------------------------------------------- options */
+
+/* Reads string keys of the options table at idx, checking them against allowed. */
+static void check_option_keys(lua_State *L, int idx, const char *const *allowed, const char *list)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_isnoneornil(L, idx)) return;
+	if (lua_type(L, idx) != LUA_TTABLE || lml_tobox(L, idx))
+		lml_error(L, "options must be a table (%s), got %s", list, lml_describe(L, idx, d, sizeof d));
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		int ok = 0;
+		if (lua_type(L, -2) == LUA_TSTRING)
+			for (int i = 0; allowed[i]; i++) ok |= strcmp(lua_tostring(L, -2), allowed[i]) == 0;
+		if (!ok) {
+			if (lua_type(L, -2) == LUA_TSTRING)
+				lml_error(L, "unknown option '%.40s' (expected %s)", lua_tostring(L, -2), list);
+			lml_error(L, "options must have string keys (%s), got key %s", list,
+			          lml_describe(L, -2, d, sizeof d));
+		}
+		lua_pop(L, 1);
+	}
+}
+
+static const char *check_path(lua_State *L, int idx)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, idx) != LUA_TSTRING)
+		lml_error(L, "path must be a string, got %s", lml_describe(L, idx, d, sizeof d));
+	size_t n;
+	const char *p = lua_tolstring(L, idx, &n);
+	if (n == 0) lml_error(L, "path is empty");
+	if (strlen(p) != n) lml_error(L, "path holds a NUL byte");
+	return p;
+}
+
+/* ---------------------------------------------------------------- a loaded map */
+
+static int map_gc(lua_State *L)
+{
+	lm_tensor_map *m = luaL_checkudata(L, 1, MAP_MT);
+	lm_tensor_map_free(m);
+	return 0;
+}
+
+static lm_tensor_map *new_map(lua_State *L)
+{
+	lm_tensor_map *m = lua_newuserdatauv(L, sizeof *m, 0);
+	memset(m, 0, sizeof *m);
+	if (luaL_newmetatable(L, MAP_MT)) {
+		lua_pushcfunction(L, map_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	return m;
+}
+
+/* Moves tensor i of m into a new box on the stack (the map no longer owns it). */
+static void take_tensor(lua_State *L, lm_tensor_map *m, int64_t i)
+{
+	lm_tensor **box = lml_newbox(L);
+	lml_setbox(L, box, m->tensors[i]);
+	m->tensors[i] = NULL;
+}
+
+/* lm.load(path) -> tensor or {name = tensor}, metadata */
+static int l_load(lua_State *L)
+{
+	const char *path = check_path(L, 1);
+	lm_tensor_map *m = new_map(L);
+	lm_status s;
+	for (int tries = 0;; tries++) {
+		s = lm_safetensors_load(path, m);
+		if (!s || tries || !lml_retry_nomem(L)) break;
+	}
+	if (s) lml_core_error(L);
+	lua_createtable(L, 0, (int)m->nmeta); /* metadata */
+	for (int64_t i = 0; i < m->nmeta; i++) {
+		lua_pushstring(L, m->meta_values[i]);
+		lua_setfield(L, -2, m->meta_keys[i]);
+	}
+	int single = 0;
+	for (int64_t i = 0; i < m->nmeta; i++)
+		single |= strcmp(m->meta_keys[i], "lumen") == 0 && strcmp(m->meta_values[i], "tensor") == 0;
+	if (single && m->n == 1) {
+		take_tensor(L, m, 0);
+	} else {
+		lua_createtable(L, 0, (int)m->n);
+		for (int64_t i = 0; i < m->n; i++) {
+			take_tensor(L, m, i);
+			lua_setfield(L, -2, m->names[i]);
+		}
+	}
+	lua_insert(L, -2); /* result, metadata */
+	lm_tensor_map_free(m);
+	return 2;
+}
+
+/* ---------------------------------------------------------------- saving */
+
+/* The metadata option {metadata = {k = 'v'}} into scratch arrays (GC-owned userdata). */
+static int64_t read_metadata(lua_State *L, int opts, const char ***keys, const char ***vals)
+{
+	char d[LML_DESCRIBE_MAX];
+	*keys = *vals = NULL;
+	if (lua_type(L, opts) != LUA_TTABLE) return 0;
+	if (lml_rawfield(L, opts, "metadata") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	if (lua_type(L, -1) != LUA_TTABLE || lml_tobox(L, -1))
+		lml_error(L, "option metadata must be a table of strings, got %s",
+		          lml_describe(L, -1, d, sizeof d));
+	int t = lua_gettop(L);
+	int64_t n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+			lml_error(L, "option metadata must map strings to strings, got %s -> %s",
+			          lml_describe(L, -2, d, sizeof d), luaL_typename(L, -1));
+		n++;
+		lua_pop(L, 1);
+	}
+	const char **k = lua_newuserdatauv(L, (size_t)(2 * n + 1) * sizeof(char *), 0);
+	int64_t i = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		k[i] = lua_tostring(L, -2);
+		k[n + i] = lua_tostring(L, -1);
+		i++;
+		lua_pop(L, 1);
+	}
+	/* the metadata table stays on the stack below the scratch, keeping the strings alive */
+	*keys = k;
+	*vals = k + n;
+	return n;
+}
+
+/* lm.save(path, tensor_or_table [, {metadata = {k = 'v'}}]) */
+static int l_save(lua_State *L)
+{
+	static const char *const keys[] = {"metadata", NULL};
+	char d[LML_DESCRIBE_MAX];
+	const char *path = check_path(L, 1);
+	check_option_keys(L, 3, keys, "metadata");
+	const char **mk, **mv;
+	int64_t nmeta = read_metadata(L, 3, &mk, &mv);
+	lm_status s;
+	if (lml_tobox(L, 2)) {
+		lm_tensor *t = lml_checktensor(L, 2, "argument 2");
+		const char *name = "tensor", *k1 = "lumen", *v1 = "tensor";
+		if (nmeta) lml_error(L, "option metadata is for tables of tensors (a single tensor's file "
+		                     "carries Lumen's own metadata)");
+		s = lm_safetensors_save(path, 1, &name, (const lm_tensor *const *)&t, 1, &k1, &v1);
+	} else {
+		if (lua_type(L, 2) != LUA_TTABLE)
+			lml_error(L, "argument 2 must be a tensor or a table of named tensors, got %s",
+			          lml_describe(L, 2, d, sizeof d));
+		int64_t n = 0;
+		lua_pushnil(L);
+		while (lua_next(L, 2)) {
+			if (lua_type(L, -2) != LUA_TSTRING)
+				lml_error(L, "the table's keys must be strings (tensor names), got key %s",
+				          lml_describe(L, -2, d, sizeof d));
+			if (!lml_tobox(L, -1))
+				lml_error(L, "value of '%.60s' must be a tensor, got %s", lua_tostring(L, -2),
+				          lml_describe(L, -1, d, sizeof d));
+			lml_checktensor(L, -1, lua_tostring(L, -2));
+			n++;
+			lua_pop(L, 1);
+		}
+		const char **names = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(char *), 0);
+		const lm_tensor **ts = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(lm_tensor *), 0);
+		int64_t i = 0;
+		lua_pushnil(L);
+		while (lua_next(L, 2)) {
+			names[i] = lua_tostring(L, -2);
+			ts[i] = lml_totensor(L, -1);
+			i++;
+			lua_pop(L, 1);
+		}
+		s = lm_safetensors_save(path, n, names, ts, nmeta, mk, mv);
+	}
+	if (s) lml_core_error(L);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- npy and idx */
+
+/* lm.save_npy(path, x) */
+static int l_save_npy(lua_State *L)
+{
+	const char *path = check_path(L, 1);
+	lm_tensor *t = lml_checktensor(L, 2, "argument 2");
+	if (lm_npy_save(path, t)) lml_core_error(L);
+	return 0;
+}
+
+/* lm.load_npy(path) -> tensor */
+static int l_load_npy(lua_State *L)
+{
+	const char *path = check_path(L, 1);
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *t;
+	LML_TRY(L, t, lm_npy_load(path));
+	return lml_result(L, box, t);
+}
+
+/* lm.load_idx(path [, {scale=, limit=}]) -> tensor (scale given: float32 x scale) */
+static int l_load_idx(lua_State *L)
+{
+	static const char *const keys[] = {"scale", "limit", NULL};
+	const char *path = check_path(L, 1);
+	check_option_keys(L, 2, keys, "scale, limit");
+	lm_idx_opts o = {0};
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lml_rawfield(L, 2, "scale");
+		if (!lua_isnil(L, -1)) {
+			o.to_float32 = true;
+			o.scale = lml_checknumber(L, -1, "option scale");
+			if (!(o.scale > 0) || o.scale == HUGE_VAL)
+				lml_error(L, "option scale must be a positive number, got %g", o.scale);
+		}
+		lml_rawfield(L, 2, "limit");
+		o.limit = lml_optinteger(L, -1, "option limit", 0);
+		if (o.limit < 0) lml_error(L, "option limit must be non-negative, got %lld", (long long)o.limit);
+		lua_pop(L, 2);
+	}
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *t;
+	LML_TRY(L, t, lm_idx_load(path, &o));
+	return lml_result(L, box, t);
+}
+
+static const luaL_Reg functions[] = {
+	{"save", l_save},
+	{"load", l_load},
+	{"save_npy", l_save_npy},
+	{"load_npy", l_load_npy},
+	{"load_idx", l_load_idx},
+	{NULL, NULL},
+};
+
+void lml_open_io(lua_State *L, int mt, int m, int lm)
+{
+	(void)mt;
+	(void)m;
+	lml_setfuncs(L, lm, "lm.", functions, 0);
+}

@@ -1,0 +1,168 @@
+/*
+ * loss_logits.c — binary cross-entropy on logits (torch.nn.functional.binary_cross_entropy_with_logits).
+ *
+ * loss = (1 - y) x + w (max(-x, 0) + log(1 + exp(-|x|))),  w = 1 + (pos_weight - 1) y,
+ * the softplus(-x) = -log sigmoid(x) written so that no exp overflows (logits of +-1e4 are fine).
+ * The forward is composed of ops without recording; the node has its own rule, because the
+ * composition's kinks (|x|, max) would give the wrong gradient at x = 0:
+ *   d/dx = (1 - y) - w sigmoid(-x),  d/dy = -x + (pos_weight - 1) softplus(-x),
+ *   d/dpos_weight = y softplus(-x).
+ * Read next: nn.c (the other losses).
+ */
+#include <math.h>
+
+#include "lumen/nn.h"
+#include "ops.h"
+
+typedef struct scope {
+	lm_tensor *t[24];
+	int n;
+} scope;
+
+static lm_tensor *keep(scope *s, lm_tensor *t)
+{
+	if (t) {
+		LM_ASSERT(s->n < 24);
+		s->t[s->n++] = t;
+	}
+	return t;
+}
+
+static void scope_end(scope *s)
+{
+	for (int i = 0; i < s->n; i++) lm_tensor_release(s->t[i]);
+	s->n = 0;
+}
+
+/* softplus(-x) = max(-x, 0) + log(1 + exp(-|x|)) */
+static lm_tensor *softplus_neg(scope *s, const lm_tensor *x)
+{
+	lm_tensor *nx = keep(s, lm_neg(x)), *r = nx ? keep(s, lm_relu(nx)) : NULL;
+	lm_tensor *a = r ? keep(s, lm_abs(x)) : NULL, *na = a ? keep(s, lm_neg(a)) : NULL;
+	lm_tensor *e = na ? keep(s, lm_exp(na)) : NULL;
+	lm_tensor *e1 = e ? keep(s, lm_binary_scalar(LM_ADD, e, 1)) : NULL;
+	lm_tensor *l = e1 ? keep(s, lm_log(e1)) : NULL;
+	return l ? keep(s, lm_add(r, l)) : NULL;
+}
+
+/* w = 1 + (pw - 1) y, or NULL for pw absent (w = 1) */
+static lm_tensor *weight(scope *s, const lm_tensor *y, const lm_tensor *pw, bool *fail)
+{
+	*fail = false;
+	if (!pw) return NULL;
+	lm_tensor *p1 = keep(s, lm_binary_scalar(LM_SUB, pw, 1)), *py = p1 ? keep(s, lm_mul(p1, y)) : NULL;
+	lm_tensor *w = py ? keep(s, lm_binary_scalar(LM_ADD, py, 1)) : NULL;
+	*fail = !w;
+	return w;
+}
+
+/* Saved: [0] x, [1] y, [2] pos_weight (i[0] = 1 when present). */
+static lm_status bce_logits_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *x, *y, *pw = NULL;
+	lm_status st;
+	if ((st = lmi_node_saved(n, 0, &x)) || (st = lmi_node_saved(n, 1, &y)) ||
+	    (n->i[0] && (st = lmi_node_saved(n, 2, &pw))))
+		return st;
+	scope s = {0};
+	bool fail;
+	lm_tensor *w = weight(&s, y, pw, &fail);
+	if (fail) goto oom;
+	if (n->in[0].needs_grad) { /* g ((1 - y) - w sigmoid(-x)) */
+		lm_tensor *ny = keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)), *nx = ny ? keep(&s, lm_neg(x)) : NULL;
+		lm_tensor *sg = nx ? keep(&s, lm_sigmoid(nx)) : NULL;
+		lm_tensor *ws = sg ? (w ? keep(&s, lm_mul(w, sg)) : sg) : NULL;
+		lm_tensor *d = ws ? keep(&s, lm_sub(ny, ws)) : NULL;
+		if (!d || !(gin[0] = lm_mul(g, d))) goto oom;
+	}
+	if (n->in[1].needs_grad || (n->nin > 2 && n->in[2].needs_grad)) {
+		lm_tensor *sp = softplus_neg(&s, x);
+		if (!sp) goto oom;
+		if (n->in[1].needs_grad) { /* g (-x + (pw - 1) softplus(-x)) */
+			lm_tensor *d = keep(&s, lm_neg(x));
+			if (d && pw) {
+				lm_tensor *p1 = keep(&s, lm_binary_scalar(LM_SUB, pw, 1));
+				lm_tensor *t = p1 ? keep(&s, lm_mul(p1, sp)) : NULL;
+				d = t ? keep(&s, lm_add(d, t)) : NULL;
+			}
+			if (!d || !(gin[1] = lm_mul(g, d))) goto oom;
+		}
+		if (n->nin > 2 && n->in[2].needs_grad) { /* sum_to(g y softplus(-x)) */
+			lm_tensor *t = keep(&s, lm_mul(y, sp)), *gt = t ? keep(&s, lm_mul(g, t)) : NULL;
+			if (!gt || !(gin[2] = lmi_sum_to(gt, n->in[2].ndim, n->in[2].shape))) goto oom;
+		}
+	}
+	scope_end(&s);
+	return LM_OK;
+oom:
+	st = lm_last_status();
+	for (int k = 0; k < n->nin; k++) {
+		lm_tensor_release(gin[k]);
+		gin[k] = NULL;
+	}
+	scope_end(&s);
+	return st ? st : LM_ERR_INTERNAL;
+}
+
+static const lmi_opdef bce_logits_def = {"BinaryCrossEntropyWithLogitsBackward", bce_logits_backward};
+
+static lm_status check(const lm_tensor *x, const lm_tensor *y, const lm_tensor *pw)
+{
+	static const char *const name = "binary_cross_entropy_with_logits";
+	const lm_tensor *ts[3] = {x, y, pw};
+	static const char *const what[3] = {"input", "target", "pos_weight"};
+	for (int k = 0; k < 3; k++) {
+		if (!ts[k]) {
+			if (k < 2) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", name, what[k]);
+			continue;
+		}
+		if (!lm_dtype_is_float(ts[k]->dtype))
+			return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", name, what[k],
+			                lm_dtype_name(ts[k]->dtype));
+	}
+	bool same = x->ndim == y->ndim;
+	for (int i = 0; same && i < x->ndim; i++) same = x->shape[i] == y->shape[i];
+	if (!same)
+		return lmi_fail(LM_ERR_SHAPE, "%s: input of shape %s and target of shape %s differ", name,
+		                lmi_shape_s(x), lmi_shape_s(y));
+	if (pw) {
+		int nd;
+		int64_t sh[LM_MAX_DIMS];
+		bool fits = !lm_broadcast_shapes(x->ndim, x->shape, pw->ndim, pw->shape, &nd, sh) &&
+		            nd == x->ndim;
+		for (int i = 0; fits && i < nd; i++) fits = sh[i] == x->shape[i];
+		if (!fits)
+			return lmi_fail(LM_ERR_SHAPE, "%s: pos_weight of shape %s does not broadcast to the input's "
+			                "shape %s", name, lmi_shape_s(pw), lmi_shape_s(x));
+	}
+	return lmi_check_device(name, 3, ts);
+}
+
+lm_tensor *lm_binary_cross_entropy_with_logits(const lm_tensor *x, const lm_tensor *y,
+                                               const lm_tensor *pos_weight, lm_reduction red)
+{
+	if (check(x, y, pos_weight)) return NULL;
+	if (red < LM_REDUCTION_MEAN || red > LM_REDUCTION_NONE)
+		return lmi_fail_null(LM_ERR_ARG, "binary_cross_entropy_with_logits: unknown reduction %d", (int)red);
+	bool prev = lm_set_grad_enabled(false);
+	scope s = {0};
+	bool fail;
+	lm_tensor *w = weight(&s, y, pos_weight, &fail);
+	lm_tensor *sp = fail ? NULL : softplus_neg(&s, x);
+	lm_tensor *ny = sp ? keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)) : NULL;
+	lm_tensor *a = ny ? keep(&s, lm_mul(ny, x)) : NULL;
+	lm_tensor *b = a ? (w ? keep(&s, lm_mul(w, sp)) : sp) : NULL;
+	lm_tensor *l = b ? lm_add(a, b) : NULL;
+	lm_set_grad_enabled(prev);
+	scope_end(&s);
+	if (!l) return NULL;
+	const lm_tensor *in[3] = {x, y, pos_weight};
+	const lm_tensor *save[3] = {x, y, pos_weight};
+	lmi_node *node;
+	l = lmi_finish(l, &bce_logits_def, pos_weight ? 3 : 2, in, pos_weight ? 3 : 2, save, &node);
+	if (node) node->i[0] = pos_weight != NULL;
+	if (!l || red == LM_REDUCTION_NONE) return l;
+	lm_tensor *r = red == LM_REDUCTION_MEAN ? lm_mean(l, LM_DIM_ALL, false) : lm_sum(l, LM_DIM_ALL, false);
+	lm_tensor_release(l);
+	return r;
+}

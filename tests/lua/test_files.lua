@@ -1,0 +1,190 @@
+-- lm.save / lm.load (safetensors), lm.save_npy / lm.load_npy, lm.load_idx: round trips of every
+-- dtype and layout, the reference fixtures in tests/data/ (made by numpy and the safetensors
+-- library), interop with numpy in both directions (tests/io/interop.py through /usr/bin/python3),
+-- and clear errors for bad arguments and corrupted files.
+local test = require 'lumen.test'
+
+local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
+local root = here .. '../../'
+local data_dir = root .. 'tests/data/'
+local tmp = os.tmpname()
+os.remove(tmp)
+os.execute("mkdir -p '" .. tmp .. "'")
+local function path(name) return tmp .. '/' .. name end
+
+local DTYPES = { 'float32', 'float64', 'int32', 'int64', 'uint8' }
+
+-- value(i) of tests/data/make_fixtures.py for the flat C-order index i
+local function values(shape, dtype)
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  local flat = {}
+  for i = 0, n - 1 do
+    local v
+    if dtype == 'uint8' then v = (37 * i) % 256
+    elseif dtype == 'bool' then v = (i % 3 == 0) and 1 or 0
+    elseif dtype == 'float32' or dtype == 'float64' then v = ((7 * i) % 11 - 5) / 4
+    else v = (7 * i) % 11 - 5 end
+    flat[#flat + 1] = v
+  end
+  local dt = dtype == 'bool' and 'uint8' or dtype
+  if #shape == 0 then return lm.tensor(flat[1], { dtype = dt }) end
+  if n == 0 then return lm.zeros(shape, { dtype = dt }) end
+  return lm.tensor(flat, { dtype = dt }):reshape(shape)
+end
+
+local function same(a, b, what)
+  test.ok(lm.is_tensor(a), what .. ': a tensor')
+  test.eq(a:dtype(), b:dtype(), what .. ': dtype')
+  test.eq(a:shape(), b:shape(), what .. ': shape')
+  test.ok(a:numel() == 0 or lm.equal(a, b), what .. ': values')
+end
+
+test.case('lm.save / lm.load: one tensor, a table of tensors, every dtype and layout', function()
+  local x = lm.randn(3, 4)
+  lm.save(path('one.safetensors'), x)
+  local y = lm.load(path('one.safetensors'))
+  same(y, x, 'one tensor')
+  local t = {}
+  for _, dt in ipairs(DTYPES) do t['w.' .. dt] = values({ 2, 3 }, dt) end
+  t.transposed = lm.randn(4, 6):t():narrow(1, 2, 3) -- written in C order
+  t.scalar = lm.tensor(2.5)
+  t.empty = lm.zeros(0, 7)
+  lm.save(path('many.safetensors'), t, { metadata = { epoch = '3', note = 'caf\u{e9}' } })
+  local u, meta = lm.load(path('many.safetensors'))
+  for k, v in pairs(t) do same(u[k], v, k) end
+  local n = 0
+  for _ in pairs(u) do n = n + 1 end
+  test.eq(n, 8)
+  test.eq(meta, { epoch = '3', note = 'caf\u{e9}' })
+  test.ok(u.transposed:is_contiguous())
+end)
+
+test.case('lm.save_npy / lm.load_npy: every dtype, 0-d, empty, views', function()
+  for _, dt in ipairs(DTYPES) do
+    local x = values({ 3, 1, 4 }, dt)
+    lm.save_npy(path(dt .. '.npy'), x)
+    same(lm.load_npy(path(dt .. '.npy')), x, dt)
+  end
+  for _, x in ipairs({ lm.tensor(7.5), lm.zeros(0, 3, { dtype = 'int64' }), lm.randn(5, 6):t(),
+                       lm.arange(0, 20):reshape(4, 5)[{ {}, 2 }] }) do
+    lm.save_npy(path('v.npy'), x)
+    same(lm.load_npy(path('v.npy')), x:contiguous(), 'view ' .. table.concat(x:shape(), 'x'))
+  end
+end)
+
+test.case('the fixtures written by numpy and the safetensors library load', function()
+  local t, meta = lm.load(data_dir .. 'ref.safetensors')
+  test.eq(meta, { format = 'np', note = 'lumen fixture' })
+  same(t.f32, values({ 2, 3 }, 'float32'), 'f32')
+  same(t.f64, values({ 4 }, 'float64'), 'f64')
+  same(t.i32, values({ 3, 1, 2 }, 'int32'), 'i32')
+  same(t.i64, values({ 5 }, 'int64'), 'i64')
+  same(t.u8, values({ 2, 2 }, 'uint8'), 'u8')
+  same(t.bool, values({ 7 }, 'bool'), 'bool as uint8')
+  same(t.f16, values({ 2, 2 }, 'float32'), 'f16 as float32')
+  same(t.i16, values({ 3 }, 'int32'), 'i16 as int32')
+  same(t.scalar, values({}, 'float32'), 'scalar')
+  same(t.empty, lm.zeros(0, 3), 'empty')
+  same(t['layer.1.weight'], values({ 3, 4 }, 'float32'), 'layer.1.weight')
+  same(lm.load_npy(data_dir .. 'v1_f32.npy'), values({ 2, 3 }, 'float32'), 'v1')
+  same(lm.load_npy(data_dir .. 'v2_i64.npy'), values({ 3, 2 }, 'int64'), 'v2')
+  same(lm.load_npy(data_dir .. 'v3_f64.npy'), values({ 2, 2, 2 }, 'float64'), 'v3')
+  same(lm.load_npy(data_dir .. 'fortran_f32.npy'), values({ 3, 4 }, 'float32'), 'fortran')
+  same(lm.load_npy(data_dir .. 'big_f64.npy'), values({ 5 }, 'float64'), 'big-endian')
+  same(lm.load_npy(data_dir .. 'u8_0d.npy'), values({}, 'uint8'), '0-d')
+  same(lm.load_idx(data_dir .. 'images-idx3-ubyte.gz'), values({ 3, 2, 4 }, 'uint8'), 'idx.gz')
+  local f = lm.load_idx(data_dir .. 'images-idx3-ubyte', { scale = 1 / 255, limit = 2 })
+  test.tensor_near(f, values({ 2, 2, 4 }, 'uint8'):float() / 255, 1e-7)
+end)
+
+test.case('numpy reads what Lumen writes, Lumen reads what numpy writes', function()
+  if not os.execute('/usr/bin/python3 -c "import numpy" 2>/dev/null') then
+    print('  skipped: /usr/bin/python3 with numpy is not installed (apt-get install python3-numpy; ' ..
+      './test.sh installs it)')
+    return
+  end
+  for _, dt in ipairs(DTYPES) do lm.save_npy(path('lumen_' .. dt .. '.npy'), values({ 3, 4 }, dt)) end
+  lm.save_npy(path('lumen_t.npy'), values({ 4, 3 }, 'float32'):t())
+  lm.save_npy(path('lumen_0d.npy'), values({}, 'float64'))
+  local t = { ['layer.1.weight'] = values({ 3, 2 }, 'float32') }
+  for _, dt in ipairs(DTYPES) do t[dt] = values({ 2, 5 }, dt) end
+  lm.save(path('lumen.safetensors'), t)
+  local p = io.popen("/usr/bin/python3 '" .. root .. "tests/io/interop.py' '" .. tmp .. "' 2>&1")
+  local out = p:read('a')
+  local ok = p:close()
+  test.ok(ok and out:match('^ok'), 'interop.py: ' .. out)
+  same(lm.load_npy(path('np_v1.npy')), values({ 2, 3 }, 'float32'), 'np v1')
+  same(lm.load_npy(path('np_v2.npy')), values({ 3, 2 }, 'int64'), 'np v2')
+  same(lm.load_npy(path('np_v3.npy')), values({ 2, 2, 3 }, 'float64'), 'np v3')
+  same(lm.load_npy(path('np_fortran.npy')), values({ 3, 5 }, 'int32'), 'np fortran')
+  same(lm.load_npy(path('np_big.npy')), values({ 4 }, 'float32'), 'np big-endian')
+  same(lm.load_npy(path('np_bool.npy')), values({ 5 }, 'bool'), 'np bool')
+  same(lm.load_npy(path('np_f16.npy')), values({ 2, 2 }, 'float32'), 'np float16')
+  same(lm.load_npy(path('np_u8.npy')), values({ 6 }, 'uint8'), 'np uint8')
+  local s, meta = lm.load(path('np.safetensors'))
+  test.eq(meta.written_by, 'numpy')
+  same(s.f32, values({ 2, 3 }, 'float32'), 'st f32')
+  same(s.i64, values({ 4 }, 'int64'), 'st i64')
+  same(s.bool, values({ 3 }, 'bool'), 'st bool')
+  same(s['conv.weight'], values({ 2, 1, 3, 3 }, 'float32'), 'st conv.weight')
+end)
+
+test.case('bad arguments are errors naming the function', function()
+  test.raises(function() lm.save(42, lm.ones(1)) end, 'lm.save: path must be a string, got 42')
+  test.raises(function() lm.save('', lm.ones(1)) end, 'lm.save: path is empty')
+  test.raises(function() lm.save(path('x'), 'text') end, 'lm.save: argument 2 must be a tensor or a table')
+  test.raises(function() lm.save(path('x'), { 1, 2 }) end, "lm.save: the table's keys must be strings")
+  test.raises(function() lm.save(path('x'), { w = 'no' }) end, "lm.save: value of 'w' must be a tensor")
+  local c = lm.ones(2)
+  c:close()
+  test.raises(function() lm.save(path('x'), { w = c }) end, 'lm.save: w: tensor is closed')
+  test.raises(function() lm.save(path('x'), { __metadata__ = lm.ones(1) }) end, 'reserved')
+  test.raises(function() lm.save(path('x'), { w = lm.ones(1) }, { metadata = { k = 1 } }) end,
+    'option metadata must map strings to strings')
+  test.raises(function() lm.save(path('x'), { w = lm.ones(1) }, { meta = {} }) end, "unknown option 'meta'")
+  test.raises(function() lm.save('/nonexistent-dir/x.safetensors', lm.ones(1)) end,
+    "lm.save: cannot write '/nonexistent-dir/x.safetensors'")
+  test.raises(function() lm.load(path('missing.safetensors')) end,
+    "lm.load: '" .. path('missing.safetensors') .. "': cannot open: No such file or directory")
+  test.raises(function() lm.load_npy(tmp) end, 'lm.load_npy: .*not a regular file')
+  test.raises(function() lm.load_idx(path('x'), { scale = -1 }) end, 'option scale must be a positive number')
+  test.raises(function() lm.load_idx(path('x'), { limit = -1 }) end, 'option limit must be non-negative')
+  test.raises(function() lm.save_npy(path('x.npy'), {}) end, 'lm.save_npy: argument 2 must be a tensor')
+end)
+
+test.case('corrupted files are clear errors naming the file and the fault', function()
+  local function write(name, bytes)
+    local f = assert(io.open(path(name), 'wb'))
+    f:write(bytes)
+    f:close()
+    return path(name)
+  end
+  local function read(name)
+    local f = assert(io.open(name, 'rb'))
+    local s = f:read('a')
+    f:close()
+    return s
+  end
+  lm.save(path('good.safetensors'), { w = lm.ones(4, 4) })
+  local good = read(path('good.safetensors'))
+  local p = write('cut.safetensors', good:sub(1, #good - 10))
+  test.raises(function() lm.load(p) end, "'" .. p .. "': the tensors' data_offsets run past the end")
+  p = write('header.safetensors', string.pack('<I8', 1e6) .. good:sub(9))
+  test.raises(function() lm.load(p) end, 'header length 1000000 runs past the end of the file')
+  p = write('json.safetensors', string.pack('<I8', 8) .. '{"w":[1,' .. good:sub(17))
+  test.raises(function() lm.load(p) end, 'header: bad JSON at byte 8')
+  lm.save_npy(path('good.npy'), lm.ones(3, 3))
+  test.raises(function() lm.load(path('good.npy')) end, 'this is a NumPy .npy file')
+  test.raises(function() lm.load_npy(path('good.safetensors')) end, 'a safetensors file? read it with lm.load')
+  local npy = read(path('good.npy'))
+  p = write('cut.npy', npy:sub(1, #npy - 4))
+  test.raises(function() lm.load_npy(p) end, 'truncated: shape [3, 3] of <f4 needs 36 bytes of data, the file holds 32')
+  local gz = read(data_dir .. 'images-idx3-ubyte.gz')
+  p = write('cut.gz', gz:sub(1, #gz - 20))
+  test.raises(function() lm.load_idx(p) end, "lm.load_idx: '" .. p .. "': truncated")
+  p = write('plain-idx', read(data_dir .. 'images-idx3-ubyte') .. 'xx')
+  test.raises(function() lm.load_idx(p) end, 'trailing bytes: dims [3, 2, 4] of unsigned byte need 24 bytes of data, the file holds 26')
+end)
+
+test.case('cleanup', function() os.execute("rm -rf '" .. tmp .. "'") end)
