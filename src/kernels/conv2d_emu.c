@@ -14,22 +14,11 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/patterns.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/conv2d.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/conv2d.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/conv2d.h"
+#include "kernels/body/both_types.h"
 
 #define LMK_ARGS lmk_conv_args
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_CONV_KERNELS(LMI_EMU_ENTRY)
-static const lmi_emu_kernel kernels[] = {LMK_CONV_KERNELS(LMI_EMU_ROW)};
+LMI_EMU_KERNELS(LMK_CONV_KERNELS, kernels)
 
 static pthread_mutex_t constant_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -65,9 +65,7 @@ lm_status lm_kernel_divergence(const lm_kernel_opts *opts, lm_tensor **out, lm_k
 	const char *f = "kernels.divergence";
 	lm_status st = lmi_kcall_start(f, out, info);
 	if (st) return st;
-	lm_kernel_opts o;
-	if (opts) o = *opts;
-	else lm_kernel_opts_init(&o);
+	lm_kernel_opts o = lmi_opts_or_default(opts);
 	int pat = LMI_DIV_EVEN_ODD;
 	if (o.pattern &&
 	    (st = lmi_name_lookup(f, "pattern", o.pattern, patterns, LMI_DIV_PATTERN_COUNT, &pat)))

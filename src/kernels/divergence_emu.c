@@ -10,10 +10,9 @@
 #include "kernels/body/divergence.h"
 
 #define LMK_ARGS lmk_divergence_args
-#define LMK_SFX0
+#define LMK_SFX0 /* one type: no suffix */
 #define LMK_SFX1
-LMK_DIVERGENCE_KERNELS(LMI_EMU_ENTRY)
-static const lmi_emu_kernel kernels[] = {LMK_DIVERGENCE_KERNELS(LMI_EMU_ROW)};
+LMI_EMU_KERNELS(LMK_DIVERGENCE_KERNELS, kernels)
 
 lm_status lmi_emu_divergence(lmi_simt *s, const lmi_kcall *k, void *run)
 {

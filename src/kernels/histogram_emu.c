@@ -9,22 +9,15 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/patterns.h"
 
-#define IT unsigned char
-#define KFN(name) LMK_CAT(name, _u8)
-#include "kernels/body/histogram.h"
-#undef IT
-#undef KFN
-#define IT int
-#define KFN(name) LMK_CAT(name, _i32)
-#include "kernels/body/histogram.h"
-#undef IT
-#undef KFN
-
-#define LMK_ARGS lmk_hist_args
+#define LMK_T0 unsigned char
+#define LMK_T1 int
 #define LMK_SFX0 _u8
 #define LMK_SFX1 _i32
-LMK_HIST_KERNELS(LMI_EMU_ENTRY)
-static const lmi_emu_kernel kernels[] = {LMK_HIST_KERNELS(LMI_EMU_ROW)};
+#define LMK_BODY "kernels/body/histogram.h"
+#include "kernels/body/both_types.h"
+
+#define LMK_ARGS lmk_hist_args
+LMI_EMU_KERNELS(LMK_HIST_KERNELS, kernels)
 
 lm_status lmi_emu_histogram(lmi_simt *s, const lmi_kcall *k, void *run)
 {

@@ -45,6 +45,14 @@ void lm_kernel_opts_init(lm_kernel_opts *o)
 	o->inclusive = -1;
 }
 
+lm_kernel_opts lmi_opts_or_default(const lm_kernel_opts *opts)
+{
+	lm_kernel_opts o;
+	if (opts) return *opts;
+	lm_kernel_opts_init(&o);
+	return o;
+}
+
 static lm_status pick_backend(const char *fname, const lm_kernel_opts *o, int runs, lmi_backend *out)
 {
 	const char *b = o->backend ? o->backend : "auto";
@@ -107,11 +115,8 @@ lm_status lmi_kcall_begin(const char *fname, const lm_kernel_opts *opts, const c
                           int nalgos, int default_algo, int runs, int64_t n, lm_dtype dt,
                           lmi_kcall *k)
 {
-	lm_kernel_opts defaults;
-	if (!opts) {
-		lm_kernel_opts_init(&defaults);
-		opts = &defaults;
-	}
+	lm_kernel_opts defaults = lmi_opts_or_default(opts);
+	opts = &defaults;
 	memset(k, 0, sizeof *k);
 	k->fname = fname;
 	k->dtype = dt;
@@ -323,24 +328,18 @@ int64_t lmi_first_out_of_range(const lm_tensor *x, int64_t lo, int64_t hi, int64
 int64_t lmi_first_out_of_range_raw(lm_dtype dt, const void *d, int64_t n, int64_t lo, int64_t hi,
                                    int64_t *value)
 {
+#define FIRST_OUTSIDE(type)                                                                        \
+	for (int64_t i = 0; i < n; i++)                                                            \
+		if (((const type *)d)[i] < lo || ((const type *)d)[i] >= hi)                       \
+			return *value = ((const type *)d)[i], i;                                   \
+	break
 	switch (dt) {
-	case LM_UINT8:
-		for (int64_t i = 0; i < n; i++)
-			if (((const uint8_t *)d)[i] < lo || ((const uint8_t *)d)[i] >= hi)
-				return *value = ((const uint8_t *)d)[i], i;
-		break;
-	case LM_INT32:
-		for (int64_t i = 0; i < n; i++)
-			if (((const int32_t *)d)[i] < lo || ((const int32_t *)d)[i] >= hi)
-				return *value = ((const int32_t *)d)[i], i;
-		break;
-	case LM_INT64:
-		for (int64_t i = 0; i < n; i++)
-			if (((const int64_t *)d)[i] < lo || ((const int64_t *)d)[i] >= hi)
-				return *value = ((const int64_t *)d)[i], i;
-		break;
+	case LM_UINT8: FIRST_OUTSIDE(uint8_t);
+	case LM_INT32: FIRST_OUTSIDE(int32_t);
+	case LM_INT64: FIRST_OUTSIDE(int64_t);
 	default: LM_ASSERT(!"an integer tensor");
 	}
+#undef FIRST_OUTSIDE
 	return -1;
 }
 

@@ -7,22 +7,11 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/patterns.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/matmul.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/matmul.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/matmul.h"
+#include "kernels/body/both_types.h"
 
 #define LMK_ARGS lmk_matmul_args
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_MATMUL_KERNELS(LMI_EMU_ENTRY)
-static const lmi_emu_kernel kernels[] = {LMK_MATMUL_KERNELS(LMI_EMU_ROW)};
+LMI_EMU_KERNELS(LMK_MATMUL_KERNELS, kernels)
 
 lm_status lmi_emu_matmul(lmi_simt *s, const lmi_kcall *k, void *run)
 {

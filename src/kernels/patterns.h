@@ -56,6 +56,9 @@ typedef struct lmi_kcall {
 	} operands[16];        /* every array a cpu run touches: flushed from the caches before each timed run */
 } lmi_kcall;
 
+/* *opts, or the defaults (lm_kernel_opts_init) when opts is NULL. */
+lm_kernel_opts lmi_opts_or_default(const lm_kernel_opts *opts);
+
 /* What a pattern can run on (lmi_kcall_begin): patterns without a cpu run (divergence, streams)
  * take "auto" to mean cuda with a GPU, else emu, and reject "cpu". */
 enum { LMI_RUNS_ALL = 0, LMI_RUNS_NO_CPU = 1 };
@@ -201,11 +204,11 @@ typedef struct lmi_emu_kernel {
 } lmi_emu_kernel;
 
 /*
- * Expansions of a plan's kernel list K_(name, args) (body/plan.h) in <pattern>_emu.c, which first
- * defines LMK_ARGS (the plan's argument struct) and LMK_SFX0, LMK_SFX1 (the kernels' suffixes for
- * entry 0 and 1: _f32 and _f64; empty for a kernel of one type). LMI_EMU_ENTRY defines a kernel's
- * two entries (unpack the arguments and call the kernel: what cudaLaunchKernel does), LMI_EMU_ROW
- * its row of an lmi_emu_kernel table (in list order, so indexed by LMK_K_<name>).
+ * LMI_EMU_KERNELS(LIST, table) defines, for a plan's kernel list K_(name, args) (body/plan.h),
+ * each kernel's two entries (unpack the arguments, call the kernel: what cudaLaunchKernel does)
+ * and `table`, an lmi_emu_kernel per kernel in list order (indexed by LMK_K_<name>). The includer
+ * defines LMK_ARGS (the plan's argument struct) first; LMK_SFX0, LMK_SFX1 are the kernels'
+ * suffixes for entry 0 and 1 (body/both_types.h: _f32, _f64; empty for a kernel of one type).
  */
 #define LMI_EMU_ENTRY(name, args)                                                                  \
 	static void LMK_CAT(name, _entry0)(void *p)                                                \
@@ -219,6 +222,9 @@ typedef struct lmi_emu_kernel {
 		LMK_CAT(name, LMK_SFX1) args;                                                      \
 	}
 #define LMI_EMU_ROW(name, args) {#name, {LMK_CAT(name, _entry0), LMK_CAT(name, _entry1)}},
+#define LMI_EMU_KERNELS(LIST, table)                                                               \
+	LIST(LMI_EMU_ENTRY)                                                                        \
+	static const lmi_emu_kernel table[] = {LIST(LMI_EMU_ROW)};
 
 /* The emulator's launch of a plan's launch l: kernels[l->kernel], entry `type`, with args and the
  * global or constant arrays the kernel may touch. */

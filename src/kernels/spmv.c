@@ -121,9 +121,7 @@ lm_status lm_kernel_spmv(const lm_sparse *a, const lm_tensor *x, const lm_kernel
 	lmi_sparse_view A;
 	lmi_sparse_raw(a, &A);
 	if ((st = check_vector(f, &A, x)) != LM_OK) return st;
-	lm_kernel_opts o;
-	if (opts) o = *opts;
-	else lm_kernel_opts_init(&o);
+	lm_kernel_opts o = lmi_opts_or_default(opts);
 	int format = LMI_SPMV_CSR;
 	if (o.format &&
 	    (st = lmi_name_lookup(f, "format", o.format, formats, LMI_SPMV_FORMAT_COUNT, &format)))

@@ -10,22 +10,11 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/patterns.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/spmv.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/spmv.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/spmv.h"
+#include "kernels/body/both_types.h"
 
 #define LMK_ARGS lmk_spmv_args
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_SPMV_KERNELS(LMI_EMU_ENTRY)
-static const lmi_emu_kernel kernels[] = {LMK_SPMV_KERNELS(LMI_EMU_ROW)};
+LMI_EMU_KERNELS(LMK_SPMV_KERNELS, kernels)
 
 lm_status lmi_emu_spmv(lmi_simt *s, const lmi_kcall *k, void *run)
 {

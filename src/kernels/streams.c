@@ -243,9 +243,7 @@ lm_status lm_kernel_streams(const lm_kernel_opts *opts, lm_tensor **out, lm_kern
 	const char *f = "kernels.streams";
 	lm_status st = lmi_kcall_start(f, out, info);
 	if (st) return st;
-	lm_kernel_opts o;
-	if (opts) o = *opts;
-	else lm_kernel_opts_init(&o);
+	lm_kernel_opts o = lmi_opts_or_default(opts);
 	static const char *const algos[] = {"vector-add"};
 	lmi_kcall k;
 	/* the backend first: the default size depends on it */

@@ -11,10 +11,9 @@
 #include "kernels/body/vector_add.h"
 
 #define LMK_ARGS lmk_add_args
-#define LMK_SFX0
+#define LMK_SFX0 /* one type: no suffix */
 #define LMK_SFX1
-LMK_STREAMS_KERNELS(LMI_EMU_ENTRY)
-static const lmi_emu_kernel kernels[] = {LMK_STREAMS_KERNELS(LMI_EMU_ROW)};
+LMI_EMU_KERNELS(LMK_STREAMS_KERNELS, kernels)
 
 lm_status lmi_emu_vector_add(lmi_simt *s, const lmi_kcall *k, void *run)
 {

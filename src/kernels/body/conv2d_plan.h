@@ -77,15 +77,7 @@ static inline lmk_launch lmk_conv_launch(const lmi_conv_call *c, size_t elem)
 static inline lmk_conv_args lmk_conv_args_of(const lmi_conv_call *c, LMK_PTR N, LMK_PTR F,
                                             LMK_PTR P)
 {
-	lmk_conv_args a;
-	a.N = N;
-	a.F = F;
-	a.P = P;
-	a.h = (int)c->h;
-	a.w = (int)c->w;
-	a.mh = (int)c->mh;
-	a.mw = (int)c->mw;
-	a.tile = (int)c->tile;
+	lmk_conv_args a = {N, F, P, (int)c->h, (int)c->w, (int)c->mh, (int)c->mw, (int)c->tile};
 	return a;
 }
 

@@ -18,32 +18,32 @@
  * warp's loads are consecutive (coalesced); v3 partitions it contiguously, so that runs in the
  * input stay runs in each thread's sequence, which aggregation needs.
  *
- * The includer defines IT (the element type of data: unsigned char or int) and KFN (the kernel
+ * The includer defines T (the element type of data: unsigned char or int) and KFN (the kernel
  * name with the type's suffix); macros: simt_macros.h. No include guard.
  * Host code: ../histogram_emu.c (emulator), ../cuda/histogram.cu (CUDA).
  */
 
 /* The bin of a value: the value itself (bin indices, checked by the host), or for the bytes of a
  * text (scaled != 0) b * bins / 256, so that the 256 byte values spread evenly over the bins. */
-DEVICE unsigned KFN(histogram_bin)(IT v, unsigned bins, int scaled)
+DEVICE unsigned KFN(histogram_bin)(T v, unsigned bins, int scaled)
 {
 	return scaled ? (unsigned)v * bins / 256u : (unsigned)v;
 }
 
 /* v1: one global atomic per element. */
-KERNEL KFN(histogram_global_atomic)(const IT *data, unsigned n, unsigned *histo, unsigned bins,
+KERNEL KFN(histogram_global_atomic)(const T *data, unsigned n, unsigned *histo, unsigned bins,
                                     int scaled)
 {
 	unsigned stride = blockDim.x * gridDim.x;
 	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-		IT v = LOAD(data, i);
+		T v = LOAD(data, i);
 		ATOMIC_ADD(histo, KFN(histogram_bin)(v, bins, scaled), 1u);
 	}
 }
 
 /* v2: a private histogram per block in shared memory (bins counters, zeroed first), merged into
  * the global one after a barrier: only bins that the block saw cost a global atomic. */
-KERNEL KFN(histogram_privatized)(const IT *data, unsigned n, unsigned *histo, unsigned bins,
+KERNEL KFN(histogram_privatized)(const T *data, unsigned n, unsigned *histo, unsigned bins,
                                  int scaled)
 {
 	SHARED_DYN(unsigned, histo_s); /* histo_s: (bins) */
@@ -51,7 +51,7 @@ KERNEL KFN(histogram_privatized)(const IT *data, unsigned n, unsigned *histo, un
 	__syncthreads();
 	unsigned stride = blockDim.x * gridDim.x;
 	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-		IT v = LOAD(data, i);
+		T v = LOAD(data, i);
 		ATOMIC_ADD(histo_s, KFN(histogram_bin)(v, bins, scaled), 1u);
 	}
 	__syncthreads();
@@ -64,7 +64,7 @@ KERNEL KFN(histogram_privatized)(const IT *data, unsigned n, unsigned *histo, un
 /* v3: privatized, with coarsening (coarsen consecutive elements per thread) and aggregation: a
  * thread counts a run of one bin in a register (accumulator) and adds it with a single atomic
  * when the bin changes, and once more at the end. */
-KERNEL KFN(histogram_aggregated)(const IT *data, unsigned n, unsigned *histo, unsigned bins,
+KERNEL KFN(histogram_aggregated)(const T *data, unsigned n, unsigned *histo, unsigned bins,
                                  int scaled, unsigned coarsen)
 {
 	SHARED_DYN(unsigned, histo_s); /* histo_s: (bins) */
@@ -73,7 +73,7 @@ KERNEL KFN(histogram_aggregated)(const IT *data, unsigned n, unsigned *histo, un
 	unsigned first = (blockIdx.x * blockDim.x + threadIdx.x) * coarsen;
 	unsigned accumulator = 0, prev_bin = 0; /* a run of accumulator elements in prev_bin */
 	for (unsigned i = first; i < first + coarsen && i < n; i++) {
-		IT v = LOAD(data, i);
+		T v = LOAD(data, i);
 		unsigned bin = KFN(histogram_bin)(v, bins, scaled);
 		if (bin == prev_bin) {
 			accumulator++;

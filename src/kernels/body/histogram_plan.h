@@ -59,13 +59,7 @@ static inline lmk_launch lmk_hist_launch(const lmi_hist_call *c)
 
 static inline lmk_hist_args lmk_hist_args_of(const lmi_hist_call *c, LMK_PTR data, LMK_PTR histo)
 {
-	lmk_hist_args a;
-	a.data = data;
-	a.n = (unsigned)c->n;
-	a.histo = histo;
-	a.bins = c->bins;
-	a.coarsen = c->coarsen;
-	a.scaled = c->scaled;
+	lmk_hist_args a = {data, (unsigned)c->n, histo, c->bins, c->coarsen, c->scaled};
 	return a;
 }
 

@@ -49,14 +49,7 @@ static inline lmk_launch lmk_matmul_launch(const lmi_matmul_call *c, size_t elem
 static inline lmk_matmul_args lmk_matmul_args_of(const lmi_matmul_call *c, LMK_PTR M, LMK_PTR N,
                                                 LMK_PTR P)
 {
-	lmk_matmul_args a;
-	a.M = M;
-	a.N = N;
-	a.P = P;
-	a.m = (unsigned)c->m;
-	a.k = (unsigned)c->k;
-	a.n = (unsigned)c->n;
-	a.tile = c->tile;
+	lmk_matmul_args a = {M, N, P, (unsigned)c->m, (unsigned)c->k, (unsigned)c->n, c->tile};
 	return a;
 }
 

@@ -101,14 +101,9 @@ static inline lmk_scan_args lmk_scan_args_of(const lmk_scan_plan *p, const lmk_l
                                             LMK_PTR const *sums)
 {
 	int v = l->part;
-	lmk_scan_args a;
-	a.X = v == 0 ? x : sums[v - 1];
-	a.Y = v == 0 ? y : sums[v - 1];
-	a.S = v + 1 < p->levels ? sums[v] : LMK_NULL;
-	a.n = (unsigned)p->len[v];
-	a.coarsen = c->coarsen;
-	a.section = p->section[v];
-	a.exclusive = v == 0 && l->kernel != LMK_K_scan_add_sums && !c->inclusive;
+	lmk_scan_args a = {v == 0 ? x : sums[v - 1], v == 0 ? y : sums[v - 1],
+	                   v + 1 < p->levels ? sums[v] : LMK_NULL, (unsigned)p->len[v], c->coarsen,
+	                   p->section[v], v == 0 && l->kernel != LMK_K_scan_add_sums && !c->inclusive};
 	return a;
 }
 

@@ -13,22 +13,10 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/conv2d.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/conv2d.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/conv2d.h"
+#include "kernels/body/both_types.h"
 
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_CUDA_LAUNCHERS(LMK_CONV_KERNELS, lmk_conv_args, float, double)
-
-static const char *const kernel_name[] = {LMK_CONV_KERNELS(LMK_KERNEL_NAME)};
+LMK_CUDA_KERNELS(LMK_CONV_KERNELS, lmk_conv_args)
 
 static pthread_mutex_t constant_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -50,8 +38,7 @@ static int conv2d(const lmi_conv_call *c, lmi_cuda_timing *t, char *msg, size_t 
 	lmk_conv_args a;
 	auto run = [&]() -> int {
 		int rc = 0;
-		lmk_run(&l, &a, 0, (const E *)0);
-		CUDA_LAUNCHED_PLAN(kernel_name[c->algo], &l);
+		CUDA_LAUNCH(&l, &a, E);
 	out:
 		return rc;
 	};

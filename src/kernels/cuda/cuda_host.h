@@ -53,6 +53,14 @@
 	CUDA_LAUNCHED(name, (l)->grid.x * (l)->grid.y * (l)->grid.z,                                \
 	              (l)->block.x * (l)->block.y * (l)->block.z)
 
+/* Launches a plan's launch l with arguments a on the default stream (lmk_run of the element
+ * type E: LMK_CUDA_KERNELS below), then checks it. */
+#define CUDA_LAUNCH(l, a, E)                                                                       \
+	do {                                                                                       \
+		lmk_run((l), (a), 0, (const E *)0);                                                \
+		CUDA_LAUNCHED_PLAN(lmk_kernel_name[(l)->kernel], (l));                             \
+	} while (0)
+
 /* ---------------------------------------------------------------- device buffers */
 
 /* The device memory of a run, freed together by lmk_free. */
@@ -86,10 +94,12 @@ static inline void lmk_free(lmk_buffers *b)
 static inline dim3 lmk_dim(lmk_dim3 d) { return dim3(d.x, d.y, d.z); }
 
 /*
- * Expansions of a plan's kernel list K_(name, args) (../body/plan.h): LMK_CUDA_LAUNCHERS(LIST,
- * ARGS, E0, E1) defines lmk_run(l, a, stream, (const E0 *)0) and (..., (const E1 *)0), which
- * launch kernel l->kernel of the list, suffixed LMK_SFX0 or LMK_SFX1 (_f32, _f64), with l's grid,
- * block and shared bytes and the arguments the list reads from a. LMK_CUDA_LAUNCHER: one type.
+ * LMK_CUDA_KERNELS(LIST, ARGS) defines, for a plan's kernel list K_(name, args) (../body/plan.h)
+ * and its argument struct, lmk_run(l, a, stream, (const LMK_T0 *)0) and the same for LMK_T1
+ * (../body/both_types.h: float and double), which launch kernel l->kernel of the list (suffixed
+ * LMK_SFX0 or LMK_SFX1) with l's grid, block and shared bytes and the arguments the list reads
+ * from a; and lmk_kernel_name[], the kernels' names in list order. LMK_CUDA_KERNEL(LIST, ARGS, E):
+ * the same for kernels of one type E (LMK_SFX0 empty).
  */
 #define LMK_CUDA_CASE0(name, args)                                                                 \
 	case LMK_K_##name:                                                                         \
@@ -107,10 +117,12 @@ static inline dim3 lmk_dim(lmk_dim3 d) { return dim3(d.x, d.y, d.z); }
 		default: break;                                                                    \
 		}                                                                                  \
 	}
-#define LMK_CUDA_LAUNCHER(LIST, ARGS, E) LMK_CUDA_LAUNCHER_(LIST, ARGS, E, LMK_CUDA_CASE0)
-#define LMK_CUDA_LAUNCHERS(LIST, ARGS, E0, E1)                                                     \
-	LMK_CUDA_LAUNCHER_(LIST, ARGS, E0, LMK_CUDA_CASE0)                                         \
-	LMK_CUDA_LAUNCHER_(LIST, ARGS, E1, LMK_CUDA_CASE1)
+#define LMK_CUDA_KERNEL(LIST, ARGS, E)                                                             \
+	LMK_CUDA_LAUNCHER_(LIST, ARGS, E, LMK_CUDA_CASE0)                                          \
+	static const char *const lmk_kernel_name[] = {LIST(LMK_KERNEL_NAME)};
+#define LMK_CUDA_KERNELS(LIST, ARGS)                                                               \
+	LMK_CUDA_LAUNCHER_(LIST, ARGS, LMK_T0, LMK_CUDA_CASE0)                                     \
+	LMK_CUDA_KERNEL(LIST, ARGS, LMK_T1)
 
 /* Runs f with a value of the call's element type: f(float()) or, when is_double, f(double()). The
  * one dispatch from a call to the host code of its type: template <typename E> run(...). */

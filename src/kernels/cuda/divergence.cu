@@ -10,8 +10,8 @@
 
 #include "kernels/body/divergence.h"
 
-#define LMK_SFX0
-LMK_CUDA_LAUNCHER(LMK_DIVERGENCE_KERNELS, lmk_divergence_args, float)
+#define LMK_SFX0 /* one type: no suffix */
+LMK_CUDA_KERNEL(LMK_DIVERGENCE_KERNELS, lmk_divergence_args, float)
 
 int lmi_cuda_divergence(const lmi_divergence_call *c, lmi_cuda_timing *t, char *msg,
                         size_t msg_cap)
@@ -24,16 +24,13 @@ int lmi_cuda_divergence(const lmi_divergence_call *c, lmi_cuda_timing *t, char *
 	lmk_divergence_args a;
 	auto run = [&]() -> int {
 		int rc = 0;
-		lmk_run(&l, &a, 0, (const float *)0);
-		CUDA_LAUNCHED_PLAN("divergence_demo", &l);
+		CUDA_LAUNCH(&l, &a, float);
 	out:
 		return rc;
 	};
 	CUDA_TRY(lmk_device(&b, &x, c->x, bytes));
 	CUDA_TRY(lmk_device(&b, &y, NULL, bytes));
-	a.x = x;
-	a.y = y;
-	a.pattern = c->pattern;
+	a = {x, y, c->pattern};
 	if ((rc = lmk_time(t, run, msg, msg_cap)) != 0) goto out;
 	CUDA_TRY(cudaMemcpy(c->y, y, bytes, cudaMemcpyDeviceToHost));
 out:

@@ -10,22 +10,14 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
 
-#define IT unsigned char
-#define KFN(name) LMK_CAT(name, _u8)
-#include "kernels/body/histogram.h"
-#undef IT
-#undef KFN
-#define IT int
-#define KFN(name) LMK_CAT(name, _i32)
-#include "kernels/body/histogram.h"
-#undef IT
-#undef KFN
-
+#define LMK_T0 unsigned char
+#define LMK_T1 int
 #define LMK_SFX0 _u8
 #define LMK_SFX1 _i32
-LMK_CUDA_LAUNCHERS(LMK_HIST_KERNELS, lmk_hist_args, unsigned char, int)
+#define LMK_BODY "kernels/body/histogram.h"
+#include "kernels/body/both_types.h"
 
-static const char *const kernel_name[] = {LMK_HIST_KERNELS(LMK_KERNEL_NAME)};
+LMK_CUDA_KERNELS(LMK_HIST_KERNELS, lmk_hist_args)
 
 template <typename E>
 static int histogram(const lmi_hist_call *c, lmi_cuda_timing *t, char *msg, size_t msg_cap)
@@ -40,8 +32,7 @@ static int histogram(const lmi_hist_call *c, lmi_cuda_timing *t, char *msg, size
 	auto run = [&]() -> int {
 		int rc = 0;
 		CUDA_TRY(cudaMemsetAsync(histo, 0, hbytes));
-		lmk_run(&l, &a, 0, (const E *)0);
-		CUDA_LAUNCHED_PLAN(kernel_name[c->algo], &l);
+		CUDA_LAUNCH(&l, &a, E);
 	out:
 		return rc;
 	};

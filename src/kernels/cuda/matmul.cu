@@ -10,22 +10,10 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/matmul.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/matmul.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/matmul.h"
+#include "kernels/body/both_types.h"
 
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_CUDA_LAUNCHERS(LMK_MATMUL_KERNELS, lmk_matmul_args, float, double)
-
-static const char *const kernel_name[] = {LMK_MATMUL_KERNELS(LMK_KERNEL_NAME)};
+LMK_CUDA_KERNELS(LMK_MATMUL_KERNELS, lmk_matmul_args)
 
 template <typename E>
 static int matmul(const lmi_matmul_call *c, lmi_cuda_timing *t, char *msg, size_t msg_cap)
@@ -39,8 +27,7 @@ static int matmul(const lmi_matmul_call *c, lmi_cuda_timing *t, char *msg, size_
 	lmk_matmul_args a;
 	auto run = [&]() -> int {
 		int rc = 0;
-		lmk_run(&l, &a, 0, (const E *)0);
-		CUDA_LAUNCHED_PLAN(kernel_name[c->algo], &l);
+		CUDA_LAUNCH(&l, &a, E);
 	out:
 		return rc;
 	};

@@ -11,22 +11,10 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/reduce.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/reduce.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/reduce.h"
+#include "kernels/body/both_types.h"
 
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_CUDA_LAUNCHERS(LMK_REDUCE_KERNELS, lmk_reduce_args, float, double)
-
-static const char *const kernel_name[] = {LMK_REDUCE_KERNELS(LMK_KERNEL_NAME)};
+LMK_CUDA_KERNELS(LMK_REDUCE_KERNELS, lmk_reduce_args)
 
 template <typename E>
 static int reduce(const lmi_reduce_call *c, lmi_cuda_timing *t, char *msg, size_t msg_cap)
@@ -47,8 +35,7 @@ static int reduce(const lmi_reduce_call *c, lmi_cuda_timing *t, char *msg, size_
 	auto run = [&]() -> int {
 		int rc = 0;
 		CUDA_TRY(cudaMemsetAsync(output, 0, sizeof(E)));
-		lmk_run(&p.launch, &a, 0, (const E *)0);
-		CUDA_LAUNCHED_PLAN(kernel_name[c->algo], &p.launch);
+		CUDA_LAUNCH(&p.launch, &a, E);
 	out:
 		return rc;
 	};
@@ -59,10 +46,7 @@ static int reduce(const lmi_reduce_call *c, lmi_cuda_timing *t, char *msg, size_
 		CUDA_TRY(cudaMemset(pristine, 0, len));
 		CUDA_TRY(cudaMemcpy(pristine, c->x, (size_t)c->n * sizeof(E), cudaMemcpyHostToDevice));
 	}
-	a.input = input;
-	a.output = output;
-	a.n = (unsigned)c->n;
-	a.coarsen = c->coarsen;
+	a = {input, output, (unsigned)c->n, c->coarsen};
 	if ((rc = lmk_time(t, run, prepare, msg, msg_cap)) != 0) goto out;
 	CUDA_TRY(cudaMemcpy(c->y, output, sizeof(E), cudaMemcpyDeviceToHost));
 	t->launches = 1;

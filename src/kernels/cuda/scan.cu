@@ -11,22 +11,10 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/scan.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/scan.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/scan.h"
+#include "kernels/body/both_types.h"
 
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_CUDA_LAUNCHERS(LMK_SCAN_KERNELS, lmk_scan_args, float, double)
-
-static const char *const kernel_name[] = {LMK_SCAN_KERNELS(LMK_KERNEL_NAME)};
+LMK_CUDA_KERNELS(LMK_SCAN_KERNELS, lmk_scan_args)
 
 template <typename E>
 static int scan(const lmi_scan_call *c, lmi_cuda_timing *t, char *msg, size_t msg_cap)
@@ -43,8 +31,7 @@ static int scan(const lmi_scan_call *c, lmi_cuda_timing *t, char *msg, size_t ms
 		for (int i = 0; i < p.nlaunches; i++) {
 			const lmk_launch *l = &p.launch[i];
 			lmk_scan_args a = lmk_scan_args_of(&p, l, c, X, Y, sums);
-			lmk_run(l, &a, 0, (const E *)0);
-			CUDA_LAUNCHED_PLAN(kernel_name[l->kernel], l);
+			CUDA_LAUNCH(l, &a, E);
 		}
 	out:
 		return rc;

@@ -10,22 +10,10 @@
 #include "kernels/body/simt_macros.h"
 #include "kernels/cuda/cuda_host.h"
 
-#define T float
-#define KFN(name) LMK_CAT(name, _f32)
-#include "kernels/body/spmv.h"
-#undef T
-#undef KFN
-#define T double
-#define KFN(name) LMK_CAT(name, _f64)
-#include "kernels/body/spmv.h"
-#undef T
-#undef KFN
+#define LMK_BODY "kernels/body/spmv.h"
+#include "kernels/body/both_types.h"
 
-#define LMK_SFX0 _f32
-#define LMK_SFX1 _f64
-LMK_CUDA_LAUNCHERS(LMK_SPMV_KERNELS, lmk_spmv_args, float, double)
-
-static const char *const kernel_name[] = {LMK_SPMV_KERNELS(LMK_KERNEL_NAME)};
+LMK_CUDA_KERNELS(LMK_SPMV_KERNELS, lmk_spmv_args)
 
 template <typename E>
 static int spmv(const lmi_spmv_call *c, lmi_cuda_timing *t, char *msg, size_t msg_cap)
@@ -40,8 +28,7 @@ static int spmv(const lmi_spmv_call *c, lmi_cuda_timing *t, char *msg, size_t ms
 	auto run = [&]() -> int {
 		int rc = 0;
 		if (c->format == LMI_SPMV_COO) CUDA_TRY(cudaMemsetAsync(a.y, 0, ybytes));
-		lmk_run(&l, &a, 0, (const E *)0);
-		CUDA_LAUNCHED_PLAN(kernel_name[c->format], &l);
+		CUDA_LAUNCH(&l, &a, E);
 	out:
 		return rc;
 	};

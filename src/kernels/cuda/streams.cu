@@ -20,8 +20,8 @@
 
 #include "kernels/body/vector_add.h"
 
-#define LMK_SFX0
-LMK_CUDA_LAUNCHER(LMK_STREAMS_KERNELS, lmk_add_args, float)
+#define LMK_SFX0 /* one type: no suffix */
+LMK_CUDA_KERNEL(LMK_STREAMS_KERNELS, lmk_add_args, float)
 
 #define RUNS 3
 #define MAX_SEGMENTS LMI_STREAMS_MAX_SEGMENTS
@@ -47,17 +47,13 @@ static int schedule(const lmi_streams_call *c, bufs *b, int nstreams, double *to
 		size_t bytes = (size_t)len * sizeof(float);
 		cudaStream_t st = b->stream[nstreams == 1 ? 0 : s];
 		lmk_launch l = lmk_segment_launch(c, len);
-		lmk_add_args a;
-		a.A = b->da + lo;
-		a.B = b->db + lo;
-		a.C = b->dc + lo;
-		a.n = (unsigned)len;
+		lmk_add_args a = {b->da + lo, b->db + lo, b->dc + lo, (unsigned)len};
 		CUDA_TRY(cudaEventRecord(b->ev[s][0], st));
 		CUDA_TRY(cudaMemcpyAsync(b->da + lo, b->ha + lo, bytes, cudaMemcpyHostToDevice, st));
 		CUDA_TRY(cudaMemcpyAsync(b->db + lo, b->hb + lo, bytes, cudaMemcpyHostToDevice, st));
 		CUDA_TRY(cudaEventRecord(b->ev[s][1], st));
 		lmk_run(&l, &a, st, (const float *)0);
-		CUDA_LAUNCHED_PLAN("vector_add", &l);
+		CUDA_LAUNCHED_PLAN(lmk_kernel_name[l.kernel], &l);
 		CUDA_TRY(cudaEventRecord(b->ev[s][2], st));
 		CUDA_TRY(cudaMemcpyAsync(b->hc + lo, b->dc + lo, bytes, cudaMemcpyDeviceToHost, st));
 		CUDA_TRY(cudaEventRecord(b->ev[s][3], st));
