@@ -11,7 +11,7 @@
 
 enum { N_SOFTMAX, N_LOG_SOFTMAX, N_GELU, N_GELU_TANH, N_LINEAR, N_NLL, N_CE, N_MSE, N_BCE,
        N_LAYER_NORM, N_BATCH_NORM_TRAIN, N_BATCH_NORM_EVAL, N_CONV2D, N_MAX_POOL, N_AVG_POOL,
-       N_EMBEDDING, N_DROPOUT_EVAL };
+       N_EMBEDDING, N_DROPOUT_EVAL, N_CONV2D_WINOGRAD };
 
 static lm_tensor *floats(ot_rng *r, int nd, const int64_t *shape, lm_dtype dt, ot_layout l,
                          double lo, double hi)
@@ -117,6 +117,19 @@ static void gen_nn(const ot_op *op, ot_rng *r, lm_dtype dt, ot_layout l, ot_case
 		c->in[2] = ot_int(r, 0, 1) ? floats(r, 1, &K, dt, OT_CONTIGUOUS, -1, 1) : NULL;
 		break;
 	}
+	case N_CONV2D_WINOGRAD: { /* 3x3, stride 1: channel counts across the 16-lane padding */
+		int64_t N = ot_int(r, 1, 2), C = ot_int(r, 1, 20), K = ot_int(r, 1, 19);
+		c->p[0] = 1;
+		c->p[1] = (double)ot_int(r, 0, 2); /* padding */
+		c->p[2] = 1;
+		c->p[3] = 1;
+		int64_t pd = (int64_t)c->p[1], H = 3 - 2 * pd + ot_int(r, 2 * pd, 6), W = 3 - 2 * pd + ot_int(r, 2 * pd, 7);
+		c->nin = 3;
+		c->in[0] = floats(r, 4, (int64_t[]){N, C, H, W}, dt, l, -1, 1);
+		c->in[1] = floats(r, 4, (int64_t[]){K, C, 3, 3}, dt, (ot_layout)ot_int(r, 0, 2), -1, 1);
+		c->in[2] = ot_int(r, 0, 1) ? floats(r, 1, &K, dt, OT_CONTIGUOUS, -1, 1) : NULL;
+		break;
+	}
 	case N_MAX_POOL:
 	case N_AVG_POOL: {
 		int64_t k = ot_int(r, 1, 3);
@@ -174,10 +187,12 @@ static lm_tensor *run_nn(const ot_case *c)
 		lm_tensor_release(rv);
 		return y;
 	}
-	case N_CONV2D: {
+	case N_CONV2D:
+	case N_CONV2D_WINOGRAD: {
 		int64_t st = (int64_t)c->p[0], pd = (int64_t)c->p[1], dl = (int64_t)c->p[2];
 		lm_conv2d_opts o = {{st, st}, {pd, pd}, {dl, dl}, (int64_t)c->p[3]};
-		return lm_conv2d(in[0], in[1], in[2], &o);
+		return lm_conv2d_algo(in[0], in[1], in[2], &o,
+		                      c->op->fn == N_CONV2D_WINOGRAD ? LM_CONV_WINOGRAD : LM_CONV_AUTO);
 	}
 	case N_MAX_POOL:
 	case N_AVG_POOL: {
@@ -470,7 +485,8 @@ static lm_tensor *ref_nn(const ot_case *c)
 	case N_LAYER_NORM: return ref_layer_norm(c);
 	case N_BATCH_NORM_TRAIN:
 	case N_BATCH_NORM_EVAL: return ref_batch_norm(c);
-	case N_CONV2D: return ref_conv2d(c);
+	case N_CONV2D:
+	case N_CONV2D_WINOGRAD: return ref_conv2d(c);
 	case N_MAX_POOL:
 	case N_AVG_POOL: return ref_pool(c);
 	case N_EMBEDDING: return ref_embedding(c);
@@ -495,6 +511,7 @@ const ot_op ot_nn_ops[] = {
 	NN("F.batch_norm_train", 3, N_BATCH_NORM_TRAIN, true, -2, 2),
 	NN("F.batch_norm_eval", 3, N_BATCH_NORM_EVAL, true, -2, 2),
 	NN("F.conv2d", 3, N_CONV2D, true, -1, 1),
+	NN("F.conv2d_winograd", 3, N_CONV2D_WINOGRAD, true, -1, 1),
 	NN("F.max_pool2d", 1, N_MAX_POOL, true, -2, 2),
 	NN("F.avg_pool2d", 1, N_AVG_POOL, true, -2, 2),
 	NN("F.embedding", 2, N_EMBEDDING, true, -1, 1),

@@ -3,6 +3,14 @@
  * (784-256-10, batch 128, cross-entropy), Lumen against PyTorch CPU measured in the same run
  * (bench/nn/torch_anchor.py through /usr/bin/python3), at 1 and 2 threads. Prints images/s (or
  * ms per step) and the ratio of times Lumen / PyTorch (lower is better; 1.0 = as fast).
+ *
+ * Each conv row names the algorithm Lumen ran (lm_conv2d_which: the automatic choice), and the
+ * VGG-like layer is also timed with each algorithm forced (im2col + OpenBLAS, Winograd), so the
+ * table shows what the choice is worth. PyTorch runs with glibc's mmap threshold raised
+ * (MALLOC_MMAP_THRESHOLD_ 32 MiB, its maximum, and MALLOC_TRIM_THRESHOLD_ 1 GiB): otherwise each
+ * large buffer is a fresh mmap and its page faults made PyTorch's conv up to 15x slower here
+ * (FIELD-NOTES.md), and the ratio would compare malloc, not convolution. Lumen's own allocator
+ * reuses its blocks. The SIMD path of Lumen's loops is printed first (LUMEN_ISA picks another).
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,13 +38,15 @@ static void zero_grads(lm_tensor **ps, int n)
 
 typedef struct conv_case {
 	lm_tensor *x, *w, *b;
+	lm_conv_algo algo;
 } conv_case;
+
+static const lm_conv2d_opts pad1 = {{1, 1}, {1, 1}, {1, 1}, 1};
 
 static void conv_step(void *ctx)
 {
 	conv_case *c = ctx;
-	lm_conv2d_opts o = {{1, 1}, {1, 1}, {1, 1}, 1};
-	lm_tensor *y = lm_conv2d(c->x, c->w, c->b, &o);
+	lm_tensor *y = lm_conv2d_algo(c->x, c->w, c->b, &pad1, c->algo);
 	CHECK(y);
 	lm_tensor *s = lm_sum(y, LM_DIM_ALL, false);
 	CHECK(s && lm_backward(s, NULL, false) == LM_OK);
@@ -81,8 +91,8 @@ static void torch_anchor(int threads, double *lenet, double *vgg, double *mlp, c
 {
 	char cmd[1024], line[256];
 	*lenet = *vgg = *mlp = NAN;
-	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/bench/nn/torch_anchor.py %d 2>/dev/null",
-	         LUMEN_SOURCE_DIR, threads);
+	snprintf(cmd, sizeof cmd, "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 "
+	         "/usr/bin/python3 %s/bench/nn/torch_anchor.py %d 2>/dev/null", LUMEN_SOURCE_DIR, threads);
 	FILE *p = popen(cmd, "r");
 	if (!p) return;
 	while (fgets(line, sizeof line, p)) {
@@ -101,9 +111,12 @@ int main(void)
 {
 	lm_manual_seed(0);
 	conv_case lenet = {param(4, (int64_t[]){64, 1, 28, 28}, 1), param(4, (int64_t[]){32, 1, 3, 3}, 0.3),
-	                   param(1, (int64_t[]){32}, 0.1)};
+	                   param(1, (int64_t[]){32}, 0.1), LM_CONV_AUTO};
 	conv_case vgg = {param(4, (int64_t[]){32, 64, 32, 32}, 1), param(4, (int64_t[]){64, 64, 3, 3}, 0.05),
-	                 param(1, (int64_t[]){64}, 0.1)};
+	                 param(1, (int64_t[]){64}, 0.1), LM_CONV_AUTO};
+	conv_case vgg_i = vgg, vgg_w = vgg;
+	vgg_i.algo = LM_CONV_IM2COL;
+	vgg_w.algo = LM_CONV_WINOGRAD;
 	mlp_case mlp = {lm_randn(2, (int64_t[]){128, 784}, LM_FLOAT32), lm_randint(0, 10, 1, (int64_t[]){128}, LM_INT64),
 	                param(2, (int64_t[]){256, 784}, 0.05), param(1, (int64_t[]){256}, 0.01),
 	                param(2, (int64_t[]){10, 256}, 0.05), param(1, (int64_t[]){10}, 0.01)};
@@ -112,22 +125,31 @@ int main(void)
 	lm_build_info_get(&bi);
 	printf("bench_nn: Lumen %s (%s, %s threads) vs PyTorch CPU, forward+backward, median time\n",
 	       bi.version, bi.blas, bi.blas_threading);
-	printf("%-8s %-42s %7s %14s %14s %8s\n", "threads", "case", "", "Lumen", "PyTorch", "ratio");
+	printf("%-8s %-42s %9s %14s %14s %8s\n", "threads", "case", "algo", "Lumen", "PyTorch", "ratio");
+	const char *la = lm_conv_algo_name(lm_conv2d_which(lenet.x, lenet.w, &pad1, LM_CONV_AUTO));
+	const char *va = lm_conv_algo_name(lm_conv2d_which(vgg.x, vgg.w, &pad1, LM_CONV_AUTO));
 	for (int threads = 1; threads <= 2; threads++) {
 		lm_set_num_threads(threads);
-		double tl = median_time(conv_step, &lenet, 15), tv = median_time(conv_step, &vgg, 5);
+		double tl = median_time(conv_step, &lenet, 15), tv = median_time(conv_step, &vgg, 9);
+		double ti = median_time(conv_step, &vgg_i, 5), tw = median_time(conv_step, &vgg_w, 9);
 		double tm = median_time(mlp_step, &mlp, 50);
 		double al, av, am;
 		torch_anchor(threads, &al, &av, &am, version);
-		printf("%-8d %-42s %7s %10.0f/s %10.0f/s %8.2f\n", threads, "conv2d 64x(1->32) 28x28 3x3 pad 1",
-		       "img", 64 / tl, 64 / al, tl / al);
-		printf("%-8d %-42s %7s %10.1f/s %10.1f/s %8.2f\n", threads, "conv2d 32x(64->64) 32x32 3x3 pad 1",
-		       "img", 32 / tv, 32 / av, tv / av);
-		printf("%-8d %-42s %7s %10.3fms %10.3fms %8.2f\n", threads, "MLP 784-256-10 batch 128 step", "",
+		printf("%-8d %-42s %9s %10.0f/s %10.0f/s %8.2f\n", threads, "conv2d 64x(1->32) 28x28 3x3 pad 1",
+		       la, 64 / tl, 64 / al, tl / al);
+		printf("%-8d %-42s %9s %10.1f/s %10.1f/s %8.2f\n", threads, "conv2d 32x(64->64) 32x32 3x3 pad 1",
+		       va, 32 / tv, 32 / av, tv / av);
+		printf("%-8d %-42s %9s %10.1f/s %10.1f/s %8.2f\n", threads, "  the same, algo forced", "im2col",
+		       32 / ti, 32 / av, ti / av);
+		printf("%-8d %-42s %9s %10.1f/s %10.1f/s %8.2f\n", threads, "  the same, algo forced",
+		       "winograd", 32 / tw, 32 / av, tw / av);
+		printf("%-8d %-42s %9s %10.3fms %10.3fms %8.2f\n", threads, "MLP 784-256-10 batch 128 step", "",
 		       1e3 * tm, 1e3 * am, tm / am);
 	}
-	printf("PyTorch %s; ratio = Lumen time / PyTorch time (targets: conv <= 1.5, MLP <= 1.2)\n",
-	       version);
+	printf("PyTorch %s (its conv2d: oneDNN) with MALLOC_MMAP_THRESHOLD_=32 MiB and "
+	       "MALLOC_TRIM_THRESHOLD_=1 GiB,\nso its large buffers are reused instead of page-faulted "
+	       "each call (FIELD-NOTES.md);\nratio = Lumen time / PyTorch time (targets: VGG-like conv "
+	       "<= 1.1, LeNet-like no slower than before, MLP <= 1.2)\n", version);
 	lm_tensor *all[] = {lenet.x, lenet.w, lenet.b, vgg.x, vgg.w, vgg.b, mlp.x, mlp.t, mlp.w1, mlp.b1, mlp.w2, mlp.b2};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) lm_tensor_release(all[i]);
 	return 0;

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """torch_anchor.py THREADS — the PyTorch CPU anchor of bench_nn: prints one line per case,
 'name seconds_per_iteration', median of repeated runs after a warm-up, at THREADS threads.
-Run by bench_nn in the same session (Debian's python3-torch, /usr/bin/python3)."""
+Run by bench_nn in the same session (Debian's python3-torch, /usr/bin/python3), with glibc's
+MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ raised in its environment (see bench_nn.c); the
+version line says whether oneDNN (mkldnn) is there and which thresholds the process saw."""
 import os
 import sys
 import time
@@ -19,7 +21,9 @@ import torch.nn.functional as F
 threads = int(sys.argv[1])
 torch.set_num_threads(threads)
 torch.manual_seed(0)
-print("version", torch.__version__)
+print("version", "%s,oneDNN=%s,MALLOC_MMAP_THRESHOLD_=%s" % (
+    torch.__version__, torch.backends.mkldnn.is_available(),
+    os.environ.get("MALLOC_MMAP_THRESHOLD_", "unset")))
 
 
 def median_time(fn, reps):

@@ -72,9 +72,27 @@ typedef struct lm_conv2d_opts {
 	int64_t dilation[2]; /* default 1 (0 means default) */
 	int64_t groups;      /* default 1 (0 means default) */
 } lm_conv2d_opts;
-/* x: (N, C, H, W), w: (K, C/groups, R, S), b: (K) or NULL -> (N, K, OH, OW) */
+/* x: (N, C, H, W), w: (K, C/groups, R, S), b: (K) or NULL -> (N, K, OH, OW); LM_CONV_AUTO. */
 lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
                      const lm_conv2d_opts *opts);
+/*
+ * How conv2d computes. LM_CONV_IM2COL: im2col + matmul (any kernel, stride, dilation, groups);
+ * LM_CONV_WINOGRAD: Winograd F(2x2, 3x3), 3x3 kernels with stride 1, dilation 1 and groups 1
+ * only (LM_ERR_ARG otherwise; CPU only), 2.25x fewer multiplications, float32 results within a
+ * few ulp of the sums' magnitude of a direct convolution (docs/architecture.md); LM_CONV_AUTO:
+ * Winograd where it applies, to float32 with at least 8 input channels on a vector SIMD path
+ * (measured faster there), im2col elsewhere.
+ */
+typedef enum lm_conv_algo { LM_CONV_AUTO = 0, LM_CONV_IM2COL, LM_CONV_WINOGRAD, LM_CONV_ALGO_COUNT } lm_conv_algo;
+/* lm_conv2d with the algorithm chosen. */
+lm_tensor *lm_conv2d_algo(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                          const lm_conv2d_opts *opts, lm_conv_algo algo);
+/* The algorithm (IM2COL or WINOGRAD) lm_conv2d_algo(x, w, NULL, opts, algo) would run; LM_CONV_AUTO
+ * with the error set when the call would fail. */
+lm_conv_algo lm_conv2d_which(const lm_tensor *x, const lm_tensor *w, const lm_conv2d_opts *opts,
+                             lm_conv_algo algo);
+/* "auto", "im2col", "winograd" ("?" out of range). */
+const char *lm_conv_algo_name(lm_conv_algo algo);
 
 typedef struct lm_pool2d_opts {
 	int64_t kernel[2];

@@ -327,8 +327,11 @@ doc('lm.sys.fail_alloc_after', 'lm.sys.fail_alloc_after(k)', [[Makes the k-th al
 -- ---------------------------------------------------------------- F
 
 doc('F.linear', 'F.linear(x, w [, b]) -> Tensor', [[x w^T + b: x (..., in), w (out, in), b (out).]])
-doc('F.conv2d', 'F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=}]]) -> Tensor',
-  [[2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), w (K, C/groups, R, S), b (K).]])
+doc('F.conv2d', "F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=, algo='auto'|'im2col'|'winograd'}]]) -> Tensor",
+  [[2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), w (K, C/groups, R, S), b (K).
+algo: 'im2col' (im2col + matmul, any layer), 'winograd' (Winograd F(2x2, 3x3): 3x3 kernels, stride 1,
+dilation 1, groups 1 only; float32 within a few ulp of the sums of a direct convolution), 'auto' (the
+default: Winograd where it applies to float32 with >= 8 input channels on a SIMD path, else im2col).]])
 doc('F.max_pool2d', 'F.max_pool2d(x, k [, {stride=, padding=, return_indices=}]) -> y [, indices]',
   [[The maximum of each k x k window (stride k by default) of x (N, C, H, W).]])
 doc('F.avg_pool2d', 'F.avg_pool2d(x, k [, {stride=, padding=}]) -> Tensor', [[The mean of each k x k window.]])

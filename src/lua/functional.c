@@ -171,15 +171,25 @@ static int f_linear(lua_State *L)
 	return lml_result(L, box, r);
 }
 
-/* F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=}]]) */
+/* F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=, algo=}]]) */
 static int f_conv2d(lua_State *L)
 {
-	static const char *const keys[] = {"stride", "padding", "dilation", "groups", NULL};
+	static const char *const keys[] = {"stride", "padding", "dilation", "groups", "algo", NULL};
 	lm_tensor *x = lml_checktensor(L, 1, "input");
 	lm_tensor *w = lml_checktensor(L, 2, "weight");
 	lm_tensor *b = opt_tensor(L, 3, "bias");
-	check_keys(L, 4, keys, "stride, padding, dilation, groups");
+	check_keys(L, 4, keys, "stride, padding, dilation, groups, algo");
 	lm_conv2d_opts o;
+	lm_conv_algo algo = LM_CONV_AUTO;
+	if (field(L, 4, "algo") != LUA_TNIL) {
+		const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+		int a = -1;
+		for (int i = 0; i < LM_CONV_ALGO_COUNT; i++)
+			if (strcmp(s, lm_conv_algo_name((lm_conv_algo)i)) == 0) a = i;
+		if (a < 0) lml_error(L, "option algo must be 'auto', 'im2col' or 'winograd'");
+		algo = (lm_conv_algo)a;
+	}
+	lua_pop(L, 1);
 	pair_opt(L, 4, "stride", 1, 1, o.stride);
 	pair_opt(L, 4, "padding", 0, 0, o.padding);
 	pair_opt(L, 4, "dilation", 1, 1, o.dilation);
@@ -190,7 +200,7 @@ static int f_conv2d(lua_State *L)
 	                            (long long)o.groups);
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, lm_conv2d(x, w, b, &o));
+	LML_TRY(L, r, lm_conv2d_algo(x, w, b, &o, algo));
 	return lml_result(L, box, r);
 }
 

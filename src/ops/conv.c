@@ -1,16 +1,20 @@
 /*
- * conv.c — convolution, pooling and embedding, composed from im2col / col2im, matmul,
+ * conv.c — convolution, pooling and embedding, mostly composed from im2col / col2im, matmul,
  * scatter_add and index_select, so their gradients follow from those ops' rules.
  *
- * conv2d: cols = im2col(x) (N, C*R*S, L); y = W (K, C*R*S) · cols -> (N, K, L), per group;
- * its backward is matmul's (W^T · g, g · cols^T summed over the batch) and col2im, the adjoint of
- * im2col. max_pool2d is one fused loop that also records argmax positions; its backward
- * scatter-adds the gradient there. avg_pool2d averages im2col's windows (padding counted).
- * Read next: nn.c, window.c (im2col).
+ * conv2d runs one of two algorithms (lm_conv_algo; the automatic choice is measured, see
+ * winograd_by_default). im2col: cols = im2col(x) (N, C*R*S, L); y = W (K, C*R*S) · cols -> (N, K,
+ * L), per group; its backward is matmul's (W^T · g, g · cols^T summed over the batch) and col2im,
+ * the adjoint of im2col. Winograd F(2x2, 3x3) for 3x3 stride-1 layers: one fused forward and one
+ * fused backward in the CPU backend (backend/cpu/winograd.c), recorded as one node. max_pool2d
+ * is one fused loop that also records argmax positions; its backward scatter-adds the gradient
+ * there. avg_pool2d averages im2col's windows (padding counted).
+ * Read next: nn.c, window.c (im2col), ../backend/cpu/winograd.c.
  */
 #include <string.h>
 
 #include "backend/cpu/nn.h"
+#include "lumen/isa.h"
 #include "lumen/nn.h"
 #include "ops.h"
 
@@ -25,54 +29,112 @@ static lm_status check_float(const char *name, const char *arg, const lm_tensor 
 
 /* ---------------------------------------------------------------- conv2d */
 
-lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
-                     const lm_conv2d_opts *o)
+/* A checked conv2d call: the geometry and the algorithm that will run. */
+typedef struct conv_plan {
+	int64_t N, C, H, W, K, R, S, g, OH, OW;
+	lm_window2d win;
+	lm_conv_algo algo;
+} conv_plan;
+
+static const char *const algo_names[LM_CONV_ALGO_COUNT] = {"auto", "im2col", "winograd"};
+
+const char *lm_conv_algo_name(lm_conv_algo a)
 {
-	static const lm_conv2d_opts defaults = {{1, 1}, {0, 0}, {1, 1}, 1};
-	if (!o) o = &defaults;
+	return (int)a >= 0 && a < LM_CONV_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+/*
+ * The automatic choice, by measurement (bench_nn, docs/architecture.md): Winograd computes 3x3
+ * stride-1 layers 3-4x faster than im2col + OpenBLAS from 8 input channels on here (AVX-512 and
+ * AVX2 paths), but with 1-4 channels its 16-channel vectors are mostly padding and im2col wins;
+ * on the scalar path it is not vectorised at all. float64 keeps im2col (exact to the last bits of
+ * a matmul); algo = 'winograd' asks for it in any case it can compute.
+ */
+static bool winograd_by_default(const lm_tensor *x, const conv_plan *p)
+{
+	return x->dtype == LM_FLOAT32 && p->C >= 8 && lm_isa_active() != LM_ISA_SCALAR &&
+	       lm_tensor_device(x) == LM_CPU;
+}
+
+static lm_status conv_plan_make(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                                const lm_conv2d_opts *o, lm_conv_algo algo, conv_plan *p)
+{
 	if (check_float("conv2d", "input", x) || check_float("conv2d", "weight", w) ||
 	    (b && check_float("conv2d", "bias", b)))
-		return NULL;
+		return lm_last_status();
 	if (x->dtype != w->dtype || (b && b->dtype != x->dtype))
-		return lmi_fail_null(LM_ERR_DTYPE, "conv2d: input %s, weight %s%s%s must have one dtype",
-		                     lm_dtype_name(x->dtype), lm_dtype_name(w->dtype), b ? " and bias " : "",
-		                     b ? lm_dtype_name(b->dtype) : "");
+		return lmi_fail(LM_ERR_DTYPE, "conv2d: input %s, weight %s%s%s must have one dtype",
+		                lm_dtype_name(x->dtype), lm_dtype_name(w->dtype), b ? " and bias " : "",
+		                b ? lm_dtype_name(b->dtype) : "");
 	if (x->ndim != 4 || w->ndim != 4)
-		return lmi_fail_null(LM_ERR_SHAPE, "conv2d: expects input (N, C, H, W) and weight (K, C/groups, "
-		                     "R, S), got %s and %s", lmi_shape_s(x), lmi_shape_s(w));
+		return lmi_fail(LM_ERR_SHAPE, "conv2d: expects input (N, C, H, W) and weight (K, C/groups, "
+		                "R, S), got %s and %s", lmi_shape_s(x), lmi_shape_s(w));
 	int64_t g = o->groups ? o->groups : 1;
 	int64_t st[2], dl[2];
 	for (int i = 0; i < 2; i++) {
 		st[i] = o->stride[i] ? o->stride[i] : 1;
 		dl[i] = o->dilation[i] ? o->dilation[i] : 1;
 		if (st[i] < 0 || dl[i] < 0 || o->padding[i] < 0)
-			return lmi_fail_null(LM_ERR_ARG, "conv2d: stride %lld, padding %lld and dilation %lld must "
-			                     "be positive (padding >= 0)", (long long)o->stride[i],
-			                     (long long)o->padding[i], (long long)o->dilation[i]);
+			return lmi_fail(LM_ERR_ARG, "conv2d: stride %lld, padding %lld and dilation %lld must "
+			                "be positive (padding >= 0)", (long long)o->stride[i],
+			                (long long)o->padding[i], (long long)o->dilation[i]);
 	}
-	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
-	int64_t K = w->shape[0], R = w->shape[2], S = w->shape[3];
-	if (g < 1 || C % g || K % g)
-		return lmi_fail_null(LM_ERR_ARG, "conv2d: groups %lld must divide both the %lld input and "
-		                     "the %lld output channels", (long long)g, (long long)C, (long long)K);
-	if (w->shape[1] != C / g)
-		return lmi_fail_null(LM_ERR_SHAPE, "conv2d: weight %s expects %lld input channels per group, "
-		                     "the input %s has %lld (groups %lld)", lmi_shape_s(w),
-		                     (long long)w->shape[1], lmi_shape_s(x), (long long)(C / g), (long long)g);
-	if (b && (b->ndim != 1 || b->shape[0] != K))
-		return lmi_fail_null(LM_ERR_SHAPE, "conv2d: bias of shape %s for %lld output channels",
-		                     lmi_shape_s(b), (long long)K);
-	lm_window2d win = {R, S, st[0], st[1], o->padding[0], o->padding[1], dl[0], dl[1]};
-	int64_t OH, OW;
-	if (lm_window2d_out(&win, H, W, &OH, &OW)) {
+	if ((int)algo < 0 || algo >= LM_CONV_ALGO_COUNT)
+		return lmi_fail(LM_ERR_ARG, "conv2d: algo %d is not one of auto, im2col, winograd",
+		                (int)algo);
+	p->N = x->shape[0], p->C = x->shape[1], p->H = x->shape[2], p->W = x->shape[3];
+	p->K = w->shape[0], p->R = w->shape[2], p->S = w->shape[3], p->g = g;
+	if (g < 1 || p->C % g || p->K % g)
+		return lmi_fail(LM_ERR_ARG, "conv2d: groups %lld must divide both the %lld input and "
+		                "the %lld output channels", (long long)g, (long long)p->C, (long long)p->K);
+	if (w->shape[1] != p->C / g)
+		return lmi_fail(LM_ERR_SHAPE, "conv2d: weight %s expects %lld input channels per group, "
+		                "the input %s has %lld (groups %lld)", lmi_shape_s(w),
+		                (long long)w->shape[1], lmi_shape_s(x), (long long)(p->C / g), (long long)g);
+	if (b && (b->ndim != 1 || b->shape[0] != p->K))
+		return lmi_fail(LM_ERR_SHAPE, "conv2d: bias of shape %s for %lld output channels",
+		                lmi_shape_s(b), (long long)p->K);
+	p->win = (lm_window2d){p->R, p->S, st[0], st[1], o->padding[0], o->padding[1], dl[0], dl[1]};
+	if (lm_window2d_out(&p->win, p->H, p->W, &p->OH, &p->OW)) {
 		char msg[400];
 		snprintf(msg, sizeof msg, "%s", lm_last_error());
-		return lmi_fail_null(lm_last_status(), "conv2d: input %s, weight %s: %s", lmi_shape_s(x),
-		                     lmi_shape_s(w), msg);
+		return lmi_fail(lm_last_status(), "conv2d: input %s, weight %s: %s", lmi_shape_s(x),
+		                lmi_shape_s(w), msg);
 	}
-	int64_t CRS = C / g * R * S, L = OH * OW;
+	bool wino = p->R == 3 && p->S == 3 && st[0] == 1 && st[1] == 1 && dl[0] == 1 && dl[1] == 1 &&
+	            g == 1;
+	p->algo = algo;
+	if (p->algo == LM_CONV_WINOGRAD && !wino)
+		return lmi_fail(LM_ERR_ARG, "conv2d: algo 'winograd' computes 3x3 kernels with stride 1, "
+		                "dilation 1 and groups 1; got kernel %lldx%lld, stride %lldx%lld, dilation "
+		                "%lldx%lld, groups %lld (algo 'im2col' or 'auto' computes it)",
+		                (long long)p->R, (long long)p->S, (long long)st[0], (long long)st[1],
+		                (long long)dl[0], (long long)dl[1], (long long)g);
+	if (p->algo == LM_CONV_WINOGRAD && lm_tensor_device(x) != LM_CPU)
+		return lmi_fail(LM_ERR_UNSUPPORTED, "conv2d: algo 'winograd' runs on the CPU only");
+	if (p->algo == LM_CONV_AUTO)
+		p->algo = wino && winograd_by_default(x, p) ? LM_CONV_WINOGRAD : LM_CONV_IM2COL;
+	return LM_OK;
+}
+
+static const lm_conv2d_opts conv_defaults = {{1, 1}, {0, 0}, {1, 1}, 1};
+
+lm_conv_algo lm_conv2d_which(const lm_tensor *x, const lm_tensor *w, const lm_conv2d_opts *o,
+                             lm_conv_algo algo)
+{
+	conv_plan p;
+	return conv_plan_make(x, w, NULL, o ? o : &conv_defaults, algo, &p) ? LM_CONV_AUTO : p.algo;
+}
+
+/* cols = im2col(x) (N, C*R*S, L); y = W (K, C*R*S) . cols -> (N, K, L), per group; recorded as
+ * those ops, whose rules give the gradient. */
+static lm_tensor *conv2d_im2col(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                                const conv_plan *p)
+{
+	int64_t N = p->N, K = p->K, g = p->g;
+	int64_t CRS = p->C / g * p->R * p->S, L = p->OH * p->OW;
 	lm_tensor *cols = NULL, *colsg = NULL, *wg = NULL, *y = NULL, *yb = NULL, *out = NULL;
-	cols = lm_im2col(x, &win); /* (N, C*R*S, L) */
+	cols = lm_im2col(x, &p->win); /* (N, C*R*S, L) */
 	if (!cols) goto done;
 	if (g == 1) {
 		wg = lm_reshape(w, 2, (int64_t[]){K, CRS});
@@ -89,7 +151,7 @@ lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
 		lm_tensor_release(bv);
 		if (!yb) goto done;
 	}
-	out = lm_reshape(yb ? yb : y, 4, (int64_t[]){N, K, OH, OW});
+	out = lm_reshape(yb ? yb : y, 4, (int64_t[]){N, K, p->OH, p->OW});
 done:
 	lm_tensor_release(cols);
 	lm_tensor_release(colsg);
@@ -97,6 +159,93 @@ done:
 	lm_tensor_release(y);
 	lm_tensor_release(yb);
 	return out;
+}
+
+/*
+ * The Winograd convolution's gradients, the exact adjoint of its forward (backend/cpu/winograd.c)
+ * in one fused pass over the images, like max pooling's fused loop: gx and gw from the saved
+ * x and w; gb = the sum of g over (N, OH, OW). Saved: [0] = x, [1] = w (contiguous);
+ * i[0], i[1] = the padding.
+ */
+static lm_status winograd_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *x, *w;
+	lm_status s;
+	if ((s = lmi_node_saved(n, 0, &x)) || (s = lmi_node_saved(n, 1, &w))) return s;
+	bool nx = n->in[0].needs_grad, nw = n->in[1].needs_grad, nb = n->nin > 2 && n->in[2].needs_grad;
+	lm_tensor *gc = lm_tensor_is_contiguous(g) ? lm_tensor_retain((lm_tensor *)g)
+	                                           : lmi_contiguous_copy(g, g->dtype);
+	lm_tensor *gx = gc && nx ? lmi_empty("conv2d backward", 4, x->shape, x->dtype) : NULL;
+	lm_tensor *gw = gc && nw ? lmi_empty("conv2d backward", 4, w->shape, w->dtype) : NULL;
+	lm_tensor *gb = NULL;
+	if (!gc || (nx && !gx) || (nw && !gw) ||
+	    ((nx || nw) && lmi_cpu_winograd_conv_backward(x, w, gc, n->i[0], n->i[1], gx, gw)))
+		goto fail;
+	if (nb) { /* (N, K, L) summed over L, then over N */
+		int64_t K = g->shape[1];
+		lm_tensor *g3 = lm_reshape(gc, 3, (int64_t[]){g->shape[0], K, g->shape[2] * g->shape[3]});
+		lm_tensor *s2 = g3 ? lm_sum(g3, 2, false) : NULL;
+		gb = s2 ? lm_sum(s2, 0, false) : NULL;
+		lm_tensor_release(g3);
+		lm_tensor_release(s2);
+		if (!gb) goto fail;
+	}
+	lm_tensor_release(gc);
+	gin[0] = gx;
+	gin[1] = gw;
+	if (n->nin > 2) gin[2] = gb;
+	return LM_OK;
+fail:
+	s = lm_last_status();
+	lm_tensor_release(gc);
+	lm_tensor_release(gx);
+	lm_tensor_release(gw);
+	return s ? s : LM_ERR_INTERNAL;
+}
+
+static const lmi_opdef winograd_def = {"ConvolutionWinogradBackward", winograd_backward};
+
+static lm_tensor *conv2d_winograd(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                                  const conv_plan *p)
+{
+	if (lmi_check_device("conv2d", 3, (const lm_tensor *const[]){x, w, b})) return NULL;
+	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                           : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *wc = xc ? (lm_tensor_is_contiguous(w) ? lm_tensor_retain((lm_tensor *)w)
+	                                                 : lmi_contiguous_copy(w, w->dtype)) : NULL;
+	lm_tensor *bc = wc && b ? (lm_tensor_is_contiguous(b) ? lm_tensor_retain((lm_tensor *)b)
+	                                                      : lmi_contiguous_copy(b, b->dtype)) : NULL;
+	lm_tensor *y = wc && (!b || bc) ? lmi_empty("conv2d", 4, (int64_t[]){p->N, p->K, p->OH, p->OW},
+	                                            x->dtype) : NULL;
+	if (y && lmi_cpu_winograd_conv(xc, wc, bc, p->win.ph, p->win.pw, y)) {
+		lm_tensor_release(y);
+		y = NULL;
+	}
+	lmi_node *node = NULL;
+	y = lmi_finish(y, &winograd_def, 3, (const lm_tensor *const[]){x, w, b}, 2,
+	               (const lm_tensor *const[]){xc, wc}, &node);
+	if (node) {
+		node->i[0] = p->win.ph;
+		node->i[1] = p->win.pw;
+	}
+	lm_tensor_release(xc);
+	lm_tensor_release(wc);
+	lm_tensor_release(bc);
+	return y;
+}
+
+lm_tensor *lm_conv2d_algo(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                          const lm_conv2d_opts *o, lm_conv_algo algo)
+{
+	conv_plan p;
+	if (conv_plan_make(x, w, b, o ? o : &conv_defaults, algo, &p)) return NULL;
+	return p.algo == LM_CONV_WINOGRAD ? conv2d_winograd(x, w, b, &p) : conv2d_im2col(x, w, b, &p);
+}
+
+lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                     const lm_conv2d_opts *o)
+{
+	return lm_conv2d_algo(x, w, b, o, LM_CONV_AUTO);
 }
 
 /* ---------------------------------------------------------------- pooling */

@@ -2,7 +2,7 @@
 # isa_objects.sh LIBLUMEN LUMEN X86 — the SIMD paths are what their names say, whatever -march
 # the rest of the build used (-march=native here), and LUMEN_ISA can never make the program fail.
 #   1. object code (objdump of liblumen's simd_*.o): the scalar file has no VEX/EVEX instruction
-#      and no packed arithmetic; the avx2 file has ymm code and no AVX-512 (no zmm, no mask
+#      and no packed arithmetic; the avx2 file has ymm and FMA code and no AVX-512 (no zmm, no mask
 #      registers, no xmm/ymm16-31, no EVEX-only instructions); the avx512 file has zmm code.
 #   2. the program: every LUMEN_ISA value (the three paths, an unknown name, empty) runs, says on
 #      --version which path it took, and warns (on stderr, once) when it could not follow.
@@ -38,6 +38,7 @@ if [ "$x86" = ON ]; then
 		{ fail "avx2 path: $n AVX-512 instructions, e.g."; grep -E "$evex" "$dir/avx2.s" | head -3; }
 	if [ "$build_type" = Release ]; then
 		grep -q '%ymm' "$dir/avx2.s" || fail "avx2 path: no ymm instruction (not vectorised?)"
+		grep -q 'vfmadd' "$dir/avx2.s" || fail "avx2 path: no FMA instruction"
 		grep -q '%zmm' "$dir/avx512.s" || fail "avx512 path: no zmm instruction (flags not applied?)"
 	fi
 	rm -rf "$dir"

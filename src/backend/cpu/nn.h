@@ -22,4 +22,18 @@ void lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_
                         int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
                         const int64_t *stride, const int64_t *pad);
 
+/*
+ * 3x3, stride-1, dilation-1, ungrouped convolution by Winograd F(2x2, 3x3) (winograd.c): x (N, C,
+ * H, W), w (K, C, 3, 3), b (K) or NULL, all contiguous float32 or float64; zero padding (ph, pw);
+ * y (N, K, H + 2ph - 2, W + 2pw - 2) contiguous, written whole. LM_ERR_NOMEM (scratch) or
+ * LM_ERR_INTERRUPTED on failure.
+ */
+lm_status lmi_cpu_winograd_conv(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                                int64_t ph, int64_t pw, lm_tensor *y);
+/* Its exact adjoint: gy (y's shape, contiguous) -> gx (x's shape) and gw (w's shape), each
+ * contiguous or NULL when not wanted, written whole. */
+lm_status lmi_cpu_winograd_conv_backward(const lm_tensor *x, const lm_tensor *w,
+                                         const lm_tensor *gy, int64_t ph, int64_t pw,
+                                         lm_tensor *gx, lm_tensor *gw);
+
 #endif

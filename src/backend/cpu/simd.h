@@ -28,6 +28,22 @@ typedef struct lmi_axpy_ctx {
 	int64_t i; /* alpha for integer dtypes (integral; wraps like the arithmetic) */
 } lmi_axpy_ctx;
 
+/* The Winograd F(2x2, 3x3) convolution's float32 loops (winograd_loops.h, gemm_loops.h; the
+ * algorithm and the buffers' layouts are described in winograd.c). */
+typedef struct lmi_wino_loops {
+	void (*in_tf)(const float *xp, int64_t wp, int64_t cp, int64_t t0, int64_t nt, int64_t tw,
+	              float *v, int64_t ldv);
+	void (*out_tf)(const float *m, int64_t ldm, int64_t kp, int64_t t0, int64_t nt, int64_t tw,
+	               const float *bias, float *y, int64_t oh, int64_t ow);
+	void (*out_tf_adj)(const float *gy, int64_t oh, int64_t ow, int64_t kp, int64_t t0,
+	                   int64_t nt, int64_t tw, float *dm, int64_t ldm);
+	void (*in_tf_adj)(const float *dv, int64_t ldv, int64_t cp, int64_t t0, int64_t nt,
+	                  int64_t tw, float *dxp, int64_t wp);
+	/* C (m x n, ldc) = (or += with acc) A (a[i*ars + p*aps], m x k) B (k x n, ldb); n % 16 == 0 */
+	void (*gemm)(int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t aps,
+	             const float *b, int64_t ldb, float *c, int64_t ldc, bool acc);
+} lmi_wino_loops;
+
 typedef struct lmi_simd_table {
 	lm_isa isa;
 	/* elementwise 1-D kernels for lmi_iter, per dtype (ewise.c, axpy.c) */
@@ -44,6 +60,7 @@ typedef struct lmi_simd_table {
 	/* acc[j] += x[j], j < n (sums over an outer dim, accumulated in double) */
 	void (*rowacc_f32)(double *acc, const float *x, int64_t n);
 	void (*rowacc_f64)(double *acc, const double *x, int64_t n);
+	lmi_wino_loops wino;
 } lmi_simd_table;
 
 extern const lmi_simd_table lmi_simd_scalar;

@@ -3,7 +3,8 @@
  * for the instruction set of the including file (its -march comes from CMakeLists.txt), and the
  * table that exports them (LMI_SIMD_TABLE, named by the includer). The scalar file defines
  * LMI_SIMD_SCALAR: no `omp simd`, no vector math, vectorisation off (its flags), so it is the
- * plain-C reference path. Read next: simd.h, ewise_loops.h, reduce_loops.h.
+ * plain-C reference path. Read next: simd.h, ewise_loops.h, reduce_loops.h, gemm_loops.h,
+ * winograd_loops.h.
  */
 #include <math.h>
 #include <string.h>
@@ -18,6 +19,31 @@
 
 #include "backend/cpu/ewise_loops.h"
 #include "backend/cpu/reduce_loops.h"
+#include "backend/cpu/gemm_loops.h"
+
+/* the Winograd transforms in float32, vectorised across channels */
+#define WT float
+#define WFN(name) name##_f32
+#if defined(LMI_SIMD_SCALAR)
+#define WV float
+#define WVW 1
+#define WLOAD(p) (*(p))
+#define WSTORE(p, v) (*(p) = (v))
+#define WZERO() 0.0f
+#elif defined(__AVX512F__)
+#define WV __m512
+#define WVW 16
+#define WLOAD(p) _mm512_loadu_ps(p)
+#define WSTORE(p, v) _mm512_storeu_ps(p, v)
+#define WZERO() _mm512_setzero_ps()
+#else
+#define WV __m256
+#define WVW 8
+#define WLOAD(p) _mm256_loadu_ps(p)
+#define WSTORE(p, v) _mm256_storeu_ps(p, v)
+#define WZERO() _mm256_setzero_ps()
+#endif
+#include "backend/cpu/winograd_loops.h"
 
 const lmi_simd_table LMI_SIMD_TABLE = {
 	.isa = LMI_SIMD_ISA,
@@ -29,4 +55,5 @@ const lmi_simd_table LMI_SIMD_TABLE = {
 	.lanes_f64 = lanes_f64,
 	.rowacc_f32 = rowacc_f32,
 	.rowacc_f64 = rowacc_f64,
+	.wino = {in_tf_f32, out_tf_f32, out_tf_adj_f32, in_tf_adj_f32, gemm_f32},
 };
