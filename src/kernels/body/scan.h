@@ -38,13 +38,14 @@ KERNEL KFN(scan_kogge_stone)(const T *X, T *Y, unsigned n, int exclusive, T *S)
 	for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
 		__syncthreads();
 		T temp = (T)0;
-		if (BRANCH(t >= stride)) {
+		int adds = BRANCH(t >= stride); /* this thread adds in this step (and stores after) */
+		if (adds) {
 			T mine = LOAD(XY, t);
 			T left = LOAD(XY, t - stride);
 			temp = ADD(mine, left);
 		}
 		__syncthreads();
-		if (t >= stride) STORE(XY, t, temp);
+		if (adds) STORE(XY, t, temp);
 	}
 	if (i < n) STORE(Y, i, LOAD(XY, t));
 	if (S != NULL && t == blockDim.x - 1) STORE(S, blockIdx.x, LOAD(XY, t));
@@ -114,13 +115,14 @@ KERNEL KFN(scan_coarsened)(const T *X, T *Y, unsigned n, int exclusive, T *S, un
 	for (unsigned stride = 1; stride < B; stride *= 2) { /* phase 2 */
 		__syncthreads();
 		T temp = (T)0;
-		if (BRANCH(t >= stride)) {
+		int adds = BRANCH(t >= stride);
+		if (adds) {
 			T mine = LOAD(XY, last);
 			T left = LOAD(XY, last - stride * coarsen);
 			temp = ADD(mine, left);
 		}
 		__syncthreads();
-		if (t >= stride) STORE(XY, last, temp);
+		if (adds) STORE(XY, last, temp);
 	}
 	__syncthreads();
 	if (BRANCH(t > 0)) { /* phase 3 */

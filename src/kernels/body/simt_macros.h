@@ -20,6 +20,20 @@
  *   ATOMIC_ADD(a, i, v)       atomicAdd(&a[i], v)     returns the old value
  *   BRANCH(c)                 c                       a condition whose divergence the trace shows
  *
+ * Which conditions are BRANCH: those on the thread's index or data that decide which threads of a
+ * warp do a step's work, the divergence the lessons ask about (the active threads of a scan or
+ * reduction tree step, the halo threads of an input tile that sit out, the demo's split). Such a
+ * condition is decided once, where it is first needed (`int adds = BRANCH(t >= stride);`), and
+ * the variable guards every statement of that step, across a barrier too: one decision, one event
+ * per lane (a predicate register on a GPU). Plain `if`s, which are not events:
+ *   - bounds and ghost-cell checks (i < n, row < m && col < n, a pixel inside the image): only the
+ *     warps at an edge diverge on them, and the lessons treat them as boundary handling;
+ *   - conditions the same for every thread of a block (exclusive, S != NULL, loop bounds);
+ *   - the one thread that writes its block's result (t == 0, t == blockDim.x - 1): not a step of
+ *     the pattern, and the store or atomic's mask already shows its single lane;
+ *   - data tests that only decide whether one access is made (a histogram's count > 0, the end of
+ *     a run of equal bins): the access's event shows the lanes that made it.
+ *
  * Under nvcc they are plain CUDA. Under gcc (the emulator) every memory access is checked against
  * the array it belongs to and recorded, with the source line, as an event of the trace; ADD and
  * BRANCH record events too. A body is included once per element type: the includer defines T and
