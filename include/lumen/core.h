@@ -11,6 +11,7 @@
  * back with lm_tensor_release(). Arguments are borrowed; nothing steals a reference.
  *
  * Dimensions are 0-based in C; negative dims count from the end (-1 is the last), as in PyTorch.
+ * Messages count from 1, as the Lua API does (see "errors" below).
  * Read next: lumen/ops.h (math), lumen/autograd.h, docs/architecture.md.
  */
 #ifndef LUMEN_CORE_H
@@ -32,6 +33,13 @@ extern "C" {
 #define LM_MAX_DIMS 8
 
 /* ---------------------------------------------------------------- errors */
+/*
+ * Messages are read by Lua users (the bindings pass most of them on), so they count from 1: "dim 1"
+ * is the first dim, "tensor 1" the first of a list, "input 1" the first input, "position [1, 2]"
+ * the first row's second element, "index 3 is out of range for dim 1 of size 2" the third entry.
+ * A dim or index that a C caller passed is quoted in the same terms (C's 0 is "1"; a negative one,
+ * counted from the end, reads the same in both). The C API itself stays 0-based.
+ */
 
 typedef enum lm_status {
 	LM_OK = 0,
@@ -101,6 +109,9 @@ lm_tensor *lm_empty_like(const lm_tensor *t);
 lm_tensor *lm_zeros_like(const lm_tensor *t);
 /* [start, stop) by step (step != 0); length ceil((stop - start) / step). */
 lm_tensor *lm_arange(double start, double stop, double step, lm_dtype dt);
+/* The same from exact integers (values past 2^53 stay exact); an integer dtype must hold every
+ * value (LM_ERR_ARG otherwise, for lm_arange too: no silent wrap-around). */
+lm_tensor *lm_arange_int(int64_t start, int64_t stop, int64_t step, lm_dtype dt);
 lm_tensor *lm_linspace(double start, double end, int64_t n, lm_dtype dt);
 lm_tensor *lm_eye(int64_t n, int64_t m, lm_dtype dt);
 

@@ -87,6 +87,13 @@ typedef enum lm_binop {
 	LM_LE,
 	LM_GT,
 	LM_GE,
+	/* a // b rounds the quotient toward -inf and a % b takes the divisor's sign, so that
+	 * a == (a // b) * b + a % b (torch.floor_divide / torch.remainder, Lua's // and %). Integers
+	 * stay integers (division by an integer 0 is LM_ERR_ARG); floats follow IEEE (x // 0 is
+	 * +-inf, x % 0 NaN). remainder is differentiable (d/da = 1, d/db = -(a // b)); floor_divide
+	 * has gradient 0 (as floor). */
+	LM_FLOOR_DIVIDE,
+	LM_REMAINDER,
 	LM_BINOP_COUNT
 } lm_binop;
 
@@ -154,6 +161,14 @@ lm_tensor *lm_var(const lm_tensor *x, int dim, bool keepdim, int correction);
 lm_tensor *lm_std(const lm_tensor *x, int dim, bool keepdim, int correction);
 /* (sum |x|^p)^(1/p); p = INFINITY gives max |x|. */
 lm_tensor *lm_norm(const lm_tensor *x, double p, int dim, bool keepdim);
+/*
+ * Over several dims at once (torch.sum(x, dim=(0, 2))): dims lists 0-based dims (negatives from the
+ * end), each at most once; ndims 0 means every dim (as PyTorch's dim=[]). keepdim keeps them as
+ * size 1. p: the correction of LM_VAR/LM_STD (1 unbiased), the p of LM_NORM, ignored otherwise.
+ * LM_ARGMAX/LM_ARGMIN take one dim only (LM_ERR_ARG).
+ */
+lm_tensor *lm_reduce_dims(lm_redop op, const lm_tensor *x, int ndims, const int *dims,
+                          bool keepdim, double p);
 /* Max/min along dim: values and int64 indices (0-based, the first occurrence). */
 lm_status lm_max_dim(const lm_tensor *x, int dim, bool keepdim, lm_tensor **values,
                      lm_tensor **indices);
@@ -211,7 +226,8 @@ lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats);
 /* Reverses the listed dims (each at most once; negatives count from the end). */
 lm_tensor *lm_flip(const lm_tensor *x, int ndims, const int *dims);
 /* Constant padding: pads has 2*npairs entries (before, after) for the LAST npairs dims, last dim
- * first (torch.nn.functional.pad order). Negative pads are an error. */
+ * first (torch.nn.functional.pad order). Negative pads crop (as PyTorch): (-1, -1) removes the first
+ * and last element of the dim; cropping more than the dim holds is LM_ERR_ARG. */
 lm_tensor *lm_pad(const lm_tensor *x, int npairs, const int64_t *pads, double value);
 
 /*

@@ -28,8 +28,13 @@ or uint8 on the CPU. Methods are called as x:name(...) and listed below. Indexin
 x[i] selects along dim 1 (a view), x[{i, j}] picks elements (a 0-d tensor; :item() gives the
 number), x[{{a, b}, j}] takes the range a..b inclusive, x[{i, j}] = v assigns. #x is the size of
 dim 1; tostring(x) (and the REPL) prints it with a footer naming dtype, shape and device.
-Operators: + - * / (elementwise, broadcasting), unary -, ^. Fields: x.grad, x.grad_fn,
-x.requires_grad, x.is_leaf.]])
+Operators: + - * / // % (elementwise, broadcasting; // floors, % takes the divisor's sign), unary
+-, ^. Comparisons are methods (x:gt(0), x:lt(y), x:eq(y)): Lua's < <= > >= give one boolean, so
+they raise on tensors, and x == y compares identity (is x the same tensor as y). A Lua float next
+to an integer tensor computes in float32, a Lua integer keeps the tensor's dtype (PyTorch's rule).
+dtypes: lm.float32 (default), lm.float64, lm.int32, lm.int64, lm.uint8 (the names; aliases
+lm.float, lm.double, lm.int, lm.long). for i, row in ipairs(x) walks dim 1. Fields: x.grad,
+x.grad_fn, x.requires_grad, x.is_leaf.]])
 topic('F', [[lm.nn.functional, the global F: differentiable functional forms of the layers and
 losses (convolution, pooling, activations, normalisation, dropout, losses).]])
 topic('nn', [[Modules (layers with parameters) built on F: nn.Module, nn.Sequential, nn.Linear,
@@ -182,6 +187,10 @@ doc('Tensor:sub', 'x:sub(y) -> Tensor', [[x - y, elementwise with broadcasting. 
 doc('Tensor:mul', 'x:mul(y) -> Tensor', [[x * y elementwise (not the matrix product: see x:matmul). Also x * y.]])
 doc('Tensor:div', 'x:div(y) -> Tensor', [[x / y elementwise with broadcasting. Also x / y.]])
 doc('Tensor:pow', 'x:pow(p) -> Tensor', [[x to the power p (a number or a tensor), elementwise. Also x ^ p.]])
+doc('Tensor:floor_divide', 'x:floor_divide(y) -> Tensor', [[x // y elementwise with broadcasting: the quotient rounded toward -inf (as Lua's // and torch.floor_divide), so x == (x // y) * y + x % y. Integers stay integers (a division by an integer 0 is an error); floats follow IEEE (x // 0 is +-inf). Also lm.floor_divide(x, y), x // y and x:floor_divide_(y). Its gradient is 0.]])
+doc('Tensor:remainder', 'x:remainder(y) -> Tensor', [[x % y elementwise with broadcasting: the remainder with the sign of the divisor (as Lua's % and torch.remainder; fmod would take x's). Also lm.remainder(x, y), x % y and x:remainder_(y). Differentiable: d/dx = 1, d/dy = -(x // y).]])
+doc('lm.floor_divide', 'lm.floor_divide(a, b) -> Tensor', [[a // b, as a:floor_divide(b); a or b may be a number.]])
+doc('lm.remainder', 'lm.remainder(a, b) -> Tensor', [[a % b, as a:remainder(b); a or b may be a number.]])
 doc('Tensor:matmul', 'x:matmul(y) -> Tensor',
   [[The matrix product: 1-D x 1-D is a dot product, 2-D x 2-D a matrix product, more dims are
 batches (broadcast). float32/float64 go through OpenBLAS. Also lm.matmul(a, b).]])
@@ -217,9 +226,17 @@ for name, what in pairs(unary) do
 end
 doc('Tensor:clamp', 'x:clamp(lo, hi) -> Tensor', [[Each element limited to [lo, hi]; either bound may be nil. Also x:clamp_(lo, hi).]])
 local compare = { eq = '==', ne = '~=', gt = '>', lt = '<', ge = '>=', le = '<=' }
+local compare_note = {
+  eq = ' Not x == y: for two tensors Lua\'s == compares identity (the same tensor), never elements, and a tensor == a number is false.',
+  ne = ' Not x ~= y, which compares identity.',
+  gt = ' Lua\'s x > y cannot give a tensor (it gives one boolean), so it raises: write x:gt(y).',
+  lt = ' Lua\'s x < y cannot give a tensor (it gives one boolean), so it raises: write x:lt(y).',
+  ge = ' Lua\'s x >= y raises for the same reason: write x:ge(y).',
+  le = ' Lua\'s x <= y raises for the same reason: write x:le(y).',
+}
 for name, op in pairs(compare) do
   doc('Tensor:' .. name, 'x:' .. name .. '(y) -> Tensor (uint8)',
-    'Elementwise x ' .. op .. ' y with broadcasting (y a tensor or a number): 1 where true, 0 elsewhere, as uint8. Also lm.' .. name .. '(x, y).')
+    'Elementwise x ' .. op .. ' y with broadcasting (y a tensor or a number): 1 where true, 0 elsewhere, as uint8. Also lm.' .. name .. '(x, y).' .. compare_note[name])
 end
 doc('lm.where', 'lm.where(cond, a, b) -> Tensor',
   [[a where cond is nonzero, b elsewhere, elementwise with broadcasting; a and b are tensors or numbers.]])
@@ -230,21 +247,26 @@ doc('Tensor:log_softmax', 'x:log_softmax([dim = -1]) -> Tensor', [[log(softmax(x
 
 -- ---------------------------------------------------------------- reductions
 
-doc('Tensor:sum', 'x:sum([dim [, keepdim]]) -> Tensor',
+doc('Tensor:sum', 'x:sum([dim or {dims} [, keepdim]]) -> Tensor',
   [[The sum of all elements (a 0-d tensor: :item() gives the number), or along dim (removed
-unless keepdim).]])
-doc('Tensor:mean', 'x:mean([dim [, keepdim]]) -> Tensor', [[The mean of all elements or along dim.]])
-doc('Tensor:var', 'x:var([dim [, keepdim]] [, {unbiased=, correction=}]) -> Tensor',
-  [[The variance, unbiased (divides by n - 1) by default; {correction=0} divides by n.]])
-doc('Tensor:std', 'x:std([dim [, keepdim]] [, {unbiased=, correction=}]) -> Tensor', [[The standard deviation, the square root of x:var(...).]])
+unless keepdim), or over several dims at once: x:sum({1, 3}) ({} is every dim, as PyTorch's
+dim=[]).]])
+doc('Tensor:mean', 'x:mean([dim or {dims} [, keepdim]]) -> Tensor', [[The mean of all elements, along dim, or over several dims ({1, 3}).]])
+doc('Tensor:amax', 'x:amax([dim or {dims} [, keepdim]]) -> Tensor', [[The largest element of all, along dim or over several dims, without indices (torch.amax); the gradient is shared among equal maxima. Also lm.amax.]])
+doc('Tensor:amin', 'x:amin([dim or {dims} [, keepdim]]) -> Tensor', [[The smallest element of all, along dim or over several dims (torch.amin). Also lm.amin.]])
+doc('Tensor:var', 'x:var([dim or {dims} [, keepdim]] [, {unbiased=, correction=}]) -> Tensor',
+  [[The variance, unbiased (divides by n - 1) by default; {correction=0} divides by n. Over one
+dim, several ({1, 3}) or all.]])
+doc('Tensor:std', 'x:std([dim or {dims} [, keepdim]] [, {unbiased=, correction=}]) -> Tensor', [[The standard deviation, the square root of x:var(...).]])
 doc('Tensor:max', 'x:max([dim [, keepdim]]) -> values [, indices]',
   [[The largest element (0-d), or along dim the values and their 1-based int64 indices. x:max(y)
-with a tensor y is lm.maximum(x, y).]])
+with a tensor y is lm.maximum(x, y). One dim only (as in PyTorch): x:amax({1, 2}) reduces over
+several.]])
 doc('Tensor:min', 'x:min([dim [, keepdim]]) -> values [, indices]', [[The smallest element, or along dim the values and their 1-based indices.]])
 doc('Tensor:argmax', 'x:argmax([dim [, keepdim]]) -> Tensor (int64)', [[The 1-based index of the largest element (of all, or along dim).]])
 doc('Tensor:argmin', 'x:argmin([dim [, keepdim]]) -> Tensor (int64)', [[The 1-based index of the smallest element.]])
 doc('Tensor:prod', 'x:prod([dim [, keepdim]]) -> Tensor', [[The product of all elements or along dim.]])
-doc('Tensor:norm', 'x:norm([p [, dim [, keepdim]]]) -> Tensor', [[The p-norm (p = 2 by default; math.huge gives the largest |x|).]])
+doc('Tensor:norm', 'x:norm([p [, dim or {dims} [, keepdim]]]) -> Tensor', [[The p-norm (p = 2 by default; math.huge gives the largest |x|), of all elements, along dim or over several dims.]])
 doc('Tensor:cumsum', 'x:cumsum(dim) -> Tensor', [[Running sums along dim (an inclusive scan).]])
 
 -- ---------------------------------------------------------------- shape, joining, indexing
@@ -282,6 +304,17 @@ doc('Tensor:to', "x:to(dtype_or_device) or x:to({dtype=, device=}) -> Tensor",
 doc('Tensor:cuda', 'x:cuda() -> Tensor',
   [[x on the GPU. Tensors live on the CPU in this version, so this raises and says why.]])
 doc('Tensor:cpu', 'x:cpu() -> Tensor', [[x on the CPU (x itself in this version).]])
+doc('Tensor:pin_memory', 'x:pin_memory() -> Tensor', [[x in pinned (page-locked) host memory, which GPU copies read faster.]])
+doc('lm.cuda.memory_allocated', 'lm.cuda.memory_allocated() -> bytes', [[Bytes of GPU memory held by tensors.]])
+doc('lm.cuda.max_memory_allocated', 'lm.cuda.max_memory_allocated() -> bytes', [[The peak of lm.cuda.memory_allocated().]])
+doc('lm.cuda.empty_cache', 'lm.cuda.empty_cache()', [[Gives cached GPU memory back to the driver.]])
+doc('lm.float32', 'lm.float32, lm.float64, lm.int32, lm.int64, lm.uint8 (strings)',
+  [[The dtype names, so {dtype = lm.float64} and x:dtype() == lm.float64 read as in PyTorch (the
+strings 'float64' work the same). Aliases: lm.float, lm.double, lm.int, lm.long.]])
+doc('lm.planned', 'lm.planned -> {globals=, lm=, ["lm.cuda"]=, Tensor=}',
+  [[What docs/API.md promises that this build may not have yet, by where a user meets it: reading
+such a global (nn, viz, ...), calling lm.save or x:pin_memory says it is not built yet, instead of
+Lua's "attempt to index a nil value". A name that exists is simply found.]])
 doc('lm.cuda.is_available', 'lm.cuda.is_available() -> boolean',
   [[True when a CUDA GPU can be used: loads Lumen's CUDA module on first use and asks the driver.]])
 doc('lm.cuda.device_name', 'lm.cuda.device_name() -> string or nil, reason', [[The name of GPU 0.]])
@@ -354,7 +387,7 @@ doc('F.batch_norm', 'F.batch_norm(x, running_mean, running_var [, w, b, training
   [[Normalises each channel (dim 2) with batch statistics when training (updating the running
 ones), else with the running statistics.]])
 doc('F.embedding', 'F.embedding(idx, w) -> Tensor', [[The rows of w (n, d) at the 1-based indices idx: shape idx.shape .. {d}.]])
-doc('F.pad', 'F.pad(x, pads [, value = 0]) -> Tensor', [[x padded with value: pads = {left, right [, top, bottom, ...]}, last dim first.]])
+doc('F.pad', 'F.pad(x, pads [, value = 0]) -> Tensor', [[x padded with value: pads = {left, right [, top, bottom, ...]}, last dim first. Negative pads crop, as in PyTorch: F.pad(x, {-1, -1}) drops the first and last column.]])
 doc('F.one_hot', 'F.one_hot(index [, num_classes]) -> Tensor', [[As lm.one_hot.]])
 
 -- ---------------------------------------------------------------- nn
@@ -518,38 +551,78 @@ doc('data.Compose', 'data.Compose({t1, t2, ...})', [[The batch transforms applie
 
 -- ---------------------------------------------------------------- kernels
 
-local KOPT = "backend='emu'|'cpu'|'cuda'|'auto', block=, trace="
-doc('kernels.reduce', "kernels.reduce(x [, {algo='naive'|'convergent'|'shared'|'coarsened', coarsen=, " .. KOPT .. "}]) -> out, info",
+-- The signature and options of each kernels call come from the table the binding checks options
+-- against (src/lua/kernel_opts.c, lm._kernels.options), so an option help lists is one the binding
+-- takes; show_entry prints the options with their values and defaults, and the counters a run gives
+-- (measured by running the call on kernels.samples). Only the paragraphs are written here.
+local KSPEC = (lm._kernels and lm._kernels.options) or {}
+local function kdoc(name, ret, text)
+  local spec, keys = KSPEC[name], {}
+  for _, o in ipairs(spec or {}) do keys[#keys + 1] = o.key .. '=' end
+  local args = spec and spec.args or ''
+  local sig = string.format('kernels.%s(%s%s{%s}]) -> %s', name, args, args ~= '' and ' [, ' or '[',
+    table.concat(keys, ', '), ret)
+  E['kernels.' .. name] = { sig = sig, doc = text, kernel = name }
+end
+kdoc('reduce', 'out, info',
   [[A parallel sum reduction as in the course: naive (divergent), convergent and shared-memory
-trees, and a coarsened one (several elements per thread first).]])
+trees, and a coarsened one (several elements per thread first). out is a 0-d tensor of x's dtype.]])
 doc('kernels.latency', "kernels.latency([{global=, shared=, constant=, arith=, barrier=, sms=} | 'default']) -> model",
   [[The emulator's latency model in cycles (and its number of SMs), from which modelled_cycles are
 computed: given a table, changes those fields; 'default' restores the defaults. Returns the model
 now in force.]])
-doc('kernels.scan', "kernels.scan(x [, {algo='kogge-stone'|'brent-kung'|'hierarchical', inclusive=true, " .. KOPT .. "}]) -> out, info",
-  [[A parallel prefix sum: Kogge-Stone (log2 n steps, one element per thread), Brent-Kung (two per
-thread, 2 log2 n - 1 steps) or hierarchical for long inputs.]])
-doc('kernels.histogram', "kernels.histogram(bytes_or_tensor, bins [, {algo='global-atomic'|'privatized'|'aggregated', coarsen=, " .. KOPT .. "}]) -> counts, info",
+kdoc('scan', 'out, info',
+  [[A parallel prefix sum of a 1-D x: Kogge-Stone (log2 n steps, one element per thread), Brent-Kung
+(two per thread, 2 log2 n - 1 steps) or hierarchical for long inputs.]])
+kdoc('histogram', 'counts, info',
   [[A parallel histogram with global atomics, privatised (shared-memory) copies, or aggregated
-runs; counts is an int64 tensor of bins counts.]])
-doc('kernels.matmul', "kernels.matmul(a, b [, {algo='naive'|'tiled', tile=16, " .. KOPT .. "}]) -> out, info",
-  [[The course's matrix product, naive (every operand from global memory) or with shared-memory
-tiles of tile x tile (loads counted in info.counters show what tiling saves).]])
-doc('kernels.conv2d', "kernels.conv2d(img, mask [, {algo='naive'|'constant'|'tiled'|'tiled-input'|'tiled-output', tile=16, " .. KOPT .. "}]) -> out, info",
+runs; counts is an int64 tensor of bins counts. The input is a Lua string (byte b falls in bin
+b * bins // 256) or a uint8/int32 tensor of bin indices 0..bins-1.]])
+kdoc('matmul', 'out, info',
+  [[The course's matrix product of two matrices, naive (every operand from global memory) or with
+shared-memory tiles of tile x tile (loads counted in info.counters show what tiling saves).]])
+kdoc('conv2d', 'out, info',
   [[A 2-D convolution of img with a small mask: naive, the mask in constant memory, and tiled
 versions that load input tiles with their halo cells into shared memory.]])
-doc('kernels.spmv', "kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds', " .. KOPT .. "}]) -> y, info",
+kdoc('spmv', 'y, info',
   [[A sparse matrix (from kernels.sparse) times a vector in one of four formats; info.counters
 include padding (ELL's padded slots).]])
 doc('kernels.sparse', 'kernels.sparse(dense) or kernels.sparse{rows=, cols=, vals=, shape={m, n} [, dtype=]} -> A',
   [[A sparse matrix for kernels.spmv, from a dense 2-D tensor or from 1-based (row, col, value)
 triplets.]])
-doc('kernels.divergence', "kernels.divergence([{pattern='even-odd'|'half-warp'|'none', warps=, " .. KOPT .. "}]) -> out, info",
+kdoc('divergence', 'out, info',
   [[Shows warp divergence: info.counters.simd_efficiency is the share of lanes kept busy over the
 divergent region.]])
-doc('kernels.streams', 'kernels.streams([{segments=, bytes=, copy_engines=, pcie_gbps=, clock_ghz=, sms=, backend=}]) -> out, info',
+kdoc('streams', 'out, info',
   [[Copies and kernels split into segments on streams, so transfers overlap computation;
 info.timeline shows what ran when, against the serial schedule.]])
+
+--- The counters a run of kernels.<name> gives, per backend that runs here: {{backend, names}, ...}
+--- (from running kernels.samples[name]; measured once per session).
+local counter_cache = {}
+function H.kernel_counters(name)
+  if counter_cache[name] then return counter_cache[name] end
+  local ok, K = pcall(require, 'kernels')
+  local sample = ok and K.samples and K.samples[name]
+  local out = {}
+  for _, o in ipairs(KSPEC[name] or {}) do
+    if o.key == 'backend' then
+      for _, b in ipairs(o.values or {}) do
+        if b ~= 'auto' and (b ~= 'cuda' or lm.cuda.is_available()) and sample then
+          local args = table.pack(sample())
+          args[args.n].backend = b
+          local okr, _, info = pcall(K[name], table.unpack(args, 1, args.n))
+          local names = okr and type(info) == 'table' and rawget(info, 'counter_names')
+          out[#out + 1] = { b, names and table.concat(names, ', ') or ('(not run: ' .. tostring(_) .. ')') }
+        elseif b == 'cuda' then
+          out[#out + 1] = { b, '(no GPU here: ' .. tostring(lm.cuda.unavailable_reason()) .. ')' }
+        end
+      end
+    end
+  end
+  counter_cache[name] = out
+  return out
+end
 
 -- ---------------------------------------------------------------- viz
 
@@ -692,6 +765,16 @@ local function show_entry(name, note, paint)
   if missing then print(paint('33', wrap(missing, '  ', 96))) end
   print(wrap(e.doc, '  ', 96))
   if note then print(wrap(note, '  ', 96)) end
+  if e.kernel then
+    print('  options:')
+    for _, o in ipairs(KSPEC[e.kernel] or {}) do
+      local values = o.values and ("'" .. table.concat(o.values, "' | '") .. "'") or
+          (o.kind == 'boolean' and 'true | false' or o.kind)
+      print(wrap(o.key .. ' = ' .. values .. ' (default ' .. o.default .. '): ' .. o.doc, '    ', 96))
+    end
+    print('  counters in info.counters (for the default options):')
+    for _, c in ipairs(H.kernel_counters(e.kernel)) do print(wrap(c[1] .. ': ' .. c[2], '    ', 96)) end
+  end
   local methods = {}
   for k in pairs(E) do
     if k:sub(1, #name + 1) == name .. ':' then methods[#methods + 1] = k end

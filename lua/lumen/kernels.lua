@@ -26,6 +26,22 @@ local kernels = {
   -- kernels.streams{segments=, bytes=, copy_engines=, pcie_gbps=, clock_ghz=, sms=}
   streams = K.streams,
   latency = K.latency, -- kernels.latency{global=, shared=, constant=, arith=, barrier=, sms=}
+  -- What each call takes: {call = {args=, {key=, kind=, values=, default=, doc=}, ...}}, the table
+  -- the binding checks options against (src/lua/kernel_opts.c); :help kernels.<call> prints it.
+  options = K.options,
+}
+
+--- Small inputs of each call, for :help (which counters a run gives) and the tests: returns the
+--- positional arguments and an options table to add to.
+kernels.samples = {
+  reduce = function() return lm.arange(1, 65):float(), {} end,
+  scan = function() return lm.arange(1, 17):float(), {} end,
+  histogram = function() return 'the course of parallel patterns', 8, {} end,
+  matmul = function() return lm.ones(8, 8), lm.ones(8, 8), {} end,
+  conv2d = function() return lm.ones(8, 8), lm.ones(3, 3), {} end,
+  spmv = function() return kernels.sparse(lm.eye(8)), lm.ones(8), {} end,
+  divergence = function() return {} end,
+  streams = function() return { bytes = 4096 } end,
 }
 
 --- tostring(info): what ran where, then the counters in their order.

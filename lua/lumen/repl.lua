@@ -133,18 +133,18 @@ local function describe(v)
     return 'tensor', shape_text(v) .. extra, v:nbytes()
   end
   if t == 'table' then
-    local n, bytes, tensors = 0, 0, 0
+    local n, bytes, held = 0, 0, {}
     for _, x in next, v do
       n = n + 1
       if lm.is_tensor(x) and not x:is_closed() then
-        tensors = tensors + 1
+        held[#held + 1] = x
         bytes = bytes + x:nbytes()
       end
       if n >= 100000 then break end
     end
     local info = n .. (n == 1 and ' entry' or ' entries')
-    if tensors > 0 then info = info .. ', ' .. tensors .. ' tensors' end
-    return 'table', info, bytes
+    if #held > 0 then info = info .. ', ' .. #held .. ' tensors' end
+    return 'table', info, bytes, held
   end
   if t == 'function' then
     local d = debug.getinfo(v, 'S')
@@ -167,20 +167,33 @@ local function who()
     return
   end
   local rows, w = {}, { 4, 4, 4 }
-  local total, ntensors = 0, 0
+  -- a tensor held in several places (y = x, a table of them) counts once in the totals: `first`
+  -- names where it was seen first
+  local total, ntensors, first = 0, 0, {}
+  local function count(x, where)
+    if first[x] then return false end
+    first[x] = where
+    ntensors = ntensors + 1
+    total = total + x:nbytes()
+    return true
+  end
   for _, k in ipairs(names) do
-    local t, info, bytes = describe(rawget(_G, k))
-    if t == 'tensor' then ntensors = ntensors + 1 end
-    if bytes and (t == 'tensor' or t == 'table') then total = total + bytes end
+    local v = rawget(_G, k)
+    local t, info, bytes, held = describe(v)
     local mem = (bytes and (t == 'tensor' or t == 'table')) and M.bytes(bytes) or ''
+    if t == 'tensor' and not v:is_closed() and not count(v, k) then
+      mem = mem .. ' (counted under ' .. first[v] .. ')'
+    end
+    for _, x in ipairs(held or {}) do count(x, k) end
     rows[#rows + 1] = { k, t, info, mem }
     w[1], w[2], w[3] = math.max(w[1], #k), math.max(w[2], #t), math.max(w[3], math.min(#info, 48))
   end
   local fmt = '%-' .. w[1] .. 's  %-' .. w[2] .. 's  %-' .. w[3] .. 's  %s'
   print(paint('1', string.format(fmt, 'name', 'type', 'what', 'memory')))
   for _, r in ipairs(rows) do print(string.format(fmt, r[1], r[2], r[3], r[4])) end
-  print(paint('2', string.format('%d globals, %d tensors, %s in tensors they hold (views count their '
-    .. 'own elements); :mem for the whole process', #names, ntensors, M.bytes(total))))
+  print(paint('2', string.format('%d globals, %d tensors, %s in the tensors they hold (a tensor held '
+    .. 'twice counts once; views count their own elements); :mem for the whole process', #names,
+    ntensors, M.bytes(total))))
 end
 
 local function mem()
@@ -344,10 +357,16 @@ local function members(v, sep)
   if type(v) == 'string' then return sep == ':' and keys_of(string, true) or {} end
   if type(v) == 'table' then return keys_of(v, sep == ':') end
   local mt = getmetatable(v)
-  if type(mt) == 'table' and type(rawget(mt, '__index')) == 'table' then
-    return keys_of(rawget(mt, '__index'), sep == ':')
+  if type(mt) ~= 'table' then return {} end
+  if type(rawget(mt, '__index')) == 'table' then return keys_of(rawget(mt, '__index'), sep == ':') end
+  -- a userdata whose __index is a function (a kernel's trace, a sparse matrix) lists its methods
+  -- and fields in its metatable (src/lua/kernels.c)
+  local out = {}
+  if type(rawget(mt, 'methods')) == 'table' then keys_of(rawget(mt, 'methods'), true, out) end
+  if sep == '.' and type(rawget(mt, 'fields')) == 'table' then
+    for _, f in ipairs(rawget(mt, 'fields')) do out[#out + 1] = f end
   end
-  return {}
+  return out
 end
 
 local function complete_files(word)

@@ -84,6 +84,12 @@ static int preload_globals(lua_State *L)
 		lua_call(L, 1, 1);
 		lua_setglobal(L, modules[i]);
 	}
+	/* and those not built say so when a script or the REPL reads their global (init.lua) */
+	lua_getglobal(L, "lm");
+	lua_getfield(L, -1, "_guard_globals");
+	lua_pushglobaltable(L);
+	lua_call(L, 1, 0);
+	lua_pop(L, 1);
 	return 0;
 }
 

@@ -8,24 +8,13 @@
 
 #include "iter.h"
 
-/* Saturating float->integer conversion (a plain cast of NaN or out-of-range values is UB). */
-#define SAT(T, lo, hi)                                                                              \
-	static inline T sat_##T(double v)                                                               \
-	{                                                                                           \
-		if (!(v > (double)(lo))) return isnan(v) ? 0 : (T)(lo);                                    \
-		if (v >= (double)(hi)) return (T)(hi);                                                      \
-		return (T)v;                                                                                \
-	}
-SAT(int32_t, -2147483648.0, 2147483647.0)
-SAT(int64_t, -9223372036854775808.0, 9223372036854774784.0)
-/* as lmi_store (dtype.c): saturated to int32, then wrapped, whichever path converts */
-static inline uint8_t sat_uint8_t(double v) { return (uint8_t)(sat_int32_t(v) & 0xff); }
+/* Float->integer conversion as lmi_store does it, whichever path converts (lmi.h, lmi_wrap_u64:
+ * truncation, then modulo 2^bits; NaN and infinities give 0; a plain cast of those is UB). */
+#define CONV_F(T, v) _Generic((T)0, int32_t: (int32_t)(uint32_t)lmi_wrap_u64(v),                     \
+	int64_t: (int64_t)lmi_wrap_u64(v), uint8_t: (uint8_t)lmi_wrap_u64(v), default: (T)(v))
 
-#define CONV_F(T, v) _Generic((T)0, int32_t: sat_int32_t(v), int64_t: sat_int64_t(v),              \
-	uint8_t: sat_uint8_t(v), default: (T)(v))
-
-/* One kernel per (destination, source) pair. Float sources go through the saturating path when
- * the destination is an integer; everything else is a C conversion. */
+/* One kernel per (destination, source) pair. Float sources go through lmi_wrap_u64 when the
+ * destination is an integer; everything else is a C conversion (integers wrap modulo 2^bits). */
 #define COPY_KERNEL(DT, ST, SRC_IS_FLOAT)                                                           \
 	static void copy_##DT##_##ST(void *ctx, char **p, const int64_t *s, int64_t n)                  \
 	{                                                                                           \

@@ -66,26 +66,15 @@ double lmi_load(const void *p, lm_dtype dt)
 	}
 }
 
-/* Float to integer conversion truncates toward zero; NaN and out-of-range values saturate
- * instead of invoking undefined behaviour. */
-static int64_t to_i64(double v, double lo, double hi)
-{
-	if (isnan(v)) return 0;
-	if (v <= lo) return (int64_t)lo;
-	if (v >= hi) return (int64_t)hi;
-	return (int64_t)v;
-}
-
+/* Float to integer: truncation, then modulo 2^bits (lmi_wrap_u64 says why). */
 void lmi_store(void *p, lm_dtype dt, double v)
 {
 	switch (dt) {
 	case LM_FLOAT32: *(float *)p = (float)v; break;
 	case LM_FLOAT64: *(double *)p = v; break;
-	case LM_INT32: *(int32_t *)p = (int32_t)to_i64(v, -2147483648.0, 2147483647.0); break;
-	case LM_INT64:
-		*(int64_t *)p = to_i64(v, -9223372036854775808.0, 9223372036854774784.0);
-		break;
-	case LM_UINT8: *(uint8_t *)p = (uint8_t)(to_i64(v, -2147483648.0, 2147483647.0) & 0xff); break;
+	case LM_INT32: *(int32_t *)p = (int32_t)(uint32_t)lmi_wrap_u64(v); break;
+	case LM_INT64: *(int64_t *)p = (int64_t)lmi_wrap_u64(v); break;
+	case LM_UINT8: *(uint8_t *)p = (uint8_t)lmi_wrap_u64(v); break;
 	default: LM_ASSERT(0 && "bad dtype");
 	}
 }

@@ -9,6 +9,7 @@
 #ifndef LUMEN_LMI_H
 #define LUMEN_LMI_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
@@ -51,6 +52,13 @@ lm_status lmi_fail(lm_status s, const char *fmt, ...) __attribute__((format(prin
 /* Same, returning NULL, for constructors. */
 void *lmi_fail_null(lm_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * Messages count from 1, as the Lua API does (lumen/core.h, "errors"): a dim, an index, a position
+ * or an entry of a list is named in a message by its 1-based number. lmi_1 gives it from a 0-based
+ * one; negative numbers (counted from the end, -1 the last) read the same either way.
+ */
+static inline long long lmi_1(int64_t i) { return i >= 0 ? (long long)i + 1 : (long long)i; }
+
 /* Shape as text into a per-thread ring of buffers; valid until 8 more calls on this thread. */
 const char *lmi_shape_s(const lm_tensor *t);
 const char *lmi_dims_s(int ndim, const int64_t *shape);
@@ -82,6 +90,8 @@ lm_tensor *lmi_view_of(const lm_tensor *t, int ndim, const int64_t *shape, const
 void lmi_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride);
 /* Normalises dim in [-ndim, ndim) to [0, ndim); LM_ERR_INDEX with fname otherwise. */
 lm_status lmi_wrap_dim(const char *fname, int dim, int ndim, int *out);
+/* The values an integer dtype holds (int64's for a float dtype). */
+void lmi_int_range(lm_dtype dt, int64_t *lo, int64_t *hi);
 /* Address of element at linear C-order index i of t (slow; for tests and small paths). */
 void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx);
 static inline char *lmi_data(const lm_tensor *t)
@@ -90,9 +100,30 @@ static inline char *lmi_data(const lm_tensor *t)
 }
 static inline void lmi_bump_version(lm_tensor *t) { t->storage->version++; }
 
-/* Reads/writes one element of dtype dt at p as double. */
+/* Reads/writes one element of dtype dt at p as double (lmi_store converts as lmi_wrap_u64). */
 double lmi_load(const void *p, lm_dtype dt);
 void lmi_store(void *p, lm_dtype dt, double v);
+
+/*
+ * Float to integer conversion, one rule for every integer dtype and every path (copies, x:long(),
+ * x:byte(), fills, numbers next to integer tensors): the value is truncated toward zero and kept
+ * modulo 2^bits, as integer to integer conversion keeps it (two's complement, as PyTorch and C do
+ * for integers). Values that fit convert exactly, as in PyTorch; beyond the range PyTorch's result
+ * is undefined (x86 gives the lowest integer) and Lumen's wraps: 300.0 -> uint8 44 and -1.0 -> 255
+ * (PyTorch's too), 2^64 + 2^12 -> int64 4096. NaN and infinities give 0. Returns the low 64 bits; the caller narrows them
+ * (uint64 to uint32/uint8 is modular, and gcc converts unsigned to signed modulo 2^bits).
+ */
+static inline uint64_t lmi_wrap_u64(double v)
+{
+	if (v > -9223372036854775808.0 && v < 9223372036854775808.0)
+		return (uint64_t)(int64_t)v; /* the common case: a C conversion, truncating */
+	if (!(v - v == 0)) return 0;  /* NaN, +-inf */
+	/* |v| >= 2^63: v is an integer and a multiple of 2^11, so is its remainder, which therefore
+	 * stays exact when 2^64 is added to make it non-negative */
+	double m = fmod(v, 18446744073709551616.0);
+	if (m < 0) m += 18446744073709551616.0;
+	return (uint64_t)m;
+}
 
 /* ---------------------------------------------------------------- strided iteration */
 /*

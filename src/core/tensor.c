@@ -68,8 +68,8 @@ lm_status lmi_check_shape(const char *fname, int ndim, const int64_t *shape)
 	if (ndim > 0 && !shape) return lmi_fail(LM_ERR_ARG, "%s: shape is NULL", fname);
 	for (int i = 0; i < ndim; i++)
 		if (shape[i] < 0)
-			return lmi_fail(LM_ERR_ARG, "%s: size %lld at dim %d is negative", fname,
-			                (long long)shape[i], i);
+			return lmi_fail(LM_ERR_ARG, "%s: size %lld at dim %lld is negative", fname,
+			                (long long)shape[i], lmi_1(i));
 	return LM_OK;
 }
 
@@ -94,8 +94,8 @@ lm_status lmi_wrap_dim(const char *fname, int dim, int ndim, int *out)
 {
 	int n = ndim > 0 ? ndim : 1; /* a 0-d tensor accepts dim 0 / -1, as in PyTorch */
 	if (dim < -n || dim >= n)
-		return lmi_fail(LM_ERR_INDEX, "%s: dim %d out of range for a %d-d tensor (expected %d..%d)",
-		                fname, dim, ndim, -n, n - 1);
+		return lmi_fail(LM_ERR_INDEX, "%s: dim %lld is out of range for a %d-d tensor (expected "
+		                "1..%d or -%d..-1)", fname, lmi_1(dim), ndim, n, n);
 	*out = dim < 0 ? dim + n : dim;
 	return LM_OK;
 }
@@ -228,11 +228,69 @@ lm_tensor *lm_arange(double start, double stop, double step, lm_dtype dt)
 	if (len > 9.0e15)
 		return lmi_fail_null(LM_ERR_OVERFLOW, "arange: %g elements are too many", len);
 	int64_t n = (int64_t)len;
+	if (n > 0 && !lm_dtype_is_float(dt)) { /* the values must fit: no silent wrap-around */
+		int64_t lo, hi;
+		lmi_int_range(dt, &lo, &hi);
+		double last = start + (double)(n - 1) * step, a = trunc(start), b = trunc(last);
+		double top = dt == LM_INT64 ? 9223372036854775808.0 : (double)hi + 1;
+		if (a < (double)lo || a >= top || b < (double)lo || b >= top)
+			return lmi_fail_null(LM_ERR_ARG, "arange: the values %g .. %g do not fit %s (%lld..%lld)",
+			                     start, last, lm_dtype_name(dt), (long long)lo, (long long)hi);
+	}
 	lm_tensor *t = lmi_empty("arange", 1, &n, dt);
 	if (!t) return NULL;
 	char *p = t->storage->data;
 	size_t es = lm_dtype_size(dt);
 	for (int64_t i = 0; i < n; i++) lmi_store(p + i * es, dt, start + (double)i * step);
+	return t;
+}
+
+void lmi_int_range(lm_dtype dt, int64_t *lo, int64_t *hi)
+{
+	switch (dt) {
+	case LM_UINT8: *lo = 0, *hi = UINT8_MAX; break;
+	case LM_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+	default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+	}
+}
+
+lm_tensor *lm_arange_int(int64_t start, int64_t stop, int64_t step, lm_dtype dt)
+{
+	if (step == 0)
+		return lmi_fail_null(LM_ERR_ARG, "arange: start %lld, stop %lld: step must be non-zero",
+		                     (long long)start, (long long)stop);
+	/* the length in unsigned arithmetic: stop - start may exceed int64 (-2^62 .. 2^62 + 1) */
+	uint64_t span = step > 0 ? (stop > start ? (uint64_t)stop - (uint64_t)start : 0)
+	                         : (start > stop ? (uint64_t)start - (uint64_t)stop : 0);
+	uint64_t s = step > 0 ? (uint64_t)step : (uint64_t)0 - (uint64_t)step;
+	uint64_t len = span / s + (span % s != 0);
+	if (len > (uint64_t)INT64_MAX)
+		return lmi_fail_null(LM_ERR_OVERFLOW, "arange: %llu elements are too many",
+		                     (unsigned long long)len);
+	int64_t n = (int64_t)len;
+	/* the last value start + (n - 1) step lies between start and stop: no overflow */
+	int64_t last = n ? (int64_t)((uint64_t)start + (uint64_t)(n - 1) * (uint64_t)step) : start;
+	if (n > 0 && !lm_dtype_is_float(dt)) {
+		int64_t lo, hi;
+		lmi_int_range(dt, &lo, &hi);
+		if (start < lo || start > hi || last < lo || last > hi)
+			return lmi_fail_null(LM_ERR_ARG, "arange: the values %lld .. %lld do not fit %s "
+			                     "(%lld..%lld)", (long long)start, (long long)last, lm_dtype_name(dt),
+			                     (long long)lo, (long long)hi);
+	}
+	lm_tensor *t = lmi_empty("arange", 1, &n, dt);
+	if (!t) return NULL;
+	char *p = t->storage->data;
+	size_t es = lm_dtype_size(dt);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v = (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step);
+		switch (dt) {
+		case LM_INT64: ((int64_t *)(void *)p)[i] = v; break;
+		case LM_INT32: ((int32_t *)(void *)p)[i] = (int32_t)v; break;
+		case LM_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+		default: lmi_store(p + i * es, dt, (double)v); break;
+		}
+	}
 	return t;
 }
 
@@ -286,7 +344,7 @@ int64_t lm_tensor_size(const lm_tensor *t, int dim)
 {
 	int d;
 	if (t->ndim == 0) {
-		lmi_fail(LM_ERR_INDEX, "size: a 0-d tensor has no dims (asked for dim %d)", dim);
+		lmi_fail(LM_ERR_INDEX, "size: a 0-d tensor has no dims (asked for dim %lld)", lmi_1(dim));
 		return -1;
 	}
 	if (lmi_wrap_dim("size", dim, t->ndim, &d)) return -1;
@@ -329,8 +387,8 @@ static lm_status check_index(const char *fname, const lm_tensor *t, const int64_
 	for (int i = 0; i < t->ndim; i++) {
 		int64_t k = idx[i] < 0 ? idx[i] + t->shape[i] : idx[i];
 		if (k < 0 || k >= t->shape[i])
-			return lmi_fail(LM_ERR_INDEX, "%s: index %lld out of range for dim %d of size %lld",
-			                fname, (long long)idx[i], i, (long long)t->shape[i]);
+			return lmi_fail(LM_ERR_INDEX, "%s: index %lld is out of range for dim %lld of size %lld",
+			                fname, lmi_1(idx[i]), lmi_1(i), (long long)t->shape[i]);
 		norm[i] = k;
 	}
 	return LM_OK;

@@ -75,6 +75,7 @@ static int l_full(lua_State *L)
 	lml_checkopts(L, 3, &o);
 	lml_checkdevice(L, &o);
 	if (!o.has_dtype && lua_isinteger(L, 2) && !o.requires_grad) o.dtype = LM_INT64;
+	lml_checkstore(L, 2, o.dtype, "value", NULL);
 	lm_tensor *exact = lml_exact_integer(L, 2, o.dtype); /* past 2^53 */
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
@@ -96,6 +97,8 @@ static int like(lua_State *L, kind k, int has_value)
 	lm_dtype dt = o.has_dtype ? o.dtype : lm_tensor_dtype(x);
 	if ((k == K_RAND || k == K_RANDN) && !lm_dtype_is_float(dt))
 		lml_error(L, "needs a float dtype, got %s", lm_dtype_name(dt));
+	if (has_value) lml_checkstore(L, 2, dt, "value", NULL);
+	lm_tensor *exact = has_value ? lml_exact_integer(L, 2, dt) : NULL; /* past 2^53 */
 	int n = lm_tensor_ndim(x);
 	const int64_t *shape = lm_tensor_shape(x);
 	lm_tensor **box = lml_newbox(L);
@@ -105,6 +108,7 @@ static int like(lua_State *L, kind k, int has_value)
 	else
 		LML_TRY(L, t, make(k, n, shape, dt));
 	lml_result(L, box, t);
+	if (exact && lm_copy_(t, exact)) lml_core_error(L);
 	lml_applyopts(L, t, &o);
 	return 1;
 }
@@ -146,9 +150,15 @@ static int l_arange(lua_State *L)
 	if (step == 0) lml_error(L, "step must not be 0");
 	lml_checkdevice(L, &o);
 	lm_dtype dt = o.has_dtype ? o.dtype : (all_int && !o.requires_grad ? LM_INT64 : LM_FLOAT32);
+	/* Lua integers stay exact (past 2^53 a double would round them) */
+	int64_t is = top == 1 ? 0 : lua_tointeger(L, 1), ie = lua_tointeger(L, top == 1 ? 1 : 2);
+	int64_t ip = top == 3 ? lua_tointeger(L, 3) : 1;
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, lm_arange(start, stop, step, dt));
+	if (all_int && !lm_dtype_is_float(dt))
+		LML_TRY(L, t, lm_arange_int(is, ie, ip, dt));
+	else
+		LML_TRY(L, t, lm_arange(start, stop, step, dt));
 	lml_result(L, box, t);
 	lml_applyopts(L, t, &o);
 	return 1;

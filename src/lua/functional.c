@@ -341,16 +341,26 @@ static int f_pad(lua_State *L)
 		lml_error(L, "pads must hold pairs (before, after), at most one per dim of the %d-d "
 		          "input, got %d numbers", lm_tensor_ndim(x), n);
 	int64_t pads[2 * LM_MAX_DIMS];
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++) { /* negative pads crop, as in PyTorch */
+		char what[24];
+		snprintf(what, sizeof what, "pad %d", i + 1);
 		lua_rawgeti(L, 2, i + 1);
-		pads[i] = lml_checkinteger(L, -1, "pad");
-		if (pads[i] < 0) lml_error(L, "pad %d is negative (%lld)", i + 1, (long long)pads[i]);
+		pads[i] = lml_checkinteger(L, -1, what);
 		lua_pop(L, 1);
 	}
 	double v = lml_optnumber(L, 3, "value", 0);
+	if (!lua_isnoneornil(L, 3)) lml_checkstore(L, 3, lm_tensor_dtype(x), "value", NULL);
+	lm_tensor *exact = lml_exact_integer(L, 3, lm_tensor_dtype(x)); /* int64 past 2^53 */
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, lm_pad(x, n / 2, pads, v));
+	if (exact) { /* pad x - v with 0, then add v back: exact in int64's wrapping arithmetic */
+		lm_tensor *dx = lm_sub(x, exact), *px = dx ? lm_pad(dx, n / 2, pads, 0) : NULL;
+		r = px ? lm_add(px, exact) : NULL;
+		lm_tensor_release(dx);
+		lm_tensor_release(px);
+	} else {
+		LML_TRY(L, r, lm_pad(x, n / 2, pads, v));
+	}
 	return lml_result(L, box, r);
 }
 
@@ -447,7 +457,13 @@ void lml_open_functional(lua_State *L, int mt, int m, int lm)
 	lua_newtable(L); /* lm.nn */
 	lua_newtable(L); /* lm.nn.functional */
 	lml_setfuncs(L, -1, "F.", functions, 0);
-	lua_getfield(L, lm, "one_hot"); /* bound in index.c, opened before */
+	/* F.one_hot: lm.one_hot's C function (index.c, opened before) under its own name, so that its
+	 * errors say F.one_hot */
+	lua_getfield(L, lm, "one_hot");
+	lua_CFunction one_hot = lua_tocfunction(L, -1);
+	lua_pop(L, 1);
+	lua_pushliteral(L, "F.one_hot");
+	lua_pushcclosure(L, one_hot, 1);
 	lua_setfield(L, -2, "one_hot");
 	lua_setfield(L, -2, "functional");
 	lua_setfield(L, lm, "nn");

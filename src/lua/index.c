@@ -113,9 +113,11 @@ static int t_masked_fill(lua_State *L)
 	lm_tensor *x = lml_checkself(L);
 	lm_tensor *mask = lml_checktensor(L, 2, "mask");
 	double v = lml_checknumber(L, 3, "value");
+	lml_checkstore(L, 3, lm_tensor_dtype(x), "value", NULL);
+	lm_tensor *exact = lml_exact_integer(L, 3, lm_tensor_dtype(x)); /* past 2^53: no double */
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, lm_masked_fill(x, mask, v));
+	LML_TRY(L, r, exact ? lm_where(mask, exact, x) : lm_masked_fill(x, mask, v));
 	return lml_result(L, box, r);
 }
 

@@ -58,107 +58,6 @@ static int64_t opt_integer(lua_State *L, int t, const char *k, int64_t def)
 	return v;
 }
 
-static int opt_boolean(lua_State *L, int t, const char *k, int def)
-{
-	char what[40];
-	snprintf(what, sizeof what, "option %s", k);
-	lml_rawfield(L, t, k);
-	int v = lml_optboolean(L, -1, what, def);
-	lua_pop(L, 1);
-	return v;
-}
-
-/* The options every call takes; each call adds its own (extra). */
-static const char *const common_opts[] = {"backend", "algo", "block", "coarsen", "trace",
-                                          "inclusive", "trace_cap", "repeats", NULL};
-
-/* An option that C reads as "default" when 0: given, it must be positive. */
-static int64_t opt_count(lua_State *L, int t, const char *k)
-{
-	lml_rawfield(L, t, k);
-	bool given = !lua_isnil(L, -1);
-	lua_pop(L, 1);
-	int64_t v = opt_integer(L, t, k, 0);
-	if (given && v < 1) lml_error(L, "option %s must be at least 1, got %lld", k, (long long)v);
-	return v;
-}
-
-static double opt_rate(lua_State *L, int t, const char *k)
-{
-	char what[40];
-	snprintf(what, sizeof what, "option %s", k);
-	lml_rawfield(L, t, k);
-	bool given = !lua_isnil(L, -1);
-	double v = lml_optnumber(L, -1, what, 0);
-	lua_pop(L, 1);
-	if (given && !(v > 0)) lml_error(L, "option %s must be greater than 0, got %g", k, v);
-	return v;
-}
-
-static bool in_list(const char *k, const char *const *list)
-{
-	for (int i = 0; list && list[i]; i++)
-		if (strcmp(k, list[i]) == 0) return true;
-	return false;
-}
-
-/* Reads the options table at idx (nil/none: defaults); keys other than the common ones and
- * extra (NULL-ended, may be NULL) are errors. */
-static void check_opts_for(lua_State *L, int idx, lm_kernel_opts *o, const char *const *extra)
-{
-	lm_kernel_opts_init(o);
-	if (lua_isnoneornil(L, idx)) return;
-	if (!lua_istable(L, idx)) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "options must be a table, got %s", lml_describe(L, idx, d, sizeof d));
-	}
-	int t = lua_absindex(L, idx);
-	lua_pushnil(L);
-	while (lua_next(L, t)) {
-		lua_pop(L, 1);
-		const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-		if (!k || !(in_list(k, common_opts) || in_list(k, extra))) {
-			char d[LML_DESCRIBE_MAX], list[200];
-			size_t n = 0;
-			for (int i = 0; common_opts[i] && n < sizeof list; i++)
-				n += (size_t)snprintf(list + n, sizeof list - n, "%s, ", common_opts[i]);
-			for (int i = 0; extra && extra[i] && n < sizeof list; i++)
-				n += (size_t)snprintf(list + n, sizeof list - n, "%s, ", extra[i]);
-			if (n >= 2 && n < sizeof list) list[n - 2] = '\0';
-			lml_error(L, "unknown option %s (expected one of %s)", lml_describe(L, -1, d, sizeof d),
-			          list);
-		}
-	}
-	const char *b = opt_string(L, t, "backend");
-	if (b) o->backend = b;
-	o->algo = opt_string(L, t, "algo");
-	lml_rawfield(L, t, "block");
-	bool block_given = !lua_isnil(L, -1);
-	lua_pop(L, 1);
-	o->block = opt_integer(L, t, "block", 0);
-	if (block_given && o->block == 0) /* the core reads 0 as "the default" */
-		lml_error(L, "option block must be a power of two from 1 to %d, got 0", LM_KERNEL_MAX_BLOCK);
-	o->coarsen = opt_integer(L, t, "coarsen", 0);
-	o->trace = opt_boolean(L, t, "trace", -1);
-	o->inclusive = opt_boolean(L, t, "inclusive", -1);
-	o->trace_cap = opt_integer(L, t, "trace_cap", 0);
-	int64_t r = opt_integer(L, t, "repeats", 0);
-	if (r < 0 || r > 1000) lml_error(L, "option repeats must lie in 1..1000, got %lld", (long long)r);
-	o->repeats = (int)r;
-	if (in_list("tile", extra)) o->tile = opt_count(L, t, "tile");
-	if (in_list("format", extra)) o->format = opt_string(L, t, "format");
-	if (in_list("pattern", extra)) o->pattern = opt_string(L, t, "pattern");
-	if (in_list("warps", extra)) o->warps = opt_count(L, t, "warps");
-	if (in_list("segments", extra)) o->segments = opt_count(L, t, "segments");
-	if (in_list("bytes", extra)) o->bytes = opt_count(L, t, "bytes");
-	if (in_list("copy_engines", extra)) o->copy_engines = opt_count(L, t, "copy_engines");
-	if (in_list("sms", extra)) o->sms = opt_count(L, t, "sms");
-	if (in_list("pcie_gbps", extra)) o->pcie_gbps = opt_rate(L, t, "pcie_gbps");
-	if (in_list("clock_ghz", extra)) o->clock_ghz = opt_rate(L, t, "clock_ghz");
-}
-
-static void check_opts(lua_State *L, int idx, lm_kernel_opts *o) { check_opts_for(L, idx, o, NULL); }
-
 /* ---------------------------------------------------------------- traces */
 
 /* The trace box at idx; raises "self must be a trace, got X" otherwise. */
@@ -428,7 +327,7 @@ static int info_gc(lua_State *L)
 }
 
 /* Pushes the info table for the boxed info (the box keeps ownership until collected). */
-static void push_info(lua_State *L, lm_kernel_info *info, int tracebox)
+static void push_info(lua_State *L, lm_kernel_info *info, int tracebox, int want_trace)
 {
 	lua_createtable(L, 0, 8);
 	luaL_setmetatable(L, INFO_TABLE_MT);
@@ -457,7 +356,7 @@ static void push_info(lua_State *L, lm_kernel_info *info, int tracebox)
 	lua_setfield(L, -3, "counter_names");
 	lua_setfield(L, -2, "counters");
 	lm_trace *t = lm_kernel_info_trace(info);
-	if (t) {
+	if (t && want_trace) { /* trace=false: none, though the emulator records one anyway */
 		lm_trace **box = lua_touserdata(L, tracebox);
 		*box = lm_trace_retain(t);
 		lua_pushvalue(L, tracebox);
@@ -538,25 +437,36 @@ static int run_call(lua_State *L, const call_args *c)
 	if (st != LM_OK) kernel_error(L);
 	lml_setbox(L, out, y);
 	lua_pushvalue(L, outbox);
-	push_info(L, *ibox, tracebox);
+	push_info(L, *ibox, tracebox, c->o.trace != 0);
 	return 2;
 }
 
-static int call_pattern(lua_State *L,
+static int call_pattern(lua_State *L, const char *name,
                         lm_status (*fn)(const lm_tensor *, const lm_kernel_opts *, lm_tensor **,
                                         lm_kernel_info **))
 {
 	call_args c = {.kind = CALL_ONE, .one = fn};
 	c.a = lml_checktensor(L, 1, "argument 1");
-	check_opts(L, 2, &c.o);
+	lml_kernel_opts(L, 2, name, &c.o);
 	return run_call(L, &c);
 }
 
-/* kernels.reduce(x [, {algo=, backend=, block=, coarsen=, trace=, repeats=, trace_cap=}]) */
-static int k_reduce(lua_State *L) { return call_pattern(L, lm_kernel_reduce); }
+/* kernels.reduce(x [, opts]): the options are kernel_opts.c's (all of them, for every call) */
+static int k_reduce(lua_State *L) { return call_pattern(L, "reduce", lm_kernel_reduce); }
 
-/* kernels.scan(x [, {algo=, inclusive=, backend=, block=, coarsen=, trace=, ...}]) */
-static int k_scan(lua_State *L) { return call_pattern(L, lm_kernel_scan); }
+/* kernels.scan(x [, opts]): x 1-D (the core would scan a matrix's elements in C order as one
+ * sequence, which no user means by a scan of a matrix) */
+static int k_scan(lua_State *L)
+{
+	lm_tensor *x = lml_checktensor(L, 1, "argument 1");
+	if (lm_tensor_ndim(x) != 1) {
+		char b[LM_SHAPE_STR_MAX];
+		lml_error(L, "x must be 1-D, got shape %s (x:flatten() scans every element in order, "
+		          "x[i] one row; lm.cumsum(x, dim) scans along a dim)",
+		          lm_shape_str(lm_tensor_ndim(x), lm_tensor_shape(x), b, sizeof b));
+	}
+	return call_pattern(L, "scan", lm_kernel_scan);
+}
 
 /* kernels.histogram(string_or_tensor, bins [, {algo=, coarsen=, backend=, block=, ...}]) */
 static int k_histogram(lua_State *L)
@@ -566,50 +476,58 @@ static int k_histogram(lua_State *L)
 		c.bytes = lua_tolstring(L, 1, &c.nbytes);
 	} else if (lml_totensor(L, 1)) {
 		c.a = lml_totensor(L, 1);
+	} else if (lml_tobox(L, 1)) {
+		lml_checktensor(L, 1, "argument 1"); /* closed */
 	} else {
 		char d[LML_DESCRIBE_MAX];
 		lml_error(L, "argument 1 must be a string or a tensor of bin indices, got %s",
 		          lml_describe(L, 1, d, sizeof d));
 	}
 	c.bins = lml_checkinteger(L, 2, "bins (argument 2)");
-	check_opts(L, 3, &c.o);
+	lml_kernel_opts(L, 3, "histogram", &c.o);
+	/* bin indices count from 0 (a bin is a value), positions from 1 (every message) */
+	lm_dtype dt = c.a ? lm_tensor_dtype(c.a) : LM_FLOAT32;
+	int64_t bad, pos[LM_MAX_DIMS];
+	if (c.a && (dt == LM_UINT8 || dt == LM_INT32) && c.bins >= 1 &&
+	    lml_find_out_of_range(c.a, 0, c.bins - 1, &bad, pos)) {
+		char b[LM_SHAPE_STR_MAX];
+		lml_error(L, "element %s is %lld, not a bin index in 0..%lld (bins %lld)",
+		          lm_shape_str(lm_tensor_ndim(c.a), pos, b, sizeof b), (long long)bad,
+		          (long long)c.bins - 1, (long long)c.bins);
+	}
 	return run_call(L, &c);
 }
 
-static int call_two(lua_State *L,
+static int call_two(lua_State *L, const char *name,
                     lm_status (*fn)(const lm_tensor *, const lm_tensor *, const lm_kernel_opts *,
                                     lm_tensor **, lm_kernel_info **))
 {
-	static const char *const extra[] = {"tile", NULL};
 	call_args c = {.kind = CALL_TWO, .two = fn};
 	c.a = lml_checktensor(L, 1, "argument 1");
 	c.b = lml_checktensor(L, 2, "argument 2");
-	check_opts_for(L, 3, &c.o, extra);
+	lml_kernel_opts(L, 3, name, &c.o);
 	return run_call(L, &c);
 }
 
-/* kernels.matmul(a, b [, {algo='naive'|'tiled', tile=, backend=, ...}]) */
-static int k_matmul(lua_State *L) { return call_two(L, lm_kernel_matmul); }
+/* kernels.matmul(a, b [, opts]) */
+static int k_matmul(lua_State *L) { return call_two(L, "matmul", lm_kernel_matmul); }
 
-/* kernels.conv2d(img, mask [, {algo=, tile=, backend=, ...}]) */
-static int k_conv2d(lua_State *L) { return call_two(L, lm_kernel_conv2d); }
+/* kernels.conv2d(img, mask [, opts]) */
+static int k_conv2d(lua_State *L) { return call_two(L, "conv2d", lm_kernel_conv2d); }
 
-/* kernels.divergence([{pattern=, warps=, backend=, block=, trace=, ...}]) */
+/* kernels.divergence([opts]) */
 static int k_divergence(lua_State *L)
 {
-	static const char *const extra[] = {"pattern", "warps", NULL};
 	call_args c = {.kind = CALL_NONE, .none = lm_kernel_divergence};
-	check_opts_for(L, 1, &c.o, extra);
+	lml_kernel_opts(L, 1, "divergence", &c.o);
 	return run_call(L, &c);
 }
 
-/* kernels.streams([{segments=, bytes=, copy_engines=, pcie_gbps=, clock_ghz=, sms=, backend=}]) */
+/* kernels.streams([opts]) */
 static int k_streams(lua_State *L)
 {
-	static const char *const extra[] = {"segments", "bytes", "copy_engines", "pcie_gbps",
-	                                    "clock_ghz", "sms", NULL};
 	call_args c = {.kind = CALL_NONE, .none = lm_kernel_streams};
-	check_opts_for(L, 1, &c.o, extra);
+	lml_kernel_opts(L, 1, "streams", &c.o);
 	return run_call(L, &c);
 }
 
@@ -834,11 +752,10 @@ static const luaL_Reg sparse_meta[] = {
 /* kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds', backend=, block=, ...}]) */
 static int k_spmv(lua_State *L)
 {
-	static const char *const extra[] = {"format", NULL};
 	call_args c = {.kind = CALL_SPMV};
 	c.sparse = checksparse(L, 1, "argument 1");
 	c.a = lml_checktensor(L, 2, "argument 2");
-	check_opts_for(L, 3, &c.o, extra);
+	lml_kernel_opts(L, 3, "spmv", &c.o);
 	return run_call(L, &c);
 }
 
@@ -900,15 +817,31 @@ static const luaL_Reg functions[] = {
 	{NULL, NULL},
 };
 
+/* Pushes the array {names...}. */
+static void push_names(lua_State *L, const char *const *names)
+{
+	lua_newtable(L);
+	for (int i = 0; names[i]; i++) {
+		lua_pushstring(L, names[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+}
+
 void lml_open_kernels(lua_State *L, int mt, int m, int lm)
 {
 	(void)mt;
 	(void)m;
+	/* methods and fields are listed in the metatables, so that the REPL's Tab completion (which
+	 * never calls an __index function) can offer them after `info.trace:` and `A.` */
+	static const char *const trace_fields[] = {"truncated", "seen", "cap", "name", NULL};
+	static const char *const sparse_fields[] = {"shape", "nnz", "dtype", "ell_width", "padding", NULL};
 	if (luaL_newmetatable(L, TRACE_MT)) {
 		lml_setfuncs(L, -1, "Trace:", trace_meta, 0);
 		lua_newtable(L);
 		lml_setfuncs(L, -1, "trace:", trace_methods, 0);
 		lua_setfield(L, -2, "methods");
+		push_names(L, trace_fields);
+		lua_setfield(L, -2, "fields");
 	}
 	lua_pop(L, 1);
 	if (luaL_newmetatable(L, SPARSE_MT)) {
@@ -916,6 +849,8 @@ void lml_open_kernels(lua_State *L, int mt, int m, int lm)
 		lua_newtable(L);
 		lml_setfuncs(L, -1, "sparse:", sparse_methods, 0);
 		lua_setfield(L, -2, "methods");
+		push_names(L, sparse_fields);
+		lua_setfield(L, -2, "fields");
 	}
 	lua_pop(L, 1);
 	if (luaL_newmetatable(L, INFO_MT)) {
@@ -927,5 +862,7 @@ void lml_open_kernels(lua_State *L, int mt, int m, int lm)
 	lml_setfuncs(L, -1, "kernels.", functions, 0);
 	luaL_newmetatable(L, INFO_TABLE_MT); /* kernels.lua gives it __tostring */
 	lua_setfield(L, -2, "Info");
+	lml_push_kernel_options(L); /* kernel_opts.c: what each call takes, for :help */
+	lua_setfield(L, -2, "options");
 	lua_setfield(L, lm, "_kernels"); /* lua/lumen/kernels.lua makes it the `kernels` module */
 }

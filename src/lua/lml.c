@@ -261,6 +261,95 @@ lm_tensor *lml_exact_integer(lua_State *L, int idx, lm_dtype dt)
 	return t;
 }
 
+lm_dtype lml_number_dtype(lua_State *L, int idx, lm_dtype dt)
+{
+	return !lm_dtype_is_float(dt) && !lua_isinteger(L, idx) ? LM_FLOAT32 : dt;
+}
+
+/* The range of an integer dtype, for messages and checks. */
+static void int_range(lm_dtype dt, int64_t *lo, int64_t *hi)
+{
+	switch (dt) {
+	case LM_UINT8: *lo = 0, *hi = 255; break;
+	case LM_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+	default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+	}
+}
+
+lm_tensor *lml_boxnumber(lua_State *L, int idx, lm_dtype dt)
+{
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *t;
+	int exact = lua_isinteger(L, idx) || lm_dtype_is_float(dt);
+	/* floats into integers convert as the core does (truncation, modulo 2^bits) */
+	LML_TRY(L, t, exact ? lm_empty(0, NULL, dt) : lm_scalar(lua_tonumber(L, idx), dt));
+	lml_result(L, box, t);
+	if (exact) lml_storenumber(L, idx, dt, lm_tensor_data(t));
+	return t;
+}
+
+lm_tensor *lml_number_operand(lua_State *L, int idx, lm_dtype dt, int cmp)
+{
+	if (lm_dtype_is_float(dt)) return NULL;
+	if (!lua_isinteger(L, idx)) return lml_boxnumber(L, idx, LM_FLOAT32);
+	lua_Integer v = lua_tointeger(L, idx);
+	int64_t lo, hi;
+	int_range(dt, &lo, &hi);
+	if (cmp && (v < lo || v > hi)) return lml_boxnumber(L, idx, LM_INT64);
+	return lml_exact_integer(L, idx, dt);
+}
+
+void lml_checkstore(lua_State *L, int idx, lm_dtype dt, const char *what, const char *elem)
+{
+	if (lm_dtype_is_float(dt)) return;
+	int64_t lo, hi;
+	int_range(dt, &lo, &hi);
+	char d[LML_DESCRIBE_MAX], name[160];
+	if (lua_isinteger(L, idx)) {
+		lua_Integer v = lua_tointeger(L, idx);
+		if (v >= lo && v <= hi) return;
+	} else {
+		double v = trunc(lua_tonumber(L, idx));
+		/* 2^63 itself is out of int64's range; every double below it converts exactly */
+		if (v >= (double)lo && (dt == LM_INT64 ? v < 9223372036854775808.0 : v <= (double)hi))
+			return;
+	}
+	/* "value 300" or "element [2] = 300" */
+	snprintf(name, sizeof name, "%s%s%s%s", what, elem ? " " : "", elem ? elem : "", elem ? " =" : "");
+	lml_describe(L, idx, d, sizeof d);
+	if (isnan(lua_tonumber(L, idx)))
+		lml_error(L, "%s nan cannot be stored in an %s tensor (only floats hold NaN)", name,
+		          lm_dtype_name(dt));
+	lml_error(L, "%s %s is out of range for %s (%lld..%lld)", name, d, lm_dtype_name(dt),
+	          (long long)lo, (long long)hi);
+}
+
+void lml_storenumber(lua_State *L, int idx, lm_dtype dt, char *p)
+{
+	int isint = lua_isinteger(L, idx);
+	lua_Integer iv = isint ? lua_tointeger(L, idx) : 0;
+	double v = lua_tonumber(L, idx);
+	switch (dt) {
+	case LM_FLOAT32: {
+		float x = (float)v;
+		memcpy(p, &x, sizeof x);
+		break;
+	}
+	case LM_FLOAT64: memcpy(p, &v, sizeof v); break;
+	case LM_INT32: {
+		int32_t x = (int32_t)(isint ? iv : (int64_t)v); /* checked: in range */
+		memcpy(p, &x, sizeof x);
+		break;
+	}
+	case LM_INT64: {
+		int64_t x = isint ? iv : (int64_t)v;
+		memcpy(p, &x, sizeof x);
+		break;
+	}
+	default: *(uint8_t *)p = (uint8_t)(isint ? iv : (int64_t)v); break;
+	}
+}
+
 double lml_checknumber(lua_State *L, int idx, const char *what)
 {
 	if (lua_type(L, idx) != LUA_TNUMBER) {
@@ -513,8 +602,7 @@ void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)
 
 /* ---------------------------------------------------------------- index tensors */
 
-/* The first value of the integer tensor t outside [lo, hi], read in place; returns 1 if found. */
-static int find_out_of_range(const lm_tensor *t, int64_t lo, int64_t hi, int64_t *bad)
+int lml_find_out_of_range(const lm_tensor *t, int64_t lo, int64_t hi, int64_t *bad, int64_t *pos)
 {
 	int n = lm_tensor_ndim(t);
 	const int64_t *shape = lm_tensor_shape(t);
@@ -534,6 +622,7 @@ static int find_out_of_range(const lm_tensor *t, int64_t lo, int64_t hi, int64_t
 		}
 		if (v < lo || v > hi) {
 			*bad = v;
+			for (int d = 0; d < n && pos; d++) pos[d] = idx[d] + 1;
 			return 1;
 		}
 		for (int d = n - 1; d >= 0; d--) { /* odometer over the shape, C order */
@@ -552,7 +641,7 @@ lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi)
 		lml_error(L, "%s must be an int64 or int32 tensor of 1-based indices, got %s", what,
 		          lm_dtype_name(dt));
 	int64_t bad;
-	if (hi >= 0 && find_out_of_range(t, 1, hi, &bad)) {
+	if (hi >= 0 && lml_find_out_of_range(t, 1, hi, &bad, NULL)) {
 		if (hi == 0) lml_error(L, "%s: index %lld is out of range (the dim is empty)", what,
 		                       (long long)bad);
 		lml_error(L, "%s: index %lld is out of range 1..%lld (indices are 1-based)", what,

@@ -43,6 +43,13 @@ void lml_open_index(lua_State *L, int mt, int m, int lm);
 void lml_open_shape(lua_State *L, int mt, int m, int lm);
 void lml_open_sys(lua_State *L, int mt, int m, int lm);
 void lml_open_kernels(lua_State *L, int mt, int m, int lm); /* kernels.c: lm._kernels */
+/* kernel_opts.c: reads the options table at idx of kernels.<call> into o, checking each key and
+ * value against the call's row of the options table (unknown keys and values are errors). */
+struct lm_kernel_opts;
+void lml_kernel_opts(lua_State *L, int idx, const char *call, struct lm_kernel_opts *o);
+/* Pushes {call = {args=, {key=, kind=, values=, default=, doc=}, ...}, ...}: the same rows, for
+ * :help (lm._kernels.options). */
+void lml_push_kernel_options(lua_State *L);
 void lml_open_io(lua_State *L, int mt, int m, int lm);      /* io.c: lm.save, lm.load, ... */
 void lml_open_optim(lua_State *L, int mt, int m, int lm);   /* optim.c: lm._optim, F.bce_with_logits */
 void lml_open_data(lua_State *L, int mt, int m, int lm);    /* data.c: lm._data */
@@ -111,6 +118,36 @@ int64_t lml_optinteger(lua_State *L, int idx, const char *what, int64_t def);
  * boxed 0-d int64 tensor holding it exactly and returns it; otherwise pushes nothing, returns NULL.
  */
 lm_tensor *lml_exact_integer(lua_State *L, int idx, lm_dtype dt);
+/*
+ * Lua numbers next to tensors follow PyTorch (docs/lua.md, "Numbers next to tensors"): a Lua
+ * float next to an integer tensor computes in float32 (the default float dtype), a Lua integer
+ * keeps the tensor's dtype, and a float tensor keeps its dtype either way. lml_number_dtype is the
+ * dtype the number at idx takes next to a tensor of dtype dt.
+ */
+lm_dtype lml_number_dtype(lua_State *L, int idx, lm_dtype dt);
+/*
+ * The number at idx as an operand next to a tensor of dtype dt, for the cases where it cannot reach
+ * the core as a double (lm_binary_scalar keeps an integer tensor integral and rounds past 2^53):
+ * a Lua float next to an integer tensor (a 0-d float32), a Lua integer past 2^53 next to int64 (an
+ * exact 0-d int64), and, when cmp (a comparison), a Lua integer outside dt's range (a 0-d int64,
+ * so that a uint8 44 is not equal to 300). Pushes the box and returns the tensor; otherwise
+ * returns NULL and pushes nothing.
+ */
+lm_tensor *lml_number_operand(lua_State *L, int idx, lm_dtype dt, int cmp);
+/*
+ * Checks that the number at idx can be stored in a tensor of dtype dt (creation, fills,
+ * assignment): integer dtypes take finite values whose truncation toward zero lies in their range
+ * (fractions truncate, as in PyTorch), floats take any number. Raises "<what> 300 is out of range
+ * for uint8 (0..255)" or "<what> nan cannot be stored in an int64 tensor". elem: a path such as
+ * "[2][3]" after what, or NULL.
+ */
+void lml_checkstore(lua_State *L, int idx, lm_dtype dt, const char *what, const char *elem);
+/* Pushes a box holding a 0-d tensor of dtype dt with the number at idx (exact for Lua integers in
+ * int64; a number outside an integer dtype's range wraps, as arithmetic on it does) and returns it. */
+lm_tensor *lml_boxnumber(lua_State *L, int idx, lm_dtype dt);
+/* Stores the number at idx (checked by lml_checkstore) into the element at p of dtype dt: exactly
+ * for Lua integers, truncated toward zero for floats. */
+void lml_storenumber(lua_State *L, int idx, lm_dtype dt, char *p);
 /* A number argument (not a string). */
 double lml_checknumber(lua_State *L, int idx, const char *what);
 double lml_optnumber(lua_State *L, int idx, const char *what, double def);
@@ -164,6 +201,9 @@ void lml_checkdevice(lua_State *L, const lml_opts *o);
  * copy and returns it.
  */
 lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi);
+/* The first value of the integer tensor t (int64, int32 or uint8) outside [lo, hi] in C order:
+ * returns 1 and sets *bad and, when pos is not NULL, its 1-based position (ndim entries). */
+int lml_find_out_of_range(const lm_tensor *t, int64_t lo, int64_t hi, int64_t *bad, int64_t *pos);
 /* Stores values v in vbox and i + 1 (the 1-based form of the indices i the core returned) in
  * ibox; v and i are +1 from the core, i is released. Raises on failure. Never adds in place: the
  * core may have saved i for a backward rule (max, sort, topk). */

@@ -3,9 +3,11 @@
  * add/sub/mul/div/pow and their in-place forms, unary functions, comparisons, clamp, where,
  * maximum/minimum, matmul/mm, fill_/zero_/copy_.
  *
- * Operators and lm.* functions accept a number on either side (the core's scalar forms keep an
- * integer tensor integral unless the number is fractional); methods need a tensor self.
- * In-place methods return self. Read next: reduce.c.
+ * Operators and lm.* functions accept a number on either side, promoted as PyTorch does (a Lua
+ * float next to an integer tensor computes in float32, a Lua integer keeps the tensor's dtype:
+ * lml_number_operand); methods need a tensor self. In-place methods return self. The comparison
+ * operators < <= > >= cannot give tensors in Lua (it converts their result to a boolean): they
+ * raise, naming x:lt(y) and the others. Read next: reduce.c.
  */
 #include <math.h>
 #include <string.h>
@@ -61,17 +63,35 @@ static int opt_alpha(lua_State *L, int idx, lm_binop op, double *alpha)
 	return found;
 }
 
-/* a op alpha*b for add/sub with an alpha (numbers allowed on either side). */
-static lm_tensor *apply_scaled(lm_binop op, lm_tensor *a, double na, lm_tensor *b, double nb,
-                               double alpha)
+/* a op alpha*b for add/sub with an alpha (a number operand was boxed: scaled_operand). */
+static lm_tensor *apply_scaled(lm_binop op, lm_tensor *a, lm_tensor *b, double alpha)
 {
-	double s = op == LM_SUB ? -alpha : alpha;
-	if (a && b) return lm_add_scaled(a, b, s);
-	if (a) return lm_binary_scalar(LM_ADD, a, s * nb);
-	lm_tensor *t = lm_binary_scalar(LM_MUL, b, s);
-	lm_tensor *r = t ? lm_binary_scalar(LM_ADD, t, na) : NULL;
-	lm_tensor_release(t);
-	return r;
+	return lm_add_scaled(a, b, op == LM_SUB ? -alpha : alpha);
+}
+
+/* With {alpha=}, a number operand becomes a 0-d tensor of the dtype it takes next to other, so
+ * that lm_add_scaled checks alpha against the result dtype the same way for every operand. */
+static lm_tensor *scaled_operand(lua_State *L, int idx, const lm_tensor *other)
+{
+	return lml_boxnumber(L, idx, lml_number_dtype(L, idx, lm_tensor_dtype(other)));
+}
+
+/* PyTorch refuses integer tensors to negative integer powers (the result is not an integer). */
+static void check_int_pow(lua_State *L, lm_binop op, const lm_tensor *t, int idx)
+{
+	if (op == LM_POW && !lm_dtype_is_float(lm_tensor_dtype(t)) && lua_isinteger(L, idx) &&
+	    lua_tointeger(L, idx) < 0)
+		lml_error(L, "integers to negative integer powers are not allowed (the %s tensor to the "
+		          "power %lld); x:float() ^ %lld computes in float32", lm_dtype_name(lm_tensor_dtype(t)),
+		          (long long)lua_tointeger(L, idx), (long long)lua_tointeger(L, idx));
+}
+
+/* The number at idx as a tensor when it cannot go to the core as a double (lml_number_operand);
+ * NULL when it can. */
+static lm_tensor *number_operand(lua_State *L, lm_binop op, int idx, const lm_tensor *other)
+{
+	if (idx == 2) check_int_pow(L, op, other, idx); /* the exponent (a number base is fine) */
+	return lml_number_operand(L, idx, lm_tensor_dtype(other), lm_binop_is_comparison(op));
 }
 
 /* a op b with numbers allowed on either side (operators and lm.add(a, b), ...). */
@@ -83,11 +103,11 @@ static int arith(lua_State *L, lm_binop op)
 	if (!a && !b) lml_error(L, "expected at least one tensor, got two numbers");
 	double alpha = 1;
 	int scaled = opt_alpha(L, 3, op, &alpha);
-	if (!scaled && !a) a = lml_exact_integer(L, 1, lm_tensor_dtype(b)); /* past 2^53 */
-	if (!scaled && !b) b = lml_exact_integer(L, 2, lm_tensor_dtype(a));
+	if (!a) a = scaled ? scaled_operand(L, 1, b) : number_operand(L, op, 1, b);
+	else if (!b) b = scaled ? scaled_operand(L, 2, a) : number_operand(L, op, 2, a);
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, scaled ? apply_scaled(op, a, na, b, nb, alpha) : apply_binary(op, a, na, b, nb));
+	LML_TRY(L, r, scaled ? apply_scaled(op, a, b, alpha) : apply_binary(op, a, na, b, nb));
 	return lml_result(L, box, r);
 }
 
@@ -99,10 +119,10 @@ static int method(lua_State *L, lm_binop op)
 	lm_tensor *b = operand(L, 2, "argument 1", &n);
 	double alpha = 1;
 	int scaled = opt_alpha(L, 3, op, &alpha);
-	if (!scaled && !b) b = lml_exact_integer(L, 2, lm_tensor_dtype(a)); /* past 2^53 */
+	if (!b) b = scaled ? scaled_operand(L, 2, a) : number_operand(L, op, 2, a);
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, scaled ? apply_scaled(op, a, 0, b, n, alpha) : apply_binary(op, a, 0, b, n));
+	LML_TRY(L, r, scaled ? apply_scaled(op, a, b, alpha) : apply_binary(op, a, 0, b, n));
 	return lml_result(L, box, r);
 }
 
@@ -113,8 +133,9 @@ static int inplace(lua_State *L, lm_binop op)
 	lm_tensor *a = lml_checkself(L);
 	lm_tensor *b = operand(L, 2, "argument 1", &n);
 	double alpha = 1;
-	if (!b && lua_isnoneornil(L, 3)) b = lml_exact_integer(L, 2, lm_tensor_dtype(a)); /* > 2^53 */
-	if (opt_alpha(L, 3, op, &alpha)) { /* a += alpha * b (a -= alpha * b): the optimizer step */
+	int scaled = opt_alpha(L, 3, op, &alpha); /* before any box is pushed above the arguments */
+	if (!b) b = number_operand(L, op, 2, a);
+	if (scaled) { /* a += alpha * b (a -= alpha * b): the optimizer step */
 		double s = op == LM_SUB ? -alpha : alpha;
 		if (b ? lm_add_scaled_(a, b, s) : lm_binary_scalar_(LM_ADD, a, s * n)) lml_core_error(L);
 	} else if (b ? lm_binary_(op, a, b) : lm_binary_scalar_(op, a, n)) {
@@ -135,6 +156,8 @@ BINARY_INPLACE(sub, LM_SUB)
 BINARY_INPLACE(mul, LM_MUL)
 BINARY_INPLACE(div, LM_DIV)
 BINARY_INPLACE(pow, LM_POW)
+BINARY_INPLACE(floor_divide, LM_FLOOR_DIVIDE)
+BINARY_INPLACE(remainder, LM_REMAINDER)
 BINARY(maximum, LM_MAXIMUM)
 BINARY(minimum, LM_MINIMUM)
 BINARY(eq, LM_EQ)
@@ -143,6 +166,22 @@ BINARY(lt, LM_LT)
 BINARY(le, LM_LE)
 BINARY(gt, LM_GT)
 BINARY(ge, LM_GE)
+
+/* x < y, x > y (__lt) and x <= y, x >= y (__le): Lua turns whatever a comparison metamethod
+ * returns into one boolean, so elementwise results cannot come back through these operators. */
+static int mm_lt(lua_State *L)
+{
+	return lml_error(L, "Lua's < and > give one boolean, so they cannot compare tensors "
+	                 "elementwise: use x:lt(y) for x < y and x:gt(y) for x > y (x:gt(0), not "
+	                 "x > 0); lm.lt(a, b) and lm.gt(a, b) take numbers on either side");
+}
+
+static int mm_le(lua_State *L)
+{
+	return lml_error(L, "Lua's <= and >= give one boolean, so they cannot compare tensors "
+	                 "elementwise: use x:le(y) for x <= y and x:ge(y) for x >= y (x:ge(0), not "
+	                 "x >= 0); lm.le(a, b) and lm.ge(a, b) take numbers on either side");
+}
 
 static int mm_unm(lua_State *L)
 {
@@ -193,8 +232,11 @@ UNARY(rsqrt, LM_RSQRT)
 UNARY(reciprocal, LM_RECIPROCAL)
 UNARY(square, LM_SQUARE)
 
-/* x:clamp(lo, hi): either bound may be nil. */
-static void clamp_bounds(lua_State *L, double *lo, double *hi)
+/* x:clamp(lo, hi): either bound may be nil. Returns the dtype the result takes (PyTorch: a Lua
+ * float bound makes an integer tensor's result float32) and whether a bound is a Lua integer past
+ * 2^53 next to int64, which a double would round (then clamp runs as maximum/minimum with exact
+ * 0-d int64 bounds). */
+static lm_dtype clamp_bounds(lua_State *L, const lm_tensor *t, double *lo, double *hi, int *exact)
 {
 	if (lua_isnoneornil(L, 2) && lua_isnoneornil(L, 3))
 		lml_error(L, "needs at least one bound (min or max)");
@@ -202,13 +244,48 @@ static void clamp_bounds(lua_State *L, double *lo, double *hi)
 	*hi = lml_optnumber(L, 3, "max", INFINITY);
 	if (isnan(*lo) || isnan(*hi)) lml_error(L, "bounds must not be NaN");
 	if (*lo > *hi) lml_error(L, "min %g is greater than max %g", *lo, *hi);
+	lm_dtype dt = lm_tensor_dtype(t);
+	*exact = 0;
+	for (int i = 2; i <= 3; i++) {
+		if (lua_isnoneornil(L, i)) continue;
+		if (lml_number_dtype(L, i, dt) != dt) return LM_FLOAT32;
+		lua_Integer v = lua_isinteger(L, i) ? lua_tointeger(L, i) : 0;
+		if (dt == LM_INT64 && (v > ((lua_Integer)1 << 53) || v < -((lua_Integer)1 << 53))) *exact = 1;
+	}
+	return dt;
+}
+
+/* clamp of an int64 tensor with a bound past 2^53: maximum then minimum with exact bounds. */
+static lm_tensor *clamp_exact(lua_State *L, lm_tensor *t)
+{
+	int has_lo = !lua_isnoneornil(L, 2), has_hi = !lua_isnoneornil(L, 3); /* before any push */
+	lm_tensor *lo = has_lo ? lml_boxnumber(L, 2, LM_INT64) : NULL;
+	lm_tensor *hi = has_hi ? lml_boxnumber(L, 3, LM_INT64) : NULL;
+	lm_tensor **box = lml_newbox(L);
+	lm_tensor *a = lo ? lm_maximum(t, lo) : lm_tensor_retain(t);
+	lm_tensor *r = a && hi ? lm_minimum(a, hi) : lm_tensor_retain(a);
+	lm_tensor_release(a);
+	lml_result(L, box, r);
+	return r;
 }
 
 static int m_clamp(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
 	double lo, hi;
-	clamp_bounds(L, &lo, &hi);
+	int exact;
+	lm_dtype rt = clamp_bounds(L, t, &lo, &hi, &exact);
+	if (exact) {
+		clamp_exact(L, t);
+		return 1;
+	}
+	if (rt != lm_tensor_dtype(t)) { /* a float bound: clamp the float32 copy */
+		lm_tensor **fb = lml_newbox(L);
+		lm_tensor *f;
+		LML_TRY(L, f, lm_to_dtype(t, rt));
+		lml_result(L, fb, f);
+		t = f;
+	}
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
 	LML_TRY(L, r, lm_clamp(t, lo, hi));
@@ -219,8 +296,17 @@ static int m_clamp_(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
 	double lo, hi;
-	clamp_bounds(L, &lo, &hi);
-	if (lm_clamp_(t, lo, hi)) lml_core_error(L);
+	int exact;
+	lm_dtype rt = clamp_bounds(L, t, &lo, &hi, &exact);
+	if (rt != lm_tensor_dtype(t))
+		lml_error(L, "the result type %s (a float bound) cannot be stored in the %s tensor",
+		          lm_dtype_name(rt), lm_dtype_name(lm_tensor_dtype(t)));
+	if (exact) {
+		lm_tensor *r = clamp_exact(L, t);
+		if (lm_copy_(t, r)) lml_core_error(L);
+	} else if (lm_clamp_(t, lo, hi)) {
+		lml_core_error(L);
+	}
 	lua_settop(L, 1);
 	return 1;
 }
@@ -231,6 +317,7 @@ static int m_fill_(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
 	double v = lml_checknumber(L, 2, "value");
+	lml_checkstore(L, 2, lm_tensor_dtype(t), "value", NULL);
 	lm_tensor *exact = lml_exact_integer(L, 2, lm_tensor_dtype(t)); /* past 2^53 */
 	if (exact ? lm_copy_(t, exact) : lm_fill_(t, v)) lml_core_error(L);
 	lua_settop(L, 1);
@@ -256,16 +343,15 @@ static int m_copy_(lua_State *L)
 
 /* ---------------------------------------------------------------- where, matmul */
 
-/* A number next to a tensor of dtype dt takes dt, unless it is fractional next to integers. */
-static lm_dtype number_dtype(lua_State *L, int idx, const lm_tensor *other)
+/* A number of lm.where as a 0-d tensor of the dtype it takes next to other (PyTorch's rule:
+ * lml_number_dtype; two numbers: int64 for Lua integers, float32 for floats). Its value is stored
+ * in the result, so it must fit that dtype (lml_checkstore). */
+static lm_tensor *where_number(lua_State *L, int idx, const lm_tensor *other, const char *what)
 {
-	double v = lua_tonumber(L, idx);
-	int integral = lua_isinteger(L, idx) || (v == floor(v) && isfinite(v));
-	if (other) {
-		lm_dtype dt = lm_tensor_dtype(other);
-		return lm_dtype_is_float(dt) || integral ? dt : LM_FLOAT32;
-	}
-	return lua_isinteger(L, idx) ? LM_INT64 : LM_FLOAT32;
+	lm_dtype dt = other ? lml_number_dtype(L, idx, lm_tensor_dtype(other))
+	                    : lua_isinteger(L, idx) ? LM_INT64 : LM_FLOAT32;
+	lml_checkstore(L, idx, dt, what, NULL);
+	return lml_boxnumber(L, idx, dt);
 }
 
 /* lm.where(cond, a, b): a and b tensors or numbers. */
@@ -275,18 +361,8 @@ static int f_where(lua_State *L)
 	lm_tensor *c = lml_checktensor(L, 1, "condition");
 	lm_tensor *a = operand(L, 2, "argument 2", &na);
 	lm_tensor *b = operand(L, 3, "argument 3", &nb);
-	if (!a && !(a = lml_exact_integer(L, 2, number_dtype(L, 2, b)))) {
-		lm_dtype dt = number_dtype(L, 2, b);
-		lm_tensor **tb = lml_newbox(L);
-		lml_result(L, tb, lm_scalar(na, dt));
-		a = *tb;
-	}
-	if (!b && !(b = lml_exact_integer(L, 3, number_dtype(L, 3, a)))) {
-		lm_dtype dt = number_dtype(L, 3, a);
-		lm_tensor **tb = lml_newbox(L);
-		lml_result(L, tb, lm_scalar(nb, dt));
-		b = *tb;
-	}
+	if (!a) a = where_number(L, 2, b, "argument 2");
+	if (!b) b = where_number(L, 3, a, "argument 3");
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
 	LML_TRY(L, r, lm_where(c, a, b));
@@ -315,7 +391,7 @@ static int f_mm(lua_State *L) { return matmul_like(L, 1); }
 #define UN(name) {#name, u_##name}, {#name "_", u_##name##_}
 
 static const luaL_Reg methods[] = {
-	BOTH(add), BOTH(sub), BOTH(mul), BOTH(div), BOTH(pow),
+	BOTH(add), BOTH(sub), BOTH(mul), BOTH(div), BOTH(pow), BOTH(floor_divide), BOTH(remainder),
 	{"maximum", m_maximum}, {"minimum", m_minimum},
 	{"eq", m_eq}, {"ne", m_ne}, {"lt", m_lt}, {"le", m_le}, {"gt", m_gt}, {"ge", m_ge},
 	UN(exp), UN(log), UN(sqrt), UN(abs), UN(neg), UN(sin), UN(cos), UN(tanh), UN(sigmoid),
@@ -328,6 +404,7 @@ static const luaL_Reg methods[] = {
 
 static const luaL_Reg functions[] = {
 	{"add", f_add}, {"sub", f_sub}, {"mul", f_mul}, {"div", f_div}, {"pow", f_pow},
+	{"floor_divide", f_floor_divide}, {"remainder", f_remainder},
 	{"maximum", f_maximum}, {"minimum", f_minimum},
 	{"eq", f_eq}, {"ne", f_ne}, {"lt", f_lt}, {"le", f_le}, {"gt", f_gt}, {"ge", f_ge},
 	{"exp", u_exp}, {"log", u_log}, {"sqrt", u_sqrt}, {"abs", u_abs}, {"neg", u_neg},
@@ -341,7 +418,8 @@ static const luaL_Reg functions[] = {
 
 static const luaL_Reg metamethods[] = {
 	{"__add", f_add}, {"__sub", f_sub}, {"__mul", f_mul}, {"__div", f_div}, {"__pow", f_pow},
-	{"__unm", mm_unm},
+	{"__idiv", f_floor_divide}, {"__mod", f_remainder}, {"__unm", mm_unm},
+	{"__lt", mm_lt}, {"__le", mm_le},
 	{NULL, NULL},
 };
 

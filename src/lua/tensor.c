@@ -85,7 +85,34 @@ static int push_field(lua_State *L, lm_tensor *t, const char *k)
 	return 0;
 }
 
-/* upvalues: 1 name, 2 the method table */
+/* A key that is neither a method nor a field: lm._tensor_missing (lua/lumen/init.lua) raises for
+ * the methods docs/API.md promises that are not built yet; anything else is nil, as for a table. */
+static int missing(lua_State *L)
+{
+	lua_pushliteral(L, "_tensor_missing");
+	if (lua_rawget(L, lua_upvalueindex(3)) == LUA_TFUNCTION) {
+		lua_pushvalue(L, 2);
+		lua_call(L, 1, 0);
+	} else {
+		lua_pop(L, 1);
+	}
+	lua_pushnil(L);
+	return 1;
+}
+
+/* Whether the running __index was called by ipairs' iterator (upvalue 4, captured at start-up):
+ * for i, v in ipairs(x) then ends at #x + 1 instead of raising "index out of range". */
+static int called_by_ipairs(lua_State *L)
+{
+	lua_Debug ar;
+	if (lua_isnil(L, lua_upvalueindex(4)) || !lua_getstack(L, 1, &ar) || !lua_getinfo(L, "f", &ar))
+		return 0;
+	int same = lua_rawequal(L, -1, lua_upvalueindex(4));
+	lua_pop(L, 1);
+	return same;
+}
+
+/* upvalues: 1 name, 2 the method table, 3 the lumen table, 4 ipairs' iterator (or nil) */
 static int tensor_index(lua_State *L)
 {
 	if (lua_type(L, 2) == LUA_TSTRING) {
@@ -94,12 +121,29 @@ static int tensor_index(lua_State *L)
 		const char *k = lua_tostring(L, 2);
 		if (strcmp(k, "grad") && strcmp(k, "requires_grad") && strcmp(k, "grad_fn") &&
 		    strcmp(k, "is_leaf"))
-			return 1; /* nil, as for a table */
+			return missing(L);
 		lm_tensor **b = lml_tobox(L, 1);
 		if (b && !*b) lml_error(L, "tensor is closed (reading field '%s')", k);
 		return push_field(L, lml_checkself(L), k);
 	}
-	return lml_index_get(L, lml_checkself(L), 2);
+	lm_tensor *t = lml_checkself(L);
+	if (lua_isinteger(L, 2) && lm_tensor_ndim(t) > 0 &&
+	    lua_tointeger(L, 2) == lm_tensor_shape(t)[0] + 1 && called_by_ipairs(L)) {
+		lua_pushnil(L);
+		return 1;
+	}
+	return lml_index_get(L, t, 2);
+}
+
+/* pairs(x): as ipairs(x), the entries along dim 1 (upvalue 2: ipairs' iterator). */
+static int tensor_pairs(lua_State *L)
+{
+	lml_checkself(L);
+	if (lua_isnil(L, lua_upvalueindex(2))) lml_error(L, "ipairs is not available");
+	lua_pushvalue(L, lua_upvalueindex(2));
+	lua_pushvalue(L, 1);
+	lua_pushinteger(L, 0);
+	return 3;
 }
 
 static int tensor_newindex(lua_State *L)
@@ -431,57 +475,22 @@ static void check_nested(lua_State *L, int ndim, const int64_t *shape, int d, in
 	}
 }
 
-/* Float to integer conversion as the core does it: truncation toward zero, NaN gives 0,
- * out-of-range values saturate (uint8 wraps after saturating to int32). */
-static int64_t to_i64(double v, double lo, double hi)
-{
-	if (isnan(v)) return 0;
-	if (v <= lo) return (int64_t)lo;
-	if (v >= hi) return (int64_t)hi;
-	return (int64_t)v;
-}
-
-static void store_number(lua_State *L, int idx, lm_dtype dt, char *p)
-{
-	int isint = lua_isinteger(L, idx);
-	lua_Integer iv = isint ? lua_tointeger(L, idx) : 0;
-	double v = lua_tonumber(L, idx);
-	switch (dt) {
-	case LM_FLOAT32: {
-		float x = (float)v;
-		memcpy(p, &x, sizeof x);
-		break;
-	}
-	case LM_FLOAT64: memcpy(p, &v, sizeof v); break;
-	case LM_INT32: {
-		int32_t x = (int32_t)(isint ? (iv < INT32_MIN ? INT32_MIN : iv > INT32_MAX ? INT32_MAX : iv)
-		                            : to_i64(v, -2147483648.0, 2147483647.0));
-		memcpy(p, &x, sizeof x);
-		break;
-	}
-	case LM_INT64: {
-		int64_t x = isint ? iv : to_i64(v, -9223372036854775808.0, 9223372036854774784.0);
-		memcpy(p, &x, sizeof x);
-		break;
-	}
-	default: {
-		int64_t x = isint ? iv : to_i64(v, -2147483648.0, 2147483647.0);
-		*(uint8_t *)p = (uint8_t)(x & 0xff);
-		break;
-	}
-	}
-}
-
-/* Fills the contiguous data p (C order) from the checked nested table at the stack top. */
-static char *fill_nested(lua_State *L, int ndim, const int64_t *shape, int d, lm_dtype dt, char *p)
+/* Fills the contiguous data p (C order) from the checked nested table at the stack top; every
+ * number is range-checked for dt first (no silent wrap-around: lml_checkstore). */
+static char *fill_nested(lua_State *L, int ndim, const int64_t *shape, int d, int64_t *idx,
+                         lm_dtype dt, char *p)
 {
 	if (d == ndim) {
-		store_number(L, -1, dt, p);
+		char path[128];
+		lml_checkstore(L, -1, dt, ndim ? "element" : "value",
+		               ndim ? path_str(idx, d, path, sizeof path) : NULL);
+		lml_storenumber(L, -1, dt, p);
 		return p + lm_dtype_size(dt);
 	}
 	for (int64_t i = 0; i < shape[d]; i++) {
+		idx[d] = i;
 		lua_rawgeti(L, -1, i + 1);
-		p = fill_nested(L, ndim, shape, d + 1, dt, p);
+		p = fill_nested(L, ndim, shape, d + 1, idx, dt, p);
 		lua_pop(L, 1);
 	}
 	return p;
@@ -517,7 +526,7 @@ static int lm_tensor_new(lua_State *L)
 	LML_TRY(L, t, lm_empty(ndim, shape, dt));
 	if (!t) lml_core_error(L);
 	lml_setbox(L, box, t);
-	fill_nested(L, ndim, shape, 0, dt, lm_tensor_data(t));
+	fill_nested(L, ndim, shape, 0, idx, dt, lm_tensor_data(t));
 	lua_pop(L, 1);
 	lml_applyopts(L, t, &o);
 	return 1;
@@ -580,9 +589,25 @@ void lml_open_tensor(lua_State *L, int mt, int m, int lm)
 	lml_setfuncs(L, mt, "Tensor:", metamethods, 0);
 	lml_setfuncs(L, m, "Tensor:", methods, 0);
 	lml_setfuncs(L, lm, "lm.", functions, 0);
-	/* __index = closure(name, method table) */
+	/* ipairs' iterator (base library), so that __index can tell when ipairs calls it */
+	if (lua_getglobal(L, "ipairs") == LUA_TFUNCTION) {
+		lua_newtable(L);
+		lua_call(L, 1, 1);
+	} else {
+		lua_pop(L, 1);
+		lua_pushnil(L);
+	}
+	int ip = lua_gettop(L);
+	/* __index = closure(name, method table, lumen table, ipairs' iterator) */
 	lua_pushliteral(L, "Tensor:__index");
 	lua_pushvalue(L, m);
-	lua_pushcclosure(L, tensor_index, 2);
+	lua_pushvalue(L, lm);
+	lua_pushvalue(L, ip);
+	lua_pushcclosure(L, tensor_index, 4);
 	lua_setfield(L, mt, "__index");
+	lua_pushliteral(L, "Tensor:__pairs");
+	lua_pushvalue(L, ip);
+	lua_pushcclosure(L, tensor_pairs, 2);
+	lua_setfield(L, mt, "__pairs");
+	lua_pop(L, 1);
 }

@@ -329,6 +329,7 @@ int lml_index_set(lua_State *L, lm_tensor *t, int key, int value)
 		lml_error(L, "the value must be a number or a tensor, got %s",
 		          lml_describe(L, value, d, sizeof d));
 	double v = tp == LUA_TNUMBER ? lua_tonumber(L, value) : 0;
+	if (!src) lml_checkstore(L, value, lm_tensor_dtype(t), "the value", NULL);
 	if (!src) src = lml_exact_integer(L, value, lm_tensor_dtype(t)); /* past 2^53 */
 	lm_tensor *view = push_view(L, t, key);
 	if (src ? lm_copy_(view, src) : lm_fill_(view, v)) lml_core_error(L);

@@ -10,10 +10,12 @@
 #include <string.h>
 
 #include "autograd/rule.h"
+#include "core/iter.h"
 #include "ops.h"
 
 static const char *const binop_names[LM_BINOP_COUNT] = {
 	"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+	"floor_divide", "remainder",
 };
 
 const char *lm_binop_name(lm_binop op)
@@ -32,10 +34,13 @@ lm_status lm_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b
 	for (int i = 0; i < n; i++) {
 		int ia = i - (n - na), ib = i - (n - nb);
 		int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+		/* the dim in 1-based terms, counted from the end when the two have different ndims
+		 * (where it names the same dim of both) */
 		if (sa != sb && sa != 1 && sb != 1)
 			return lmi_fail(LM_ERR_SHAPE,
-			                "shapes %s and %s cannot be broadcast together (dim %d: %lld vs %lld)",
-			                lmi_dims_s(na, a), lmi_dims_s(nb, b), i, (long long)sa, (long long)sb);
+			                "shapes %s and %s cannot be broadcast together (dim %lld: %lld vs %lld)",
+			                lmi_dims_s(na, a), lmi_dims_s(nb, b),
+			                na == nb ? lmi_1(i) : (long long)(i - n), (long long)sa, (long long)sb);
 		out[i] = sa == 1 ? sb : sa;
 	}
 	*nout = n;
@@ -67,6 +72,8 @@ static const lmi_opdef binary_defs[LM_BINOP_COUNT] = {
 	[LM_POW] = {"PowBackward", binary_backward},
 	[LM_MAXIMUM] = {"MaximumBackward", binary_backward},
 	[LM_MINIMUM] = {"MinimumBackward", binary_backward},
+	[LM_FLOOR_DIVIDE] = {"FloorDivideBackward", binary_backward},
+	[LM_REMAINDER] = {"RemainderBackward", binary_backward},
 };
 static const lmi_opdef where_def = {"WhereBackward", where_backward};
 
@@ -77,6 +84,7 @@ static const lmi_opdef where_def = {"WhereBackward", where_backward};
  *   pow: (g b a^(b-1), g out log a), with 0 where b = 0 (first) and where a = 0, b >= 0 (second)
  *   maximum/minimum: g goes to the selected operand; at a tie (a == b) each gets g / 2, as in
  *   PyTorch, so the gradient is a valid subgradient and the two halves add up to g.
+ *   remainder: (g, -g (a // b))      floor_divide: (0, 0), the derivative of a step function
  */
 static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
@@ -132,6 +140,18 @@ static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 		}
 		break;
 	}
+	case LM_REMAINDER:
+		ga = (lm_tensor *)g;
+		if (need_b) {
+			RULE_T(&sc, t0, lm_binary(LM_FLOOR_DIVIDE, a, b));
+			RULE_T(&sc, t1, lm_mul(g, t0));
+			RULE_T(&sc, gb, lm_neg(t1));
+		}
+		break;
+	case LM_FLOOR_DIVIDE:
+		RULE_T(&sc, ga, lm_zeros(g->ndim, g->shape, g->dtype));
+		gb = ga;
+		break;
 	case LM_MAXIMUM:
 	case LM_MINIMUM: { /* w = [a selected] with 1/2 at ties; ga = g w, gb = g - g w */
 		lm_tensor *half;
@@ -186,6 +206,109 @@ fail:
 	return lm_last_status();
 }
 
+/* ---------------------------------------------------------------- floor division, remainder */
+/*
+ * The loops of a // b and a % b. They run through the core's strided iterator as the CPU
+ * backend's loops do, and sit here because src/backend/cpu was being rewritten (issue 18) when
+ * these ops came; they belong in the backend's table (lmi_simd()->binary) in time.
+ * Floats: the remainder is fmod corrected to the divisor's sign; the quotient is (a - mod) / b
+ * rounded to the nearest integer (exact, unlike floor(a / b), whose rounding can land one off:
+ * CPython's algorithm). Integers: C's truncating / and % corrected the same way; INT_MIN // -1
+ * wraps (as INT_MIN * -1 does) instead of trapping; a zero divisor is counted and reported.
+ */
+typedef struct divmod_ctx {
+	int rem;         /* 1: remainder, 0: floor division */
+	atomic_int zero; /* an integer division by 0 happened */
+} divmod_ctx;
+
+static inline double fdiv_floor(double a, double b)
+{
+	if (b == 0) return a / b;
+	double mod = fmod(a, b), div = (a - mod) / b;
+	if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+	if (div == 0) return copysign(0.0, a / b);
+	double q = floor(div);
+	return div - q > 0.5 ? q + 1 : q;
+}
+
+static inline double fmod_floor(double a, double b)
+{
+	double m = fmod(a, b);
+	if (m != 0 && ((b < 0) != (m < 0))) m += b; /* (a zero keeps fmod's sign, as Lua and PyTorch) */
+	return m;
+}
+
+#define FLOAT_DIVMOD(T)                                                                             \
+	static void divmod_##T(void *vctx, char **p, const int64_t *s, int64_t n)                       \
+	{                                                                                           \
+		const divmod_ctx *c = vctx;                                                             \
+		for (int64_t i = 0; i < n; i++) {                                                       \
+			double a = *(const T *)(p[1] + i * s[1]), b = *(const T *)(p[2] + i * s[2]);       \
+			*(T *)(p[0] + i * s[0]) = (T)(c->rem ? fmod_floor(a, b) : fdiv_floor(a, b));        \
+		}                                                                                       \
+	}
+FLOAT_DIVMOD(float)
+FLOAT_DIVMOD(double)
+
+/* Signed: T the type, U its unsigned twin (negation of INT_MIN wraps in U). */
+#define INT_DIVMOD(T, U)                                                                            \
+	static void divmod_##T(void *vctx, char **p, const int64_t *s, int64_t n)                       \
+	{                                                                                           \
+		divmod_ctx *c = vctx;                                                                   \
+		for (int64_t i = 0; i < n; i++) {                                                       \
+			T a = *(const T *)(p[1] + i * s[1]), b = *(const T *)(p[2] + i * s[2]), q, r;      \
+			if (b == 0) {                                                                       \
+				atomic_store_explicit(&c->zero, 1, memory_order_relaxed);                       \
+				q = r = 0;                                                                      \
+			} else if (b == -1) {                                                               \
+				q = (T)(0 - (U)a), r = 0;                                                       \
+			} else {                                                                            \
+				q = a / b, r = a % b;                                                           \
+				if (r != 0 && ((r < 0) != (b < 0))) q -= 1, r += b;                             \
+			}                                                                                   \
+			*(T *)(p[0] + i * s[0]) = c->rem ? r : q;                                           \
+		}                                                                                       \
+	}
+INT_DIVMOD(int32_t, uint32_t)
+INT_DIVMOD(int64_t, uint64_t)
+
+static void divmod_uint8_t(void *vctx, char **p, const int64_t *s, int64_t n)
+{
+	divmod_ctx *c = vctx;
+	for (int64_t i = 0; i < n; i++) {
+		uint8_t a = *(const uint8_t *)(p[1] + i * s[1]), b = *(const uint8_t *)(p[2] + i * s[2]);
+		if (b == 0) atomic_store_explicit(&c->zero, 1, memory_order_relaxed);
+		*(p[0] + i * s[0]) = (char)(b == 0 ? 0 : c->rem ? a % b : a / b);
+	}
+}
+
+static const lmi_iter_kernel divmod_kernels[LM_DTYPE_COUNT] = {
+	divmod_float, divmod_double, divmod_int32_t, divmod_int64_t, divmod_uint8_t,
+};
+
+static lm_status divmod_run(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
+                            const char *name)
+{
+	divmod_ctx c = {.rem = op == LM_REMAINDER};
+	atomic_init(&c.zero, 0);
+	lmi_iter it;
+	const lm_tensor *ops[3] = {out, a, b};
+	lmi_iter_init(&it, 3, ops, out->ndim, out->shape);
+	lm_status s = lmi_iter_run(&it, divmod_kernels[out->dtype], &c);
+	if (!s && atomic_load(&c.zero))
+		return lmi_fail(LM_ERR_ARG, "%s: integer division by zero (the %s divisor holds a 0)",
+		                name, lm_dtype_name(b->dtype));
+	return s ? lmi_fail_as(name) : LM_OK;
+}
+
+/* The loop of op: the backend's, or the one above for // and %. */
+static lm_status run_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
+                            const char *name)
+{
+	if (op == LM_FLOOR_DIVIDE || op == LM_REMAINDER) return divmod_run(op, out, a, b, name);
+	return lmi_cpu_binary(op, out, a, b);
+}
+
 /* ---------------------------------------------------------------- forward */
 
 /* The dtype a op b computes in. */
@@ -202,7 +325,7 @@ static lm_status check_int_pow(const char *name, lm_dtype ct, const lm_tensor *b
 	if (lm_dtype_is_float(ct) || b->dtype == LM_UINT8 || lm_tensor_numel(b) == 0) return LM_OK;
 	lm_tensor *m = lm_amin(b, LM_DIM_ALL, false);
 	double v = 0;
-	if (!m) return lm_last_status();
+	if (!m) return lmi_fail_as(name);
 	lm_tensor_item(m, &v);
 	lm_tensor_release(m);
 	if (v < 0)
@@ -229,7 +352,7 @@ lm_tensor *lm_binary(lm_binop op, const lm_tensor *a, const lm_tensor *b)
 	lm_tensor *ac = lmi_as_dtype(a, ct), *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
 	if (!bc) goto done;
 	out = lmi_empty(name, nd, shape, rt);
-	if (out && lmi_cpu_binary(op, out, ac, bc)) {
+	if (out && run_binary(op, out, ac, bc, name)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -312,7 +435,7 @@ lm_status lm_binary_(lm_binop op, lm_tensor *a, const lm_tensor *b)
 	                                                             : lm_tensor_retain((lm_tensor *)b);
 	if (!bc) return lm_last_status();
 	lmi_bump_version(a);
-	s = lmi_cpu_binary(op, a, a, bc);
+	s = run_binary(op, a, a, bc, name);
 	lm_tensor_release(bc);
 	return s;
 }

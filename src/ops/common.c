@@ -47,6 +47,16 @@ lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t)
 	return LM_OK;
 }
 
+lm_status lmi_fail_as(const char *fname)
+{
+	char msg[512];
+	const char *e = lm_last_error(), *p = e;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_') p++;
+	snprintf(msg, sizeof msg, "%s", (p > e && p[0] == ':' && p[1] == ' ') ? p + 2 : e);
+	lm_status s = lm_last_status();
+	return lmi_fail(s ? s : LM_ERR_INTERNAL, "%s: %s", fname, msg);
+}
+
 lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt)
 {
 	if (t->dtype == dt) return lm_tensor_retain((lm_tensor *)t);

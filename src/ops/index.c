@@ -3,7 +3,8 @@
  * one_hot.
  *
  * Index tensors are int64 (int32 accepted), 0-based; a value outside [0, size) is an
- * LM_ERR_INDEX naming the op, the value, its position and the size. 0-d operands are treated as
+ * LM_ERR_INDEX naming the op, the value, its position and the dim (1-based, as every message:
+ * check_range). 0-d operands are treated as
  * 1-element 1-D ones. Backward rules: index_select and gather scatter-add the gradient into zeros
  * of the input's shape; scatter_add passes g to x and gathers it for src; masked_fill zeroes g
  * where the mask is set. Read next: ../backend/cpu/index.c, sort.c.
@@ -18,6 +19,48 @@ static lm_status check_index_dtype(const char *name, const lm_tensor *idx)
 	if (idx->dtype != LM_INT64 && idx->dtype != LM_INT32)
 		return lmi_fail(LM_ERR_DTYPE, "%s: the index must be int64 (or int32), got %s", name,
 		                lm_dtype_name(idx->dtype));
+	return LM_OK;
+}
+
+/*
+ * The first entry of the index tensor idx outside [0, size), as an error naming it, its position
+ * and the dim in 1-based terms (messages count from 1: lumen/core.h); LM_OK when every entry lies
+ * inside. The extremes come first (two reductions), so only a failing call scans for the
+ * position. dim < 0: the entries are classes (one_hot). The backend checks again (a safety net).
+ */
+static lm_status check_range(const char *name, const lm_tensor *idx, int64_t size, int dim)
+{
+	int64_t n = lm_tensor_numel(idx);
+	if (n == 0) return LM_OK;
+	double lo = 0, hi = 0;
+	lm_tensor *mn = lm_amin(idx, LM_DIM_ALL, false), *mx = mn ? lm_amax(idx, LM_DIM_ALL, false) : NULL;
+	lm_status s = mx ? LM_OK : lm_last_status();
+	if (!s && !(s = lm_tensor_item(mn, &lo))) s = lm_tensor_item(mx, &hi);
+	lm_tensor_release(mn);
+	lm_tensor_release(mx);
+	if (s) return lmi_fail_as(name);
+	if (lo >= 0 && hi < (double)size) return LM_OK;
+	int64_t pos[LM_MAX_DIMS] = {0}, pos1[LM_MAX_DIMS];
+	for (int64_t k = 0; k < n; k++) {
+		const char *p = lmi_elem_ptr(idx, pos);
+		int64_t v = idx->dtype == LM_INT64 ? *(const int64_t *)p : *(const int32_t *)p;
+		if (v < 0 || v >= size) {
+			for (int i = 0; i < idx->ndim; i++) pos1[i] = pos[i] + 1;
+			char where[LM_SHAPE_STR_MAX];
+			if (idx->ndim == 1) snprintf(where, sizeof where, "%lld", (long long)pos1[0]);
+			else snprintf(where, sizeof where, "%s", lmi_dims_s(idx->ndim, pos1));
+			/* v + 1: index values count from 1 too (there is no "from the end" for them) */
+			if (dim < 0)
+				return lmi_fail(LM_ERR_INDEX, "%s: class %lld at position %s is out of range for "
+				                "%lld classes", name, (long long)v + 1, where, (long long)size);
+			return lmi_fail(LM_ERR_INDEX, "%s: index %lld at position %s is out of range for dim "
+			                "%d of size %lld", name, (long long)v + 1, where, dim + 1, (long long)size);
+		}
+		for (int d = idx->ndim - 1; d >= 0; d--) { /* odometer, C order */
+			if (++pos[d] < idx->shape[d]) break;
+			pos[d] = 0;
+		}
+	}
 	return LM_OK;
 }
 
@@ -168,6 +211,7 @@ lm_tensor *lm_index_select(const lm_tensor *x, int dim, const lm_tensor *index)
 	int d;
 	if (lmi_wrap_dim("index_select", dim, x->ndim, &d)) return NULL;
 	int64_t n = lm_tensor_numel(index), outer = 1, inner = 1, size = x->ndim ? x->shape[d] : 1;
+	if (check_range("index_select", index, size, d)) return NULL;
 	int64_t shape[LM_MAX_DIMS];
 	for (int i = 0; i < x->ndim; i++) {
 		if (i < d) outer *= x->shape[i];
@@ -210,11 +254,11 @@ static lm_status check_scatter_shapes(const char *name, const lm_tensor *x, int 
 	for (int i = 0; i < x->ndim; i++) {
 		if (i != d && index->shape[i] > x->shape[i])
 			return lmi_fail(LM_ERR_SHAPE, "%s: index of shape %s is larger than the input %s at "
-			                "dim %d (%lld > %lld)", name, lmi_shape_s(index), lmi_shape_s(x), i,
+			                "dim %d (%lld > %lld)", name, lmi_shape_s(index), lmi_shape_s(x), i + 1,
 			                (long long)index->shape[i], (long long)x->shape[i]);
 		if (src && index->shape[i] > src->shape[i])
 			return lmi_fail(LM_ERR_SHAPE, "%s: index of shape %s is larger than the source %s at "
-			                "dim %d (%lld > %lld)", name, lmi_shape_s(index), lmi_shape_s(src), i,
+			                "dim %d (%lld > %lld)", name, lmi_shape_s(index), lmi_shape_s(src), i + 1,
 			                (long long)index->shape[i], (long long)src->shape[i]);
 	}
 	return LM_OK;
@@ -227,7 +271,8 @@ lm_tensor *lm_gather(const lm_tensor *x, int dim, const lm_tensor *index)
 	    lmi_check_device("gather", 2, both) || check_index_dtype("gather", index))
 		return NULL;
 	int d;
-	if (lmi_wrap_dim("gather", dim, x->ndim, &d) || check_scatter_shapes("gather", x, d, index, NULL))
+	if (lmi_wrap_dim("gather", dim, x->ndim, &d) || check_scatter_shapes("gather", x, d, index, NULL) ||
+	    check_range("gather", index, x->ndim ? x->shape[d] : 1, d))
 		return NULL;
 	lm_tensor *x1 = at_least_1d(x), *i1 = x1 ? at_least_1d(index) : NULL, *out = NULL;
 	if (i1) out = lmi_empty("gather", i1->ndim, i1->shape, x->dtype);
@@ -254,7 +299,8 @@ lm_tensor *lm_scatter_add(const lm_tensor *x, int dim, const lm_tensor *index, c
 		return NULL;
 	int d;
 	if (lmi_wrap_dim("scatter_add", dim, x->ndim, &d) ||
-	    check_scatter_shapes("scatter_add", x, d, index, src))
+	    check_scatter_shapes("scatter_add", x, d, index, src) ||
+	    check_range("scatter_add", index, x->ndim ? x->shape[d] : 1, d))
 		return NULL;
 	lm_dtype ct = lm_promote_types(x->dtype, src->dtype);
 	lm_tensor *out = lmi_contiguous_copy(x, ct);
@@ -347,12 +393,10 @@ lm_tensor *lm_one_hot(const lm_tensor *index, int64_t num_classes)
 	int64_t shape[LM_MAX_DIMS];
 	for (int i = 0; i < index->ndim; i++) shape[i] = index->shape[i];
 	shape[index->ndim] = num_classes;
-	lm_tensor *out = lm_zeros(index->ndim + 1, shape, LM_INT64);
-	if (!out) {
-		char why[512];
-		snprintf(why, sizeof why, "%s", lm_last_error());
-		lmi_fail(lm_last_status(), "one_hot: %s", why);
-	} else if (lmi_cpu_one_hot(ic, num_classes, out)) {
+	lm_tensor *out = check_range("one_hot", ic, num_classes, -1)
+	                     ? NULL
+	                     : lmi_empty("one_hot", index->ndim + 1, shape, LM_INT64);
+	if (out && (lm_zero_(out) || lmi_cpu_one_hot(ic, num_classes, out))) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

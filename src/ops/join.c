@@ -72,7 +72,7 @@ static lm_status check_list(const char *name, int n, lm_tensor *const *ts, lm_dt
 	if (n <= 0 || !ts)
 		return lmi_fail(LM_ERR_ARG, "%s: expects a non-empty list of tensors, got %d", name, n);
 	for (int k = 0; k < n; k++)
-		if (!ts[k]) return lmi_fail(LM_ERR_ARG, "%s: tensor %d of the list is NULL", name, k);
+		if (!ts[k]) return lmi_fail(LM_ERR_ARG, "%s: tensor %d of the list is NULL", name, k + 1);
 	lm_status s = lmi_check_device(name, n, (const lm_tensor *const *)ts);
 	if (s) return s;
 	*dt = ts[0]->dtype;
@@ -104,7 +104,7 @@ lm_tensor *lm_cat(int n, lm_tensor *const *ts, int dim)
 	const lm_tensor *r = ts[ref];
 	if (r->ndim == 0)
 		return lmi_fail_null(LM_ERR_SHAPE, "cat: tensor %d is 0-d; zero-dimensional tensors cannot "
-		                     "be concatenated (use stack)", ref);
+		                     "be concatenated (use stack)", ref + 1);
 	int d;
 	if (lmi_wrap_dim("cat", dim, r->ndim, &d)) return NULL;
 	int64_t shape[LM_MAX_DIMS];
@@ -115,16 +115,16 @@ lm_tensor *lm_cat(int n, lm_tensor *const *ts, int dim)
 		if (legacy_empty(t) && r->ndim != 1) continue;
 		if (t->ndim != r->ndim)
 			return lmi_fail_null(LM_ERR_SHAPE, "cat: tensor %d has %d dims (shape %s) but tensor %d "
-			                     "has %d (shape %s)", k, t->ndim, lmi_shape_s(t), ref, r->ndim,
+			                     "has %d (shape %s)", k + 1, t->ndim, lmi_shape_s(t), ref + 1, r->ndim,
 			                     lmi_shape_s(r));
 		for (int i = 0; i < r->ndim; i++)
 			if (i != d && t->shape[i] != r->shape[i])
 				return lmi_fail_null(LM_ERR_SHAPE, "cat: tensor %d has shape %s but tensor %d has "
 				                     "shape %s: sizes must match except in dim %d (dim %d: %lld vs "
-				                     "%lld)", k, lmi_shape_s(t), ref, lmi_shape_s(r), d, i,
+				                     "%lld)", k + 1, lmi_shape_s(t), ref + 1, lmi_shape_s(r), d + 1, i + 1,
 				                     (long long)t->shape[i], (long long)r->shape[i]);
 		if (__builtin_add_overflow(shape[d], t->shape[d], &shape[d]))
-			return lmi_fail_null(LM_ERR_OVERFLOW, "cat: the size of dim %d overflows", d);
+			return lmi_fail_null(LM_ERR_OVERFLOW, "cat: the size of dim %d overflows", d + 1);
 	}
 	lm_tensor *out = lmi_empty("cat", r->ndim, shape, dt);
 	if (!out) return NULL;
@@ -160,8 +160,9 @@ lm_tensor *lm_stack(int n, lm_tensor *const *ts, int dim)
 		bool same = ts[k]->ndim == r->ndim;
 		for (int i = 0; same && i < r->ndim; i++) same = ts[k]->shape[i] == r->shape[i];
 		if (!same)
-			return lmi_fail_null(LM_ERR_SHAPE, "stack: tensor %d has shape %s but tensor 0 has "
-			                     "shape %s: all must be equal", k, lmi_shape_s(ts[k]), lmi_shape_s(r));
+			return lmi_fail_null(LM_ERR_SHAPE, "stack: tensor %d has shape %s but tensor 1 has "
+			                     "shape %s: all must be equal", k + 1, lmi_shape_s(ts[k]),
+			                     lmi_shape_s(r));
 	}
 	int64_t shape[LM_MAX_DIMS];
 	for (int i = 0, j = 0; i <= r->ndim; i++) shape[i] = i == d ? n : r->shape[j++];

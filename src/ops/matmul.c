@@ -100,6 +100,24 @@ static lmi_mat batch_mat(const lm_tensor *t, int bnd, const int64_t *bshape, int
 	                 t->shape[tb + 1], t->stride[tb], t->stride[tb + 1]};
 }
 
+/* The batch dims (all but the last two) of a and b do not broadcast: names the first pair that
+ * differs by its dim in the operands (1-based; counted from the end when their ndims differ). */
+static void batch_error(const char *name, const lm_tensor *a, const lm_tensor *b, int na, int nb)
+{
+	int n = na > nb ? na : nb;
+	for (int i = 0; i < n; i++) {
+		int ia = i - (n - na), ib = i - (n - nb);
+		int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
+		if (sa == sb || sa == 1 || sb == 1) continue;
+		lmi_fail(LM_ERR_SHAPE, "%s: the batch dims of %s and %s cannot be broadcast together "
+		         "(dim %lld: %lld vs %lld)", name, lmi_shape_s(a), lmi_shape_s(b),
+		         na == nb ? lmi_1(i) : (long long)(i - n - 2), (long long)sa, (long long)sb);
+		return;
+	}
+	lmi_fail(LM_ERR_SHAPE, "%s: the batch dims of %s and %s cannot be broadcast together", name,
+	         lmi_shape_s(a), lmi_shape_s(b));
+}
+
 static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor *a,
                          const lm_tensor *b)
 {
@@ -132,10 +150,7 @@ static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor
 	int bnd;
 	int64_t bshape[LM_MAX_DIMS];
 	if (lm_broadcast_shapes(A->ndim - 2, A->shape, B->ndim - 2, B->shape, &bnd, bshape)) {
-		char msg[512];
-		snprintf(msg, sizeof msg, "%s", lm_last_error());
-		lmi_fail(LM_ERR_SHAPE, "%s: batch dims of %s and %s: %s", name, lmi_shape_s(a),
-		         lmi_shape_s(b), msg);
+		batch_error(name, a, b, A->ndim - 2, B->ndim - 2);
 		goto done;
 	}
 	/* result shape, without the dims that 1-D operands added */

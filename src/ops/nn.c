@@ -187,7 +187,7 @@ static lm_tensor *check_target(const char *name, const lm_tensor *logp, const lm
 		if (i != 1 && !(logp->ndim == 1)) ok = logp->shape[i] == target->shape[j++];
 	if (!ok)
 		return lmi_fail_null(LM_ERR_SHAPE, "%s: target of shape %s does not match input %s (expected "
-		                     "the input's shape without dim 1, the classes)", name,
+		                     "the input's shape without dim 2, the classes)", name,
 		                     lmi_shape_s(target), lmi_shape_s(logp));
 	*N = logp->ndim == 1 ? 1 : logp->shape[0];
 	*C = logp->ndim == 1 ? logp->shape[0] : logp->shape[1];
@@ -199,8 +199,9 @@ static lm_tensor *check_target(const char *name, const lm_tensor *logp, const lm
 	int64_t n = lm_tensor_numel(t);
 	for (int64_t i = 0; i < n; i++)
 		if (v[i] < 0 || v[i] >= *C) {
+			/* class and position count from 1 in messages (lumen/core.h) */
 			lmi_fail(LM_ERR_INDEX, "%s: target %lld at position %lld is out of range for %lld "
-			         "classes", name, (long long)v[i], (long long)i, (long long)*C);
+			         "classes", name, (long long)v[i] + 1, (long long)i + 1, (long long)*C);
 			lm_tensor_release(t);
 			return NULL;
 		}
@@ -361,7 +362,7 @@ lm_tensor *lm_dropout(const lm_tensor *x, double p, bool training)
 	if (!(p >= 0 && p <= 1))
 		return lmi_fail_null(LM_ERR_ARG, "dropout: probability %g is outside [0, 1]", p);
 	if (!training || p == 0) return lm_tensor_retain((lm_tensor *)x);
-	lm_tensor *mask = lm_empty(x->ndim, x->shape, x->dtype), *out = NULL;
+	lm_tensor *mask = lmi_empty("dropout", x->ndim, x->shape, x->dtype), *out = NULL;
 	if (!mask) return NULL;
 	if (p == 1 ? lm_zero_(mask) == LM_OK
 	           : (lm_bernoulli_(mask, 1 - p) == LM_OK &&

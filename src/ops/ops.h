@@ -36,6 +36,10 @@ lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts)
 /* Checks that t is not NULL, naming the function and the argument. */
 lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t);
 
+/* Re-raises the thread's error as fname's ("min: interrupted" from an op used inside another
+ * becomes "gather: interrupted"): a leading "name: " is replaced. Returns the status. */
+lm_status lmi_fail_as(const char *fname);
+
 /* t itself (+1) when of dtype dt, else a contiguous converted copy (no autograd). */
 lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt);
 

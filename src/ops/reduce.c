@@ -1,6 +1,6 @@
 /*
- * reduce.c — reductions over one dim or all elements: result shapes and dtypes, empty inputs,
- * max/min with indices, recording.
+ * reduce.c — reductions over one dim, several dims or all elements: result shapes and dtypes,
+ * empty inputs, max/min with indices, recording.
  *
  * The input is reduced where it lies, whatever its strides (the CPU backend orders its loops so
  * the innermost walks the closest-packed memory, and a stride-0 dim is a multiplication): a view
@@ -313,6 +313,101 @@ lm_tensor *lm_norm(const lm_tensor *x, double p, int dim, bool keepdim)
 {
 	if (isnan(p) || p < 0) return lmi_fail_null(LM_ERR_ARG, "norm: p = %g must be >= 0", p);
 	return reduce(LM_NORM, x, dim, keepdim, p, NULL);
+}
+
+/* ---------------------------------------------------------------- several dims */
+
+/* The reduced dims as flags (each at most once); returns how many, or -1 with an error. */
+static int reduced_flags(const char *name, const lm_tensor *x, int ndims, const int *dims, bool *red)
+{
+	int count = 0;
+	for (int k = 0; k < ndims; k++) {
+		int d;
+		if (lmi_wrap_dim(name, dims[k], x->ndim, &d)) return -1;
+		if (red[d]) {
+			lmi_fail(LM_ERR_ARG, "%s: dim %d appears more than once in the list of dims", name, d + 1);
+			return -1;
+		}
+		red[d] = true;
+		count++;
+	}
+	return count;
+}
+
+/*
+ * Over several dims at once: the reduced dims are brought together into one (a reshape when they
+ * are neighbours, else a permutation that puts them last and a reshape, which copies), then one
+ * reduction runs over it, so sums accumulate in one pass (in double for floats) and var/std see
+ * every element of a slice. Views and reshapes are recorded, so the gradient needs no rule of its
+ * own. keepdim puts back size-1 dims where the reduced ones were.
+ */
+static lm_tensor *reduce_dims(lm_redop op, const lm_tensor *x, int ndims, const int *dims,
+                              bool keepdim, double p)
+{
+	const char *name = redop_names[op];
+	if (!x) return lmi_fail_null(LM_ERR_ARG, "%s: input is NULL", name);
+	if (op == LM_ARGMAX || op == LM_ARGMIN)
+		return lmi_fail_null(LM_ERR_ARG, "%s: takes one dim (an index along several has no meaning)",
+		                     name);
+	if (ndims < 0 || ndims > LM_MAX_DIMS || (ndims > 0 && !dims))
+		return lmi_fail_null(LM_ERR_ARG, "%s: %d dims given", name, ndims);
+	bool red[LM_MAX_DIMS] = {false};
+	int count = reduced_flags(name, x, ndims, dims, red);
+	if (count < 0) return NULL;
+	if (count == 0 || count >= x->ndim) return reduce(op, x, LM_DIM_ALL, keepdim, p, NULL);
+	int first = -1;
+	for (int i = 0; i < x->ndim; i++)
+		if (red[i]) {
+			first = i;
+			break;
+		}
+	if (count == 1) return reduce(op, x, first, keepdim, p, NULL);
+	bool run = true; /* the reduced dims are neighbours: first .. first + count - 1 */
+	for (int i = first; i < first + count; i++) run = run && red[i];
+	int perm[LM_MAX_DIMS], n = 0, rd;
+	int64_t shape[LM_MAX_DIMS], R = 1;
+	for (int i = 0; i < x->ndim; i++)
+		if (red[i]) R *= x->shape[i];
+	lm_tensor *y;
+	if (run) { /* (..., R, ...) in place of the run */
+		for (int i = 0; i < x->ndim; i++)
+			if (!red[i] || i == first) shape[n++] = red[i] ? R : x->shape[i];
+		rd = first;
+		y = lm_reshape(x, n, shape);
+	} else { /* the kept dims in order, then the reduced ones, merged */
+		for (int i = 0; i < x->ndim; i++)
+			if (!red[i]) {
+				perm[n] = i;
+				shape[n++] = x->shape[i];
+			}
+		for (int i = 0, k = n; i < x->ndim; i++)
+			if (red[i]) perm[k++] = i;
+		rd = n;
+		shape[n++] = R;
+		lm_tensor *pt = lm_permute(x, perm);
+		y = pt ? lm_reshape(pt, n, shape) : NULL;
+		lm_tensor_release(pt);
+	}
+	lm_tensor *r = y ? reduce(op, y, rd, false, p, NULL) : NULL;
+	lm_tensor_release(y);
+	if (!r || !keepdim) return r;
+	for (int i = 0; i < x->ndim; i++) shape[i] = red[i] ? 1 : x->shape[i];
+	lm_tensor *k = lm_reshape(r, x->ndim, shape);
+	lm_tensor_release(r);
+	return k;
+}
+
+lm_tensor *lm_reduce_dims(lm_redop op, const lm_tensor *x, int ndims, const int *dims,
+                          bool keepdim, double p)
+{
+	if (op < 0 || op >= LM_REDOP_COUNT)
+		return lmi_fail_null(LM_ERR_ARG, "reduce: unknown op %d", (int)op);
+	if ((op == LM_VAR || op == LM_STD) && (p < 0 || p != floor(p)))
+		return lmi_fail_null(LM_ERR_ARG, "%s: correction %g must be a non-negative integer",
+		                     redop_names[op], p);
+	if (op == LM_NORM && (isnan(p) || p < 0))
+		return lmi_fail_null(LM_ERR_ARG, "norm: p = %g must be >= 0", p);
+	return reduce_dims(op, x, ndims, dims, keepdim, p);
 }
 
 static lm_status minmax_dim(lm_redop op, const lm_tensor *x, int dim, bool keepdim,

@@ -189,11 +189,11 @@ lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats)
 	for (int d = 0; d < nrep; d++) {
 		if (repeats[d] < 0)
 			return lmi_fail_null(LM_ERR_ARG, "repeat: repeat count %lld for dim %d is negative",
-			                     (long long)repeats[d], d);
+			                     (long long)repeats[d], d + 1);
 		xshape[d] = d < lead ? 1 : x->shape[d - lead];
 		if (__builtin_mul_overflow(xshape[d], repeats[d], &shape[d]))
 			return lmi_fail_null(LM_ERR_OVERFLOW, "repeat: dim %d of size %lld repeated %lld times "
-			                     "overflows", d, (long long)xshape[d], (long long)repeats[d]);
+			                     "overflows", d + 1, (long long)xshape[d], (long long)repeats[d]);
 	}
 	lm_tensor *out = lmi_empty("repeat", nrep, shape, x->dtype);
 	if (!out) return NULL;
@@ -231,7 +231,7 @@ lm_tensor *lm_flip(const lm_tensor *x, int ndims, const int *dims)
 		int d;
 		if (lmi_wrap_dim("flip", dims[k], x->ndim, &d)) return NULL;
 		if (seen[d])
-			return lmi_fail_null(LM_ERR_ARG, "flip: dim %d appears more than once", d);
+			return lmi_fail_null(LM_ERR_ARG, "flip: dim %d appears more than once", d + 1);
 		seen[d] = true;
 		wrapped[k] = d;
 		if (x->ndim == 0) continue;
@@ -253,25 +253,52 @@ lm_tensor *lm_flip(const lm_tensor *x, int ndims, const int *dims)
 
 /* ---------------------------------------------------------------- pad */
 
+/* Negative pads crop, as torch.nn.functional.pad: x narrowed by what they remove (a view, so the
+ * gradient flows back through it), then padded by the non-negative rest. */
+static lm_tensor *crop_then_pad(const lm_tensor *x, int npairs, const int64_t *pads, double value)
+{
+	int64_t rest[2 * LM_MAX_DIMS];
+	lm_tensor *cur = lm_tensor_retain((lm_tensor *)x);
+	for (int p = 0; p < npairs && cur; p++) {
+		int d = x->ndim - 1 - p;
+		int64_t before = pads[2 * p], after = pads[2 * p + 1], size = x->shape[d];
+		/* compared before negating: -INT64_MIN overflows */
+		if ((before < 0 && before < -size) || (after < 0 && after < -size) ||
+		    (before < 0 && after < 0 && -before > size + after)) {
+			lm_tensor_release(cur);
+			return lmi_fail_null(LM_ERR_ARG, "pad: padding (%lld, %lld) crops more than dim %d of "
+			                     "shape %s holds", (long long)before, (long long)after, d + 1,
+			                     lmi_shape_s(x));
+		}
+		int64_t cb = before < 0 ? -before : 0, ca = after < 0 ? -after : 0;
+		rest[2 * p] = before - (before < 0 ? before : 0);
+		rest[2 * p + 1] = after - (after < 0 ? after : 0);
+		lm_tensor *next = cb || ca ? lm_narrow(cur, d, cb, size - cb - ca) : lm_tensor_retain(cur);
+		lm_tensor_release(cur);
+		cur = next;
+	}
+	lm_tensor *out = cur ? lm_pad(cur, npairs, rest, value) : NULL;
+	lm_tensor_release(cur);
+	return out;
+}
+
 lm_tensor *lm_pad(const lm_tensor *x, int npairs, const int64_t *pads, double value)
 {
 	if (lmi_check_arg("pad", "input", x) || lmi_check_device("pad", 1, &x)) return NULL;
 	if (npairs < 0 || npairs > x->ndim || (npairs > 0 && !pads))
 		return lmi_fail_null(LM_ERR_ARG, "pad: %d (before, after) pairs for a tensor of shape %s: "
 		                     "at most one per dim", npairs, lmi_shape_s(x));
+	for (int k = 0; k < 2 * npairs; k++)
+		if (pads[k] < 0) return crop_then_pad(x, npairs, pads, value);
 	int64_t shape[LM_MAX_DIMS], start = 0;
 	for (int i = 0; i < x->ndim; i++) shape[i] = x->shape[i];
 	for (int p = 0; p < npairs; p++) {
 		int d = x->ndim - 1 - p; /* pairs run from the last dim backwards */
 		int64_t before = pads[2 * p], after = pads[2 * p + 1];
-		if (before < 0 || after < 0)
-			return lmi_fail_null(LM_ERR_ARG, "pad: negative padding (%lld, %lld) for dim %d of "
-			                     "shape %s; constant padding needs pads >= 0", (long long)before,
-			                     (long long)after, d, lmi_shape_s(x));
 		if (__builtin_add_overflow(shape[d], before, &shape[d]) ||
 		    __builtin_add_overflow(shape[d], after, &shape[d]))
-			return lmi_fail_null(LM_ERR_OVERFLOW, "pad: dim %d padded by (%lld, %lld) overflows", d,
-			                     (long long)before, (long long)after);
+			return lmi_fail_null(LM_ERR_OVERFLOW, "pad: dim %d padded by (%lld, %lld) overflows",
+			                     d + 1, (long long)before, (long long)after);
 	}
 	if (!lm_dtype_is_float(x->dtype) && !(value == value))
 		return lmi_fail_null(LM_ERR_ARG, "pad: cannot pad the %s tensor with NaN",

@@ -48,7 +48,7 @@ static lm_status sorted(const char *name, const lmi_opdef *def, const lm_tensor 
 		                (long long)k);
 	} else if (k > R) {
 		return lmi_fail(LM_ERR_ARG, "%s: k = %lld is larger than dim %d of size %lld (shape %s)",
-		                name, (long long)k, d, (long long)R, lmi_shape_s(x));
+		                name, (long long)k, d + 1, (long long)R, lmi_shape_s(x));
 	}
 	int64_t shape[LM_MAX_DIMS];
 	for (int i = 0; i < x->ndim; i++) shape[i] = i == d ? k : x->shape[i];

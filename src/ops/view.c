@@ -126,8 +126,8 @@ static lm_status infer_shape(const char *fname, const lm_tensor *t, int ndim, co
 			continue;
 		}
 		if (shape[i] < 0)
-			return lmi_fail(LM_ERR_ARG, "%s: size %lld at dim %d is negative", fname,
-			                (long long)shape[i], i);
+			return lmi_fail(LM_ERR_ARG, "%s: size %lld at dim %lld is negative", fname,
+			                (long long)shape[i], lmi_1(i));
 		if (__builtin_mul_overflow(known, shape[i], &known))
 			return lmi_fail(LM_ERR_OVERFLOW, "%s: the element count of %s overflows", fname,
 			                lmi_dims_s(ndim, shape));
@@ -221,8 +221,8 @@ lm_tensor *lm_flatten(const lm_tensor *t, int start_dim, int end_dim)
 	if (lmi_wrap_dim("flatten", start_dim, t->ndim, &s0) || lmi_wrap_dim("flatten", end_dim, t->ndim, &s1))
 		return NULL;
 	if (s0 > s1)
-		return lmi_fail_null(LM_ERR_ARG, "flatten: start dim %d comes after end dim %d", start_dim,
-		                     end_dim);
+		return lmi_fail_null(LM_ERR_ARG, "flatten: start dim %lld comes after end dim %lld",
+		                     lmi_1(s0), lmi_1(s1));
 	int64_t shape[LM_MAX_DIMS];
 	int n = 0;
 	for (int i = 0; i < s0; i++) shape[n++] = t->shape[i];
@@ -272,8 +272,8 @@ lm_tensor *lm_permute(const lm_tensor *t, const int *dims)
 		int d;
 		if (lmi_wrap_dim("permute", dims[i], t->ndim, &d)) return NULL;
 		if (seen[d])
-			return lmi_fail_null(LM_ERR_ARG, "permute: dim %d appears twice in the permutation",
-			                     dims[i]);
+			return lmi_fail_null(LM_ERR_ARG, "permute: dim %lld appears twice in the permutation",
+			                     lmi_1(d));
 		seen[d] = true;
 		shape[i] = t->shape[d];
 		st[i] = t->stride[d];
@@ -290,12 +290,12 @@ lm_tensor *lm_narrow(const lm_tensor *t, int dim, int64_t start, int64_t length)
 	if (t->ndim == 0)
 		return lmi_fail_null(LM_ERR_INDEX, "narrow: cannot narrow a 0-d tensor");
 	if (lmi_wrap_dim("narrow", dim, t->ndim, &d)) return NULL;
-	int64_t size = t->shape[d];
+	int64_t size = t->shape[d], given = start;
 	if (start < 0) start += size;
 	if (start < 0 || start > size || length < 0 || length > size - start)
 		return lmi_fail_null(LM_ERR_INDEX,
-		                     "narrow: start %lld and length %lld out of range for dim %d of size %lld",
-		                     (long long)start, (long long)length, dim, (long long)size);
+		                     "narrow: start %lld and length %lld out of range for dim %lld of size "
+		                     "%lld", lmi_1(given), (long long)length, lmi_1(d), (long long)size);
 	int64_t shape[LM_MAX_DIMS];
 	memcpy(shape, t->shape, sizeof shape);
 	shape[d] = length;
@@ -312,8 +312,8 @@ lm_tensor *lm_select(const lm_tensor *t, int dim, int64_t index)
 	int64_t size = t->shape[d];
 	int64_t i = index < 0 ? index + size : index;
 	if (i < 0 || i >= size)
-		return lmi_fail_null(LM_ERR_INDEX, "select: index %lld out of range for dim %d of size %lld",
-		                     (long long)index, dim, (long long)size);
+		return lmi_fail_null(LM_ERR_INDEX, "select: index %lld is out of range for dim %lld of size "
+		                     "%lld", lmi_1(index), lmi_1(d), (long long)size);
 	int64_t shape[LM_MAX_DIMS], st[LM_MAX_DIMS];
 	int n = 0;
 	for (int k = 0; k < t->ndim; k++)
@@ -339,8 +339,8 @@ lm_tensor *lm_expand(const lm_tensor *t, int ndim, const int64_t *shape)
 		int64_t want = shape[i];
 		if (k < 0) {
 			if (want < 0)
-				return lmi_fail_null(LM_ERR_ARG, "expand: size %lld for new leading dim %d",
-				                     (long long)want, i);
+				return lmi_fail_null(LM_ERR_ARG, "expand: size %lld for new leading dim %lld",
+				                     (long long)want, lmi_1(i));
 			s[i] = want;
 			st[i] = 0;
 			continue;
@@ -354,8 +354,8 @@ lm_tensor *lm_expand(const lm_tensor *t, int ndim, const int64_t *shape)
 			st[i] = 0;
 		} else {
 			return lmi_fail_null(LM_ERR_SHAPE,
-			                     "expand: cannot expand shape %s to %s (dim %d: %lld vs %lld)",
-			                     lmi_shape_s(t), lmi_dims_s(ndim, shape), i, (long long)t->shape[k],
+			                     "expand: cannot expand shape %s to %s (dim %lld: %lld vs %lld)",
+			                     lmi_shape_s(t), lmi_dims_s(ndim, shape), lmi_1(i), (long long)t->shape[k],
 			                     (long long)shape[i]);
 		}
 	}
@@ -408,8 +408,8 @@ lm_tensor *lm_as_strided(const lm_tensor *t, int ndim, const int64_t *shape, con
 	int64_t lo = offset, hi = offset;
 	for (int i = 0; i < ndim && n > 0; i++) {
 		if (strides[i] < 0)
-			return lmi_fail_null(LM_ERR_ARG, "as_strided: stride %lld at dim %d is negative",
-			                     (long long)strides[i], i);
+			return lmi_fail_null(LM_ERR_ARG, "as_strided: stride %lld at dim %lld is negative",
+			                     (long long)strides[i], lmi_1(i));
 		int64_t span;
 		if (__builtin_mul_overflow(shape[i] - 1, strides[i], &span) ||
 		    __builtin_add_overflow(hi, span, &hi))
@@ -420,7 +420,7 @@ lm_tensor *lm_as_strided(const lm_tensor *t, int ndim, const int64_t *shape, con
 	if (offset < 0 || (n > 0 && hi >= cap) || lo > cap)
 		return lmi_fail_null(LM_ERR_INDEX,
 		                     "as_strided: shape %s with offset %lld reaches element %lld of a storage "
-		                     "of %lld", lmi_dims_s(ndim, shape), (long long)offset, (long long)hi,
+		                     "of %lld", lmi_dims_s(ndim, shape), (long long)offset, lmi_1(hi),
 		                     (long long)cap);
 	if (lmi_any_requires_grad(1, &t))
 		return lmi_fail_null(LM_ERR_UNSUPPORTED, "as_strided: not differentiable; use view, narrow, "

@@ -23,9 +23,14 @@ static void test_shape_errors(void **state)
 	lm_tensor *s = lm_scalar(1, LM_FLOAT32);
 	EXPECT_NULL(lm_matmul(s, a), LM_ERR_SHAPE, "matmul: both operands need at least 1 dim");
 	lm_tensor *b3 = lm_ones(3, (int64_t[]){2, 3, 4}, LM_FLOAT32), *b4 = lm_ones(3, (int64_t[]){5, 4, 2}, LM_FLOAT32);
-	EXPECT_NULL(lm_matmul(b3, b4), LM_ERR_SHAPE, "matmul: batch dims of [2, 3, 4] and [5, 4, 2]");
+	EXPECT_NULL(lm_matmul(b3, b4), LM_ERR_SHAPE, "matmul: the batch dims of [2, 3, 4] and [5, 4, 2] cannot be broadcast together (dim 1: 2 vs 5)");
+	/* different ndims: the dim counted from the end names the same dim of both */
+	lm_tensor *b5 = lm_ones(4, (int64_t[]){7, 2, 3, 4}, LM_FLOAT32);
+	EXPECT_NULL(lm_matmul(b5, b4), LM_ERR_SHAPE, "(dim -3: 2 vs 5)");
+	lm_tensor_release(b5);
 	EXPECT_NULL(lm_add(a, c), LM_ERR_SHAPE,
-	            "add: shapes [3, 4] and [2, 3] cannot be broadcast together (dim 0: 3 vs 2)");
+	            "add: shapes [3, 4] and [2, 3] cannot be broadcast together (dim 1: 3 vs 2)");
+	EXPECT_NULL(lm_add(v, a), LM_ERR_SHAPE, "add: shapes [7] and [3, 4] cannot be broadcast together (dim -1: 7 vs 4)");
 	EXPECT_NULL(lm_binary(LM_LT, a, v), LM_ERR_SHAPE, "lt: shapes [3, 4] and [7]");
 	EXPECT_NULL(lm_where(v, a, a), LM_ERR_SHAPE, "where: condition");
 	EXPECT_NULL(lm_where(a, a, c), LM_ERR_SHAPE, "where: shapes [3, 4] and [2, 3]");
@@ -39,15 +44,15 @@ static void test_dim_errors(void **state)
 {
 	(void)state;
 	lm_tensor *a = mat(3, 4, LM_FLOAT64), *e = lm_zeros(2, (int64_t[]){0, 4}, LM_FLOAT32);
-	EXPECT_NULL(lm_sum(a, 2, false), LM_ERR_INDEX, "sum: dim 2 out of range for a 2-d tensor (expected -2..1)");
-	EXPECT_NULL(lm_mean(a, -3, true), LM_ERR_INDEX, "mean: dim -3 out of range");
+	EXPECT_NULL(lm_sum(a, 2, false), LM_ERR_INDEX, "sum: dim 3 is out of range for a 2-d tensor (expected 1..2 or -2..-1)");
+	EXPECT_NULL(lm_mean(a, -3, true), LM_ERR_INDEX, "mean: dim -3 is out of range");
 	EXPECT_NULL(lm_argmax(e, 0, false), LM_ERR_SHAPE, "argmax: cannot reduce over an empty dim of shape [0, 4]");
 	EXPECT_NULL(lm_amin(e, LM_DIM_ALL, false), LM_ERR_SHAPE, "min: cannot reduce over an empty tensor");
 	EXPECT_NULL(lm_var(a, 0, false, -1), LM_ERR_ARG, "var: correction -1 is negative");
 	EXPECT_NULL(lm_norm(a, -2, 0, false), LM_ERR_ARG, "norm: p = -2 must be >= 0");
 	lm_tensor *v = NULL, *i = NULL;
 	EXPECT_STATUS(lm_max_dim(a, LM_DIM_ALL, false, &v, &i), LM_ERR_ARG, "max: needs a dim");
-	EXPECT_STATUS(lm_min_dim(a, 5, false, &v, &i), LM_ERR_INDEX, "min: dim 5 out of range");
+	EXPECT_STATUS(lm_min_dim(a, 5, false, &v, &i), LM_ERR_INDEX, "min: dim 6 is out of range");
 	assert_null(v);
 	assert_null(i);
 	EXPECT_NULL(lm_reduce((lm_redop)99, a, 0, false), LM_ERR_ARG, "reduce: unknown op 99");

@@ -145,22 +145,22 @@ static void test_view_errors(void **state)
 	            "view: shape [5, 5] is invalid for input of shape [4, 6] (24 elements)");
 	EXPECT_NULL(lm_view(a, 2, (int64_t[]){-1, -1}), LM_ERR_ARG, "only one size may be -1");
 	EXPECT_NULL(lm_view(a, 2, (int64_t[]){-1, 5}), LM_ERR_SHAPE, "view: shape [-1, 5]");
-	EXPECT_NULL(lm_view(a, 2, (int64_t[]){-3, 8}), LM_ERR_ARG, "size -3 at dim 0 is negative");
-	EXPECT_NULL(lm_transpose(a, 0, 2), LM_ERR_INDEX, "transpose: dim 2 out of range for a 2-d tensor");
-	EXPECT_NULL(lm_permute(a, (int[]){0, 0}), LM_ERR_ARG, "permute: dim 0 appears twice");
+	EXPECT_NULL(lm_view(a, 2, (int64_t[]){-3, 8}), LM_ERR_ARG, "size -3 at dim 1 is negative");
+	EXPECT_NULL(lm_transpose(a, 0, 2), LM_ERR_INDEX, "transpose: dim 3 is out of range for a 2-d tensor");
+	EXPECT_NULL(lm_permute(a, (int[]){0, 0}), LM_ERR_ARG, "permute: dim 1 appears twice");
 	EXPECT_NULL(lm_narrow(a, 1, 4, 3), LM_ERR_INDEX,
-	            "narrow: start 4 and length 3 out of range for dim 1 of size 6");
+	            "narrow: start 5 and length 3 out of range for dim 2 of size 6");
 	EXPECT_NULL(lm_narrow(a, 0, 0, -1), LM_ERR_INDEX, "length -1");
-	EXPECT_NULL(lm_select(a, 0, 4), LM_ERR_INDEX, "select: index 4 out of range for dim 0 of size 4");
-	EXPECT_NULL(lm_select(a, -3, 0), LM_ERR_INDEX, "select: dim -3 out of range");
+	EXPECT_NULL(lm_select(a, 0, 4), LM_ERR_INDEX, "select: index 5 is out of range for dim 1 of size 4");
+	EXPECT_NULL(lm_select(a, -3, 0), LM_ERR_INDEX, "select: dim -3 is out of range");
 	EXPECT_NULL(lm_expand(a, 2, (int64_t[]){4, 7}), LM_ERR_SHAPE,
-	            "expand: cannot expand shape [4, 6] to [4, 7]");
+	            "expand: cannot expand shape [4, 6] to [4, 7] (dim 2: 6 vs 7)");
 	EXPECT_NULL(lm_expand(a, 1, (int64_t[]){6}), LM_ERR_SHAPE, "cannot expand shape [4, 6] to 1 dims");
-	EXPECT_NULL(lm_unsqueeze(a, 3), LM_ERR_INDEX, "unsqueeze: dim 3 out of range");
-	EXPECT_NULL(lm_squeeze(a, 5), LM_ERR_INDEX, "squeeze: dim 5");
-	EXPECT_NULL(lm_flatten(a, 1, 0), LM_ERR_ARG, "flatten: start dim 1 comes after end dim 0");
+	EXPECT_NULL(lm_unsqueeze(a, 3), LM_ERR_INDEX, "unsqueeze: dim 4 is out of range");
+	EXPECT_NULL(lm_squeeze(a, 5), LM_ERR_INDEX, "squeeze: dim 6");
+	EXPECT_NULL(lm_flatten(a, 1, 0), LM_ERR_ARG, "flatten: start dim 2 comes after end dim 1");
 	EXPECT_NULL(lm_as_strided(a, 2, (int64_t[]){4, 7}, (int64_t[]){6, 1}, 0), LM_ERR_INDEX,
-	            "as_strided: shape [4, 7] with offset 0 reaches element 24");
+	            "as_strided: shape [4, 7] with offset 0 reaches element 25 of a storage of 24");
 	lm_tensor *cube = lm_zeros(3, (int64_t[]){2, 2, 2}, LM_FLOAT32);
 	EXPECT_NULL(lm_t(cube), LM_ERR_SHAPE, "t: expects a tensor of at most 2 dims, got shape [2, 2, 2]");
 	lm_tensor_release(cube);

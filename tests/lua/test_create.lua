@@ -20,11 +20,12 @@ test.case('lm.tensor from nested tables and numbers', function()
   test.eq(lm.tensor({{{1}}, {{2}}}):shape(), {2, 1, 1})
 end)
 
-test.case('lm.tensor keeps int64 exact and converts as the core does', function()
+test.case('lm.tensor keeps int64 exact, truncates fractions and refuses values out of range', function()
   local big = math.maxinteger
   test.eq(lm.tensor({big, -big}):tolist(), {big, -big})
   test.eq(lm.tensor({2.7, -2.7}, {dtype = 'int32'}):tolist(), {2, -2})
-  test.eq(lm.tensor({300}, {dtype = 'uint8'}):tolist(), {300 & 0xff})
+  test.raises(function() return lm.tensor({300}, {dtype = 'uint8'}) end,
+    'lm.tensor: element [1] = 300 is out of range for uint8 (0..255)')
   test.eq(lm.tensor({0.5}, {dtype = 'float64'}):tolist(), {0.5})
 end)
 

@@ -196,9 +196,19 @@ test.case('randint near the ends of int64 stays in [low, high), and refuses rang
 end)
 
 test.case('a float becomes the same uint8 whichever way it is converted', function()
-  -- x:byte() saturated to int64 before wrapping, lm.full / fill_ / lm.tensor to int32
+  -- x:byte() saturated to int64 before wrapping, lm.full / fill_ / lm.tensor to int32; now a
+  -- number out of range is refused where it is stored, and conversions wrap alike (issue 13)
   for _, v in ipairs({ 1e10, -1e10, 300.5, -1.5, 3e9 }) do
     local a = lm.tensor({ v }, { dtype = 'float64' }):byte():item()
+    test.eq(lm.tensor({ v }, { dtype = 'float32' }):byte():item(), a, 'from float32 ' .. v)
+    test.eq(lm.tensor({ v }, { dtype = 'float64' }):long():byte():item(), a, 'through int64 ' .. v)
+    test.raises(function() return lm.full({ 1 }, v, { dtype = 'uint8' }) end, 'out of range for uint8')
+    test.raises(function() return lm.tensor({ v }, { dtype = 'uint8' }) end, 'out of range for uint8')
+    test.raises(function() return lm.zeros(1, { dtype = 'uint8' }):fill_(v) end, 'out of range for uint8')
+  end
+  for _, v in ipairs({ 0.5, 2.7, 255.9 }) do
+    local a = lm.tensor({ v }, { dtype = 'float64' }):byte():item()
+    test.eq(a, math.floor(v))
     test.eq(lm.full({ 1 }, v, { dtype = 'uint8' }):item(), a, 'full ' .. v)
     test.eq(lm.tensor({ v }, { dtype = 'uint8' }):item(), a, 'tensor ' .. v)
     test.eq(lm.zeros(1, { dtype = 'uint8' }):fill_(v):item(), a, 'fill_ ' .. v)

@@ -64,8 +64,8 @@ static void test_loss_errors(void **state)
 	lm_tensor *tn = lm_from_data((int64_t[]){0, -1, 1}, 1, (int64_t[]){3}, LM_INT64);
 	lm_tensor *t2 = lm_zeros(1, (int64_t[]){2}, LM_INT64), *tf = lm_zeros(1, (int64_t[]){3}, LM_FLOAT32);
 	EXPECT_NULL(lm_cross_entropy(x, t, LM_REDUCTION_MEAN, 0), LM_ERR_INDEX,
-	            "cross_entropy: target 4 at position 1 is out of range for 4 classes");
-	EXPECT_NULL(lm_nll_loss(x, tn, LM_REDUCTION_SUM), LM_ERR_INDEX, "nll_loss: target -1 at position 1");
+	            "cross_entropy: target 5 at position 2 is out of range for 4 classes");
+	EXPECT_NULL(lm_nll_loss(x, tn, LM_REDUCTION_SUM), LM_ERR_INDEX, "nll_loss: target 0 at position 2");
 	EXPECT_NULL(lm_cross_entropy(x, t2, LM_REDUCTION_MEAN, 0), LM_ERR_SHAPE,
 	            "cross_entropy: target of shape [2] does not match input [3, 4]");
 	EXPECT_NULL(lm_cross_entropy(x, tf, LM_REDUCTION_MEAN, 0), LM_ERR_DTYPE, "cross_entropy: target must hold class indices");
@@ -78,7 +78,7 @@ static void test_loss_errors(void **state)
 	EXPECT_NULL(lm_mse_loss(x, tf, LM_REDUCTION_MEAN), LM_ERR_SHAPE, "mse_loss: input of shape [3, 4] and target of shape [3] differ");
 	EXPECT_NULL(lm_dropout(x, 1.5, true), LM_ERR_ARG, "dropout: probability 1.5");
 	EXPECT_NULL(lm_softmax(t, 0), LM_ERR_DTYPE, "softmax: input must be float32 or float64, got int64");
-	EXPECT_NULL(lm_log_softmax(x, 2), LM_ERR_INDEX, "log_softmax: dim 2 out of range");
+	EXPECT_NULL(lm_log_softmax(x, 2), LM_ERR_INDEX, "log_softmax: dim 3 is out of range");
 	lm_tensor *objs[] = {x, t, tn, t2, tf, p, y};
 	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) lm_tensor_release(objs[i]);
 }

@@ -64,15 +64,18 @@ local function wrap(v, dt)
   return v
 end
 
--- A float converted to an integer dtype as documented: truncation, saturation, NaN to 0; uint8
--- wraps after saturating to int32.
+-- A float converted to an integer dtype as documented (docs/lua.md, "Conversions"): truncation
+-- toward zero, then modulo 2^bits as integers wrap; NaN and infinities give 0.
 local function to_int(v, dt)
-  if v ~= v then return 0 end
-  local lo, hi = -2 ^ 31, 2 ^ 31 - 1
-  if dt == 'int64' then lo, hi = -2 ^ 63, 9223372036854774784 end
-  if v <= lo then v = lo elseif v >= hi then v = hi end
-  local i = math.tointeger(v < 0 and math.ceil(v) or math.floor(v))
-  return dt == 'uint8' and (i & 0xff) or i
+  if v ~= v or v == math.huge or v == -math.huge then return 0 end
+  local t = v < 0 and math.ceil(v) or math.floor(v)
+  local i = math.tointeger(t)
+  if not i then -- |t| >= 2^63: an integer multiple of 2^11; its remainder mod 2^64 is exact
+    local m = math.fmod(t, 2 ^ 64)
+    if m < 0 then m = m + 2 ^ 64 end
+    i = m >= 2 ^ 63 and math.tointeger(m - 2 ^ 64) or math.tointeger(m)
+  end
+  return wrap(i, dt)
 end
 
 local function f32(v) return string.unpack('f', string.pack('f', v)) end
@@ -81,10 +84,7 @@ local function f32(v) return string.unpack('f', string.pack('f', v)) end
 local function store(v, dt)
   if dt == 'float64' then return v * 1.0 end
   if dt == 'float32' then return f32(v) end
-  if math.type(v) == 'integer' then
-    if dt == 'int32' then return math.max(-2 ^ 31 // 1, math.min(2 ^ 31 // 1 - 1, v)) end
-    return dt == 'uint8' and (v & 0xff) or v
-  end
+  if math.type(v) == 'integer' then return wrap(v, dt) end -- a number in arithmetic wraps
   return to_int(v, dt)
 end
 
@@ -286,8 +286,13 @@ local function check_binary(r)
   end
   local fa = flat(a)
   local fb, bdt = b and flat(b), db
-  if not b then -- a number keeps the tensor's dtype, unless it is fractional next to integers
-    bdt = (is_float(da) or bnum == math.floor(bnum)) and da or 'float32' -- 2.0 is not fractional
+  if not b then -- PyTorch's rule: a Lua float next to an integer tensor is float32; a Lua integer
+    -- keeps the tensor's dtype, except that a comparison sees one outside its range exactly
+    local rg = ({ uint8 = { 0, 255 }, int32 = { -2147483648, 2147483647 } })[da]
+    if is_float(da) then bdt = da
+    elseif math.type(bnum) == 'float' then bdt = 'float32'
+    elseif COMPARE[op] and rg and (bnum < rg[1] or bnum > rg[2]) then bdt = 'int64'
+    else bdt = da end
   end
   local ct = promote(da, bdt)
   local rt = result_dtype(op, da, bdt)
@@ -447,10 +452,16 @@ local function check_index(r)
   walk(1, {})
   local diff = compare(y, out_shape, dt, want)
   if diff then return 'x[key] read of ' .. show(x) .. ': ' .. diff end
-  -- write a number through the same key into a contiguous clone
+  -- write a number through the same key into a contiguous clone (a uint8 takes no -2: an error)
   local z = x:contiguous():clone()
   local v = r.range(-2, 7)
   local okw, e = pcall(function() z[key] = v end)
+  if dt == 'uint8' and v < 0 then
+    if okw or not tostring(e):find('out of range for uint8', 1, true) then
+      return 'x[key] = ' .. v .. ' on a uint8 tensor: expected an out-of-range error, got ' .. tostring(e)
+    end
+    return nil
+  end
   if not okw then return 'x[key] = v raised ' .. tostring(e) end
   local fz = flat(z).data
   local expect = {}
@@ -570,6 +581,7 @@ local function check_convert(r)
   local from, to = r.pick(DTYPES), r.pick(DTYPES)
   local x = tensor(r, shape, from, function()
     if is_float(from) then return r.pick({ 0 / 0, 1e10, -1e10, 300.7, -1.5, 2.5, 255.9, 3e9, 0.0 }) end
+    if from == 'int32' then return r.pick({ 300, -1, 2147483647, -2147483648, 7, 256, 70000 }) end
     return from == 'uint8' and r.range(0, 255) or r.pick({ 300, -1, 3000000000, -3000000000, 7, 256 })
   end)
   local y = x:to(to)
@@ -629,7 +641,7 @@ local function check_pick(r)
       local mshape = broadcastable(r, shape)
       local m = tensor(r, mshape, 'uint8', function() return r.range(0, 1) end)
       local fm = flat(m)
-      local v = r.range(-3, 3)
+      local v = dt == 'uint8' and r.range(0, 3) or r.range(-3, 3) -- (stored: must fit dt)
       out_shape = shape
       if op == 'masked_fill' then
         y = x:masked_fill(m, v)
