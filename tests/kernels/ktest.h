@@ -31,6 +31,52 @@ static inline double kt_get(const lm_tensor *t, int64_t i)
 	return lm_tensor_dtype(t) == LM_FLOAT64 ? ((const double *)d)[i] : ((const float *)d)[i];
 }
 
+/*
+ * The layouts every kernel test gives its tensor inputs: the same shape, dtype and values,
+ * stored contiguously, transposed (strides running backwards through the dims: a permuted view of
+ * a contiguous tensor of the reversed shape; 1-D: every other element of a buffer twice as long)
+ * or narrowed (a view into a larger tensor with a margin before and after every dim, the margin
+ * full of values that would spoil any result that read them). The kernels must make their own
+ * contiguous copy, so every result equals the contiguous one.
+ */
+enum { KT_CONTIGUOUS, KT_TRANSPOSED, KT_NARROWED, KT_LAYOUTS };
+static const char *const kt_layout_name[KT_LAYOUTS] = {"contiguous", "transposed", "narrowed"};
+
+/* x (contiguous) in layout `layout` (+1 reference). */
+static inline lm_tensor *kt_layout(const lm_tensor *x, int layout)
+{
+	int nd = lm_tensor_ndim(x);
+	lm_dtype dt = lm_tensor_dtype(x);
+	int64_t shape[8];
+	lm_tensor *buf, *v;
+	if (layout == KT_CONTIGUOUS || nd == 0) return lm_clone(x);
+	if (layout == KT_TRANSPOSED && nd == 1) {
+		buf = lm_empty(2, (int64_t[]){lm_tensor_size(x, 0), 2}, dt);
+		lm_tensor *t = lm_t(buf);
+		v = lm_select(t, 0, 0); /* stride 2 */
+		lm_tensor_release(t);
+	} else if (layout == KT_TRANSPOSED) {
+		int perm[8];
+		for (int d = 0; d < nd; d++) shape[d] = lm_tensor_size(x, nd - 1 - d), perm[d] = nd - 1 - d;
+		buf = lm_empty(nd, shape, dt);
+		v = lm_permute(buf, perm);
+	} else {
+		for (int d = 0; d < nd; d++) shape[d] = lm_tensor_size(x, d) + 3;
+		double garbage = dt == LM_UINT8 ? 251 : dt == LM_INT32 ? 99991 : 12345.5;
+		buf = lm_full(nd, shape, dt, garbage);
+		v = lm_tensor_retain(buf);
+		for (int d = 0; d < nd; d++) {
+			lm_tensor *n = lm_narrow(v, d, 1, lm_tensor_size(x, d));
+			lm_tensor_release(v);
+			v = n;
+		}
+	}
+	assert_non_null(v);
+	assert_int_equal(lm_copy_(v, x), LM_OK);
+	lm_tensor_release(buf);
+	return v;
+}
+
 /* y must equal the sequential scan of x exactly (inputs from kt_ints); returns the first index
  * that differs, or -1. */
 static inline int64_t kt_scan_mismatch(const lm_tensor *x, const lm_tensor *y, bool inclusive,

@@ -2,7 +2,8 @@
  * test_conv2d.c — kernels.conv2d: naive, constant-memory, input-tile and output-tile versions on
  * every available run equal the sequential "same" convolution with zero ghost cells, for any image
  * size (1x1, ragged sizes, masks with different odd sides, even masks where allowed); the lecture's
- * counts of global loads per output pixel; bad input.
+ * counts of global loads per output pixel; bad input. Every case of the correctness tests runs on
+ * contiguous, transposed and narrowed inputs (ktest.h: kt_layout).
  */
 #include "ktest.h"
 
@@ -15,10 +16,13 @@ static lm_tensor *ints2(int64_t r, int64_t c, lm_dtype dt)
 	return t;
 }
 
-static lm_kernel_info *conv(const char *backend, const char *algo, int64_t h, int64_t w, int64_t mh,
-                            int64_t mw, int64_t tile, lm_dtype dt)
+/* One convolution of a random image and mask, both in layout `layout` (kt_layout), against the
+ * sequential reference. */
+static lm_kernel_info *conv_in(const char *backend, const char *algo, int64_t h, int64_t w,
+                               int64_t mh, int64_t mw, int64_t tile, lm_dtype dt, int layout)
 {
 	lm_tensor *img = ints2(h, w, dt), *mask = ints2(mh, mw, dt), *out = NULL;
+	lm_tensor *il = kt_layout(img, layout), *ml = kt_layout(mask, layout);
 	lm_kernel_opts o;
 	lm_kernel_opts_init(&o);
 	o.backend = backend;
@@ -26,9 +30,10 @@ static lm_kernel_info *conv(const char *backend, const char *algo, int64_t h, in
 	o.tile = tile;
 	o.repeats = 1;
 	lm_kernel_info *info = NULL;
-	if (lm_kernel_conv2d(img, mask, &o, &out, &info) != LM_OK)
-		fail_msg("%s %s %lldx%lld mask %lldx%lld tile %lld: %s", backend, algo, (long long)h,
-		         (long long)w, (long long)mh, (long long)mw, (long long)tile, lm_last_error());
+	if (lm_kernel_conv2d(il, ml, &o, &out, &info) != LM_OK)
+		fail_msg("%s %s %lldx%lld mask %lldx%lld tile %lld %s: %s", backend, algo, (long long)h,
+		         (long long)w, (long long)mh, (long long)mw, (long long)tile,
+		         kt_layout_name[layout], lm_last_error());
 	int64_t ry = (mh - 1) / 2, rx = (mw - 1) / 2;
 	for (int64_t y = 0; y < h; y++)
 		for (int64_t x = 0; x < w; x++) {
@@ -40,21 +45,29 @@ static lm_kernel_info *conv(const char *backend, const char *algo, int64_t h, in
 						s += kt_get(mask, i * mw + j) * kt_get(img, yy * w + xx);
 				}
 			if (kt_get(out, y * w + x) != s)
-				fail_msg("%s %s %s %lldx%lld mask %lldx%lld tile %lld: P[%lld][%lld] = %g, "
+				fail_msg("%s %s %s %lldx%lld mask %lldx%lld tile %lld %s: P[%lld][%lld] = %g, "
 				         "expected %g", backend, algo, lm_dtype_name(dt), (long long)h,
 				         (long long)w, (long long)mh, (long long)mw, (long long)tile,
-				         (long long)y, (long long)x, kt_get(out, y * w + x), s);
+				         kt_layout_name[layout], (long long)y, (long long)x,
+				         kt_get(out, y * w + x), s);
 		}
-	lm_tensor_release(img);
-	lm_tensor_release(mask);
-	lm_tensor_release(out);
+	lm_tensor *list[] = {img, mask, il, ml, out};
+	for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) lm_tensor_release(list[i]);
 	return info;
 }
 
+static lm_kernel_info *conv(const char *backend, const char *algo, int64_t h, int64_t w, int64_t mh,
+                            int64_t mw, int64_t tile, lm_dtype dt)
+{
+	return conv_in(backend, algo, h, w, mh, mw, tile, dt, KT_CONTIGUOUS);
+}
+
+/* One case on each layout of the inputs. */
 static void check(const char *backend, const char *algo, int64_t h, int64_t w, int64_t mh,
                   int64_t mw, int64_t tile, lm_dtype dt)
 {
-	lm_kernel_info_free(conv(backend, algo, h, w, mh, mw, tile, dt));
+	for (int layout = 0; layout < KT_LAYOUTS; layout++)
+		lm_kernel_info_free(conv_in(backend, algo, h, w, mh, mw, tile, dt, layout));
 }
 
 static void test_emu(void **state)

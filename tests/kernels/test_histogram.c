@@ -3,7 +3,8 @@
  * sequential count (uint8 and int32 bin indices, bytes binned as b * bins / 256; ragged sizes,
  * one element, bins 1 and 4096, all-equal input); the counters the lecture reads (one global
  * atomic per element for v1, at most bins x blocks for v2, fewer for v3 on runs, conflicts and
- * their serialised cycles); bad input.
+ * their serialised cycles); bad input. Every case of the correctness tests runs on contiguous,
+ * transposed and narrowed inputs (ktest.h: kt_layout).
  */
 #include "ktest.h"
 
@@ -50,7 +51,9 @@ static lm_kernel_info *hist(const char *backend, const char *algo, const lm_tens
 		fail_msg("%s %s n=%lld bins=%lld: %s", backend, algo, (long long)lm_tensor_numel(x),
 		         (long long)bins, lm_last_error());
 	int64_t *want = calloc((size_t)bins, sizeof *want);
-	for (int64_t i = 0; i < lm_tensor_numel(x); i++) want[at(x, i)]++;
+	lm_tensor *xc = lm_contiguous(x); /* the reference reads it in order */
+	for (int64_t i = 0; i < lm_tensor_numel(xc); i++) want[at(xc, i)]++;
+	lm_tensor_release(xc);
 	char what[160];
 	snprintf(what, sizeof what, "%s %s %s n=%lld bins=%lld block=%lld", backend, algo,
 	         lm_dtype_name(lm_tensor_dtype(x)), (long long)lm_tensor_numel(x), (long long)bins,
@@ -61,11 +64,16 @@ static lm_kernel_info *hist(const char *backend, const char *algo, const lm_tens
 	return info;
 }
 
+/* One case on each layout of the input (kt_layout). */
 static void check(const char *backend, const char *algo, int64_t n, int64_t bins, lm_dtype dt,
                   int64_t block)
 {
 	lm_tensor *x = kt_ints(n, dt, 0, (int)(dt == LM_UINT8 && bins > 256 ? 256 : bins));
-	lm_kernel_info_free(hist(backend, algo, x, bins, block, 0));
+	for (int layout = 0; layout < KT_LAYOUTS; layout++) {
+		lm_tensor *xl = kt_layout(x, layout);
+		lm_kernel_info_free(hist(backend, algo, xl, bins, block, 0));
+		lm_tensor_release(xl);
+	}
 	lm_tensor_release(x);
 }
 

@@ -2,7 +2,8 @@
  * test_matmul.c — kernels.matmul: naive and tiled, every available run, equal the sequential
  * product for any sizes (1x1, ragged sizes that are not multiples of the tile, tiles 1 to 32);
  * the lecture's count: the tiled kernel loads tile-width times fewer global elements; the shared
- * tiles Mds and Nds are named arrays of the trace; bad input.
+ * tiles Mds and Nds are named arrays of the trace; bad input. Every case of the correctness tests
+ * runs on contiguous, transposed and narrowed inputs (ktest.h: kt_layout).
  */
 #include "ktest.h"
 
@@ -13,10 +14,13 @@ static lm_tensor *ints2(int64_t r, int64_t c, lm_dtype dt)
 	return t;
 }
 
-static lm_kernel_info *mm(const char *backend, const char *algo, int64_t m, int64_t k, int64_t n,
-                          int64_t tile, lm_dtype dt)
+/* One product of random matrices, both in layout `layout` (kt_layout), against the sequential
+ * reference. */
+static lm_kernel_info *mm_in(const char *backend, const char *algo, int64_t m, int64_t k, int64_t n,
+                             int64_t tile, lm_dtype dt, int layout)
 {
 	lm_tensor *a = ints2(m, k, dt), *b = ints2(k, n, dt), *c = NULL;
+	lm_tensor *al = kt_layout(a, layout), *bl = kt_layout(b, layout);
 	lm_kernel_opts o;
 	lm_kernel_opts_init(&o);
 	o.backend = backend;
@@ -24,9 +28,9 @@ static lm_kernel_info *mm(const char *backend, const char *algo, int64_t m, int6
 	o.tile = tile;
 	o.repeats = 1;
 	lm_kernel_info *info = NULL;
-	if (lm_kernel_matmul(a, b, &o, &c, &info) != LM_OK)
-		fail_msg("%s %s %lldx%lldx%lld tile %lld: %s", backend, algo, (long long)m, (long long)k,
-		         (long long)n, (long long)tile, lm_last_error());
+	if (lm_kernel_matmul(al, bl, &o, &c, &info) != LM_OK)
+		fail_msg("%s %s %lldx%lldx%lld tile %lld %s: %s", backend, algo, (long long)m, (long long)k,
+		         (long long)n, (long long)tile, kt_layout_name[layout], lm_last_error());
 	assert_int_equal(lm_tensor_size(c, 0), m);
 	assert_int_equal(lm_tensor_size(c, 1), n);
 	assert_int_equal(lm_tensor_dtype(c), dt);
@@ -35,21 +39,28 @@ static lm_kernel_info *mm(const char *backend, const char *algo, int64_t m, int6
 			double s = 0;
 			for (int64_t p = 0; p < k; p++) s += kt_get(a, i * k + p) * kt_get(b, p * n + j);
 			if (kt_get(c, i * n + j) != s)
-				fail_msg("%s %s %s %lldx%lldx%lld tile %lld: C[%lld][%lld] = %g, expected %g",
+				fail_msg("%s %s %s %lldx%lldx%lld tile %lld %s: C[%lld][%lld] = %g, expected %g",
 				         backend, algo, lm_dtype_name(dt), (long long)m, (long long)k,
-				         (long long)n, (long long)tile, (long long)i, (long long)j,
-				         kt_get(c, i * n + j), s);
+				         (long long)n, (long long)tile, kt_layout_name[layout], (long long)i,
+				         (long long)j, kt_get(c, i * n + j), s);
 		}
-	lm_tensor_release(a);
-	lm_tensor_release(b);
-	lm_tensor_release(c);
+	lm_tensor *list[] = {a, b, al, bl, c};
+	for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) lm_tensor_release(list[i]);
 	return info;
 }
 
+static lm_kernel_info *mm(const char *backend, const char *algo, int64_t m, int64_t k, int64_t n,
+                          int64_t tile, lm_dtype dt)
+{
+	return mm_in(backend, algo, m, k, n, tile, dt, KT_CONTIGUOUS);
+}
+
+/* One case on each layout of the inputs. */
 static void check(const char *backend, const char *algo, int64_t m, int64_t k, int64_t n,
                   int64_t tile, lm_dtype dt)
 {
-	lm_kernel_info_free(mm(backend, algo, m, k, n, tile, dt));
+	for (int layout = 0; layout < KT_LAYOUTS; layout++)
+		lm_kernel_info_free(mm_in(backend, algo, m, k, n, tile, dt, layout));
 }
 
 static void test_emu(void **state)

@@ -1,8 +1,10 @@
 /*
  * test_reduce.c — kernels.reduce: every variant on every available run equals the sequential sum,
  * for every power-of-two block and ragged lengths; the counters the lecture reads (adds, steps,
- * one atomic per block, the divergence of the naive version); bad input.
+ * one atomic per block, the divergence of the naive version); bad input. Every case of the
+ * correctness tests runs on contiguous, transposed and narrowed inputs (ktest.h: kt_layout).
  */
+#include "kernels/patterns.h" /* lmi_time_median, lmi_cache_lines_flushed */
 #include "ktest.h"
 
 static const char *const algos[] = {"naive", "convergent", "shared", "coarsened"};
@@ -24,7 +26,9 @@ static lm_kernel_info *reduce(const char *backend, const char *algo, lm_tensor *
 		         (long long)block, lm_last_error());
 	assert_int_equal(lm_tensor_ndim(y), 0);
 	assert_int_equal(lm_tensor_dtype(y), lm_tensor_dtype(x));
-	double got = kt_get(y, 0), want = kt_sum(x);
+	lm_tensor *xc = lm_contiguous(x); /* the reference reads it in order */
+	double got = kt_get(y, 0), want = kt_sum(xc);
+	lm_tensor_release(xc);
 	if (got != want)
 		fail_msg("%s %s %s n=%lld block=%lld: %g, expected %g", backend, algo,
 		         lm_dtype_name(lm_tensor_dtype(x)), (long long)lm_tensor_numel(x), (long long)block,
@@ -33,10 +37,15 @@ static lm_kernel_info *reduce(const char *backend, const char *algo, lm_tensor *
 	return info;
 }
 
+/* One case on each layout of the input (kt_layout). */
 static void check(const char *backend, const char *algo, int64_t n, int64_t block, lm_dtype dt)
 {
 	lm_tensor *x = kt_ints(n, dt, -3, 5);
-	lm_kernel_info_free(reduce(backend, algo, x, block, 0));
+	for (int layout = 0; layout < KT_LAYOUTS; layout++) {
+		lm_tensor *xl = kt_layout(x, layout);
+		lm_kernel_info_free(reduce(backend, algo, xl, block, 0));
+		lm_tensor_release(xl);
+	}
 	lm_tensor_release(x);
 }
 
@@ -124,6 +133,53 @@ static void test_counters(void **state)
 	lm_tensor_release(x);
 }
 
+/* The timing of measured runs: a warm-up, then each timed run after the operands were flushed
+ * from the caches, so that GB/s of an input smaller than the caches is memory bandwidth. */
+typedef struct timed {
+	int runs, colds, cold_before_run; /* cold_before_run: every timed run followed a flush */
+} timed;
+
+static int timed_run(void *p)
+{
+	timed *t = p;
+	if (t->runs > 0 && t->colds != t->runs) t->cold_before_run = 0;
+	t->runs++;
+	return 0;
+}
+
+static void timed_cold(void *p) { ((timed *)p)->colds++; }
+
+static void test_timing_starts_cold(void **state)
+{
+	(void)state;
+	timed t = {0, 0, 1};
+	double ms = -1;
+	assert_int_equal(lmi_time_median("test", 4, timed_run, timed_cold, &t, &ms), LM_OK);
+	assert_int_equal(t.runs, 5); /* the warm-up, then 4 */
+	assert_int_equal(t.colds, 4);
+	assert_true(t.cold_before_run && ms >= 0);
+	/* a cpu run flushes every operand before each timed run: here 1 MiB of input, the output */
+	int64_t n = 1 << 18, before = lmi_cache_lines_flushed();
+	lm_tensor *x = kt_ints(n, LM_FLOAT32, 0, 4);
+	lm_kernel_opts o;
+	lm_kernel_opts_init(&o);
+	o.backend = "cpu";
+	o.repeats = 3;
+	lm_tensor *y;
+	lm_kernel_info *info;
+	assert_int_equal(lm_kernel_reduce(x, &o, &y, &info), LM_OK);
+	int64_t flushed = lmi_cache_lines_flushed() - before;
+#if defined(__x86_64__) || defined(__i386__)
+	assert_true(flushed >= 3 * (n * 4 / 64 + 1));
+	assert_true(flushed < 4 * (n * 4 / 64 + 1) + 3 * 4096); /* the operands, not more */
+#else
+	assert_int_equal(flushed, 0); /* no flush instruction for programs: docs/trace.md says so */
+#endif
+	lm_kernel_info_free(info);
+	lm_tensor_release(y);
+	lm_tensor_release(x);
+}
+
 static void test_bad_input(void **state)
 {
 	(void)state;
@@ -158,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_cuda_when_present),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_timing_starts_cold),
 		cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,13 +3,14 @@
  * (inputs of small integers, so every order of additions is exact), for lengths that are not
  * multiples of the block, length 1, and every power-of-two block from 1 to 1024; the textbook
  * counts of Kogge-Stone and Brent-Kung come out of the trace; the golden trace of a 16-element
- * Kogge-Stone scan; bad input is refused with messages naming the limit.
+ * Kogge-Stone scan; bad input is refused with messages naming the limit. Every case runs on
+ * contiguous, transposed and narrowed inputs (ktest.h: kt_layout).
  */
 #include "ktest.h"
 
 static const char *const algos[] = {"kogge-stone", "brent-kung", "hierarchical"};
 
-/* Runs one scan and checks it against the sequential reference. */
+/* Runs one scan on each layout of the input and checks it against the sequential reference. */
 static void check_scan(const char *backend, const char *algo, int64_t n, int64_t block,
                        lm_dtype dt, bool inclusive)
 {
@@ -21,21 +22,24 @@ static void check_scan(const char *backend, const char *algo, int64_t n, int64_t
 	o.block = block;
 	o.inclusive = inclusive;
 	o.repeats = 1;
-	lm_tensor *y = NULL;
-	lm_kernel_info *info = NULL;
-	if (lm_kernel_scan(x, &o, &y, &info) != LM_OK)
-		fail_msg("%s %s n=%lld block=%lld: %s", backend, algo, (long long)n, (long long)block,
-		         lm_last_error());
-	assert_int_equal(lm_tensor_dtype(y), dt);
-	assert_int_equal(lm_tensor_numel(y), n);
-	int64_t bad = kt_scan_mismatch(x, y, inclusive, 0);
-	if (bad >= 0)
-		fail_msg("%s %s %s %s n=%lld block=%lld: y[%lld] = %g", backend, algo, lm_dtype_name(dt),
-		         inclusive ? "inclusive" : "exclusive", (long long)n, (long long)block,
-		         (long long)bad, kt_get(y, bad));
-	assert_string_equal(lm_kernel_info_source(info), backend);
-	lm_kernel_info_free(info);
-	lm_tensor_release(y);
+	for (int layout = 0; layout < KT_LAYOUTS; layout++) {
+		lm_tensor *xl = kt_layout(x, layout), *y = NULL;
+		lm_kernel_info *info = NULL;
+		if (lm_kernel_scan(xl, &o, &y, &info) != LM_OK)
+			fail_msg("%s %s n=%lld block=%lld %s: %s", backend, algo, (long long)n,
+			         (long long)block, kt_layout_name[layout], lm_last_error());
+		assert_int_equal(lm_tensor_dtype(y), dt);
+		assert_int_equal(lm_tensor_numel(y), n);
+		int64_t bad = kt_scan_mismatch(x, y, inclusive, 0);
+		if (bad >= 0)
+			fail_msg("%s %s %s %s n=%lld block=%lld %s: y[%lld] = %g", backend, algo,
+			         lm_dtype_name(dt), inclusive ? "inclusive" : "exclusive", (long long)n,
+			         (long long)block, kt_layout_name[layout], (long long)bad, kt_get(y, bad));
+		assert_string_equal(lm_kernel_info_source(info), backend);
+		lm_kernel_info_free(info);
+		lm_tensor_release(y);
+		lm_tensor_release(xl);
+	}
 	lm_tensor_release(x);
 }
 
@@ -412,6 +416,30 @@ static void test_bad_input(void **state)
 	lm_tensor_release(x);
 }
 
+/* The layouts of ktest.h: views that are not contiguous, with the values of the original. */
+static void test_layouts(void **state)
+{
+	(void)state;
+	int64_t shapes[][2] = {{7, 9}, {10, 0}, {2, 33}};
+	for (int s = 0; s < 3; s++) {
+		int nd = shapes[s][1] ? 2 : 1;
+		lm_tensor *x = lm_randint(0, 100, nd, shapes[s], LM_FLOAT32);
+		for (int layout = 0; layout < KT_LAYOUTS; layout++) {
+			lm_tensor *v = kt_layout(x, layout), *c = lm_contiguous(v);
+			assert_int_equal(lm_tensor_ndim(v), nd);
+			for (int d = 0; d < nd; d++) assert_int_equal(lm_tensor_size(v, d), shapes[s][d]);
+			assert_memory_equal(lm_tensor_data(c), lm_tensor_data(x), lm_tensor_nbytes(x));
+			bool contiguous = layout == KT_CONTIGUOUS || (layout == KT_NARROWED && nd == 1);
+			if (lm_tensor_is_contiguous(v) != contiguous)
+				fail_msg("layout %s of shape %d: contiguous %d", kt_layout_name[layout], s,
+				         lm_tensor_is_contiguous(v));
+			lm_tensor_release(c);
+			lm_tensor_release(v);
+		}
+		lm_tensor_release(x);
+	}
+}
+
 static void test_shapes_and_views(void **state)
 {
 	(void)state;
@@ -448,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_golden_kogge_stone_16),
 		cmocka_unit_test(test_same_input_same_trace),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_layouts),
 		cmocka_unit_test(test_shapes_and_views),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * triples (0- and 1-based, unsorted, duplicates) hold the same matrix; ELL's padding and layout
  * and JDS's order and permutation are exact; every format on every available run equals the
  * sequential product, with empty rows, a 1x1 matrix and a matrix with no nonzeros; the counters
- * (atomics of COO, work per thread, padding); bad input.
+ * (atomics of COO, work per thread, padding); bad input. Every case of the correctness tests runs
+ * on contiguous, transposed and narrowed inputs (the dense matrix and x; ktest.h: kt_layout).
  */
 #include "ktest.h"
 
@@ -29,12 +30,13 @@ static lm_tensor *random_dense(int64_t m, int64_t n, double density, lm_dtype dt
 	return d;
 }
 
-static lm_kernel_info *spmv(const char *backend, const char *format, const lm_sparse *A,
-                            const lm_tensor *dense, int64_t block)
+/* y = A x for a random x in layout `layout` (kt_layout), against the dense product. */
+static lm_kernel_info *spmv_in(const char *backend, const char *format, const lm_sparse *A,
+                               const lm_tensor *dense, int64_t block, int layout)
 {
 	int64_t m = lm_sparse_rows(A), n = lm_sparse_cols(A);
 	lm_dtype dt = lm_sparse_dtype(A);
-	lm_tensor *x = lm_randint(-3, 4, 1, &n, dt), *y = NULL;
+	lm_tensor *x = lm_randint(-3, 4, 1, &n, dt), *xl = kt_layout(x, layout), *y = NULL;
 	lm_kernel_opts o;
 	lm_kernel_opts_init(&o);
 	o.backend = backend;
@@ -42,29 +44,44 @@ static lm_kernel_info *spmv(const char *backend, const char *format, const lm_sp
 	o.block = block;
 	o.repeats = 1;
 	lm_kernel_info *info = NULL;
-	if (lm_kernel_spmv(A, x, &o, &y, &info) != LM_OK)
-		fail_msg("%s %s %lldx%lld: %s", backend, format, (long long)m, (long long)n, lm_last_error());
+	if (lm_kernel_spmv(A, xl, &o, &y, &info) != LM_OK)
+		fail_msg("%s %s %lldx%lld %s: %s", backend, format, (long long)m, (long long)n,
+		         kt_layout_name[layout], lm_last_error());
 	assert_int_equal(lm_tensor_numel(y), m);
 	for (int64_t r = 0; r < m; r++) {
 		double s = 0;
 		for (int64_t c = 0; c < n; c++) s += kt_get(dense, r * n + c) * kt_get(x, c);
 		if (kt_get(y, r) != s)
-			fail_msg("%s %s %lldx%lld block %lld: y[%lld] = %g, expected %g", backend, format,
-			         (long long)m, (long long)n, (long long)block, (long long)r, kt_get(y, r), s);
+			fail_msg("%s %s %lldx%lld block %lld %s: y[%lld] = %g, expected %g", backend, format,
+			         (long long)m, (long long)n, (long long)block, kt_layout_name[layout],
+			         (long long)r, kt_get(y, r), s);
 	}
 	lm_tensor_release(x);
+	lm_tensor_release(xl);
 	lm_tensor_release(y);
 	return info;
 }
 
+static lm_kernel_info *spmv(const char *backend, const char *format, const lm_sparse *A,
+                            const lm_tensor *dense, int64_t block)
+{
+	return spmv_in(backend, format, A, dense, block, KT_CONTIGUOUS);
+}
+
+/* Every format, the matrix built from each layout of the dense one and x in that layout. */
 static void check_all(const char *backend, int64_t m, int64_t n, double density, lm_dtype dt,
                       const int64_t *empty, int nempty, int64_t block)
 {
 	lm_tensor *d = random_dense(m, n, density, dt, empty, nempty);
-	lm_sparse *A = lm_sparse_from_dense(d);
-	assert_non_null(A);
-	for (int f = 0; f < 4; f++) lm_kernel_info_free(spmv(backend, formats[f], A, d, block));
-	lm_sparse_release(A);
+	for (int layout = 0; layout < KT_LAYOUTS; layout++) {
+		lm_tensor *dl = kt_layout(d, layout);
+		lm_sparse *A = lm_sparse_from_dense(dl);
+		assert_non_null(A);
+		for (int f = 0; f < 4; f++)
+			lm_kernel_info_free(spmv_in(backend, formats[f], A, d, block, layout));
+		lm_sparse_release(A);
+		lm_tensor_release(dl);
+	}
 	lm_tensor_release(d);
 }
 
