@@ -118,7 +118,17 @@ static void geom_of(const lm_tensor *x, const lm_tensor *w, int64_t ph, int64_t 
 #define WINO_HELPERS(T)                                                                             \
 	static void pack_in_##T(const T *x, const wgeom *g, T *xp)                                     \
 	{                                                                                           \
-		memset(xp, 0, (size_t)(g->hp * g->wp * g->cp) * sizeof(T));                             \
+		size_t row = (size_t)(g->wp * g->cp), es = sizeof(T); /* zeros: the border only */      \
+		memset(xp, 0, (size_t)g->ph * row * es);                                                \
+		memset(xp + (g->H + g->ph) * (int64_t)row, 0, (size_t)(g->hp - g->H - g->ph) * row * es); \
+		for (int64_t y = 0; y < g->H; y++) {                                                    \
+			T *r = xp + (y + g->ph) * (int64_t)row;                                             \
+			memset(r, 0, (size_t)(g->pw * g->cp) * es);                                         \
+			memset(r + (g->W + g->pw) * g->cp, 0, (size_t)((g->wp - g->W - g->pw) * g->cp) * es); \
+			if (g->cp > g->C)                                                                   \
+				for (int64_t px = 0; px < g->W; px++)                                           \
+					memset(r + (px + g->pw) * g->cp + g->C, 0, (size_t)(g->cp - g->C) * es);    \
+		}                                                                                       \
 		for (int64_t y = 0; y < g->H; y++)                                                      \
 			for (int64_t x0 = 0; x0 < g->W; x0 += 16) {                                         \
 				int64_t n = g->W - x0 < 16 ? g->W - x0 : 16;                                    \
