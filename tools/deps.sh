@@ -13,6 +13,8 @@
 #   fonts-dejavu-core               the visualizer's font
 #   dataset-fashion-mnist           the real data set of the training lessons
 #   libgl1-mesa-dri libegl1         OpenGL without a display (llvmpipe) for headless runs and tests
+#   python3-numpy                   the file interop test (tests/lua/test_files.lua: numpy reads what
+#                                   Lumen writes and writes what Lumen reads, via tests/io/interop.py)
 LUMEN_DEBIAN_PACKAGES=(
 	cmake gcc g++ make pkg-config
 	liblua5.4-dev
@@ -21,6 +23,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	libopenblas-dev libopenblas0-openmp
 	fonts-dejavu-core dataset-fashion-mnist
 	libgl1-mesa-dri libegl1
+	python3-numpy
 )
 
 lumen_install_deps() {

@@ -1,0 +1,28 @@
+--[[
+lumen.nn — `require 'nn'` (the global nn): modules, losses and initialisers in PyTorch's names.
+
+The table is lm.nn itself, so nn.functional is F. Parts: lumen/nn/module.lua (nn.Module and the
+containers), layers.lua, loss.lua, initializers.lua (nn.init), utils.lua (nn.utils: gradient
+clipping, the progress bar, the metrics log, deferred Ctrl-C for training loops).
+See docs/nn.md. Read next: lumen/nn/module.lua.
+]]
+local lm = require 'lumen'
+local nn = lm.nn
+
+local base = require 'lumen.nn.module'
+local layers = require 'lumen.nn.layers'
+local loss = require 'lumen.nn.loss'
+
+nn.Module = base.Module
+for _, part in ipairs({ base, layers, loss }) do
+  for k, v in pairs(part) do
+    if type(v) == 'table' and rawget(v, '_is_module_class') then nn[k] = v end
+  end
+end
+nn.init = require 'lumen.nn.initializers'
+nn.utils = require 'lumen.nn.utils'
+
+--- Whether v is a module (an instance of nn.Module or of a subclass).
+nn.is_module = base.is_module
+
+return nn
