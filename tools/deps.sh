@@ -15,6 +15,8 @@
 #   libgl1-mesa-dri libegl1         OpenGL without a display (llvmpipe) for headless runs and tests
 #   python3-numpy                   the file interop test (tests/lua/test_files.lua: numpy reads what
 #                                   Lumen writes and writes what Lumen reads, via tests/io/interop.py)
+#   xvfb xauth x11-utils            a real X11 window in the visualizer's test (tests/viz/x11.sh:
+#                                   xvfb-run, and xwininfo to read the window's title)
 LUMEN_DEBIAN_PACKAGES=(
 	cmake gcc g++ make pkg-config
 	liblua5.4-dev
@@ -24,6 +26,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	fonts-dejavu-core dataset-fashion-mnist
 	libgl1-mesa-dri libegl1
 	python3-numpy
+	xvfb xauth x11-utils
 )
 
 lumen_install_deps() {

@@ -47,8 +47,10 @@ topic('kernels', [[The GPU course's parallel patterns, each run three ways (back
 kernel on a SIMT emulator with a trace; 'cpu': native and timed; 'cuda': on a GPU). Every call
 returns out, info; info.source says where the numbers came from and info.counters holds the
 counts (steps, adds, loads, stores, atomics, conflicts, barriers, time_ms, ...).]])
-topic('viz', [[The visualizer: an SDL2/OpenGL window (or offscreen rendering without a display)
-that animates kernel traces and live training curves.]])
+topic('viz', [[The visualizer: an SDL2/OpenGL window (offscreen without a display) that draws the
+course's pictures from the kernels that ran: viz.show(info) after a kernels call, viz.scene(name)
+for a demonstration. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant, s PNG,
+? keys, Esc close. Scenes now: scan, reduce, histogram, divergence.]])
 topic('lesson', [[Lessons: lectures as steps of text, code, a scene and an exercise, stepped
 through in the REPL with :lessons, :lesson NAME, :next, :prev, :run, :check, :hint.]])
 topic('lm.cuda', [[Queries about CUDA. Tensors live on the CPU in this version; these say whether a
@@ -626,16 +628,48 @@ end
 
 -- ---------------------------------------------------------------- viz
 
-doc('viz.open', 'viz.open([{width=, height=}])', [[Opens the window (offscreen without a display).]])
-doc('viz.close', 'viz.close()', [[Closes the window.]])
-doc('viz.show', 'viz.show(info_or_trace [, {scene=}])', [[Animates a kernel's trace in the scene that fits it.]])
-doc('viz.scene', 'viz.scene(name, opts)', [[Opens a named scene.]])
-doc('viz.plot', 'viz.plot(series_name, step, value)', [[Adds a point to a live curve.]])
-doc('viz.snapshot', 'viz.snapshot(path)', [[Writes the current frame as a PNG.]])
+doc('viz.open', 'viz.open([{width=, height=}]) -> true',
+  [[Opens the window (1280 x 720 points by default; resizable, HiDPI aware). Without a display,
+or with lumen --headless, it renders offscreen and says so once: viz.snapshot writes what the window
+would show. viz.show and viz.scene open it themselves.]])
+doc('viz.close', 'viz.close()', [[Closes the window and drops its scene (Esc in the window does the same;
+the REPL goes on).]])
+doc('viz.show', 'viz.show(info_or_trace [, {scene=, step=, variant=, ...}])',
+  [[Draws a kernel result in the scene of its pattern (scan, reduce, histogram, divergence): the
+info of a kernels call, its trace, or an array of results of one pattern. Emulated runs give the
+picture from their trace; the lecture's other algorithms run on the same input; runs without a trace
+(cpu, cuda) add their measured counters to the panel. Every number names its source.]])
+doc('viz.scene', 'viz.scene(name [, opts])',
+  [[Shows a scene built from options alone (it runs its own demonstration input), e.g.
+viz.scene('scan', {n=16, input='pmpp'}). viz.scenes() lists the scenes and their options.]])
+doc('viz.plot', 'viz.plot(series_name, step, value)', [[Adds a point to a live curve (the curves scene).]])
+doc('viz.snapshot', 'viz.snapshot(path) -> path', [[Writes the current frame as a PNG (the step shown,
+without its animation); a folder that does not exist or cannot be written is an error naming it.]])
 doc('viz.is_open', 'viz.is_open() -> boolean', [[Whether the window is open.]])
-doc('viz.step', 'viz.step()', [[Advances the animation one step.]])
-doc('viz.play', 'viz.play()', [[Plays the animation.]])
+doc('viz.step', 'viz.step([n]) -> step, steps', [[Goes n steps forward (back when negative; 1 by
+default). Steps count from 0, the picture before the first step. With the window closed it does
+nothing and returns nil, so a script that animates keeps running.]])
+doc('viz.seek', 'viz.seek(step) -> step, steps', [[Goes to a step (0 .. steps - 1).]])
+doc('viz.play', 'viz.play()', [[Plays the steps (from the start when at the end); space in the window.]])
 doc('viz.pause', 'viz.pause()', [[Pauses the animation.]])
+doc('viz.variant', 'viz.variant([name]) -> name', [[The next variant of the scene (as Tab does), or the
+one named: side by side or one algorithm, a block, a pattern.]])
+doc('viz.pick', 'viz.pick(x, y) -> table or nil', [[What the hover shows at a pixel of the frame
+(drawable pixels from the top left): kind, state, index, step, thread, block, warp, lane, value,
+event (trace[event]), colour and the hover text.]])
+doc('viz.layout', 'viz.layout() -> {cells}', [[The cells of the current frame as rectangles
+{x=, y=, w=, h=} with what each holds (kind, group, state, index, step, value, colour, ...).]])
+doc('viz.state', 'viz.state() -> table', [[The scene shown, its step and steps, variant, play state,
+speed, the frame's size and UI scale, the title, what the step shows, the area and panel rectangles.]])
+doc('viz.scenes', 'viz.scenes() -> {{name=, summary=, options=}}', [[The built scenes and their options.]])
+doc('viz.colors', 'viz.colors() -> {name = {r, g, b}}', [[The colours every scene uses for one meaning
+(active, idle, path_a, ...): Okabe-Ito for categories, viridis for heat maps.]])
+doc('viz.pixel', 'viz.pixel(x, y) -> r, g, b, a', [[A pixel of the current frame (tests, lessons).]])
+doc('viz.key', 'viz.key(name)', [[Presses a key as a user would: 'space', 'right', 'left', 'home',
+'end', '+', '-', 'tab', 's', '?', 'escape', '0'.]])
+doc('viz.pointer', 'viz.pointer(x, y)', [[Moves the pointer there, as hovering does.]])
+doc('viz.redraw', 'viz.redraw() -> ms', [[Draws a whole frame now and waits for it (benchmarks).]])
+doc('viz.pump', 'viz.pump()', [[Handles the window's events now (the REPL and the Lua hook do it).]])
 
 -- ---------------------------------------------------------------- lesson
 

@@ -67,6 +67,20 @@ typedef void (*app_tick_fn)(void *ud);
 void app_set_tick(app_tick_fn fn, void *ud);
 /* Calls the tick function, if any. */
 void app_tick(void);
+/* A window that needs its events handled while Lua runs opened (true) or closed (false): from
+ * then on app_docall calls the tick about every 16 ms through the one Lua hook (run.c). */
+void app_tick_live(bool on);
+
+/* ---------------------------------------------------------------- the visualizer (app_viz.c) */
+
+/* Before anything runs: --headless, and the window's events from the tick and the Lua hook. */
+void app_viz_init(bool headless);
+/* At the end: a script's window stays until closed (not after the REPL), then everything goes. */
+void app_viz_finish(bool interactive);
+/* "yes (...)" or "no (...)": what --version says about the window. */
+const char *app_viz_description(void);
+/* `lumen --snapshot SCENE OUT.png [--step N] [--opts k=v,...]` at argv[i]; the exit status. */
+int app_snapshot_main(int argc, char **argv, int i);
 
 /* ---------------------------------------------------------------- the REPL (repl.c) */
 

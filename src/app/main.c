@@ -25,6 +25,9 @@ static void print_usage(FILE *out)
 	        "                  the global 'arg' (arg[0] is the script) and in '...'\n"
 	        "  -e CODE         run CODE (may be repeated; runs before the script)\n"
 	        "  -i              enter the REPL after the -e chunks and the script\n"
+	        "  --headless      no window: scenes render offscreen (viz.snapshot writes PNGs)\n"
+	        "  --snapshot SCENE OUT.png [--step N] [--opts k=v,...]\n"
+	        "                  render a scene (viz.scenes() lists them) offscreen to a PNG\n"
 	        "  --test PATH...  run the Lua tests: every test_*.lua in each directory PATH (or\n"
 	        "                  the file PATH); ends with 'N passed, N failed'\n"
 	        "  --version, -v   print the version and the features of this build\n"
@@ -60,6 +63,7 @@ static int planned_option(const char *a)
 int main(int argc, char **argv)
 {
 	int script = 0, tests = 0, nexec = 0, interactive = 0;
+	int headless = 0;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -97,6 +101,11 @@ int main(int argc, char **argv)
 			i++;
 			continue;
 		}
+		if (strcmp(a, "--headless") == 0) {
+			headless = 1;
+			continue;
+		}
+		if (strcmp(a, "--snapshot") == 0) return app_snapshot_main(argc, argv, i);
 		if (a[0] == '-' && a[1] != '\0') {
 			if (planned_option(a)) return 1;
 			fprintf(stderr, APP_NAME ": unknown option '%s'\n", a);
@@ -108,6 +117,7 @@ int main(int argc, char **argv)
 	if (!tests && i < argc) script = i;
 	if (!tests && !script && !nexec) interactive = 1;
 
+	app_viz_init(headless);
 	lua_State *L = app_newstate();
 	if (!L) return 1;
 	int status = 0;
@@ -130,6 +140,7 @@ int main(int argc, char **argv)
 		if (status == 0 && script) status = app_dofile(L, argv, argc, script) != LUA_OK;
 		if (interactive) status = app_repl(L);
 	}
+	app_viz_finish(interactive);
 	lua_close(L);
 	return status;
 }

@@ -42,6 +42,8 @@ static bool main_thread_known;
  * error meets it again at its next instruction. Lua has one hook slot: the visualizer's event
  * pump, while Lua runs, belongs here too (arm this hook, call app_tick), never in a second hook.
  */
+static volatile sig_atomic_t tick_due;       /* the live timer fired: pump the window (below) */
+
 static void app_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
@@ -50,6 +52,10 @@ static void app_hook(lua_State *L, lua_Debug *ar)
 		luaL_error(L, "interrupted!");
 	}
 	lua_sethook(L, NULL, 0, 0);
+	if (tick_due) {
+		tick_due = 0;
+		app_tick(); /* the window's events; it runs no Lua */
+	}
 }
 
 static double seconds_between(struct timespec a, struct timespec b)
@@ -152,6 +158,69 @@ void app_tick(void)
 	if (tick_fn) tick_fn(tick_ud);
 }
 
+/* ---------------------------------------------------------------- the live tick while Lua runs */
+
+/*
+ * While a window is open (app_tick_live(true)) and Lua runs, a timer signal every 16 ms arms the
+ * one hook for the next instruction, and the hook calls app_tick. Between ticks no hook is set,
+ * so Lua runs at full speed (a count hook set all the time costs a call per instruction in Lua
+ * 5.4). The signal is restartable (SA_RESTART) and, like SIGINT, handed to the Lua thread when a
+ * worker thread receives it. A long C operation is not interrupted: its window waits for it.
+ */
+#define LIVE_SIGNAL (SIGRTMIN + 2)
+#define LIVE_PERIOD_NS 16000000L
+
+static volatile sig_atomic_t live;
+static timer_t live_timer;
+static bool live_timer_made;
+
+static void on_live_tick(int sig)
+{
+	int saved_errno = errno;
+	if (main_thread_known && !pthread_equal(pthread_self(), main_thread)) {
+		pthread_kill(main_thread, sig);
+	} else {
+		lua_State *L = running;
+		if (L && live && !interrupting) {
+			tick_due = 1;
+			lua_sethook(L, app_hook, LUA_MASKCOUNT, 1);
+		}
+	}
+	errno = saved_errno;
+}
+
+static void live_timer_set(bool on)
+{
+	if (!live_timer_made) {
+		if (!on) return;
+		struct sigevent ev;
+		memset(&ev, 0, sizeof ev);
+		ev.sigev_notify = SIGEV_SIGNAL;
+		ev.sigev_signo = LIVE_SIGNAL;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_live_tick;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(LIVE_SIGNAL, &sa, NULL);
+		if (timer_create(CLOCK_MONOTONIC, &ev, &live_timer) != 0) return; /* no pumping, no harm */
+		live_timer_made = true;
+	}
+	struct itimerspec it;
+	memset(&it, 0, sizeof it);
+	if (on) {
+		it.it_value.tv_nsec = LIVE_PERIOD_NS;
+		it.it_interval.tv_nsec = LIVE_PERIOD_NS;
+	}
+	timer_settime(live_timer, 0, &it, NULL);
+}
+
+void app_tick_live(bool on)
+{
+	live = on;
+	if (running) live_timer_set(on); /* opened or closed while a call runs */
+}
+
 /* ---------------------------------------------------------------- protected calls */
 
 /* The message handler: the message (or a description of a non-string error) plus a traceback. */
@@ -183,13 +252,16 @@ int app_docall(lua_State *L, int narg, int nres)
 	struct sigaction old;
 	set_handler(SIGINT, on_sigint, 0, &old);
 	running = L;
+	if (!outer && live) live_timer_set(true);
 	int status = lua_pcall(L, narg, nres, base);
+	if (!outer && live_timer_made) live_timer_set(false);
 	running = outer;
 	sigaction(SIGINT, &old, NULL);
 	if (!outer) {
 		/* the interrupt ends with the call that received it */
 		lua_sethook(L, NULL, 0, 0);
 		interrupting = 0;
+		tick_due = 0;
 		lm_interrupt_clear();
 	}
 	lua_remove(L, base);
@@ -273,7 +345,7 @@ void app_print_version(FILE *out)
 	fprintf(out, "  SIMD: %s\n  CPU: %s\n", lm_isa_describe(), lm_cpu_model());
 	if (lm_isa_warning()) fprintf(out, "  warning: %s\n", lm_isa_warning());
 	fprintf(out, "  CUDA: %s\n", bi.cuda_built ? "yes (built; loaded on first use)" : "no (not built)");
-	fprintf(out, "  SDL: no (the visualizer is not part of this build yet)\n");
+	fprintf(out, "  SDL: %s\n", app_viz_description());
 	fprintf(out, "  Lua library: %s\n", app_luadir());
 	fprintf(out, "  compiler: %s%s\n", bi.compiler, bi.sanitize ? ", ASan+UBSan" : "");
 	if (bi.threading_warning) fprintf(out, "  warning: %s\n", bi.threading_warning);
@@ -283,11 +355,12 @@ void app_print_banner(FILE *out, bool colour)
 {
 	lm_build_info bi;
 	lm_build_info_get(&bi);
-	fprintf(out, "%sLumen %s%s%s (%s; %s %s, %d threads; SIMD %s; CUDA %s; visualizer not built yet)\n",
+	fprintf(out, "%sLumen %s%s%s (%s; %s %s, %d threads; SIMD %s; CUDA %s; visualizer %s)\n",
 	        colour ? "\033[1m" : "", bi.version, bi.sanitize ? " [ASan+UBSan]" : "",
 	        colour ? "\033[0m" : "", LUA_RELEASE,
 	        bi.blas, bi.blas_threading, lm_get_num_threads(), lm_isa_name(lm_isa_active()),
-	        bi.cuda_built ? "module built, loaded on first use" : "not built");
+	        bi.cuda_built ? "module built, loaded on first use" : "not built",
+	        app_viz_description()[0] == 'y' ? "built (viz.show)" : "not built");
 	fprintf(out, "Type :help for help, :help NAME for a function (:help lm.zeros); Tab completes; "
 	             "Ctrl-C interrupts; Ctrl-D or :quit leaves.\n");
 	if (bi.threading_warning) fprintf(out, "warning: %s\n", bi.threading_warning);

@@ -29,6 +29,7 @@ int luaopen_lumen_core(lua_State *L)
 	lml_open_functional(L, mt, m, lm); /* after index.c: F.one_hot is lm.one_hot */
 	lml_open_sys(L, mt, m, lm);
 	lml_open_kernels(L, mt, m, lm);
+	lml_open_viz(L, mt, m, lm);
 	lml_open_io(L, mt, m, lm);
 	lml_open_optim(L, mt, m, lm); /* after functional.c: adds to F */
 	lml_open_data(L, mt, m, lm);

@@ -1,0 +1,137 @@
+/*
+ * app_viz.c — the program's side of the visualizer: the window's events handled from the REPL's
+ * tick and, while Lua runs, from the one Lua hook (run.c's live tick); --headless; --snapshot
+ * SCENE OUT.png [--step N] [--opts k=v,...]; waiting for a window that a script left open.
+ *
+ * Built without the visualizer (no LUMEN_HAVE_VIZ), --headless is accepted (there is no window to
+ * avoid) and --snapshot says that this build has no window. Read next: src/viz/viz.h, run.c.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+
+#ifdef LUMEN_HAVE_VIZ
+#include "viz/viz.h"
+
+const char *app_viz_description(void)
+{
+	return "yes (SDL2 + OpenGL 3.3 core; a window on a display, offscreen without one)";
+}
+
+static void pump(void *ud)
+{
+	(void)ud;
+	lm_viz_pump();
+}
+
+void app_viz_init(bool headless)
+{
+	lm_viz_set_headless(headless);
+	lm_viz_set_live_callback(app_tick_live);
+	app_set_tick(pump, NULL);
+}
+
+static volatile int stop_waiting;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	stop_waiting = 1;
+}
+
+void app_viz_finish(bool interactive)
+{
+	if (!interactive && lm_viz_is_open() && !lm_viz_is_offscreen(NULL)) {
+		/* a script showed something: keep it on screen until the window is closed (or Ctrl-C) */
+		fprintf(stderr, APP_NAME ": the window stays open until you close it (Esc) or press Ctrl-C\n");
+		struct sigaction sa, old;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_sigint;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old);
+		lm_viz_wait_closed(&stop_waiting);
+		sigaction(SIGINT, &old, NULL);
+	}
+	lm_viz_shutdown();
+}
+
+static int snapshot(const char *scene, const char *out, const char *step, const char *opts)
+{
+	const char *fname = "--snapshot";
+	lm_viz_opts o;
+	memset(&o, 0, sizeof o);
+	lm_viz_set_headless(true);
+	if (opts && lm_viz_opts_parse(&o, opts, fname) != LM_OK) goto fail;
+	if (step && !strstr(opts ? opts : "", "step=") && lm_viz_opts_add(&o, "step", step, fname) != LM_OK)
+		goto fail;
+	if (step) {
+		char *end;
+		long v = strtol(step, &end, 10);
+		if (*end || v < 0) {
+			lm_set_error(LM_ERR_ARG, "%s: --step needs a step number (0 or more), got '%s'", fname, step);
+			goto fail;
+		}
+	}
+	if (lm_viz_scene(scene, &o, fname) != LM_OK) goto fail;
+	lm_viz_state st;
+	lm_viz_get_state(&st);
+	if (step && atol(step) >= st.steps) {
+		lm_set_error(LM_ERR_ARG, "%s: --step %s is past the end: scene '%s' has steps 0..%d", fname, step,
+		             scene, st.steps - 1);
+		goto fail;
+	}
+	if (lm_viz_snapshot(out, fname) != LM_OK) goto fail;
+	lm_viz_shutdown();
+	return 0;
+fail:
+	fprintf(stderr, APP_NAME ": %s\n", lm_last_error());
+	lm_viz_shutdown();
+	return 1;
+}
+
+#else /* no visualizer in this build */
+
+const char *app_viz_description(void)
+{
+	return "no (built without SDL2, SDL2_ttf, libepoxy or libpng: viz says so)";
+}
+
+void app_viz_init(bool headless) { (void)headless; }
+void app_viz_finish(bool interactive) { (void)interactive; }
+
+static int snapshot(const char *scene, const char *out, const char *step, const char *opts)
+{
+	(void)scene, (void)out, (void)step, (void)opts;
+	fprintf(stderr, APP_NAME ": --snapshot: this Lumen was built without a window (SDL2, SDL2_ttf, "
+	        "libepoxy or libpng were missing at build time)\n");
+	return 1;
+}
+
+#endif
+
+int app_snapshot_main(int argc, char **argv, int i)
+{
+	if (i + 2 >= argc || argv[i + 1][0] == '-' || argv[i + 2][0] == '-') {
+		fprintf(stderr, APP_NAME ": usage: " APP_NAME " --snapshot SCENE OUT.png [--step N] "
+		        "[--opts k=v,...]\n");
+		return 1;
+	}
+	const char *scene = argv[i + 1], *out = argv[i + 2], *step = NULL, *opts = NULL;
+	for (int k = i + 3; k < argc; k += 2) {
+		bool is_step = strcmp(argv[k], "--step") == 0, is_opts = strcmp(argv[k], "--opts") == 0;
+		if (!is_step && !is_opts) {
+			fprintf(stderr, APP_NAME ": --snapshot takes --step N and --opts k=v,..., not '%s'\n", argv[k]);
+			return 1;
+		}
+		if (k + 1 >= argc) {
+			fprintf(stderr, APP_NAME ": %s needs a value\n", argv[k]);
+			return 1;
+		}
+		if (is_step) step = argv[k + 1];
+		else opts = argv[k + 1];
+	}
+	return snapshot(scene, out, step, opts);
+}

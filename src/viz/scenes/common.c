@@ -1,0 +1,245 @@
+/*
+ * common.c — what several scenes use: running the course's kernels on given values (emulated,
+ * traced) into runs, demonstration inputs, and small drawing pieces (a value cell, a legend
+ * entry, a line chart).
+ *
+ * Kernels are called through their public C API (lumen/kernels.h), exactly as kernels.scan does
+ * from Lua; their errors keep the kernel's name and gain the viz function's in front.
+ * Read next: scan.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "viz/scenes/vzs.h"
+
+/* ---------------------------------------------------------------- runs */
+
+static lm_tensor *float_tensor(const double *x, int64_t n, const char *fname)
+{
+	float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+	if (!f) {
+		lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
+		return NULL;
+	}
+	for (int64_t i = 0; i < n; i++) f[i] = (float)x[i];
+	lm_tensor *t = lm_from_data(f, 1, &n, LM_FLOAT32);
+	free(f);
+	return t;
+}
+
+/* Finishes a kernel call: the run from its info, everything else released. */
+static lm_status finish(lm_status st, lm_tensor *x, lm_tensor *y, lm_kernel_info *info,
+                        lm_viz_run *run, const char *fname)
+{
+	if (st == LM_OK) vz_run_from_info(run, info);
+	else {
+		char msg[1024];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		lm_set_error(st, "%s: %s", fname, msg);
+	}
+	lm_kernel_info_free(info);
+	lm_tensor_release(x);
+	lm_tensor_release(y);
+	return st;
+}
+
+static void emu_opts(lm_kernel_opts *o, const char *algo, int64_t block)
+{
+	lm_kernel_opts_init(o);
+	o->backend = "emu";
+	o->algo = algo;
+	o->block = block;
+	o->trace = 1;
+}
+
+lm_status vzs_run_scan(const double *x, int64_t n, const char *algo, int64_t block, bool exclusive,
+                       lm_viz_run *run, const char *fname)
+{
+	lm_tensor *in = float_tensor(x, n, fname), *y = NULL;
+	if (!in) return lm_last_status();
+	lm_kernel_opts o;
+	emu_opts(&o, algo, block);
+	o.inclusive = exclusive ? 0 : 1;
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_scan(in, &o, &y, &info);
+	return finish(st, in, y, info, run, fname);
+}
+
+lm_status vzs_run_reduce(const double *x, int64_t n, const char *algo, int64_t block,
+                         lm_viz_run *run, const char *fname)
+{
+	lm_tensor *in = float_tensor(x, n, fname), *y = NULL;
+	if (!in) return lm_last_status();
+	lm_kernel_opts o;
+	emu_opts(&o, algo, block);
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_reduce(in, &o, &y, &info);
+	return finish(st, in, y, info, run, fname);
+}
+
+lm_status vzs_run_histogram(const int32_t *bins_of, int64_t n, int64_t bins, const char *algo,
+                            int64_t block, int64_t coarsen, lm_viz_run *run, const char *fname)
+{
+	lm_tensor *in = lm_from_data(bins_of, 1, &n, LM_INT32), *y = NULL;
+	if (!in) return vz_error_prefix(0, fname);
+	lm_kernel_opts o;
+	emu_opts(&o, algo, block);
+	o.coarsen = coarsen;
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_histogram(in, bins, &o, &y, &info);
+	return finish(st, in, y, info, run, fname);
+}
+
+lm_status vzs_run_divergence(const char *pattern, int64_t warps, int64_t block, lm_viz_run *run,
+                             const char *fname)
+{
+	lm_kernel_opts o;
+	emu_opts(&o, NULL, block);
+	o.pattern = pattern;
+	o.warps = warps;
+	lm_tensor *y = NULL;
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_divergence(&o, &y, &info);
+	return finish(st, NULL, y, info, run, fname);
+}
+
+lm_status vzs_count_scan(int64_t n, const char *algo, double *adds, double *steps, const char *fname)
+{
+	lm_tensor *in = lm_ones(1, &n, LM_FLOAT32), *y = NULL;
+	if (!in) return vz_error_prefix(0, fname);
+	lm_kernel_opts o;
+	emu_opts(&o, algo, 0);
+	o.trace_cap = 1; /* the counters are complete without the events */
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_scan(in, &o, &y, &info);
+	if (st == LM_OK) {
+		lm_kernel_info_counter(info, "adds", adds);
+		lm_kernel_info_counter(info, "steps", steps);
+	}
+	lm_viz_run unused;
+	memset(&unused, 0, sizeof unused);
+	st = finish(st, in, y, info, &unused, fname);
+	vz_run_clear(&unused);
+	return st;
+}
+
+lm_status vzs_demo_values(const char *kind, int64_t n, double *out, const char *fname)
+{
+	static const double pmpp[] = {3, 1, 7, 0, 4, 1, 6, 3};
+	uint64_t s = 0x9E3779B97F4A7C15ull;
+	for (int64_t i = 0; i < n; i++) {
+		if (strcmp(kind, "arange") == 0) out[i] = (double)(i + 1);
+		else if (strcmp(kind, "ones") == 0) out[i] = 1;
+		else if (strcmp(kind, "pmpp") == 0) out[i] = pmpp[i % 8];
+		else if (strcmp(kind, "random") == 0) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			out[i] = (double)(s % 10);
+		} else {
+			return lm_set_error(LM_ERR_ARG, "%s: unknown input '%s' (arange, ones, pmpp, random)",
+			                    fname, kind);
+		}
+	}
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- drawing */
+
+char *vzs_short(char *buf, size_t cap, double v)
+{
+	if (isnan(v)) snprintf(buf, cap, "?");
+	else if (v == floor(v) && fabs(v) < 1e7) snprintf(buf, cap, "%.0f", v);
+	else snprintf(buf, cap, "%.3g", v);
+	return buf;
+}
+
+void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool show_value)
+{
+	vz_fill(f, r, fill);
+	float px = 1.0f / vz_zoom(f);
+	if (r.w * vz_zoom(f) >= 4) vz_outline(f, r, 1, vz_mix(fill, VZ_RGB(0, 0, 0), 0.25));
+	if (!show_value) return;
+	char s[32];
+	vzs_short(s, sizeof s, value);
+	/* the small font, else the tiny one when the number is wider than the cell */
+	vz_font font = vz_text_fits(f, VZ_FONT_SMALL, s, r.w - px) ? VZ_FONT_SMALL : VZ_FONT_TINY;
+	if (!vz_text_fits(f, font, s, r.w)) return;
+	float th = vz_text_height(f, font);
+	if (th > r.h + 3 * px) return;
+	vz_text_draw(f, r.x + r.w / 2, r.y + (r.h - th) / 2, font, VZ_ALIGN_CENTER, vz_text_on(fill), s);
+}
+
+float vzs_legend(vz_frame *f, float x, float y, vz_color c, bool hatched, const char *label)
+{
+	float h = vz_text_height(f, VZ_FONT_SMALL), sw = h * 0.9f;
+	vz_rect r = vz_r(x, y + (h - sw) / 2, sw, sw);
+	if (hatched) vz_hatch(f, r, c, vz_th.hatch);
+	else vz_fill(f, r, c);
+	vz_outline(f, r, 1, vz_mix(c, VZ_RGB(0, 0, 0), 0.3));
+	float w = vz_text_draw(f, x + sw + h * 0.35f, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, label);
+	return x + sw + h * 0.35f + w + h * 1.2f;
+}
+
+static double axis(double v, bool log) { return log ? log2(v > 1 ? v : 1) : v; }
+
+void vzs_chart(vz_frame *f, vz_rect r, const char *title, const double *x, int n, bool logx,
+               bool logy, const vzs_series *s, int nseries, double mark_x)
+{
+	if (n < 1) return;
+	float lh = vz_text_height(f, VZ_FONT_SMALL), cw = vz_char_width(f, VZ_FONT_SMALL);
+	double ymax = 0;
+	for (int k = 0; k < nseries; k++)
+		for (int i = 0; i < n; i++)
+			if (s[k].y[i] > ymax) ymax = s[k].y[i];
+	if (ymax <= 1) ymax = 2;
+	char num[32];
+	vzs_short(num, sizeof num, ymax);
+	float left = r.x + (float)(strlen(num) + 1) * cw, right = r.x + r.w - cw;
+	float top = r.y + lh * 1.6f, bottom = r.y + r.h - lh * 1.4f;
+	vz_text_draw(f, r.x, r.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, title);
+	if (right - left < 20 || bottom - top < 20) return;
+	double x0 = axis(x[0], logx), x1 = axis(x[n - 1], logx), y1 = axis(ymax, logy), y0 = logy ? 0 : 0;
+	if (x1 <= x0) x1 = x0 + 1;
+#define PX(v) (left + (float)((axis((v), logx) - x0) / (x1 - x0)) * (right - left))
+#define PY(v) (bottom - (float)((axis((v), logy) - y0) / (y1 - y0)) * (bottom - top))
+	vz_line(f, left, bottom, right, bottom, 1, vz_th.text_dim);
+	vz_line(f, left, top, left, bottom, 1, vz_th.text_dim);
+	vz_text_draw(f, left - cw * 0.5f, top - lh * 0.5f, VZ_FONT_SMALL, VZ_ALIGN_RIGHT, vz_th.text_dim, num);
+	vz_text_draw(f, left - cw * 0.5f, bottom - lh * 0.5f, VZ_FONT_SMALL, VZ_ALIGN_RIGHT, vz_th.text_dim,
+	             logy ? "1" : "0");
+	if (logy) vz_text_draw(f, left + cw * 0.5f, top - lh * 0.5f, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
+	                       vz_th.text_dim, "(log scale)");
+	float last_end = -1e9f;
+	for (int i = 0; i < n; i++) { /* x ticks where their labels do not touch */
+		vzs_short(num, sizeof num, x[i]);
+		float px = PX(x[i]), w = vz_text_width(f, VZ_FONT_SMALL, num);
+		bool lastone = i == n - 1; /* right-aligned at the axis' end */
+		float l0 = lastone ? px - w : px - w / 2;
+		bool room = l0 > last_end + cw;
+		vz_line(f, px, bottom, px, bottom + lh * 0.25f, 1, vz_th.text_dim);
+		if (!room) continue;
+		vz_text_draw(f, lastone ? px : px, bottom + lh * 0.3f, VZ_FONT_SMALL,
+		             lastone ? VZ_ALIGN_RIGHT : VZ_ALIGN_CENTER, vz_th.text_dim, num);
+		last_end = lastone ? px : px + w / 2;
+	}
+	if (mark_x > 0) vz_dashed(f, PX(mark_x), top, PX(mark_x), bottom, 1, 4, vz_th.highlight);
+	for (int k = 0; k < nseries; k++) {
+		float px0 = 0, py0 = 0;
+		for (int i = 0; i < n; i++) {
+			float px = PX(x[i]), py = PY(s[k].y[i]);
+			if (i) vz_line(f, px0, py0, px, py, 2, s[k].color);
+			vz_disc(f, px, py, 2.5f, s[k].color);
+			px0 = px;
+			py0 = py;
+		}
+	}
+	/* labels: in the top left corner of the plot, one a line */
+	for (int k = 0; k < nseries; k++)
+		vz_text_draw(f, left + cw, top + lh * (0.6f + 1.1f * (float)k), VZ_FONT_SMALL, VZ_ALIGN_LEFT,
+		             s[k].color, s[k].label);
+#undef PX
+#undef PY
+}

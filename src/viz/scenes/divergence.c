@@ -1,0 +1,523 @@
+/*
+ * divergence.c — the warp-divergence scene (PMPP 4.5): warps as 32-lane rows over time, one
+ * column per warp instruction in issue order, each active lane coloured by the path it takes,
+ * idle lanes hatched, the branch and the reconvergence point marked, and each warp's SIMD
+ * efficiency over its divergent region. Tab switches between the demo's patterns (even-odd,
+ * half-warp, data, warp, none), all run with the same number of warps; their counters sit side by
+ * side.
+ *
+ * Paths are read from the trace, not from the pattern's name: a source line belongs to path A
+ * when every instruction on it after a branch has only lanes that took the branch (the branch
+ * event's aux), to path B when only lanes that did not; a line with lanes of both (or instructions
+ * of both kinds of warp) is the converged code after the if/else, and a warp's first instruction
+ * there after its branch is its reconvergence point.
+ * Read next: docs/trace.md ("Warp divergence"), histogram.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "viz/scenes/vzs.h"
+
+#define NPATTERNS 5
+static const char *const patterns[NPATTERNS] = {"even-odd", "half-warp", "data", "warp", "none"};
+static const char *const conditions[NPATTERNS] = {"lane % 2 == 0", "lane < 16", "x[i] > 0.5",
+                                                   "warp % 2 == 0", "no branch"};
+
+enum { CLS_COMMON, CLS_A, CLS_B };
+
+typedef struct winst {
+	uint8_t kind, space, array, cls;
+	uint16_t line;
+	uint32_t mask, taken;  /* taken: for a branch, the lanes that took it */
+	uint64_t cycle;
+	uint32_t latency;
+	int64_t event;
+} winst;
+
+typedef struct dwarp {
+	int block, warp;       /* warp within its block */
+	int first, count;      /* instructions: inst[first .. first + count) */
+	int branch, reconverge; /* slots (-1: none) */
+	double efficiency;     /* over the divergent region (1 without one) */
+} dwarp;
+
+typedef struct drun {
+	char pattern[16];
+	lm_viz_run run;
+	winst *inst;
+	int ninst;
+	dwarp *warps;
+	int nwarps, slots;
+	bool diverges;
+} drun;
+
+typedef struct div_scene {
+	lm_viz_run given[4];
+	int ngiven;
+	bool demo;
+	int64_t warps;
+	drun runs[NPATTERNS];
+	int nruns, variant;
+	/* layout */
+	float label_w, slot_w, lane_h, warp_gap, top, eff_x;
+	char fname[32];
+} div_scene;
+
+/* ---------------------------------------------------------------- reading a trace */
+
+static void drun_free(drun *d)
+{
+	vz_run_clear(&d->run);
+	free(d->inst);
+	free(d->warps);
+	memset(d, 0, sizeof *d);
+}
+
+/* Warp instructions: consecutive events of one warp at one cycle, line and kind. */
+static lm_status read_instructions(drun *d, const lm_trace *t)
+{
+	int64_t n = lm_trace_count(t);
+	int cap = 0, wcap = 0;
+	int last_block = -1, last_warp = -1;
+	for (int64_t i = 0; i < n; i++) {
+		const lm_trace_event *e = lm_trace_event_get(t, i);
+		if (e->kind == LM_TRACE_BARRIER) continue;
+		if ((int)e->block != last_block || (int)e->warp != last_warp) {
+			if (d->nwarps == wcap) {
+				wcap = wcap ? 2 * wcap : 64;
+				dwarp *w = realloc(d->warps, (size_t)wcap * sizeof *w);
+				if (!w) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
+				d->warps = w;
+			}
+			dwarp *w = &d->warps[d->nwarps++];
+			memset(w, 0, sizeof *w);
+			w->block = (int)e->block;
+			w->warp = e->warp;
+			w->first = d->ninst;
+			w->branch = w->reconverge = -1;
+			last_block = (int)e->block;
+			last_warp = e->warp;
+		}
+		dwarp *w = &d->warps[d->nwarps - 1];
+		winst *prev = w->count ? &d->inst[d->ninst - 1] : NULL;
+		if (prev && prev->cycle == e->cycle && prev->line == e->line && prev->kind == e->kind) {
+			if (e->kind == LM_TRACE_BRANCH) prev->taken = e->aux;
+			continue;
+		}
+		if (d->ninst == cap) {
+			cap = cap ? 2 * cap : 256;
+			winst *q = realloc(d->inst, (size_t)cap * sizeof *q);
+			if (!q) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
+			d->inst = q;
+		}
+		winst *in = &d->inst[d->ninst++];
+		memset(in, 0, sizeof *in);
+		in->kind = e->kind;
+		in->space = e->space;
+		in->array = e->array;
+		in->line = e->line;
+		in->mask = e->mask;
+		in->taken = e->kind == LM_TRACE_BRANCH ? e->aux : 0;
+		in->cycle = e->cycle;
+		in->latency = e->latency;
+		in->event = i;
+		w->count++;
+		if (e->kind == LM_TRACE_BRANCH && w->branch < 0) w->branch = w->count - 1;
+	}
+	return LM_OK;
+}
+
+/* Lines after a branch: A-only, B-only or common (see the header comment). */
+static lm_status classify(drun *d)
+{
+	/* per source line: seen on path A only, on path B only, or with lanes of both */
+	uint8_t *a_ok = calloc(3 * 65536, 1);
+	if (!a_ok) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
+	uint8_t *b_ok = a_ok + 65536, *mixed = b_ok + 65536;
+	for (int w = 0; w < d->nwarps; w++) {
+		const dwarp *dw = &d->warps[w];
+		if (dw->branch < 0) continue;
+		const winst *br = &d->inst[dw->first + dw->branch];
+		uint32_t all = br->mask, taken = br->taken & all, other = all & ~taken;
+		for (int k = dw->branch + 1; k < dw->count; k++) {
+			const winst *in = &d->inst[dw->first + k];
+			bool in_a = (in->mask & ~taken) == 0, in_b = (in->mask & ~other) == 0;
+			if (in_a && !in_b) a_ok[in->line] = 1;
+			else if (in_b && !in_a) b_ok[in->line] = 1;
+			else mixed[in->line] = 1;
+		}
+	}
+	for (int w = 0; w < d->nwarps; w++) {
+		dwarp *dw = &d->warps[w];
+		int active = 0, slots = 0;
+		for (int k = 0; k < dw->count; k++) {
+			winst *in = &d->inst[dw->first + k];
+			in->cls = CLS_COMMON;
+			if (dw->branch >= 0 && k > dw->branch && !mixed[in->line] && !(a_ok[in->line] && b_ok[in->line]))
+				in->cls = a_ok[in->line] ? CLS_A : b_ok[in->line] ? CLS_B : CLS_COMMON;
+			if (dw->branch >= 0 && k > dw->branch && dw->reconverge < 0 && in->cls == CLS_COMMON)
+				dw->reconverge = k;
+			if (dw->branch >= 0 && k > dw->branch && dw->reconverge < 0) {
+				active += __builtin_popcount(in->mask);
+				slots++;
+			}
+		}
+		dw->efficiency = slots ? (double)active / (32.0 * slots) : 1.0;
+		if (dw->count > d->slots) d->slots = dw->count;
+		if (dw->branch >= 0 && dw->efficiency < 1) d->diverges = true;
+	}
+	free(a_ok);
+	return LM_OK;
+}
+
+static lm_status drun_build(drun *d, const lm_viz_run *run, const char *pattern, const char *fname)
+{
+	memset(d, 0, sizeof *d);
+	snprintf(d->pattern, sizeof d->pattern, "%s", pattern);
+	vz_run_copy(&d->run, run);
+	if (vz_trace_check(run->trace, fname) != LM_OK || read_instructions(d, run->trace) != LM_OK) {
+		drun_free(d);
+		return lm_last_status();
+	}
+	if (d->nwarps == 0) {
+		drun_free(d);
+		return lm_set_error(LM_ERR_ARG, "%s: the divergence trace has no warp instructions", fname);
+	}
+	if (classify(d) != LM_OK) {
+		drun_free(d);
+		return LM_ERR_NOMEM;
+	}
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- create */
+
+static void div_destroy(void *p)
+{
+	div_scene *s = p;
+	if (!s) return;
+	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
+	for (int i = 0; i < s->nruns; i++) drun_free(&s->runs[i]);
+	free(s);
+}
+
+static int pattern_index(const char *p)
+{
+	for (int i = 0; i < NPATTERNS; i++)
+		if (strcmp(p, patterns[i]) == 0) return i;
+	return -1;
+}
+
+/* Every pattern with the same warps and block; the given run's trace for its own. */
+static lm_status run_patterns(div_scene *s, const lm_viz_run *have, int64_t block, const char *fname)
+{
+	for (int i = 0; i < NPATTERNS; i++) {
+		lm_status st;
+		if (have && strcmp(have->algo, patterns[i]) == 0) {
+			st = drun_build(&s->runs[i], have, patterns[i], fname);
+		} else {
+			lm_viz_run r;
+			st = vzs_run_divergence(patterns[i], s->warps, block, &r, fname);
+			if (st == LM_OK) {
+				st = drun_build(&s->runs[i], &r, patterns[i], fname);
+				vz_run_clear(&r);
+			}
+		}
+		if (st != LM_OK) return st;
+		s->nruns++;
+	}
+	return LM_OK;
+}
+
+static void *div_create(const vz_build *b)
+{
+	div_scene *s = vz_calloc(1, sizeof *s);
+	if (!s) return NULL;
+	snprintf(s->fname, sizeof s->fname, "%s", b->fname);
+	const lm_viz_run *traced = NULL;
+	for (int i = 0; i < b->nruns && s->ngiven < 4; i++) {
+		vz_run_copy(&s->given[s->ngiven++], &b->runs[i]);
+		if (b->runs[i].trace && !traced) traced = &b->runs[i];
+	}
+	lm_status st = LM_OK;
+	int64_t block = vz_opt_int(b->opts, "block", 0);
+	const lm_viz_run *from = traced ? traced : b->nruns ? &b->runs[0] : NULL;
+	if (traced) {
+		if (vz_trace_check(traced->trace, b->fname) != LM_OK) st = LM_ERR_ARG;
+		else if (vz_trace_array(traced->trace, "x", LM_SPACE_GLOBAL, -1) < 0 ||
+		         vz_trace_array(traced->trace, "y", LM_SPACE_GLOBAL, -1) < 0)
+			st = lm_set_error(LM_ERR_ARG, "%s: not a trace of the divergence demo (it has no arrays x "
+			                  "and y): %s", b->fname, lm_trace_name(traced->trace));
+		lm_trace_launch la;
+		if (st == LM_OK && lm_trace_launch_get(traced->trace, 0, &la) == LM_OK) block = la.block[0];
+	}
+	s->demo = from && !traced;
+	s->warps = from ? (int64_t)vz_run_counter(from, "warps", 4) : vz_opt_int(b->opts, "warps", 4);
+	const char *first = from ? from->algo : vz_opt_string(b->opts, "pattern", "even-odd");
+	s->variant = pattern_index(first) >= 0 ? pattern_index(first) : 0;
+	if (st == LM_OK) st = run_patterns(s, traced, block, b->fname);
+	if (st != LM_OK) {
+		div_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* ---------------------------------------------------------------- steps, variants, layout */
+
+static int div_steps(void *p)
+{
+	div_scene *s = p;
+	return s->runs[s->variant].slots + 1;
+}
+
+static int div_variants(void *p) { return ((div_scene *)p)->nruns; }
+static const char *div_variant_name(void *p, int v) { return ((div_scene *)p)->runs[v].pattern; }
+static void div_set_variant(void *p, int v) { ((div_scene *)p)->variant = v; }
+
+static void div_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
+{
+	div_scene *s = p;
+	const drun *d = &s->runs[s->variant];
+	const vz_frame *f = c->metrics;
+	float lh = vz_text_height(f, VZ_FONT_SMALL), cw = vz_char_width(f, VZ_FONT_SMALL);
+	s->top = lh * 4.2f;
+	s->label_w = 15 * cw;
+	float eff_w = 22 * cw;
+	s->slot_w = (c->w - s->label_w - eff_w) / (float)(d->slots > 0 ? d->slots : 1);
+	float h = c->h - s->top - lh * 2.4f;
+	s->warp_gap = fmaxf(2, fminf(8 * c->scale, h * 0.02f));
+	s->lane_h = (h - s->warp_gap * (float)(d->nwarps - 1)) / (32.0f * (float)d->nwarps);
+	if (s->lane_h > 6 * c->scale) s->lane_h = 6 * c->scale;
+	s->eff_x = s->label_w + s->slot_w * (float)d->slots + cw;
+	*ww = c->w;
+	*wh = c->h;
+}
+
+/* ---------------------------------------------------------------- drawing */
+
+static vz_color class_color(int cls)
+{
+	return cls == CLS_A ? vz_th.path_a : cls == CLS_B ? vz_th.path_b : vz_th.common;
+}
+
+static const char *short_kind(const winst *in)
+{
+	switch (in->kind) {
+	case LM_TRACE_LOAD: return "load";
+	case LM_TRACE_STORE: return "store";
+	case LM_TRACE_ADD: return "add";
+	case LM_TRACE_ATOMIC: return "atomic";
+	case LM_TRACE_BRANCH: return "branch";
+	default: return "?";
+	}
+}
+
+static float warp_y(const div_scene *s, int w) { return s->top + (float)w * (32 * s->lane_h + s->warp_gap); }
+
+static void draw_warp(vz_frame *f, div_scene *s, const drun *d, int w, int k)
+{
+	const dwarp *dw = &d->warps[w];
+	float y0 = warp_y(s, w), lh = vz_text_height(f, VZ_FONT_SMALL), wh = 32 * s->lane_h;
+	if (!vz_visible(f, vz_r(0, y0, s->eff_x + 200, wh))) return;
+	if (wh >= lh * 0.9f)
+		vz_textf(f, 0, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "warp %d", w);
+	for (int slot = 0; slot < dw->count; slot++) {
+		const winst *in = &d->inst[dw->first + slot];
+		float x = s->label_w + (float)slot * s->slot_w;
+		bool done = slot < k;
+		vz_color c = class_color(in->cls);
+		for (int l = 0; l < 32; l++) {
+			/* lanes touch: alternating lanes read as stripes, not as noise */
+			vz_rect r = vz_r(x + s->slot_w * 0.04f, y0 + (float)l * s->lane_h, s->slot_w * 0.92f,
+			                 fmaxf(s->lane_h, 0.5f));
+			if (!vz_visible(f, r)) continue;
+			bool on = (in->mask >> l) & 1u;
+			const char *state;
+			vz_color fill;
+			if (!done) {
+				fill = vz_th.pending;
+				state = "pending";
+				vz_fill(f, r, fill);
+			} else if (on) {
+				fill = c;
+				state = in->cls == CLS_A ? "path_a" : in->cls == CLS_B ? "path_b" : "active";
+				vz_fill(f, r, fill);
+			} else {
+				fill = vz_th.idle;
+				state = "idle";
+				vz_hatch(f, r, vz_th.idle, vz_th.hatch);
+			}
+			vz_cell *cell = vz_cell_add(f, r, "lane");
+			cell->group = d->pattern;
+			cell->state = state;
+			cell->color = fill;
+			cell->warp = dw->warp;
+			cell->block = dw->block;
+			cell->lane = l;
+			cell->thread = dw->warp * 32 + l;
+			cell->step = slot;
+			cell->row = w;
+			cell->event = on ? in->event + __builtin_popcount(in->mask & ((1u << l) - 1u)) : -1;
+			cell->tag = dw->first + slot;
+		}
+	}
+	/* the branch and the reconvergence point */
+	if (dw->branch >= 0 && dw->branch < k) {
+		float x = s->label_w + (float)(dw->branch + 1) * s->slot_w;
+		vz_line(f, x, y0 - 1, x, y0 + wh + 1, 1.5f, vz_th.text);
+	}
+	if (dw->reconverge >= 0 && dw->reconverge < k) {
+		float x = s->label_w + (float)dw->reconverge * s->slot_w;
+		vz_dashed(f, x, y0 - 2, x, y0 + wh + 2, 2, 4, vz_th.highlight);
+	}
+	if (k >= dw->count && wh >= lh * 0.9f) {
+		vz_textf(f, s->eff_x, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+		         dw->branch >= 0 ? "SIMD efficiency %3.0f%%" : "no branch: %3.0f%%", 100 * dw->efficiency);
+	}
+}
+
+static void draw_header(vz_frame *f, div_scene *s, const drun *d, int k)
+{
+	float lh = vz_text_height(f, VZ_FONT_SMALL);
+	const dwarp *w0 = &d->warps[0];
+	float y = s->top - lh * 2.5f;
+	vz_text_draw(f, 0, y + lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp 0 issues:");
+	for (int slot = 0; slot < w0->count; slot++) {
+		const winst *in = &d->inst[w0->first + slot];
+		float x = s->label_w + ((float)slot + 0.5f) * s->slot_w;
+		vz_color c = slot < k ? vz_th.text : vz_th.text_dim;
+		if (vz_text_fits(f, VZ_FONT_SMALL, "branch", s->slot_w * 0.98f) ||
+		    (vz_text_fits(f, VZ_FONT_SMALL, short_kind(in), s->slot_w * 0.98f)))
+			vz_text_draw(f, x, y + lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_CENTER, c, short_kind(in));
+		char cyc[24];
+		snprintf(cyc, sizeof cyc, "%llu", (unsigned long long)in->cycle);
+		if (vz_text_fits(f, VZ_FONT_SMALL, cyc, s->slot_w * 0.98f))
+			vz_text_draw(f, x, y, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text_dim, cyc);
+	}
+	vz_text_draw(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "modelled cycle:");
+	if (w0->reconverge >= 0) { /* under the last warp, where the dashed lines end */
+		float x = s->label_w + (float)w0->reconverge * s->slot_w;
+		float yb = warp_y(s, d->nwarps - 1) + 32 * s->lane_h + lh * 0.3f;
+		vz_text_draw(f, x, yb, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.highlight, "reconvergence");
+	}
+	if (w0->branch >= 0) {
+		float x = s->label_w + (float)(w0->branch + 1) * s->slot_w;
+		float yb = warp_y(s, d->nwarps - 1) + 32 * s->lane_h + lh * 0.3f;
+		vz_text_draw(f, x, yb, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text, "branch");
+	}
+}
+
+static void div_draw(void *p, vz_frame *f)
+{
+	div_scene *s = p;
+	const drun *d = &s->runs[s->variant];
+	int k = (int)floor(f->t + 1e-9);
+	float x = 0;
+	char a[64], b[64];
+	snprintf(a, sizeof a, "path A (took the branch: %s)", conditions[s->variant]);
+	snprintf(b, sizeof b, "path B (did not)");
+	x = vzs_legend(f, x, 0, vz_th.path_a, false, a);
+	x = vzs_legend(f, x, 0, vz_th.path_b, false, b);
+	x = vzs_legend(f, x, 0, vz_th.common, false, "both paths: before the branch, after reconvergence");
+	x = vzs_legend(f, x, 0, vz_th.idle, true, "idle lane");
+	draw_header(f, s, d, k);
+	for (int w = 0; w < d->nwarps; w++) draw_warp(f, s, d, w, k);
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void div_title(void *p, char *buf, size_t cap)
+{
+	div_scene *s = p;
+	const drun *d = &s->runs[s->variant];
+	snprintf(buf, cap, "divergence: %s (%s), %d warps of 32 lanes over time%s", d->pattern,
+	         conditions[s->variant], d->nwarps, s->demo ? " (emulated; the measured run has no trace)" : "");
+}
+
+static void div_step_label(void *p, int step, char *buf, size_t cap)
+{
+	div_scene *s = p;
+	const drun *d = &s->runs[s->variant];
+	if (step == 0) {
+		snprintf(buf, cap, "each column is one warp instruction; a warp runs the two paths of a "
+		         "divergent branch one after the other");
+		return;
+	}
+	const dwarp *w0 = &d->warps[0];
+	if (step > w0->count) {
+		snprintf(buf, cap, "warp 0 is done");
+		return;
+	}
+	const winst *in = &d->inst[w0->first + step - 1];
+	snprintf(buf, cap, "warp 0, instruction %d: %s at cycle %llu, %d of 32 lanes active%s", step,
+	         short_kind(in), (unsigned long long)in->cycle, __builtin_popcount(in->mask),
+	         step - 1 == w0->reconverge ? " (reconverged)" : in->cls == CLS_A ? " (path A)"
+	         : in->cls == CLS_B ? " (path B)" : "");
+}
+
+static void div_counters(void *p, vz_panel *pn)
+{
+	div_scene *s = p;
+	static const char *const names[] = {"simd_efficiency", "simd_efficiency_kernel",
+	                                    "divergent_branches", "modelled_cycles", "adds", "warps",
+	                                    "time_ms", NULL};
+	char src[96];
+	for (int i = 0; i < s->nruns; i++) {
+		int c = vz_panel_column(pn, s->runs[i].pattern, vz_run_source_label(&s->runs[i].run, src, sizeof src));
+		vz_panel_run(pn, c, &s->runs[i].run, names);
+	}
+	for (int i = 0; i < s->ngiven; i++) {
+		if (s->given[i].trace) continue;
+		char title[48];
+		snprintf(title, sizeof title, "%s (your run)", s->given[i].algo);
+		int c = vz_panel_column(pn, title, vz_run_source_label(&s->given[i], src, sizeof src));
+		vz_panel_run(pn, c, &s->given[i], names);
+	}
+	vz_panel_note(pn, "simd_efficiency: active lanes / (32 x instructions) over the divergent region "
+	              "(from the branch to reconvergence); _kernel: over the whole kernel.");
+}
+
+static void div_describe(void *p, const vz_cell *c, char *buf, size_t cap)
+{
+	div_scene *s = p;
+	const drun *d = &s->runs[s->variant];
+	if (strcmp(c->kind, "lane") != 0 || c->tag < 0 || c->tag >= d->ninst) return;
+	const winst *in = &d->inst[c->tag];
+	snprintf(buf, cap, "block %d, warp %d, lane %d (thread %d)\ninstruction %d: %s, line %u, cycle %llu + %u",
+	         c->block, c->warp, c->lane, c->thread, c->step + 1, short_kind(in), in->line,
+	         (unsigned long long)in->cycle, in->latency);
+	vz_append(buf, cap, "\n%s; %d of 32 lanes active", strcmp(c->state, "idle") == 0 ? "this lane is idle"
+	          : strcmp(c->state, "path_a") == 0 ? "path A" : strcmp(c->state, "path_b") == 0 ? "path B"
+	          : strcmp(c->state, "pending") == 0 ? "not issued yet" : "converged code",
+	          __builtin_popcount(in->mask));
+	if (in->kind == LM_TRACE_BRANCH) vz_append(buf, cap, "\nlanes that took it: 0x%08x", in->taken);
+}
+
+static const vz_option div_options[] = {
+	{"pattern", VZ_OPT_CHOICE, 0, 0, "even-odd half-warp data warp none", "even-odd", "the branch shown first"},
+	{"warps", VZ_OPT_INT, 1, 256, NULL, "4", "warps of 32 threads"},
+	{"block", VZ_OPT_INT, 32, 1024, NULL, "0", "threads per block (a multiple of 32)"},
+	{NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+const vz_scene_class vz_scene_divergence = {
+	.name = "divergence",
+	.summary = "warps as 32-lane rows over time: the paths of a branch, idle lanes, reconvergence, SIMD efficiency",
+	.patterns = "divergence",
+	.options = div_options,
+	.create = div_create,
+	.destroy = div_destroy,
+	.steps = div_steps,
+	.variants = div_variants,
+	.variant_name = div_variant_name,
+	.set_variant = div_set_variant,
+	.layout = div_layout,
+	.draw = div_draw,
+	.title = div_title,
+	.step_label = div_step_label,
+	.counters = div_counters,
+	.describe = div_describe,
+};

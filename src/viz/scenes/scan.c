@@ -1,0 +1,816 @@
+/*
+ * scan.c — the scan scene (PMPP chapter 11): Kogge-Stone and Brent-Kung as the textbook draws
+ * them, side by side on the same input — the elements of the section as cells, one row per step,
+ * an arrow per add from its two operands to the element it writes, the cells written in a step
+ * lit and the idle ones grey, Brent-Kung's up-sweep and down-sweep named — with a chart of their
+ * adds and steps against n (emulated runs, counted from their events). A trace of several blocks
+ * (the hierarchical scan of a long array) is drawn as blocks: each block's scan, the block sums,
+ * their scan, and the final add.
+ *
+ * Built from a scan run with a trace (viz.show(info)): its input is read back from the trace and
+ * the other algorithm runs on it, so both pictures show the same numbers. A run without a trace
+ * (cpu, cuda) keeps its counters in the panel, and the picture comes from emulated runs on a
+ * demonstration input. viz.scene('scan', {n=, input=, block=}) builds from options alone.
+ * Read next: addnet.c (the data flow), reduce.c (the same machinery for trees).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "viz/scenes/vzs.h"
+
+#define MAX_PICS 3
+#define MAX_BLOCK_VARIANTS 6
+#define CHART_N 10 /* n = 2 .. 1024: one block of either kernel */
+
+/* One single-block algorithm's picture. */
+typedef struct pic {
+	char name[32];        /* the algorithm ("kogge-stone") */
+	char title[64];
+	lm_viz_run run;
+	vzs_addnet net;
+	double *rows;         /* (nsteps + 1) x length values after each step */
+	int *writer;          /* (nsteps + 1) x length: the add writing the cell in that step, or -1 */
+	int down_from;        /* Brent-Kung: the first down-sweep step (1-based row), else 0 */
+	vz_rect box;          /* layout (world) */
+	float label_w, cell_w, cell_h, pitch, top;
+} pic;
+
+/* The hierarchical picture: global arrays after each launch. */
+typedef struct hrow {
+	int array, launch;    /* values of array after launch (launch -1: the input) */
+	char label[96];
+	double *v;
+	int64_t length;
+	int section;          /* elements per block of the first launch (for block boxes), or 0 */
+	float y;              /* layout */
+} hrow;
+
+typedef struct scan_scene {
+	lm_viz_run given[4];
+	int ngiven;
+	bool demo;            /* the picture is of a demonstration input (a run without trace) */
+	bool exclusive;
+	int64_t n;
+	pic pics[MAX_PICS];
+	int npics;
+	/* hierarchical */
+	bool hier;
+	hrow hrows[8];
+	int nhrows, nlaunches, section, nblocks;
+	float h_cell_w, h_cell_h, h_label_w;
+	/* variants: side by side / each picture / (hierarchy: blocks, block b) */
+	int variant, nvariants;
+	char variant_names[MAX_PICS + MAX_BLOCK_VARIANTS + 1][48];
+	int block_of_variant[MAX_PICS + MAX_BLOCK_VARIANTS + 1];
+	lm_viz_run hrun;      /* the run the hierarchy is drawn from */
+	pic block_pic;        /* the picture of the block shown (hierarchy) */
+	int block_pic_block;
+	/* the chart */
+	double cx[CHART_N], cadds[2][CHART_N], csteps[2][CHART_N];
+	int cn;
+	vz_rect chart;
+	float legend_y;
+	char fname[32];
+} scan_scene;
+
+static const char *const ks = "kogge-stone", *const bk = "brent-kung";
+
+static const char *algo_title(const char *algo)
+{
+	if (strcmp(algo, ks) == 0) return "Kogge-Stone (PMPP 11.2)";
+	if (strcmp(algo, bk) == 0) return "Brent-Kung (PMPP 11.4)";
+	if (strcmp(algo, "hierarchical") == 0) return "three-phase, coarsened (PMPP 11.5)";
+	return algo;
+}
+
+/* ---------------------------------------------------------------- building pictures */
+
+static void pic_free(pic *p)
+{
+	vz_run_clear(&p->run);
+	vzs_addnet_free(&p->net);
+	free(p->rows);
+	free(p->writer);
+	memset(p, 0, sizeof *p);
+}
+
+/* Rows and writers from the add network of block `block` of launch 0. */
+static lm_status pic_build(pic *p, const lm_viz_run *run, uint32_t block, const char *fname)
+{
+	memset(p, 0, sizeof *p);
+	vz_run_copy(&p->run, run);
+	snprintf(p->name, sizeof p->name, "%s", run->algo);
+	snprintf(p->title, sizeof p->title, "%s", algo_title(run->algo));
+	if (vzs_addnet_build(run->trace, 0, block, &p->net) != LM_OK) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		pic_free(p);
+		return lm_set_error(LM_ERR_ARG, "%s: this scan trace cannot be drawn: %s", fname, msg);
+	}
+	int rows = p->net.nsteps + 1;
+	int64_t len = p->net.length;
+	p->rows = malloc((size_t)rows * (size_t)len * sizeof *p->rows);
+	p->writer = malloc((size_t)rows * (size_t)len * sizeof *p->writer);
+	if (!p->rows || !p->writer) {
+		pic_free(p);
+		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
+	}
+	for (int r = 0; r < rows; r++) {
+		vzs_addnet_values(&p->net, r, p->rows + (size_t)r * (size_t)len);
+		int *w = p->writer + (size_t)r * (size_t)len;
+		for (int64_t i = 0; i < len; i++) w[i] = -1;
+		if (r == 0) continue;
+		const vzs_step *s = &p->net.steps[r - 1];
+		for (int i = s->first; i < s->first + s->count; i++) {
+			const vzs_add *a = &p->net.adds[i];
+			if (a->dst >= p->net.lo && a->dst < p->net.lo + len && a->dst_array == p->net.array)
+				w[a->dst - p->net.lo] = i;
+		}
+		/* Brent-Kung: the stride grows in the up-sweep, shrinks in the down-sweep */
+		if (r >= 2 && !p->down_from && strcmp(p->name, bk) == 0 && s->stride < p->net.steps[r - 2].stride)
+			p->down_from = r;
+	}
+	return LM_OK;
+}
+
+static lm_status add_pic(scan_scene *s, const lm_viz_run *run, const char *fname)
+{
+	if (s->npics >= MAX_PICS) return LM_OK;
+	if (pic_build(&s->pics[s->npics], run, 0, fname) != LM_OK) return lm_last_status();
+	s->npics++;
+	return LM_OK;
+}
+
+/* Kogge-Stone and Brent-Kung on the values x (one of them may be given already). */
+static lm_status companions(scan_scene *s, const double *x, int64_t n, const lm_viz_run *have,
+                            const char *fname)
+{
+	const char *algos[2] = {ks, bk};
+	for (int i = 0; i < 2; i++) {
+		if (have && strcmp(have->algo, algos[i]) == 0) {
+			if (add_pic(s, have, fname) != LM_OK) return lm_last_status();
+			continue;
+		}
+		lm_viz_run r;
+		/* one block covers the input (Brent-Kung: two elements per thread) */
+		int64_t block = strcmp(algos[i], ks) == 0 ? n : (n + 1) / 2;
+		int64_t b = 1;
+		while (b < block) b *= 2;
+		if (vzs_run_scan(x, n, algos[i], b, s->exclusive, &r, fname) != LM_OK) return lm_last_status();
+		lm_status st = add_pic(s, &r, fname);
+		vz_run_clear(&r);
+		if (st != LM_OK) return st;
+	}
+	if (have && strcmp(have->algo, ks) && strcmp(have->algo, bk)) return add_pic(s, have, fname);
+	return LM_OK;
+}
+
+/* The chart: adds and steps of both algorithms for n = 2, 4, ..., 1024 (emulated, counted). */
+static lm_status build_chart(scan_scene *s, const char *fname)
+{
+	s->cn = 0;
+	for (int64_t n = 2; n <= 1024 && s->cn < CHART_N; n *= 2, s->cn++) {
+		s->cx[s->cn] = (double)n;
+		if (vzs_count_scan(n, ks, &s->cadds[0][s->cn], &s->csteps[0][s->cn], fname) != LM_OK ||
+		    vzs_count_scan(n, bk, &s->cadds[1][s->cn], &s->csteps[1][s->cn], fname) != LM_OK)
+			return lm_last_status();
+	}
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- the hierarchical picture */
+
+static lm_status hier_add_row(scan_scene *s, const lm_trace *t, int array, int launch, const char *label)
+{
+	if (s->nhrows >= 8) return LM_OK;
+	hrow *h = &s->hrows[s->nhrows];
+	memset(h, 0, sizeof *h);
+	lm_trace_array a;
+	lm_trace_array_get(t, array, &a);
+	h->array = array;
+	h->launch = launch;
+	h->length = a.length;
+	snprintf(h->label, sizeof h->label, "%s", label);
+	h->v = malloc((size_t)a.length * sizeof *h->v);
+	if (!h->v) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
+	vzs_array_after(t, array, launch < 0 ? 0 : launch, h->v, a.length);
+	if (launch < 0) { /* the input: what launch 0 loaded */
+		int64_t n;
+		double *x = vz_trace_input(t, a.name, &n);
+		if (x) {
+			for (int64_t i = 0; i < a.length; i++) h->v[i] = i < n ? x[i] : NAN;
+			free(x);
+		}
+	}
+	h->section = strcmp(a.name, "S") == 0 ? 0 : s->section;
+	s->nhrows++;
+	return LM_OK;
+}
+
+/* Rows: the input, then each launch's global outputs after it. */
+static lm_status hier_build(scan_scene *s, const lm_trace *t, const char *fname)
+{
+	lm_trace_launch l0;
+	lm_trace_launch_get(t, 0, &l0);
+	int xy = vz_trace_array(t, "XY", LM_SPACE_SHARED, 0);
+	lm_trace_array a;
+	if (xy < 0 || lm_trace_array_get(t, xy, &a) != LM_OK)
+		return lm_set_error(LM_ERR_ARG, "%s: the scan trace has no shared array XY", fname);
+	s->section = (int)a.length;
+	s->nblocks = (int)(l0.grid[0] * l0.grid[1] * l0.grid[2]);
+	s->nlaunches = lm_trace_launch_count(t);
+	int X = vz_trace_array(t, "X", LM_SPACE_GLOBAL, -1), Y = vz_trace_array(t, "Y", LM_SPACE_GLOBAL, -1);
+	int S = vz_trace_array(t, "S", LM_SPACE_GLOBAL, -1);
+	if (X < 0 || Y < 0) return lm_set_error(LM_ERR_ARG, "%s: the scan trace has no arrays X and Y", fname);
+	char label[96];
+	if (hier_add_row(s, t, X, -1, "input X") != LM_OK) return LM_ERR_NOMEM;
+	for (int l = 0; l < s->nlaunches; l++) {
+		lm_trace_launch la;
+		lm_trace_launch_get(t, l, &la);
+		bool adds = strstr(la.kernel, "add_sums") != NULL;
+		bool first = l == 0;
+		int out = adds || first ? Y : S;
+		if (s->nlaunches != 3) out = Y; /* deeper recursions: only the output */
+		if (first) snprintf(label, sizeof label, "1. each block scans its section: Y");
+		else if (adds) snprintf(label, sizeof label, "3. block b adds S[b\xE2\x88\x92" "1]: Y");
+		else snprintf(label, sizeof label, "2. one block scans the block sums: S");
+		if (hier_add_row(s, t, out, l, label) != LM_OK) return LM_ERR_NOMEM;
+		if (first && S >= 0 && hier_add_row(s, t, S, 0, "   block sums S[b]") != LM_OK) return LM_ERR_NOMEM;
+	}
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- create / destroy */
+
+static void scan_destroy(void *p)
+{
+	scan_scene *s = p;
+	if (!s) return;
+	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
+	for (int i = 0; i < s->npics; i++) pic_free(&s->pics[i]);
+	pic_free(&s->block_pic);
+	vz_run_clear(&s->hrun);
+	for (int i = 0; i < s->nhrows; i++) free(s->hrows[i].v);
+	free(s);
+}
+
+static bool is_exclusive(const lm_trace *t) { return strstr(lm_trace_name(t), "exclusive") != NULL; }
+
+static lm_status set_block_pic(scan_scene *s, int block);
+
+/* From a run with a trace: one block -> both algorithms; several -> the hierarchy. */
+static lm_status from_trace(scan_scene *s, const lm_viz_run *r, const char *fname)
+{
+	if (vz_trace_check(r->trace, fname) != LM_OK) return LM_ERR_ARG;
+	if (vz_trace_array(r->trace, "XY", LM_SPACE_SHARED, -1) < 0 ||
+	    vz_trace_array(r->trace, "X", LM_SPACE_GLOBAL, -1) < 0)
+		return lm_set_error(LM_ERR_ARG, "%s: not a trace of a scan kernel (it has no arrays X and "
+		                    "XY): %s", fname, lm_trace_name(r->trace));
+	s->exclusive = is_exclusive(r->trace);
+	lm_trace_launch l0;
+	lm_trace_launch_get(r->trace, 0, &l0);
+	if (lm_trace_launch_count(r->trace) > 1 || l0.grid[0] * l0.grid[1] * l0.grid[2] > 1) {
+		s->hier = true;
+		vz_run_copy(&s->hrun, r);
+		if (hier_build(s, r->trace, fname) != LM_OK) return lm_last_status();
+		s->n = s->hrows[0].length;
+		return set_block_pic(s, 0);
+	}
+	int64_t n;
+	double *x = vz_trace_input(r->trace, "X", &n);
+	if (!x) return vz_error_prefix(LM_ERR_ARG, fname);
+	s->n = n;
+	lm_status st = companions(s, x, n, r, fname);
+	free(x);
+	return st;
+}
+
+static lm_status from_options(scan_scene *s, const lm_viz_opts *o, const lm_viz_run *measured,
+                              const char *fname)
+{
+	int64_t n = vz_opt_int(o, "n", 16), block = vz_opt_int(o, "block", 0);
+	s->exclusive = vz_opt_int(o, "exclusive", 0) != 0;
+	double *x = malloc((size_t)n * sizeof *x);
+	if (!x) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
+	lm_status st = vzs_demo_values(vz_opt_string(o, "input", "arange"), n, x, fname);
+	s->n = n;
+	const char *algo = vz_opt_string(o, "algo", measured ? measured->algo : ks);
+	if (st == LM_OK && block > 0) { /* several blocks: the hierarchical picture of one run */
+		lm_viz_run r;
+		st = vzs_run_scan(x, n, algo, block, s->exclusive, &r, fname);
+		if (st == LM_OK) {
+			st = from_trace(s, &r, fname);
+			vz_run_clear(&r);
+		}
+	} else if (st == LM_OK) {
+		st = companions(s, x, n, NULL, fname);
+	}
+	free(x);
+	return st;
+}
+
+static void make_variants(scan_scene *s)
+{
+	s->nvariants = 0;
+	if (s->hier) {
+		snprintf(s->variant_names[s->nvariants], 48, "blocks");
+		s->block_of_variant[s->nvariants++] = -1;
+		for (int b = 0; b < s->nblocks && b < MAX_BLOCK_VARIANTS; b++) {
+			snprintf(s->variant_names[s->nvariants], 48, "block %d", b);
+			s->block_of_variant[s->nvariants++] = b;
+		}
+		return;
+	}
+	snprintf(s->variant_names[s->nvariants++], 48, "side by side");
+	for (int i = 0; i < s->npics; i++) snprintf(s->variant_names[s->nvariants++], 48, "%s", s->pics[i].name);
+}
+
+static void *scan_create(const vz_build *b)
+{
+	scan_scene *s = vz_calloc(1, sizeof *s);
+	if (!s) return NULL;
+	snprintf(s->fname, sizeof s->fname, "%s", b->fname);
+	s->block_pic_block = -1;
+	const lm_viz_run *traced = NULL, *measured = NULL;
+	for (int i = 0; i < b->nruns && s->ngiven < 4; i++) {
+		vz_run_copy(&s->given[s->ngiven++], &b->runs[i]);
+		if (b->runs[i].trace && !traced) traced = &b->runs[i];
+		if (!b->runs[i].trace && !measured) measured = &b->runs[i];
+	}
+	lm_status st;
+	if (traced) st = from_trace(s, traced, b->fname);
+	else {
+		s->demo = measured != NULL;
+		st = from_options(s, b->opts, measured, b->fname);
+	}
+	if (st == LM_OK && !s->hier) st = build_chart(s, b->fname);
+	if (st != LM_OK) {
+		scan_destroy(s);
+		return NULL;
+	}
+	make_variants(s);
+	return s;
+}
+
+/* ---------------------------------------------------------------- variants and steps */
+
+static pic *shown_pic(scan_scene *s, int i)
+{
+	if (s->hier) return s->block_pic.rows ? &s->block_pic : NULL;
+	return &s->pics[i];
+}
+
+static lm_status set_block_pic(scan_scene *s, int block)
+{
+	if (block == s->block_pic_block) return LM_OK;
+	pic_free(&s->block_pic);
+	s->block_pic_block = block;
+	return pic_build(&s->block_pic, &s->hrun, (uint32_t)block, s->fname);
+}
+
+static int scan_steps(void *p)
+{
+	scan_scene *s = p;
+	if (s->hier) {
+		if (s->variant == 0) return s->nlaunches + 1;
+		return s->block_pic.rows ? s->block_pic.net.nsteps + 1 : 1;
+	}
+	if (s->variant == 0) {
+		int most = 0;
+		for (int i = 0; i < s->npics && i < 2; i++)
+			if (s->pics[i].net.nsteps > most) most = s->pics[i].net.nsteps;
+		return most + 1;
+	}
+	return s->pics[s->variant - 1].net.nsteps + 1;
+}
+
+static int scan_variants(void *p) { return ((scan_scene *)p)->nvariants; }
+static const char *scan_variant_name(void *p, int v) { return ((scan_scene *)p)->variant_names[v]; }
+
+static void scan_set_variant(void *p, int v)
+{
+	scan_scene *s = p;
+	s->variant = v;
+	if (s->hier && s->block_of_variant[v] >= 0) set_block_pic(s, s->block_of_variant[v]);
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static void pic_layout(pic *p, vz_rect box, const vz_layout_ctx *c)
+{
+	const vz_frame *f = c->metrics;
+	float lh = vz_text_height(f, VZ_FONT_SMALL), bh = vz_text_height(f, VZ_FONT_BODY);
+	p->box = box;
+	p->label_w = 11 * vz_char_width(f, VZ_FONT_SMALL);
+	p->top = box.y + bh + lh * 0.6f;
+	int rows = p->net.nsteps + 1;
+	float gw = box.w - p->label_w;
+	p->cell_w = gw / (float)p->net.length;
+	p->pitch = (box.y + box.h - p->top) / (float)rows;
+	p->cell_h = fminf(fmaxf(p->pitch * 0.46f, 4), 30 * c->scale);
+	if (p->cell_h > p->cell_w * 1.4f && p->cell_w > 10) p->cell_h = fmaxf(p->cell_w * 1.4f, lh + 2);
+}
+
+static void scan_layout(void *ps, const vz_layout_ctx *c, float *ww, float *wh)
+{
+	scan_scene *s = ps;
+	const vz_frame *f = c->metrics;
+	float lh = vz_text_height(f, VZ_FONT_SMALL);
+	s->legend_y = 0;
+	float top = lh * 1.6f, h = c->h - top;
+	if (s->hier && s->variant == 0) {
+		s->h_label_w = 40 * vz_char_width(f, VZ_FONT_SMALL);
+		float pitch = h / (float)s->nhrows;
+		for (int i = 0; i < s->nhrows; i++) s->hrows[i].y = top + (float)i * pitch;
+		s->h_cell_h = fminf(pitch * 0.5f, 28 * c->scale);
+		s->h_cell_w = (c->w - s->h_label_w) / (float)s->hrows[0].length;
+	} else if (s->hier) {
+		pic_layout(&s->block_pic, vz_r(0, top, c->w, h), c);
+	} else if (s->variant == 0) {
+		float chart_w = fminf(300 * c->scale, c->w * 0.24f), gap = 16 * c->scale;
+		int np = s->npics < 2 ? s->npics : 2;
+		float pw = (c->w - chart_w - gap * (float)np) / (float)np;
+		for (int i = 0; i < np; i++) pic_layout(&s->pics[i], vz_r((float)i * (pw + gap), top, pw, h), c);
+		s->chart = vz_r(c->w - chart_w, top, chart_w, h);
+	} else {
+		pic_layout(&s->pics[s->variant - 1], vz_r(0, top, c->w, h), c);
+	}
+	*ww = c->w;
+	*wh = c->h;
+}
+
+/* ---------------------------------------------------------------- drawing one picture */
+
+static void row_label(const pic *p, int r, char *buf, size_t cap)
+{
+	if (r == 0) {
+		snprintf(buf, cap, "input");
+		return;
+	}
+	const vzs_step *st = &p->net.steps[r - 1];
+	if (strcmp(p->name, bk) == 0)
+		snprintf(buf, cap, "%s %d", p->down_from && r >= p->down_from ? "down" : "up", st->stride);
+	else if (strcmp(p->name, ks) == 0) snprintf(buf, cap, "step %d s=%d", r, st->stride);
+	else snprintf(buf, cap, "step %d", r);
+}
+
+static vz_color cell_color(const pic *p, int r, int64_t i, const char **state)
+{
+	if (r == 0) {
+		*state = "input";
+		return vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28);
+	}
+	bool w = p->writer[(size_t)r * (size_t)p->net.length + (size_t)i] >= 0;
+	*state = w ? "active" : "idle";
+	return w ? vz_th.active : vz_th.idle;
+}
+
+static void cell_pick(vz_frame *f, const pic *p, vz_rect r, int row, int64_t i, vz_color c,
+                      const char *state, bool known)
+{
+	vz_cell *cell = vz_cell_add(f, r, "element");
+	cell->group = p->name;
+	cell->state = state;
+	cell->color = c;
+	cell->index = (int32_t)(p->net.lo + i);
+	cell->step = row;
+	cell->block = (int32_t)p->net.block;
+	if (known) {
+		cell->value = p->rows[(size_t)row * (size_t)p->net.length + (size_t)i];
+		cell->has_value = true;
+	}
+	int w = row > 0 ? p->writer[(size_t)row * (size_t)p->net.length + (size_t)i] : -1;
+	if (w >= 0) {
+		const vzs_add *a = &p->net.adds[w];
+		cell->thread = a->thread;
+		cell->warp = a->warp;
+		cell->lane = a->lane;
+		cell->event = a->event;
+	}
+}
+
+static float cell_x(const pic *p, int64_t i) { return p->box.x + p->label_w + (float)i * p->cell_w; }
+
+static void draw_arrows(vz_frame *f, const pic *p, int r, vz_color col, float width)
+{
+	const vzs_step *st = &p->net.steps[r - 1];
+	float y_dst = p->top + (float)r * p->pitch, y_src = p->top + (float)(r - 1) * p->pitch + p->cell_h;
+	float head = fminf(6, fmaxf(2.5f, p->cell_w * 0.35f));
+	bool thin = p->cell_w * vz_zoom(f) < 3;
+	for (int i = st->first; i < st->first + st->count; i++) {
+		const vzs_add *a = &p->net.adds[i];
+		if (a->dst < p->net.lo || a->dst >= p->net.lo + p->net.length) continue;
+		float xd = cell_x(p, a->dst - p->net.lo) + p->cell_w / 2;
+		for (int k = 0; k < 2; k++) {
+			int32_t sidx = a->src[k];
+			if (sidx < p->net.lo || sidx >= p->net.lo + p->net.length || a->src_array[k] != p->net.array)
+				continue;
+			float xs = cell_x(p, sidx - p->net.lo) + p->cell_w / 2;
+			if (thin) vz_line(f, xs, y_src, xd, y_dst, width * 0.7f, col);
+			else vz_arrow(f, xs, y_src, xd, y_dst - 0.5f, width, head, col);
+		}
+	}
+}
+
+static void pic_draw(vz_frame *f, const pic *p, double t)
+{
+	int last = p->net.nsteps;
+	int k = (int)floor(t);
+	bool finished = t > last + 1e-9; /* the other algorithm is still running */
+	if (k > last) k = last;
+	double u = t - k;
+	if (k >= last) u = 0;
+	float lh = vz_text_height(f, VZ_FONT_SMALL), cw = vz_char_width(f, VZ_FONT_SMALL);
+	char head[160];
+	snprintf(head, sizeof head, "%s: %d steps, %d adds", p->title, p->net.nsteps, p->net.nadds);
+	vz_text_draw(f, p->box.x, p->box.y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, head);
+	int64_t len = p->net.length;
+	bool values = true;
+	for (int r = 0; r <= last; r++) {
+		float y = p->top + (float)r * p->pitch;
+		bool done = r <= k, fading = r == k + 1 && u > 0;
+		if (r == k && !finished) /* the current step's band */
+			vz_fill(f, vz_r(p->box.x, y - p->pitch * 0.12f, p->box.w, p->cell_h + p->pitch * 0.24f),
+			        vz_mix(vz_th.bg, vz_th.active, 0.14));
+		char label[40];
+		row_label(p, r, label, sizeof label);
+		vz_text_draw(f, p->box.x + cw * 0.3f, y + (p->cell_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
+		             done ? vz_th.text : vz_th.text_dim, label);
+		for (int64_t i = 0; i < len; i++) {
+			vz_rect cr = vz_r(cell_x(p, i) + p->cell_w * 0.04f, y, p->cell_w * 0.92f, p->cell_h);
+			if (!vz_visible(f, cr)) continue;
+			const char *state;
+			vz_color c = cell_color(p, r, i, &state);
+			if (!done && !fading) {
+				c = vz_th.pending;
+				state = "pending";
+			} else if (fading) {
+				c = vz_mix(vz_th.pending, c, u);
+			}
+			double v = p->rows[(size_t)r * (size_t)len + (size_t)i];
+			vzs_value_cell(f, cr, c, v, values && (done || u > 0.5));
+			cell_pick(f, p, cr, r, i, c, state, done);
+		}
+	}
+	for (int r = 1; r <= last; r++) {
+		bool now = r == k && !finished;
+		if (r <= k) draw_arrows(f, p, r, now ? vz_th.arrow_now : vz_fade(vz_th.arrow, 0.55), now ? 1.5f : 1.0f);
+		else if (r == k + 1 && u > 0) draw_arrows(f, p, r, vz_fade(vz_th.arrow_now, u), 1.5f);
+	}
+}
+
+/* ---------------------------------------------------------------- drawing the hierarchy */
+
+static void hier_draw(vz_frame *f, scan_scene *s, double t)
+{
+	int k = (int)floor(t + 1e-9);
+	float lh = vz_text_height(f, VZ_FONT_SMALL), x0 = s->h_label_w;
+	char num[32];
+	for (int i = 0; i < s->nhrows; i++) {
+		const hrow *h = &s->hrows[i];
+		bool shown = h->launch < 0 || h->launch < k;
+		bool now = h->launch >= 0 && h->launch == k - 1;
+		float y = h->y, cw = s->h_cell_w, ch = s->h_cell_h;
+		vz_text_draw(f, 0, y + (ch - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
+		             shown ? vz_th.text : vz_th.text_dim, h->label);
+		for (int64_t e = 0; e < h->length; e++) {
+			vz_rect r = vz_r(x0 + (float)e * cw, y, cw, ch);
+			if (!vz_visible(f, r)) continue;
+			vz_color c = !shown ? vz_th.pending : now ? vz_th.active
+			             : h->launch < 0 ? vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28)
+			                             : vz_mix(vz_th.active, vz_th.bg, 0.55);
+			vzs_value_cell(f, r, c, h->v[e], shown && !isnan(h->v[e]));
+			vz_cell *cell = vz_cell_add(f, r, "element");
+			cell->group = h->label;
+			cell->state = !shown ? "pending" : now ? "active" : "done";
+			cell->color = c;
+			cell->index = (int32_t)e;
+			cell->launch = h->launch;
+			cell->array = h->array;
+			if (h->section > 0) cell->block = (int32_t)(e / h->section);
+			if (shown && !isnan(h->v[e])) {
+				cell->value = h->v[e];
+				cell->has_value = true;
+			}
+		}
+		if (h->section > 0) /* block boxes */
+			for (int64_t b = 0; b * h->section < h->length; b++) {
+				vz_rect r = vz_r(x0 + (float)(b * h->section) * cw, y - 1, (float)h->section * cw, ch + 2);
+				vz_outline(f, r, 1.5f, vz_th.text);
+				if (i == 0 && r.w * vz_zoom(f) > 50)
+					vz_text_draw(f, r.x + 2, y - lh - 1, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+					             vz_fmt(num, sizeof num, "block %lld", (long long)b));
+			}
+	}
+	/* arrows: each block's last element to its sum; S[b-1] to block b in the final add */
+	if (s->nhrows >= 5 && k >= 1) {
+		const hrow *y1 = &s->hrows[1], *sr = &s->hrows[2];
+		for (int b = 0; b < s->nblocks && b < sr->length; b++) {
+			float xs = x0 + ((float)((b + 1) * s->section) - 0.5f) * s->h_cell_w;
+			float xd = x0 + ((float)b + 0.5f) * s->h_cell_w;
+			vz_arrow(f, xs, y1->y + s->h_cell_h, xd, sr->y, 1.2f, 5, k == 1 ? vz_th.arrow_now : vz_th.arrow);
+		}
+	}
+	if (s->nhrows >= 5 && k >= 3) {
+		const hrow *sc = &s->hrows[3], *yf = &s->hrows[4];
+		for (int b = 1; b < s->nblocks; b++) {
+			float xs = x0 + ((float)(b - 1) + 0.5f) * s->h_cell_w;
+			float xd = x0 + ((float)b + 0.5f) * (float)s->section * s->h_cell_w;
+			vz_arrow(f, xs, sc->y + s->h_cell_h, xd, yf->y, 1.2f, 5, vz_th.arrow_now);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- the frame */
+
+static void legend(vz_frame *f, float y)
+{
+	float x = 0;
+	x = vzs_legend(f, x, y, vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28), false, "input");
+	x = vzs_legend(f, x, y, vz_th.active, false, "written by an add in this step");
+	x = vzs_legend(f, x, y, vz_th.idle, false, "idle (no add)");
+	x = vzs_legend(f, x, y, vz_th.pending, false, "not reached yet");
+	float lh = vz_text_height(f, VZ_FONT_SMALL);
+	vz_arrow(f, x, y + lh / 2, x + 2 * lh, y + lh / 2, 1.5f, 6, vz_th.arrow_now);
+	vz_text_draw(f, x + 2.4f * lh, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+	             "an add's operand (this step)");
+}
+
+static void draw_chart(vz_frame *f, scan_scene *s)
+{
+	vz_rect c = s->chart;
+	float h = (c.h - 10) / 2;
+	vzs_series adds[2] = {{"Kogge-Stone", vz_th.path_a, s->cadds[0]}, {"Brent-Kung", vz_th.path_b, s->cadds[1]}};
+	vzs_series steps[2] = {{"Kogge-Stone", vz_th.path_a, s->csteps[0]}, {"Brent-Kung", vz_th.path_b, s->csteps[1]}};
+	vzs_chart(f, vz_r(c.x, c.y, c.w, h), "adds against n (emulated runs)", s->cx, s->cn, true, true,
+	          adds, 2, (double)s->n);
+	vzs_chart(f, vz_r(c.x, c.y + h + 10, c.w, h), "steps against n (emulated runs)", s->cx, s->cn, true,
+	          false, steps, 2, (double)s->n);
+}
+
+static void scan_draw(void *p, vz_frame *f)
+{
+	scan_scene *s = p;
+	legend(f, s->legend_y);
+	if (s->hier && s->variant == 0) hier_draw(f, s, f->t);
+	else if (s->hier) {
+		if (s->block_pic.rows) pic_draw(f, &s->block_pic, f->t);
+	} else if (s->variant == 0) {
+		for (int i = 0; i < s->npics && i < 2; i++) pic_draw(f, &s->pics[i], f->t);
+		draw_chart(f, s);
+	} else {
+		pic_draw(f, &s->pics[s->variant - 1], f->t);
+	}
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void scan_title(void *p, char *buf, size_t cap)
+{
+	scan_scene *s = p;
+	const char *kind = s->exclusive ? "exclusive" : "inclusive";
+	if (s->hier)
+		snprintf(buf, cap, "scan: the hierarchical %s scan of %lld elements in %d blocks of %d",
+		         kind, (long long)s->n, s->nblocks, s->section);
+	else
+		snprintf(buf, cap, "scan: Kogge-Stone and Brent-Kung, %s, on the same %lld elements%s", kind,
+		         (long long)s->n, s->demo ? " (demonstration input)" : "");
+}
+
+static void scan_step_label(void *p, int step, char *buf, size_t cap)
+{
+	scan_scene *s = p;
+	if (s->hier && s->variant == 0) {
+		static const char *const what[] = {"the input, cut into sections of one block each",
+		                                   "launch 1: every block scans its section and writes its sum S[b]",
+		                                   "launch 2: one block scans the block sums S",
+		                                   "launch 3: block b adds S[b-1] to each of its elements: done"};
+		snprintf(buf, cap, "%s", step < 4 ? what[step] : "");
+		return;
+	}
+	pic *pc = s->hier ? shown_pic(s, 0) : s->variant == 0 ? &s->pics[0] : &s->pics[s->variant - 1];
+	if (!pc || !pc->rows) {
+		snprintf(buf, cap, "step %d", step);
+		return;
+	}
+	if (step == 0) {
+		snprintf(buf, cap, "the input, loaded into shared memory (XY)");
+		return;
+	}
+	if (s->variant == 0 && !s->hier) {
+		buf[0] = '\0';
+		for (int i = 0; i < s->npics && i < 2; i++) {
+			const pic *q = &s->pics[i];
+			if (step > q->net.nsteps) {
+				vz_append(buf, cap, "%s%s: done", i ? "  |  " : "", q->title);
+				continue;
+			}
+			const vzs_step *st = &q->net.steps[step - 1];
+			vz_append(buf, cap, "%s%s: %d adds, stride %d%s", i ? "  |  " : "", q->name, st->count,
+			          st->stride, q->down_from && step >= q->down_from ? " (down-sweep)"
+			                      : strcmp(q->name, bk) == 0 ? " (up-sweep)" : "");
+		}
+		return;
+	}
+	const vzs_step *st = &pc->net.steps[step - 1];
+	snprintf(buf, cap, "step %d: %d threads add (stride %d), %d of %d warps issue", step, st->count,
+	         st->stride, st->warps_issued, pc->net.warps);
+}
+
+static void scan_counters(void *p, vz_panel *pn)
+{
+	scan_scene *s = p;
+	static const char *const names[] = {"steps", "adds", "modelled_cycles", "shared_loads",
+	                                    "shared_stores", "barriers", "simd_efficiency",
+	                                    "divergent_branches", "time_ms", "gbps", NULL};
+	char src[96];
+	if (s->hier && !s->ngiven) {
+		int c = vz_panel_column(pn, s->hrun.algo, vz_run_source_label(&s->hrun, src, sizeof src));
+		vz_panel_run(pn, c, &s->hrun, names);
+	}
+	for (int i = 0; i < s->npics; i++) {
+		int c = vz_panel_column(pn, s->pics[i].name, vz_run_source_label(&s->pics[i].run, src, sizeof src));
+		vz_panel_run(pn, c, &s->pics[i].run, names);
+	}
+	for (int i = 0; i < s->ngiven; i++) {
+		const lm_viz_run *r = &s->given[i];
+		bool drawn = false;
+		for (int j = 0; j < s->npics; j++) drawn |= s->pics[j].run.trace && s->pics[j].run.trace == r->trace;
+		if (drawn) continue;
+		char title[48];
+		snprintf(title, sizeof title, "%s (given)", r->algo);
+		int c = vz_panel_column(pn, title, vz_run_source_label(r, src, sizeof src));
+		vz_panel_run(pn, c, r, names);
+	}
+	if (s->demo)
+		vz_panel_note(pn, "The picture shows emulated runs on a %lld-element demonstration input: the "
+		              "measured run has no trace.", (long long)s->n);
+	for (int i = 0; i < s->npics; i++)
+		if (s->pics[i].net.truncated)
+			vz_panel_note(pn, "The trace of %s is truncated: only the steps it kept are drawn.", s->pics[i].name);
+}
+
+static void scan_describe(void *p, const vz_cell *c, char *buf, size_t cap)
+{
+	scan_scene *s = p;
+	if (!c->kind || strcmp(c->kind, "element") != 0) return;
+	if (s->hier && s->variant == 0) {
+		snprintf(buf, cap, "%s\nelement %d", c->group, c->index);
+		if (c->block >= 0) vz_append(buf, cap, " (block %d)", c->block);
+		if (c->has_value) vz_append(buf, cap, " = %g", c->value);
+		return;
+	}
+	const pic *pc = NULL;
+	for (int i = 0; i < s->npics; i++)
+		if (strcmp(s->pics[i].name, c->group) == 0) pc = &s->pics[i];
+	if (s->hier) pc = &s->block_pic;
+	if (!pc || !pc->rows) return;
+	snprintf(buf, cap, "%s, %s: XY[%d]", pc->title, c->step == 0 ? "input" : "", c->index - (int)pc->net.lo);
+	if (c->step > 0) snprintf(buf, cap, "%s, after step %d: XY[%d]", pc->title, c->step, c->index - (int)pc->net.lo);
+	if (c->has_value) vz_append(buf, cap, " = %g", c->value);
+	int w = c->step > 0 ? pc->writer[(size_t)c->step * (size_t)pc->net.length + (size_t)(c->index - pc->net.lo)] : -1;
+	if (w >= 0) {
+		const vzs_add *a = &pc->net.adds[w];
+		double *prev = pc->rows + (size_t)(c->step - 1) * (size_t)pc->net.length;
+		int64_t lo = pc->net.lo;
+		vz_append(buf, cap, "\nthread %d (warp %d, lane %d) added XY[%d] + XY[%d]", a->thread, a->warp,
+		          a->lane, a->src[0] - (int)lo, a->src[1] - (int)lo);
+		if (a->src[0] >= lo && a->src[1] >= lo && a->src[0] < lo + pc->net.length && a->src[1] < lo + pc->net.length)
+			vz_append(buf, cap, " = %g + %g", prev[a->src[0] - lo], prev[a->src[1] - lo]);
+		vz_append(buf, cap, "\nblock %u, trace event %lld (an add)", pc->net.block, (long long)a->event + 1);
+	} else if (c->step > 0) {
+		vz_append(buf, cap, "\nidle in this step: no thread adds into it");
+	}
+}
+
+/* ---------------------------------------------------------------- the class */
+
+static const vz_option scan_options[] = {
+	{"n", VZ_OPT_INT, 1, 65536, NULL, "16", "elements of the demonstration input"},
+	{"input", VZ_OPT_CHOICE, 0, 0, "arange ones pmpp random", "arange", "the demonstration input"},
+	{"block", VZ_OPT_INT, 1, 1024, NULL, "0", "threads per block; smaller than the input: the hierarchical scan"},
+	{"algo", VZ_OPT_CHOICE, 0, 0, "kogge-stone brent-kung hierarchical", "kogge-stone", "the algorithm of a hierarchical run (with block)"},
+	{"exclusive", VZ_OPT_INT, 0, 1, NULL, "0", "1: an exclusive scan"},
+	{NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+const vz_scene_class vz_scene_scan = {
+	.name = "scan",
+	.summary = "Kogge-Stone and Brent-Kung scans side by side, step by step; the hierarchical scan as blocks",
+	.patterns = "scan",
+	.options = scan_options,
+	.create = scan_create,
+	.destroy = scan_destroy,
+	.steps = scan_steps,
+	.variants = scan_variants,
+	.variant_name = scan_variant_name,
+	.set_variant = scan_set_variant,
+	.layout = scan_layout,
+	.draw = scan_draw,
+	.title = scan_title,
+	.step_label = scan_step_label,
+	.counters = scan_counters,
+	.describe = scan_describe,
+};

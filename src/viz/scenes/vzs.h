@@ -1,0 +1,104 @@
+/*
+ * vzs.h (internal) — what the scenes share beyond vz.h: reading the data flow of adds out of a
+ * trace (which elements each add read and wrote, per step), an array's contents after a launch,
+ * running a kernel on values recovered from a trace (the lecture's other algorithms on the same
+ * input), and drawing pieces every scene uses (a cell with its value, a legend, a small chart).
+ * Read next: addnet.c, common.c, scan.c.
+ */
+#ifndef LUMEN_VIZ_SCENES_VZS_H
+#define LUMEN_VIZ_SCENES_VZS_H
+
+#include "viz/vz.h"
+
+/* ---------------------------------------------------------------- the data flow of adds */
+
+/* One add event with what it read and where its sum went. */
+typedef struct vzs_add {
+	int64_t event;      /* the add event */
+	double value;       /* the sum */
+	int32_t thread;     /* in the block: warp * 32 + lane */
+	int32_t dst;        /* element index written with the sum (-1: not stored) */
+	int32_t src[2];     /* element indices read (-1: a register, e.g. a value loaded earlier) */
+	uint8_t dst_array, src_array[2];
+	uint16_t warp;
+	uint8_t lane;
+	uint32_t mask;      /* the warp instruction's active lanes */
+} vzs_add;
+
+/* One textbook step: a barrier phase of the block in which at least one thread added. */
+typedef struct vzs_step {
+	int trace_step;     /* the barrier phase (lm_trace_event.step) */
+	int first, count;   /* its adds: adds[first .. first + count) */
+	int warps_issued;   /* warps that issued the add instruction */
+	int lanes;          /* active lanes over those warps */
+	int stride;         /* |dst - farther source| of its adds (the lecture's stride), or 0 */
+	uint64_t start_cycle, cycles;
+} vzs_step;
+
+typedef struct vzs_addnet {
+	int launch;
+	uint32_t block;
+	int threads, warps;  /* of the block */
+	int array;           /* the array the adds write (the rows of the picture) */
+	int64_t lo, length;  /* the block's elements of it: lo .. lo + length - 1 */
+	double *initial;     /* their contents before the first add step (NaN: unknown) */
+	vzs_add *adds;
+	int nadds;
+	vzs_step *steps;
+	int nsteps;
+	bool truncated;      /* some of the block's events were not kept */
+} vzs_addnet;
+
+/* Reads the adds of one block of a launch. Errors (LM_ERR_ARG naming what): no such block, no
+ * adds. */
+lm_status vzs_addnet_build(const lm_trace *t, int launch, uint32_t block, vzs_addnet *out);
+void vzs_addnet_free(vzs_addnet *n);
+/* Values of the block's elements (lo ..) after step s (0: before the first add step); out has
+ * length entries. */
+void vzs_addnet_values(const vzs_addnet *n, int s, double *out);
+
+/* The contents of array id after the stores of launches 0..launch (NaN where nothing was stored
+ * yet; initial values come from the first load of each element). out: length entries. */
+void vzs_array_after(const lm_trace *t, int array, int launch, double *out, int64_t length);
+
+/* ---------------------------------------------------------------- runs the scenes make */
+
+/* Runs a scan / reduce on values (float32 tensors), emulated with a trace, into run (which then
+ * holds the trace). block 0: the kernel's default. */
+lm_status vzs_run_scan(const double *x, int64_t n, const char *algo, int64_t block, bool exclusive,
+                       lm_viz_run *run, const char *fname);
+lm_status vzs_run_reduce(const double *x, int64_t n, const char *algo, int64_t block,
+                         lm_viz_run *run, const char *fname);
+/* Histogram of int32 bin indices. */
+lm_status vzs_run_histogram(const int32_t *bins_of, int64_t n, int64_t bins, const char *algo,
+                            int64_t block, int64_t coarsen, lm_viz_run *run, const char *fname);
+lm_status vzs_run_divergence(const char *pattern, int64_t warps, int64_t block, lm_viz_run *run,
+                             const char *fname);
+/* Counters only (trace_cap 1): for charts of counters against sizes. */
+lm_status vzs_count_scan(int64_t n, const char *algo, double *adds, double *steps,
+                         const char *fname);
+
+/* Demonstration inputs: "arange" (1, 2, ...), "ones", "pmpp" (3 1 7 0 4 1 6 3 repeated),
+ * "random" (integers 0..9 from a fixed seed). */
+lm_status vzs_demo_values(const char *kind, int64_t n, double *out, const char *fname);
+
+/* ---------------------------------------------------------------- drawing */
+
+/* A cell: its fill, a thin border, and its value when it fits (text colour for the fill). */
+void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool show_value);
+/* A legend entry: a swatch and a label; returns the x after it. */
+float vzs_legend(vz_frame *f, float x, float y, vz_color c, bool hatched, const char *label);
+/* Formats a value of a cell briefly ("136", "2.5", "1e+06"). */
+char *vzs_short(char *buf, size_t cap, double v);
+
+/* A small line chart of series over x values (log2 axes when logx, logy): title, axes with the
+ * ticks that fit, a polyline with dots per series, their labels, a dashed marker at mark_x (> 0). */
+typedef struct vzs_series {
+	const char *label;
+	vz_color color;
+	const double *y;
+} vzs_series;
+void vzs_chart(vz_frame *f, vz_rect r, const char *title, const double *x, int n, bool logx,
+               bool logy, const vzs_series *s, int nseries, double mark_x);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * viz.h — the visualizer's interface to the program and the Lua binding (src/lua/viz.c): one
+ * window (a real one when there is a display, an offscreen one otherwise) showing one scene at a
+ * time, drawn from kernel results (runs) or built from options, with controls, PNG snapshots,
+ * picking and the layout of what is drawn.
+ *
+ * Design: plain C on SDL2 + OpenGL 3.3 core (libepoxy) + SDL2_ttf + libpng; knows the trace
+ * format (lumen/kernels.h), not Lua. Functions return lm_status and leave the message in
+ * lm_last_error() (the core's thread-local error), naming the Lua function given as fname.
+ * lm_viz_pump must be called often (the REPL's tick, the Lua hook while a script runs): it handles
+ * input, advances the animation and redraws only when something changed.
+ * Read next: vz.h (scenes and the renderer), viewer.c, docs/viz.md.
+ */
+#ifndef LUMEN_VIZ_H
+#define LUMEN_VIZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lumen/core.h"
+#include "lumen/kernels.h"
+
+/* ---------------------------------------------------------------- what scenes are drawn from */
+
+#define LM_VIZ_MAX_COUNTERS 48
+
+typedef struct lm_viz_counter {
+	char name[32];
+	double value;
+} lm_viz_counter;
+
+/* One kernel run: what info.* says (docs/API.md "kernels") and its trace, if any. */
+typedef struct lm_viz_run {
+	char pattern[24];     /* "scan", "reduce", ... */
+	char algo[32];        /* "kogge-stone", ... */
+	char source[8];       /* "emu", "cpu", "cuda" */
+	char device[96];      /* the CPU or GPU (emu: "SIMT emulator on <cpu>") */
+	char provenance[96];
+	int ncounters;
+	lm_viz_counter counters[LM_VIZ_MAX_COUNTERS];
+	lm_trace *trace;      /* NULL for runs without a trace; see vz_run_clear for ownership */
+} lm_viz_run;
+
+/* A run from a trace alone (viz.show(trace)): pattern and algo from the trace's name, counters
+ * counted from the trace. r->trace is borrowed (the caller keeps the trace alive for the call). */
+void lm_viz_run_from_trace(lm_viz_run *r, lm_trace *t);
+
+/* Options of a scene as key = value pairs (from a Lua table or from --opts k=v,...). */
+#define LM_VIZ_MAX_OPTS 16
+typedef struct lm_viz_opt {
+	char key[32];
+	char str[128];   /* the value as text (numbers too) */
+	double num;
+	bool is_number;
+} lm_viz_opt;
+
+typedef struct lm_viz_opts {
+	int n;
+	lm_viz_opt kv[LM_VIZ_MAX_OPTS];
+} lm_viz_opts;
+
+/* Adds key = value (a number when the text is one); LM_ERR_ARG when full or the key is too long. */
+lm_status lm_viz_opts_add(lm_viz_opts *o, const char *key, const char *value, const char *fname);
+/* Parses "k=v,k=v" (--opts). */
+lm_status lm_viz_opts_parse(lm_viz_opts *o, const char *text, const char *fname);
+
+/* ---------------------------------------------------------------- the window */
+
+typedef struct lm_viz_open_opts {
+	int width, height;    /* window size in screen points; 0: 1280 x 720 */
+	bool offscreen;       /* never show a window (--headless) */
+} lm_viz_open_opts;
+
+/* Whether this build has a window at all (always true where this header is compiled in). */
+#define LM_VIZ_BUILT 1
+
+/* Process-wide settings, before the first open: --headless makes every window offscreen. */
+void lm_viz_set_headless(bool on);
+/* Called with true when a window that must be pumped opens (a visible one), false when it closes:
+ * the program arms its Lua hook so that events are handled while scripts run. */
+void lm_viz_set_live_callback(void (*fn)(bool live));
+
+/* Opens the window, or resizes it when open with another size. Offscreen (no display, --headless):
+ * the same rendering, nothing on screen. Errors: no video driver, no OpenGL 3.3 context, shaders
+ * that do not build, the font missing. */
+lm_status lm_viz_open(const lm_viz_open_opts *o, const char *fname);
+void lm_viz_close(void);
+bool lm_viz_is_open(void);
+/* True when the window is offscreen; *why says why ("no display", "--headless", ...). */
+bool lm_viz_is_offscreen(const char **why);
+/* Text to tell the user once after an offscreen open ("rendering offscreen: ..."), else NULL. */
+const char *lm_viz_take_notice(void);
+
+/* Shows runs (one or more results of one pattern) in scene (NULL: the scene that draws their
+ * pattern), opening the window if needed. */
+lm_status lm_viz_show(const lm_viz_run *runs, int nruns, const char *scene, const lm_viz_opts *o,
+                      const char *fname);
+/* Shows a scene built from options alone (it runs its own demonstration input). */
+lm_status lm_viz_scene(const char *scene, const lm_viz_opts *o, const char *fname);
+
+/* Steps forward by n (negative: back), to a step, or plays / pauses. */
+lm_status lm_viz_step(int n, const char *fname);
+lm_status lm_viz_seek(int step, const char *fname);
+lm_status lm_viz_play(bool on, const char *fname);
+/* Next variant (as Tab), or a variant by name. */
+lm_status lm_viz_variant(const char *name, const char *fname);
+
+typedef struct lm_viz_state {
+	const char *scene;    /* NULL when no scene is shown */
+	int step, steps;      /* step shown (0-based), and how many */
+	const char *variant;
+	int variant_index, variants;
+	bool playing;
+	double speed;         /* steps per second while playing */
+	int width, height;    /* drawable pixels */
+	float scale;          /* UI scale (HiDPI) */
+	char title[256];
+	char step_label[256];
+	float area[4], panel[4]; /* the scene's part and the counters panel (x, y, w, h), drawable px */
+} lm_viz_state;
+void lm_viz_get_state(lm_viz_state *out);
+
+/* Renders now (if anything changed) and writes the frame as a PNG. */
+lm_status lm_viz_snapshot(const char *path, const char *fname);
+/* The RGBA of a drawable pixel of the current frame (renders first if needed). */
+lm_status lm_viz_pixel(int x, int y, uint8_t rgba[4], const char *fname);
+/* Renders a full frame now and waits for the GPU; returns its milliseconds (benchmarks). */
+double lm_viz_redraw(void);
+
+/* What is drawn at a drawable pixel: false when nothing pickable is there. text: the hover text. */
+typedef struct lm_viz_pick {
+	const char *kind, *group, *state;
+	int32_t row, col, index, step, thread, block, warp, lane, launch;
+	int64_t event;
+	double value;
+	bool has_value;
+	float x, y, w, h;
+	uint8_t rgb[3];
+	char text[512];
+} lm_viz_pick;
+bool lm_viz_pick_at(double x, double y, lm_viz_pick *out);
+/* The cells of the last frame (what viz.layout() returns): count, and cell i. */
+int lm_viz_cell_count(void);
+bool lm_viz_cell_get(int i, lm_viz_pick *out);
+/* Simulates a key or pointer event (tests, lessons): "space", "right", "left", "home", "end",
+ * "+", "-", "tab", "s", "?", "escape"; the pointer at (x, y). */
+lm_status lm_viz_key(const char *key, const char *fname);
+void lm_viz_pointer(double x, double y);
+
+/* The names of the theme's colours and their values (viz.colors()). */
+int lm_viz_color_count(void);
+const char *lm_viz_color_get(int i, uint8_t rgb[3]);
+/* The registry for viz.scenes(): built scene i (NULL past the end), its summary, its options. */
+const char *lm_viz_scene_name(int i, const char **summary);
+int lm_viz_scene_option(int scene, int i, const char **name, const char **help, const char **def);
+
+/* The event pump: input, animation, redraw when needed. Cheap when nothing is open. */
+void lm_viz_pump(void);
+/* Blocks, pumping, until the visible window is closed (a script's end with a window still open);
+ * returns at once when none is visible. Returns early when *stop becomes true. */
+void lm_viz_wait_closed(volatile int *stop);
+/* Frees everything (at exit). */
+void lm_viz_shutdown(void);
+
+#endif

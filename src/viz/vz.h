@@ -1,0 +1,398 @@
+/*
+ * vz.h (internal) — what the files of the visualizer share: colours, the frame a scene draws into
+ * (shapes, text, images, pickable cells), the counters panel, runs (what a scene is built from),
+ * options, and the scene interface with its registry.
+ *
+ * Design: a frame is recorded on the CPU (an array of shape instances plus the cells under them)
+ * and handed to the GPU in one instanced draw per clip region (gpu.c); nothing here calls GL, so
+ * scenes can be built, laid out and "drawn" without a window (the tests do). A scene is a C module
+ * (scenes/<name>.c) behind vz_scene_class: build from runs (kernel results) or from options, lay
+ * out for a size, draw at a time t (in steps, fractional while animating), describe a cell for
+ * the hover, fill the counters panel. Everything pickable is a vz_cell registered while drawing,
+ * so what the hover shows, viz.pick and viz.layout() always match what was drawn.
+ * Prefixes: lm_viz_ for the public API (viz.h), vz_ for the internals here.
+ * Read next: docs/viz.md (how to add a scene), viewer.c, scenes/scan.c.
+ */
+#ifndef LUMEN_VIZ_VZ_H
+#define LUMEN_VIZ_VZ_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lumen/kernels.h"
+#include "viz/viz.h"
+
+/* ---------------------------------------------------------------- colours (palette.c) */
+
+typedef struct vz_color {
+	uint8_t r, g, b, a;
+} vz_color;
+
+#define VZ_RGB(r_, g_, b_) ((vz_color){(r_), (g_), (b_), 255})
+
+/* Okabe & Ito's colour-blind-safe categorical palette, in their order. */
+enum {
+	VZ_OI_BLACK, VZ_OI_ORANGE, VZ_OI_SKY, VZ_OI_GREEN, VZ_OI_YELLOW, VZ_OI_BLUE,
+	VZ_OI_VERMILLION, VZ_OI_PURPLE, VZ_OI_COUNT
+};
+extern const vz_color vz_okabe_ito[VZ_OI_COUNT];
+/* Category i of a set (cycles through the seven non-black colours). */
+vz_color vz_category(int i);
+/* Viridis at t in [0, 1] (clamped), interpolated from a 16-entry table. */
+vz_color vz_viridis(double t);
+vz_color vz_mix(vz_color a, vz_color b, double t);
+vz_color vz_fade(vz_color c, double alpha);
+/* Black or white, whichever reads better on bg. */
+vz_color vz_text_on(vz_color bg);
+
+/* The colours every scene uses for the same meaning (light theme). Tests read them through
+ * viz.colors(); lm_viz_color_names lists them. */
+typedef struct vz_theme {
+	vz_color bg, panel, panel_line, text, text_dim, grid;
+	vz_color active;     /* a cell written / a lane that works in the current step */
+	vz_color idle;       /* a cell or lane that does nothing in this step */
+	vz_color idle_text;
+	vz_color pending;    /* not reached yet */
+	vz_color arrow, arrow_now; /* data flow of earlier steps / of the current step */
+	vz_color hatch;      /* the stripes over idle lanes */
+	vz_color highlight;  /* the hovered cell's outline, the current step's band */
+	vz_color path_a, path_b, common; /* divergence: the two paths and the converged code */
+} vz_theme;
+extern const vz_theme vz_th;
+
+/* ---------------------------------------------------------------- geometry */
+
+typedef struct vz_rect {
+	float x, y, w, h;
+} vz_rect;
+
+static inline vz_rect vz_r(float x, float y, float w, float h) { return (vz_rect){x, y, w, h}; }
+static inline bool vz_contains(vz_rect r, float x, float y)
+{
+	return x >= r.x && y >= r.y && x < r.x + r.w && y < r.y + r.h;
+}
+
+/* ---------------------------------------------------------------- text (text.c) */
+
+typedef enum vz_font { VZ_FONT_SMALL, VZ_FONT_BODY, VZ_FONT_TITLE, VZ_FONT_TINY, VZ_FONT_COUNT } vz_font;
+enum { VZ_ALIGN_LEFT = 0, VZ_ALIGN_CENTER = 1, VZ_ALIGN_RIGHT = 2 };
+
+typedef struct vz_text vz_text; /* the glyph atlas: DejaVu Sans Mono at four sizes */
+
+/* A glyph in the atlas: its box relative to the pen (pixels) and its texture coordinates. */
+typedef struct vz_glyph {
+	float x, y, w, h;
+	float u0, v0, u1, v1;
+} vz_glyph;
+
+/* Loads the font (DejaVu Sans Mono: the Debian path, else fontconfig's fc-match) and renders
+ * the atlas for the UI scale; NULL + error naming fname when the font or SDL2_ttf fail. The
+ * texture is made by vz_gpu_upload_text. */
+vz_text *vz_text_new(float scale, const char *fname);
+void vz_text_free(vz_text *t);
+float vz_text_line_px(const vz_text *t, vz_font font);    /* line height, drawable pixels */
+float vz_text_advance_px(const vz_text *t, vz_font font); /* advance of one character */
+bool vz_text_glyph(const vz_text *t, vz_font font, uint32_t cp, vz_glyph *g);
+/* The atlas pixels (one byte per pixel, coverage) for the GPU. */
+const uint8_t *vz_text_atlas(const vz_text *t, int *w, int *h);
+const char *vz_text_font_path(const vz_text *t);
+/* UTF-8: the next code point (advancing *p; bad bytes give U+FFFD) and the count. */
+uint32_t vz_utf8_next(const unsigned char **p);
+size_t vz_utf8_len(const char *s);
+
+/* ---------------------------------------------------------------- images */
+
+/* An RGBA image a scene fills (heat maps, large grids: one textured quad instead of one quad per
+ * cell). The GPU copy is made on first draw and again after vz_image_touch. */
+typedef struct vz_image {
+	int w, h;
+	uint8_t *rgba;    /* w * h * 4, row 0 at the top */
+	unsigned texture; /* GL name, 0 until uploaded (gpu.c) */
+	bool dirty;
+	struct vz_image *next_live; /* gpu.c: images with a texture, freed with the GL context */
+} vz_image;
+
+vz_image *vz_image_new(int w, int h); /* NULL + error on failure; transparent black */
+void vz_image_free(vz_image *im);
+void vz_image_set(vz_image *im, int x, int y, vz_color c);
+static inline void vz_image_touch(vz_image *im) { im->dirty = true; }
+
+/* ---------------------------------------------------------------- frames (draw.c) */
+
+/* What the GPU draws: one instance per shape (see shaders/batch.vert). */
+enum { VZ_KIND_FILL = 0, VZ_KIND_HATCH, VZ_KIND_GLYPH, VZ_KIND_LINE, VZ_KIND_HEAD, VZ_KIND_OUTLINE,
+       VZ_KIND_DISC, VZ_KIND_IMAGE };
+
+typedef struct vz_instance {
+	float a[4], b[4];
+	float color[4], color2[4];
+	float kind;
+} vz_instance;
+
+/* A run of instances drawn with one clip rectangle and one image texture. */
+typedef struct vz_batch {
+	int first, count;
+	vz_rect clip;     /* drawable pixels */
+	vz_image *image;  /* for VZ_KIND_IMAGE instances, else NULL */
+} vz_batch;
+
+/* Something the pointer can point at. Fields a scene does not set stay -1 (ints) or NULL.
+ * r is in drawable pixels after the view transform, as drawn. Grids (rows x cols > 0) are one cell
+ * standing for a table drawn as an image: picking one fills row and col from the position. */
+typedef struct vz_cell {
+	vz_rect r;          /* the visible part (clipped to the region it was drawn in) */
+	vz_rect full;       /* the whole cell, drawable pixels (may extend off screen) */
+	const char *kind;   /* "element", "lane", "bin", "block", "instruction", ... (static) */
+	const char *group;  /* which part of the picture: "kogge-stone", "naive", ... (static) */
+	const char *state;  /* "active", "idle", "pending", "done", ... (static) */
+	vz_color color;     /* the fill drawn */
+	int32_t row, col, index, step, thread, block, warp, lane, launch, array, rows, cols;
+	int64_t event;      /* trace event index */
+	int32_t tag;        /* for the scene's own use (which list the cell belongs to) */
+	double value;
+	bool has_value;
+} vz_cell;
+
+typedef struct vz_view {
+	double zoom, pan_x, pan_y; /* screen = area.xy + (world - pan) * zoom */
+} vz_view;
+
+typedef struct vz_frame {
+	vz_instance *inst;
+	int ninst, cap_inst;
+	vz_batch *batches;
+	int nbatches, cap_batches;
+	vz_cell *cells;
+	int ncells, cap_cells;
+	vz_cell scratch;       /* what vz_cell_add hands out for cells that are not kept */
+	bool failed;           /* out of memory while recording: the frame is incomplete */
+	/* state */
+	int width, height;     /* drawable pixels */
+	float scale;           /* UI scale: 1 on a normal display, 2 on HiDPI */
+	vz_rect area;          /* the scene's part of the window (drawable pixels) */
+	vz_view view;          /* the scene's pan and zoom */
+	bool world;            /* shapes are in world coordinates (transformed, clipped to area) */
+	vz_rect clip;          /* current clip (drawable pixels) */
+	vz_text *text;
+	double t;              /* the time drawn, in steps */
+} vz_frame;
+
+void vz_frame_init(vz_frame *f);
+void vz_frame_free(vz_frame *f);
+/* Starts a frame of width x height drawable pixels (keeps the buffers). */
+void vz_frame_begin(vz_frame *f, int width, int height, float scale, vz_text *text);
+
+/* Coordinates: in screen mode shapes are in drawable pixels; in world mode in the scene's own
+ * units (pixels at zoom 1), transformed by the view and clipped to the area. */
+void vz_world(vz_frame *f);
+void vz_screen(vz_frame *f);
+void vz_clip(vz_frame *f, vz_rect r); /* screen pixels; the next shapes are clipped to r */
+/* Screen coordinates clipped to the scene's area: legends and overlays that do not pan. */
+void vz_overlay(vz_frame *f);
+/* world -> screen */
+float vz_sx(const vz_frame *f, float x);
+float vz_sy(const vz_frame *f, float y);
+/* Screen pixels per world unit (the zoom) in world mode, 1 in screen mode. */
+float vz_zoom(const vz_frame *f);
+/* Whether a world rectangle is visible (so scenes skip what is off screen). */
+bool vz_visible(const vz_frame *f, vz_rect r);
+
+void vz_fill(vz_frame *f, vz_rect r, vz_color c);
+void vz_hatch(vz_frame *f, vz_rect r, vz_color bg, vz_color stripes);
+void vz_outline(vz_frame *f, vz_rect r, float width, vz_color c);
+void vz_line(vz_frame *f, float x0, float y0, float x1, float y1, float width, vz_color c);
+/* A dashed line of dash-length pieces. */
+void vz_dashed(vz_frame *f, float x0, float y0, float x1, float y1, float width, float dash,
+               vz_color c);
+/* A line ending in a head of the given length at (x1, y1). */
+void vz_arrow(vz_frame *f, float x0, float y0, float x1, float y1, float width, float head,
+              vz_color c);
+void vz_disc(vz_frame *f, float cx, float cy, float radius, vz_color c);
+void vz_draw_image(vz_frame *f, vz_rect r, vz_image *im);
+/* Text at (x, y) = its top (left, centre or right by align); returns its width. UTF-8. Text keeps
+ * its size on screen (drawable pixels: the UI scale is in the font) whatever the zoom; in world
+ * mode, widths and heights are returned in world units (screen size / zoom), so a scene asks
+ * vz_text_fits whether a value fits its cell as drawn now. */
+float vz_text_draw(vz_frame *f, float x, float y, vz_font font, int align, vz_color c,
+                   const char *s);
+float vz_textf(vz_frame *f, float x, float y, vz_font font, int align, vz_color c,
+               const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* Width and line height of text in the current coordinates. */
+float vz_text_width(const vz_frame *f, vz_font font, const char *s);
+float vz_text_height(const vz_frame *f, vz_font font);
+/* Width of one character of the monospace font (current coordinates). */
+float vz_char_width(const vz_frame *f, vz_font font);
+/* Whether s fits in w (current coordinates). */
+bool vz_text_fits(const vz_frame *f, vz_font font, const char *s, float w);
+
+/* Registers a pickable cell over r (current coordinates) and returns it for the scene to fill
+ * (never NULL: a cell that is not visible, or one memory ran out for, is a scratch record that is
+ * not kept). Later cells are on top. */
+vz_cell *vz_cell_add(vz_frame *f, vz_rect r, const char *kind);
+/* The topmost cell at a drawable pixel, or NULL; grids get row/col from the position. */
+const vz_cell *vz_frame_pick(const vz_frame *f, float x, float y, vz_cell *out);
+
+/* ---------------------------------------------------------------- the counters panel (panel.c) */
+
+#define VZ_PANEL_COLS 6
+#define VZ_PANEL_ROWS 24
+#define VZ_PANEL_NOTES 4
+
+/* A table: one column per run (its title and its source, e.g. "emulated (modelled cycles)"), one
+ * row per counter. Every number shown sits under the source that produced it. */
+typedef struct vz_panel {
+	int ncols, nrows, nnotes;
+	char title[VZ_PANEL_COLS][48];
+	char source[VZ_PANEL_COLS][96];
+	char row[VZ_PANEL_ROWS][40];
+	double value[VZ_PANEL_ROWS][VZ_PANEL_COLS];
+	bool has[VZ_PANEL_ROWS][VZ_PANEL_COLS];
+	char note[VZ_PANEL_NOTES][160];
+} vz_panel;
+
+void vz_panel_clear(vz_panel *p);
+/* A column for a run; returns its index, or -1 when the panel is full. */
+int vz_panel_column(vz_panel *p, const char *title, const char *source);
+/* Sets counter name of column col (rows appear in first-set order). */
+void vz_panel_set(vz_panel *p, int col, const char *name, double v);
+/* The named counters of a run, in the order given (missing ones are left blank). */
+void vz_panel_run(vz_panel *p, int col, const lm_viz_run *run, const char *const *names);
+void vz_panel_note(vz_panel *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Height the panel needs, and drawing it into r (screen coordinates). */
+float vz_panel_height(const vz_panel *p, const vz_frame *f);
+void vz_panel_draw(const vz_panel *p, vz_frame *f, vz_rect r);
+
+/* ---------------------------------------------------------------- runs (run.c) */
+
+/* "emulated (modelled cycles)", "CPU <model>, measured", "CUDA <device>, measured". */
+const char *vz_run_source_label(const lm_viz_run *r, char *buf, size_t cap);
+/* The named counter, or def. */
+double vz_run_counter(const lm_viz_run *r, const char *name, double def);
+bool vz_run_has(const lm_viz_run *r, const char *name);
+/* Fills a run from a kernel info (retaining its trace). */
+void vz_run_from_info(lm_viz_run *r, const lm_kernel_info *info);
+/* Fills a run from a trace alone: pattern and algo from the trace's name, source "emu", counters
+ * counted from the trace's step table and events (adds, steps, barriers, modelled_cycles, events,
+ * loads, stores and atomics by space). */
+void vz_run_from_trace(lm_viz_run *r, lm_trace *t);
+/* Releases the trace a run holds (runs filled by the two functions above hold one reference). */
+void vz_run_clear(lm_viz_run *r);
+void vz_run_copy(lm_viz_run *dst, const lm_viz_run *src); /* retains the trace */
+
+/* The values a launch read from global array `name`: for each index, the first load of it in
+ * launch 0 (what the kernel was given). *n: one past the highest index loaded. Returns a malloc'ed
+ * array (free it) or NULL + error (no such array, nothing loaded). */
+double *vz_trace_input(const lm_trace *t, const char *name, int64_t *n);
+/* The id of the array called name (in space, or any space when space < 0) of launch (any when
+ * launch < 0), or -1. */
+int vz_trace_array(const lm_trace *t, const char *name, int space, int launch);
+/* Checks that the trace has events; NULL + LM_ERR_ARG error "the trace is empty" otherwise. */
+lm_status vz_trace_check(const lm_trace *t, const char *what);
+
+/* ---------------------------------------------------------------- options (registry.c) */
+
+typedef enum vz_opt_kind { VZ_OPT_INT, VZ_OPT_NUMBER, VZ_OPT_STRING, VZ_OPT_CHOICE } vz_opt_kind;
+
+/* One option of a scene: its name, kind, range or choices ("a|b|c"), default text, and what it
+ * does (listed by viz.scenes() and in errors). */
+typedef struct vz_option {
+	const char *name;
+	vz_opt_kind kind;
+	double min, max;
+	const char *choices;
+	const char *def;
+	const char *help;
+} vz_option;
+
+/* Options every scene takes (step, variant, speed): checked by the viewer. */
+extern const vz_option vz_common_options[];
+
+/* Reading checked options (lm_viz_opts, viz.h): the value given or the default. */
+int64_t vz_opt_int(const lm_viz_opts *o, const char *name, int64_t def);
+double vz_opt_number(const lm_viz_opts *o, const char *name, double def);
+const char *vz_opt_string(const lm_viz_opts *o, const char *name, const char *def);
+bool vz_opt_given(const lm_viz_opts *o, const char *name);
+
+/* ---------------------------------------------------------------- scenes */
+
+/* What a scene is built from: the runs viz.show was given (none for viz.scene, which builds
+ * from options alone), and the checked options. The scene copies what it keeps. */
+typedef struct vz_build {
+	const lm_viz_run *runs;
+	int nruns;
+	const lm_viz_opts *opts;
+	const char *fname; /* "viz.show", "viz.scene": name it in errors */
+} vz_build;
+
+/* What a scene's layout gets: the size of its area and the UI scale, with the frame for text
+ * metrics (draw nothing there). */
+typedef struct vz_layout_ctx {
+	float w, h;
+	float scale;
+	const vz_frame *metrics;
+} vz_layout_ctx;
+
+typedef struct vz_scene_class {
+	const char *name;     /* "scan": viz.scene('scan'), viz.show(x, {scene='scan'}) */
+	const char *summary;  /* one line for viz.scenes() */
+	const char *patterns; /* info.pattern values it draws, space separated ("scan") */
+	const vz_option *options; /* ended by {NULL} */
+	/* Builds the scene (NULL + lm_set_error naming b->fname on failure). */
+	void *(*create)(const vz_build *b);
+	void (*destroy)(void *s);
+	/* Discrete steps (at least 1); step i is drawn at t = i. */
+	int (*steps)(void *s);
+	/* Variants (Tab cycles): their count, and the name of variant v. */
+	int (*variants)(void *s);
+	const char *(*variant_name)(void *s, int v);
+	/* Switches to variant v (0..variants-1); the viewer then lays out again. */
+	void (*set_variant)(void *s, int v);
+	/* The variant a new scene starts in (the one its run or options asked for); NULL: 0. */
+	int (*initial_variant)(void *s);
+	/* Lays out for an area of c->w x c->h pixels; returns the world size it needs (the viewer
+	 * fits it into the area and lets the user zoom and pan). */
+	void (*layout)(void *s, const vz_layout_ctx *c, float *world_w, float *world_h);
+	/* Draws the scene at time f->t (steps; fractional while animating), in world mode. */
+	void (*draw)(void *s, vz_frame *f);
+	/* The title line and what step i shows (one line each). */
+	void (*title)(void *s, char *buf, size_t cap);
+	void (*step_label)(void *s, int step, char *buf, size_t cap);
+	/* Fills the counters panel (columns: runs with their sources). */
+	void (*counters)(void *s, vz_panel *p);
+	/* The hover text for a picked cell (up to a few lines, '\n'-separated); may be NULL: the
+	 * viewer then lists the cell's fields. */
+	void (*describe)(void *s, const vz_cell *c, char *buf, size_t cap);
+} vz_scene_class;
+
+/* The registry: the built scenes, and the names of those planned but not built yet. */
+const vz_scene_class *vz_scene_find(const char *name);
+const vz_scene_class *vz_scene_at(int i); /* NULL past the end */
+bool vz_scene_planned(const char *name);
+/* The scene that draws pattern (info.pattern), or NULL. */
+const vz_scene_class *vz_scene_for_pattern(const char *pattern);
+/* Checks opts against the scene's options and the common ones: unknown names, kinds, ranges,
+ * choices. LM_ERR_ARG naming fname and the option. */
+lm_status vz_opts_check(const vz_scene_class *c, const lm_viz_opts *o, const char *fname);
+
+extern const vz_scene_class vz_scene_scan, vz_scene_reduce, vz_scene_histogram,
+	vz_scene_divergence;
+
+/* ---------------------------------------------------------------- small helpers (util.c) */
+
+/* snprintf that returns the text and never overflows. */
+char *vz_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A number as a counter shows it: integers plainly (1,248 stays 1248), others with 4 digits. */
+char *vz_number(char *buf, size_t cap, double v);
+/* Appends to a text buffer (for describe). */
+void vz_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Puts "fname: " in front of the current error (status st, or the current one when 0); returns
+ * the status. (Never pass lm_last_error() to lm_set_error: it is the buffer being written.) */
+lm_status vz_error_prefix(lm_status st, const char *fname);
+/* calloc that reports "viz: out of memory" through lm_set_error. */
+void *vz_calloc(size_t n, size_t size);
+/* Monotonic seconds. */
+double vz_now(void);
+
+#endif

@@ -1,0 +1,260 @@
+--[[
+test_viz.lua — the window and its controls, bad input, and the program's viz options, offscreen:
+keys (space, arrows, Home/End, +/-, Tab, s, ?, Esc), hover, a window closed while a script draws,
+unknown scenes and options, traces of the wrong kind, empty and truncated traces, snapshot paths
+that cannot be written, a broken shader, no display and no GL, --snapshot and --headless.
+Read next: test_scenes.lua, x11.sh (a real X11 window).
+]]
+local test = require 'lumen.test'
+
+local exe = lm.sys.executable()
+local tmp = os.tmpname()
+os.remove(tmp)
+os.execute('mkdir -p ' .. tmp)
+
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- Runs the program with env and args; returns its output (stdout and stderr) and exit status.
+local function run(env, args)
+  local p = io.popen(env .. ' ' .. q(exe) .. ' ' .. args .. ' 2>&1; echo "rc=$?"')
+  local out = p:read('a')
+  p:close()
+  local rc = tonumber(out:match('rc=(%d+)\n$'))
+  return out:gsub('rc=%d+\n$', ''), rc
+end
+
+local function file_size(path)
+  local f = io.open(path, 'rb')
+  if not f then return nil end
+  local n = f:seek('end')
+  f:close()
+  return n
+end
+
+test.case('keys step, play, change variant and speed, close', function()
+  viz.scene('scan')
+  local st = viz.state()
+  test.eq(st.step, 0)
+  viz.key('right'); viz.key('right')
+  test.eq(viz.state().step, 2)
+  viz.key('left')
+  test.eq(viz.state().step, 1)
+  viz.key('end')
+  test.eq(viz.state().step, st.steps - 1)
+  viz.key('home')
+  test.eq(viz.state().step, 0)
+  viz.key('space')
+  test.eq(viz.state().playing, true)
+  viz.key('space')
+  test.eq(viz.state().playing, false)
+  local speed = viz.state().speed
+  viz.key('+')
+  test.near(viz.state().speed, speed * 1.5, 1e-9)
+  viz.key('-'); viz.key('-')
+  test.near(viz.state().speed, speed / 1.5, 1e-9)
+  viz.key('tab')
+  test.eq(viz.state().variant, 'kogge-stone')
+  test.eq(viz.state().steps, 5)
+  viz.key('tab'); viz.key('tab')
+  test.eq(viz.state().variant, 'side by side')
+  -- ? shows the keys (the frame changes), Esc hides them, Esc again closes
+  local a = table.pack(viz.pixel(640, 300))
+  viz.key('?')
+  local b = table.pack(viz.pixel(640, 300))
+  test.ok(a[1] ~= b[1] or a[2] ~= b[2] or a[3] ~= b[3], 'the help box is drawn')
+  viz.key('escape')
+  test.eq(viz.is_open(), true)
+  viz.key('escape')
+  test.eq(viz.is_open(), false)
+  test.raises(function() viz.key('f13') end, 'viz.key: the window is closed')
+  viz.scene('scan')
+  test.raises(function() viz.key('f13') end, "unknown key 'f13'")
+end)
+
+test.case('hover shows what is under the pointer', function()
+  viz.scene('reduce')
+  viz.seek(1)
+  local c
+  for _, x in ipairs(viz.layout()) do
+    if x.kind == 'element' and x.state == 'active' and x.w > 2 then c = x break end
+  end
+  local before = viz.pick(c.x + c.w / 2, c.y + c.h / 2)
+  viz.pointer(c.x + c.w / 2, c.y + c.h / 2)
+  local px = table.pack(viz.pixel(math.floor(c.x + 40), math.floor(c.y + c.h + 30)))
+  viz.pointer(-100, -100)
+  local px2 = table.pack(viz.pixel(math.floor(c.x + 40), math.floor(c.y + c.h + 30)))
+  test.ok(px[1] ~= px2[1] or px[2] ~= px2[2] or px[3] ~= px2[3], 'the tooltip is drawn')
+  test.ok(before.text:find('thread'), before.text)
+  test.eq(viz.pick(-5, -5), nil)
+  test.eq(viz.pick(5, 5), nil, 'the title bar holds no cells')
+end)
+
+test.case('a window closed while a script draws', function()
+  local _, info = kernels.scan(lm.arange(1, 9):float(), { backend = 'emu' })
+  for i = 1, 6 do
+    if i == 3 then viz.key('escape') end -- the user closes the window
+    if viz.is_open() then
+      viz.show(info)
+      viz.step()
+    else
+      test.eq(viz.step(), nil, 'stepping a closed window does nothing')
+      viz.play(); viz.pause()
+      test.raises(function() viz.snapshot(tmp .. '/x.png') end, 'viz.snapshot: the window is closed')
+      test.raises(function() viz.layout() end, 'viz.layout: the window is closed')
+    end
+  end
+  test.eq(viz.is_open(), false)
+  viz.show(info) -- showing again opens it again
+  test.eq(viz.is_open(), true)
+  viz.close()
+  viz.close() -- twice is fine
+  test.raises(function() viz.seek(1) end, 'viz.seek: no scene is shown (the window is closed)')
+end)
+
+test.case('bad input: scenes, options, runs of the wrong kind', function()
+  viz.scene('reduce')
+  test.raises(function() viz.scene('nope') end, "viz.scene: unknown scene 'nope' (scenes: scan, reduce, histogram, divergence)")
+  test.raises(function() viz.scene('conv') end, "viz.scene: scene 'conv' is not built yet")
+  test.raises(function() viz.scene(3) end, 'viz.scene: the scene name must be a string')
+  test.raises(function() viz.scene('scan', { m = 3 }) end, "unknown option 'm' for scene 'scan' (its options: n, input")
+  test.raises(function() viz.scene('scan', { n = 0 }) end, 'option n of scene \'scan\' must lie in 1..65536, got 0')
+  test.raises(function() viz.scene('scan', { n = 2.5 }) end, 'must be an integer, got \'2.5\'')
+  test.raises(function() viz.scene('scan', { input = 'zigzag' }) end, 'must be one of arange|ones|pmpp|random, got \'zigzag\'')
+  test.raises(function() viz.scene('scan', { variant = 'upside down' }) end, "scene 'scan' has no variant 'upside down' (its variants: 'side by side'")
+  test.raises(function() viz.scene('scan', { n = {} }) end, 'option n must be a number, a string or a boolean, got a table')
+  test.raises(function() viz.scene('scan', 5) end, 'viz.scene: options must be a table')
+  test.raises(function() viz.scene('scan', { width = 400 }) end, 'give both width and height')
+  test.raises(function() viz.show() end, 'viz.show: expected the info of a kernels call')
+  test.raises(function() viz.show(lm.ones(3)) end, "the 'graph' and 'tensor' scenes, which are not built yet")
+  test.raises(function() viz.show({ 1, 2 }) end, 'result 1 must be the info of a kernels call or a trace, got 1')
+  local _, r = kernels.reduce(lm.ones(16), { backend = 'emu' })
+  local _, s = kernels.scan(lm.ones(16), { backend = 'emu' })
+  test.raises(function() viz.show(r, { scene = 'scan' }) end, "viz.show: scene 'scan' draws scan results; this is a reduce result (reduce shared)")
+  test.raises(function() viz.show({ r, s }) end, 'different patterns (reduce and scan)')
+  test.raises(function() viz.show(s, { scene = 'nope' }) end, "unknown scene 'nope'")
+  test.raises(function() viz.show(s, { scene = 5 }) end, 'option scene must be a string, got 5')
+  test.raises(function() viz.open { depth = 3 } end, "viz.open: unknown option string 'depth' (expected width, height)")
+  test.raises(function() viz.open { width = 100, height = 100 } end, 'window size must lie in 200..8192')
+  test.raises(function() viz.seek(99) end, 'viz.seek: step 99 is out of range')
+  test.raises(function() viz.pixel(99999, 0) end, 'viz.pixel: pixel')
+  -- the failed calls left the last good scene in place
+  test.eq(viz.state().scene, 'reduce')
+end)
+
+test.case('bad input: empty and truncated traces, traces of the wrong kind', function()
+  local _, tiny = kernels.scan(lm.ones(16), { backend = 'emu', trace_cap = 1 })
+  test.eq(tiny.trace.truncated, true)
+  test.raises(function() viz.show(tiny) end, 'viz.show: this scan trace cannot be drawn: block 0 of launch 0 adds nothing in the events kept (the trace is truncated)')
+  local _, h = kernels.histogram(lm.zeros(64):int(), 4, { backend = 'emu', trace_cap = 40 })
+  test.raises(function() viz.show(h) end, 'the histogram trace is truncated')
+  local _, d = kernels.divergence { warps = 1 }
+  test.raises(function() viz.show(d.trace, { scene = 'reduce' }) end, "scene 'reduce' draws reduce results; this is a divergence result")
+  -- a reduce trace shown as if it were a scan's (the names agree, the arrays do not)
+  local _, r = kernels.reduce(lm.ones(8), { backend = 'emu', algo = 'naive' })
+  local fake = { pattern = 'scan', algo = 'kogge-stone', source = 'emu', device = 'x', provenance = 'y',
+                 counters = {}, counter_names = {}, trace = r.trace }
+  test.raises(function() viz.show(fake) end, 'not a trace of a scan kernel (it has no arrays X and XY): reduce naive')
+  fake.pattern = 'histogram'
+  test.raises(function() viz.show(fake) end, 'not a trace of a histogram kernel')
+  fake.pattern = 'divergence'
+  test.raises(function() viz.show(fake) end, 'not a trace of the divergence demo')
+  fake.pattern = 'reduce'
+  fake.trace = d.trace
+  test.raises(function() viz.show(fake) end, 'not a trace of a reduce kernel')
+  -- a large truncated scan still draws: its steps are complete in the events kept
+  local _, big = kernels.scan(lm.ones(4096), { backend = 'emu', block = 256, trace_cap = 100000 })
+  test.eq(big.trace.truncated, true)
+  viz.show(big)
+  test.eq(viz.state().variant, 'blocks')
+end)
+
+test.case('bad input: snapshot paths', function()
+  viz.scene('divergence')
+  test.raises(function() viz.snapshot(tmp .. '/no/such/dir/a.png') end, "viz.snapshot: cannot write '" .. tmp .. "/no/such/dir/a.png': No such file or directory")
+  test.raises(function() viz.snapshot('/sys/lumen.png') end, "cannot write '/sys/lumen.png': Permission denied")
+  test.raises(function() viz.snapshot(tmp) end, "cannot write '" .. tmp .. "'")
+  test.raises(function() viz.snapshot('') end, 'viz.snapshot: the path is empty')
+  test.raises(function() viz.snapshot(3) end, 'viz.snapshot: the path must be a string, got 3')
+  test.eq(io.open(tmp .. '/no') , nil, 'nothing left behind')
+  viz.snapshot(tmp .. '/ok.png')
+  local f = assert(io.open(tmp .. '/ok.png', 'rb'))
+  test.eq(f:read(8), '\137PNG\r\n\26\n')
+  f:close()
+end)
+
+test.case('the s key writes a PNG; viz.open sizes the window', function()
+  local out, rc = run('cd ' .. q(tmp) .. ' && SDL_VIDEODRIVER=offscreen',
+    [[-e "viz.scene('histogram'); viz.step(); viz.key('s'); print(viz.state().width, viz.state().height)"]])
+  test.eq(rc, 0, out)
+  test.ok(out:find('1280\t720'), out)
+  test.ok(file_size(tmp .. '/lumen-histogram-1.png') > 1000, 'lumen-histogram-1.png')
+  viz.open { width = 640, height = 400 }
+  test.eq({ viz.state().width, viz.state().height }, { 640, 400 })
+  viz.scene('scan', { width = 800, height = 500 })
+  test.eq({ viz.state().width, viz.state().height }, { 800, 500 })
+  viz.close()
+end)
+
+test.case('a broken shader is a clear error with the driver log', function()
+  os.execute('mkdir -p ' .. q(tmp .. '/shaders'))
+  os.execute('cp ' .. q(lm.lua_dir .. '/../shaders/batch.vert') .. ' ' .. q(tmp .. '/shaders/'))
+  local f = assert(io.open(tmp .. '/shaders/batch.frag', 'w'))
+  f:write('#version 330 core\nout vec4 c;\nvoid main() { c = vec4(undefined_thing); }\n')
+  f:close()
+  local out, rc = run('SDL_VIDEODRIVER=offscreen LUMEN_SHADER_DIR=' .. q(tmp .. '/shaders'),
+    [[-e "local ok, e = pcall(viz.scene, 'scan'); print(ok, e); print(viz.is_open())"]])
+  test.eq(rc, 0, out)
+  test.ok(out:find('false\tviz.scene: the shader ' .. tmp:gsub('%p', '%%%0') .. '/shaders/batch.frag does not compile:'), out)
+  test.ok(out:find('undefined_thing'), 'the driver log names the error: ' .. out)
+  test.ok(out:find('\nfalse\n'), 'no window is left open')
+  out, rc = run('SDL_VIDEODRIVER=offscreen LUMEN_SHADER_DIR=/nonexistent', [[-e "viz.open()"]])
+  test.eq(rc, 1)
+  test.ok(out:find('the shader /nonexistent/batch.vert cannot be read: No such file or directory'), out)
+  out, rc = run('SDL_VIDEODRIVER=offscreen LUMEN_FONT=/nonexistent.ttf', [[-e "viz.open()"]])
+  test.eq(rc, 1)
+  test.ok(out:find("viz.open: the font '/nonexistent.ttf' %(LUMEN_FONT%) cannot be read"), out)
+end)
+
+test.case('no display renders offscreen and says so; no GL is a clear error', function()
+  local out, rc = run('env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER',
+    [[-e "viz.open(); print(viz.state().offscreen); viz.scene('scan'); viz.snapshot(']] .. tmp .. [[/nodisplay.png')"]])
+  test.eq(rc, 0, out)
+  test.ok(out:find('viz: no display %(DISPLAY is not set%): rendering offscreen'), out)
+  test.ok(out:find('true'), out)
+  test.ok(file_size(tmp .. '/nodisplay.png') > 1000)
+  out, rc = run('SDL_VIDEODRIVER=dummy', [[-e "viz.open()"]])
+  test.eq(rc, 1)
+  test.ok(out:find('viz.open: no OpenGL 3.3 core context %(dummy driver%)') or
+          out:find('viz.open: SDL cannot create a window %(dummy driver%)'), out)
+  out, rc = run('SDL_VIDEODRIVER=nosuchdriver', [[-e "print(pcall(viz.scene, 'scan'))"]])
+  test.ok(out:find('false\tviz.scene: SDL cannot start its video driver'), out)
+end)
+
+test.case('lumen --snapshot and --headless', function()
+  local png = tmp .. '/snap.png'
+  local out, rc = run('env -u DISPLAY', '--snapshot scan ' .. q(png) .. ' --step 2 --opts n=8,input=pmpp')
+  test.eq(rc, 0, out)
+  test.eq(out, '')
+  test.ok(file_size(png) > 1000)
+  local a = io.open(png, 'rb'):read('a')
+  run('env -u DISPLAY', '--snapshot scan ' .. q(png) .. ' --step 2 --opts n=8,input=pmpp')
+  test.ok(io.open(png, 'rb'):read('a') == a, 'the same snapshot twice: the same bytes')
+  out, rc = run('', '--snapshot scan ' .. q(png) .. ' --step 99')
+  test.eq(rc, 1)
+  test.ok(out:find('%-%-step 99 is past the end: scene \'scan\' has steps 0..7'), out)
+  out, rc = run('', '--snapshot nope ' .. q(png))
+  test.ok(out:find("unknown scene 'nope'"), out)
+  out, rc = run('', '--snapshot scan ' .. q(png) .. ' --opts n')
+  test.ok(out:find("option 'n' must be written key=value"), out)
+  test.eq(rc, 1)
+  out, rc = run('', '--snapshot scan')
+  test.ok(out:find('usage: lumen %-%-snapshot SCENE OUT.png'), out)
+  out, rc = run('', '--snapshot scan ' .. q(tmp .. '/missing/x.png'))
+  test.ok(out:find('No such file or directory'), out)
+  test.eq(rc, 1)
+  out, rc = run('DISPLAY=:12345', [[--headless -e "viz.open(); print(viz.state().offscreen)"]])
+  test.eq(rc, 0, out)
+  test.eq(out, 'true\n', '--headless: offscreen without a word')
+  out = run('', '--version')
+  test.ok(out:find('SDL: yes'), out)
+end)
