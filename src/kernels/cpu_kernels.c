@@ -23,7 +23,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
@@ -48,6 +48,25 @@ int lmi_cpu_kernel_threads(void)
 	return 1;
 #endif
 }
+
+static _Atomic int64_t lines_flushed;
+
+size_t lmi_cache_flush(const void *p, size_t bytes)
+{
+	size_t lines = 0;
+#if defined(__x86_64__) || defined(__i386__)
+	/* clflush evicts the line (written back when dirty) from every level; 64 bytes a line */
+	const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63), *end = (const char *)p + bytes;
+	for (; bytes && c < end; c += 64, lines++) _mm_clflush(c);
+	_mm_mfence(); /* the flushes are done before the timed run's first load */
+	atomic_fetch_add(&lines_flushed, (int64_t)lines);
+#else
+	(void)p, (void)bytes;
+#endif
+	return lines;
+}
+
+int64_t lmi_cache_lines_flushed(void) { return atomic_load(&lines_flushed); }
 
 static inline int stopped(const atomic_int *stop)
 {

@@ -36,6 +36,14 @@ int lmi_cpu_sum_f64(const double *x, int64_t n, double *out, const atomic_int *s
 /* Threads the parallel loops use (OpenMP's count; 1 without OpenMP). */
 int lmi_cpu_kernel_threads(void);
 
+/* Writes back and evicts the cache lines of [p, p + bytes) from every cache level (clflush on
+ * x86-64), so that the next run reads them from memory; returns the lines flushed: 0 where the
+ * CPU offers programs no such instruction (then timed runs of inputs smaller than the caches time
+ * the caches, docs/trace.md). The timing of every measured cpu run calls it on each operand. */
+size_t lmi_cache_flush(const void *p, size_t bytes);
+/* Lines flushed by lmi_cache_flush in this process (tests). */
+int64_t lmi_cache_lines_flushed(void);
+
 /* ---------------------------------------------------------------- kernels II (cpu_*.c) */
 
 /* Histograms (cpu_histogram.c): counts[bin] += the elements in it (counts: bins int64, added to,

@@ -12,14 +12,9 @@
  * (cuda); then the pattern's own.
  * Read next: patterns.h, scan.c (a pattern using it), kernels.c (options and the info).
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 #include "backend/cuda_module.h"
 #include "kernels/cpu_kernels.h"
@@ -212,25 +207,6 @@ lm_status lmi_pattern_run(const lmi_pattern *pt, lmi_kcall *k, void *run, lm_ten
 }
 
 /* ---------------------------------------------------------------- timing */
-
-static _Atomic int64_t lines_flushed;
-
-size_t lmi_cache_flush(const void *p, size_t bytes)
-{
-	size_t lines = 0;
-#if defined(__x86_64__) || defined(__i386__)
-	/* clflush evicts the line (written back when dirty) from every level; 64 bytes a line */
-	const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63), *end = (const char *)p + bytes;
-	for (; bytes && c < end; c += 64, lines++) _mm_clflush(c);
-	_mm_mfence(); /* the flushes are done before the timed run's first load */
-	atomic_fetch_add(&lines_flushed, (int64_t)lines);
-#else
-	(void)p, (void)bytes;
-#endif
-	return lines;
-}
-
-int64_t lmi_cache_lines_flushed(void) { return atomic_load(&lines_flushed); }
 
 static double now_ms(void)
 {

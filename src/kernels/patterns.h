@@ -171,12 +171,7 @@ lm_status lmi_pattern_run(const lmi_pattern *pt, lmi_kcall *k, void *run, lm_ten
  * non-zero when interrupted: then LM_ERR_INTERRUPTED. */
 lm_status lmi_time_median(const char *fname, int repeats, int (*fn)(void *), void (*cold)(void *),
                           void *arg, double *median_ms);
-/* Writes back and evicts the cache lines of [p, p + bytes) from every cache level (clflush on
- * x86-64); returns the lines flushed: 0 where the CPU offers no such instruction to programs
- * (then measured runs of inputs smaller than the caches time the caches, docs/trace.md). */
-size_t lmi_cache_flush(const void *p, size_t bytes);
-/* Lines flushed by lmi_cache_flush in this process (tests). */
-int64_t lmi_cache_lines_flushed(void);
+/* The flush of each operand before a timed run: lmi_cache_flush (cpu_kernels.h). */
 
 /* "AMD EPYC 9454P 48-Core Processor" (from /proc/cpuinfo), or "CPU". */
 const char *lmi_cpu_model(void);

@@ -4,7 +4,8 @@
  * one atomic per block, the divergence of the naive version); bad input. Every case of the
  * correctness tests runs on contiguous, transposed and narrowed inputs (ktest.h: kt_layout).
  */
-#include "kernels/patterns.h" /* lmi_time_median, lmi_cache_lines_flushed */
+#include "kernels/cpu_kernels.h" /* lmi_cache_lines_flushed */
+#include "kernels/patterns.h"    /* lmi_time_median */
 #include "ktest.h"
 
 static const char *const algos[] = {"naive", "convergent", "shared", "coarsened"};

@@ -57,12 +57,18 @@ static double at(const void *p, int64_t i, int dbl)
 	return dbl ? ((const double *)p)[i] : ((const float *)p)[i];
 }
 
-/* Median of 5 timed CPU runs after a warm-up. */
+/* Median of 5 timed CPU runs after a warm-up, each with its operands flushed from the caches
+ * (lmi_cache_flush), as liblumen times them. */
 static double cpu_ms(int scan, int dbl, const void *x, void *y, int64_t n, int inclusive)
 {
 	double t[5];
-	void *scratch = malloc(lmi_cpu_scratch_bytes(n, dbl ? sizeof(double) : sizeof(float)) + 1);
+	size_t sb = lmi_cpu_scratch_bytes(n, dbl ? sizeof(double) : sizeof(float)) + 1;
+	size_t bytes = (size_t)n * (dbl ? sizeof(double) : sizeof(float));
+	void *scratch = malloc(sb);
 	for (int r = -1; r < 5; r++) {
+		lmi_cache_flush(x, bytes);
+		lmi_cache_flush(y, scan ? bytes : 8);
+		lmi_cache_flush(scratch, sb);
 		double t0 = now_ms();
 		if (scan && dbl) lmi_cpu_scan_f64(x, y, n, !inclusive, NULL, scratch);
 		else if (scan) lmi_cpu_scan_f32(x, y, n, !inclusive, NULL, scratch);

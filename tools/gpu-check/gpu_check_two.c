@@ -89,6 +89,8 @@ static void histogram(const lmi_cuda_kernels *api, tally *tl, int algo, int is_u
 		for (unsigned b = 0; b < 256; b++) lut[b] = (uint16_t)(scaled ? b * bins / 256 : b % bins);
 		double t[5];
 		for (int r = -1; r < 5; r++) {
+			lmi_cache_flush(data, (size_t)n * (is_u8 ? 1 : 4));
+			lmi_cache_flush(cpu, bins * sizeof *cpu);
 			double t0 = gc_now_ms();
 			if (is_u8) lmi_cpu_histogram_u8(data, n, lut, cpu, NULL);
 			else lmi_cpu_histogram_i32(data, n, bins, cpu, NULL);
@@ -149,6 +151,9 @@ static void matmul(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, in
 	int err = api->matmul(&call, &ct, msg, sizeof msg);
 	double t[5];
 	for (int r = timed ? -1 : 4; r < 5; r++) { /* the reference; timed: the CPU's median */
+		lmi_cache_flush(a, (size_t)(m * k) * es);
+		lmi_cache_flush(b, (size_t)(k * n) * es);
+		lmi_cache_flush(ref, (size_t)(m * n) * es);
 		double t0 = gc_now_ms();
 		if (dbl) lmi_cpu_matmul_blocked_f64(a, b, ref, m, k, n, NULL);
 		else lmi_cpu_matmul_blocked_f32(a, b, ref, m, k, n, NULL);
@@ -185,6 +190,9 @@ static void conv2d(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, in
 	int err = api->conv2d(&c, &ct, msg, sizeof msg);
 	double t[5];
 	for (int r = timed ? -1 : 4; r < 5; r++) {
+		lmi_cache_flush(img, (size_t)(h * w) * es);
+		lmi_cache_flush(mask, (size_t)(mh * mw) * es);
+		lmi_cache_flush(ref, (size_t)(h * w) * es);
 		double t0 = gc_now_ms();
 		if (dbl) lmi_cpu_conv2d_f64(img, mask, ref, h, w, mh, mw, NULL);
 		else lmi_cpu_conv2d_f32(img, mask, ref, h, w, mh, mw, NULL);
@@ -277,6 +285,11 @@ static void spmv(const lmi_cuda_kernels *api, tally *tl, int format, int dbl, in
 	int err = api->spmv(&c, &ct, msg, sizeof msg);
 	double t[5];
 	for (int r = timed ? -1 : 4; r < 5; r++) {
+		lmi_cache_flush(A.row_ptr, (size_t)(m + 1) * 4);
+		lmi_cache_flush(A.col, (size_t)A.nnz * 4);
+		lmi_cache_flush(A.val, (size_t)A.nnz * es);
+		lmi_cache_flush(x, (size_t)n * es);
+		lmi_cache_flush(ref, (size_t)m * es);
 		double t0 = gc_now_ms();
 		if (dbl) lmi_cpu_spmv_csr_f64(A.row_ptr, A.col, A.val, x, ref, m, NULL);
 		else lmi_cpu_spmv_csr_f32(A.row_ptr, A.col, A.val, x, ref, m, NULL);
