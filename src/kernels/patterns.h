@@ -53,7 +53,7 @@ typedef struct lmi_kcall {
 	struct {
 		const void *p;
 		size_t bytes;
-	} operands[16];        /* every array a cpu run touches: flushed from the caches before each timed run */
+	} operands[16]; /* every array a cpu run touches: flushed from the caches before timed runs */
 } lmi_kcall;
 
 /* *opts, or the defaults (lm_kernel_opts_init) when opts is NULL. */
@@ -64,7 +64,7 @@ lm_kernel_opts lmi_opts_or_default(const lm_kernel_opts *opts);
 enum { LMI_RUNS_ALL = 0, LMI_RUNS_NO_CPU = 1 };
 
 /*
- * Resolves opts for a pattern whose variants are algos[0..nalgos) (default algos[0]).
+ * Resolves opts for a pattern whose variants are algos[0..nalgos) (default algos[default_algo]).
  * Checks the backend and algorithm names, trace (only the emulator traces), repeats and trace_cap,
  * and the input: not NULL, a CPU tensor, float32/float64, not empty. Block and coarsen are left
  * to lmi_kcall_shape.
@@ -80,7 +80,8 @@ lm_status lmi_kcall_begin(const char *fname, const lm_kernel_opts *opts, const c
                           int nalgos, int default_algo, int runs, int64_t n, lm_dtype dt,
                           lmi_kcall *k);
 
-/* names[*index] == name; else LM_ERR_ARG "fname: unknown what 'name' (expected 'a', 'b' or 'c')". */
+/* *index: where name is in names; else LM_ERR_ARG "fname: unknown what 'name' (expected 'a', 'b'
+ * or 'c')". */
 lm_status lmi_name_lookup(const char *fname, const char *what, const char *name,
                           const char *const *names, int count, int *index);
 
@@ -114,7 +115,7 @@ int64_t lmi_first_out_of_range_raw(lm_dtype dt, const void *d, int64_t n, int64_
 void lmi_info_set_trace(lm_kernel_info *info, lm_trace *t); /* takes the reference */
 /* The emulator's counters, in docs/API.md's order. */
 void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lmi_kcall *k);
-/* time_ms, bytes, gbps (+ threads for the cpu) of a measured run. */
+/* time_ms, bytes and gbps of a measured run. */
 void lmi_info_add_measured(lm_kernel_info *info, double time_ms, double bytes);
 
 /* ---------------------------------------------------------------- the pattern driver (driver.c) */
@@ -166,12 +167,12 @@ typedef struct lmi_pattern {
 lm_status lmi_pattern_run(const lmi_pattern *pt, lmi_kcall *k, void *run, lm_tensor **out,
                           lm_kernel_info **info);
 
-/* Runs fn(arg) once to warm up, then `repeats` times, calling cold(arg) (may be NULL) before each
- * timed run; *median_ms: the median wall time (CLOCK_MONOTONIC) of the timed runs. fn returns
- * non-zero when interrupted: then LM_ERR_INTERRUPTED. */
+/* Runs fn(arg) once to warm up, then `repeats` times, calling cold(arg) (may be NULL; the driver
+ * flushes the operands with lmi_cache_flush, cpu_kernels.h) before each timed run; *median_ms: the
+ * median wall time (CLOCK_MONOTONIC) of the timed runs. fn returns non-zero when interrupted: then
+ * LM_ERR_INTERRUPTED. */
 lm_status lmi_time_median(const char *fname, int repeats, int (*fn)(void *), void (*cold)(void *),
                           void *arg, double *median_ms);
-/* The flush of each operand before a timed run: lmi_cache_flush (cpu_kernels.h). */
 
 /* "AMD EPYC 9454P 48-Core Processor" (from /proc/cpuinfo), or "CPU". */
 const char *lmi_cpu_model(void);
@@ -242,7 +243,8 @@ static inline lmi_simt_launch lmi_emu_launch(const lmi_emu_kernel *kernels, int 
 
 /* A global array of length elements; rows x cols: its 2-D layout hint (0, 0: 1-D). */
 static inline lmi_simt_array lmi_emu_array(const char *name, lm_dtype dt, const void *data,
-                                           int64_t length, int64_t rows, int64_t cols, bool readonly)
+                                           int64_t length, int64_t rows, int64_t cols,
+                                           bool readonly)
 {
 	lmi_simt_array a = {.name = name, .space = LM_SPACE_GLOBAL, .dtype = dt, .data = (void *)data,
 	                    .length = length, .rows = rows, .cols = cols, .readonly = readonly};

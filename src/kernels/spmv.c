@@ -28,11 +28,13 @@ static int spmv_cpu(const lmi_kcall *k, void *run)
 	int dbl = c->is_double;
 	(void)k;
 	switch (c->format) {
-	case LMI_SPMV_COO: return lmi_cpu_spmv_coo(dbl, c->row, c->col, c->val, c->x, c->y, c->m, c->nnz, stop);
+	case LMI_SPMV_COO:
+		return lmi_cpu_spmv_coo(dbl, c->row, c->col, c->val, c->x, c->y, c->m, c->nnz, stop);
 	case LMI_SPMV_CSR:
 		if (dbl) return lmi_cpu_spmv_csr_f64(c->row_ptr, c->col, c->val, c->x, c->y, c->m, stop);
 		return lmi_cpu_spmv_csr_f32(c->row_ptr, c->col, c->val, c->x, c->y, c->m, stop);
-	case LMI_SPMV_ELL: return lmi_cpu_spmv_ell(dbl, c->col, c->val, c->row_nnz, c->x, c->y, c->m, stop);
+	case LMI_SPMV_ELL:
+		return lmi_cpu_spmv_ell(dbl, c->col, c->val, c->row_nnz, c->x, c->y, c->m, stop);
 	default:
 		return lmi_cpu_spmv_jds(dbl, c->perm, c->iter_ptr, c->row_nnz, c->col, c->val, c->x, c->y,
 		                        c->m, stop);

@@ -47,7 +47,8 @@ typedef struct lmk_scan_args {
 	K_(scan_coarsened, (a->X, a->Y, a->n, a->exclusive, a->S, a->coarsen))                     \
 	K_(scan_add_sums, (a->Y, a->S, a->n, a->section))
 enum { LMK_SCAN_KERNELS(LMK_KERNEL_ID) LMK_SCAN_KERNEL_COUNT };
-LMK_STATIC_ASSERT((int)LMK_K_scan_coarsened == (int)LMI_SCAN_HIERARCHICAL, "a variant is its block scan");
+LMK_STATIC_ASSERT((int)LMK_K_scan_coarsened == (int)LMI_SCAN_HIERARCHICAL,
+                  "a variant is the index of its block scan");
 
 #define LMK_SCAN_MAX_LEVELS 40
 
