@@ -7,7 +7,7 @@
  * outcome, with the reason when there is no usable GPU (module missing, cudaErrorInsufficientDriver
  * = 35 or cudaErrorNoDevice = 100: no driver or no device), is kept for later calls. The parts
  * that run on the GPU take their own tables from the module by name (lmi_cuda_module_symbol; the
- * kernels: ../kernels/kernels.c). Plain C, no CUDA headers: liblumen does not link CUDA.
+ * kernels: ../kernels/driver.c). Plain C, no CUDA headers: liblumen does not link CUDA.
  * Read next: cuda_module.h, ../kernels/cuda/module.cu (the module's side).
  */
 #include <dlfcn.h>

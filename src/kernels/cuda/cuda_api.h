@@ -3,12 +3,12 @@
  *
  * Design: liblumen never links CUDA. The .cu files of this directory are built into the module
  * liblumen_cuda.so (dlopen'ed by ../../backend/cuda_loader.c), which exports this table as
- * lm_cuda_kernels_api beside its device table (../../backend/cuda_module.h); the patterns look it
- * up by name (lmi_cuda_kernels_get, ../kernels.c). Both sides include this header, so it is plain
- * C with no CUDA types: every function returns 0 or the cudaError_t it met, with a message naming
- * the CUDA call written into msg (msg_cap bytes). tools/gpu-check links the module's sources
- * directly and calls the same tables.
- * Read next: module.cu (the module's side), ../kernels.c (liblumen's side), scan.cu.
+ * lm_cuda_kernels_api beside its device table (../../backend/cuda_module.h); the pattern driver
+ * looks it up by name (lmi_cuda_kernels_get, ../driver.c). Both sides include this header, so it
+ * is plain C with no CUDA types: every function returns 0 or the cudaError_t it met, with a
+ * message naming the CUDA call written into msg (msg_cap bytes). tools/gpu-check links the
+ * module's sources directly and calls the same tables.
+ * Read next: module.cu (the module's side), ../driver.c (liblumen's side), scan.cu.
  */
 #ifndef LUMEN_KERNELS_CUDA_API_H
 #define LUMEN_KERNELS_CUDA_API_H
@@ -74,7 +74,7 @@ typedef struct lmi_cuda_kernels {
 /* The module's exported entry point (extern "C"). */
 const lmi_cuda_kernels *lm_cuda_kernels_api(void);
 
-/* liblumen's side (../kernels.c): the table when a device is usable; else NULL with LM_ERR_DEVICE
+/* liblumen's side (../driver.c): the table when a device is usable; else NULL with LM_ERR_DEVICE
  * and a message that starts with fname and says why (module missing, no driver, no device, a
  * module of another build). Loads the module on the first call. */
 const lmi_cuda_kernels *lmi_cuda_kernels_get(const char *fname);

@@ -1,6 +1,6 @@
 /*
- * kernels_cuda.h — the patterns' entry points inside the CUDA module (scan.cu, reduce.cu, ...), which
- * module.cu puts into the lmi_cuda_kernels table. Arguments and results as in cuda_api.h.
+ * kernels_cuda.h — the patterns' entry points inside the CUDA module (scan.cu, reduce.cu, ...),
+ * which module.cu puts into the lmi_cuda_kernels table. Arguments and results as in cuda_api.h.
  * Read next: scan.cu.
  */
 #ifndef LUMEN_KERNELS_CUDA_KERNELS_H
