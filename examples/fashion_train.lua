@@ -73,7 +73,7 @@ function M.evaluate(model, ds, batch)
   local loss_sum, correct, n = 0, 0, 0
   local sum_loss = nn.CrossEntropyLoss({ reduction = 'sum' })
   lm.no_grad(function()
-    for x, y in data.DataLoader(ds, { batch_size = batch or 1000 }):iter() do
+    for x, y in data.DataLoader(ds, { batch_size = batch or 500 }):iter() do
       local out = model(x)
       loss_sum = loss_sum + sum_loss(out, y):item()
       correct = correct + out:argmax(2):eq(y):sum():item()
@@ -115,7 +115,7 @@ function M.run(spec)
   for epoch = 1, o.epochs do
     model:train()
     local bar = nn.utils.Progress { total = #loader, title = string.format('epoch %d/%d', epoch, o.epochs),
-      stream = o.quiet and io.stderr or io.stdout }
+      silent = o.quiet }
     local row_loss, row_correct, row_n, row_batches = 0, 0, 0, 0
     for x, y in loader:iter() do
       optimizer:zero_grad()
@@ -125,7 +125,7 @@ function M.run(spec)
       optimizer:step()
       step = step + 1
       local l = loss:item()
-      if not o.quiet then bar:update(x:size(1), l) end
+      bar:update(x:size(1), l)
       if log then
         row_loss, row_batches = row_loss + l, row_batches + 1
         row_correct, row_n = row_correct + out:argmax(2):eq(y):sum():item(), row_n + x:size(1)

@@ -483,10 +483,11 @@ doc('nn.utils.clip_grad_norm_', 'nn.utils.clip_grad_norm_(params, max_norm [, no
   [[Scales the gradients of params (a table of tensors or a module) in place so that their joint norm
 is at most max_norm; returns the norm before clipping (in C, one pass per gradient). Also
 optim.clip_grad_norm_.]])
-doc('nn.utils.Progress', "nn.utils.Progress{total=, title=, stream=io.stdout, every=10} -> bar",
+doc('nn.utils.Progress', "nn.utils.Progress{total=, title=, stream=io.stdout, every=10, silent=false} -> bar",
   [[A progress bar: bar:update(n_samples, loss) per batch shows title, batch/total, samples/s, the
 running loss and the ETA on one line redrawn in place on a terminal (plain lines every `every`
-seconds otherwise); bar:done() ends it and returns the mean loss and the seconds.]])
+seconds otherwise; silent only counts); bar:done() ends it and returns the mean loss and the
+seconds.]])
 doc('nn.utils.MetricsLog', 'nn.utils.MetricsLog(path) -> log',
   [[A CSV log with the header step,epoch,loss,accuracy,lr,seconds,split; log:write{step=, epoch=,
 loss=, accuracy=, lr=, split='train'|'test'} adds a row and flushes it (a live reader can follow

@@ -42,6 +42,8 @@ lm_tensor *lm_take_rows(const lm_tensor *src, const int64_t *idx, int64_t n)
 		size_t row = rows ? lm_tensor_nbytes(sc) / (size_t)rows : 0;
 		const char *from = lmi_data(sc);
 		char *to = lmi_data(out);
+		/* memory-bound: an epoch of MNIST batches reads and writes 188 MB each way (streaming
+		 * stores measured slower here) */
 #pragma omp parallel for schedule(static) num_threads(threads_for(n * (int64_t)row / 4))
 		for (int64_t i = 0; i < n; i++) memcpy(to + (size_t)i * row, from + (size_t)idx[i] * row, row);
 	}

@@ -61,14 +61,15 @@ local function clock_str(s)
 end
 
 --- Progress{total=, title='', stream=io.stdout, every=10 (seconds between lines off a terminal),
---- width=24, tty=}: tty defaults to whether stream is a terminal.
+--- width=24, tty=, silent=false}: tty defaults to whether stream is a terminal; silent counts and
+--- averages the loss without printing.
 function M.Progress(opts)
   opts = opts or {}
   local stream = opts.stream or io.stdout
   local tty = opts.tty
   if tty == nil then tty = lm._data.isatty(stream) end
   return setmetatable({
-    total = opts.total, title = opts.title or '', stream = stream, tty = tty,
+    total = opts.total, title = opts.title or '', stream = stream, tty = tty, silent = opts.silent,
     every = opts.every or 10, width = opts.width or 24, start = lm.sys.clock(),
     last_line = -math.huge, last_draw = -math.huge, count = 0, samples = 0, loss_sum = 0, loss_n = 0,
   }, Progress)
@@ -79,6 +80,7 @@ function Progress:update(n, loss)
   self.count = self.count + 1
   self.samples = self.samples + (n or 0)
   if loss then self.loss_sum, self.loss_n = self.loss_sum + loss, self.loss_n + 1 end
+  if self.silent then return end
   local now = lm.sys.clock()
   if self.tty then
     if now - self.last_draw >= 0.1 or self.count == self.total then
@@ -119,7 +121,7 @@ end
 
 --- Ends the bar (a newline on a terminal); returns the running mean loss and the seconds taken.
 function Progress:done()
-  if self.tty then self.stream:write('\n'); self.stream:flush() end
+  if self.tty and not self.silent then self.stream:write('\n'); self.stream:flush() end
   return self.loss_n > 0 and self.loss_sum / self.loss_n or nil, lm.sys.clock() - self.start
 end
 
