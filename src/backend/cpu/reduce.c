@@ -484,6 +484,28 @@ static void reduce_range(lm_redop op, lm_dtype dt, const char *xo, const rgeom *
 	}
 }
 
+/* Float sums of one dense line per output (row sums, x:t():sum(1)): the lanes straight into
+ * the output, without the general accumulator's bookkeeping (a tenth of the time of 4096 sums of
+ * 4096 elements went there). */
+static void dense_line_sums(lm_redop op, const char *base, const rgeom *g, lm_tensor *out,
+                            int64_t o0, int64_t o1)
+{
+	const lmi_simd_table *tb = lmi_simd();
+	int64_t n = g->r[0].n;
+	double scale = op == LM_MEAN ? 1.0 / (double)n : (double)g->mult;
+	for (int64_t o = o0; o < o1; o++) {
+		double part[32] = {0};
+		const char *xo = base + pos_offset(o, g->k, NULL, g->nk) * (int64_t)lm_dtype_size(out->dtype);
+		if (out->dtype == LM_FLOAT32) {
+			tb->lanes_f32((const float *)xo, n, 32, part);
+			((float *)lmi_data(out))[o] = (float)(sum_parts(part) * scale);
+		} else {
+			tb->lanes_f64((const double *)xo, n, 32, part);
+			((double *)lmi_data(out))[o] = sum_parts(part) * scale;
+		}
+	}
+}
+
 /* Many outputs: each output's lines on one thread. */
 static lm_status lines_by_output(lm_redop op, const lm_tensor *x, const rgeom *g, lm_tensor *out,
                                  lm_tensor *idx, double p)
@@ -492,12 +514,18 @@ static lm_status lines_by_output(lm_redop op, const lm_tensor *x, const rgeom *g
 	const char *base = lmi_data(x) + g->base * es;
 	int64_t every = g->rcount >= 1024 ? 1 : 1024; /* outputs between interrupt checks */
 	int nt = g->nout > 1 && g->nout * g->rcount > LMI_PARALLEL_GRAIN ? lmi_num_threads() : 1;
+	bool dense_sums = (op == LM_SUM || op == LM_MEAN) && lm_dtype_is_float(x->dtype) &&
+	                  g->nr == 1 && g->r[0].st == 1;
 	int stop = 0;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 	for (int64_t o = 0; o < g->nout; o++) {
 		if (__atomic_load_n(&stop, __ATOMIC_RELAXED)) continue;
 		if (o % every == 0 && lmi_check_interrupt()) {
 			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (dense_sums) {
+			dense_line_sums(op, base, g, out, o, o + 1);
 			continue;
 		}
 		acc a;
@@ -599,20 +627,29 @@ static void rows_range(const rows_job *jb, const char *xo, int64_t j0, int64_t j
 		for (int l = 0; l < jb->L; l++) sums[l % jb->n0] += part[l];
 		return;
 	}
+	if (jb->st0 == 1) { /* runs of rows along the last reduced dim, each run one call */
+		const rdim *in = &g->r[g->nr - 1];
+		odo o;
+		odo_start(&o, g->r, g->nr - 1, q0 / in->n);
+		for (int64_t row = q0 % in->n; q0 < q1; row = 0, odo_next(&o)) {
+			int64_t m = in->n - row < q1 - q0 ? in->n - row : q1 - q0;
+			const char *s = xo + (o.off + row * in->st + j0) * es;
+			if (f32)
+				tb->rowsacc_f32(sums, (const float *)s, m, in->st, jn);
+			else
+				tb->rowsacc_f64(sums, (const double *)s, m, in->st, jn);
+			q0 += m;
+		}
+		return;
+	}
 	odo o;
 	odo_start(&o, g->r, g->nr, q0);
 	for (int64_t q = q0; q < q1; q++, odo_next(&o)) {
 		const char *s = xo + (o.off + j0 * jb->st0) * es;
-		if (jb->st0 == 1) {
-			if (f32)
-				tb->rowacc_f32(sums, (const float *)s, jn);
-			else
-				tb->rowacc_f64(sums, (const double *)s, jn);
-		} else if (f32) {
+		if (f32)
 			for (int64_t j = 0; j < jn; j++) sums[j] += ((const float *)s)[j * jb->st0];
-		} else {
+		else
 			for (int64_t j = 0; j < jn; j++) sums[j] += ((const double *)s)[j * jb->st0];
-		}
 	}
 }
 

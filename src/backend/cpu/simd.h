@@ -57,9 +57,9 @@ typedef struct lmi_simd_table {
 	 */
 	void (*lanes_f32)(const float *x, int64_t n, int L, double *part);
 	void (*lanes_f64)(const double *x, int64_t n, int L, double *part);
-	/* acc[j] += x[j], j < n (sums over an outer dim, accumulated in double) */
-	void (*rowacc_f32)(double *acc, const float *x, int64_t n);
-	void (*rowacc_f64)(double *acc, const double *x, int64_t n);
+	/* acc[j] += the sum over r < rows of x[r * rs + j], j < n (sums over an outer dim, in double) */
+	void (*rowsacc_f32)(double *acc, const float *x, int64_t rows, int64_t rs, int64_t n);
+	void (*rowsacc_f64)(double *acc, const double *x, int64_t rows, int64_t rs, int64_t n);
 	lmi_wino_loops wino;
 } lmi_simd_table;
 

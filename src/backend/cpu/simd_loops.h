@@ -53,7 +53,7 @@ const lmi_simd_table LMI_SIMD_TABLE = {
 	.axpy = {axpy_f32, axpy_f64, axpy_i32, axpy_i64, axpy_u8},
 	.lanes_f32 = lanes_f32,
 	.lanes_f64 = lanes_f64,
-	.rowacc_f32 = rowacc_f32,
-	.rowacc_f64 = rowacc_f64,
+	.rowsacc_f32 = rowsacc_f32,
+	.rowsacc_f64 = rowsacc_f64,
 	.wino = {in_tf_f32, out_tf_f32, out_tf_adj_f32, in_tf_adj_f32, gemm_f32},
 };
