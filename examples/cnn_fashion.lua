@@ -30,6 +30,6 @@ end
 train.run {
   name = 'cnn_fashion',
   args = arg,
-  defaults = { epochs = 1, lr = 0.1, adam_lr = 1e-3, batch = 128, seed = 1 },
+  defaults = { epochs = 1, lr = 0.1, adam_lr = 1e-3, batch = 128, seed = 5 },
   make_model = function() return FashionCNN() end,
 }

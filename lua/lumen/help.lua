@@ -537,10 +537,10 @@ doc('optim.lr_scheduler.LRScheduler:get_last_lr', 'sch:get_last_lr() -> {lr, ...
 doc('data.FashionMNIST', "data.FashionMNIST{split='train'|'test' [, root=, normalize=false|true|{mean, std}, limit=]}",
   [[Fashion-MNIST read once from its IDX files (gzip, streamed) into two tensors: images (N, 1, 28,
 28) float32 in [0, 1] (normalize=true: (x - 0.2860) / 0.3530) and 1-based int64 labels (N); ds[i]
-or ds:get(i) -> x, y; ds.classes names them. The default root is /usr/share/datasets/fashion-mnist
+ds:get(i) -> x, y (ds[i] -> {x, y}); ds.classes names them. The default root is /usr/share/datasets/fashion-mnist
 (Debian's dataset-fashion-mnist); a missing file is an error that says how to install it.]])
 doc('data.MNIST', "data.MNIST{split='train'|'test', root= [, normalize=, limit=]}", [[MNIST in the same IDX format, from a given root (no Debian package holds it).]])
-doc('data.TensorDataset', 'data.TensorDataset(x, y, ...)', [[A data set of the rows of tensors of equal length along dim 1: #ds, ds:get(i) -> x[i], y[i] (ds[i] gives the first).]])
+doc('data.TensorDataset', 'data.TensorDataset(x, y, ...)', [[A data set of the rows of tensors of equal length along dim 1: #ds, ds:get(i) -> x[i], y[i]; ds[i] -> {x[i], y[i]} (PyTorch's tuple as a table: Lua's indexing gives one value).]])
 doc('data.DataLoader', 'data.DataLoader(ds, {batch_size=1, shuffle=false, drop_last=false, seed=, transform=})',
   [[Batches of a data set: for x, y in loader:iter() do ... end. Each batch is gathered in C by
 index from the data set's tensors; with shuffle, the order is a Philox permutation keyed by seed

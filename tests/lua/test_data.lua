@@ -26,8 +26,12 @@ test.case('TensorDataset: rows as views, #, errors', function()
   local a, b = ds:get(3)
   test.eq(a:tolist(), { 4, 5 })
   test.eq(b:item(), 3)
-  test.eq(ds[3]:tolist(), { 4, 5 }, 'ds[i] gives the first field')
+  local s = ds[3]
+  test.eq(#s, 2, 'ds[i] is {x, y}, as PyTorch\'s tuple')
+  test.eq(s[1]:tolist(), { 4, 5 })
+  test.eq(s[2]:item(), 3)
   test.raises(function() return ds[11] end, 'index 11 is out of range 1..10')
+  test.raises(function() return ds:get(0) end, 'index 0 is out of range 1..10')
   test.raises(function() data.TensorDataset(x, lm.arange(0, 3)) end,
     'the tensors must have the same size along dim 1: argument 1 has 10 rows, argument 2 has 3')
   test.raises(function() data.TensorDataset(x, 'y') end, "argument 2 is 'y', expected a tensor")

@@ -2,8 +2,8 @@
 lumen.data — `require 'data'` (the global data): data sets, the DataLoader, batch transforms.
 
 A data set here is one tensor per field (images (N, 1, 28, 28) float32, labels (N) int64), not N
-small tensors: data.TensorDataset(x, y) holds them, ds[i] gives the i-th rows (views), #ds the
-count. data.FashionMNIST{} and data.MNIST{} read the IDX files once into such tensors (through
+small tensors: data.TensorDataset(x, y) holds them, ds:get(i) gives the i-th rows (views; ds[i] the
+same as a table {x, y}, PyTorch's tuple), #ds the count. data.FashionMNIST{} and data.MNIST{} read the IDX files once into such tensors (through
 lm.load_idx: gzip streamed by zlib, uint8 converted to float32 in [0, 1] on the way; labels
 1-based). data.DataLoader(ds, {batch_size=, shuffle=, drop_last=, seed=}) gathers each batch in C
 by index (lm._data.take: one memcpy per row, no Lua per sample); shuffling draws a permutation
@@ -76,21 +76,26 @@ function TensorDataset.new(...)
   return setmetatable(self, TensorDataset)
 end
 
-function TensorDataset.__index(self, k)
-  if math.type(k) == 'integer' then
-    local n = rawget(self, 'tensors')[1]:size(1)
-    if k < 1 or k > n then
-      raise(string.format('%s: index %d is out of range 1..%d', getmetatable(self).__name, k, n))
-    end
-    local out = {}
-    for i, t in ipairs(rawget(self, 'tensors')) do out[i] = t[k] end
-    return table.unpack(out)
+-- the fields of sample k (views) as an array
+local function sample(self, k)
+  local n = rawget(self, 'tensors')[1]:size(1)
+  if math.type(k) ~= 'integer' or k < 1 or k > n then
+    raise(string.format('%s: index %s is out of range 1..%d', getmetatable(self).__name, tostring(k), n))
   end
+  local out = {}
+  for i, t in ipairs(rawget(self, 'tensors')) do out[i] = t[k] end
+  return out
+end
+
+--- ds[i] -> {x, y}: the fields of sample i (views), as PyTorch's tuple (an __index gives Lua one
+--- value: local x, y = ds:get(i), or table.unpack(ds[i])).
+function TensorDataset.__index(self, k)
+  if math.type(k) == 'integer' then return sample(self, k) end
   return getmetatable(self)[k]
 end
 
---- ds:get(i) -> the fields of sample i (views), as ds[i] (Lua's ds[i] gives only the first).
-function TensorDataset:get(i) return TensorDataset.__index(self, math.tointeger(i) or i) end
+--- ds:get(i) -> x, y: the fields of sample i (views).
+function TensorDataset:get(i) return table.unpack(sample(self, math.tointeger(i) or i)) end
 
 function TensorDataset:__len() return rawget(self, 'tensors')[1]:size(1) end
 
