@@ -58,24 +58,6 @@ static const char *descr_of(lm_dtype dt)
 	}
 }
 
-static float f16(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-	if (e == 0 && m == 0) bits = sign;
-	else if (e == 0) {
-		e = 127 - 15 + 1;
-		while (!(m & 0x400)) {
-			m <<= 1;
-			e--;
-		}
-		bits = sign | e << 23 | (m & 0x3ff) << 13;
-	} else if (e == 31) bits = sign | 0xffu << 23 | m << 13;
-	else bits = sign | (e + 127 - 15) << 23 | m << 13;
-	float f;
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
 static void convert(const npy_dtype *d, const unsigned char *in, void *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -84,7 +66,7 @@ static void convert(const npy_dtype *d, const unsigned char *in, void *out, size
 		uint32_t w;
 		switch (d->kind) {
 		case 'b': ((uint8_t *)out)[i] = p[0] != 0; break;
-		case 'f': memcpy(&h, p, 2); ((float *)out)[i] = f16(h); break;
+		case 'f': memcpy(&h, p, 2); ((float *)out)[i] = lmi_half_to_float(h); break;
 		case 'i':
 			if (d->size == 1) ((int32_t *)out)[i] = (int8_t)p[0];
 			else { memcpy(&h, p, 2); ((int32_t *)out)[i] = (int16_t)h; }

@@ -52,30 +52,6 @@ static const char *dtype_code(lm_dtype dt)
 	}
 }
 
-static float half_to_float(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-	if (e == 0) {
-		if (m == 0) {
-			bits = sign;
-		} else { /* subnormal: normalise */
-			e = 127 - 15 + 1;
-			while (!(m & 0x400)) {
-				m <<= 1;
-				e--;
-			}
-			bits = sign | e << 23 | (m & 0x3ff) << 13;
-		}
-	} else if (e == 31) {
-		bits = sign | 0xff << 23 | m << 13;
-	} else {
-		bits = sign | (e + 127 - 15) << 23 | m << 13;
-	}
-	float f;
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
 /* Converts n elements of the file's dtype at in to the tensor's dtype at out. */
 static void convert(const st_dtype *d, const unsigned char *in, void *out, size_t n)
 {
@@ -85,7 +61,7 @@ static void convert(const st_dtype *d, const unsigned char *in, void *out, size_
 		uint32_t w;
 		switch (d->conv) {
 		case 1: ((uint8_t *)out)[i] = p[0] != 0; break;
-		case 2: memcpy(&h, p, 2); ((float *)out)[i] = half_to_float(h); break;
+		case 2: memcpy(&h, p, 2); ((float *)out)[i] = lmi_half_to_float(h); break;
 		case 3: {
 			memcpy(&h, p, 2);
 			w = (uint32_t)h << 16;

@@ -18,25 +18,14 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
+from make_fixtures import values  # noqa: E402  (the fixtures' formula: value(i) of the flat index)
+
 DIR = sys.argv[1]
 DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64,
           "uint8": np.uint8}
 ST_CODES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "|u1", "BOOL": "|b1",
             "F16": "<f2", "I16": "<i2"}
-
-
-def values(shape, dtype):
-    n = int(np.prod(shape)) if len(shape) else 1
-    i = np.arange(n)
-    if dtype == np.bool_:
-        v = i % 3 == 0
-    elif dtype == np.uint8:
-        v = (37 * i) % 256
-    elif np.issubdtype(dtype, np.floating):
-        v = ((7 * i) % 11 - 5) / 4.0
-    else:
-        v = (7 * i) % 11 - 5
-    return v.astype(dtype).reshape(shape)
 
 
 def expect(name, got, want):

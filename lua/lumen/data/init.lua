@@ -17,37 +17,9 @@ local C = lm._data
 
 local data = {}
 
-local lua_dir = lm.lua_dir
-local function raise(msg)
-  for level = 3, 40 do
-    local info = debug.getinfo(level, 'S')
-    if not info then break end
-    local src = info.source
-    if src:sub(1, 1) == '@' and src:sub(2, #lua_dir + 1) ~= lua_dir then error(msg, level - 1) end
-  end
-  error(msg, 0)
-end
-
-local function describe(v)
-  if lm.is_tensor(v) then return 'a tensor of shape [' .. table.concat(v:shape(), ', ') .. ']' end
-  if type(v) == 'number' or type(v) == 'boolean' then return tostring(v) end
-  if type(v) == 'string' then return "'" .. v .. "'" end
-  return 'a ' .. type(v)
-end
-
-local function options(name, opts, allowed)
-  if opts == nil then return {} end
-  if type(opts) ~= 'table' or lm.is_tensor(opts) then raise(name .. ': options must be a table, got ' .. describe(opts)) end
-  for k in pairs(opts) do
-    if not allowed[k] then
-      local list = {}
-      for a in pairs(allowed) do list[#list + 1] = a end
-      table.sort(list)
-      raise(string.format("%s: unknown option '%s' (expected %s)", name, tostring(k), table.concat(list, ', ')))
-    end
-  end
-  return opts
-end
+local check = require 'lumen.nn.check'
+local raise, describe = check.raise, check.describe
+local function options(name, opts, allowed) return check.options(opts, allowed, name) end
 
 -- ---------------------------------------------------------------- TensorDataset
 

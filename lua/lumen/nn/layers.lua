@@ -13,18 +13,13 @@ Read next: lumen/nn/loss.lua.
 local lm = require 'lumen'
 local F = lm.nn.functional
 local base = require 'lumen.nn.module'
+local check = require 'lumen.nn.check'
 local init = require 'lumen.nn.initializers'
 
 local M = {}
-local builtin, raise, shape_str = base.builtin, base.raise, base.shape_str
+local builtin, raise, shape_str, describe = base.builtin, base.raise, base.shape_str, check.describe
 
 -- ---------------------------------------------------------------- argument checks
-
-local function describe(v)
-  if lm.is_tensor(v) then return 'a tensor' end
-  if type(v) == 'number' or type(v) == 'string' then return tostring(v) end
-  return type(v)
-end
 
 local function posint(v, what, fname)
   if math.type(v) ~= 'integer' and not (type(v) == 'number' and v == math.floor(v)) or v < 1 then
@@ -33,22 +28,7 @@ local function posint(v, what, fname)
   return math.tointeger(v)
 end
 
---- Checks the options table against allowed keys; returns it (or {}).
-local function options(opts, allowed, fname)
-  if opts == nil then return {} end
-  if type(opts) ~= 'table' or lm.is_tensor(opts) then
-    raise(string.format('%s: options must be a table, got %s', fname, describe(opts)))
-  end
-  for k in next, opts do
-    if not allowed[k] then
-      local list = {}
-      for a in next, allowed do list[#list + 1] = a end
-      table.sort(list)
-      raise(string.format("%s: unknown option '%s' (expected %s)", fname, tostring(k), table.concat(list, ', ')))
-    end
-  end
-  return opts
-end
+local function options(opts, allowed, fname) return check.options(opts, allowed, fname) end
 M.options = options
 
 local function bool_opt(v, def, what, fname)

@@ -24,28 +24,8 @@ local M = {}
 
 -- ---------------------------------------------------------------- helpers
 
-local lua_dir = lm.lua_dir
-
---- The stack level of the first caller outside Lumen's Lua library (for error positions).
-local function user_level()
-  for level = 3, 40 do
-    local info = debug.getinfo(level, 'S')
-    if not info then return 0 end
-    local src = info.source
-    if src:sub(1, 1) == '@' and src:sub(2, #lua_dir + 1) ~= lua_dir and src ~= '=[C]' then
-      return level - 1
-    end
-  end
-  return 0
-end
-M.user_level = user_level
-
---- Raises msg at the user's line (not inside nn's own files).
-function M.raise(msg) error(msg, user_level()) end
-
-function M.shape_str(x)
-  return '[' .. table.concat(x:shape(), ', ') .. ']'
-end
+local check = require 'lumen.nn.check'
+M.user_level, M.raise, M.shape_str = check.user_level, check.raise, check.shape_str
 
 --- An ordered map: plain keys -> values, iterated by pairs() in the order of keys.
 function M.ordered(keys, map)

@@ -16,25 +16,9 @@ local optim = {}
 
 -- ---------------------------------------------------------------- errors
 
-local lua_dir = lm.lua_dir
-local function raise(msg)
-  for level = 3, 40 do
-    local info = debug.getinfo(level, 'S')
-    if not info then break end
-    local src = info.source
-    if src:sub(1, 1) == '@' and src:sub(2, #lua_dir + 1) ~= lua_dir then error(msg, level - 1) end
-  end
-  error(msg, 0)
-end
+local check = require 'lumen.nn.check'
+local raise, describe = check.raise, check.describe
 optim._raise = raise
-
-local function describe(v)
-  if lm.is_tensor(v) then return 'a tensor' end
-  if v ~= v then return 'nan' end
-  if type(v) == 'number' or type(v) == 'boolean' then return tostring(v) end
-  if type(v) == 'string' then return "'" .. v .. "'" end
-  return 'a ' .. type(v)
-end
 
 -- ---------------------------------------------------------------- the base class
 

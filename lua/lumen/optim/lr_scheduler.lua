@@ -11,7 +11,8 @@ local lm = require 'lumen'
 
 local M = {}
 
-local function raise(msg) return require('lumen.optim')._raise(msg) end
+local check = require 'lumen.nn.check'
+local raise = check.raise
 
 local Scheduler = { __name = 'LRScheduler' }
 Scheduler.__index = Scheduler
@@ -22,14 +23,7 @@ local function is_optimizer(o)
   return mt and type(o.param_groups) == 'table' and type(o.step) == 'function'
 end
 
-local function options(name, opts, allowed)
-  if opts == nil then return {} end
-  if type(opts) ~= 'table' or lm.is_tensor(opts) then raise(name .. ': options must be a table, got ' .. type(opts)) end
-  for k in pairs(opts) do
-    if not allowed[k] then raise(string.format("%s: unknown option '%s'", name, tostring(k))) end
-  end
-  return opts
-end
+local function options(name, opts, allowed) return check.options(opts, allowed, name) end
 
 local function number(name, what, v, def, lo)
   if v == nil then v = def end
