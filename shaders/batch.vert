@@ -1,12 +1,16 @@
 #version 330 core
-// batch.vert — one instanced draw for everything the visualizer shows (src/viz/gpu.c).
-// Each instance is a shape: a = its geometry in pixels (origin top-left), b = extra numbers,
+// batch.vert — the vertex program of every shape the visualizer draws (src/viz/gpu.c), shared by
+// the four fragment programs: fill.frag, glyph.frag, line.frag, image.frag.
+// A shape is four vertices that carry the same numbers and their corner of the unit quad (not
+// instancing: llvmpipe runs its vertex pipeline once per instance). a = the shape's geometry in
+// pixels (origin top-left), b = extra numbers,
 // kind = what to draw (the VZ_KIND_* of src/viz/vz.h):
-//   0 fill, 1 hatch, 5 outline, 6 disc: a = (x, y, w, h)
+//   0 fill (b.x > 0: with a border of b.x pixels in color2), 1 hatch, 5 outline, 6 disc:
+//     a = (x, y, w, h)
 //   2 glyph, 7 image: a = (x, y, w, h), b = (u0, v0, u1, v1) in the texture
 //   3 line, 4 arrow head: a = (x0, y0, x1, y1), b.x = width (the head: its base width)
-// The unit quad (0..1)^2 is placed so that the fragment shader gets local coordinates (uv) and
-// the size in pixels (size) for anti-aliased edges. Read next: batch.frag.
+// The corner of the unit quad (0..1)^2 is placed so that the fragment shader gets local coordinates (uv) and
+// the size in pixels (size) for anti-aliased edges. Read next: fill.frag.
 layout(location = 0) in vec2 corner;
 layout(location = 1) in vec4 a;
 layout(location = 2) in vec4 b;
@@ -16,11 +20,13 @@ layout(location = 5) in float kind;
 
 uniform vec2 viewport; // drawable size in pixels
 
+// Only uv varies across a shape; the rest is per instance (flat: nothing to interpolate, which is
+// most of the cost of a fragment under llvmpipe).
 out vec2 uv;
-out vec2 size;
-out vec4 fcolor;
-out vec4 fcolor2;
-out vec4 fb;
+flat out vec2 size;
+flat out vec4 fcolor;
+flat out vec4 fcolor2;
+flat out vec4 fb;
 flat out int fkind;
 
 void main()

@@ -57,7 +57,6 @@ void vz_chrome_layout(const vz_frame *f, vz_chrome *c)
 static void draw_title(vz_frame *f, const vz_chrome *c)
 {
 	float s = f->scale, pad = 10 * s;
-	vz_fill(f, c->title, vz_th.bg);
 	vz_fill(f, vz_r(0, c->title.h - fmaxf(1, s), c->title.w, fmaxf(1, s)), vz_th.panel_line);
 	vz_text_draw(f, pad, pad * 0.5f, VZ_FONT_TITLE, VZ_ALIGN_LEFT, vz_th.text,
 	             V.scene ? V.title : "Lumen visualizer: no scene yet (viz.show(info) or viz.scene(name))");
@@ -116,7 +115,7 @@ static void text_box(vz_frame *f, float x, float y, const char *text, vz_color b
 		vz_text_draw(f, x + pad, y + pad + (float)i * lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, fg, lines[i]);
 }
 
-void vz_chrome_describe(const vz_cell *c, char *buf, size_t cap)
+void vz_chrome_describe(vz_cell *c, char *buf, size_t cap)
 {
 	buf[0] = '\0';
 	if (V.scene && V.cls->describe) V.cls->describe(V.scene, c, buf, cap);
@@ -144,8 +143,10 @@ static void draw_hover(vz_frame *f, const vz_chrome *c)
 		r = vz_r(cell.full.x + (float)cell.col * cw, cell.full.y + (float)cell.row * ch, cw, ch);
 	}
 	vz_clip(f, c->area);
+	vz_layer(f);
 	vz_outline(f, vz_r(r.x - s, r.y - s, r.w + 2 * s, r.h + 2 * s), 2 * s, vz_th.highlight);
 	vz_screen(f);
+	vz_layer(f);
 	char text[512];
 	vz_chrome_describe(&cell, text, sizeof text);
 	text_box(f, V.mouse_x + 14 * s, V.mouse_y + 16 * s, text, VZ_RGB(255, 255, 250), vz_th.text);
@@ -166,7 +167,9 @@ void vz_chrome_draw(vz_frame *f, const vz_chrome *c)
 	vz_panel_draw(&V.panel, f, c->panel);
 	draw_hint(f, c);
 	draw_hover(f, c);
+	vz_layer(f);
 	if (V.help) draw_help(f);
+	vz_layer(f);
 	if (V.toast[0])
 		text_box(f, 10 * f->scale, c->panel.y - 34 * f->scale, V.toast, vz_th.text, vz_th.bg);
 }

@@ -1,6 +1,8 @@
 /*
  * draw.c — recording a frame: shapes become instances (shaders/batch.vert), grouped into batches
- * by clip rectangle and image; cells record what can be picked.
+ * by clip rectangle, image and layer; cells record what can be picked. Within a batch the GPU draws
+ * images, then fills, then lines, then text (gpu.c); what must cover text (a tooltip) starts a new
+ * layer.
  *
  * Design: scenes draw in world coordinates (their layout, in pixels at zoom 1); the view turns
  * them into drawable pixels here, on the CPU, so the GPU sees one coordinate system and one
@@ -73,6 +75,8 @@ void vz_screen(vz_frame *f)
 
 void vz_clip(vz_frame *f, vz_rect r) { f->clip = r; }
 
+void vz_layer(vz_frame *f) { f->new_layer = true; }
+
 float vz_sx(const vz_frame *f, float x)
 {
 	return f->world ? f->area.x + (float)((x - f->view.pan_x) * f->view.zoom) : x;
@@ -114,8 +118,9 @@ static vz_instance *push(vz_frame *f, int kind, vz_image *image)
 {
 	if (f->failed) return NULL;
 	vz_batch *last = f->nbatches ? &f->batches[f->nbatches - 1] : NULL;
-	bool same = last && memcmp(&last->clip, &f->clip, sizeof f->clip) == 0 &&
+	bool same = last && !f->new_layer && memcmp(&last->clip, &f->clip, sizeof f->clip) == 0 &&
 	            (kind != VZ_KIND_IMAGE || last->image == NULL || last->image == image);
+	f->new_layer = false;
 	if (!same) {
 		if (!grow((void **)&f->batches, &f->cap_batches, f->nbatches + 1, sizeof *f->batches)) {
 			f->failed = true;
@@ -155,6 +160,11 @@ static void rect_shape(vz_frame *f, vz_rect r, int kind, vz_color c, vz_color c2
 }
 
 void vz_fill(vz_frame *f, vz_rect r, vz_color c) { rect_shape(f, r, VZ_KIND_FILL, c, c, 0); }
+
+void vz_cell_fill(vz_frame *f, vz_rect r, vz_color fill, float border, vz_color line)
+{
+	rect_shape(f, r, VZ_KIND_FILL, fill, line, border);
+}
 
 void vz_hatch(vz_frame *f, vz_rect r, vz_color bg, vz_color stripes)
 {
@@ -356,6 +366,7 @@ const vz_cell *vz_frame_pick(const vz_frame *f, float x, float y, vz_cell *out)
 			out->col = (int32_t)((x - c->full.x) / c->full.w * (float)c->cols);
 			if (out->row < 0) out->row = 0;
 			if (out->col < 0) out->col = 0;
+			if (c->index >= 0) out->index = c->index + out->row * c->cols + out->col;
 			if (out->row >= c->rows) out->row = c->rows - 1;
 			if (out->col >= c->cols) out->col = c->cols - 1;
 		}

@@ -594,9 +594,10 @@ static void ensure_recorded(void)
 	if (V.open && !V.recorded) record();
 }
 
-static void to_pick(const vz_cell *c, lm_viz_pick *out, bool describe)
+static void to_pick(vz_cell *c, lm_viz_pick *out, bool describe)
 {
 	memset(out, 0, sizeof *out);
+	if (describe) vz_chrome_describe(c, out->text, sizeof out->text); /* may fill a grid's fields */
 	out->kind = c->kind;
 	out->group = c->group;
 	out->state = c->state;
@@ -619,7 +620,6 @@ static void to_pick(const vz_cell *c, lm_viz_pick *out, bool describe)
 	out->rgb[0] = c->color.r;
 	out->rgb[1] = c->color.g;
 	out->rgb[2] = c->color.b;
-	if (describe) vz_chrome_describe(c, out->text, sizeof out->text);
 }
 
 bool lm_viz_pick_at(double x, double y, lm_viz_pick *out)
@@ -641,7 +641,8 @@ bool lm_viz_cell_get(int i, lm_viz_pick *out)
 {
 	ensure_recorded();
 	if (!V.open || i < 0 || i >= V.frame.ncells) return false;
-	to_pick(&V.frame.cells[i], out, false);
+	vz_cell c = V.frame.cells[i];
+	to_pick(&c, out, false);
 	return true;
 }
 

@@ -31,6 +31,7 @@ typedef struct vz_color {
 } vz_color;
 
 #define VZ_RGB(r_, g_, b_) ((vz_color){(r_), (g_), (b_), 255})
+_Static_assert(sizeof(vz_color) == 4, "vz_color is four bytes, as an RGBA texel");
 
 /* Okabe & Ito's colour-blind-safe categorical palette, in their order. */
 enum {
@@ -174,6 +175,7 @@ typedef struct vz_frame {
 	vz_rect area;          /* the scene's part of the window (drawable pixels) */
 	vz_view view;          /* the scene's pan and zoom */
 	bool world;            /* shapes are in world coordinates (transformed, clipped to area) */
+	bool new_layer;        /* the next shape starts a batch (vz_layer) */
 	vz_rect clip;          /* current clip (drawable pixels) */
 	vz_text *text;
 	double t;              /* the time drawn, in steps */
@@ -191,6 +193,9 @@ void vz_screen(vz_frame *f);
 void vz_clip(vz_frame *f, vz_rect r); /* screen pixels; the next shapes are clipped to r */
 /* Screen coordinates clipped to the scene's area: legends and overlays that do not pan. */
 void vz_overlay(vz_frame *f);
+/* What follows is drawn over everything before it, text included. (Within one layer the GPU
+ * draws images, then fills, then lines, then text, whatever the order of the calls.) */
+void vz_layer(vz_frame *f);
 /* world -> screen */
 float vz_sx(const vz_frame *f, float x);
 float vz_sy(const vz_frame *f, float y);
@@ -200,6 +205,9 @@ float vz_zoom(const vz_frame *f);
 bool vz_visible(const vz_frame *f, vz_rect r);
 
 void vz_fill(vz_frame *f, vz_rect r, vz_color c);
+/* A fill with a border of `border` pixels in `line`, in one shape (half the cost of a fill and an
+ * outline). */
+void vz_cell_fill(vz_frame *f, vz_rect r, vz_color fill, float border, vz_color line);
 void vz_hatch(vz_frame *f, vz_rect r, vz_color bg, vz_color stripes);
 void vz_outline(vz_frame *f, vz_rect r, float width, vz_color c);
 void vz_line(vz_frame *f, float x0, float y0, float x1, float y1, float width, vz_color c);
@@ -231,7 +239,8 @@ bool vz_text_fits(const vz_frame *f, vz_font font, const char *s, float w);
  * (never NULL: a cell that is not visible, or one memory ran out for, is a scratch record that is
  * not kept). Later cells are on top. */
 vz_cell *vz_cell_add(vz_frame *f, vz_rect r, const char *kind);
-/* The topmost cell at a drawable pixel, or NULL; grids get row/col from the position. */
+/* The topmost cell at a drawable pixel, or NULL; grids get row and col from the position, and
+ * index = the grid's index + row * cols + col (when the grid has an index). */
 const vz_cell *vz_frame_pick(const vz_frame *f, float x, float y, vz_cell *out);
 
 /* ---------------------------------------------------------------- the counters panel (panel.c) */
@@ -361,9 +370,11 @@ typedef struct vz_scene_class {
 	void (*step_label)(void *s, int step, char *buf, size_t cap);
 	/* Fills the counters panel (columns: runs with their sources). */
 	void (*counters)(void *s, vz_panel *p);
-	/* The hover text for a picked cell (up to a few lines, '\n'-separated); may be NULL: the
-	 * viewer then lists the cell's fields. */
-	void (*describe)(void *s, const vz_cell *c, char *buf, size_t cap);
+	/* The hover text for a picked cell (up to a few lines, '\n'-separated). For one element of a
+	 * grid (rows, cols > 0; row, col and index filled in) it also fills the fields the grid left
+	 * open (state, value, thread, ...), so viz.pick reports them. NULL: the viewer lists the cell's
+	 * fields. */
+	void (*describe)(void *s, vz_cell *c, char *buf, size_t cap);
 } vz_scene_class;
 
 /* The registry: the built scenes, and the names of those planned but not built yet. */

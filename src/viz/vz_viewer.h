@@ -67,7 +67,7 @@ void vz_viewer_fit(void);
 void vz_chrome_layout(const vz_frame *f, vz_chrome *c);
 void vz_chrome_draw(vz_frame *f, const vz_chrome *c);
 /* The text the hover shows for a cell (the scene's describe, or the cell's fields). */
-void vz_chrome_describe(const vz_cell *c, char *buf, size_t cap);
+void vz_chrome_describe(vz_cell *c, char *buf, size_t cap);
 
 /* input.c */
 void vz_input_event(const void *sdl_event);

@@ -148,6 +148,67 @@ lm_status vzs_demo_values(const char *kind, int64_t n, double *out, const char *
 
 /* ---------------------------------------------------------------- drawing */
 
+bool vzs_dense(const vz_frame *f, float cell_w) { return cell_w * vz_zoom(f) < 3; }
+
+/* The mean colour of the source cells [r0, r1) x [c0, c1). */
+static vz_color mean(const vz_color *px, int cols, int r0, int r1, int c0, int c1)
+{
+	unsigned long sum[4] = {0, 0, 0, 0}, n = 0;
+	for (int y = r0; y < r1; y++)
+		for (int x = c0; x < c1; x++, n++) {
+			const vz_color *c = &px[(size_t)y * (size_t)cols + (size_t)x];
+			sum[0] += c->r, sum[1] += c->g, sum[2] += c->b, sum[3] += c->a;
+		}
+	return (vz_color){(uint8_t)(sum[0] / n), (uint8_t)(sum[1] / n), (uint8_t)(sum[2] / n), (uint8_t)(sum[3] / n)};
+}
+
+/* More cells than pixels: each texel is the mean of the cells it covers, so alternating lit and
+ * idle lanes show as their mix instead of aliasing into stripes that are not there. */
+vz_cell *vzs_grid_draw(vz_frame *f, vzs_grid *g, vz_rect r, int rows, int cols, const vz_color *colors,
+                       const char *kind, int32_t first)
+{
+	float z = vz_zoom(f);
+	int w = cols, h = rows;
+	if (r.w * z < (float)cols) w = (int)fmaxf(1, ceilf(r.w * z));
+	if (r.h * z < (float)rows) h = (int)fmaxf(1, ceilf(r.h * z));
+	if (!g->img || g->img->w != w || g->img->h != h) {
+		vz_image_free(g->img);
+		g->img = vz_image_new(w, h);
+	}
+	if (g->img) {
+		vz_color *dst = (vz_color *)g->img->rgba, *tmp = NULL;
+		const vz_color *src = colors;
+		if (w != cols || h != rows) {
+			tmp = malloc((size_t)w * (size_t)h * sizeof *tmp);
+			if (tmp)
+				for (int y = 0; y < h; y++)
+					for (int x = 0; x < w; x++)
+						tmp[(size_t)y * (size_t)w + (size_t)x] =
+							mean(colors, cols, y * rows / h, (y + 1) * rows / h > y * rows / h ? (y + 1) * rows / h : y * rows / h + 1,
+							     x * cols / w, (x + 1) * cols / w > x * cols / w ? (x + 1) * cols / w : x * cols / w + 1);
+			src = tmp;
+		}
+		size_t n = (size_t)w * (size_t)h * sizeof *dst;
+		if (src && memcmp(dst, src, n) != 0) {
+			memcpy(dst, src, n);
+			vz_image_touch(g->img);
+		}
+		free(tmp);
+		vz_draw_image(f, r, g->img);
+	}
+	vz_cell *c = vz_cell_add(f, r, kind);
+	c->rows = rows;
+	c->cols = cols;
+	c->index = first;
+	return c;
+}
+
+void vzs_grid_free(vzs_grid *g)
+{
+	vz_image_free(g->img);
+	g->img = NULL;
+}
+
 char *vzs_short(char *buf, size_t cap, double v)
 {
 	if (isnan(v)) snprintf(buf, cap, "?");
@@ -158,9 +219,8 @@ char *vzs_short(char *buf, size_t cap, double v)
 
 void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool show_value)
 {
-	vz_fill(f, r, fill);
 	float px = 1.0f / vz_zoom(f);
-	if (r.w * vz_zoom(f) >= 4) vz_outline(f, r, 1, vz_mix(fill, VZ_RGB(0, 0, 0), 0.25));
+	vz_cell_fill(f, r, fill, r.w * vz_zoom(f) >= 4 ? 1 : 0, vz_mix(fill, VZ_RGB(0, 0, 0), 0.25));
 	if (!show_value) return;
 	char s[32];
 	vzs_short(s, sizeof s, value);

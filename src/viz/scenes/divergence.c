@@ -62,6 +62,9 @@ typedef struct div_scene {
 	int nruns, variant;
 	/* layout */
 	float label_w, slot_w, lane_h, warp_gap, top, eff_x;
+	vzs_grid *grids;      /* a warp drawn as an image when its lanes are too thin (nwarps) */
+	int ngrids;
+	double t;             /* the time last drawn */
 	char fname[32];
 } div_scene;
 
@@ -200,6 +203,8 @@ static void div_destroy(void *p)
 	if (!s) return;
 	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
 	for (int i = 0; i < s->nruns; i++) drun_free(&s->runs[i]);
+	for (int i = 0; i < s->ngrids; i++) vzs_grid_free(&s->grids[i]);
+	free(s->grids);
 	free(s);
 }
 
@@ -288,10 +293,18 @@ static void div_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	float eff_w = 22 * cw;
 	s->slot_w = (c->w - s->label_w - eff_w) / (float)(d->slots > 0 ? d->slots : 1);
 	float h = c->h - s->top - lh * 2.4f;
-	s->warp_gap = fmaxf(2, fminf(8 * c->scale, h * 0.02f));
+	s->warp_gap = fmaxf(2, fminf(8 * c->scale, h * 0.25f / (float)d->nwarps));
 	s->lane_h = (h - s->warp_gap * (float)(d->nwarps - 1)) / (32.0f * (float)d->nwarps);
 	if (s->lane_h > 6 * c->scale) s->lane_h = 6 * c->scale;
 	s->eff_x = s->label_w + s->slot_w * (float)d->slots + cw;
+	if (s->ngrids < d->nwarps) { /* images for the warps, kept across frames */
+		vzs_grid *g = realloc(s->grids, (size_t)d->nwarps * sizeof *g);
+		if (g) {
+			memset(g + s->ngrids, 0, (size_t)(d->nwarps - s->ngrids) * sizeof *g);
+			s->grids = g;
+			s->ngrids = d->nwarps;
+		}
+	}
 	*ww = c->w;
 	*wh = c->h;
 }
@@ -315,6 +328,36 @@ static const char *short_kind(const winst *in)
 	}
 }
 
+/* How lane l looks at slot `slot` of warp dw, at step k. */
+static vz_color lane_look(const drun *d, const dwarp *dw, int slot, int l, int k, const char **state)
+{
+	const winst *in = &d->inst[dw->first + slot];
+	if (slot >= k) {
+		*state = "pending";
+		return vz_th.pending;
+	}
+	if (!((in->mask >> l) & 1u)) {
+		*state = "idle";
+		return vz_th.idle;
+	}
+	*state = in->cls == CLS_A ? "path_a" : in->cls == CLS_B ? "path_b" : "active";
+	return class_color(in->cls);
+}
+
+static void lane_fields(const drun *d, const dwarp *dw, vz_cell *cell, int w, int slot, int l, const winst *in)
+{
+	cell->group = d->pattern;
+	cell->warp = dw->warp;
+	cell->block = dw->block;
+	cell->lane = l;
+	cell->thread = dw->warp * 32 + l;
+	cell->step = slot;
+	cell->row = w;
+	bool on = (in->mask >> l) & 1u;
+	cell->event = on ? in->event + __builtin_popcount(in->mask & ((1u << l) - 1u)) : -1;
+	cell->tag = dw->first + slot;
+}
+
 static float warp_y(const div_scene *s, int w) { return s->top + (float)w * (32 * s->lane_h + s->warp_gap); }
 
 static void draw_warp(vz_frame *f, div_scene *s, const drun *d, int w, int k)
@@ -322,46 +365,41 @@ static void draw_warp(vz_frame *f, div_scene *s, const drun *d, int w, int k)
 	const dwarp *dw = &d->warps[w];
 	float y0 = warp_y(s, w), lh = vz_text_height(f, VZ_FONT_SMALL), wh = 32 * s->lane_h;
 	if (!vz_visible(f, vz_r(0, y0, s->eff_x + 200, wh))) return;
-	if (wh >= lh * 0.9f)
+	/* every warp's name when there is room, else every few */
+	int every = wh + s->warp_gap >= lh * 0.9f ? 1 : (int)ceilf(lh * 1.2f / (wh + s->warp_gap));
+	if (w % every == 0)
 		vz_textf(f, 0, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "warp %d", w);
-	for (int slot = 0; slot < dw->count; slot++) {
+	if (vzs_dense(f, s->lane_h)) { /* the warp as one image: 32 rows of lanes, a column per slot */
+		vz_color *px = malloc((size_t)32 * (size_t)d->slots * sizeof *px);
+		if (!px) return;
+		const char *state;
+		for (int l = 0; l < 32; l++)
+			for (int slot = 0; slot < d->slots; slot++)
+				px[l * d->slots + slot] = slot < dw->count ? lane_look(d, dw, slot, l, k, &state) : vz_th.bg;
+		vz_cell *g = vzs_grid_draw(f, &s->grids[w], vz_r(s->label_w, y0, s->slot_w * (float)d->slots, wh), 32,
+		                           d->slots, px, "lane", -1);
+		free(px);
+		g->group = d->pattern;
+		g->tag = w; /* the warp; describe turns the grid's row and col into lane and slot */
+		g->warp = dw->warp;
+		g->block = dw->block;
+	}
+	for (int slot = 0; slot < dw->count && !vzs_dense(f, s->lane_h); slot++) {
 		const winst *in = &d->inst[dw->first + slot];
 		float x = s->label_w + (float)slot * s->slot_w;
-		bool done = slot < k;
-		vz_color c = class_color(in->cls);
 		for (int l = 0; l < 32; l++) {
 			/* lanes touch: alternating lanes read as stripes, not as noise */
 			vz_rect r = vz_r(x + s->slot_w * 0.04f, y0 + (float)l * s->lane_h, s->slot_w * 0.92f,
 			                 fmaxf(s->lane_h, 0.5f));
 			if (!vz_visible(f, r)) continue;
-			bool on = (in->mask >> l) & 1u;
 			const char *state;
-			vz_color fill;
-			if (!done) {
-				fill = vz_th.pending;
-				state = "pending";
-				vz_fill(f, r, fill);
-			} else if (on) {
-				fill = c;
-				state = in->cls == CLS_A ? "path_a" : in->cls == CLS_B ? "path_b" : "active";
-				vz_fill(f, r, fill);
-			} else {
-				fill = vz_th.idle;
-				state = "idle";
-				vz_hatch(f, r, vz_th.idle, vz_th.hatch);
-			}
+			vz_color fill = lane_look(d, dw, slot, l, k, &state);
+			if (strcmp(state, "idle") == 0) vz_hatch(f, r, vz_th.idle, vz_th.hatch);
+			else vz_fill(f, r, fill);
 			vz_cell *cell = vz_cell_add(f, r, "lane");
-			cell->group = d->pattern;
 			cell->state = state;
 			cell->color = fill;
-			cell->warp = dw->warp;
-			cell->block = dw->block;
-			cell->lane = l;
-			cell->thread = dw->warp * 32 + l;
-			cell->step = slot;
-			cell->row = w;
-			cell->event = on ? in->event + __builtin_popcount(in->mask & ((1u << l) - 1u)) : -1;
-			cell->tag = dw->first + slot;
+			lane_fields(d, dw, cell, w, slot, l, in);
 		}
 	}
 	/* the branch and the reconvergence point */
@@ -414,6 +452,7 @@ static void div_draw(void *p, vz_frame *f)
 {
 	div_scene *s = p;
 	const drun *d = &s->runs[s->variant];
+	s->t = f->t;
 	int k = (int)floor(f->t + 1e-9);
 	float x = 0;
 	char a[64], b[64];
@@ -480,11 +519,20 @@ static void div_counters(void *p, vz_panel *pn)
 	              "(from the branch to reconvergence); _kernel: over the whole kernel.");
 }
 
-static void div_describe(void *p, const vz_cell *c, char *buf, size_t cap)
+static void div_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	div_scene *s = p;
 	const drun *d = &s->runs[s->variant];
-	if (strcmp(c->kind, "lane") != 0 || c->tag < 0 || c->tag >= d->ninst) return;
+	if (strcmp(c->kind, "lane") != 0) return;
+	if (c->rows > 0) { /* a lane of a warp drawn as an image: row = lane, col = slot */
+		int w = c->tag, slot = c->col, l = c->row;
+		if (w < 0 || w >= d->nwarps || slot >= d->warps[w].count) return;
+		const dwarp *dw = &d->warps[w];
+		c->color = lane_look(d, dw, slot, l, (int)floor(s->t + 1e-9), &c->state);
+		lane_fields(d, dw, c, w, slot, l, &d->inst[dw->first + slot]);
+		c->rows = c->cols = -1;
+	}
+	if (c->tag < 0 || c->tag >= d->ninst) return;
 	const winst *in = &d->inst[c->tag];
 	snprintf(buf, cap, "block %d, warp %d, lane %d (thread %d)\ninstruction %d: %s, line %u, cycle %llu + %u",
 	         c->block, c->warp, c->lane, c->thread, c->step + 1, short_kind(in), in->line,

@@ -49,7 +49,9 @@ typedef struct hrun {
 	int64_t *elem_step;             /* the step each element is counted in (-1: never) */
 	int32_t *elem_bin;
 	double *global_after;           /* nsteps x bins: the global histogram after each step */
-	double *private_after;          /* nsteps x blocks x bins (privatized kernels), or NULL */
+	double *private_after;          /* blocks x bins: each private copy once counted, or NULL */
+	int *private_step;              /* blocks: the step it is counted in (-1: never) */
+	double *private_scratch;        /* blocks x bins: the copies as they stand at a step */
 	int max_queue;
 } hrun;
 
@@ -63,7 +65,9 @@ typedef struct hist_scene {
 	hrun runs[NALGOS];
 	int variant;
 	vz_image *input_img, *heat_img, *priv_img;
+	vzs_grid priv_grid;
 	int img_step;                   /* the step the images were filled for (-1: none) */
+	double t;                       /* the time last drawn */
 	/* layout */
 	vz_rect in_r, priv_r, bars_r, heat_r;
 	float row_label_w, heat_label_w, priv_rh;
@@ -83,6 +87,8 @@ static void hrun_free(hrun *h)
 	free(h->elem_bin);
 	free(h->global_after);
 	free(h->private_after);
+	free(h->private_step);
+	free(h->private_scratch);
 	memset(h, 0, sizeof *h);
 }
 
@@ -156,30 +162,51 @@ static lm_status read_step(hrun *h, const lm_trace *t, const lm_trace_step *s, i
 	return LM_OK;
 }
 
-/* The global histogram (and the private ones) after each step. */
+/* The global histogram after each step; each block's private copy and the step it is counted in
+ * (a block counts into its copy in one barrier phase, so the copy is 0 before it and complete
+ * after it: blocks x bins numbers, not a copy per step). */
 static lm_status accumulate(hrun *h, int64_t bins)
 {
-	size_t gb = (size_t)h->nsteps * (size_t)bins;
+	size_t gb = (size_t)h->nsteps * (size_t)bins, pb = (size_t)h->blocks * (size_t)bins;
 	h->global_after = calloc(gb ? gb : 1, sizeof *h->global_after);
 	bool priv = false;
 	for (int64_t i = 0; i < h->natomics; i++) priv |= h->atomics[i].shared;
-	size_t pb = priv ? (size_t)h->nsteps * (size_t)h->blocks * (size_t)bins : 0;
-	if (priv) h->private_after = calloc(pb ? pb : 1, sizeof *h->private_after);
-	if (!h->global_after || (priv && !h->private_after)) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
+	if (priv) {
+		h->private_after = calloc(pb ? pb : 1, sizeof *h->private_after);
+		h->private_scratch = calloc(pb ? pb : 1, sizeof *h->private_scratch);
+		h->private_step = malloc((size_t)h->blocks * sizeof *h->private_step);
+	}
+	if (!h->global_after || (priv && (!h->private_after || !h->private_scratch || !h->private_step)))
+		return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
+	for (int b = 0; priv && b < h->blocks; b++) h->private_step[b] = -1;
 	for (int k = 0; k < h->nsteps; k++) {
 		double *g = h->global_after + (size_t)k * (size_t)bins;
 		if (k) memcpy(g, g - bins, (size_t)bins * sizeof *g);
-		double *p = priv ? h->private_after + (size_t)k * (size_t)h->blocks * (size_t)bins : NULL;
-		if (priv && k) memcpy(p, p - (size_t)h->blocks * (size_t)bins, (size_t)h->blocks * (size_t)bins * sizeof *p);
 		const hstep *s = &h->steps[k];
 		for (int64_t i = s->first_atomic; i < s->first_atomic + s->natomics; i++) {
 			const hatomic *a = &h->atomics[i];
-			if ((int64_t)a->bin >= bins) continue;
-			if (a->shared) p[(size_t)a->block * (size_t)bins + a->bin] += a->value;
-			else g[a->bin] += a->value;
+			if ((int64_t)a->bin >= bins || (int)a->block >= h->blocks) continue;
+			if (a->shared) {
+				h->private_after[(size_t)a->block * (size_t)bins + a->bin] += a->value;
+				if (h->private_step[a->block] < 0) h->private_step[a->block] = k;
+			} else {
+				g[a->bin] += a->value;
+			}
 		}
 	}
 	return LM_OK;
+}
+
+/* The private copies as they stand after step k (1-based; 0: before any). */
+static const double *private_at(const hrun *h, int64_t bins, int k)
+{
+	for (int b = 0; b < h->blocks; b++) {
+		bool counted = h->private_step[b] >= 0 && h->private_step[b] < k;
+		double *dst = h->private_scratch + (size_t)b * (size_t)bins;
+		if (counted) memcpy(dst, h->private_after + (size_t)b * (size_t)bins, (size_t)bins * sizeof *dst);
+		else memset(dst, 0, (size_t)bins * sizeof *dst);
+	}
+	return h->private_scratch;
 }
 
 static lm_status hrun_build(hrun *h, const lm_viz_run *run, int64_t n, int64_t bins, const char *fname)
@@ -248,6 +275,7 @@ static void hist_destroy(void *p)
 	vz_image_free(s->input_img);
 	vz_image_free(s->heat_img);
 	vz_image_free(s->priv_img);
+	vzs_grid_free(&s->priv_grid);
 	free(s->values);
 	free(s->letters);
 	free(s);
@@ -507,6 +535,7 @@ static void draw_input(vz_frame *f, hist_scene *s, const hrun *h, int k)
 		g->group = "input";
 		g->rows = s->in_rows;
 		g->cols = s->in_cols;
+		g->index = 0;
 		return;
 	}
 	for (int64_t i = 0; i < s->n; i++) {
@@ -544,14 +573,27 @@ static void draw_private(vz_frame *f, hist_scene *s, const hrun *h, int k)
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	vz_text_draw(f, s->priv_r.x, s->priv_r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
 	             "private histograms in shared memory, one per block (colour: count so far)");
-	const double *p = k > 0 ? h->private_after + (size_t)(k - 1) * (size_t)h->blocks * (size_t)s->bins : NULL;
+	const double *p = private_at(h, s->bins, k);
 	double most = 1;
-	const double *last = h->private_after + (size_t)(h->nsteps - 1) * (size_t)h->blocks * (size_t)s->bins;
+	const double *last = h->private_after;
 	for (size_t i = 0; i < (size_t)h->blocks * (size_t)s->bins; i++)
 		if (last[i] > most) most = last[i];
 	float rh = s->priv_rh, cw = s->priv_r.w / (float)s->bins;
 	float label_w = 0;
 	int cur_block = k > 0 ? (int)h->steps[k - 1].block : -1;
+	if (vzs_dense(f, cw) || rh * vz_zoom(f) < 3) { /* every copy as one image */
+		size_t n = (size_t)h->blocks * (size_t)s->bins;
+		vz_color *px = malloc(n * sizeof *px);
+		if (!px) return;
+		for (size_t i = 0; i < n; i++) px[i] = p && p[i] > 0 ? vz_viridis(p[i] / most) : vz_th.pending;
+		vz_rect r = vz_r(s->priv_r.x, s->priv_r.y, s->priv_r.w, rh * (float)h->blocks);
+		vz_cell *g = vzs_grid_draw(f, &s->priv_grid, r, h->blocks, (int)s->bins, px, "private bin", -1);
+		g->group = "histo_s";
+		free(px);
+		if (cur_block >= 0)
+			vz_outline(f, vz_r(r.x - 2, r.y + (float)cur_block * rh - 1, r.w + 4, fmaxf(rh, 1) + 2), 2, vz_th.highlight);
+		return;
+	}
 	for (int b = 0; b < h->blocks; b++) {
 		float y = s->priv_r.y + (float)b * rh;
 		if (!vz_visible(f, vz_r(s->priv_r.x, y, s->priv_r.w, rh))) continue;
@@ -746,6 +788,7 @@ static void hist_draw(void *p, vz_frame *f)
 {
 	hist_scene *s = p;
 	const hrun *h = &s->runs[s->variant];
+	s->t = f->t;
 	int k = (int)floor(f->t + 1e-9);
 	if (k > h->nsteps) k = h->nsteps;
 	draw_input(f, s, h, k);
@@ -806,7 +849,7 @@ static void hist_counters(void *p, vz_panel *pn)
 		              "has no trace.");
 }
 
-static void hist_describe(void *p, const vz_cell *c, char *buf, size_t cap)
+static void hist_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	hist_scene *s = p;
 	const hrun *h = &s->runs[s->variant];
@@ -829,6 +872,15 @@ static void hist_describe(void *p, const vz_cell *c, char *buf, size_t cap)
 		         bin_label(s, c->index, lbl, sizeof lbl), c->value,
 		         h->global_after[(size_t)(h->nsteps - 1) * (size_t)s->bins + (size_t)c->index]);
 	} else if (strcmp(c->kind, "private bin") == 0) {
+		if (c->rows > 0) { /* one of the image */
+			int k = (int)floor(s->t + 1e-9);
+			if (k > h->nsteps) k = h->nsteps;
+			c->block = c->row;
+			c->index = c->col;
+			c->value = private_at(h, s->bins, k)[(size_t)c->row * (size_t)s->bins + (size_t)c->col];
+			c->has_value = true;
+			c->rows = c->cols = -1;
+		}
 		snprintf(buf, cap, "block %d's histo_s[%d] (bin %s) = %g", c->block, c->index,
 		         bin_label(s, c->index, lbl, sizeof lbl), c->value);
 	} else if (strcmp(c->kind, "heat") == 0) {

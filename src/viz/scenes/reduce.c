@@ -19,16 +19,13 @@
 
 #include "viz/scenes/vzs.h"
 
+/* One kernel's picture: its tree (tree.c), and under it the lanes of each warp per step. */
 typedef struct tree {
-	char name[32];
-	const char *title;
-	lm_viz_run run;
-	vzs_addnet net;
-	double *rows;        /* (nsteps + 1) x length */
-	int *writer;         /* (nsteps + 1) x length: the add writing the cell, or -1 */
+	vzs_tree t;
 	uint32_t *masks;     /* nsteps x warps: lanes that added (0: the warp issued no add) */
-	vz_rect box;
-	float cell_w, cell_h, pitch, top, lanes_top, lane_w, lane_h, lane_pitch, warp_gap, label_w;
+	vzs_grid *lane_grids; /* a step's lanes as an image when they are too narrow (nsteps) */
+	vz_color *lane_px;   /* warps * 32 colours */
+	float lanes_top, lane_w, lane_h, lane_pitch, warp_gap;
 } tree;
 
 typedef struct reduce_scene {
@@ -40,6 +37,7 @@ typedef struct reduce_scene {
 	tree trees[3];
 	int ntrees;
 	int variant;          /* 0: side by side, 1..: one tree */
+	double t;             /* the time last drawn */
 	char fname[32];
 } reduce_scene;
 
@@ -53,47 +51,30 @@ static const char *tree_title(const char *algo)
 
 static void tree_free(tree *t)
 {
-	vz_run_clear(&t->run);
-	vzs_addnet_free(&t->net);
-	free(t->rows);
-	free(t->writer);
+	for (int r = 0; t->lane_grids && r < t->t.net.nsteps; r++) vzs_grid_free(&t->lane_grids[r]);
+	free(t->lane_grids);
+	free(t->lane_px);
 	free(t->masks);
+	vzs_tree_free(&t->t);
 	memset(t, 0, sizeof *t);
 }
 
 static lm_status tree_build(tree *t, const lm_viz_run *run, uint32_t block, const char *fname)
 {
 	memset(t, 0, sizeof *t);
-	vz_run_copy(&t->run, run);
-	snprintf(t->name, sizeof t->name, "%s", run->algo);
-	t->title = tree_title(run->algo);
-	if (vzs_addnet_build(run->trace, 0, block, &t->net) != LM_OK) {
-		char msg[512];
-		snprintf(msg, sizeof msg, "%s", lm_last_error());
-		tree_free(t);
-		return lm_set_error(LM_ERR_ARG, "%s: this reduce trace cannot be drawn: %s", fname, msg);
-	}
-	int rows = t->net.nsteps + 1;
-	size_t cells = (size_t)rows * (size_t)t->net.length;
-	t->rows = malloc(cells * sizeof *t->rows);
-	t->writer = malloc(cells * sizeof *t->writer);
-	t->masks = calloc((size_t)t->net.nsteps * (size_t)t->net.warps + 1, sizeof *t->masks);
-	if (!t->rows || !t->writer || !t->masks) {
+	if (vzs_tree_build(&t->t, run, block, tree_title(run->algo), fname) != LM_OK) return lm_last_status();
+	const vzs_addnet *n = &t->t.net;
+	t->masks = calloc((size_t)n->nsteps * (size_t)n->warps + 1, sizeof *t->masks);
+	t->lane_grids = calloc((size_t)n->nsteps + 1, sizeof *t->lane_grids);
+	t->lane_px = malloc((size_t)n->warps * 32 * sizeof *t->lane_px);
+	if (!t->masks || !t->lane_grids || !t->lane_px) {
 		tree_free(t);
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	}
-	for (int r = 0; r < rows; r++) {
-		vzs_addnet_values(&t->net, r, t->rows + (size_t)r * (size_t)t->net.length);
-		int *w = t->writer + (size_t)r * (size_t)t->net.length;
-		for (int64_t i = 0; i < t->net.length; i++) w[i] = -1;
-		if (r == 0) continue;
-		const vzs_step *s = &t->net.steps[r - 1];
-		for (int i = s->first; i < s->first + s->count; i++) {
-			const vzs_add *a = &t->net.adds[i];
-			if (a->dst >= t->net.lo && a->dst < t->net.lo + t->net.length) w[a->dst - t->net.lo] = i;
-			if (a->warp < t->net.warps) t->masks[(size_t)(r - 1) * (size_t)t->net.warps + a->warp] |= a->mask;
-		}
-	}
+	for (int r = 0; r < n->nsteps; r++)
+		for (int i = n->steps[r].first; i < n->steps[r].first + n->steps[r].count; i++)
+			if (n->adds[i].warp < n->warps)
+				t->masks[(size_t)r * (size_t)n->warps + n->adds[i].warp] |= n->adds[i].mask;
 	return LM_OK;
 }
 
@@ -197,8 +178,8 @@ static int reduce_steps(void *p)
 	reduce_scene *s = p;
 	int most = 0;
 	for (int i = 0; i < s->ntrees; i++)
-		if ((s->variant == 0 ? i < 2 : i == s->variant - 1) && s->trees[i].net.nsteps > most)
-			most = s->trees[i].net.nsteps;
+		if ((s->variant == 0 ? i < 2 : i == s->variant - 1) && s->trees[i].t.net.nsteps > most)
+			most = s->trees[i].t.net.nsteps;
 	return most + 1;
 }
 
@@ -207,7 +188,7 @@ static int reduce_variants(void *p) { return 1 + ((reduce_scene *)p)->ntrees; }
 static const char *reduce_variant_name(void *p, int v)
 {
 	reduce_scene *s = p;
-	return v == 0 ? "side by side" : s->trees[v - 1].name;
+	return v == 0 ? "side by side" : s->trees[v - 1].t.name;
 }
 
 static void reduce_set_variant(void *p, int v) { ((reduce_scene *)p)->variant = v; }
@@ -216,22 +197,17 @@ static void tree_layout(tree *t, vz_rect box, const vz_layout_ctx *c)
 {
 	const vz_frame *f = c->metrics;
 	float lh = vz_text_height(f, VZ_FONT_SMALL), bh = vz_text_height(f, VZ_FONT_BODY);
-	t->box = box;
-	t->label_w = 9 * vz_char_width(f, VZ_FONT_SMALL);
-	t->top = box.y + bh + lh * 0.5f;
-	int rows = t->net.nsteps + 1;
-	float tree_h = (box.y + box.h - t->top) * 0.52f;
-	t->pitch = tree_h / (float)rows;
-	t->cell_w = (box.w - t->label_w) / (float)t->net.length;
-	t->cell_h = fminf(fmaxf(t->pitch * 0.45f, 3), 24 * c->scale);
+	const vzs_addnet *n = &t->t.net;
+	float rows_h = (box.h - bh - lh * 0.6f) * 0.52f;
+	vzs_tree_layout(&t->t, box, rows_h, c);
 	/* the lanes: one row per step, the warps side by side, 32 lanes each */
-	t->lanes_top = t->top + tree_h + lh * 1.8f;
-	float lanes_h = box.y + box.h - t->lanes_top;
-	t->lane_pitch = lanes_h / (float)t->net.nsteps;
+	t->lanes_top = t->t.top + rows_h + lh * 1.8f;
+	t->lane_pitch = (box.y + box.h - t->lanes_top) / (float)n->nsteps;
 	t->lane_h = fminf(fmaxf(t->lane_pitch * 0.6f, 3), 18 * c->scale);
-	float avail = box.w - t->label_w - 17 * vz_char_width(f, VZ_FONT_SMALL);
+	float avail = box.w - t->t.label_w - 17 * vz_char_width(f, VZ_FONT_SMALL);
 	t->warp_gap = fmaxf(2, avail * 0.02f);
-	t->lane_w = (avail - t->warp_gap * (float)(t->net.warps - 1)) / (float)(32 * t->net.warps);
+	if (n->warps > 8) t->warp_gap = fmaxf(1, avail * 0.004f);
+	t->lane_w = (avail - t->warp_gap * (float)(n->warps - 1)) / (float)(32 * n->warps);
 }
 
 static void reduce_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
@@ -251,145 +227,96 @@ static void reduce_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 
 /* ---------------------------------------------------------------- drawing */
 
-static float cx(const tree *t, int64_t i) { return t->box.x + t->label_w + (float)i * t->cell_w; }
-
-static void tree_arrows(vz_frame *f, const tree *t, int r, vz_color col, float width)
+static void row_label(const vzs_tree *t, int r, char *buf, size_t cap, const void *ud)
 {
-	const vzs_step *st = &t->net.steps[r - 1];
-	float yd = t->top + (float)r * t->pitch, ys = t->top + (float)(r - 1) * t->pitch + t->cell_h;
-	bool thin = t->cell_w * vz_zoom(f) < 3;
-	for (int i = st->first; i < st->first + st->count; i++) {
-		const vzs_add *a = &t->net.adds[i];
-		if (a->dst < t->net.lo || a->dst >= t->net.lo + t->net.length) continue;
-		float xd = cx(t, a->dst - t->net.lo) + t->cell_w / 2;
-		for (int k = 0; k < 2; k++) {
-			if (a->src[k] < t->net.lo || a->src[k] >= t->net.lo + t->net.length) continue;
-			float xs = cx(t, a->src[k] - t->net.lo) + t->cell_w / 2;
-			if (thin) vz_line(f, xs, ys, xd, yd, width * 0.7f, col);
-			else vz_arrow(f, xs, ys, xd, yd - 0.5f, width, fminf(6, t->cell_w * 0.4f + 2), col);
-		}
-	}
+	(void)t, (void)ud;
+	snprintf(buf, cap, "step %d", r);
 }
 
-static void draw_tree(vz_frame *f, const tree *t, int k, double u)
+/* How lane l of warp w looks in step r (1-based) at step k. */
+static vz_color lane_look(const tree *t, int r, int w, int l, int k, const char **state)
 {
-	float lh = vz_text_height(f, VZ_FONT_SMALL);
-	int64_t len = t->net.length;
-	for (int r = 0; r <= t->net.nsteps; r++) {
-		float y = t->top + (float)r * t->pitch;
-		bool done = r <= k, fading = r == k + 1 && u > 0;
-		if (r == k)
-			vz_fill(f, vz_r(t->box.x, y - t->pitch * 0.12f, t->box.w, t->cell_h + t->pitch * 0.24f),
-			        vz_mix(vz_th.bg, vz_th.active, 0.14));
-		char label[32];
-		if (r == 0) snprintf(label, sizeof label, "input");
-		else snprintf(label, sizeof label, "step %d", r);
-		vz_text_draw(f, t->box.x, y + (t->cell_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-		             done ? vz_th.text : vz_th.text_dim, label);
-		for (int64_t i = 0; i < len; i++) {
-			vz_rect cr = vz_r(cx(t, i) + t->cell_w * 0.06f, y, t->cell_w * 0.88f, t->cell_h);
-			if (!vz_visible(f, cr)) continue;
-			bool w = r > 0 && t->writer[(size_t)r * (size_t)len + (size_t)i] >= 0;
-			const char *state = r == 0 ? "input" : w ? "active" : "idle";
-			vz_color c = r == 0 ? vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28) : w ? vz_th.active : vz_th.idle;
-			if (!done && !fading) {
-				c = vz_th.pending;
-				state = "pending";
-			} else if (fading) {
-				c = vz_mix(vz_th.pending, c, u);
-			}
-			double v = t->rows[(size_t)r * (size_t)len + (size_t)i];
-			vzs_value_cell(f, cr, c, v, done || u > 0.5);
-			vz_cell *cell = vz_cell_add(f, cr, "element");
-			cell->group = t->name;
-			cell->state = state;
-			cell->color = c;
-			cell->index = (int32_t)(t->net.lo + i);
-			cell->step = r;
-			cell->block = (int32_t)t->net.block;
-			cell->tag = 0;
-			if (done) {
-				cell->value = v;
-				cell->has_value = true;
-			}
-			int wi = r > 0 ? t->writer[(size_t)r * (size_t)len + (size_t)i] : -1;
-			if (wi >= 0) {
-				const vzs_add *a = &t->net.adds[wi];
-				cell->thread = a->thread;
-				cell->warp = a->warp;
-				cell->lane = a->lane;
-				cell->event = a->event;
-			}
-		}
+	uint32_t m = t->masks[(size_t)(r - 1) * (size_t)t->t.net.warps + w];
+	bool on = (m >> l) & 1u;
+	if (r > k) {
+		*state = "pending";
+		return vz_th.pending;
 	}
-	for (int r = 1; r <= t->net.nsteps; r++) {
-		if (r <= k) tree_arrows(f, t, r, r == k ? vz_th.arrow_now : vz_fade(vz_th.arrow, 0.55), r == k ? 1.5f : 1.0f);
-		else if (r == k + 1 && u > 0) tree_arrows(f, t, r, vz_fade(vz_th.arrow_now, u), 1.5f);
-	}
+	*state = m == 0 ? "not issued" : on ? "active" : "idle";
+	return m == 0 ? vz_th.pending : on ? vz_th.path_a : vz_th.idle;
 }
 
-static void draw_lanes(vz_frame *f, const tree *t, int k)
+static void lane_fields(const tree *t, vz_cell *cell, int r, int w, int l)
+{
+	cell->group = t->t.name;
+	cell->step = r;
+	cell->warp = w;
+	cell->lane = l;
+	cell->thread = w * 32 + l;
+	cell->block = (int32_t)t->t.net.block;
+}
+
+static void draw_lanes(vz_frame *f, tree *t, int k)
 {
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
-	vz_text_draw(f, t->box.x, t->lanes_top - lh * 1.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+	const vzs_addnet *n = &t->t.net;
+	vz_text_draw(f, t->t.box.x, t->lanes_top - lh * 1.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
 	             "lanes of each warp that add in the step (a warp with none lit issues no add)");
-	for (int r = 1; r <= t->net.nsteps; r++) {
-		float y = t->lanes_top + (float)(r - 1) * t->lane_pitch;
-		bool done = r <= k;
-		const vzs_step *st = &t->net.steps[r - 1];
-		char label[64];
-		snprintf(label, sizeof label, "step %d", r);
-		vz_text_draw(f, t->box.x, y + (t->lane_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-		             done ? vz_th.text : vz_th.text_dim, label);
-		float x = t->box.x + t->label_w;
-		for (int w = 0; w < t->net.warps; w++) {
-			uint32_t m = t->masks[(size_t)(r - 1) * (size_t)t->net.warps + w];
-			for (int l = 0; l < 32; l++) {
-				vz_rect lr = vz_r(x + (float)l * t->lane_w, y, fmaxf(t->lane_w * 0.85f, 0.5f), t->lane_h);
-				bool on = (m >> l) & 1u;
-				const char *state = !done ? "pending" : m == 0 ? "not issued" : on ? "active" : "idle";
-				vz_color c = !done ? vz_th.pending : on ? vz_th.path_a : vz_th.idle;
-				if (done && m == 0) vz_hatch(f, lr, vz_th.pending, vz_th.hatch);
-				else vz_fill(f, lr, c);
-				vz_cell *cell = vz_cell_add(f, lr, "lane");
-				cell->group = t->name;
-				cell->state = state;
-				cell->color = done && m == 0 ? vz_th.pending : c;
-				cell->step = r;
-				cell->warp = w;
-				cell->lane = l;
-				cell->thread = w * 32 + l;
-				cell->block = (int32_t)t->net.block;
-			}
-			x += 32 * t->lane_w + t->warp_gap;
+	bool dense = vzs_dense(f, t->lane_w * 1.6f);
+	const char *state;
+	for (int r = 1; r <= n->nsteps; r++) {
+		float y = t->lanes_top + (float)(r - 1) * t->lane_pitch, x0 = t->t.box.x + t->t.label_w;
+		const vzs_step *st = &n->steps[r - 1];
+		vz_textf(f, t->t.box.x, y + (t->lane_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
+		         r <= k ? vz_th.text : vz_th.text_dim, "step %d", r);
+		float x = x0;
+		if (dense) { /* the step's lanes as one image (warp gaps left out) */
+			for (int w = 0; w < n->warps; w++)
+				for (int l = 0; l < 32; l++) t->lane_px[w * 32 + l] = lane_look(t, r, w, l, k, &state);
+			float width = 32 * t->lane_w * (float)n->warps + t->warp_gap * (float)(n->warps - 1);
+			vz_cell *g = vzs_grid_draw(f, &t->lane_grids[r - 1], vz_r(x0, y, width, t->lane_h), 1,
+			                           32 * n->warps, t->lane_px, "lane", -1);
+			g->group = t->t.name;
+			g->step = r;
+			x = x0 + width + t->warp_gap;
+		} else {
+			for (int w = 0; w < n->warps; w++, x += 32 * t->lane_w + t->warp_gap)
+				for (int l = 0; l < 32; l++) {
+					vz_rect lr = vz_r(x + (float)l * t->lane_w, y, fmaxf(t->lane_w * 0.85f, 0.5f), t->lane_h);
+					vz_color c = lane_look(t, r, w, l, k, &state);
+					if (strcmp(state, "not issued") == 0) vz_hatch(f, lr, vz_th.pending, vz_th.hatch);
+					else vz_fill(f, lr, c);
+					vz_cell *cell = vz_cell_add(f, lr, "lane");
+					cell->state = state;
+					cell->color = c;
+					lane_fields(t, cell, r, w, l);
+				}
 		}
-		if (done) {
+		if (r <= k) {
 			double eff = st->warps_issued ? (double)st->lanes / (32.0 * st->warps_issued) : 0;
 			vz_textf(f, x + 4, y + (t->lane_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-			         "%d/%d warps %3.0f%%", st->warps_issued, t->net.warps, 100 * eff);
+			         "%d/%d warps %3.0f%%", st->warps_issued, n->warps, 100 * eff);
 		}
 	}
 	/* warp numbers under the last row */
-	float x = t->box.x + t->label_w, y = t->lanes_top + (float)t->net.nsteps * t->lane_pitch;
-	for (int w = 0; w < t->net.warps; w++, x += 32 * t->lane_w + t->warp_gap)
+	float x = t->t.box.x + t->t.label_w, y = t->lanes_top + (float)n->nsteps * t->lane_pitch;
+	for (int w = 0; w < n->warps; w++, x += 32 * t->lane_w + t->warp_gap)
 		if (32 * t->lane_w > 6 * vz_char_width(f, VZ_FONT_SMALL))
 			vz_textf(f, x + 16 * t->lane_w, y, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text_dim, "warp %d", w);
 }
 
-static void draw_one(vz_frame *f, const tree *t, double time)
+static void draw_one(vz_frame *f, tree *t, double time)
 {
-	int k = (int)floor(time);
-	if (k > t->net.nsteps) k = t->net.nsteps;
-	double u = k >= t->net.nsteps ? 0 : time - k;
-	vz_textf(f, t->box.x, t->box.y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "%s: %d steps, %d adds",
-	         t->title, t->net.nsteps, t->net.nadds);
-	draw_tree(f, t, k, u);
+	int k = (int)floor(time + 1e-9);
+	if (k > t->t.net.nsteps) k = t->t.net.nsteps;
+	vzs_tree_draw(f, &t->t, time, row_label, NULL);
 	draw_lanes(f, t, k);
 }
 
 static void reduce_draw(void *p, vz_frame *f)
 {
 	reduce_scene *s = p;
+	s->t = f->t;
 	float x = 0;
 	x = vzs_legend(f, x, 0, vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28), false, "input");
 	x = vzs_legend(f, x, 0, vz_th.active, false, "partial sum written in this step");
@@ -409,16 +336,16 @@ static void reduce_title(void *p, char *buf, size_t cap)
 	reduce_scene *s = p;
 	const tree *t = &s->trees[0];
 	lm_trace_launch la;
-	lm_trace_launch_get(t->run.trace, 0, &la);
+	lm_trace_launch_get(t->t.run.trace, 0, &la);
 	unsigned blocks = la.grid[0] * la.grid[1] * la.grid[2];
 	if (blocks <= 1) {
 		snprintf(buf, cap, "reduce: naive and convergent trees on the same %lld elements, one block of "
-		         "%d threads (%d warps)%s", (long long)s->n, t->net.threads, t->net.warps,
+		         "%d threads (%d warps)%s", (long long)s->n, t->t.net.threads, t->t.net.warps,
 		         s->demo ? ", demonstration input" : "");
 	} else {
 		snprintf(buf, cap, "reduce: naive and convergent trees on the same %lld elements: block %u of %u "
-		         "(%d threads, %d warps)%s", (long long)s->n, t->net.block, blocks, t->net.threads,
-		         t->net.warps, s->demo ? ", demonstration input" : "");
+		         "(%d threads, %d warps)%s", (long long)s->n, t->t.net.block, blocks, t->t.net.threads,
+		         t->t.net.warps, s->demo ? ", demonstration input" : "");
 	}
 }
 
@@ -433,13 +360,13 @@ static void reduce_step_label(void *p, int step, char *buf, size_t cap)
 	for (int i = 0; i < s->ntrees && i < 2; i++) {
 		const tree *t = &s->trees[i];
 		if (s->variant && i != s->variant - 1) continue;
-		if (step > t->net.nsteps) {
-			vz_append(buf, cap, "%s%s: done", buf[0] ? "  |  " : "", t->name);
+		if (step > t->t.net.nsteps) {
+			vz_append(buf, cap, "%s%s: done", buf[0] ? "  |  " : "", t->t.name);
 			continue;
 		}
-		const vzs_step *st = &t->net.steps[step - 1];
+		const vzs_step *st = &t->t.net.steps[step - 1];
 		vz_append(buf, cap, "%s%s: stride %d, %d threads add in %d warps", buf[0] ? "  |  " : "",
-		          t->name, st->stride, st->count, st->warps_issued);
+		          t->t.name, st->stride, st->count, st->warps_issued);
 	}
 }
 
@@ -451,8 +378,8 @@ static void reduce_counters(void *p, vz_panel *pn)
 	                                    "barriers", "time_ms", "gbps", NULL};
 	char src[96];
 	for (int i = 0; i < s->ntrees; i++) {
-		int c = vz_panel_column(pn, s->trees[i].name, vz_run_source_label(&s->trees[i].run, src, sizeof src));
-		vz_panel_run(pn, c, &s->trees[i].run, names);
+		int c = vz_panel_column(pn, s->trees[i].t.name, vz_run_source_label(&s->trees[i].t.run, src, sizeof src));
+		vz_panel_run(pn, c, &s->trees[i].t.run, names);
 	}
 	for (int i = 0; i < s->ngiven; i++) {
 		if (s->given[i].trace) continue;
@@ -466,30 +393,30 @@ static void reduce_counters(void *p, vz_panel *pn)
 		              "measured run has no trace.", (long long)s->n);
 }
 
-static void reduce_describe(void *p, const vz_cell *c, char *buf, size_t cap)
+static void reduce_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	reduce_scene *s = p;
 	const tree *t = NULL;
 	for (int i = 0; i < s->ntrees; i++)
-		if (c->group && strcmp(s->trees[i].name, c->group) == 0) t = &s->trees[i];
+		if (c->group && strcmp(s->trees[i].t.name, c->group) == 0) t = &s->trees[i];
 	if (!t) return;
-	if (strcmp(c->kind, "lane") == 0) {
-		snprintf(buf, cap, "%s, step %d: warp %d, lane %d (thread %d)\n%s", t->name, c->step, c->warp,
-		         c->lane, c->thread,
-		         strcmp(c->state, "active") == 0 ? "adds in this step"
-		         : strcmp(c->state, "idle") == 0 ? "idle: its warp issues the add, this lane is masked off"
-		         : strcmp(c->state, "not issued") == 0 ? "its warp issues no add in this step"
-		                                               : "not reached yet");
+	if (strcmp(c->kind, "lane") != 0) {
+		vzs_tree_describe(&t->t, c, s->t, buf, cap);
 		return;
 	}
-	snprintf(buf, cap, "%s, %s: input[%d]", t->name, c->step ? "after this step" : "input", c->index);
-	if (c->has_value) vz_append(buf, cap, " = %g", c->value);
-	int w = c->step > 0 ? t->writer[(size_t)c->step * (size_t)t->net.length + (size_t)(c->index - t->net.lo)] : -1;
-	if (w >= 0) {
-		const vzs_add *a = &t->net.adds[w];
-		vz_append(buf, cap, "\nthread %d (warp %d, lane %d): input[%d] + input[%d]\nblock %u, trace event %lld",
-		          a->thread, a->warp, a->lane, a->src[0], a->src[1], t->net.block, (long long)a->event + 1);
+	if (c->rows > 0) { /* a lane of a step drawn as an image */
+		int w = c->col / 32, l = c->col % 32, k = (int)floor(s->t + 1e-9);
+		if (c->step < 1 || c->step > t->t.net.nsteps || w >= t->t.net.warps) return;
+		c->color = lane_look(t, c->step, w, l, k, &c->state);
+		lane_fields(t, c, c->step, w, l);
+		c->rows = c->cols = -1;
 	}
+	snprintf(buf, cap, "%s, step %d: warp %d, lane %d (thread %d)\n%s", t->t.name, c->step, c->warp,
+	         c->lane, c->thread,
+	         strcmp(c->state, "active") == 0 ? "adds in this step"
+	         : strcmp(c->state, "idle") == 0 ? "idle: its warp issues the add, this lane is masked off"
+	         : strcmp(c->state, "not issued") == 0 ? "its warp issues no add in this step"
+	                                               : "not reached yet");
 }
 
 static const vz_option reduce_options[] = {

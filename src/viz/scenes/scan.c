@@ -24,17 +24,11 @@
 #define MAX_BLOCK_VARIANTS 6
 #define CHART_N 10 /* n = 2 .. 1024: one block of either kernel */
 
-/* One single-block algorithm's picture. */
+/* One single-block algorithm's picture: the tree, and where Brent-Kung turns from its up-sweep
+ * to its down-sweep (the first step whose stride shrinks; 0 otherwise). */
 typedef struct pic {
-	char name[32];        /* the algorithm ("kogge-stone") */
-	char title[64];
-	lm_viz_run run;
-	vzs_addnet net;
-	double *rows;         /* (nsteps + 1) x length values after each step */
-	int *writer;          /* (nsteps + 1) x length: the add writing the cell in that step, or -1 */
-	int down_from;        /* Brent-Kung: the first down-sweep step (1-based row), else 0 */
-	vz_rect box;          /* layout (world) */
-	float label_w, cell_w, cell_h, pitch, top;
+	vzs_tree t;
+	int down_from;
 } pic;
 
 /* The hierarchical picture: global arrays after each launch. */
@@ -72,6 +66,7 @@ typedef struct scan_scene {
 	int cn;
 	vz_rect chart;
 	float legend_y;
+	double t;             /* the time last drawn (what a pick describes) */
 	char fname[32];
 } scan_scene;
 
@@ -89,49 +84,18 @@ static const char *algo_title(const char *algo)
 
 static void pic_free(pic *p)
 {
-	vz_run_clear(&p->run);
-	vzs_addnet_free(&p->net);
-	free(p->rows);
-	free(p->writer);
-	memset(p, 0, sizeof *p);
+	vzs_tree_free(&p->t);
+	p->down_from = 0;
 }
 
-/* Rows and writers from the add network of block `block` of launch 0. */
 static lm_status pic_build(pic *p, const lm_viz_run *run, uint32_t block, const char *fname)
 {
-	memset(p, 0, sizeof *p);
-	vz_run_copy(&p->run, run);
-	snprintf(p->name, sizeof p->name, "%s", run->algo);
-	snprintf(p->title, sizeof p->title, "%s", algo_title(run->algo));
-	if (vzs_addnet_build(run->trace, 0, block, &p->net) != LM_OK) {
-		char msg[512];
-		snprintf(msg, sizeof msg, "%s", lm_last_error());
-		pic_free(p);
-		return lm_set_error(LM_ERR_ARG, "%s: this scan trace cannot be drawn: %s", fname, msg);
-	}
-	int rows = p->net.nsteps + 1;
-	int64_t len = p->net.length;
-	p->rows = malloc((size_t)rows * (size_t)len * sizeof *p->rows);
-	p->writer = malloc((size_t)rows * (size_t)len * sizeof *p->writer);
-	if (!p->rows || !p->writer) {
-		pic_free(p);
-		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
-	}
-	for (int r = 0; r < rows; r++) {
-		vzs_addnet_values(&p->net, r, p->rows + (size_t)r * (size_t)len);
-		int *w = p->writer + (size_t)r * (size_t)len;
-		for (int64_t i = 0; i < len; i++) w[i] = -1;
-		if (r == 0) continue;
-		const vzs_step *s = &p->net.steps[r - 1];
-		for (int i = s->first; i < s->first + s->count; i++) {
-			const vzs_add *a = &p->net.adds[i];
-			if (a->dst >= p->net.lo && a->dst < p->net.lo + len && a->dst_array == p->net.array)
-				w[a->dst - p->net.lo] = i;
-		}
-		/* Brent-Kung: the stride grows in the up-sweep, shrinks in the down-sweep */
-		if (r >= 2 && !p->down_from && strcmp(p->name, bk) == 0 && s->stride < p->net.steps[r - 2].stride)
-			p->down_from = r;
-	}
+	p->down_from = 0;
+	if (vzs_tree_build(&p->t, run, block, algo_title(run->algo), fname) != LM_OK) return lm_last_status();
+	const vzs_addnet *n = &p->t.net;
+	if (strcmp(run->algo, bk) == 0)
+		for (int r = 2; r <= n->nsteps && !p->down_from; r++)
+			if (n->steps[r - 1].stride < n->steps[r - 2].stride) p->down_from = r;
 	return LM_OK;
 }
 
@@ -324,7 +288,7 @@ static void make_variants(scan_scene *s)
 		return;
 	}
 	snprintf(s->variant_names[s->nvariants++], 48, "side by side");
-	for (int i = 0; i < s->npics; i++) snprintf(s->variant_names[s->nvariants++], 48, "%s", s->pics[i].name);
+	for (int i = 0; i < s->npics; i++) snprintf(s->variant_names[s->nvariants++], 48, "%s", s->pics[i].t.name);
 }
 
 static void *scan_create(const vz_build *b)
@@ -358,7 +322,7 @@ static void *scan_create(const vz_build *b)
 
 static pic *shown_pic(scan_scene *s, int i)
 {
-	if (s->hier) return s->block_pic.rows ? &s->block_pic : NULL;
+	if (s->hier) return s->block_pic.t.rows ? &s->block_pic : NULL;
 	return &s->pics[i];
 }
 
@@ -375,15 +339,15 @@ static int scan_steps(void *p)
 	scan_scene *s = p;
 	if (s->hier) {
 		if (s->variant == 0) return s->nlaunches + 1;
-		return s->block_pic.rows ? s->block_pic.net.nsteps + 1 : 1;
+		return s->block_pic.t.rows ? s->block_pic.t.net.nsteps + 1 : 1;
 	}
 	if (s->variant == 0) {
 		int most = 0;
 		for (int i = 0; i < s->npics && i < 2; i++)
-			if (s->pics[i].net.nsteps > most) most = s->pics[i].net.nsteps;
+			if (s->pics[i].t.net.nsteps > most) most = s->pics[i].t.net.nsteps;
 		return most + 1;
 	}
-	return s->pics[s->variant - 1].net.nsteps + 1;
+	return s->pics[s->variant - 1].t.net.nsteps + 1;
 }
 
 static int scan_variants(void *p) { return ((scan_scene *)p)->nvariants; }
@@ -397,21 +361,6 @@ static void scan_set_variant(void *p, int v)
 }
 
 /* ---------------------------------------------------------------- layout */
-
-static void pic_layout(pic *p, vz_rect box, const vz_layout_ctx *c)
-{
-	const vz_frame *f = c->metrics;
-	float lh = vz_text_height(f, VZ_FONT_SMALL), bh = vz_text_height(f, VZ_FONT_BODY);
-	p->box = box;
-	p->label_w = 11 * vz_char_width(f, VZ_FONT_SMALL);
-	p->top = box.y + bh + lh * 0.6f;
-	int rows = p->net.nsteps + 1;
-	float gw = box.w - p->label_w;
-	p->cell_w = gw / (float)p->net.length;
-	p->pitch = (box.y + box.h - p->top) / (float)rows;
-	p->cell_h = fminf(fmaxf(p->pitch * 0.46f, 4), 30 * c->scale);
-	if (p->cell_h > p->cell_w * 1.4f && p->cell_w > 10) p->cell_h = fmaxf(p->cell_w * 1.4f, lh + 2);
-}
 
 static void scan_layout(void *ps, const vz_layout_ctx *c, float *ww, float *wh)
 {
@@ -427,15 +376,15 @@ static void scan_layout(void *ps, const vz_layout_ctx *c, float *ww, float *wh)
 		s->h_cell_h = fminf(pitch * 0.5f, 28 * c->scale);
 		s->h_cell_w = (c->w - s->h_label_w) / (float)s->hrows[0].length;
 	} else if (s->hier) {
-		pic_layout(&s->block_pic, vz_r(0, top, c->w, h), c);
+		vzs_tree_layout(&s->block_pic.t, vz_r(0, top, c->w, h), 0, c);
 	} else if (s->variant == 0) {
 		float chart_w = fminf(300 * c->scale, c->w * 0.24f), gap = 16 * c->scale;
 		int np = s->npics < 2 ? s->npics : 2;
 		float pw = (c->w - chart_w - gap * (float)np) / (float)np;
-		for (int i = 0; i < np; i++) pic_layout(&s->pics[i], vz_r((float)i * (pw + gap), top, pw, h), c);
+		for (int i = 0; i < np; i++) vzs_tree_layout(&s->pics[i].t, vz_r((float)i * (pw + gap), top, pw, h), 0, c);
 		s->chart = vz_r(c->w - chart_w, top, chart_w, h);
 	} else {
-		pic_layout(&s->pics[s->variant - 1], vz_r(0, top, c->w, h), c);
+		vzs_tree_layout(&s->pics[s->variant - 1].t, vz_r(0, top, c->w, h), 0, c);
 	}
 	*ww = c->w;
 	*wh = c->h;
@@ -443,123 +392,17 @@ static void scan_layout(void *ps, const vz_layout_ctx *c, float *ww, float *wh)
 
 /* ---------------------------------------------------------------- drawing one picture */
 
-static void row_label(const pic *p, int r, char *buf, size_t cap)
+static void row_label(const vzs_tree *t, int r, char *buf, size_t cap, const void *ud)
 {
-	if (r == 0) {
-		snprintf(buf, cap, "input");
-		return;
-	}
-	const vzs_step *st = &p->net.steps[r - 1];
-	if (strcmp(p->name, bk) == 0)
+	const pic *p = ud;
+	const vzs_step *st = &t->net.steps[r - 1];
+	if (strcmp(t->name, bk) == 0)
 		snprintf(buf, cap, "%s %d", p->down_from && r >= p->down_from ? "down" : "up", st->stride);
-	else if (strcmp(p->name, ks) == 0) snprintf(buf, cap, "step %d s=%d", r, st->stride);
+	else if (strcmp(t->name, ks) == 0) snprintf(buf, cap, "step %d s=%d", r, st->stride);
 	else snprintf(buf, cap, "step %d", r);
 }
 
-static vz_color cell_color(const pic *p, int r, int64_t i, const char **state)
-{
-	if (r == 0) {
-		*state = "input";
-		return vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28);
-	}
-	bool w = p->writer[(size_t)r * (size_t)p->net.length + (size_t)i] >= 0;
-	*state = w ? "active" : "idle";
-	return w ? vz_th.active : vz_th.idle;
-}
-
-static void cell_pick(vz_frame *f, const pic *p, vz_rect r, int row, int64_t i, vz_color c,
-                      const char *state, bool known)
-{
-	vz_cell *cell = vz_cell_add(f, r, "element");
-	cell->group = p->name;
-	cell->state = state;
-	cell->color = c;
-	cell->index = (int32_t)(p->net.lo + i);
-	cell->step = row;
-	cell->block = (int32_t)p->net.block;
-	if (known) {
-		cell->value = p->rows[(size_t)row * (size_t)p->net.length + (size_t)i];
-		cell->has_value = true;
-	}
-	int w = row > 0 ? p->writer[(size_t)row * (size_t)p->net.length + (size_t)i] : -1;
-	if (w >= 0) {
-		const vzs_add *a = &p->net.adds[w];
-		cell->thread = a->thread;
-		cell->warp = a->warp;
-		cell->lane = a->lane;
-		cell->event = a->event;
-	}
-}
-
-static float cell_x(const pic *p, int64_t i) { return p->box.x + p->label_w + (float)i * p->cell_w; }
-
-static void draw_arrows(vz_frame *f, const pic *p, int r, vz_color col, float width)
-{
-	const vzs_step *st = &p->net.steps[r - 1];
-	float y_dst = p->top + (float)r * p->pitch, y_src = p->top + (float)(r - 1) * p->pitch + p->cell_h;
-	float head = fminf(6, fmaxf(2.5f, p->cell_w * 0.35f));
-	bool thin = p->cell_w * vz_zoom(f) < 3;
-	for (int i = st->first; i < st->first + st->count; i++) {
-		const vzs_add *a = &p->net.adds[i];
-		if (a->dst < p->net.lo || a->dst >= p->net.lo + p->net.length) continue;
-		float xd = cell_x(p, a->dst - p->net.lo) + p->cell_w / 2;
-		for (int k = 0; k < 2; k++) {
-			int32_t sidx = a->src[k];
-			if (sidx < p->net.lo || sidx >= p->net.lo + p->net.length || a->src_array[k] != p->net.array)
-				continue;
-			float xs = cell_x(p, sidx - p->net.lo) + p->cell_w / 2;
-			if (thin) vz_line(f, xs, y_src, xd, y_dst, width * 0.7f, col);
-			else vz_arrow(f, xs, y_src, xd, y_dst - 0.5f, width, head, col);
-		}
-	}
-}
-
-static void pic_draw(vz_frame *f, const pic *p, double t)
-{
-	int last = p->net.nsteps;
-	int k = (int)floor(t);
-	bool finished = t > last + 1e-9; /* the other algorithm is still running */
-	if (k > last) k = last;
-	double u = t - k;
-	if (k >= last) u = 0;
-	float lh = vz_text_height(f, VZ_FONT_SMALL), cw = vz_char_width(f, VZ_FONT_SMALL);
-	char head[160];
-	snprintf(head, sizeof head, "%s: %d steps, %d adds", p->title, p->net.nsteps, p->net.nadds);
-	vz_text_draw(f, p->box.x, p->box.y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, head);
-	int64_t len = p->net.length;
-	bool values = true;
-	for (int r = 0; r <= last; r++) {
-		float y = p->top + (float)r * p->pitch;
-		bool done = r <= k, fading = r == k + 1 && u > 0;
-		if (r == k && !finished) /* the current step's band */
-			vz_fill(f, vz_r(p->box.x, y - p->pitch * 0.12f, p->box.w, p->cell_h + p->pitch * 0.24f),
-			        vz_mix(vz_th.bg, vz_th.active, 0.14));
-		char label[40];
-		row_label(p, r, label, sizeof label);
-		vz_text_draw(f, p->box.x + cw * 0.3f, y + (p->cell_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-		             done ? vz_th.text : vz_th.text_dim, label);
-		for (int64_t i = 0; i < len; i++) {
-			vz_rect cr = vz_r(cell_x(p, i) + p->cell_w * 0.04f, y, p->cell_w * 0.92f, p->cell_h);
-			if (!vz_visible(f, cr)) continue;
-			const char *state;
-			vz_color c = cell_color(p, r, i, &state);
-			if (!done && !fading) {
-				c = vz_th.pending;
-				state = "pending";
-			} else if (fading) {
-				c = vz_mix(vz_th.pending, c, u);
-			}
-			double v = p->rows[(size_t)r * (size_t)len + (size_t)i];
-			vzs_value_cell(f, cr, c, v, values && (done || u > 0.5));
-			cell_pick(f, p, cr, r, i, c, state, done);
-		}
-	}
-	for (int r = 1; r <= last; r++) {
-		bool now = r == k && !finished;
-		if (r <= k) draw_arrows(f, p, r, now ? vz_th.arrow_now : vz_fade(vz_th.arrow, 0.55), now ? 1.5f : 1.0f);
-		else if (r == k + 1 && u > 0) draw_arrows(f, p, r, vz_fade(vz_th.arrow_now, u), 1.5f);
-	}
-}
+static void pic_draw(vz_frame *f, pic *p, double t) { vzs_tree_draw(f, &p->t, t, row_label, p); }
 
 /* ---------------------------------------------------------------- drawing the hierarchy */
 
@@ -653,10 +496,11 @@ static void draw_chart(vz_frame *f, scan_scene *s)
 static void scan_draw(void *p, vz_frame *f)
 {
 	scan_scene *s = p;
+	s->t = f->t;
 	legend(f, s->legend_y);
 	if (s->hier && s->variant == 0) hier_draw(f, s, f->t);
 	else if (s->hier) {
-		if (s->block_pic.rows) pic_draw(f, &s->block_pic, f->t);
+		if (s->block_pic.t.rows) pic_draw(f, &s->block_pic, f->t);
 	} else if (s->variant == 0) {
 		for (int i = 0; i < s->npics && i < 2; i++) pic_draw(f, &s->pics[i], f->t);
 		draw_chart(f, s);
@@ -691,7 +535,7 @@ static void scan_step_label(void *p, int step, char *buf, size_t cap)
 		return;
 	}
 	pic *pc = s->hier ? shown_pic(s, 0) : s->variant == 0 ? &s->pics[0] : &s->pics[s->variant - 1];
-	if (!pc || !pc->rows) {
+	if (!pc || !pc->t.rows) {
 		snprintf(buf, cap, "step %d", step);
 		return;
 	}
@@ -703,20 +547,20 @@ static void scan_step_label(void *p, int step, char *buf, size_t cap)
 		buf[0] = '\0';
 		for (int i = 0; i < s->npics && i < 2; i++) {
 			const pic *q = &s->pics[i];
-			if (step > q->net.nsteps) {
-				vz_append(buf, cap, "%s%s: done", i ? "  |  " : "", q->title);
+			if (step > q->t.net.nsteps) {
+				vz_append(buf, cap, "%s%s: done", i ? "  |  " : "", q->t.title);
 				continue;
 			}
-			const vzs_step *st = &q->net.steps[step - 1];
-			vz_append(buf, cap, "%s%s: %d adds, stride %d%s", i ? "  |  " : "", q->name, st->count,
+			const vzs_step *st = &q->t.net.steps[step - 1];
+			vz_append(buf, cap, "%s%s: %d adds, stride %d%s", i ? "  |  " : "", q->t.name, st->count,
 			          st->stride, q->down_from && step >= q->down_from ? " (down-sweep)"
-			                      : strcmp(q->name, bk) == 0 ? " (up-sweep)" : "");
+			                      : strcmp(q->t.name, bk) == 0 ? " (up-sweep)" : "");
 		}
 		return;
 	}
-	const vzs_step *st = &pc->net.steps[step - 1];
+	const vzs_step *st = &pc->t.net.steps[step - 1];
 	snprintf(buf, cap, "step %d: %d threads add (stride %d), %d of %d warps issue", step, st->count,
-	         st->stride, st->warps_issued, pc->net.warps);
+	         st->stride, st->warps_issued, pc->t.net.warps);
 }
 
 static void scan_counters(void *p, vz_panel *pn)
@@ -731,13 +575,13 @@ static void scan_counters(void *p, vz_panel *pn)
 		vz_panel_run(pn, c, &s->hrun, names);
 	}
 	for (int i = 0; i < s->npics; i++) {
-		int c = vz_panel_column(pn, s->pics[i].name, vz_run_source_label(&s->pics[i].run, src, sizeof src));
-		vz_panel_run(pn, c, &s->pics[i].run, names);
+		int c = vz_panel_column(pn, s->pics[i].t.name, vz_run_source_label(&s->pics[i].t.run, src, sizeof src));
+		vz_panel_run(pn, c, &s->pics[i].t.run, names);
 	}
 	for (int i = 0; i < s->ngiven; i++) {
 		const lm_viz_run *r = &s->given[i];
 		bool drawn = false;
-		for (int j = 0; j < s->npics; j++) drawn |= s->pics[j].run.trace && s->pics[j].run.trace == r->trace;
+		for (int j = 0; j < s->npics; j++) drawn |= s->pics[j].t.run.trace && s->pics[j].t.run.trace == r->trace;
 		if (drawn) continue;
 		char title[48];
 		snprintf(title, sizeof title, "%s (given)", r->algo);
@@ -748,11 +592,11 @@ static void scan_counters(void *p, vz_panel *pn)
 		vz_panel_note(pn, "The picture shows emulated runs on a %lld-element demonstration input: the "
 		              "measured run has no trace.", (long long)s->n);
 	for (int i = 0; i < s->npics; i++)
-		if (s->pics[i].net.truncated)
-			vz_panel_note(pn, "The trace of %s is truncated: only the steps it kept are drawn.", s->pics[i].name);
+		if (s->pics[i].t.net.truncated)
+			vz_panel_note(pn, "The trace of %s is truncated: only the steps it kept are drawn.", s->pics[i].t.name);
 }
 
-static void scan_describe(void *p, const vz_cell *c, char *buf, size_t cap)
+static void scan_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	scan_scene *s = p;
 	if (!c->kind || strcmp(c->kind, "element") != 0) return;
@@ -764,25 +608,9 @@ static void scan_describe(void *p, const vz_cell *c, char *buf, size_t cap)
 	}
 	const pic *pc = NULL;
 	for (int i = 0; i < s->npics; i++)
-		if (strcmp(s->pics[i].name, c->group) == 0) pc = &s->pics[i];
+		if (strcmp(s->pics[i].t.name, c->group) == 0) pc = &s->pics[i];
 	if (s->hier) pc = &s->block_pic;
-	if (!pc || !pc->rows) return;
-	snprintf(buf, cap, "%s, %s: XY[%d]", pc->title, c->step == 0 ? "input" : "", c->index - (int)pc->net.lo);
-	if (c->step > 0) snprintf(buf, cap, "%s, after step %d: XY[%d]", pc->title, c->step, c->index - (int)pc->net.lo);
-	if (c->has_value) vz_append(buf, cap, " = %g", c->value);
-	int w = c->step > 0 ? pc->writer[(size_t)c->step * (size_t)pc->net.length + (size_t)(c->index - pc->net.lo)] : -1;
-	if (w >= 0) {
-		const vzs_add *a = &pc->net.adds[w];
-		double *prev = pc->rows + (size_t)(c->step - 1) * (size_t)pc->net.length;
-		int64_t lo = pc->net.lo;
-		vz_append(buf, cap, "\nthread %d (warp %d, lane %d) added XY[%d] + XY[%d]", a->thread, a->warp,
-		          a->lane, a->src[0] - (int)lo, a->src[1] - (int)lo);
-		if (a->src[0] >= lo && a->src[1] >= lo && a->src[0] < lo + pc->net.length && a->src[1] < lo + pc->net.length)
-			vz_append(buf, cap, " = %g + %g", prev[a->src[0] - lo], prev[a->src[1] - lo]);
-		vz_append(buf, cap, "\nblock %u, trace event %lld (an add)", pc->net.block, (long long)a->event + 1);
-	} else if (c->step > 0) {
-		vz_append(buf, cap, "\nidle in this step: no thread adds into it");
-	}
+	if (pc && pc->t.rows) vzs_tree_describe(&pc->t, c, s->t, buf, cap);
 }
 
 /* ---------------------------------------------------------------- the class */

@@ -84,6 +84,19 @@ lm_status vzs_demo_values(const char *kind, int64_t n, double *out, const char *
 
 /* ---------------------------------------------------------------- drawing */
 
+/* Dense rows: when cells are too narrow on screen to show their values (vzs_dense), a rows x cols
+ * block of them is one image (a texel per cell) instead of a shape each — llvmpipe spends ~0.4 µs
+ * per shape, and a 1,024-element scan has 30,000 cells. The scene keeps a vzs_grid per block. */
+typedef struct vzs_grid {
+	vz_image *img;
+} vzs_grid;
+bool vzs_dense(const vz_frame *f, float cell_w);
+/* Draws the block at r (world) with colors[row * cols + col] and registers one grid cell (kind,
+ * rows, cols; index = first) for picking; returns it for the scene to fill (group, step, ...). */
+vz_cell *vzs_grid_draw(vz_frame *f, vzs_grid *g, vz_rect r, int rows, int cols, const vz_color *colors,
+                       const char *kind, int32_t first);
+void vzs_grid_free(vzs_grid *g);
+
 /* A cell: its fill, a thin border, and its value when it fits (text colour for the fill). */
 void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool show_value);
 /* A legend entry: a swatch and a label; returns the x after it. */
@@ -100,5 +113,38 @@ typedef struct vzs_series {
 } vzs_series;
 void vzs_chart(vz_frame *f, vz_rect r, const char *title, const double *x, int n, bool logx,
                bool logy, const vzs_series *s, int nseries, double mark_x);
+
+/* ---------------------------------------------------------------- the tree picture (tree.c) */
+
+/* One block's elements as a row of cells per step with an arrow per add (scan, reduce). */
+typedef struct vzs_tree {
+	char name[32];        /* the algorithm ("kogge-stone") */
+	char title[64];
+	char array[24];       /* the array the adds write, as the kernel names it */
+	lm_viz_run run;
+	vzs_addnet net;
+	double *rows;         /* (nsteps + 1) x length: the values after each step */
+	int *writer;          /* (nsteps + 1) x length: the add writing the cell in that step, or -1 */
+	vzs_grid *grids;      /* a row as an image when its cells are too narrow (nsteps + 1) */
+	vz_color *scratch;    /* length colours */
+	vz_rect box;          /* layout (world) */
+	float label_w, cell_w, cell_h, pitch, top;
+} vzs_tree;
+
+/* The label of row r >= 1 (row 0 is "input"). */
+typedef void (*vzs_row_label)(const vzs_tree *t, int r, char *buf, size_t cap, const void *ud);
+
+/* From block `block` of launch 0 of the run's trace (the run is copied). */
+lm_status vzs_tree_build(vzs_tree *t, const lm_viz_run *run, uint32_t block, const char *title,
+                         const char *fname);
+void vzs_tree_free(vzs_tree *t);
+/* In box: a header line, then the rows in rows_h (0: the rest of the box). */
+void vzs_tree_layout(vzs_tree *t, vz_rect box, float rows_h, const vz_layout_ctx *c);
+/* Draws at time t (steps); registers every element as a cell (kind "element", group = name). */
+void vzs_tree_draw(vz_frame *f, vzs_tree *t, double time, vzs_row_label label, const void *ud);
+/* The hover text of one of its cells (filling a grid element's fields), as drawn at time t. */
+void vzs_tree_describe(const vzs_tree *t, vz_cell *c, double time, char *buf, size_t cap);
+/* The x of element i (its left edge). */
+float vzs_tree_x(const vzs_tree *t, int64_t i);
 
 #endif
