@@ -21,10 +21,12 @@ const char *app_viz_description(void)
 	return "yes (SDL2 + OpenGL 3.3 core; a window on a display, offscreen without one)";
 }
 
+/* From the REPL's tick (waiting for input) or from the Lua hook (a script runs). */
 static void pump(void *ud)
 {
 	(void)ud;
-	lm_viz_pump();
+	if (app_lua_running()) lm_viz_pump_busy();
+	else lm_viz_pump();
 }
 
 void app_viz_init(bool headless)

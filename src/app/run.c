@@ -164,8 +164,8 @@ void app_tick(void)
  * While a window is open (app_tick_live(true)) and Lua runs, a timer signal every 16 ms arms the
  * one hook for the next instruction, and the hook calls app_tick. Between ticks no hook is set,
  * so Lua runs at full speed (a count hook set all the time costs a call per instruction in Lua
- * 5.4). The signal is restartable (SA_RESTART) and, like SIGINT, handed to the Lua thread when a
- * worker thread receives it. A long C operation is not interrupted: its window waits for it.
+ * 5.4). The signal goes to the Lua thread only (SIGEV_THREAD_ID) and is restartable (SA_RESTART).
+ * A long C operation is not interrupted: its window waits for it.
  */
 #define LIVE_SIGNAL (SIGRTMIN + 2)
 #define LIVE_PERIOD_NS 16000000L
@@ -193,9 +193,11 @@ static void live_timer_set(bool on)
 {
 	if (!live_timer_made) {
 		if (!on) return;
+		/* to the Lua thread itself: OpenMP and BLAS workers waiting in the loop are not woken */
 		struct sigevent ev;
 		memset(&ev, 0, sizeof ev);
-		ev.sigev_notify = SIGEV_SIGNAL;
+		ev.sigev_notify = SIGEV_THREAD_ID;
+		ev._sigev_un._tid = gettid();
 		ev.sigev_signo = LIVE_SIGNAL;
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
@@ -214,6 +216,8 @@ static void live_timer_set(bool on)
 	}
 	timer_settime(live_timer, 0, &it, NULL);
 }
+
+bool app_lua_running(void) { return running != NULL; }
 
 void app_tick_live(bool on)
 {

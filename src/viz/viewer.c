@@ -499,20 +499,26 @@ static void advance(double now)
 	}
 }
 
-void lm_viz_pump(void)
+static double last_drawn_at;
+
+static void pump(double min_interval)
 {
 	if (!V.open || V.win.offscreen) return;
 	SDL_Event e;
 	while (V.open && SDL_PollEvent(&e)) vz_input_event(&e);
 	if (!V.open) return;
-	advance(vz_now());
-	if (!V.drawn) {
-		double t0 = vz_now();
+	double now = vz_now();
+	advance(now);
+	if (!V.drawn && now - last_drawn_at >= min_interval) {
 		render();
 		vz_window_swap(&V.win);
-		V.last_frame_ms = (vz_now() - t0) * 1e3;
+		V.last_frame_ms = (vz_now() - now) * 1e3;
+		last_drawn_at = now;
 	}
 }
+
+void lm_viz_pump(void) { pump(0); }
+void lm_viz_pump_busy(void) { pump(0.1); }
 
 void lm_viz_wait_closed(volatile int *stop)
 {

@@ -157,6 +157,9 @@ int lm_viz_scene_option(int scene, int i, const char **name, const char **help, 
 
 /* The event pump: input, animation, redraw when needed. Cheap when nothing is open. */
 void lm_viz_pump(void);
+/* The same while the program computes (the Lua hook): an animation redraws at most 10 times a
+ * second there (60 while the REPL waits), so it does not take the cores from the computation. */
+void lm_viz_pump_busy(void);
 /* Blocks, pumping, until the visible window is closed (a script's end with a window still open);
  * returns at once when none is visible. Returns early when *stop becomes true. */
 void lm_viz_wait_closed(volatile int *stop);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # x11.sh — opens a real X11 window under Xvfb (xvfb-run, from tools/deps.sh: xvfb, xauth, x11-utils)
-# and checks, from outside the program, that the X server has a window with the scene's title, and
-# from inside, that the frame it drew has the scene's pixels (a cell of the active colour where
-# viz.layout() says one is). Exit 77 (skipped) only when Xvfb is missing.
+# and checks, from outside the program, that the X server has a window with the scene's title; from
+# inside, that the frame it drew has the scene's pixels (a cell of the active colour where
+# viz.layout() says one is), and that the scene plays while a Lua loop runs (the event pump from
+# the Lua hook). Exit 77 (skipped) only when Xvfb is missing.
 exe=${1:?usage: x11.sh LUMEN}
 command -v xvfb-run >/dev/null && command -v xwininfo >/dev/null || {
 	echo "x11: xvfb-run or xwininfo missing (tools/deps.sh installs xvfb, xauth, x11-utils): skipped"
@@ -26,6 +27,13 @@ assert(r == want[1] and g == want[2] and b == want[3], 'active cell ' .. r .. ',
 viz.snapshot('$tmp/x11.png')
 for i = 1, 5 do viz.pump() end
 os.execute('xwininfo -root -tree > $tmp/tree.txt')
+-- the window lives while Lua computes: the Lua hook pumps it (no viz call in the loop)
+viz.seek(0)
+viz.key('+'); viz.key('+'); viz.key('+') -- faster
+viz.play()
+local t0, s = lm.sys.clock(), 0
+while lm.sys.clock() - t0 < 0.8 do for i = 1, 1000 do s = s + i end end
+assert(viz.state().step >= 2, 'the scene did not advance while Lua ran: step ' .. viz.state().step)
 viz.close()
 print('drawn')
 LUA

@@ -819,12 +819,12 @@ static void hist_step_label(void *p, int step, char *buf, size_t cap)
 		return;
 	}
 	const hstep *st = &h->steps[step - 1];
-	static const char *const what[] = {"count: one global atomicAdd per element",
-	                                   "count into the block's private copy (shared atomics)",
-	                                   "merge: the private bins into the global histogram",
+	static const char *const what[] = {"one global atomicAdd per element",
+	                                   "count into the private copy (shared atomics)",
+	                                   "merge the private bins into the global histogram",
 	                                   "zero the private copy"};
-	snprintf(buf, cap, "block %u, phase %u: %s: %lld atomics, longest same-address queue %d", st->block,
-	         st->step, what[st->kind], (long long)st->natomics, st->max_queue);
+	snprintf(buf, cap, "block %u, phase %u: %s: %lld atomics, longest queue %d", st->block, st->step,
+	         what[st->kind], (long long)st->natomics, st->max_queue);
 }
 
 static void hist_counters(void *p, vz_panel *pn)

@@ -1,0 +1,70 @@
+--[[
+bench/viz/frames.lua — frame time at 1280 x 720 (offscreen, Mesa llvmpipe) for the largest scene
+of each kind, and the time from viz.show(info) to the first frame, against an empty frame (the
+window's title and key hint only) measured in the same run. Run by bench/viz/run.sh (lumen
+--headless bench/viz/frames.lua); prints one table.
+]]
+local N = tonumber(os.getenv('N') or '25')
+
+local function median(t)
+  table.sort(t)
+  local n = #t
+  return n % 2 == 1 and t[(n + 1) // 2] or (t[n // 2] + t[n // 2 + 1]) / 2
+end
+
+local function frames()
+  viz.redraw()
+  local t = {}
+  for i = 1, N do t[i] = viz.redraw() end
+  return median(t)
+end
+
+viz.open { width = 1280, height = 720 }
+local st = viz.state()
+assert(st.width == 1280 and st.height == 720, 'the frame is not 1280 x 720')
+local empty = frames()
+
+local cases = {
+  { 'scan: 1,024 elements, both algorithms', function()
+      return select(2, kernels.scan(lm.arange(1, 1025):float(), { backend = 'emu' })) end, 5 },
+  { 'reduce: 2,048 elements, both kernels', function()
+      return select(2, kernels.reduce(lm.arange(1, 2049):float(), { backend = 'emu', algo = 'naive' })) end, 5 },
+  { 'histogram: 64K values, 256 bins', function()
+      lm.manual_seed(1)
+      return select(2, kernels.histogram(lm.randint(0, 256, { 65536 }):int(), 256, { backend = 'emu' })) end, 100 },
+  { 'divergence: 32 warps', function()
+      return select(2, kernels.divergence { warps = 32 }) end, 8 },
+}
+
+print(string.format('bench/viz frames (1280 x 720 offscreen, LP_NUM_THREADS=%s, median of %d)',
+  os.getenv('LP_NUM_THREADS') or '?', N))
+print(string.format('%-40s %9s %9s %9s %12s', 'scene', 'frame ms', '< 8 ms', 'x empty', 'show->frame'))
+print(string.format('%-40s %9.2f %9s %9s %12s', 'empty frame (anchor)', empty, '', '1.0', ''))
+for _, c in ipairs(cases) do
+  local info = c[2]()
+  local shows = {}
+  for i = 1, 5 do
+    local t0 = lm.sys.clock()
+    viz.show(info)
+    viz.redraw()
+    shows[i] = (lm.sys.clock() - t0) * 1e3
+  end
+  viz.seek(c[3])
+  local ms = frames()
+  print(string.format('%-40s %9.2f %9s %9.1f %9.1f ms', c[1], ms, ms < 8 and 'yes' or 'NO', ms / empty, median(shows)))
+end
+-- a small, typical one: the 16-element scan of the lecture, from viz.show to its first frame
+local _, small = kernels.scan(lm.arange(1, 17):float(), { backend = 'emu' })
+local t = {}
+for i = 1, 5 do
+  local t0 = lm.sys.clock()
+  viz.show(small)
+  viz.redraw()
+  t[i] = (lm.sys.clock() - t0) * 1e3
+end
+print(string.format('%-40s %9.2f %9s %9s %9.1f ms', 'scan: 16 elements (the lecture\'s)', frames(), '', '', median(t)))
+viz.close()
+local t0 = lm.sys.clock()
+viz.show(small)
+viz.redraw()
+print(string.format('%-40s %9s %9s %9s %9.1f ms', 'the same, the window opening too', '', '', '', (lm.sys.clock() - t0) * 1e3))
