@@ -159,7 +159,60 @@ void lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx
 
 /* ---------------------------------------------------------------- max pooling */
 
+/*
+ * One output cell: the first maximum of its window (rows i0..i1-1, columns j0..j1-1, clipped to
+ * the image), or the first NaN, which propagates as in PyTorch. Branch-free: which value wins is a
+ * select, not a jump — random activations made the branchy loop mispredict half its comparisons
+ * and max pooling took half of a small CNN's step. A window entirely in the padding gives -inf, -1.
+ */
 #define MAXPOOL(T)                                                                                  \
+	static inline void maxcell_##T(const T *xp, int64_t W, int64_t i0, int64_t i1, int64_t j0,     \
+	                               int64_t j1, T *yo, int64_t *io)                                 \
+	{                                                                                           \
+		if (i0 >= i1 || j0 >= j1) {                                                             \
+			*yo = -INFINITY;                                                                    \
+			*io = -1;                                                                           \
+			return;                                                                             \
+		}                                                                                       \
+		T best = xp[i0 * W + j0];                                                               \
+		int64_t bi = i0 * W + j0;                                                               \
+		for (int64_t i = i0; i < i1; i++)                                                       \
+			for (int64_t j = j0; j < j1; j++) {                                                 \
+				T v = xp[i * W + j];                                                            \
+				int take = (v > best) | ((v != v) & (best == best));                            \
+				best = take ? v : best;                                                         \
+				bi = take ? i * W + j : bi;                                                     \
+			}                                                                                   \
+		*yo = best;                                                                             \
+		*io = bi;                                                                               \
+	}                                                                                           \
+	/* The common 2x2, stride 2, unpadded window (LeNet, VGG): the first maximum of the four cells \
+	 * in row-major order as selects the loop over ow vectorises (this file is built with         \
+	 * -fno-trapping-math, CMakeLists.txt: a float compare could trap otherwise, and gcc keeps    \
+	 * the branches); a row holding a NaN is redone cell by cell with maxcell_'s NaN rule.        */ \
+	static void maxpool2x2_##T(const T *restrict xp, int64_t W, int64_t OH, int64_t OW,          \
+	                           T *restrict y, int64_t *restrict ix)                              \
+	{                                                                                           \
+		for (int64_t oh = 0; oh < OH; oh++) {                                                   \
+			const T *r0 = xp + 2 * oh * W, *r1 = r0 + W;                                        \
+			int64_t base = 2 * oh * W;                                                          \
+			int nan = 0;                                                                        \
+			for (int64_t ow = 0; ow < OW; ow++) {                                               \
+				T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];       \
+				int tb = b > a, td = d > c;                                                     \
+				T mab = tb ? b : a, mcd = td ? d : c;                                           \
+				int64_t iab = tb ? 1 : 0, icd = td ? W + 1 : W;                                 \
+				int tc = mcd > mab;                                                             \
+				y[oh * OW + ow] = tc ? mcd : mab;                                               \
+				ix[oh * OW + ow] = base + 2 * ow + (tc ? icd : iab);                            \
+				nan |= (a != a) | (b != b) | (c != c) | (d != d);                               \
+			}                                                                                   \
+			if (nan)                                                                            \
+				for (int64_t ow = 0; ow < OW; ow++)                                             \
+					maxcell_##T(xp, W, 2 * oh, 2 * oh + 2, 2 * ow, 2 * ow + 2, y + oh * OW + ow,  \
+					            ix + oh * OW + ow);                                                 \
+		}                                                                                       \
+	}                                                                                           \
 	static void maxpool_##T(const T *x, T *y, int64_t *ix, int64_t planes, int64_t H, int64_t W,    \
 	                        int64_t OH, int64_t OW, const int64_t *k, const int64_t *st,           \
 	                        const int64_t *pd)                                                     \
@@ -167,27 +220,22 @@ void lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx
 		_Pragma("omp parallel for schedule(static) if (planes * OH * OW > LMI_PARALLEL_GRAIN / 8)") \
 		for (int64_t pl = 0; pl < planes; pl++) {                                               \
 			const T *xp = x + pl * H * W;                                                       \
-			for (int64_t oh = 0; oh < OH; oh++)                                                 \
+			if (k[0] == 2 && k[1] == 2 && st[0] == 2 && st[1] == 2 && pd[0] == 0 && pd[1] == 0 &&  \
+			    2 * OH <= H && 2 * OW <= W) {                                                   \
+				maxpool2x2_##T(xp, W, OH, OW, y + pl * OH * OW, ix + pl * OH * OW);             \
+				continue;                                                                       \
+			}                                                                                   \
+			for (int64_t oh = 0; oh < OH; oh++) {                                               \
+				int64_t h0 = oh * st[0] - pd[0];                                                \
+				int64_t i0 = h0 < 0 ? 0 : h0, i1 = h0 + k[0] > H ? H : h0 + k[0];               \
+				T *yr = y + (pl * OH + oh) * OW;                                                \
+				int64_t *ir = ix + (pl * OH + oh) * OW;                                         \
 				for (int64_t ow = 0; ow < OW; ow++) {                                           \
-					int64_t h0 = oh * st[0] - pd[0], w0 = ow * st[1] - pd[1];                   \
-					T best = -INFINITY;                                                         \
-					int64_t bi = -1;                                                            \
-					for (int64_t i = h0; i < h0 + k[0]; i++) {                                  \
-						if (i < 0 || i >= H) continue;                                          \
-						for (int64_t j = w0; j < w0 + k[1]; j++) {                              \
-							if (j < 0 || j >= W) continue;                                      \
-							T v = xp[i * W + j];                                                \
-							if (bi < 0 || v > best || v != v) {                                 \
-								best = v;                                                       \
-								bi = i * W + j;                                                 \
-								if (v != v) goto done_##T;                                      \
-							}                                                                   \
-						}                                                                       \
-					}                                                                           \
-				done_##T:                                                                       \
-					y[(pl * OH + oh) * OW + ow] = best;                                         \
-					ix[(pl * OH + oh) * OW + ow] = bi;                                          \
+					int64_t w0 = ow * st[1] - pd[1];                                            \
+					int64_t j0 = w0 < 0 ? 0 : w0, j1 = w0 + k[1] > W ? W : w0 + k[1];           \
+					maxcell_##T(xp, W, i0, i1, j0, j1, yr + ow, ir + ow);                       \
 				}                                                                               \
+			}                                                                                   \
 		}                                                                                       \
 	}
 MAXPOOL(float)
