@@ -161,9 +161,13 @@ static void rect_shape(vz_frame *f, vz_rect r, int kind, vz_color c, vz_color c2
 
 void vz_fill(vz_frame *f, vz_rect r, vz_color c) { rect_shape(f, r, VZ_KIND_FILL, c, c, 0); }
 
+/* In world mode, widths are in points (times the UI scale): a scene's lines and borders look the
+ * same on a HiDPI display. The chrome, in screen mode, scales its own. */
+static float points(const vz_frame *f, float w) { return f->world ? w * f->scale : w; }
+
 void vz_cell_fill(vz_frame *f, vz_rect r, vz_color fill, float border, vz_color line)
 {
-	rect_shape(f, r, VZ_KIND_FILL, fill, line, border);
+	rect_shape(f, r, VZ_KIND_FILL, fill, line, points(f, border));
 }
 
 void vz_hatch(vz_frame *f, vz_rect r, vz_color bg, vz_color stripes)
@@ -173,7 +177,7 @@ void vz_hatch(vz_frame *f, vz_rect r, vz_color bg, vz_color stripes)
 
 void vz_outline(vz_frame *f, vz_rect r, float width, vz_color c)
 {
-	rect_shape(f, r, VZ_KIND_OUTLINE, c, c, width * (f->world ? 1.0f : 1.0f));
+	rect_shape(f, r, VZ_KIND_OUTLINE, c, c, points(f, width));
 }
 
 void vz_disc(vz_frame *f, float cx, float cy, float radius, vz_color c)
@@ -220,7 +224,7 @@ static void segment(vz_frame *f, int kind, float x0, float y0, float x1, float y
 void vz_line(vz_frame *f, float x0, float y0, float x1, float y1, float width, vz_color c)
 {
 	float z = vz_zoom(f);
-	float w = width * (f->world ? fmaxf(0.6f, fminf(z, 2.0f)) : 1.0f);
+	float w = points(f, width) * (f->world ? fmaxf(0.6f, fminf(z, 2.0f)) : 1.0f);
 	segment(f, VZ_KIND_LINE, vz_sx(f, x0), vz_sy(f, y0), vz_sx(f, x1), vz_sy(f, y1), w, c);
 }
 
@@ -242,7 +246,7 @@ void vz_arrow(vz_frame *f, float x0, float y0, float x1, float y1, float width, 
 {
 	float sx0 = vz_sx(f, x0), sy0 = vz_sy(f, y0), sx1 = vz_sx(f, x1), sy1 = vz_sy(f, y1);
 	float z = vz_zoom(f);
-	float k = f->world ? fmaxf(0.5f, fminf(z, 2.0f)) : 1.0f;
+	float k = f->world ? fmaxf(0.5f, fminf(z, 2.0f)) * f->scale : 1.0f;
 	float w = width * k, h = head * k;
 	float dx = sx1 - sx0, dy = sy1 - sy0, len = sqrtf(dx * dx + dy * dy);
 	if (len < 0.5f) return;

@@ -88,13 +88,27 @@ static int source_lines(const vz_panel *p)
 	return most;
 }
 
-static int blocks_of(const vz_panel *p) { return p->nrows > ROWS_PER_BLOCK ? 2 : 1; }
+
+static int column_chars(const vz_panel *p, int c);
+
+/* Two blocks side by side when the rows are many and both fit the width, else one. */
+static int blocks_of(const vz_panel *p, const vz_frame *f)
+{
+	if (p->nrows <= ROWS_PER_BLOCK) return 1;
+	int chars = 8;
+	for (int r = 0; r < p->nrows; r++)
+		if ((int)strlen(p->row[r]) > chars) chars = (int)strlen(p->row[r]);
+	chars += 2;
+	for (int c = 0; c < p->ncols; c++) chars += column_chars(p, c) + 3;
+	float block_w = (float)chars * vz_char_width(f, VZ_FONT_SMALL) + 16 * f->scale;
+	return 2 * block_w <= (float)f->width ? 2 : 1;
+}
 
 float vz_panel_height(const vz_panel *p, const vz_frame *f)
 {
 	if (p->ncols == 0) return 0;
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
-	int rows = (p->nrows + blocks_of(p) - 1) / blocks_of(p);
+	int rows = (p->nrows + blocks_of(p, f) - 1) / blocks_of(p, f);
 	return (float)(1 + source_lines(p) + rows + p->nnotes) * lh + 12 * f->scale;
 }
 
@@ -149,7 +163,7 @@ void vz_panel_draw(const vz_panel *p, vz_frame *f, vz_rect r)
 	vz_fill(f, vz_r(r.x, r.y, r.w, fmaxf(1, f->scale)), vz_th.panel_line);
 	float pad = 8 * f->scale, lh = vz_text_height(f, VZ_FONT_SMALL);
 	float x = r.x + pad, y = r.y + pad * 0.75f;
-	int nb = blocks_of(p), per = (p->nrows + nb - 1) / nb;
+	int nb = blocks_of(p, f), per = (p->nrows + nb - 1) / nb;
 	for (int b = 0; b < nb; b++) {
 		int r0 = b * per, r1 = r0 + per < p->nrows ? r0 + per : p->nrows;
 		float w = draw_block(p, f, x, y, r0, r1);

@@ -3,7 +3,8 @@
 # and checks, from outside the program, that the X server has a window with the scene's title; from
 # inside, that the frame it drew has the scene's pixels (a cell of the active colour where
 # viz.layout() says one is), and that the scene plays while a Lua loop runs (the event pump from
-# the Lua hook). Exit 77 (skipped) only when Xvfb is missing.
+# the Lua hook); and (ctrlc.py) that Ctrl-C interrupts a Lua loop in the REPL with the window open.
+# Exit 77 (skipped) only when Xvfb is missing.
 exe=${1:?usage: x11.sh LUMEN}
 command -v xvfb-run >/dev/null && command -v xwininfo >/dev/null || {
 	echo "x11: xvfb-run or xwininfo missing (tools/deps.sh installs xvfb, xauth, x11-utils): skipped"
@@ -44,6 +45,10 @@ echo "$out"
 echo "$out" | grep -q '^drawn$' || { echo "x11: no frame was drawn"; exit 1; }
 grep -q '"Lumen - scan: Kogge-Stone and Brent-Kung' "$tmp/tree.txt" || {
 	echo "x11: no window titled 'Lumen - scan: ...' on the X server:"; cat "$tmp/tree.txt"; exit 1; }
+# Ctrl-C still interrupts a Lua loop with a window open (SDL_HINT_NO_SIGNAL_HANDLERS)
+if command -v python3 >/dev/null; then
+	LP_NUM_THREADS=1 xvfb-run -a python3 "$(dirname "$0")/ctrlc.py" "$exe" || exit 1
+fi
 size=$(wc -c < "$tmp/x11.png")
 [ "$size" -gt 1000 ] || { echo "x11: the snapshot is empty"; exit 1; }
 echo "x11: ok (a window titled $(grep -o '"Lumen - scan[^"]*"' "$tmp/tree.txt" | head -1), frame checked)"
