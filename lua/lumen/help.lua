@@ -669,6 +669,10 @@ doc('viz.pixel', 'viz.pixel(x, y) -> r, g, b, a', [[A pixel of the current frame
 doc('viz.key', 'viz.key(name)', [[Presses a key as a user would: 'space', 'right', 'left', 'home',
 'end', '+', '-', 'tab', 's', '?', 'escape', '0'.]])
 doc('viz.pointer', 'viz.pointer(x, y)', [[Moves the pointer there, as hovering does.]])
+doc('viz.zoom', 'viz.zoom(factor [, x, y])', [[Zooms the picture about a pixel (the centre of the
+scene by default), as the wheel does; viz.zoom(0) fits it again (the 0 key). Values appear in cells
+once they are wide enough.]])
+doc('viz.pan', 'viz.pan(dx, dy)', [[Moves the picture by that many pixels, as dragging does.]])
 doc('viz.redraw', 'viz.redraw() -> ms', [[Draws a whole frame now and waits for it (benchmarks).]])
 doc('viz.pump', 'viz.pump()', [[Handles the window's events now (the REPL and the Lua hook do it).]])
 

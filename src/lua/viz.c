@@ -43,7 +43,7 @@ void lml_open_viz(lua_State *L, int mt, int m, int lm)
 	static const char *const names[] = {"open", "close", "show", "scene", "step", "play", "pause",
 	                                    "snapshot", "pick", "layout", "state", "scenes", "colors",
 	                                    "pixel", "key", "pointer", "seek", "variant", "redraw",
-	                                    "pump", NULL};
+	                                    "pump", "zoom", "pan", NULL};
 	lua_newtable(L);
 	for (int i = 0; names[i]; i++) {
 		lua_pushfstring(L, "viz.%s", names[i]);
@@ -540,6 +540,27 @@ static int v_pointer(lua_State *L)
 	return 0;
 }
 
+/* viz.zoom(factor [, x, y]): zooms about a pixel (the area's centre by default) as the wheel does;
+ * viz.zoom(0) fits the scene again */
+static int v_zoom(lua_State *L)
+{
+	double f = lml_checknumber(L, 1, "factor");
+	lm_viz_state st;
+	lm_viz_get_state(&st);
+	double x = lml_optnumber(L, 2, "x", st.area[0] + st.area[2] / 2);
+	double y = lml_optnumber(L, 3, "y", st.area[1] + st.area[3] / 2);
+	if (lm_viz_zoom(f, x, y, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+/* viz.pan(dx, dy): moves the picture by that many pixels, as dragging does */
+static int v_pan(lua_State *L)
+{
+	double dx = lml_checknumber(L, 1, "dx"), dy = lml_checknumber(L, 2, "dy");
+	if (lm_viz_pan(dx, dy, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 /* viz.redraw() -> milliseconds: draws a whole frame now and waits for it (benchmarks) */
 static int v_redraw(lua_State *L)
 {
@@ -564,6 +585,7 @@ static const luaL_Reg functions[] = {
 	{"layout", v_layout},   {"state", v_state},       {"scenes", v_scenes},
 	{"colors", v_colors},   {"pixel", v_pixel},       {"key", v_key},
 	{"pointer", v_pointer}, {"redraw", v_redraw},     {"pump", v_pump},
+	{"zoom", v_zoom},       {"pan", v_pan},
 	{NULL, NULL},
 };
 

@@ -26,7 +26,7 @@ static void set_speed(double s)
 }
 
 /* Zooms by factor about the drawable pixel (x, y). */
-static void zoom_at(float x, float y, double factor)
+void vz_input_zoom(float x, float y, double factor)
 {
 	double z = V.view.zoom * factor;
 	if (z < 0.05) z = 0.05;
@@ -37,6 +37,14 @@ static void zoom_at(float x, float y, double factor)
 	V.view.zoom = z;
 	V.view.pan_x = wx - (x - V.area.x) / z;
 	V.view.pan_y = wy - (y - V.area.y) / z;
+	V.view_set = true;
+	vz_viewer_changed();
+}
+
+void vz_input_pan(float dx, float dy)
+{
+	V.view.pan_x -= dx / V.view.zoom;
+	V.view.pan_y -= dy / V.view.zoom;
 	V.view_set = true;
 	vz_viewer_changed();
 }
@@ -148,11 +156,9 @@ void vz_input_event(const void *ev)
 	case SDL_MOUSEMOTION: {
 		float x = (float)e->motion.x * s, y = (float)e->motion.y * s;
 		if (V.dragging) {
-			V.view.pan_x -= (x - V.drag_x) / V.view.zoom;
-			V.view.pan_y -= (y - V.drag_y) / V.view.zoom;
+			vz_input_pan(x - V.drag_x, y - V.drag_y);
 			V.drag_x = x;
 			V.drag_y = y;
-			V.view_set = true;
 		}
 		vz_input_pointer(x, y);
 		break;
@@ -173,7 +179,7 @@ void vz_input_event(const void *ev)
 	case SDL_MOUSEWHEEL: {
 		float wy = e->wheel.preciseY != 0 ? e->wheel.preciseY : (float)e->wheel.y;
 		if (wy != 0 && vz_contains(V.area, V.mouse_x, V.mouse_y))
-			zoom_at(V.mouse_x, V.mouse_y, pow(1.2, wy));
+			vz_input_zoom(V.mouse_x, V.mouse_y, pow(1.2, wy));
 		break;
 	}
 	default: break;

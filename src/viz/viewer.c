@@ -663,6 +663,29 @@ lm_status lm_viz_key(const char *key, const char *fname)
 
 void lm_viz_pointer(double x, double y) { vz_input_pointer((float)x, (float)y); }
 
+lm_status lm_viz_zoom(double factor, double x, double y, const char *fname)
+{
+	if (need_scene(fname) != LM_OK) return LM_ERR_STATE;
+	if (factor == 0) {
+		V.view_set = false;
+		vz_viewer_fit();
+		vz_viewer_changed();
+		return LM_OK;
+	}
+	if (!(factor > 0) || factor > 1e3)
+		return lm_set_error(LM_ERR_ARG, "%s: the factor must be positive (0 fits the scene), got %g", fname, factor);
+	vz_input_zoom((float)x, (float)y, factor);
+	return LM_OK;
+}
+
+lm_status lm_viz_pan(double dx, double dy, const char *fname)
+{
+	if (need_scene(fname) != LM_OK) return LM_ERR_STATE;
+	if (!isfinite(dx) || !isfinite(dy)) return lm_set_error(LM_ERR_ARG, "%s: the offsets must be finite numbers", fname);
+	vz_input_pan((float)dx, (float)dy);
+	return LM_OK;
+}
+
 /* ---------------------------------------------------------------- registry for Lua */
 
 static const struct { const char *name; const vz_color *c; } named_colors[] = {

@@ -147,6 +147,10 @@ bool lm_viz_cell_get(int i, lm_viz_pick *out);
  * "+", "-", "tab", "s", "?", "escape"; the pointer at (x, y). */
 lm_status lm_viz_key(const char *key, const char *fname);
 void lm_viz_pointer(double x, double y);
+/* Zooms the scene by factor about the drawable pixel (x, y), as the wheel does; pans by (dx, dy)
+ * pixels, as dragging does; factor 0 fits the scene again (the `0` key). */
+lm_status lm_viz_zoom(double factor, double x, double y, const char *fname);
+lm_status lm_viz_pan(double dx, double dy, const char *fname);
 
 /* The names of the theme's colours and their values (viz.colors()). */
 int lm_viz_color_count(void);

@@ -74,5 +74,7 @@ void vz_input_event(const void *sdl_event);
 /* A key by name (lm_viz_key): returns false when the name is unknown. */
 bool vz_input_key(const char *name);
 void vz_input_pointer(float x, float y);
+void vz_input_zoom(float x, float y, double factor);
+void vz_input_pan(float dx, float dy);
 
 #endif

@@ -258,3 +258,39 @@ test.case('lumen --snapshot and --headless', function()
   out = run('', '--version')
   test.ok(out:find('SDL: yes'), out)
 end)
+
+test.case('zoom and pan: a dense row becomes cells with values, the picture moves', function()
+  local _, info = kernels.scan(lm.arange(1, 1025):float(), { backend = 'emu' })
+  viz.show(info)
+  viz.seek(1)
+  local function kog(pred)
+    local out = {}
+    for _, c in ipairs(viz.layout()) do
+      if c.group == 'kogge-stone' and c.step == 1 and (not pred or pred(c)) then out[#out + 1] = c end
+    end
+    return out
+  end
+  local rows = kog()
+  test.eq(#rows, 1, 'at 1,024 elements a row is one image')
+  local p = viz.pick(rows[1].x + rows[1].w / 2, rows[1].y + rows[1].h / 2)
+  test.eq(p.kind, 'element')
+  test.ok(p.index >= 500 and p.index <= 524, 'the element under the middle of the row: ' .. p.index)
+  test.eq(p.state, 'active')
+  test.eq(p.value, p.index + (p.index + 1), 'XY[i] + XY[i - 1] after step 1')
+  viz.zoom(16, rows[1].x + 2, rows[1].y)
+  local cells = kog()
+  test.ok(#cells > 10 and #cells < 400, 'zoomed in: separate cells, only those on screen (' .. #cells .. ')')
+  test.ok(cells[1].w > 5, 'wider on screen')
+  test.eq(cells[1].index, 0, 'zoomed about the row\'s left end')
+  local mid = cells[#cells // 2]
+  local x0 = mid.x
+  viz.pan(-100, 0)
+  local moved = kog(function(c) return c.index == mid.index end)[1]
+  test.near(moved.x, x0 - 100, 1.5)
+  viz.zoom(0)
+  test.eq(#kog(), 1, 'fitted again')
+  test.raises(function() viz.zoom(-2) end, 'viz.zoom: the factor must be positive (0 fits the scene), got -2')
+  test.raises(function() viz.pan(0 / 0, 1) end, 'viz.pan: the offsets must be finite numbers')
+  viz.close()
+  test.raises(function() viz.zoom(2) end, 'viz.zoom: no scene is shown (the window is closed)')
+end)
