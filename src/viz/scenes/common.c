@@ -125,6 +125,32 @@ lm_status vzs_count_scan(int64_t n, const char *algo, double *adds, double *step
 	return st;
 }
 
+const lm_viz_run *vzs_keep_runs(const vz_build *b, lm_viz_run *given, int *ngiven)
+{
+	const lm_viz_run *traced = NULL;
+	for (int i = 0; i < b->nruns && *ngiven < VZS_GIVEN; i++) {
+		vz_run_copy(&given[(*ngiven)++], &b->runs[i]);
+		if (b->runs[i].trace && !traced) traced = &b->runs[i];
+	}
+	return traced;
+}
+
+void vzs_panel_add(vz_panel *p, const char *title, const lm_viz_run *r, const char *const *names)
+{
+	char src[128];
+	vz_panel_run(p, vz_panel_column(p, title, vz_run_source_label(r, src, sizeof src)), r, names);
+}
+
+void vzs_panel_measured(vz_panel *p, const lm_viz_run *given, int n, const char *const *names)
+{
+	for (int i = 0; i < n; i++) {
+		if (given[i].trace) continue;
+		char title[48];
+		snprintf(title, sizeof title, "%s (your run)", given[i].algo);
+		vzs_panel_add(p, title, &given[i], names);
+	}
+}
+
 lm_status vzs_demo_values(const char *kind, int64_t n, double *out, const char *fname)
 {
 	static const double pmpp[] = {3, 1, 7, 0, 4, 1, 6, 3};

@@ -54,7 +54,7 @@ typedef struct drun {
 } drun;
 
 typedef struct div_scene {
-	lm_viz_run given[4];
+	lm_viz_run given[VZS_GIVEN];
 	int ngiven;
 	bool demo;
 	int64_t warps;
@@ -241,11 +241,7 @@ static void *div_create(const vz_build *b)
 	div_scene *s = vz_calloc(1, sizeof *s);
 	if (!s) return NULL;
 	snprintf(s->fname, sizeof s->fname, "%s", b->fname);
-	const lm_viz_run *traced = NULL;
-	for (int i = 0; i < b->nruns && s->ngiven < 4; i++) {
-		vz_run_copy(&s->given[s->ngiven++], &b->runs[i]);
-		if (b->runs[i].trace && !traced) traced = &b->runs[i];
-	}
+	const lm_viz_run *traced = vzs_keep_runs(b, s->given, &s->ngiven);
 	lm_status st = LM_OK;
 	int64_t block = vz_opt_int(b->opts, "block", 0);
 	const lm_viz_run *from = traced ? traced : b->nruns ? &b->runs[0] : NULL;
@@ -503,18 +499,8 @@ static void div_counters(void *p, vz_panel *pn)
 	static const char *const names[] = {"simd_efficiency", "simd_efficiency_kernel",
 	                                    "divergent_branches", "modelled_cycles", "adds", "warps",
 	                                    "time_ms", NULL};
-	char src[96];
-	for (int i = 0; i < s->nruns; i++) {
-		int c = vz_panel_column(pn, s->runs[i].pattern, vz_run_source_label(&s->runs[i].run, src, sizeof src));
-		vz_panel_run(pn, c, &s->runs[i].run, names);
-	}
-	for (int i = 0; i < s->ngiven; i++) {
-		if (s->given[i].trace) continue;
-		char title[48];
-		snprintf(title, sizeof title, "%s (your run)", s->given[i].algo);
-		int c = vz_panel_column(pn, title, vz_run_source_label(&s->given[i], src, sizeof src));
-		vz_panel_run(pn, c, &s->given[i], names);
-	}
+	for (int i = 0; i < s->nruns; i++) vzs_panel_add(pn, s->runs[i].pattern, &s->runs[i].run, names);
+	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	vz_panel_note(pn, "simd_efficiency: active lanes / (32 x instructions) over the divergent region "
 	              "(from the branch to reconvergence); _kernel: over the whole kernel.");
 }

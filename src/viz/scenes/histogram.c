@@ -56,7 +56,7 @@ typedef struct hrun {
 } hrun;
 
 typedef struct hist_scene {
-	lm_viz_run given[4];
+	lm_viz_run given[VZS_GIVEN];
 	int ngiven;
 	bool demo, text_bins;
 	int64_t n, bins;
@@ -398,11 +398,7 @@ static void *hist_create(const vz_build *b)
 	if (!s) return NULL;
 	snprintf(s->fname, sizeof s->fname, "%s", b->fname);
 	s->img_step = -1;
-	const lm_viz_run *traced = NULL;
-	for (int i = 0; i < b->nruns && s->ngiven < 4; i++) {
-		vz_run_copy(&s->given[s->ngiven++], &b->runs[i]);
-		if (b->runs[i].trace && !traced) traced = &b->runs[i];
-	}
+	const lm_viz_run *traced = vzs_keep_runs(b, s->given, &s->ngiven);
 	lm_status st;
 	if (traced) {
 		st = from_trace(s, traced, b->fname);
@@ -832,18 +828,8 @@ static void hist_counters(void *p, vz_panel *pn)
 	hist_scene *s = p;
 	static const char *const names[] = {"atomics", "shared_atomics", "conflicts", "shared_conflicts",
 	                                    "modelled_cycles", "global_loads", "barriers", "time_ms", "gbps", NULL};
-	char src[96];
-	for (int i = 0; i < NALGOS; i++) {
-		int c = vz_panel_column(pn, algos[i], vz_run_source_label(&s->runs[i].run, src, sizeof src));
-		vz_panel_run(pn, c, &s->runs[i].run, names);
-	}
-	for (int i = 0; i < s->ngiven; i++) {
-		if (s->given[i].trace) continue;
-		char title[48];
-		snprintf(title, sizeof title, "%s (your run)", s->given[i].algo);
-		int c = vz_panel_column(pn, title, vz_run_source_label(&s->given[i], src, sizeof src));
-		vz_panel_run(pn, c, &s->given[i], names);
-	}
+	for (int i = 0; i < NALGOS; i++) vzs_panel_add(pn, algos[i], &s->runs[i].run, names);
+	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	if (s->demo)
 		vz_panel_note(pn, "The picture shows emulated runs on a demonstration input: the measured run "
 		              "has no trace.");

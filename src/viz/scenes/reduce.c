@@ -29,7 +29,7 @@ typedef struct tree {
 } tree;
 
 typedef struct reduce_scene {
-	lm_viz_run given[4];
+	lm_viz_run given[VZS_GIVEN];
 	int ngiven;
 	bool demo;
 	int64_t n;
@@ -146,11 +146,7 @@ static void *reduce_create(const vz_build *b)
 	if (!s) return NULL;
 	snprintf(s->fname, sizeof s->fname, "%s", b->fname);
 	s->block_shown = (uint32_t)vz_opt_int(b->opts, "block_shown", 0);
-	const lm_viz_run *traced = NULL;
-	for (int i = 0; i < b->nruns && s->ngiven < 4; i++) {
-		vz_run_copy(&s->given[s->ngiven++], &b->runs[i]);
-		if (b->runs[i].trace && !traced) traced = &b->runs[i];
-	}
+	const lm_viz_run *traced = vzs_keep_runs(b, s->given, &s->ngiven);
 	lm_status st;
 	if (traced) {
 		st = from_trace(s, traced, b->fname);
@@ -376,18 +372,8 @@ static void reduce_counters(void *p, vz_panel *pn)
 	static const char *const names[] = {"modelled_cycles", "steps", "adds", "simd_efficiency",
 	                                    "divergent_branches", "global_loads", "global_stores",
 	                                    "barriers", "time_ms", "gbps", NULL};
-	char src[96];
-	for (int i = 0; i < s->ntrees; i++) {
-		int c = vz_panel_column(pn, s->trees[i].t.name, vz_run_source_label(&s->trees[i].t.run, src, sizeof src));
-		vz_panel_run(pn, c, &s->trees[i].t.run, names);
-	}
-	for (int i = 0; i < s->ngiven; i++) {
-		if (s->given[i].trace) continue;
-		char title[48];
-		snprintf(title, sizeof title, "%s (your run)", s->given[i].algo);
-		int c = vz_panel_column(pn, title, vz_run_source_label(&s->given[i], src, sizeof src));
-		vz_panel_run(pn, c, &s->given[i], names);
-	}
+	for (int i = 0; i < s->ntrees; i++) vzs_panel_add(pn, s->trees[i].t.name, &s->trees[i].t.run, names);
+	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	if (s->demo)
 		vz_panel_note(pn, "The picture shows emulated runs on a %lld-element demonstration input: the "
 		              "measured run has no trace.", (long long)s->n);

@@ -42,7 +42,7 @@ typedef struct hrow {
 } hrow;
 
 typedef struct scan_scene {
-	lm_viz_run given[4];
+	lm_viz_run given[VZS_GIVEN];
 	int ngiven;
 	bool demo;            /* the picture is of a demonstration input (a run without trace) */
 	bool exclusive;
@@ -297,12 +297,9 @@ static void *scan_create(const vz_build *b)
 	if (!s) return NULL;
 	snprintf(s->fname, sizeof s->fname, "%s", b->fname);
 	s->block_pic_block = -1;
-	const lm_viz_run *traced = NULL, *measured = NULL;
-	for (int i = 0; i < b->nruns && s->ngiven < 4; i++) {
-		vz_run_copy(&s->given[s->ngiven++], &b->runs[i]);
-		if (b->runs[i].trace && !traced) traced = &b->runs[i];
-		if (!b->runs[i].trace && !measured) measured = &b->runs[i];
-	}
+	const lm_viz_run *traced = vzs_keep_runs(b, s->given, &s->ngiven), *measured = NULL;
+	for (int i = 0; i < b->nruns && !measured; i++)
+		if (!b->runs[i].trace) measured = &b->runs[i];
 	lm_status st;
 	if (traced) st = from_trace(s, traced, b->fname);
 	else {
@@ -569,25 +566,9 @@ static void scan_counters(void *p, vz_panel *pn)
 	static const char *const names[] = {"steps", "adds", "modelled_cycles", "shared_loads",
 	                                    "shared_stores", "barriers", "simd_efficiency",
 	                                    "divergent_branches", "time_ms", "gbps", NULL};
-	char src[96];
-	if (s->hier && !s->ngiven) {
-		int c = vz_panel_column(pn, s->hrun.algo, vz_run_source_label(&s->hrun, src, sizeof src));
-		vz_panel_run(pn, c, &s->hrun, names);
-	}
-	for (int i = 0; i < s->npics; i++) {
-		int c = vz_panel_column(pn, s->pics[i].t.name, vz_run_source_label(&s->pics[i].t.run, src, sizeof src));
-		vz_panel_run(pn, c, &s->pics[i].t.run, names);
-	}
-	for (int i = 0; i < s->ngiven; i++) {
-		const lm_viz_run *r = &s->given[i];
-		bool drawn = false;
-		for (int j = 0; j < s->npics; j++) drawn |= s->pics[j].t.run.trace && s->pics[j].t.run.trace == r->trace;
-		if (drawn) continue;
-		char title[48];
-		snprintf(title, sizeof title, "%s (given)", r->algo);
-		int c = vz_panel_column(pn, title, vz_run_source_label(r, src, sizeof src));
-		vz_panel_run(pn, c, r, names);
-	}
+	if (s->hier) vzs_panel_add(pn, s->hrun.algo, &s->hrun, names);
+	for (int i = 0; i < s->npics; i++) vzs_panel_add(pn, s->pics[i].t.name, &s->pics[i].t.run, names);
+	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	if (s->demo)
 		vz_panel_note(pn, "The picture shows emulated runs on a %lld-element demonstration input: the "
 		              "measured run has no trace.", (long long)s->n);

@@ -78,6 +78,15 @@ lm_status vzs_run_divergence(const char *pattern, int64_t warps, int64_t block, 
 lm_status vzs_count_scan(int64_t n, const char *algo, double *adds, double *steps,
                          const char *fname);
 
+/* The runs viz.show was given, copied into given (at most VZS_GIVEN); returns the first with a
+ * trace, or NULL. */
+#define VZS_GIVEN 4
+const lm_viz_run *vzs_keep_runs(const vz_build *b, lm_viz_run *given, int *ngiven);
+/* A panel column for run r (its title, its source) with the counters names it has. */
+void vzs_panel_add(vz_panel *p, const char *title, const lm_viz_run *r, const char *const *names);
+/* Columns for the given runs without a trace (measured ones): "<algo> (your run)". */
+void vzs_panel_measured(vz_panel *p, const lm_viz_run *given, int n, const char *const *names);
+
 /* Demonstration inputs: "arange" (1, 2, ...), "ones", "pmpp" (3 1 7 0 4 1 6 3 repeated),
  * "random" (integers 0..9 from a fixed seed). */
 lm_status vzs_demo_values(const char *kind, int64_t n, double *out, const char *fname);
