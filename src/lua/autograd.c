@@ -36,20 +36,12 @@ static int t_backward(lua_State *L)
 	} else if (lua_isnil(L, 2)) {
 		oi = 3;
 	}
+	static const lml_field fields[] = {{.key = "retain_graph", .kind = LML_BOOLEAN}, LML_FIELDS_END};
 	int retain = 0;
-	if (!lua_isnoneornil(L, oi)) {
-		char d[LML_DESCRIBE_MAX];
-		if (lua_type(L, oi) != LUA_TTABLE)
-			lml_error(L, "expected a gradient tensor or options {retain_graph=}, got %s",
-			          lml_describe(L, oi, d, sizeof d));
-		lua_pushnil(L);
-		while (lua_next(L, oi)) {
-			if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "retain_graph"))
-				lml_error(L, "unknown option (expected retain_graph)");
-			retain = lml_optboolean(L, -1, "option retain_graph", 0);
-			lua_pop(L, 1);
-		}
-	}
+	if (!lua_isnoneornil(L, oi) && lua_type(L, oi) != LUA_TTABLE)
+		lml_typeerror(L, oi, oi == 2 ? "argument 1" : "argument 2",
+		              "a gradient tensor or options {retain_graph=}");
+	lml_readopts(L, oi, NULL, fields, &retain);
 	if (!lm_tensor_requires_grad(t))
 		lml_error(L, "the tensor does not require grad and has no grad_fn (did an input have "
 		          "requires_grad = true?)");
@@ -133,23 +125,15 @@ static int report_tostring(lua_State *L)
 /* Reads {eps=, atol=, rtol=, max_elements=} at idx. */
 static void gc_opts(lua_State *L, int idx, lm_gradcheck_opts *o)
 {
+	static const lml_field fields[] = {
+		LML_FIELD(lm_gradcheck_opts, eps, LML_NUMBER),
+		LML_FIELD(lm_gradcheck_opts, atol, LML_NUMBER),
+		LML_FIELD(lm_gradcheck_opts, rtol, LML_NUMBER),
+		LML_FIELD(lm_gradcheck_opts, max_elements, LML_INTEGER),
+		LML_FIELDS_END,
+	};
 	memset(o, 0, sizeof *o);
-	if (lua_isnoneornil(L, idx)) return;
-	char d[LML_DESCRIBE_MAX];
-	if (lua_type(L, idx) != LUA_TTABLE)
-		lml_error(L, "options must be a table {eps=, atol=, rtol=, max_elements=}, got %s",
-		          lml_describe(L, idx, d, sizeof d));
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-		if (strcmp(k, "eps") == 0) o->eps = lml_checknumber(L, -1, "option eps");
-		else if (strcmp(k, "atol") == 0) o->atol = lml_checknumber(L, -1, "option atol");
-		else if (strcmp(k, "rtol") == 0) o->rtol = lml_checknumber(L, -1, "option rtol");
-		else if (strcmp(k, "max_elements") == 0)
-			o->max_elements = lml_checkinteger(L, -1, "option max_elements");
-		else lml_error(L, "unknown option (expected eps, atol, rtol or max_elements)");
-		lua_pop(L, 1);
-	}
+	lml_readopts(L, idx, NULL, fields, o);
 	if (!(o->eps >= 0) || !(o->atol >= 0) || !(o->rtol >= 0) || o->max_elements < 0)
 		lml_error(L, "options eps, atol, rtol and max_elements must be non-negative");
 }
@@ -161,10 +145,9 @@ static int l_gradcheck(lua_State *L)
 {
 	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, 1) != LUA_TFUNCTION)
-		lml_error(L, "argument 1 must be a function, got %s", lml_describe(L, 1, d, sizeof d));
+		lml_typeerror(L, 1, "argument 1", "a function");
 	if (lua_type(L, 2) != LUA_TTABLE || lml_tobox(L, 2))
-		lml_error(L, "argument 2 must be a table of input tensors, got %s",
-		          lml_describe(L, 2, d, sizeof d));
+		lml_typeerror(L, 2, "argument 2", "a table of input tensors");
 	lm_gradcheck_opts o;
 	gc_opts(L, 3, &o);
 	int n = (int)lua_rawlen(L, 2);
@@ -255,9 +238,8 @@ static int l_gradcheck(lua_State *L)
 /* lm.no_grad(fn, ...) -> fn's results, computed with grad mode off */
 static int l_no_grad(lua_State *L)
 {
-	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, 1) != LUA_TFUNCTION)
-		lml_error(L, "argument 1 must be a function, got %s", lml_describe(L, 1, d, sizeof d));
+		lml_typeerror(L, 1, "argument 1", "a function");
 	int n = lua_gettop(L);
 	bool prev = lm_set_grad_enabled(false);
 	int st = lua_pcall(L, n - 1, LUA_MULTRET, 0);
@@ -269,9 +251,8 @@ static int l_no_grad(lua_State *L)
 /* lm.set_grad_enabled(flag) -> the previous mode */
 static int l_set_grad_enabled(lua_State *L)
 {
-	char d[LML_DESCRIBE_MAX];
 	if (!lua_isboolean(L, 1))
-		lml_error(L, "argument 1 must be a boolean, got %s", lml_describe(L, 1, d, sizeof d));
+		lml_typeerror(L, 1, "argument 1", "a boolean");
 	lua_pushboolean(L, lm_set_grad_enabled(lua_toboolean(L, 1)));
 	return 1;
 }

@@ -47,10 +47,8 @@ static int create(lua_State *L, kind k)
 	int n = sizes_and_opts(L, 1, shape, &o);
 	if ((k == K_RAND || k == K_RANDN) && !lm_dtype_is_float(o.dtype))
 		lml_error(L, "needs a float dtype, got %s", lm_dtype_name(o.dtype));
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, make(k, n, shape, o.dtype));
-	lml_result(L, box, t);
+	LML_PUSH(L, t, make(k, n, shape, o.dtype));
 	lml_applyopts(L, t, &o);
 	return 1;
 }
@@ -66,10 +64,8 @@ static int l_full(lua_State *L)
 {
 	lml_opts o;
 	int64_t shape[LM_MAX_DIMS];
-	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, 1) != LUA_TTABLE || lml_tobox(L, 1))
-		lml_error(L, "argument 1 must be a table of sizes such as {2, 3}, got %s",
-		          lml_describe(L, 1, d, sizeof d));
+		lml_typeerror(L, 1, "argument 1", "a table of sizes such as {2, 3}");
 	int n = lml_checkshape(L, 1, 1, shape, 0);
 	double v = lml_checknumber(L, 2, "value");
 	lml_checkopts(L, 3, &o);
@@ -77,10 +73,8 @@ static int l_full(lua_State *L)
 	if (!o.has_dtype && lua_isinteger(L, 2) && !o.requires_grad) o.dtype = LM_INT64;
 	lml_checkstore(L, 2, o.dtype, "value", NULL);
 	lm_tensor *exact = lml_exact_integer(L, 2, o.dtype); /* past 2^53 */
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, lm_full(n, shape, o.dtype, v));
-	lml_result(L, box, t);
+	LML_PUSH(L, t, lm_full(n, shape, o.dtype, v));
 	if (exact && lm_copy_(t, exact)) lml_core_error(L);
 	lml_applyopts(L, t, &o);
 	return 1;
@@ -174,10 +168,8 @@ static int l_linspace(lua_State *L)
 	lml_opts o;
 	lml_checkopts(L, 4, &o);
 	lml_checkdevice(L, &o);
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, lm_linspace(a, b, n, o.dtype));
-	lml_result(L, box, t);
+	LML_PUSH(L, t, lm_linspace(a, b, n, o.dtype));
 	lml_applyopts(L, t, &o);
 	return 1;
 }
@@ -199,10 +191,8 @@ static int l_eye(lua_State *L)
 	lml_opts o;
 	lml_checkopts(L, oi, &o);
 	lml_checkdevice(L, &o);
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, lm_eye(n, m, o.dtype));
-	lml_result(L, box, t);
+	LML_PUSH(L, t, lm_eye(n, m, o.dtype));
 	lml_applyopts(L, t, &o);
 	return 1;
 }
@@ -220,10 +210,8 @@ static int l_randint(lua_State *L)
 		hi = lml_checkinteger(L, 2, "high");
 		si = 3;
 	}
-	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, si) != LUA_TTABLE || lml_tobox(L, si))
-		lml_error(L, "the shape must be a table such as {2, 3}, got %s",
-		          lml_describe(L, si, d, sizeof d));
+		lml_typeerror(L, si, "the shape", "a table such as {2, 3}");
 	int64_t shape[LM_MAX_DIMS];
 	int n = lml_checkshape(L, si, si, shape, 0);
 	if (lo >= hi) lml_error(L, "low %lld must be less than high %lld", (long long)lo, (long long)hi);
@@ -231,10 +219,8 @@ static int l_randint(lua_State *L)
 	lml_checkopts(L, si + 1, &o);
 	lml_checkdevice(L, &o);
 	lm_dtype dt = o.has_dtype ? o.dtype : LM_INT64;
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, lm_randint(lo, hi, n, shape, dt));
-	lml_result(L, box, t);
+	LML_PUSH(L, t, lm_randint(lo, hi, n, shape, dt));
 	lml_applyopts(L, t, &o);
 	return 1;
 }

@@ -15,79 +15,26 @@
 
 /* ---------------------------------------------------------------- options */
 
-/* Raises on keys of the options table at idx that are not in allowed (NULL-terminated). */
-static void check_keys(lua_State *L, int idx, const char *const *allowed, const char *list)
-{
-	char d[LML_DESCRIBE_MAX];
-	if (lua_isnoneornil(L, idx)) return;
-	if (lua_type(L, idx) != LUA_TTABLE || lml_tobox(L, idx))
-		lml_error(L, "options must be a table (%s), got %s", list,
-		          lml_describe(L, idx, d, sizeof d));
-	idx = lua_absindex(L, idx);
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		int ok = 0;
-		if (lua_type(L, -2) == LUA_TSTRING)
-			for (int i = 0; allowed[i]; i++) ok |= strcmp(lua_tostring(L, -2), allowed[i]) == 0;
-		if (!ok) {
-			if (lua_type(L, -2) == LUA_TSTRING)
-				lml_error(L, "unknown option '%.40s' (expected %s)", lua_tostring(L, -2), list);
-			lml_error(L, "options must have string keys (%s), got key %s", list,
-			          lml_describe(L, -2, d, sizeof d));
-		}
-		lua_pop(L, 1);
-	}
-}
+static const char *const reductions[] = {"mean", "sum", "none", NULL}; /* lm_reduction's order */
+static const char *conv_algos[LM_CONV_ALGO_COUNT + 1];              /* lm_conv_algo_name's */
 
-/* Pushes opts[name] (nil when opts is absent). */
-static int field(lua_State *L, int idx, const char *name)
-{
-	if (lua_type(L, idx) != LUA_TTABLE) {
-		lua_pushnil(L);
-		return LUA_TNIL;
-	}
-	return lml_rawfield(L, idx, name);
-}
+/* option reduction = 'mean' | 'sum' | 'none', alone or with label_smoothing */
+typedef struct loss_opts {
+	int reduction;
+	double label_smoothing;
+} loss_opts;
 
-/* A pair option (a number for both, or {h, w}) into v; def when absent. min: the least value. */
-static void pair_opt(lua_State *L, int idx, const char *name, int64_t def, int64_t min, int64_t *v)
+static const lml_field reduction_field[] = {
+	LML_FIELD(loss_opts, reduction, LML_NAME, .names = reductions),
+	LML_FIELDS_END,
+};
+
+/* Raises unless both values of the pair option name are at least min. */
+static void check_pair_min(lua_State *L, const char *name, const int64_t *v, int64_t min)
 {
-	char d[LML_DESCRIBE_MAX];
-	int tp = field(L, idx, name);
-	v[0] = v[1] = def;
-	if (tp == LUA_TNUMBER) {
-		v[0] = v[1] = lml_checkinteger(L, -1, name);
-	} else if (tp == LUA_TTABLE && !lml_tobox(L, -1) && lua_rawlen(L, -1) == 2) {
-		for (int i = 0; i < 2; i++) {
-			lua_rawgeti(L, -1, i + 1);
-			v[i] = lml_checkinteger(L, -1, name);
-			lua_pop(L, 1);
-		}
-	} else if (tp != LUA_TNIL) {
-		lml_error(L, "option %s must be an integer or a pair {h, w}, got %s", name,
-		          lml_describe(L, -1, d, sizeof d));
-	}
 	if (v[0] < min || v[1] < min)
 		lml_error(L, "option %s must be at least %lld, got {%lld, %lld}", name, (long long)min,
 		          (long long)v[0], (long long)v[1]);
-	lua_pop(L, 1);
-}
-
-static lm_reduction reduction_opt(lua_State *L, int idx)
-{
-	char d[LML_DESCRIBE_MAX];
-	int tp = field(L, idx, "reduction");
-	lm_reduction r = LM_REDUCTION_MEAN;
-	if (tp != LUA_TNIL) {
-		const char *s = tp == LUA_TSTRING ? lua_tostring(L, -1) : "";
-		if (strcmp(s, "mean") == 0) r = LM_REDUCTION_MEAN;
-		else if (strcmp(s, "sum") == 0) r = LM_REDUCTION_SUM;
-		else if (strcmp(s, "none") == 0) r = LM_REDUCTION_NONE;
-		else lml_error(L, "option reduction must be 'mean', 'sum' or 'none', got %s",
-		               lml_describe(L, -1, d, sizeof d));
-	}
-	lua_pop(L, 1);
-	return r;
 }
 
 /* An optional tensor argument (nil allowed). */
@@ -101,10 +48,7 @@ static lm_tensor *opt_tensor(lua_State *L, int idx, const char *what)
 static int unary(lua_State *L, lm_unop op)
 {
 	lm_tensor *t = lml_checktensor(L, 1, "input");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_unary(op, t));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_unary(op, t));
 }
 
 static int f_relu(lua_State *L) { return unary(L, LM_RELU); }
@@ -117,30 +61,19 @@ static int f_leaky_relu(lua_State *L)
 	lm_tensor *t = lml_checktensor(L, 1, "input");
 	double slope = lml_optnumber(L, 2, "negative_slope", 0.01);
 	if (!isfinite(slope)) lml_error(L, "negative_slope must be finite, got %g", slope);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_leaky_relu(t, slope));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_leaky_relu(t, slope));
 }
 
 /* F.gelu(x [, {approximate='none'|'tanh'}]) */
 static int f_gelu(lua_State *L)
 {
-	static const char *const keys[] = {"approximate", NULL};
+	static const char *const approx[] = {"none", "tanh", NULL};
+	static const lml_field fields[] = {{.key = "approximate", .kind = LML_NAME, .names = approx},
+	                                   LML_FIELDS_END};
 	lm_tensor *t = lml_checktensor(L, 1, "input");
-	check_keys(L, 2, keys, "approximate");
 	int tanh_approx = 0;
-	if (field(L, 2, "approximate") != LUA_TNIL) {
-		const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-		if (strcmp(s, "tanh") == 0) tanh_approx = 1;
-		else if (strcmp(s, "none") != 0)
-			lml_error(L, "option approximate must be 'none' or 'tanh'");
-	}
-	lua_pop(L, 1);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_gelu(t, tanh_approx));
-	return lml_result(L, box, r);
+	lml_readopts(L, 2, NULL, fields, &tanh_approx);
+	LML_RETURN(L, lm_gelu(t, tanh_approx));
 }
 
 /* F.softmax(x [, dim = -1]), F.log_softmax(x [, dim = -1]) */
@@ -148,10 +81,7 @@ static int softmax(lua_State *L, int log)
 {
 	lm_tensor *t = lml_checktensor(L, 1, "input");
 	int d = lua_isnoneornil(L, 2) ? -1 : lml_checkdim(L, 2, lm_tensor_ndim(t), 0, "dim");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, log ? lm_log_softmax(t, d) : lm_softmax(t, d));
-	return lml_result(L, box, r);
+	LML_RETURN(L, log ? lm_log_softmax(t, d) : lm_softmax(t, d));
 }
 
 static int f_softmax(lua_State *L) { return softmax(L, 0); }
@@ -165,85 +95,83 @@ static int f_linear(lua_State *L)
 	lm_tensor *x = lml_checktensor(L, 1, "input");
 	lm_tensor *w = lml_checktensor(L, 2, "weight");
 	lm_tensor *b = opt_tensor(L, 3, "bias");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_linear(x, w, b));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_linear(x, w, b));
 }
 
 /* F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=, algo=}]]) */
+typedef struct conv_opts {
+	lm_conv2d_opts c;
+	int algo;
+} conv_opts;
+
 static int f_conv2d(lua_State *L)
 {
-	static const char *const keys[] = {"stride", "padding", "dilation", "groups", "algo", NULL};
+	static const lml_field fields[] = {
+		{.key = "stride", .kind = LML_PAIR, .offset = offsetof(conv_opts, c.stride)},
+		{.key = "padding", .kind = LML_PAIR, .offset = offsetof(conv_opts, c.padding)},
+		{.key = "dilation", .kind = LML_PAIR, .offset = offsetof(conv_opts, c.dilation)},
+		{.key = "groups", .kind = LML_INTEGER, .offset = offsetof(conv_opts, c.groups)},
+		LML_FIELD(conv_opts, algo, LML_NAME, .names = conv_algos),
+		LML_FIELDS_END,
+	};
 	lm_tensor *x = lml_checktensor(L, 1, "input");
 	lm_tensor *w = lml_checktensor(L, 2, "weight");
 	lm_tensor *b = opt_tensor(L, 3, "bias");
-	check_keys(L, 4, keys, "stride, padding, dilation, groups, algo");
-	lm_conv2d_opts o;
-	lm_conv_algo algo = LM_CONV_AUTO;
-	if (field(L, 4, "algo") != LUA_TNIL) {
-		const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-		int a = -1;
-		for (int i = 0; i < LM_CONV_ALGO_COUNT; i++)
-			if (strcmp(s, lm_conv_algo_name((lm_conv_algo)i)) == 0) a = i;
-		if (a < 0) lml_error(L, "option algo must be 'auto', 'im2col' or 'winograd'");
-		algo = (lm_conv_algo)a;
-	}
-	lua_pop(L, 1);
-	pair_opt(L, 4, "stride", 1, 1, o.stride);
-	pair_opt(L, 4, "padding", 0, 0, o.padding);
-	pair_opt(L, 4, "dilation", 1, 1, o.dilation);
-	field(L, 4, "groups");
-	o.groups = lml_optinteger(L, -1, "option groups", 1);
-	lua_pop(L, 1);
-	if (o.groups < 1) lml_error(L, "option groups must be at least 1, got %lld",
-	                            (long long)o.groups);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_conv2d_algo(x, w, b, &o, algo));
-	return lml_result(L, box, r);
+	conv_opts o = {{{1, 1}, {0, 0}, {1, 1}, 1}, LM_CONV_AUTO};
+	lml_readopts(L, 4, NULL, fields, &o);
+	check_pair_min(L, "stride", o.c.stride, 1);
+	check_pair_min(L, "padding", o.c.padding, 0);
+	check_pair_min(L, "dilation", o.c.dilation, 1);
+	if (o.c.groups < 1) lml_error(L, "option groups must be at least 1, got %lld",
+	                              (long long)o.c.groups);
+	LML_RETURN(L, lm_conv2d_algo(x, w, b, &o.c, (lm_conv_algo)o.algo));
 }
 
-/* The kernel (k or {kh, kw}) at arg 2 and {stride=, padding=} at arg 3. */
-static void pool_opts(lua_State *L, lm_pool2d_opts *o, int with_indices)
+/* The kernel (k or {kh, kw}) at arg 2 and {stride=, padding=[, return_indices=]} at arg 3. */
+typedef struct pool_opts {
+	lm_pool2d_opts p;
+	int return_indices;
+} pool_opts;
+
+static void read_pool_opts(lua_State *L, pool_opts *o, int with_indices)
 {
-	static const char *const keys[] = {"stride", "padding", NULL};
-	static const char *const keys_i[] = {"stride", "padding", "return_indices", NULL};
-	char d[LML_DESCRIBE_MAX];
+#define POOL_FIELDS                                                                                \
+	{.key = "stride", .kind = LML_PAIR, .offset = offsetof(pool_opts, p.stride)},                  \
+	{.key = "padding", .kind = LML_PAIR, .offset = offsetof(pool_opts, p.padding)}
+	static const lml_field fields[] = {
+		POOL_FIELDS, LML_FIELD(pool_opts, return_indices, LML_BOOLEAN), LML_FIELDS_END};
+	static const lml_field fields_no_indices[] = {POOL_FIELDS, LML_FIELDS_END};
+	*o = (pool_opts){0};
 	if (lua_type(L, 2) == LUA_TNUMBER) {
-		o->kernel[0] = o->kernel[1] = lml_checkinteger(L, 2, "kernel size");
+		o->p.kernel[0] = o->p.kernel[1] = lml_checkinteger(L, 2, "kernel size");
 	} else if (lua_type(L, 2) == LUA_TTABLE && !lml_tobox(L, 2) && lua_rawlen(L, 2) == 2) {
 		for (int i = 0; i < 2; i++) {
 			lua_rawgeti(L, 2, i + 1);
-			o->kernel[i] = lml_checkinteger(L, -1, "kernel size");
+			o->p.kernel[i] = lml_checkinteger(L, -1, "kernel size");
 			lua_pop(L, 1);
 		}
 	} else {
-		lml_error(L, "the kernel size must be an integer or a pair {kh, kw}, got %s",
-		          lml_describe(L, 2, d, sizeof d));
+		lml_typeerror(L, 2, "the kernel size", "an integer or a pair {kh, kw}");
 	}
-	if (o->kernel[0] < 1 || o->kernel[1] < 1)
+	if (o->p.kernel[0] < 1 || o->p.kernel[1] < 1)
 		lml_error(L, "the kernel size must be at least 1, got {%lld, %lld}",
-		          (long long)o->kernel[0], (long long)o->kernel[1]);
-	check_keys(L, 3, with_indices ? keys_i : keys,
-	           with_indices ? "stride, padding, return_indices" : "stride, padding");
-	pair_opt(L, 3, "stride", 0, 0, o->stride);
-	pair_opt(L, 3, "padding", 0, 0, o->padding);
+		          (long long)o->p.kernel[0], (long long)o->p.kernel[1]);
+	lml_readopts(L, 3, NULL, with_indices ? fields : fields_no_indices, o);
+	check_pair_min(L, "stride", o->p.stride, 0);
+	check_pair_min(L, "padding", o->p.padding, 0);
 }
 
 /* F.max_pool2d(x, k [, {stride=, padding=, return_indices=}]) -> y [, indices (1-based)] */
 static int f_max_pool2d(lua_State *L)
 {
 	lm_tensor *x = lml_checktensor(L, 1, "input");
-	lm_pool2d_opts o;
-	pool_opts(L, &o, 1);
-	field(L, 3, "return_indices");
-	int want = lml_optboolean(L, -1, "option return_indices", 0);
-	lua_pop(L, 1);
+	pool_opts o;
+	read_pool_opts(L, &o, 1);
+	int want = o.return_indices;
 	lm_tensor **box = lml_newbox(L);
 	lm_tensor **ibox = want ? lml_newbox(L) : NULL;
 	lm_tensor *r, *idx = NULL;
-	LML_TRY(L, r, lm_max_pool2d(x, &o, want ? &idx : NULL));
+	LML_TRY(L, r, lm_max_pool2d(x, &o.p, want ? &idx : NULL));
 	if (!r) lml_core_error(L);
 	if (!want) {
 		lml_setbox(L, box, r);
@@ -257,12 +185,9 @@ static int f_max_pool2d(lua_State *L)
 static int f_avg_pool2d(lua_State *L)
 {
 	lm_tensor *x = lml_checktensor(L, 1, "input");
-	lm_pool2d_opts o;
-	pool_opts(L, &o, 0);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_avg_pool2d(x, &o));
-	return lml_result(L, box, r);
+	pool_opts o;
+	read_pool_opts(L, &o, 0);
+	LML_RETURN(L, lm_avg_pool2d(x, &o.p));
 }
 
 /* F.dropout(x [, p = 0.5 [, training = true]]) */
@@ -272,10 +197,7 @@ static int f_dropout(lua_State *L)
 	double p = lml_optnumber(L, 2, "p", 0.5);
 	int training = lml_optboolean(L, 3, "training", 1);
 	if (!(p >= 0 && p <= 1)) lml_error(L, "p must lie in [0, 1], got %g", p);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_dropout(x, p, training));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_dropout(x, p, training));
 }
 
 /* F.layer_norm(x, normalized_shape [, w [, b [, eps = 1e-5]]]) */
@@ -288,10 +210,7 @@ static int f_layer_norm(lua_State *L)
 	lm_tensor *b = opt_tensor(L, 4, "bias");
 	double eps = lml_optnumber(L, 5, "eps", 1e-5);
 	if (!(eps >= 0)) lml_error(L, "eps must be non-negative, got %g", eps);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_layer_norm(x, n, shape, w, b, eps));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_layer_norm(x, n, shape, w, b, eps));
 }
 
 /* F.batch_norm(x, running_mean, running_var [, w, b, training = false, momentum = 0.1,
@@ -309,10 +228,7 @@ static int f_batch_norm(lua_State *L)
 	if (!(eps >= 0)) lml_error(L, "eps must be non-negative, got %g", eps);
 	if (!(momentum >= 0 && momentum <= 1)) lml_error(L, "momentum must lie in [0, 1], got %g",
 	                                                 momentum);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_batch_norm(x, rm, rv, w, b, training, momentum, eps));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_batch_norm(x, rm, rv, w, b, training, momentum, eps));
 }
 
 /* F.embedding(idx, w): rows of w (n, d) at the 1-based indices idx */
@@ -322,20 +238,15 @@ static int f_embedding(lua_State *L)
 	if (lm_tensor_ndim(w) != 2)
 		lml_error(L, "weight must be a matrix (n, d), got %d dims", lm_tensor_ndim(w));
 	lm_tensor *idx = lml_index0(L, 1, "indices", lm_tensor_shape(w)[0]);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_embedding(idx, w));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_embedding(idx, w));
 }
 
 /* F.pad(x, pads [, value = 0]): pads = {left, right [, top, bottom, ...]}, last dim first */
 static int f_pad(lua_State *L)
 {
 	lm_tensor *x = lml_checktensor(L, 1, "input");
-	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, 2) != LUA_TTABLE || lml_tobox(L, 2))
-		lml_error(L, "pads must be a table such as {1, 1} or {1, 1, 2, 2}, got %s",
-		          lml_describe(L, 2, d, sizeof d));
+		lml_typeerror(L, 2, "pads", "a table such as {1, 1} or {1, 1, 2, 2}");
 	int n = (int)lua_rawlen(L, 2);
 	if (n % 2 || n / 2 > lm_tensor_ndim(x))
 		lml_error(L, "pads must hold pairs (before, after), at most one per dim of the %d-d "
@@ -376,50 +287,42 @@ static int64_t classes(lm_tensor *x)
 /* F.cross_entropy(logits, target [, {reduction=, label_smoothing=}]); target: 1-based classes */
 static int f_cross_entropy(lua_State *L)
 {
-	static const char *const keys[] = {"reduction", "label_smoothing", NULL};
+	static const lml_field fields[] = {
+		LML_FIELD(loss_opts, reduction, LML_NAME, .names = reductions),
+		LML_FIELD(loss_opts, label_smoothing, LML_NUMBER),
+		LML_FIELDS_END,
+	};
 	lm_tensor *x = lml_checktensor(L, 1, "input");
 	lml_checktensor(L, 2, "target");
-	check_keys(L, 3, keys, "reduction, label_smoothing");
-	lm_reduction red = reduction_opt(L, 3);
-	field(L, 3, "label_smoothing");
-	double s = lml_optnumber(L, -1, "option label_smoothing", 0);
-	lua_pop(L, 1);
+	loss_opts o = {LM_REDUCTION_MEAN, 0};
+	lml_readopts(L, 3, NULL, fields, &o);
+	double s = o.label_smoothing;
 	if (!(s >= 0 && s <= 1)) lml_error(L, "option label_smoothing must lie in [0, 1], got %g", s);
 	if (lm_tensor_ndim(x) == 0) lml_error(L, "input must have a dim of classes, got a 0-d tensor");
 	lm_tensor *t = lml_index0(L, 2, "target", classes(x));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_cross_entropy(x, t, red, s));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_cross_entropy(x, t, (lm_reduction)o.reduction, s));
 }
 
 /* F.nll_loss(logp, target [, {reduction=}]) */
 static int f_nll_loss(lua_State *L)
 {
-	static const char *const keys[] = {"reduction", NULL};
 	lm_tensor *x = lml_checktensor(L, 1, "input");
 	lml_checktensor(L, 2, "target");
-	check_keys(L, 3, keys, "reduction");
-	lm_reduction red = reduction_opt(L, 3);
+	loss_opts o = {LM_REDUCTION_MEAN, 0};
+	lml_readopts(L, 3, NULL, reduction_field, &o);
 	if (lm_tensor_ndim(x) == 0) lml_error(L, "input must have a dim of classes, got a 0-d tensor");
 	lm_tensor *t = lml_index0(L, 2, "target", classes(x));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_nll_loss(x, t, red));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_nll_loss(x, t, (lm_reduction)o.reduction));
 }
 
 static int pair_loss(lua_State *L, int bce)
 {
-	static const char *const keys[] = {"reduction", NULL};
 	lm_tensor *x = lml_checktensor(L, 1, "input");
 	lm_tensor *t = lml_checktensor(L, 2, "target");
-	check_keys(L, 3, keys, "reduction");
-	lm_reduction red = reduction_opt(L, 3);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, bce ? lm_binary_cross_entropy(x, t, red) : lm_mse_loss(x, t, red));
-	return lml_result(L, box, r);
+	loss_opts o = {LM_REDUCTION_MEAN, 0};
+	lml_readopts(L, 3, NULL, reduction_field, &o);
+	lm_reduction red = (lm_reduction)o.reduction;
+	LML_RETURN(L, bce ? lm_binary_cross_entropy(x, t, red) : lm_mse_loss(x, t, red));
 }
 
 /* F.mse_loss(x, y [, {reduction=}]), F.binary_cross_entropy(p, y [, {reduction=}]) */
@@ -454,6 +357,7 @@ void lml_open_functional(lua_State *L, int mt, int m, int lm)
 {
 	(void)mt;
 	(void)m;
+	for (int i = 0; i < LM_CONV_ALGO_COUNT; i++) conv_algos[i] = lm_conv_algo_name((lm_conv_algo)i);
 	lua_newtable(L); /* lm.nn */
 	lua_newtable(L); /* lm.nn.functional */
 	lml_setfuncs(L, -1, "F.", functions, 0);

@@ -15,8 +15,7 @@ static lm_tensor **tensor_list(lua_State *L, int arg, int *n)
 {
 	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, arg) != LUA_TTABLE || lml_tobox(L, arg))
-		lml_error(L, "argument 1 must be a table of tensors such as {a, b}, got %s",
-		          lml_describe(L, arg, d, sizeof d));
+		lml_typeerror(L, arg, "argument 1", "a table of tensors such as {a, b}");
 	lua_Unsigned len = lua_rawlen(L, arg);
 	if (len == 0) lml_error(L, "expects at least one tensor, got an empty table");
 	if (len > 100000) lml_error(L, "too many tensors (%llu)", (unsigned long long)len);
@@ -45,10 +44,7 @@ static int l_cat(lua_State *L)
 	while (ref < n - 1 && lm_tensor_ndim(ts[ref]) == 1 && lm_tensor_shape(ts[ref])[0] == 0) ref++;
 	if (lm_tensor_ndim(ts[ref]) == 0) lml_error(L, "0-d tensors cannot be concatenated (use stack)");
 	int dim = lua_isnoneornil(L, 2) ? 0 : lml_checkdim(L, 2, lm_tensor_ndim(ts[ref]), 0, "dim");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_cat(n, ts, dim));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_cat(n, ts, dim));
 }
 
 /* lm.stack({a, b, ...} [, dim = 1]) */
@@ -58,10 +54,7 @@ static int l_stack(lua_State *L)
 	lua_settop(L, 2);
 	lm_tensor **ts = tensor_list(L, 1, &n);
 	int dim = lua_isnoneornil(L, 2) ? 0 : lml_checkdim(L, 2, lm_tensor_ndim(ts[0]), 1, "dim");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_stack(n, ts, dim));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_stack(n, ts, dim));
 }
 
 /* The size of dim d of x (1 for a 0-d tensor). */
@@ -76,10 +69,7 @@ static int t_index_select(lua_State *L)
 	lm_tensor *x = lml_checkself(L);
 	int d = lml_checkdim(L, 2, lm_tensor_ndim(x), 0, "dim");
 	lm_tensor *idx = lml_index0(L, 3, "index", dim_size(x, d));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_index_select(x, d, idx));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_index_select(x, d, idx));
 }
 
 /* x:gather(dim, index) */
@@ -88,10 +78,7 @@ static int t_gather(lua_State *L)
 	lm_tensor *x = lml_checkself(L);
 	int d = lml_checkdim(L, 2, lm_tensor_ndim(x), 0, "dim");
 	lm_tensor *idx = lml_index0(L, 3, "index", dim_size(x, d));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_gather(x, d, idx));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_gather(x, d, idx));
 }
 
 /* x:scatter_add(dim, index, src): a copy of x with src added at index along dim */
@@ -101,10 +88,7 @@ static int t_scatter_add(lua_State *L)
 	int d = lml_checkdim(L, 2, lm_tensor_ndim(x), 0, "dim");
 	lm_tensor *src = lml_checktensor(L, 4, "src");
 	lm_tensor *idx = lml_index0(L, 3, "index", dim_size(x, d));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_scatter_add(x, d, idx, src));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_scatter_add(x, d, idx, src));
 }
 
 /* x:masked_fill(mask, value) */
@@ -115,10 +99,7 @@ static int t_masked_fill(lua_State *L)
 	double v = lml_checknumber(L, 3, "value");
 	lml_checkstore(L, 3, lm_tensor_dtype(x), "value", NULL);
 	lm_tensor *exact = lml_exact_integer(L, 3, lm_tensor_dtype(x)); /* past 2^53: no double */
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, exact ? lm_where(mask, exact, x) : lm_masked_fill(x, mask, v));
-	return lml_result(L, box, r);
+	LML_RETURN(L, exact ? lm_where(mask, exact, x) : lm_masked_fill(x, mask, v));
 }
 
 /* Pushes values and 1-based indices from a core call filling v and i. */
@@ -181,10 +162,7 @@ static int l_one_hot(lua_State *L)
 	}
 	if (c < 0) lml_error(L, "num_classes must be non-negative, got %lld", (long long)c);
 	lm_tensor *idx = lml_index0(L, 1, "index", c);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_one_hot(idx, c));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_one_hot(idx, c));
 }
 
 static const luaL_Reg methods[] = {

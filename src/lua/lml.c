@@ -1,6 +1,6 @@
 /*
  * lml.c — the helpers every binding uses: names and errors, tensor boxes, numbers, shapes,
- * dims, options, element reads, and the GC pacer.
+ * dims, element reads, and the GC pacer (option tables and names: options.c).
  *
  * Errors are raised with luaL_error(L, "%s: %s", name, msg), so a message is never a format
  * string, and luaL_error adds the caller's file:line. Values in messages are described without
@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "lml.h"
-#include "lumen/cuda.h"
 
 /* ---------------------------------------------------------------- registration */
 
@@ -181,6 +180,13 @@ int lml_may_release(lua_State *L)
 	       strcmp(ar.name, "__gc") == 0;
 }
 
+void lml_checkrelease(lua_State *L, const char *what)
+{
+	if (!lml_may_release(L))
+		lml_error(L, "cannot close %s inside a finalizer (__gc): a call that is running may be "
+		          "using it (drop the reference instead)", what);
+}
+
 lm_tensor *lml_totensor(lua_State *L, int idx)
 {
 	lm_tensor **b = lml_tobox(L, idx);
@@ -190,10 +196,7 @@ lm_tensor *lml_totensor(lua_State *L, int idx)
 lm_tensor *lml_checktensor(lua_State *L, int idx, const char *what)
 {
 	lm_tensor **b = lml_tobox(L, idx);
-	if (!b) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "%s must be a tensor, got %s", what, lml_describe(L, idx, d, sizeof d));
-	}
+	if (!b) lml_typeerror(L, idx, what, "a tensor");
 	if (!*b) {
 		if (strcmp(what, "self") == 0 || strcmp(what, "argument 1") == 0)
 			lml_error(L, "tensor is closed");
@@ -236,10 +239,7 @@ int lml_isinteger(lua_State *L, int idx, int64_t *out)
 int64_t lml_checkinteger(lua_State *L, int idx, const char *what)
 {
 	int64_t v;
-	if (!lml_isinteger(L, idx, &v)) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "%s must be an integer, got %s", what, lml_describe(L, idx, d, sizeof d));
-	}
+	if (!lml_isinteger(L, idx, &v)) lml_typeerror(L, idx, what, "an integer");
 	return v;
 }
 
@@ -253,10 +253,8 @@ lm_tensor *lml_exact_integer(lua_State *L, int idx, lm_dtype dt)
 	if (dt != LM_INT64 || !lua_isinteger(L, idx)) return NULL;
 	lua_Integer v = lua_tointeger(L, idx);
 	if (v >= -((lua_Integer)1 << 53) && v <= ((lua_Integer)1 << 53)) return NULL;
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, lm_empty(0, NULL, LM_INT64));
-	lml_result(L, box, t);
+	LML_PUSH(L, t, lm_empty(0, NULL, LM_INT64));
 	*(int64_t *)lm_tensor_data(t) = (int64_t)v;
 	return t;
 }
@@ -352,10 +350,7 @@ void lml_storenumber(lua_State *L, int idx, lm_dtype dt, char *p)
 
 double lml_checknumber(lua_State *L, int idx, const char *what)
 {
-	if (lua_type(L, idx) != LUA_TNUMBER) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "%s must be a number, got %s", what, lml_describe(L, idx, d, sizeof d));
-	}
+	if (lua_type(L, idx) != LUA_TNUMBER) lml_typeerror(L, idx, what, "a number");
 	return lua_tonumber(L, idx);
 }
 
@@ -367,10 +362,7 @@ double lml_optnumber(lua_State *L, int idx, const char *what, double def)
 int lml_optboolean(lua_State *L, int idx, const char *what, int def)
 {
 	if (lua_isnoneornil(L, idx)) return def;
-	if (!lua_isboolean(L, idx)) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "%s must be a boolean, got %s", what, lml_describe(L, idx, d, sizeof d));
-	}
+	if (!lua_isboolean(L, idx)) lml_typeerror(L, idx, what, "a boolean");
 	return lua_toboolean(L, idx);
 }
 
@@ -444,10 +436,7 @@ int lml_checkdim(lua_State *L, int idx, int ndim, int extra, const char *what)
 	int64_t d;
 	int n = ndim + extra;
 	if (n < 1) n = 1; /* a 0-d tensor accepts dim 1 / -1, as PyTorch accepts 0 / -1 */
-	if (!lml_isinteger(L, idx, &d)) {
-		char b[LML_DESCRIBE_MAX];
-		lml_error(L, "%s must be an integer, got %s", what, lml_describe(L, idx, b, sizeof b));
-	}
+	if (!lml_isinteger(L, idx, &d)) lml_typeerror(L, idx, what, "an integer");
 	if (d == 0 || d > n || d < -n)
 		lml_error(L, "%s %lld is out of range for a %d-d tensor (expected 1..%d or -%d..-1)", what,
 		          (long long)d, ndim, n, n);
@@ -464,98 +453,6 @@ int64_t lml_toindex(lua_State *L, int64_t i, int64_t n, int dim1, const char *wh
 		          "-%lld..-1)", what, (long long)i, dim1, (long long)n, (long long)n, (long long)n);
 	}
 	return k;
-}
-
-/* ---------------------------------------------------------------- options */
-
-int lml_rawfield(lua_State *L, int t, const char *k)
-{
-	t = lua_absindex(L, t);
-	lua_pushstring(L, k);
-	return lua_rawget(L, t);
-}
-
-int lml_isopts(lua_State *L, int idx)
-{
-	if (lua_type(L, idx) != LUA_TTABLE) return 0;
-	int arr = lua_rawgeti(L, idx, 1) != LUA_TNIL;
-	lua_pop(L, 1);
-	return !arr;
-}
-
-lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what)
-{
-	lm_dtype dt;
-	char d[LML_DESCRIBE_MAX];
-	if (lua_type(L, idx) != LUA_TSTRING)
-		lml_error(L, "%s must be a dtype name such as 'float32', got %s", what,
-		          lml_describe(L, idx, d, sizeof d));
-	if (lm_dtype_from_name(lua_tostring(L, idx), &dt))
-		lml_error(L, "%s: unknown dtype %s (expected float32, float64, int32, int64 or uint8)",
-		          what, lml_describe(L, idx, d, sizeof d));
-	return dt;
-}
-
-static lm_device check_device_name(lua_State *L, int idx)
-{
-	char d[LML_DESCRIBE_MAX];
-	if (lua_type(L, idx) == LUA_TSTRING) {
-		const char *s = lua_tostring(L, idx);
-		if (strcmp(s, "cpu") == 0) return LM_CPU;
-		if (strcmp(s, "cuda") == 0 || strncmp(s, "cuda:", 5) == 0) return LM_CUDA;
-	}
-	return (lm_device)lml_error(L, "device must be 'cpu' or 'cuda', got %s",
-	                            lml_describe(L, idx, d, sizeof d));
-}
-
-void lml_checkopts(lua_State *L, int idx, lml_opts *o)
-{
-	char d[LML_DESCRIBE_MAX];
-	o->dtype = LM_FLOAT32;
-	o->has_dtype = 0;
-	o->requires_grad = 0;
-	o->device = LM_CPU;
-	if (lua_isnoneornil(L, idx)) return;
-	if (lua_type(L, idx) != LUA_TTABLE)
-		lml_error(L, "options must be a table such as {dtype='float64'}, got %s",
-		          lml_describe(L, idx, d, sizeof d));
-	idx = lua_absindex(L, idx);
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-		if (k && strcmp(k, "dtype") == 0) {
-			o->dtype = lml_checkdtype(L, -1, "option dtype");
-			o->has_dtype = 1;
-		} else if (k && strcmp(k, "requires_grad") == 0) {
-			o->requires_grad = lml_optboolean(L, -1, "option requires_grad", 0);
-		} else if (k && strcmp(k, "device") == 0) {
-			o->device = check_device_name(L, -1);
-		} else if (k) {
-			lml_error(L, "unknown option '%.40s' (expected dtype, requires_grad or device)", k);
-		} else {
-			lml_error(L, "options must have string keys (dtype, requires_grad, device), got key %s",
-			          lml_describe(L, -2, d, sizeof d));
-		}
-		lua_pop(L, 1);
-	}
-}
-
-void lml_checkdevice(lua_State *L, const lml_opts *o)
-{
-	if (o->device != LM_CPU) lml_nocuda(L);
-}
-
-_Noreturn void lml_nocuda(lua_State *L)
-{
-	if (!lm_cuda_is_available())
-		lml_error(L, "device 'cuda' is not available (no GPU): %s", lm_cuda_unavailable_reason());
-	lml_error(L, "tensors on the GPU are not supported yet (the core stores tensors on the CPU; "
-	          "the GPU runs the kernels of the kernels module)");
-}
-
-void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o)
-{
-	if (o->requires_grad && lm_tensor_requires_grad_(t, true)) lml_core_error(L);
 }
 
 /* ---------------------------------------------------------------- elements */
@@ -647,10 +544,8 @@ lm_tensor *lml_index0(lua_State *L, int arg, const char *what, int64_t hi)
 		lml_error(L, "%s: index %lld is out of range 1..%lld (indices are 1-based)", what,
 		          (long long)bad, (long long)hi);
 	}
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, lm_binary_scalar(LM_SUB, t, 1));
-	lml_result(L, box, r);
+	LML_PUSH(L, r, lm_binary_scalar(LM_SUB, t, 1));
 	return r;
 }
 

@@ -15,6 +15,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stddef.h>
 
 #include "lumen/autograd.h"
 #include "lumen/core.h"
@@ -99,6 +100,8 @@ lm_tensor **lml_tobox(lua_State *L, int idx);
  * collector's own call of __gc (on an unreachable object) is always allowed.
  */
 int lml_may_release(lua_State *L);
+/* Raises "cannot close <what> inside a finalizer ..." unless lml_may_release. */
+void lml_checkrelease(lua_State *L, const char *what);
 /* The tensor at idx, or NULL when it is not a tensor (or is closed). */
 lm_tensor *lml_totensor(lua_State *L, int idx);
 /* The tensor at idx; raises "<what> must be a tensor, got X" or "tensor is closed". */
@@ -169,8 +172,74 @@ int lml_checkdim(lua_State *L, int idx, int ndim, int extra, const char *what);
 /* Converts a 1-based index (negatives from the end) along a dim of size n to 0-based. */
 int64_t lml_toindex(lua_State *L, int64_t i, int64_t n, int dim1, const char *what);
 
-/* ---------------------------------------------------------------- options */
+/* ---------------------------------------------------------------- options and names (options.c) */
 
+/* Raises "<what> must be <expected>, got <the value at idx, described>". */
+_Noreturn int lml_typeerror(lua_State *L, int idx, const char *what, const char *expected);
+/* "a, b or c" of a NULL-terminated list ('a', 'b' or 'c' when quote), into buf. */
+const char *lml_list(const char *const *items, int quote, char *buf, size_t cap);
+#define LML_LIST_MAX 400
+
+/* The index of the string at idx in the NULL-terminated names (luaL_checkoption's idea); raises
+ * "<what> must be 'a', 'b' or 'c', got X" otherwise. lml_optname: def for nil/none. */
+int lml_checkname(lua_State *L, int idx, const char *what, const char *const *names);
+int lml_optname(lua_State *L, int idx, const char *what, const char *const *names, int def);
+
+/* What a field of an option table holds, and the C type it is stored as. */
+typedef enum lml_kind {
+	LML_BOOLEAN, /* int, 0 or 1 */
+	LML_INTEGER, /* int64_t (integral floats accepted; 2.5, NaN and strings refused) */
+	LML_INT,     /* int, range-checked */
+	LML_NUMBER,  /* double */
+	LML_STRING,  /* const char *, alive while the options table is (names: documentation only) */
+	LML_NAME,    /* int: the index of the value in names */
+	LML_DTYPE,   /* lm_dtype, from its name */
+	LML_TENSOR,  /* lm_tensor *, borrowed (the options table holds it) */
+	LML_PAIR,    /* int64_t[2]: an integer for both, or a pair {h, w} */
+	LML_CUSTOM,  /* nothing: check reads and stores the value */
+} lml_kind;
+
+/* One key of an option table: its kind and where its value goes (offsetof in the caller's
+ * struct). check (optional) is called after the kind's own reading with the value's stack index
+ * and its destination: further checks (ranges), or all of the reading for LML_CUSTOM. def and
+ * doc are for help (lml_push_fields). A field table ends with {NULL}. */
+typedef struct lml_field {
+	const char *key;
+	lml_kind kind;
+	size_t offset;
+	const char *const *names; /* LML_NAME: the accepted names, NULL-terminated */
+	void (*check)(lua_State *L, int idx, const struct lml_field *f, void *dst);
+	const char *def, *doc;
+} lml_field;
+/* A field named as the member of type it is stored in; more members designated after kind. */
+#define LML_FIELD(type, member, kind_, ...)                                                        \
+	{ .key = #member, .kind = (kind_), .offset = offsetof(type, member), __VA_ARGS__ }
+#define LML_FIELDS_END { .key = NULL }
+
+/*
+ * Reads the option table at idx (nil or none: nothing) into out: raises when it is not a table,
+ * when a key is not a string or not one of fields ("unknown <noun> 'k' (<fname> takes a, b or c)";
+ * noun NULL: "option"), and when a value is not of its field's kind ("option k must be ..."). The
+ * fields absent keep what out holds (set the defaults first). Returns the mask of the fields
+ * given (bit i: fields[i]; at most 32 fields).
+ */
+unsigned lml_readopts(lua_State *L, int idx, const char *noun, const lml_field *fields, void *out);
+/* Pushes {{key=, kind=, values=, default=, doc=}, ...} of a field table (for :help). */
+void lml_push_fields(lua_State *L, const lml_field *fields);
+
+/* Pushes t[k] of the table at index t without metamethods (a user's __index could close or
+ * replace what a binding holds) and returns its type. Options and other user tables are read so. */
+int lml_rawfield(lua_State *L, int t, const char *k);
+/* Whether idx holds an options table: a table (not a tensor) without an array part [1]. */
+int lml_isopts(lua_State *L, int idx);
+
+/* Fields of the table on the stack top, for the tables bindings return. */
+void lml_setint(lua_State *L, const char *k, int64_t v);
+void lml_setnumber(lua_State *L, const char *k, double v);
+void lml_setstring(lua_State *L, const char *k, const char *v);
+void lml_setboolean(lua_State *L, const char *k, int v);
+
+/* The creation options {dtype=, requires_grad=, device=}. */
 typedef struct lml_opts {
 	lm_dtype dtype;
 	int has_dtype;
@@ -178,11 +247,6 @@ typedef struct lml_opts {
 	lm_device device;
 } lml_opts;
 
-/* Pushes t[k] of the table at index t without metamethods (a user's __index could close or
- * replace what a binding holds) and returns its type. Options and other user tables are read so. */
-int lml_rawfield(lua_State *L, int t, const char *k);
-/* Whether idx holds an options table: a table (not a tensor) without an array part [1]. */
-int lml_isopts(lua_State *L, int idx);
 /* Reads {dtype=, requires_grad=, device=} at idx (nil/none allowed); unknown keys are errors. */
 void lml_checkopts(lua_State *L, int idx, lml_opts *o);
 /* A dtype name argument. */
@@ -234,6 +298,25 @@ int lml_retry_nomem(lua_State *L);
 	do {                                                                                         \
 		(var) = (expr);                                                                          \
 		if (!(var) && lml_retry_nomem(L)) (var) = (expr);                                        \
+	} while (0)
+/*
+ * A new tensor made by expr (+1), pushed in a box and stored in var. The box is made first (so
+ * the result is owned before anything can raise), expr runs (again after a collection when
+ * memory ran out), and a NULL raises the core's error. The arguments expr uses must have been
+ * checked and be held by the stack. LML_RETURN: the same as the binding's one result (the end of
+ * most bindings).
+ */
+#define LML_PUSH(L, var, expr)                                                                     \
+	do {                                                                                         \
+		lm_tensor **lml_box_ = lml_newbox(L);                                                    \
+		LML_TRY(L, var, expr);                                                                   \
+		lml_result(L, lml_box_, var);                                                            \
+	} while (0)
+#define LML_RETURN(L, expr)                                                                        \
+	do {                                                                                         \
+		lm_tensor *lml_r_;                                                                       \
+		LML_PUSH(L, lml_r_, expr);                                                               \
+		return 1;                                                                                \
 	} while (0)
 
 #endif

@@ -23,9 +23,7 @@ static lm_tensor *operand(lua_State *L, int idx, const char *what, double *num)
 	}
 	lm_tensor **b = lml_tobox(L, idx);
 	if (!b) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "%s must be a tensor or a number, got %s", what,
-		          lml_describe(L, idx, d, sizeof d));
+		lml_typeerror(L, idx, what, "a tensor or a number");
 	}
 	if (!*b) lml_error(L, "%s: tensor is closed", what);
 	return *b;
@@ -44,23 +42,11 @@ static lm_tensor *apply_binary(lm_binop op, lm_tensor *a, double na, lm_tensor *
  */
 static int opt_alpha(lua_State *L, int idx, lm_binop op, double *alpha)
 {
+	static const lml_field fields[] = {{.key = "alpha", .kind = LML_NUMBER}, LML_FIELDS_END};
 	if (lua_isnoneornil(L, idx)) return 0;
 	if (op != LM_ADD && op != LM_SUB) return 0;
-	if (!lml_isopts(L, idx)) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "argument 3 must be an options table {alpha=}, got %s",
-		          lml_describe(L, idx, d, sizeof d));
-	}
-	int found = 0;
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "alpha") != 0)
-			lml_error(L, "unknown option (expected alpha)");
-		*alpha = lml_checknumber(L, lua_gettop(L), "option alpha");
-		found = 1;
-		lua_pop(L, 1);
-	}
-	return found;
+	if (!lml_isopts(L, idx)) lml_typeerror(L, idx, "argument 3", "an options table {alpha=}");
+	return lml_readopts(L, idx, NULL, fields, alpha) & 1;
 }
 
 /* a op alpha*b for add/sub with an alpha (a number operand was boxed: scaled_operand). */
@@ -105,10 +91,7 @@ static int arith(lua_State *L, lm_binop op)
 	int scaled = opt_alpha(L, 3, op, &alpha);
 	if (!a) a = scaled ? scaled_operand(L, 1, b) : number_operand(L, op, 1, b);
 	else if (!b) b = scaled ? scaled_operand(L, 2, a) : number_operand(L, op, 2, a);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, scaled ? apply_scaled(op, a, b, alpha) : apply_binary(op, a, na, b, nb));
-	return lml_result(L, box, r);
+	LML_RETURN(L, scaled ? apply_scaled(op, a, b, alpha) : apply_binary(op, a, na, b, nb));
 }
 
 /* x:op(y): self must be a tensor. */
@@ -120,10 +103,7 @@ static int method(lua_State *L, lm_binop op)
 	double alpha = 1;
 	int scaled = opt_alpha(L, 3, op, &alpha);
 	if (!b) b = scaled ? scaled_operand(L, 2, a) : number_operand(L, op, 2, a);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, scaled ? apply_scaled(op, a, b, alpha) : apply_binary(op, a, 0, b, n));
-	return lml_result(L, box, r);
+	LML_RETURN(L, scaled ? apply_scaled(op, a, b, alpha) : apply_binary(op, a, 0, b, n));
 }
 
 /* x:op_(y): in place, returns self. */
@@ -186,10 +166,7 @@ static int mm_le(lua_State *L)
 static int mm_unm(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_neg(t));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_neg(t));
 }
 
 /* ---------------------------------------------------------------- unary */
@@ -197,10 +174,7 @@ static int mm_unm(lua_State *L)
 static int unary(lua_State *L, lm_unop op)
 {
 	lm_tensor *t = lml_checkself(L);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_unary(op, t));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_unary(op, t));
 }
 
 static int unary_(lua_State *L, lm_unop op)
@@ -280,16 +254,11 @@ static int m_clamp(lua_State *L)
 		return 1;
 	}
 	if (rt != lm_tensor_dtype(t)) { /* a float bound: clamp the float32 copy */
-		lm_tensor **fb = lml_newbox(L);
 		lm_tensor *f;
-		LML_TRY(L, f, lm_to_dtype(t, rt));
-		lml_result(L, fb, f);
+		LML_PUSH(L, f, lm_to_dtype(t, rt));
 		t = f;
 	}
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_clamp(t, lo, hi));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_clamp(t, lo, hi));
 }
 
 static int m_clamp_(lua_State *L)
@@ -363,10 +332,7 @@ static int f_where(lua_State *L)
 	lm_tensor *b = operand(L, 3, "argument 3", &nb);
 	if (!a) a = where_number(L, 2, b, "argument 2");
 	if (!b) b = where_number(L, 3, a, "argument 3");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_where(c, a, b));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_where(c, a, b));
 }
 
 static int matmul_like(lua_State *L, int mm)
@@ -376,10 +342,7 @@ static int matmul_like(lua_State *L, int mm)
 	if (mm && (lm_tensor_ndim(a) != 2 || lm_tensor_ndim(b) != 2))
 		lml_error(L, "expects two matrices, got %d-d and %d-d tensors (use matmul)",
 		          lm_tensor_ndim(a), lm_tensor_ndim(b));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, mm ? lm_mm(a, b) : lm_matmul(a, b));
-	return lml_result(L, box, r);
+	LML_RETURN(L, mm ? lm_mm(a, b) : lm_matmul(a, b));
 }
 
 static int f_matmul(lua_State *L) { return matmul_like(L, 0); }

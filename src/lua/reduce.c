@@ -50,10 +50,8 @@ static int reduce_table(lua_State *L, lm_redop op, int idx, double p)
 	int n = dims_table(L, idx, t, dims);
 	if (n < 0) return -1;
 	int keepdim = lml_optboolean(L, idx + 1, "keepdim", 0);
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, lm_reduce_dims(op, t, n, dims, keepdim, p));
-	lml_result(L, box, r);
+	LML_PUSH(L, r, lm_reduce_dims(op, t, n, dims, keepdim, p));
 	return 1;
 }
 
@@ -84,10 +82,8 @@ static int reduce(lua_State *L, lm_redop op)
 	if (op == LM_ARGMAX || op == LM_ARGMIN) one_dim_only(L, "");
 	else if (reduce_table(L, op, 2, 0) == 1) return 1;
 	int keepdim, d = dim_arg(L, t, &keepdim);
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *r;
-	LML_TRY(L, r, reduce_call(op, t, d, keepdim));
-	lml_result(L, box, r);
+	LML_PUSH(L, r, reduce_call(op, t, d, keepdim));
 	if ((op == LM_ARGMAX || op == LM_ARGMIN) && lm_binary_scalar_(LM_ADD, r, 1))
 		lml_core_error(L);
 	return 1;
@@ -107,28 +103,22 @@ static int var_std(lua_State *L, int std)
 	lm_tensor *t = lml_checkself(L);
 	int top = lua_gettop(L), correction = 1;
 	if (top >= 2 && lml_isopts(L, top) && !lml_tobox(L, top)) { /* (a table of dims has [1]) */
-		lua_pushnil(L);
-		while (lua_next(L, top)) {
-			const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-			if (strcmp(k, "unbiased") == 0)
-				correction = lml_optboolean(L, -1, "option unbiased", 1);
-			else if (strcmp(k, "correction") == 0) {
-				int64_t c = lml_checkinteger(L, -1, "option correction");
-				if (c < 0 || c > 1000000) lml_error(L, "option correction must be >= 0, got %lld",
-				                                    (long long)c);
-				correction = (int)c;
-			} else
-				lml_error(L, "unknown option (expected unbiased or correction)");
-			lua_pop(L, 1);
-		}
+		typedef struct { int unbiased; int64_t correction; } var_opts;
+		static const lml_field fields[] = {
+			LML_FIELD(var_opts, unbiased, LML_BOOLEAN),
+			LML_FIELD(var_opts, correction, LML_INTEGER),
+			LML_FIELDS_END,
+		};
+		var_opts o = {1, 1};
+		unsigned given = lml_readopts(L, top, NULL, fields, &o);
+		if ((given & 2) && (o.correction < 0 || o.correction > 1000000))
+			lml_error(L, "option correction must be >= 0, got %lld", (long long)o.correction);
+		correction = given & 2 ? (int)o.correction : o.unbiased; /* unbiased=false: correction 0 */
 		lua_settop(L, top - 1);
 	}
 	if (reduce_table(L, std ? LM_STD : LM_VAR, 2, correction) == 1) return 1;
 	int keepdim, d = dim_arg(L, t, &keepdim);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, std ? lm_std(t, d, keepdim, correction) : lm_var(t, d, keepdim, correction));
-	return lml_result(L, box, r);
+	LML_RETURN(L, std ? lm_std(t, d, keepdim, correction) : lm_var(t, d, keepdim, correction));
 }
 
 static int r_var(lua_State *L) { return var_std(L, 0); }
@@ -147,10 +137,7 @@ static int r_norm(lua_State *L)
 	if (reduce_table(L, LM_NORM, 3, p) == 1) return 1;
 	int keepdim = lml_optboolean(L, 4, "keepdim", 0);
 	int d = lua_isnoneornil(L, 3) ? LM_DIM_ALL : lml_checkdim(L, 3, lm_tensor_ndim(t), 0, "dim");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_norm(t, p, d, keepdim));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_norm(t, p, d, keepdim));
 }
 
 /* x:max(), x:max(dim [, keepdim]) -> values, indices (1-based), x:max(y) -> maximum. */
@@ -160,16 +147,10 @@ static int max_min(lua_State *L, int is_max)
 	lm_tensor *o = lml_totensor(L, 2);
 	one_dim_only(L, is_max ? "; x:amax({...}) reduces over several" : "; x:amin({...}) reduces over several");
 	if (o) {
-		lm_tensor **box = lml_newbox(L);
-		lm_tensor *r;
-		LML_TRY(L, r, is_max ? lm_maximum(t, o) : lm_minimum(t, o));
-		return lml_result(L, box, r);
+		LML_RETURN(L, is_max ? lm_maximum(t, o) : lm_minimum(t, o));
 	}
 	if (lua_isnoneornil(L, 2)) {
-		lm_tensor **box = lml_newbox(L);
-		lm_tensor *r;
-		LML_TRY(L, r, is_max ? lm_amax(t, LM_DIM_ALL, false) : lm_amin(t, LM_DIM_ALL, false));
-		return lml_result(L, box, r);
+		LML_RETURN(L, is_max ? lm_amax(t, LM_DIM_ALL, false) : lm_amin(t, LM_DIM_ALL, false));
 	}
 	int keepdim, d = dim_arg(L, t, &keepdim);
 	lm_tensor **vbox = lml_newbox(L);

@@ -12,10 +12,7 @@ static int t_cumsum(lua_State *L)
 {
 	lm_tensor *x = lml_checkself(L);
 	int d = lml_checkdim(L, 2, lm_tensor_ndim(x), 0, "dim");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_cumsum(x, d));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_cumsum(x, d));
 }
 
 static int triangle(lua_State *L, int upper)
@@ -24,10 +21,7 @@ static int triangle(lua_State *L, int upper)
 	int64_t k = lml_optinteger(L, 2, "diagonal", 0);
 	if (lm_tensor_ndim(x) < 2)
 		lml_error(L, "expects a tensor of at least 2 dims, got %d", lm_tensor_ndim(x));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, upper ? lm_triu(x, k) : lm_tril(x, k));
-	return lml_result(L, box, r);
+	LML_RETURN(L, upper ? lm_triu(x, k) : lm_tril(x, k));
 }
 
 static int t_tril(lua_State *L) { return triangle(L, 0); }
@@ -65,10 +59,7 @@ static int t_tile(lua_State *L)
 		if (c[i] < 0) lml_error(L, "repeat count %d is negative (%lld)", i + 1, (long long)c[i]);
 	int total = n > nd ? n : nd;
 	for (int i = 0; i < total; i++) reps[i] = i < total - n ? 1 : c[i - (total - n)];
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_repeat(x, total, reps));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_repeat(x, total, reps));
 }
 
 /* x:flip(d1, d2, ...) or x:flip({d1, ...}) */
@@ -87,10 +78,7 @@ static int t_flip(lua_State *L)
 		if (seen[dims[i]]) lml_error(L, "dim %d appears more than once", dims[i] + 1);
 		seen[dims[i]] = 1;
 	}
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_flip(x, n, dims));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_flip(x, n, dims));
 }
 
 static const luaL_Reg methods[] = {

@@ -170,9 +170,8 @@ static int dir_gc(lua_State *L)
 /* lm.sys.listdir(path) -> array of entry names (without . and ..), or nil, message */
 static int l_listdir(lua_State *L)
 {
-	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, 1) != LUA_TSTRING)
-		lml_error(L, "path must be a string, got %s", lml_describe(L, 1, d, sizeof d));
+		lml_typeerror(L, 1, "path", "a string");
 	const char *path = lua_tostring(L, 1);
 	DIR **box = lua_newuserdatauv(L, sizeof *box, 0);
 	*box = NULL;
@@ -203,9 +202,8 @@ static int l_listdir(lua_State *L)
 /* lm.sys.isdir(path) -> boolean */
 static int l_isdir(lua_State *L)
 {
-	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, 1) != LUA_TSTRING)
-		lml_error(L, "path must be a string, got %s", lml_describe(L, 1, d, sizeof d));
+		lml_typeerror(L, 1, "path", "a string");
 	struct stat st;
 	lua_pushboolean(L, stat(lua_tostring(L, 1), &st) == 0 && S_ISDIR(st.st_mode));
 	return 1;

@@ -21,9 +21,7 @@ static int tensor_gc(lua_State *L)
 {
 	lm_tensor **b = lml_tobox(L, 1);
 	if (b && *b) {
-		if (!lml_may_release(L))
-			lml_error(L, "cannot close a tensor inside a finalizer (__gc): a call that is running "
-			          "may be using it (drop the reference instead)");
+		lml_checkrelease(L, "a tensor");
 		lm_tensor *t = *b;
 		*b = NULL;
 		lm_tensor_release(t);
@@ -33,10 +31,7 @@ static int tensor_gc(lua_State *L)
 
 static int tensor_close(lua_State *L)
 {
-	if (!lml_tobox(L, 1)) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "self must be a tensor, got %s", lml_describe(L, 1, d, sizeof d));
-	}
+	if (!lml_tobox(L, 1)) lml_typeerror(L, 1, "self", "a tensor");
 	return tensor_gc(L);
 }
 
@@ -44,8 +39,7 @@ static int tensor_is_closed(lua_State *L)
 {
 	lm_tensor **b = lml_tobox(L, 1);
 	if (!b) {
-		char d[LML_DESCRIBE_MAX];
-		lml_error(L, "self must be a tensor, got %s", lml_describe(L, 1, d, sizeof d));
+		lml_typeerror(L, 1, "self", "a tensor");
 	}
 	lua_pushboolean(L, *b == NULL);
 	return 1;
@@ -153,9 +147,7 @@ static int tensor_newindex(lua_State *L)
 		const char *k = lua_tostring(L, 2);
 		if (strcmp(k, "requires_grad") == 0) {
 			if (!lua_isboolean(L, 3)) {
-				char d[LML_DESCRIBE_MAX];
-				lml_error(L, "requires_grad must be a boolean, got %s",
-				          lml_describe(L, 3, d, sizeof d));
+				lml_typeerror(L, 3, "requires_grad", "a boolean");
 			}
 			if (lm_tensor_requires_grad_(t, lua_toboolean(L, 3))) lml_core_error(L);
 			return 0;
@@ -355,10 +347,7 @@ static int convert(lua_State *L, lm_tensor *t, lm_dtype dt)
 		lua_pushvalue(L, 1);
 		return 1;
 	}
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_to_dtype(t, dt));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_to_dtype(t, dt));
 }
 
 static int t_float(lua_State *L) { return convert(L, lml_checkself(L), LM_FLOAT32); }

@@ -37,8 +37,7 @@ static int t_t(lua_State *L)
 	if (lm_tensor_ndim(t) > 2)
 		lml_error(L, "expects a tensor of at most 2 dims, got %d dims (use transpose)",
 		          lm_tensor_ndim(t));
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_t(t));
+	LML_RETURN(L, lm_t(t));
 }
 
 static int t_transpose(lua_State *L)
@@ -47,8 +46,7 @@ static int t_transpose(lua_State *L)
 	int n = lm_tensor_ndim(t);
 	int a = lml_checkdim(L, 2, n, 0, "dim1");
 	int b = lml_checkdim(L, 3, n, 0, "dim2");
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_transpose(t, a, b));
+	LML_RETURN(L, lm_transpose(t, a, b));
 }
 
 static int t_permute(lua_State *L)
@@ -74,8 +72,7 @@ static int t_permute(lua_State *L)
 		dims[i] = d;
 		if (tbl) lua_pop(L, 1);
 	}
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_permute(t, dims));
+	LML_RETURN(L, lm_permute(t, dims));
 }
 
 /* x:narrow(dim, start, length): elements start .. start + length - 1 along dim. */
@@ -94,8 +91,7 @@ static int t_narrow(lua_State *L)
 	if (len < 0 || len > size - s0)
 		lml_error(L, "length %lld from start %lld does not fit dim %d of size %lld",
 		          (long long)len, (long long)start, d + 1, (long long)size);
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_narrow(t, d, s0, len));
+	LML_RETURN(L, lm_narrow(t, d, s0, len));
 }
 
 static int t_select(lua_State *L)
@@ -106,8 +102,7 @@ static int t_select(lua_State *L)
 	int d = lml_checkdim(L, 2, n, 0, "dim");
 	int64_t i = lml_toindex(L, lml_checkinteger(L, 3, "index"), lm_tensor_shape(t)[d], d + 1,
 	                        "index");
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_select(t, d, i));
+	LML_RETURN(L, lm_select(t, d, i));
 }
 
 static int t_expand(lua_State *L)
@@ -134,16 +129,14 @@ static int t_expand(lua_State *L)
 	}
 	if (n < lm_tensor_ndim(t))
 		lml_error(L, "cannot expand a %d-d tensor to %d dims", lm_tensor_ndim(t), n);
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_expand(t, n, shape));
+	LML_RETURN(L, lm_expand(t, n, shape));
 }
 
 static int t_expand_as(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
 	lm_tensor *o = lml_checktensor(L, 2, "argument 1");
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_expand(t, lm_tensor_ndim(o), lm_tensor_shape(o)));
+	LML_RETURN(L, lm_expand(t, lm_tensor_ndim(o), lm_tensor_shape(o)));
 }
 
 static int t_squeeze(lua_State *L)
@@ -152,8 +145,7 @@ static int t_squeeze(lua_State *L)
 	int d = LM_ALL_DIMS;
 	if (!lua_isnoneornil(L, 2)) d = lml_checkdim(L, 2, lm_tensor_ndim(t), 0, "dim");
 	if (d != LM_ALL_DIMS && lm_tensor_ndim(t) == 0) d = LM_ALL_DIMS;
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_squeeze(t, d));
+	LML_RETURN(L, lm_squeeze(t, d));
 }
 
 static int t_unsqueeze(lua_State *L)
@@ -162,8 +154,7 @@ static int t_unsqueeze(lua_State *L)
 	if (lm_tensor_ndim(t) >= LM_MAX_DIMS)
 		lml_error(L, "the tensor already has the maximum of %d dims", LM_MAX_DIMS);
 	int d = lml_checkdim(L, 2, lm_tensor_ndim(t), 1, "dim");
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_unsqueeze(t, d));
+	LML_RETURN(L, lm_unsqueeze(t, d));
 }
 
 /* x:flatten([start [, end]]): dims start..end merged into one (defaults 1 and -1). */
@@ -174,10 +165,7 @@ static int t_flatten(lua_State *L)
 	int s = lua_isnoneornil(L, 2) ? 0 : lml_checkdim(L, 2, n, 0, "start dim");
 	int e = lua_isnoneornil(L, 3) ? (n > 0 ? n - 1 : 0) : lml_checkdim(L, 3, n, 0, "end dim");
 	if (s > e) lml_error(L, "start dim %d comes after end dim %d", s + 1, e + 1);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_flatten(t, s, e));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_flatten(t, s, e));
 }
 
 /* ---------------------------------------------------------------- copies */
@@ -189,26 +177,19 @@ static int t_contiguous(lua_State *L)
 		lua_settop(L, 1);
 		return 1;
 	}
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_contiguous(t));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_contiguous(t));
 }
 
 static int t_clone(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_clone(t));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_clone(t));
 }
 
 static int t_detach(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
-	lm_tensor **box = lml_newbox(L);
-	return lml_result(L, box, lm_detach(t));
+	LML_RETURN(L, lm_detach(t));
 }
 
 /* ---------------------------------------------------------------- element access */
@@ -235,8 +216,7 @@ static int parse_key(lua_State *L, lm_tensor *t, int key, step *steps)
 		if (lml_tobox(L, key))
 			lml_error(L, "indexing with a tensor is not supported (use index_select, gather or "
 			          "masked_fill)");
-		lml_error(L, "an index must be an integer or a table such as {i, j} or {{a, b}, j}, got %s",
-		          lml_describe(L, key, d, sizeof d));
+		lml_typeerror(L, key, "an index", "an integer or a table such as {i, j} or {{a, b}, j}");
 	}
 	int count = (int)lua_rawlen(L, key), nsteps = 0, cur = 0;
 	if (count > n) lml_error(L, "%d indices for a %d-d tensor", count, n);
@@ -320,14 +300,12 @@ int lml_index_get(lua_State *L, lm_tensor *t, int key)
 
 int lml_index_set(lua_State *L, lm_tensor *t, int key, int value)
 {
-	char d[LML_DESCRIBE_MAX];
 	int tp = lua_type(L, value);
 	lm_tensor *src = NULL;
 	if (tp == LUA_TNUMBER)
 		;
 	else if ((src = lml_totensor(L, value)) == NULL)
-		lml_error(L, "the value must be a number or a tensor, got %s",
-		          lml_describe(L, value, d, sizeof d));
+		lml_typeerror(L, value, "the value", "a number or a tensor");
 	double v = tp == LUA_TNUMBER ? lua_tonumber(L, value) : 0;
 	if (!src) lml_checkstore(L, value, lm_tensor_dtype(t), "the value", NULL);
 	if (!src) src = lml_exact_integer(L, value, lm_tensor_dtype(t)); /* past 2^53 */
