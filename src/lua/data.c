@@ -34,10 +34,7 @@ static int d_take(lua_State *L)
 	if (first < 0 || count < 0 || first > lm_tensor_numel(perm) - count)
 		lml_error(L, "rows %lld..%lld are outside the permutation of %lld", (long long)first + 1,
 		          (long long)(first + count), (long long)lm_tensor_numel(perm));
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_take_rows(src, (const int64_t *)lm_tensor_data(perm) + first, count));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_take_rows(src, (const int64_t *)lm_tensor_data(perm) + first, count));
 }
 
 /* randperm(n, seed, stream) -> int64 tensor of 0..n-1 permuted */
@@ -46,10 +43,8 @@ static int d_randperm(lua_State *L)
 	int64_t n = lml_checkinteger(L, 1, "n");
 	if (n < 0) lml_error(L, "n must be >= 0, got %lld", (long long)n);
 	uint64_t seed = (uint64_t)lml_checkinteger(L, 2, "seed"), stream = (uint64_t)lml_checkinteger(L, 3, "stream");
-	lm_tensor **box = lml_newbox(L);
 	lm_tensor *t;
-	LML_TRY(L, t, lm_empty(1, &n, LM_INT64));
-	lml_result(L, box, t);
+	LML_PUSH(L, t, lm_empty(1, &n, LM_INT64));
 	if (lm_randperm_seeded(n, seed, stream, lm_tensor_data(t))) lml_core_error(L);
 	return 1;
 }
@@ -60,20 +55,14 @@ static int d_crop(lua_State *L)
 	lm_tensor *x = lml_checktensor(L, 1, "batch"), *o = lml_checktensor(L, 2, "offsets");
 	int64_t oh = lml_checkinteger(L, 3, "height"), ow = lml_checkinteger(L, 4, "width");
 	int64_t pad = lml_checkinteger(L, 5, "padding");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_crop_batch(x, o, oh, ow, pad));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_crop_batch(x, o, oh, ow, pad));
 }
 
 /* flip(x, mask (N)) */
 static int d_flip(lua_State *L)
 {
 	lm_tensor *x = lml_checktensor(L, 1, "batch"), *m = lml_checktensor(L, 2, "mask");
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_flip_batch(x, m));
-	return lml_result(L, box, r);
+	LML_RETURN(L, lm_flip_batch(x, m));
 }
 
 /* ---------------------------------------------------------------- deferred Ctrl-C */

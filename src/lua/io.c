@@ -18,29 +18,6 @@
 
 /* ---------------------------------------------------------------- options */
 
-/* Reads string keys of the options table at idx, checking them against allowed. */
-static void check_option_keys(lua_State *L, int idx, const char *const *allowed, const char *list)
-{
-	char d[LML_DESCRIBE_MAX];
-	if (lua_isnoneornil(L, idx)) return;
-	if (lua_type(L, idx) != LUA_TTABLE || lml_tobox(L, idx))
-		lml_error(L, "options must be a table (%s), got %s", list, lml_describe(L, idx, d, sizeof d));
-	idx = lua_absindex(L, idx);
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		int ok = 0;
-		if (lua_type(L, -2) == LUA_TSTRING)
-			for (int i = 0; allowed[i]; i++) ok |= strcmp(lua_tostring(L, -2), allowed[i]) == 0;
-		if (!ok) {
-			if (lua_type(L, -2) == LUA_TSTRING)
-				lml_error(L, "unknown option '%.40s' (expected %s)", lua_tostring(L, -2), list);
-			lml_error(L, "options must have string keys (%s), got key %s", list,
-			          lml_describe(L, -2, d, sizeof d));
-		}
-		lua_pop(L, 1);
-	}
-}
-
 static const char *check_path(lua_State *L, int idx)
 {
 	char d[LML_DESCRIBE_MAX];
@@ -158,10 +135,11 @@ static int64_t read_metadata(lua_State *L, int opts, const char ***keys, const c
 /* lm.save(path, tensor_or_table [, {metadata = {k = 'v'}}]) */
 static int l_save(lua_State *L)
 {
-	static const char *const keys[] = {"metadata", NULL};
+	static const lml_field fields[] = {{.key = "metadata", .kind = LML_CUSTOM}, LML_FIELDS_END};
 	char d[LML_DESCRIBE_MAX];
 	const char *path = check_path(L, 1);
-	check_option_keys(L, 3, keys, "metadata");
+	int unused;
+	lml_readopts(L, 3, NULL, fields, &unused); /* the keys; read_metadata reads the value */
 	const char **mk, **mv;
 	int64_t nmeta = read_metadata(L, 3, &mk, &mv);
 	lm_status s;
@@ -219,36 +197,26 @@ static int l_save_npy(lua_State *L)
 static int l_load_npy(lua_State *L)
 {
 	const char *path = check_path(L, 1);
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *t;
-	LML_TRY(L, t, lm_npy_load(path));
-	return lml_result(L, box, t);
+	LML_RETURN(L, lm_npy_load(path));
 }
 
 /* lm.load_idx(path [, {scale=, limit=}]) -> tensor (scale given: float32 x scale) */
 static int l_load_idx(lua_State *L)
 {
-	static const char *const keys[] = {"scale", "limit", NULL};
+	static const lml_field fields[] = {
+		LML_FIELD(lm_idx_opts, scale, LML_NUMBER),
+		LML_FIELD(lm_idx_opts, limit, LML_INTEGER),
+		LML_FIELDS_END,
+	};
 	const char *path = check_path(L, 1);
-	check_option_keys(L, 2, keys, "scale, limit");
 	lm_idx_opts o = {0};
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		lml_rawfield(L, 2, "scale");
-		if (!lua_isnil(L, -1)) {
-			o.to_float32 = true;
-			o.scale = lml_checknumber(L, -1, "option scale");
-			if (!(o.scale > 0) || o.scale == HUGE_VAL)
-				lml_error(L, "option scale must be a positive number, got %g", o.scale);
-		}
-		lml_rawfield(L, 2, "limit");
-		o.limit = lml_optinteger(L, -1, "option limit", 0);
-		if (o.limit < 0) lml_error(L, "option limit must be non-negative, got %lld", (long long)o.limit);
-		lua_pop(L, 2);
+	if (lml_readopts(L, 2, NULL, fields, &o) & 1) {
+		o.to_float32 = true;
+		if (!(o.scale > 0) || o.scale == HUGE_VAL)
+			lml_error(L, "option scale must be a positive number, got %g", o.scale);
 	}
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *t;
-	LML_TRY(L, t, lm_idx_load(path, &o));
-	return lml_result(L, box, t);
+	if (o.limit < 0) lml_error(L, "option limit must be non-negative, got %lld", (long long)o.limit);
+	LML_RETURN(L, lm_idx_load(path, &o));
 }
 
 static const luaL_Reg functions[] = {

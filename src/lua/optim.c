@@ -117,36 +117,19 @@ static const luaL_Reg optim_fns[] = {
 /* F.binary_cross_entropy_with_logits(x, y [, {reduction=, pos_weight=}]) */
 static int f_bce_logits(lua_State *L)
 {
-	char d[LML_DESCRIBE_MAX];
+	static const char *const reductions[] = {"mean", "sum", "none", NULL}; /* lm_reduction's */
+	typedef struct { int reduction; lm_tensor *pos_weight; } bce_opts;
+	static const lml_field fields[] = {
+		LML_FIELD(bce_opts, reduction, LML_NAME, .names = reductions),
+		LML_FIELD(bce_opts, pos_weight, LML_TENSOR),
+		LML_FIELDS_END,
+	};
 	lm_tensor *x = lml_checktensor(L, 1, "input");
 	lm_tensor *y = lml_checktensor(L, 2, "target");
-	lm_reduction red = LM_REDUCTION_MEAN;
-	lm_tensor *pw = NULL;
-	if (!lua_isnoneornil(L, 3)) {
-		if (lua_type(L, 3) != LUA_TTABLE || lml_tobox(L, 3))
-			lml_error(L, "options must be a table (reduction, pos_weight), got %s", lml_describe(L, 3, d, sizeof d));
-		lua_pushnil(L);
-		while (lua_next(L, 3)) {
-			const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-			if (k && strcmp(k, "reduction") == 0) {
-				const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-				if (strcmp(s, "mean") == 0) red = LM_REDUCTION_MEAN;
-				else if (strcmp(s, "sum") == 0) red = LM_REDUCTION_SUM;
-				else if (strcmp(s, "none") == 0) red = LM_REDUCTION_NONE;
-				else lml_error(L, "option reduction must be 'mean', 'sum' or 'none', got %s",
-				               lml_describe(L, -1, d, sizeof d));
-			} else if (k && strcmp(k, "pos_weight") == 0) {
-				pw = lml_checktensor(L, -1, "option pos_weight");
-			} else {
-				lml_error(L, "unknown option %s (expected reduction, pos_weight)", lml_describe(L, -2, d, sizeof d));
-			}
-			lua_pop(L, 1);
-		}
-	}
-	lm_tensor **box = lml_newbox(L);
-	lm_tensor *r;
-	LML_TRY(L, r, lm_binary_cross_entropy_with_logits(x, y, pw, red));
-	return lml_result(L, box, r);
+	bce_opts o = {LM_REDUCTION_MEAN, NULL};
+	lml_readopts(L, 3, NULL, fields, &o);
+	LML_RETURN(L, lm_binary_cross_entropy_with_logits(x, y, o.pos_weight,
+	                                                  (lm_reduction)o.reduction));
 }
 
 void lml_open_optim(lua_State *L, int mt, int m, int lm)
