@@ -15,9 +15,7 @@
 extern "C" {
 #endif
 
-/* Grad mode of this thread (on by default). Returns the previous mode. */
-bool lm_grad_enabled(void);
-bool lm_set_grad_enabled(bool on);
+/* Grad mode (lm_grad_enabled, lm_set_grad_enabled): lumen/core.h. */
 
 /* Marks a leaf as requiring grad (floating dtypes only; a non-leaf is an error). */
 lm_status lm_tensor_requires_grad_(lm_tensor *t, bool flag);

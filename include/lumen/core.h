@@ -226,6 +226,13 @@ bool lm_memory_caching(void);
 void *lm_alloc(size_t nbytes);
 void lm_free(void *p, size_t nbytes);
 
+/* ---------------------------------------------------------------- grad mode */
+
+/* Grad mode of this thread (on by default): whether ops record autograd nodes (lumen/autograd.h).
+ * lm_set_grad_enabled returns the previous mode. */
+bool lm_grad_enabled(void);
+bool lm_set_grad_enabled(bool on);
+
 /* ---------------------------------------------------------------- threads and interrupts */
 
 /* Sets the threads of both Lumen's parallel loops (OpenMP) and OpenBLAS. n <= 0: all cores (also

@@ -98,7 +98,9 @@ typedef enum lm_binop {
 } lm_binop;
 
 const char *lm_binop_name(lm_binop op);
-bool lm_binop_is_comparison(lm_binop op);
+/* eq, ne, lt, le, gt, ge: a uint8 result. Inline, so that the backends' loops can ask it without
+ * calling up into the ops. */
+static inline bool lm_binop_is_comparison(lm_binop op) { return op >= LM_EQ && op <= LM_GE; }
 /* The result shape of broadcasting a and b; an error names both shapes. */
 lm_status lm_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
                               int64_t *out);

@@ -1,5 +1,6 @@
 /*
- * graph.c — grad mode, recording nodes, saving tensors, and releasing the graph.
+ * graph.c — recording nodes, saving tensors, and releasing the graph (grad mode itself is the
+ * core's: core/grad_mode.c).
  *
  * Release is iterative (an explicit work list), so dropping the output of a 100,000-op chain does
  * not recurse 100,000 deep. Read next: engine.c.
@@ -8,26 +9,6 @@
 
 #include "graph.h"
 #include "lumen/autograd.h"
-
-static _Thread_local bool grad_off;
-
-bool lm_grad_enabled(void) { return !grad_off; }
-bool lmi_grad_enabled(void) { return !grad_off; }
-
-bool lm_set_grad_enabled(bool on)
-{
-	bool prev = !grad_off;
-	grad_off = !on;
-	return prev;
-}
-
-bool lmi_any_requires_grad(int n, const lm_tensor *const *ts)
-{
-	if (grad_off) return false;
-	for (int i = 0; i < n; i++)
-		if (ts[i] && ts[i]->requires_grad) return true;
-	return false;
-}
 
 void lmi_node_retain(lmi_node *n) { n->refcount++; }
 

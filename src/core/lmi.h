@@ -2,9 +2,10 @@
  * lmi.h — internals shared by the files of liblumen (core, backend, ops, autograd, kernels).
  *
  * Defines the tensor and storage structs behind the opaque handles of lumen/core.h, the error
- * helpers every function uses, the strided-iteration helpers of the CPU loops, and the hook through
- * which ops record autograd nodes. Nothing above liblumen (bindings, app, viz) includes this.
- * Read next: tensor.c (creation, views), iter.c, ../ops/dispatch.c.
+ * helpers every function uses, the strided-iteration helpers of the CPU loops, copies, and grad
+ * mode. Nothing above liblumen (bindings, app, viz) includes this.
+ * Read next: tensor.c (creation, views), iter.c, copy.c, ../backend/backend.h (the device tables
+ * the ops call).
  */
 #ifndef LUMEN_LMI_H
 #define LUMEN_LMI_H
@@ -179,15 +180,9 @@ void lmi_par_fail(lmi_par_err *e, lm_status s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 lm_status lmi_par_finish(lmi_par_err *e);
 int lmi_num_threads(void);
-
-/* ---------------------------------------------------------------- autograd hook */
-
-/* Whether grad mode is on for this thread (lm_grad_enabled in lumen/autograd.h). */
-bool lmi_grad_enabled(void);
-/* Grad mode on and some input requires grad. */
-bool lmi_any_requires_grad(int n, const lm_tensor *const *ts);
-
-#endif
+/* Registers a function told every thread count from now on (and the current one at once): the
+ * CPU backend's way to keep OpenBLAS's pool at Lumen's count without the core knowing a BLAS. */
+void lmi_set_thread_hook(void (*hook)(int n));
 
 /* ---------------------------------------------------------------- copies (copy.c) */
 
@@ -198,3 +193,22 @@ lm_status lmi_fill(lm_tensor *t, double value);
 lm_tensor *lmi_contiguous_copy(const lm_tensor *t, lm_dtype dt);
 /* Refuses in-place changes of tensors that require grad while grad mode is on. */
 lm_status lmi_inplace_check(const char *fname, const lm_tensor *t);
+
+/* ---------------------------------------------------------------- grad mode (grad_mode.c) */
+
+/* Whether grad mode is on for this thread (lm_grad_enabled). */
+bool lmi_grad_enabled(void);
+/* Grad mode on and some input requires grad. */
+bool lmi_any_requires_grad(int n, const lm_tensor *const *ts);
+
+/* ---------------------------------------------------------------- the one edge upward */
+
+/*
+ * A tensor holds its autograd node (grad_fn, +1) and the core releases it with the tensor: the
+ * one call from the core up into src/autograd (graph.c), as PyTorch's TensorImpl holds its
+ * autograd meta. tests/core/layering.sh allows this symbol and no other upward call.
+ */
+struct lmi_node;
+void lmi_node_release(struct lmi_node *n);
+
+#endif

@@ -12,8 +12,6 @@
 
 #include "lmi.h"
 
-void lmi_node_release(struct lmi_node *n); /* src/autograd/graph.c */
-
 static atomic_llong live_tensors;
 
 int64_t lmi_live_tensors(void);

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "autograd/rule.h"
+#include "ops/rule.h"
 #include "core/iter.h"
 #include "ops.h"
 
@@ -22,8 +22,6 @@ const char *lm_binop_name(lm_binop op)
 {
 	return (op >= 0 && op < LM_BINOP_COUNT) ? binop_names[op] : "?";
 }
-
-bool lm_binop_is_comparison(lm_binop op) { return op >= LM_EQ && op <= LM_GE; }
 
 lm_status lm_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
                               int64_t *out)

@@ -4,13 +4,13 @@
  * 1-D operands are promoted to matrices ((K) -> (1, K) on the left, (K, 1) on the right) and the
  * added dim is removed from the result. Batch dims broadcast. When the right operand has no batch
  * dims and the left one's batch folds into its rows (a dense (..., M, K)), the whole product is
- * one gemm: the Linear-layer case. Otherwise one gemm per batch entry, run in parallel over the
- * batch when the matrices are small (OpenBLAS then runs single-threaded inside each).
+ * one gemm: the Linear-layer case. Otherwise one gemm per batch entry (the CPU backend runs them in
+ * parallel over the batch when the matrices are small, OpenBLAS single-threaded inside each).
  * Read next: ../backend/cpu/matmul.c.
  */
 #include <string.h>
 
-#include "autograd/rule.h"
+#include "ops/rule.h"
 #include "ops.h"
 
 static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
@@ -85,21 +85,6 @@ fail:
 	return lm_last_status();
 }
 
-/* Matrix k of operand t (already at least 2-D) with its batch broadcast to bshape. */
-static lmi_mat batch_mat(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t k)
-{
-	int tb = t->ndim - 2;
-	int64_t off = 0;
-	for (int i = bnd - 1; i >= 0; i--) {
-		int64_t idx = k % bshape[i];
-		k /= bshape[i];
-		int ti = i - (bnd - tb);
-		if (ti >= 0 && t->shape[ti] != 1) off += idx * t->stride[ti];
-	}
-	return (lmi_mat){lmi_data(t) + off * (int64_t)lm_dtype_size(t->dtype), t->shape[tb],
-	                 t->shape[tb + 1], t->stride[tb], t->stride[tb + 1]};
-}
-
 /* The batch dims (all but the last two) of a and b do not broadcast: names the first pair that
  * differs by its dim in the operands (1-based; counted from the end when their ndims differ). */
 static void batch_error(const char *name, const lm_tensor *a, const lm_tensor *b, int na, int nb)
@@ -167,46 +152,7 @@ static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor
 	if (lmi_numel_checked(name, bnd, bshape, &nbatch)) goto done;
 	out = lmi_empty(name, ond, oshape, ct);
 	if (!out) goto done;
-	char *o = lmi_data(out);
-	size_t es = lm_dtype_size(ct);
-	bool fl = lm_dtype_is_float(ct);
-	lm_status s = LM_OK;
-	/* Linear-layer case: B is one matrix and A's batch folds into rows. */
-	bool fold = B->ndim == 2 && A->ndim > 2 && lm_tensor_is_contiguous(A);
-	if (nbatch == 1 || fold) {
-		lmi_mat ma = fold ? (lmi_mat){lmi_data(A), nbatch * M, K, K, 1}
-		                  : batch_mat(A, bnd, bshape, 0);
-		lmi_mat mb = batch_mat(B, bnd, bshape, 0);
-		if (fl)
-			s = lmi_cpu_gemm(ct, &ma, &mb, o, N, 0);
-		else
-			lmi_cpu_gemm_int(ct, &ma, &mb, o, N);
-	} else {
-		/* Parallel over the batch (BLAS single-threaded inside each) when the matrices are
-		 * small or there are enough of them to keep every thread busy (convolution's images);
-		 * otherwise one product at a time with BLAS's own threads. */
-		int nt = lmi_num_threads();
-		bool by_batch = nt > 1 && nbatch > 1 &&
-		                ((double)M * (double)N * (double)K < 96.0 * 96 * 96 || nbatch >= 4 * nt);
-		lmi_par_err perr;
-		lmi_par_init(&perr);
-#pragma omp parallel for schedule(dynamic, 1) if (by_batch)
-		for (int64_t k = 0; k < nbatch; k++) {
-			if (lmi_check_interrupt()) {
-				lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");
-				continue;
-			}
-			lmi_mat ma = batch_mat(A, bnd, bshape, k), mb = batch_mat(B, bnd, bshape, k);
-			char *ok = o + (size_t)(k * M * N) * es;
-			if (fl) {
-				if (lmi_cpu_gemm(ct, &ma, &mb, ok, N, 0))
-					lmi_par_fail(&perr, lm_last_status(), "%s", lm_last_error());
-			} else {
-				lmi_cpu_gemm_int(ct, &ma, &mb, ok, N);
-			}
-		}
-		s = lmi_par_finish(&perr);
-	}
+	lm_status s = lmi_cpu_matmul(A, B, bnd, bshape, out);
 	if (s) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -231,44 +177,15 @@ lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b)
 	LM_ASSERT(a->ndim == b->ndim && a->ndim >= 2 && a->dtype == b->dtype);
 	LM_ASSERT(lm_dtype_is_float(a->dtype));
 	int nd = a->ndim;
-	int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1], nbatch = 1;
+	int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1];
 	LM_ASSERT(b->shape[nd - 2] == K);
-	for (int i = 0; i < nd - 2; i++) {
-		LM_ASSERT(a->shape[i] == b->shape[i]);
-		nbatch *= a->shape[i];
+	for (int i = 0; i < nd - 2; i++) LM_ASSERT(a->shape[i] == b->shape[i]);
+	lm_tensor *out = lmi_empty("matmul", 2, (int64_t[]){M, N}, a->dtype);
+	if (out && lmi_cpu_matmul_batch_sum(a, b, out)) {
+		lm_tensor_release(out);
+		out = NULL;
 	}
-	/* Threads split the batch, each summing its share into its own (M, N) partial (BLAS runs
-	 * single-threaded inside the region); the partials are added at the end. */
-	int nt = lmi_num_threads();
-	if (nt > nbatch) nt = (int)(nbatch ? nbatch : 1);
-	if (nt > 64) nt = 64;
-	lm_tensor *part[64] = {NULL};
-	for (int t = 0; t < nt; t++)
-		if (!(part[t] = lm_zeros(2, (int64_t[]){M, N}, a->dtype))) goto fail;
-	lmi_par_err perr;
-	lmi_par_init(&perr);
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-	for (int t = 0; t < nt; t++) {
-		for (int64_t k = nbatch * t / nt; k < nbatch * (t + 1) / nt; k++) {
-			if (lmi_check_interrupt()) {
-				lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");
-				break;
-			}
-			lmi_mat ma = batch_mat(a, nd - 2, a->shape, k), mb = batch_mat(b, nd - 2, b->shape, k);
-			if (lmi_cpu_gemm(a->dtype, &ma, &mb, lmi_data(part[t]), N, 1)) {
-				lmi_par_fail(&perr, lm_last_status(), "%s", lm_last_error());
-				break;
-			}
-		}
-	}
-	if (lmi_par_finish(&perr)) goto fail;
-	for (int t = 1; t < nt; t++)
-		if (lmi_cpu_binary(LM_ADD, part[0], part[0], part[t])) goto fail;
-	for (int t = 1; t < nt; t++) lm_tensor_release(part[t]);
-	return part[0];
-fail:
-	for (int t = 0; t < nt; t++) lm_tensor_release(part[t]);
-	return NULL;
+	return out;
 }
 
 lm_tensor *lm_matmul(const lm_tensor *a, const lm_tensor *b)

@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "autograd/rule.h"
+#include "ops/rule.h"
 #include "ops.h"
 
 static const char *const redop_names[LM_REDOP_COUNT] = {

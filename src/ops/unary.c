@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "autograd/rule.h"
+#include "ops/rule.h"
 #include "ops.h"
 
 static const char *const unop_names[LM_UNOP_COUNT] = {

@@ -9,7 +9,10 @@
  * Processor", AVX-512) it falls back to the generic Prescott kernels, 2x slower for SGEMM. The
  * constructor honours OPENBLAS_CORETYPE, so before loading, Lumen sets it from the CPU's features
  * (AVX-512 -> SkylakeX, AVX2+FMA -> Haswell) unless the user set it. Loading late also keeps
- * `lumen -e ''` from paying for OpenBLAS. Read next: matmul.c.
+ * `lumen -e ''` from paying for OpenBLAS. Once loaded, its pool follows Lumen's thread count (a hook
+ * registered with the core), and lm_threading_warning() checks that openblas_get_parallel()
+ * reports OpenMP (not the pthread build after all), keeping any problem as a warning for the
+ * program to show. Read next: matmul.c.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -28,7 +31,7 @@ static bool loaded;
 static char load_error[512];
 static char coretype_note[128];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int pending_threads; /* lm_set_num_threads before loading: applied at load */
+static char warning[512]; /* lm_threading_warning: "" when the BLAS shares Lumen's pool */
 
 /* The OpenBLAS kernel family for this CPU, from its features (NULL: let OpenBLAS decide). */
 static const char *best_coretype(void)
@@ -78,8 +81,8 @@ static void load(void)
 	SYM(get_corename, "openblas_get_corename");
 #undef SYM
 	loaded = true;
-	if (pending_threads > 0) api.set_num_threads(pending_threads);
-	/* (whether it is the OpenMP build is checked by lm_threading_warning, core/parallel.c) */
+	lmi_set_thread_hook(api.set_num_threads); /* now, and at every lm_set_num_threads */
+	/* (whether it is the OpenMP build is checked by lm_threading_warning) */
 }
 
 const lmi_blas_api *lmi_blas(void)
@@ -94,10 +97,45 @@ const lmi_blas_api *lmi_blas(void)
 
 bool lmi_blas_loaded(void) { return loaded; }
 
-void lmi_blas_set_threads(int n)
+const char *lmi_blas_threading(void)
 {
-	pending_threads = n;
-	if (loaded) api.set_num_threads(n);
+	const lmi_blas_api *a = lmi_blas();
+	if (!a) return "none";
+	switch (a->get_parallel()) {
+	case 0: return "sequential";
+	case 1: return "pthread";
+	case 2: return "openmp";
+	default: return "unknown";
+	}
+}
+
+/* The start-up check: is OpenBLAS the OpenMP build that shares our pool? (This loads it.) */
+static void check_threading(void)
+{
+	const lmi_blas_api *a = lmi_blas();
+	if (!a) {
+		snprintf(warning, sizeof warning, "%s", lm_last_error());
+		lm_clear_error();
+		return;
+	}
+	const char *model = lmi_blas_threading();
+	if (strcmp(model, "openmp") == 0 || strcmp(model, "sequential") == 0) return;
+	Dl_info info;
+	const char *file = dladdr((void *)a->get_parallel, &info) && info.dli_fname
+	                           ? info.dli_fname
+	                           : "libopenblas.so.0";
+	snprintf(warning, sizeof warning,
+	         "OpenBLAS reports '%s' threading (loaded from %s), not OpenMP: its threads and Lumen's "
+	         "OpenMP loops will compete for the cores and multi-threaded runs can be several "
+	         "times slower. Install libopenblas0-openmp and rebuild (CMake records its full path)",
+	         model, file);
+}
+
+const char *lm_threading_warning(void)
+{
+	static pthread_once_t check_once = PTHREAD_ONCE_INIT;
+	pthread_once(&check_once, check_threading);
+	return warning[0] ? warning : NULL;
 }
 
 const char *lmi_blas_coretype_note(void) { return coretype_note; }

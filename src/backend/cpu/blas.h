@@ -27,8 +27,8 @@ typedef struct lmi_blas_api {
 /* The loaded library, or NULL with an error set (LM_ERR_UNSUPPORTED) when it cannot be loaded. */
 const lmi_blas_api *lmi_blas(void);
 bool lmi_blas_loaded(void);
-/* Sets OpenBLAS's threads now, or when it is loaded. */
-void lmi_blas_set_threads(int n);
+/* openblas_get_parallel() in words: "sequential", "pthread", "openmp" ("none": not loaded). */
+const char *lmi_blas_threading(void);
 /* How the kernels were chosen ("kernels SkylakeX (chosen by Lumen)"), "" when OpenBLAS chose. */
 const char *lmi_blas_coretype_note(void);
 

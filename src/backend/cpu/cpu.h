@@ -60,5 +60,16 @@ lm_status lmi_cpu_gemm(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c,
                        double beta);
 /* Integer matmul by a plain loop (int32/int64/uint8, wrapping arithmetic). */
 void lmi_cpu_gemm_int(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c, int64_t ldc);
+/*
+ * out = a b over the batch dims broadcast to (bnd, bshape): a (..., M, K), b (..., K, N) of out's
+ * dtype, any strides; out dense (batch..., M, N). One gemm when b is a matrix and a dense a's
+ * batch folds into rows (the Linear layer); else one per batch entry, in parallel over the batch
+ * (BLAS single-threaded inside each) when the matrices are small or many.
+ */
+lm_status lmi_cpu_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const int64_t *bshape,
+                         lm_tensor *out);
+/* out (M, N) = the sum over the batch of a_k b_k (a (..., M, K), b (..., K, N), the same batch
+ * dims, float): one output accumulated by gemm with beta 1, each thread into a partial of its own. */
+lm_status lmi_cpu_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b, lm_tensor *out);
 
 #endif

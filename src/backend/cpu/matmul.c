@@ -151,3 +151,103 @@ void lmi_cpu_gemm_int(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c, 
 	default: LM_ASSERT(0 && "integer gemm dtype");
 	}
 }
+
+/* ---------------------------------------------------------------- batches of products */
+
+/* Matrix k of operand t (at least 2-D) with its batch broadcast to bshape. */
+static lmi_mat batch_mat(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t k)
+{
+	int tb = t->ndim - 2;
+	int64_t off = 0;
+	for (int i = bnd - 1; i >= 0; i--) {
+		int64_t idx = k % bshape[i];
+		k /= bshape[i];
+		int ti = i - (bnd - tb);
+		if (ti >= 0 && t->shape[ti] != 1) off += idx * t->stride[ti];
+	}
+	return (lmi_mat){lmi_data(t) + off * (int64_t)lm_dtype_size(t->dtype), t->shape[tb],
+	                 t->shape[tb + 1], t->stride[tb], t->stride[tb + 1]};
+}
+
+/* One product, by BLAS (floats) or the integer loop. */
+static lm_status gemm_one(lm_dtype dt, const lmi_mat *a, const lmi_mat *b, void *c, int64_t ldc)
+{
+	if (lm_dtype_is_float(dt)) return lmi_cpu_gemm(dt, a, b, c, ldc, 0);
+	lmi_cpu_gemm_int(dt, a, b, c, ldc);
+	return LM_OK;
+}
+
+lm_status lmi_cpu_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const int64_t *bshape,
+                         lm_tensor *out)
+{
+	int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1], N = b->shape[b->ndim - 1];
+	int64_t nbatch = 1;
+	for (int i = 0; i < bnd; i++) nbatch *= bshape[i];
+	lm_dtype dt = out->dtype;
+	char *o = lmi_data(out);
+	size_t es = lm_dtype_size(dt);
+	/* The Linear-layer case: b is one matrix and a's batch folds into rows: one product. */
+	bool fold = b->ndim == 2 && a->ndim > 2 && lm_tensor_is_contiguous(a);
+	if (nbatch == 1 || fold) {
+		lmi_mat ma = fold ? (lmi_mat){lmi_data(a), nbatch * M, K, K, 1} : batch_mat(a, bnd, bshape, 0);
+		lmi_mat mb = batch_mat(b, bnd, bshape, 0);
+		return gemm_one(dt, &ma, &mb, o, N);
+	}
+	/* Parallel over the batch (BLAS single-threaded inside each) when the matrices are small or
+	 * there are enough of them to keep every thread busy (convolution's images); otherwise one
+	 * product at a time with BLAS's own threads. */
+	int nt = lmi_num_threads();
+	bool by_batch = nt > 1 && ((double)M * (double)N * (double)K < 96.0 * 96 * 96 || nbatch >= 4 * nt);
+	lmi_par_err perr;
+	lmi_par_init(&perr);
+#pragma omp parallel for schedule(dynamic, 1) if (by_batch)
+	for (int64_t k = 0; k < nbatch; k++) {
+		if (lmi_check_interrupt()) {
+			lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");
+			continue;
+		}
+		lmi_mat ma = batch_mat(a, bnd, bshape, k), mb = batch_mat(b, bnd, bshape, k);
+		if (gemm_one(dt, &ma, &mb, o + (size_t)(k * M * N) * es, N))
+			lmi_par_fail(&perr, lm_last_status(), "%s", lm_last_error());
+	}
+	return lmi_par_finish(&perr);
+}
+
+lm_status lmi_cpu_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b, lm_tensor *out)
+{
+	int nd = a->ndim;
+	int64_t M = a->shape[nd - 2], N = b->shape[nd - 1], nbatch = 1;
+	for (int i = 0; i < nd - 2; i++) nbatch *= a->shape[i];
+	/* Threads split the batch, each summing its share into its own (M, N) partial (BLAS runs
+	 * single-threaded inside the region; thread 0's partial is out); the partials are added at
+	 * the end. */
+	int nt = lmi_num_threads();
+	if (nt > nbatch) nt = (int)(nbatch ? nbatch : 1);
+	if (nt > 64) nt = 64;
+	lm_tensor *part[64] = {out};
+	lm_status s = lmi_fill(out, 0);
+	for (int t = 1; t < nt && !s; t++) {
+		if (!(part[t] = lmi_empty("matmul", 2, (int64_t[]){M, N}, out->dtype))) s = lm_last_status();
+		else s = lmi_fill(part[t], 0);
+	}
+	lmi_par_err perr;
+	lmi_par_init(&perr);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && !s)
+	for (int t = 0; t < nt; t++) {
+		for (int64_t k = nbatch * t / nt; k < nbatch * (t + 1) / nt && !s; k++) {
+			if (lmi_check_interrupt()) {
+				lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");
+				break;
+			}
+			lmi_mat ma = batch_mat(a, nd - 2, a->shape, k), mb = batch_mat(b, nd - 2, b->shape, k);
+			if (lmi_cpu_gemm(a->dtype, &ma, &mb, lmi_data(part[t]), N, 1)) {
+				lmi_par_fail(&perr, lm_last_status(), "%s", lm_last_error());
+				break;
+			}
+		}
+	}
+	if (!s) s = lmi_par_finish(&perr);
+	for (int t = 1; t < nt && !s; t++) s = lmi_cpu_binary(LM_ADD, out, out, part[t]);
+	for (int t = 1; t < nt; t++) lm_tensor_release(part[t]);
+	return s;
+}

@@ -1,7 +1,7 @@
 /*
  * rule.c — helpers shared by the backward rules (see rule.h). Ops only: no loops over memory.
  */
-#include "rule.h"
+#include "ops/rule.h"
 
 #include "lumen/ops.h"
 

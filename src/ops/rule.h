@@ -5,12 +5,14 @@
  * RULE_T(sc, x, expr) runs expr, keeps its result in sc (released by lmi_scope_end) and jumps to
  * the rule's `fail:` label when it returns NULL, so the op's own message stays the error.
  * The helpers below are the few shapes that recur: a gradient in the keepdim shape of a
- * reduction, a mask applied to a gradient, a number in a tensor's dtype. Read next: the rules in ../ops/.
+ * reduction, a mask applied to a gradient, a number in a tensor's dtype. They are ops: this sits
+ * in src/ops (beside the rules that use it), not in src/autograd, whose engine calls the rules.
+ * Read next: the rules in the op files (binary.c, reduce.c, ...).
  */
-#ifndef LUMEN_RULE_H
-#define LUMEN_RULE_H
+#ifndef LUMEN_OPS_RULE_H
+#define LUMEN_OPS_RULE_H
 
-#include "graph.h"
+#include "autograd/graph.h"
 
 #define LMI_SCOPE_MAX 24
 
