@@ -1,21 +1,24 @@
 /*
- * cpu_histogram.c — the CPU run of the histogram pattern: privatization, the CPU way.
+ * cpu_histogram.c — the CPU runs of the histogram pattern: the three strategies of PMPP chapter 9,
+ * each as the CPU does it, so that their costs can be timed on real hardware.
  *
- * Each thread counts its contiguous share of the input into private histograms on its own stack
- * (no atomics, no sharing: the CPU form of PMPP's per-block shared-memory copies), and adds them
- * into the result once at the end. A single counter array would make the loop wait on itself:
- * `c[x[i]]++` reads a counter that the previous iteration may just have written (a run of equal
- * values is a chain of store-to-load forwardings, ~5 cycles each). So each thread keeps several
- * sub-histograms, consecutive elements going to different ones, and the independent increments
- * overlap; the input is read eight bytes at a time and the bytes taken out with shifts, which
- * needs fewer instructions than eight byte loads. Bytes are always counted in 256 bins and mapped
- * to the caller's bins at the end (lut), so text binned as b * bins / 256 costs nothing extra.
- * Counters are 32-bit within a block of the input and are added into 64-bit totals after each.
- * Read next: body/histogram.h (the same pattern on a GPU), cpu_kernels.h.
+ * Privatized: each thread counts its contiguous share of the input into private histograms on its
+ * own stack (no atomics, no sharing: the CPU form of PMPP's per-block shared-memory copies), and
+ * adds them into the result once at the end; several sub-histograms per thread, consecutive
+ * elements going to different ones (the counting loops are cpu_loops.h's, compiled for the SIMD
+ * path in use). Bytes are always counted in 256 bins and mapped to the caller's bins at the end
+ * (lut), so text binned as b * bins / 256 costs nothing extra. Counters are 32-bit within a block
+ * of the input and are added into 64-bit totals after each.
+ * Global atomics: every element is an atomic add (`lock add`) on the shared result, from every
+ * thread: the threads' cores pass the counters' cache lines back and forth, the contention the
+ * lecture's first kernel suffers. Aggregated: the same atomics, but a run of consecutive elements
+ * of one bin is a single atomic add of the run's length (PMPP's aggregation; it pays on inputs
+ * with runs, an image's flat regions, and costs a comparison per element on random ones).
+ * Read next: body/histogram.h (the same pattern on a GPU), cpu_loops.h, cpu_kernels.h.
  */
 #include <string.h>
 
-#include "kernels/cpu_kernels.h"
+#include "kernels/cpu_simd.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -23,31 +26,14 @@
 
 #define BLOCK ((int64_t)1 << 20)   /* elements between two polls of stop */
 #define FLUSH ((int64_t)1 << 30)   /* elements counted before 32-bit counters are flushed */
-#define SUB_ENTRIES 8192           /* 32 KiB of private counters per thread: fits L1 */
+#define SUB_ENTRIES LMI_CPU_HIST_SUB_ENTRIES /* 32 KiB of private counters per thread: fits L1 */
 
 static inline int stopped(const atomic_int *stop)
 {
 	return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
 }
 
-/* 256 byte counters x 8 sub-histograms; byte j of each 4-byte word goes to sub-histogram j (or
- * j + 4 for the second word), so eight consecutive bytes never touch the same counter. */
-static void count_bytes(const uint8_t *x, int64_t n, uint32_t (*c)[256])
-{
-	int64_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		uint32_t a, b, d, e;
-		memcpy(&a, x + i, 4);
-		memcpy(&b, x + i + 4, 4);
-		memcpy(&d, x + i + 8, 4);
-		memcpy(&e, x + i + 12, 4);
-		c[0][a & 255]++, c[1][(a >> 8) & 255]++, c[2][(a >> 16) & 255]++, c[3][a >> 24]++;
-		c[4][b & 255]++, c[5][(b >> 8) & 255]++, c[6][(b >> 16) & 255]++, c[7][b >> 24]++;
-		c[0][d & 255]++, c[1][(d >> 8) & 255]++, c[2][(d >> 16) & 255]++, c[3][d >> 24]++;
-		c[4][e & 255]++, c[5][(e >> 8) & 255]++, c[6][(e >> 16) & 255]++, c[7][e >> 24]++;
-	}
-	for (; i < n; i++) c[i & 7][x[i]]++;
-}
+/* ---------------------------------------------------------------- privatized */
 
 /* Adds the thread's counters into counts (one thread at a time) and clears them. */
 static void flush_bytes(uint32_t (*c)[256], const uint16_t *lut, int64_t *counts)
@@ -68,6 +54,7 @@ static void flush_bytes(uint32_t (*c)[256], const uint16_t *lut, int64_t *counts
 int lmi_cpu_histogram_u8(const uint8_t *x, int64_t n, const uint16_t lut[256], int64_t *counts,
                          const atomic_int *stop)
 {
+	const lmi_cpu_loops *L = lmi_cpu_loops_get();
 	int64_t nblocks = (n + BLOCK - 1) / BLOCK;
 	int quit = 0;
 	int nt = lmi_cpu_kernel_threads();
@@ -88,7 +75,7 @@ int lmi_cpu_histogram_u8(const uint8_t *x, int64_t n, const uint16_t lut[256], i
 				continue;
 			}
 			int64_t lo = blk * BLOCK, len = n - lo < BLOCK ? n - lo : BLOCK;
-			count_bytes(x + lo, len, c);
+			L->count_u8(x + lo, len, c);
 			if ((since += len) >= FLUSH) {
 				flush_bytes(c, lut, counts);
 				since = 0;
@@ -99,18 +86,11 @@ int lmi_cpu_histogram_u8(const uint8_t *x, int64_t n, const uint16_t lut[256], i
 	return quit;
 }
 
-/* int32 bin indices in 0..bins-1: `copies` sub-histograms of bins counters (copies * bins <=
- * SUB_ENTRIES), element i going to copy i % copies. */
-static void count_i32(const int32_t *x, int64_t n, uint32_t *sub, int64_t bins, int copies)
+int lmi_cpu_histogram_copies(int64_t bins)
 {
-	uint32_t *p[8];
-	for (int k = 0; k < 8; k++) p[k] = sub + (k % copies) * bins;
-	int64_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		p[0][x[i]]++, p[1][x[i + 1]]++, p[2][x[i + 2]]++, p[3][x[i + 3]]++;
-		p[4][x[i + 4]]++, p[5][x[i + 5]]++, p[6][x[i + 6]]++, p[7][x[i + 7]]++;
-	}
-	for (; i < n; i++) p[i & 7][x[i]]++;
+	int copies = 8;
+	while (copies > 1 && copies * bins > SUB_ENTRIES) copies /= 2;
+	return copies;
 }
 
 static void flush_i32(uint32_t *sub, int64_t bins, int copies, int64_t *counts)
@@ -130,8 +110,8 @@ int lmi_cpu_histogram_i32(const int32_t *x, int64_t n, int64_t bins, int64_t *co
                           const atomic_int *stop)
 {
 	if (bins < 1 || bins > SUB_ENTRIES / 2) return 0; /* the caller checks: 1..4096 */
-	int copies = 8;
-	while (copies > 1 && copies * bins > SUB_ENTRIES) copies /= 2;
+	const lmi_cpu_loops *L = lmi_cpu_loops_get();
+	int copies = lmi_cpu_histogram_copies(bins);
 	int64_t nblocks = (n + BLOCK - 1) / BLOCK;
 	int quit = 0;
 	int nt = lmi_cpu_kernel_threads();
@@ -152,13 +132,84 @@ int lmi_cpu_histogram_i32(const int32_t *x, int64_t n, int64_t bins, int64_t *co
 				continue;
 			}
 			int64_t lo = blk * BLOCK, len = n - lo < BLOCK ? n - lo : BLOCK;
-			count_i32(x + lo, len, sub, bins, copies);
+			L->count_i32(x + lo, len, sub, bins, copies);
 			if ((since += len) >= FLUSH) {
 				flush_i32(sub, bins, copies, counts);
 				since = 0;
 			}
 		}
 		if (since) flush_i32(sub, bins, copies, counts);
+	}
+	return quit;
+}
+
+/* ---------------------------------------------------------------- global atomics */
+
+static inline void atomic_count(int64_t *counts, int64_t bin, int64_t k)
+{
+	__atomic_fetch_add(&counts[bin], k, __ATOMIC_RELAXED);
+}
+
+/* One block of the input: an atomic add per element, or per run of one bin (aggregate). BIN(i)
+ * is element i's bin. */
+#define ATOMIC_BLOCK(BIN)                                                                          \
+	if (!aggregate) {                                                                          \
+		for (int64_t i = lo; i < hi; i++) atomic_count(counts, BIN(i), 1);                 \
+	} else {                                                                                   \
+		int64_t cur = BIN(lo), run = 0;                                                    \
+		for (int64_t i = lo; i < hi; i++) {                                                \
+			int64_t b = BIN(i);                                                        \
+			if (b != cur) {                                                            \
+				atomic_count(counts, cur, run);                                    \
+				cur = b;                                                           \
+				run = 0;                                                           \
+			}                                                                          \
+			run++;                                                                     \
+		}                                                                                  \
+		atomic_count(counts, cur, run);                                                    \
+	}
+
+#ifdef _OPENMP
+#define OMP_FOR_BLOCKS _Pragma("omp parallel for schedule(static) num_threads(nt) reduction(| : quit)")
+#else
+#define OMP_FOR_BLOCKS
+#endif
+
+#define BYTE_BIN(i) ((int64_t)lut[x[i]])
+#define INDEX_BIN(i) ((int64_t)x[i])
+
+int lmi_cpu_histogram_atomic_u8(const uint8_t *x, int64_t n, const uint16_t lut[256],
+                                int64_t *counts, int aggregate, const atomic_int *stop)
+{
+	int64_t nblocks = (n + BLOCK - 1) / BLOCK;
+	int quit = 0, nt = lmi_cpu_kernel_threads();
+	(void)nt;
+	OMP_FOR_BLOCKS
+	for (int64_t blk = 0; blk < nblocks; blk++) {
+		if (quit || stopped(stop)) {
+			quit = 1;
+			continue;
+		}
+		int64_t lo = blk * BLOCK, hi = n - lo < BLOCK ? n : lo + BLOCK;
+		ATOMIC_BLOCK(BYTE_BIN);
+	}
+	return quit;
+}
+
+int lmi_cpu_histogram_atomic_i32(const int32_t *x, int64_t n, int64_t *counts, int aggregate,
+                                 const atomic_int *stop)
+{
+	int64_t nblocks = (n + BLOCK - 1) / BLOCK;
+	int quit = 0, nt = lmi_cpu_kernel_threads();
+	(void)nt;
+	OMP_FOR_BLOCKS
+	for (int64_t blk = 0; blk < nblocks; blk++) {
+		if (quit || stopped(stop)) {
+			quit = 1;
+			continue;
+		}
+		int64_t lo = blk * BLOCK, hi = n - lo < BLOCK ? n : lo + BLOCK;
+		ATOMIC_BLOCK(INDEX_BIN);
 	}
 	return quit;
 }

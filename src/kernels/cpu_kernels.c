@@ -1,43 +1,97 @@
 /*
  * cpu_kernels.c — the CPU runs of the scan and reduction patterns: every core, every vector lane,
- * memory bandwidth.
+ * memory bandwidth; and the choice of the SIMD path (cpu_simd.h) that every cpu_*.c run takes.
  *
- * Scan: a single-pass chained scan over chunks that fit in a core's L2 (see "chunks, chained"
- * below): each chunk is read from memory once to sum it, and again from L2 to scan it from the
- * prefix of the chunks before it, so memory sees one read and one write per element, like memcpy,
- * and no thread ever waits at a barrier. Within a chunk the scan goes 16 floats (8 doubles) at a
- * time: a Kogge-Stone scan inside one AVX-512 register (log2(16) = 4 shift-and-add steps), four
- * registers in flight, plus the running carry. Outputs far larger than the caches are written with
- * streaming stores, which skip reading the destination lines first. Without AVX-512 a scalar loop
- * does the same.
- * Sum: the same chunks, summed with four vector accumulators each, then added in chunk order:
- * the same result for any number of threads.
- * Read next: body/scan.h and body/reduce.h (the same patterns on a GPU).
+ * Scan: a chained scan over chunks that fit in a core's L2 (see "chunks, chained" below). On
+ * several threads each chunk is read from memory once to sum it, and again from L2 to scan it
+ * from the prefix of the chunks before it, so memory sees one read and one write per element,
+ * like memcpy, and no thread ever waits at a barrier; on one thread the prefix is always known
+ * and each chunk is scanned in one pass. Within a chunk the path's loop scans 8 or 16 elements
+ * per register (cpu_loops_avx2.c, cpu_loops_avx512.c) or blocks of 8 in scalar registers.
+ * Outputs far larger than the caches are written with streaming stores, which skip reading the
+ * destination lines first. The Kogge-Stone variant scans each chunk in sections by Kogge-Stone
+ * steps instead (the work-inefficient scan, for the lesson).
+ * Sum: the same chunks, summed with four accumulators each, then added in chunk order: the same
+ * result for any number of threads.
+ * Read next: body/scan.h and body/reduce.h (the same patterns on a GPU), cpu_simd.h.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels/cpu_kernels.h"
+#include "kernels/cpu_simd.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#if defined(__AVX512F__) || defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
-/* Bytes per chunk: read from memory once, then again from L2 (1-2 MiB per core on the machines
- * this runs on). */
-#define CHUNK_BYTES (512 * 1024)
 #define STREAM_MIN ((int64_t)1 << 21) /* outputs from this many elements are streamed */
 #define MAX_THREADS 256 /* cap on the threads used */
-/* Software prefetch this many bytes ahead: on the VMs measured here the hardware prefetcher alone
- * left the single-thread scan at ~60% of memcpy; 16 KiB ahead brought it to ~75%. */
-#define PREFETCH_BYTES 16384
-#if defined(__AVX512F__)
-#define PREFETCH(p) _mm_prefetch((const char *)(p) + PREFETCH_BYTES, _MM_HINT_T0)
+#define KS_MAX_SECTION 1024
+
+/* ---------------------------------------------------------------- the SIMD path */
+
+static atomic_int isa_set = -1; /* an LMI_CPU_* once set or first asked */
+
+int lmi_cpu_isa_supported(int isa)
+{
+	if (isa == LMI_CPU_SCALAR) return 1;
+#ifdef LMI_CPU_X86
+	__builtin_cpu_init();
+	int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+	         __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+	         __builtin_cpu_supports("f16c") && __builtin_cpu_supports("lzcnt") &&
+	         __builtin_cpu_supports("movbe");
+	if (isa == LMI_CPU_AVX2) return v3;
+	if (isa == LMI_CPU_AVX512)
+		return v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+		       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+		       __builtin_cpu_supports("avx512vl");
 #endif
+	return 0;
+}
+
+int lmi_cpu_isa(void)
+{
+	int isa = atomic_load_explicit(&isa_set, memory_order_relaxed);
+	if (isa >= 0) return isa;
+	for (isa = LMI_CPU_ISA_COUNT - 1; isa > 0 && !lmi_cpu_isa_supported(isa); isa--)
+		;
+	atomic_store_explicit(&isa_set, isa, memory_order_relaxed);
+	return isa;
+}
+
+int lmi_cpu_set_isa(int isa)
+{
+	if (isa < 0 || isa >= LMI_CPU_ISA_COUNT || !lmi_cpu_isa_supported(isa)) return -1;
+	atomic_store_explicit(&isa_set, isa, memory_order_relaxed);
+	return 0;
+}
+
+const char *lmi_cpu_isa_name(int isa)
+{
+	static const char *const names[LMI_CPU_ISA_COUNT] = {"scalar", "avx2", "avx512"};
+	return isa >= 0 && isa < LMI_CPU_ISA_COUNT ? names[isa] : "?";
+}
+
+const lmi_cpu_loops *lmi_cpu_loops_get(void)
+{
+#ifdef LMI_CPU_X86
+	switch (lmi_cpu_isa()) {
+	case LMI_CPU_AVX512: return &lmi_cpu_loops_avx512;
+	case LMI_CPU_AVX2: return &lmi_cpu_loops_avx2;
+	default: break;
+	}
+#endif
+	return &lmi_cpu_loops_scalar;
+}
+
+const char *lmi_cpu_scan_how(void) { return lmi_cpu_loops_get()->scan_how; }
+
+/* ---------------------------------------------------------------- threads, caches */
 
 int lmi_cpu_kernel_threads(void)
 {
@@ -73,197 +127,9 @@ static inline int stopped(const atomic_int *stop)
 	return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
 }
 
-/* ---------------------------------------------------------------- float32 */
-
-#if defined(__AVX512F__)
-/* Inclusive Kogge-Stone scan of the 16 lanes: add the vector shifted up by 1, 2, 4, 8 lanes. */
-static inline __m512 scan16(__m512 v)
-{
-	const __m512i z = _mm512_setzero_si512();
-	v = _mm512_add_ps(v, _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v), z, 15)));
-	v = _mm512_add_ps(v, _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v), z, 14)));
-	v = _mm512_add_ps(v, _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v), z, 12)));
-	v = _mm512_add_ps(v, _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v), z, 8)));
-	return v;
-}
-/* Lanes up by one, lane 0 = 0: turns an inclusive scan into an exclusive one. */
-static inline __m512 shift1(__m512 v)
-{
-	return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v), _mm512_setzero_si512(), 15));
-}
-#endif
-
-static float sum_f32(const float *x, int64_t n)
-{
-	int64_t i = 0;
-	float s = 0;
-#if defined(__AVX512F__)
-	__m512 a = _mm512_setzero_ps(), b = a, c = a, d = a;
-	for (; i + 64 <= n; i += 64) {
-		PREFETCH(x + i);
-		PREFETCH(x + i + 32);
-		a = _mm512_add_ps(a, _mm512_loadu_ps(x + i));
-		b = _mm512_add_ps(b, _mm512_loadu_ps(x + i + 16));
-		c = _mm512_add_ps(c, _mm512_loadu_ps(x + i + 32));
-		d = _mm512_add_ps(d, _mm512_loadu_ps(x + i + 48));
-	}
-	s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a, b), _mm512_add_ps(c, d)));
-#else
-	float a = 0, b = 0, c = 0, d = 0;
-	for (; i + 4 <= n; i += 4) a += x[i], b += x[i + 1], c += x[i + 2], d += x[i + 3];
-	s = (a + b) + (c + d);
-#endif
-	for (; i < n; i++) s += x[i];
-	return s;
-}
-
-/* Scans x[0..n) into y from carry; returns the carry after the chunk. */
-static float scan_chunk_f32(const float *x, float *y, int64_t n, float carry, int exclusive,
-                            int stream)
-{
-	int64_t i = 0;
-#if defined(__AVX512F__)
-	if (stream) /* streaming stores need 64-byte aligned addresses */
-		for (; i < n && ((uintptr_t)(y + i) & 63); i++) {
-			float v = x[i];
-			y[i] = exclusive ? carry : carry + v;
-			carry += v;
-		}
-	const __m512i last = _mm512_set1_epi32(15);
-	__m512 c = _mm512_set1_ps(carry);
-	for (; i + 64 <= n; i += 64) {
-		PREFETCH(x + i);
-		PREFETCH(x + i + 32);
-		__m512 a = scan16(_mm512_loadu_ps(x + i)), b = scan16(_mm512_loadu_ps(x + i + 16));
-		__m512 e = scan16(_mm512_loadu_ps(x + i + 32)), f = scan16(_mm512_loadu_ps(x + i + 48));
-		/* the carry into each register: c, then c plus the totals of the registers before it */
-		__m512 cb = _mm512_add_ps(c, _mm512_permutexvar_ps(last, a));
-		__m512 ce = _mm512_add_ps(cb, _mm512_permutexvar_ps(last, b));
-		__m512 cf = _mm512_add_ps(ce, _mm512_permutexvar_ps(last, e));
-		__m512 next = _mm512_add_ps(cf, _mm512_permutexvar_ps(last, f)); /* into the next 64 */
-		if (exclusive) a = shift1(a), b = shift1(b), e = shift1(e), f = shift1(f);
-		a = _mm512_add_ps(a, c), b = _mm512_add_ps(b, cb);
-		e = _mm512_add_ps(e, ce), f = _mm512_add_ps(f, cf);
-		c = next;
-		if (stream) {
-			_mm512_stream_ps(y + i, a), _mm512_stream_ps(y + i + 16, b);
-			_mm512_stream_ps(y + i + 32, e), _mm512_stream_ps(y + i + 48, f);
-		} else {
-			_mm512_storeu_ps(y + i, a), _mm512_storeu_ps(y + i + 16, b);
-			_mm512_storeu_ps(y + i + 32, e), _mm512_storeu_ps(y + i + 48, f);
-		}
-	}
-	carry = _mm512_cvtss_f32(c);
-#else
-	(void)stream;
-#endif
-	for (; i < n; i++) {
-		float v = x[i];
-		y[i] = exclusive ? carry : carry + v;
-		carry += v;
-	}
-	return carry;
-}
-
-/* ---------------------------------------------------------------- float64 */
-
-#if defined(__AVX512F__)
-static inline __m512d scan8(__m512d v)
-{
-	const __m512i z = _mm512_setzero_si512();
-	v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 7)));
-	v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 6)));
-	v = _mm512_add_pd(v, _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), z, 4)));
-	return v;
-}
-static inline __m512d shift1d(__m512d v)
-{
-	return _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), _mm512_setzero_si512(), 7));
-}
-#endif
-
-static double sum_f64(const double *x, int64_t n)
-{
-	int64_t i = 0;
-	double s = 0;
-#if defined(__AVX512F__)
-	__m512d a = _mm512_setzero_pd(), b = a, c = a, d = a;
-	for (; i + 32 <= n; i += 32) {
-		PREFETCH(x + i);
-		PREFETCH(x + i + 16);
-		a = _mm512_add_pd(a, _mm512_loadu_pd(x + i));
-		b = _mm512_add_pd(b, _mm512_loadu_pd(x + i + 8));
-		c = _mm512_add_pd(c, _mm512_loadu_pd(x + i + 16));
-		d = _mm512_add_pd(d, _mm512_loadu_pd(x + i + 24));
-	}
-	s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(a, b), _mm512_add_pd(c, d)));
-#else
-	double a = 0, b = 0, c = 0, d = 0;
-	for (; i + 4 <= n; i += 4) a += x[i], b += x[i + 1], c += x[i + 2], d += x[i + 3];
-	s = (a + b) + (c + d);
-#endif
-	for (; i < n; i++) s += x[i];
-	return s;
-}
-
-static double scan_chunk_f64(const double *x, double *y, int64_t n, double carry, int exclusive,
-                             int stream)
-{
-	int64_t i = 0;
-#if defined(__AVX512F__)
-	if (stream)
-		for (; i < n && ((uintptr_t)(y + i) & 63); i++) {
-			double v = x[i];
-			y[i] = exclusive ? carry : carry + v;
-			carry += v;
-		}
-	const __m512i last = _mm512_set1_epi64(7);
-	__m512d c = _mm512_set1_pd(carry);
-	for (; i + 32 <= n; i += 32) {
-		PREFETCH(x + i);
-		PREFETCH(x + i + 16);
-		__m512d a = scan8(_mm512_loadu_pd(x + i)), b = scan8(_mm512_loadu_pd(x + i + 8));
-		__m512d e = scan8(_mm512_loadu_pd(x + i + 16)), f = scan8(_mm512_loadu_pd(x + i + 24));
-		__m512d cb = _mm512_add_pd(c, _mm512_permutexvar_pd(last, a));
-		__m512d ce = _mm512_add_pd(cb, _mm512_permutexvar_pd(last, b));
-		__m512d cf = _mm512_add_pd(ce, _mm512_permutexvar_pd(last, e));
-		__m512d next = _mm512_add_pd(cf, _mm512_permutexvar_pd(last, f));
-		if (exclusive) a = shift1d(a), b = shift1d(b), e = shift1d(e), f = shift1d(f);
-		a = _mm512_add_pd(a, c), b = _mm512_add_pd(b, cb);
-		e = _mm512_add_pd(e, ce), f = _mm512_add_pd(f, cf);
-		c = next;
-		if (stream) {
-			_mm512_stream_pd(y + i, a), _mm512_stream_pd(y + i + 8, b);
-			_mm512_stream_pd(y + i + 16, e), _mm512_stream_pd(y + i + 24, f);
-		} else {
-			_mm512_storeu_pd(y + i, a), _mm512_storeu_pd(y + i + 8, b);
-			_mm512_storeu_pd(y + i + 16, e), _mm512_storeu_pd(y + i + 24, f);
-		}
-	}
-	carry = _mm512_cvtsd_f64(c);
-#else
-	(void)stream;
-#endif
-	for (; i < n; i++) {
-		double v = x[i];
-		y[i] = exclusive ? carry : carry + v;
-		carry += v;
-	}
-	return carry;
-}
-
-static inline void store_fence(int stream)
-{
-#if defined(__AVX512F__)
-	if (stream) _mm_sfence(); /* streaming stores are weakly ordered */
-#else
-	(void)stream;
-#endif
-}
-
 /* ---------------------------------------------------------------- chunks, chained */
 /*
- * The input is cut into chunks of CHUNK_BYTES, taken by the threads in order from a shared
+ * The input is cut into chunks of LMI_CPU_CHUNK_BYTES, taken by the threads in order from a shared
  * counter (a thread that is preempted simply takes fewer chunks). For chunk j a thread sums it
  * (reading it from memory into its L2), publishes that aggregate, gets the inclusive prefix of
  * chunk j - 1 (the sum of everything before), publishes its own, and scans the chunk again from L2
@@ -272,7 +138,9 @@ static inline void store_fence(int stream)
  * newest published prefix and adds the aggregates after it; an aggregate not yet published is
  * waited for briefly, then computed by the thread itself, so no thread ever waits on one that is
  * not running. Every prefix is defined as prefix(j-1) + aggregate(j), in the element type, so the
- * result is the same whichever thread computes it, and for any number of threads.
+ * result is the same whichever thread computes it, and for any number of threads. One thread
+ * needs no look-back: it scans each chunk in one pass from the running prefix, and the chunk's
+ * aggregate comes out of the same pass, added in the same order as the sum would add it.
  */
 
 typedef struct slot {
@@ -283,32 +151,63 @@ typedef struct slot {
 
 size_t lmi_cpu_scratch_bytes(int64_t n, size_t elem)
 {
-	int64_t chunk = CHUNK_BYTES / (int64_t)elem, nch = (n + chunk - 1) / chunk;
+	int64_t chunk = LMI_CPU_CHUNK_BYTES / (int64_t)elem, nch = (n + chunk - 1) / chunk;
 	return nch > 1 ? (size_t)nch * sizeof(slot) : 0;
 }
 
-/* The element type's operations, through doubles (a float converts to double and back exactly). */
-typedef struct elem_ops {
+/* A scan or sum as asked: the element type, the path's loops, the Kogge-Stone section (0: the
+ * path's register scan), the input and its chunks. Values travel as doubles (a float converts to
+ * double and back exactly). */
+typedef struct chain {
+	const lmi_cpu_loops *L;
+	int is_double;
 	size_t size;
-	double (*sum)(const void *x, int64_t n);
-	double (*add)(double a, double b); /* (T)a + (T)b */
-	void (*scan)(const void *x, void *y, int64_t n, double carry, int exclusive, int stream);
-} elem_ops;
+	unsigned section;
+	const char *x;
+	int64_t n, chunk, nch;
+	slot *slots;
+} chain;
 
-static double sum32(const void *x, int64_t n) { return sum_f32(x, n); }
-static double sum64(const void *x, int64_t n) { return sum_f64(x, n); }
-static double add32(double a, double b) { return (double)((float)a + (float)b); }
-static double add64(double a, double b) { return a + b; }
-static void scan32(const void *x, void *y, int64_t n, double c, int excl, int stream)
+static double sum_of(const chain *c, const void *x, int64_t n)
 {
-	scan_chunk_f32(x, y, n, (float)c, excl, stream);
+	return c->is_double ? c->L->sum_f64(x, n) : c->L->sum_f32(x, n);
 }
-static void scan64(const void *x, void *y, int64_t n, double c, int excl, int stream)
+
+static double add_of(const chain *c, double a, double b)
 {
-	scan_chunk_f64(x, y, n, c, excl, stream);
+	return c->is_double ? a + b : (double)((float)a + (float)b);
 }
-static const elem_ops ops32 = {sizeof(float), sum32, add32, scan32};
-static const elem_ops ops64 = {sizeof(double), sum64, add64, scan64};
+
+/* Kogge-Stone sections of one chunk, chained by their carries. */
+static void ks_chunk(const chain *c, const void *x, void *y, int64_t n, double carry, int exclusive)
+{
+	_Alignas(64) double buf[2 * KS_MAX_SECTION];
+	int64_t s = c->section;
+	for (int64_t lo = 0; lo < n; lo += s) {
+		int64_t len = n - lo < s ? n - lo : s;
+		if (c->is_double)
+			carry = c->L->ks_section_f64((const double *)x + lo, (double *)y + lo, len, carry,
+			                             exclusive, buf);
+		else
+			carry = c->L->ks_section_f32((const float *)x + lo, (float *)y + lo, len, carry,
+			                             exclusive, (float *)buf);
+	}
+}
+
+/* Scans chunk x[0..n) into y from carry. The path's register scans also return the chunk's
+ * aggregate, added exactly as sum_of adds it (*known = 1); the Kogge-Stone sections do not
+ * (*known = 0). */
+static double scan_of(const chain *c, const void *x, void *y, int64_t n, double carry,
+                      int exclusive, int stream, int *known)
+{
+	*known = !c->section;
+	if (c->section) {
+		ks_chunk(c, x, y, n, carry, exclusive);
+		return 0;
+	}
+	return c->is_double ? c->L->scan_f64(x, y, n, carry, exclusive, stream)
+	                    : c->L->scan_f32(x, y, n, carry, exclusive, stream);
+}
 
 static inline double get(_Atomic uint64_t *a)
 {
@@ -344,17 +243,15 @@ static inline void relax(void)
 #endif
 }
 
-typedef struct chain {
-	const elem_ops *o;
-	const char *x;
-	int64_t n, chunk, nch;
-	slot *slots;
-} chain;
-
 static int64_t chunk_len(const chain *c, int64_t k)
 {
 	int64_t lo = k * c->chunk;
 	return c->n - lo < c->chunk ? c->n - lo : c->chunk;
+}
+
+static const char *chunk_at(const chain *c, const void *base, int64_t k)
+{
+	return (const char *)base + (size_t)(k * c->chunk) * c->size;
 }
 
 /* The aggregate of chunk k: its owner's, after a short wait, or computed here. */
@@ -363,7 +260,7 @@ static double aggregate(const chain *c, int64_t k)
 	slot *s = &c->slots[k];
 	for (int spin = 0; spin < 4096 && state_of(s) == 0; spin++) relax();
 	if (state_of(s) >= 1) return get(&s->agg);
-	double a = c->o->sum(c->x + (size_t)(k * c->chunk) * c->o->size, chunk_len(c, k));
+	double a = sum_of(c, chunk_at(c, c->x, k), chunk_len(c, k));
 	put(&s->agg, a);
 	raise_to(s, 1);
 	return a;
@@ -376,11 +273,30 @@ static double prefix(const chain *c, int64_t k)
 	while (m >= 0 && state_of(&c->slots[m]) < 2) m--; /* the newest published prefix */
 	double run = m >= 0 ? get(&c->slots[m].incl) : 0;
 	for (int64_t q = m + 1; q <= k; q++) {
-		run = m < 0 && q == 0 ? aggregate(c, 0) : c->o->add(run, aggregate(c, q));
+		run = m < 0 && q == 0 ? aggregate(c, 0) : add_of(c, run, aggregate(c, q));
 		put(&c->slots[q].incl, run);
 		raise_to(&c->slots[q], 2);
 	}
 	return run;
+}
+
+/* One thread: each chunk in one pass from the running prefix (no scratch needed). */
+static int serial(const chain *c, void *y, int exclusive, int stream, const atomic_int *stop,
+                  double *total)
+{
+	double before = 0;
+	for (int64_t j = 0; j < c->nch; j++) {
+		if (c->nch > 1 && stopped(stop)) return 1;
+		const char *xj = chunk_at(c, c->x, j);
+		int64_t len = chunk_len(c, j);
+		int known = 0;
+		double a = 0;
+		if (y) a = scan_of(c, xj, (char *)chunk_at(c, y, j), len, before, exclusive, stream, &known);
+		if (!known) a = sum_of(c, xj, len); /* from the cache when just scanned */
+		before = j ? add_of(c, before, a) : a;
+	}
+	if (total) *total = before;
+	return 0;
 }
 
 #ifdef _OPENMP
@@ -389,22 +305,14 @@ static double prefix(const chain *c, int64_t k)
 #define OMP_PARALLEL
 #endif
 
-static int chained(const elem_ops *o, const void *x, void *y, int64_t n, int exclusive,
-                   const atomic_int *stop, void *scratch, double *total)
+/* Several threads: the look-back described above. */
+static int parallel(chain *c, void *y, int exclusive, int stream, const atomic_int *stop,
+                    double *total, int nt)
 {
-	chain c = {o, x, n, CHUNK_BYTES / (int64_t)o->size, 0, scratch};
-	c.nch = (n + c.chunk - 1) / c.chunk;
-	int stream = y && n >= STREAM_MIN, nt = lmi_cpu_kernel_threads();
-	if (c.nch <= 1) { /* one chunk: one thread, no scratch */
-		if (y) o->scan(x, y, n, 0, exclusive, stream);
-		else *total = o->sum(x, n);
-		store_fence(stream);
-		return 0;
-	}
-	for (int64_t k = 0; k < c.nch; k++) {
-		atomic_init(&c.slots[k].state, 0);
-		atomic_init(&c.slots[k].agg, 0);
-		atomic_init(&c.slots[k].incl, 0);
+	for (int64_t k = 0; k < c->nch; k++) {
+		atomic_init(&c->slots[k].state, 0);
+		atomic_init(&c->slots[k].agg, 0);
+		atomic_init(&c->slots[k].incl, 0);
 	}
 	atomic_llong next;
 	atomic_int quit;
@@ -412,54 +320,81 @@ static int chained(const elem_ops *o, const void *x, void *y, int64_t n, int exc
 	atomic_init(&quit, 0);
 	(void)nt; /* unused without OpenMP */
 	OMP_PARALLEL
-	{
-		for (;;) {
-			int64_t j = atomic_fetch_add(&next, 1);
-			if (j >= c.nch) break;
-			if (stopped(stop)) {
-				atomic_store(&quit, 1);
-				break;
-			}
-			slot *s = &c.slots[j];
-			const char *xj = c.x + (size_t)(j * c.chunk) * o->size;
-			int64_t len = chunk_len(&c, j);
-			double a = state_of(s) >= 1 ? get(&s->agg) : o->sum(xj, len); /* into L2 */
-			put(&s->agg, a);
-			raise_to(s, 1);
-			if (!y) continue; /* a sum needs only the aggregates */
-			double before = j > 0 ? prefix(&c, j - 1) : 0;
-			put(&s->incl, j > 0 ? o->add(before, a) : a);
-			raise_to(s, 2);
-			o->scan(xj, (char *)y + (size_t)(j * c.chunk) * o->size, len, before, exclusive,
-			        stream); /* from L2 */
+	for (;;) {
+		int64_t j = atomic_fetch_add(&next, 1);
+		if (j >= c->nch) break;
+		if (stopped(stop)) {
+			atomic_store(&quit, 1);
+			break;
 		}
-		store_fence(stream);
+		slot *s = &c->slots[j];
+		const char *xj = chunk_at(c, c->x, j);
+		int64_t len = chunk_len(c, j);
+		double a = state_of(s) >= 1 ? get(&s->agg) : sum_of(c, xj, len); /* into L2 */
+		put(&s->agg, a);
+		raise_to(s, 1);
+		if (!y) continue; /* a sum needs only the aggregates */
+		double before = j > 0 ? prefix(c, j - 1) : 0;
+		put(&s->incl, j > 0 ? add_of(c, before, a) : a);
+		raise_to(s, 2);
+		int known;
+		scan_of(c, xj, (char *)chunk_at(c, y, j), len, before, exclusive, stream, &known); /* L2 */
 	}
 	if (atomic_load(&quit)) return 1;
 	if (!y) { /* the chunks' sums, in order: the same total for any number of threads */
-		double t = get(&c.slots[0].agg);
-		for (int64_t k = 1; k < c.nch; k++) t = o->add(t, get(&c.slots[k].agg));
+		double t = get(&c->slots[0].agg);
+		for (int64_t k = 1; k < c->nch; k++) t = add_of(c, t, get(&c->slots[k].agg));
 		*total = t;
 	}
 	return 0;
 }
 
+/* y NULL: the sum into *total; else the scan (section > 0: Kogge-Stone sections). */
+static int chained(int is_double, unsigned section, const void *x, void *y, int64_t n,
+                   int exclusive, const atomic_int *stop, void *scratch, double *total)
+{
+	size_t size = is_double ? sizeof(double) : sizeof(float);
+	chain c = {lmi_cpu_loops_get(), is_double, size, section, x, n,
+	           LMI_CPU_CHUNK_BYTES / (int64_t)size, 0, scratch};
+	c.nch = (n + c.chunk - 1) / c.chunk;
+	int stream = y && n >= STREAM_MIN, nt = lmi_cpu_kernel_threads();
+	if (nt == 1 || c.nch <= 1 || !scratch) return serial(&c, y, exclusive, stream, stop, total);
+	return parallel(&c, y, exclusive, stream, stop, total, nt);
+}
+
 int lmi_cpu_scan_f32(const float *x, float *y, int64_t n, int exclusive, const atomic_int *stop,
                      void *scratch)
 {
-	return chained(&ops32, x, y, n, exclusive, stop, scratch, NULL);
+	return chained(0, 0, x, y, n, exclusive, stop, scratch, NULL);
 }
 
 int lmi_cpu_scan_f64(const double *x, double *y, int64_t n, int exclusive, const atomic_int *stop,
                      void *scratch)
 {
-	return chained(&ops64, x, y, n, exclusive, stop, scratch, NULL);
+	return chained(1, 0, x, y, n, exclusive, stop, scratch, NULL);
+}
+
+static unsigned ks_section(unsigned section)
+{
+	return section < 1 ? 1 : section > KS_MAX_SECTION ? KS_MAX_SECTION : section;
+}
+
+int lmi_cpu_scan_kogge_stone_f32(const float *x, float *y, int64_t n, int exclusive,
+                                 unsigned section, const atomic_int *stop, void *scratch)
+{
+	return chained(0, ks_section(section), x, y, n, exclusive, stop, scratch, NULL);
+}
+
+int lmi_cpu_scan_kogge_stone_f64(const double *x, double *y, int64_t n, int exclusive,
+                                 unsigned section, const atomic_int *stop, void *scratch)
+{
+	return chained(1, ks_section(section), x, y, n, exclusive, stop, scratch, NULL);
 }
 
 int lmi_cpu_sum_f32(const float *x, int64_t n, float *out, const atomic_int *stop, void *scratch)
 {
 	double t = 0;
-	int r = chained(&ops32, x, NULL, n, 0, stop, scratch, &t);
+	int r = chained(0, 0, x, NULL, n, 0, stop, scratch, &t);
 	*out = (float)t;
 	return r;
 }
@@ -467,7 +402,7 @@ int lmi_cpu_sum_f32(const float *x, int64_t n, float *out, const atomic_int *sto
 int lmi_cpu_sum_f64(const double *x, int64_t n, double *out, const atomic_int *stop, void *scratch)
 {
 	double t = 0;
-	int r = chained(&ops64, x, NULL, n, 0, stop, scratch, &t);
+	int r = chained(1, 0, x, NULL, n, 0, stop, scratch, &t);
 	*out = t;
 	return r;
 }

@@ -1,23 +1,30 @@
 /*
- * cpu_spmv.c — the CPU runs of SpMV in the four formats of PMPP chapter 14.
+ * cpu_spmv.c — the CPU runs of SpMV in the four formats of PMPP chapter 14, each walked the way a
+ * CPU reads memory best.
  *
  * CSR is the CPU's format: a row's nonzeros are contiguous, so a core streams col and val and
- * gathers x (16 at a time with AVX-512, masked at the row's end). The rows are split between the
- * threads by nonzeros, not by rows (a binary search in row_ptr), so that a few long rows do not
- * leave one thread with most of the work: the load balance JDS buys on a GPU. ELL and JDS walk
- * their GPU layouts (slot t of a row is m elements from slot t - 1: strided on a CPU, coalesced
- * on a GPU); COO is one sequential pass (threads splitting it would share rows and need atomics).
- * Read next: body/spmv.h (the GPU kernels), sparse_formats.h (the arrays).
+ * gathers x (8 or 16 at a time on the vector paths, masked at the row's end). The rows are split
+ * between the threads by nonzeros, not by rows (a binary search in row_ptr), so that a few long
+ * rows do not leave one thread with most of the work: the load balance JDS buys on a GPU.
+ * ELL and JDS are stored for a GPU: slot t of every row together (column-major), so that a warp's
+ * threads, one row each, read consecutive addresses. One CPU thread walking one row would jump m
+ * elements from slot to slot, a cache line per entry. So a thread takes a block of
+ * LMI_CPU_SPMV_BLOCK_ROWS consecutive rows (sorted rows for JDS) and sweeps it slot by slot: the
+ * block's entries of one slot are contiguous (a stream, vectorised, the next slot prefetched),
+ * the block's sums stay in L1, and the rows' results are written once at the end. ELL masks the
+ * padding (a row's slots past its length); JDS needs no mask: its rows are sorted by length, so
+ * the rows that have slot t are a prefix of the block. Blocks are taken dynamically (JDS's first
+ * blocks hold the longest rows). COO is one sequential pass (threads splitting it would share
+ * rows and need atomics).
+ * Read next: body/spmv.h (the GPU kernels), sparse_formats.h (the arrays), cpu_simd.h.
  */
-#include "kernels/cpu_kernels.h"
+#include <string.h>
+
+#include "kernels/cpu_simd.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
 
 static inline int stopped(const atomic_int *stop)
 {
@@ -36,52 +43,6 @@ static int64_t row_at(const int32_t *row_ptr, int64_t m, int64_t target)
 	return lo;
 }
 
-static float dot_f32(const int32_t *col, const float *val, const float *x, int64_t lo, int64_t hi)
-{
-	int64_t i = lo;
-	float s = 0;
-#if defined(__AVX512F__)
-	__m512 acc = _mm512_setzero_ps();
-	for (; i + 16 <= hi; i += 16) {
-		__m512i c = _mm512_loadu_si512((const void *)(col + i));
-		acc = _mm512_fmadd_ps(_mm512_loadu_ps(val + i), _mm512_i32gather_ps(c, x, 4), acc);
-	}
-	if (i < hi) {
-		__mmask16 k = (__mmask16)((1u << (hi - i)) - 1);
-		__m512i c = _mm512_maskz_loadu_epi32(k, col + i);
-		__m512 g = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, c, x, 4);
-		acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, val + i), g, acc);
-		i = hi;
-	}
-	s = _mm512_reduce_add_ps(acc);
-#endif
-	for (; i < hi; i++) s += val[i] * x[col[i]];
-	return s;
-}
-
-static double dot_f64(const int32_t *col, const double *val, const double *x, int64_t lo, int64_t hi)
-{
-	int64_t i = lo;
-	double s = 0;
-#if defined(__AVX512F__)
-	__m512d acc = _mm512_setzero_pd();
-	for (; i + 8 <= hi; i += 8) {
-		__m256i c = _mm256_loadu_si256((const void *)(col + i));
-		acc = _mm512_fmadd_pd(_mm512_loadu_pd(val + i), _mm512_i32gather_pd(c, x, 8), acc);
-	}
-	if (i < hi) {
-		__mmask8 k = (__mmask8)((1u << (hi - i)) - 1);
-		__m256i c = _mm256_maskz_loadu_epi32(k, col + i);
-		__m512d g = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), k, c, x, 8);
-		acc = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(k, val + i), g, acc);
-		i = hi;
-	}
-	s = _mm512_reduce_add_pd(acc);
-#endif
-	for (; i < hi; i++) s += val[i] * x[col[i]];
-	return s;
-}
-
 #ifdef _OPENMP
 #define OMP_PARALLEL _Pragma("omp parallel num_threads(nt) reduction(| : quit)")
 #define THREAD_ID omp_get_thread_num()
@@ -96,6 +57,7 @@ static double dot_f64(const int32_t *col, const double *val, const double *x, in
 	int name(const int32_t *row_ptr, const int32_t *col, const T *val, const T *x, T *y,      \
 	         int64_t m, const atomic_int *stop)                                                \
 	{                                                                                          \
+		const lmi_cpu_loops *L = lmi_cpu_loops_get();                                      \
 		int quit = 0, nt = lmi_cpu_kernel_threads();                                       \
 		(void)nt;                                                                          \
 		int64_t nnz = row_ptr[m];                                                          \
@@ -109,7 +71,7 @@ static double dot_f64(const int32_t *col, const double *val, const double *x, in
 					quit = 1;                                                  \
 					break;                                                     \
 				}                                                                  \
-				y[r] = dot(col, val, x, row_ptr[r], row_ptr[r + 1]);               \
+				y[r] = L->dot(col, val, x, row_ptr[r], row_ptr[r + 1]);            \
 			}                                                                          \
 		}                                                                                  \
 		return quit;                                                                       \
@@ -139,54 +101,70 @@ int lmi_cpu_spmv_coo(int is_double, const int32_t *row, const int32_t *col, cons
 }
 
 #ifdef _OPENMP
-#define OMP_FOR _Pragma("omp parallel for schedule(static) num_threads(nt) reduction(| : quit)")
+#define OMP_FOR_BLOCKS _Pragma("omp parallel for schedule(dynamic) num_threads(nt) reduction(| : quit)")
 #else
-#define OMP_FOR
+#define OMP_FOR_BLOCKS
 #endif
 
-/* ELL: slot t of row r at t * m + r. */
-#define ELL_ROW(T)                                                                                 \
+#define BLOCK_ROWS LMI_CPU_SPMV_BLOCK_ROWS
+
+/*
+ * One block of rows [r0, r0 + len) of ELL (jds = 0) or JDS (jds = 1), in the element type T:
+ * acc += slot t's entries for the block, for each slot, then the results out. ELL: slot t of row
+ * r at t * m + r, rows shorter than t + 1 masked by row_nnz; JDS: slot t of sorted row s at
+ * iter_ptr[t] + s, present for the first iter_ptr[t + 1] - iter_ptr[t] sorted rows.
+ */
+#define SWEEP(T, SLOT)                                                                             \
 	{                                                                                          \
-		T s = 0;                                                                           \
-		for (int64_t t = 0; t < row_nnz[r]; t++)                                           \
-			s += ((const T *)val)[t * m + r] * ((const T *)x)[col[t * m + r]];         \
-		((T *)y)[r] = s;                                                                   \
+		_Alignas(64) T acc[BLOCK_ROWS];                                                    \
+		const T *v = val;                                                                  \
+		memset(acc, 0, (size_t)len * sizeof(T));                                           \
+		int64_t slots = 0;                                                                 \
+		for (int64_t i = 0; i < len; i++)                                                  \
+			if (row_nnz[r0 + i] > slots) slots = row_nnz[r0 + i];                      \
+		for (int64_t t = 0; t < slots; t++) {                                              \
+			int64_t at = jds ? iter_ptr[t] + r0 : t * m + r0, cnt = len;               \
+			if (jds) {                                                                 \
+				int64_t have = iter_ptr[t + 1] - iter_ptr[t] - r0;                 \
+				cnt = have < len ? have : len;                                     \
+			}                                                                          \
+			int64_t next = t + 1 >= slots ? -1 : jds ? iter_ptr[t + 1] + r0 : at + m;  \
+			L->SLOT(acc, v + at, col + at, (const T *)x, cnt, jds ? NULL : row_nnz + r0,  \
+			        (int32_t)t, next < 0 ? NULL : v + next, next < 0 ? NULL : col + next); \
+		}                                                                                  \
+		T *out = y;                                                                        \
+		for (int64_t i = 0; i < len; i++) out[jds ? perm[r0 + i] : r0 + i] = acc[i];       \
 	}
 
-int lmi_cpu_spmv_ell(int is_double, const int32_t *col, const void *val, const int32_t *row_nnz,
-                     const void *x, void *y, int64_t m, const atomic_int *stop)
+static int sweep(int is_double, int jds, const int32_t *perm, const int32_t *iter_ptr,
+                 const int32_t *row_nnz, const int32_t *col, const void *val, const void *x,
+                 void *y, int64_t m, const atomic_int *stop)
 {
+	const lmi_cpu_loops *L = lmi_cpu_loops_get();
+	int64_t nblocks = (m + BLOCK_ROWS - 1) / BLOCK_ROWS;
 	int quit = 0, nt = lmi_cpu_kernel_threads();
 	(void)nt;
-	OMP_FOR
-	for (int64_t r = 0; r < m; r++) {
-		if ((r & 4095) == 0 && stopped(stop)) quit = 1;
-		if (is_double) ELL_ROW(double) else ELL_ROW(float)
+	OMP_FOR_BLOCKS
+	for (int64_t blk = 0; blk < nblocks; blk++) {
+		if (quit || stopped(stop)) {
+			quit = 1;
+			continue;
+		}
+		int64_t r0 = blk * BLOCK_ROWS, len = m - r0 < BLOCK_ROWS ? m - r0 : BLOCK_ROWS;
+		if (is_double) SWEEP(double, slot_f64) else SWEEP(float, slot_f32)
 	}
 	return quit;
 }
 
-/* JDS: the t-th nonzero of sorted row s at iter_ptr[t] + s; the result goes to row perm[s]. */
-#define JDS_ROW(T)                                                                                 \
-	{                                                                                          \
-		T sum = 0;                                                                         \
-		for (int64_t t = 0; t < row_nnz[s]; t++) {                                         \
-			int64_t i = iter_ptr[t] + s;                                               \
-			sum += ((const T *)val)[i] * ((const T *)x)[col[i]];                       \
-		}                                                                                  \
-		((T *)y)[perm[s]] = sum;                                                           \
-	}
+int lmi_cpu_spmv_ell(int is_double, const int32_t *col, const void *val, const int32_t *row_nnz,
+                     const void *x, void *y, int64_t m, const atomic_int *stop)
+{
+	return sweep(is_double, 0, NULL, NULL, row_nnz, col, val, x, y, m, stop);
+}
 
 int lmi_cpu_spmv_jds(int is_double, const int32_t *perm, const int32_t *iter_ptr,
                      const int32_t *row_nnz, const int32_t *col, const void *val, const void *x,
                      void *y, int64_t m, const atomic_int *stop)
 {
-	int quit = 0, nt = lmi_cpu_kernel_threads();
-	(void)nt;
-	OMP_FOR
-	for (int64_t s = 0; s < m; s++) {
-		if ((s & 4095) == 0 && stopped(stop)) quit = 1;
-		if (is_double) JDS_ROW(double) else JDS_ROW(float)
-	}
-	return quit;
+	return sweep(is_double, 1, perm, iter_ptr, row_nnz, col, val, x, y, m, stop);
 }

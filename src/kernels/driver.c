@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "backend/cuda_module.h"
+#include "core/cpu_isa.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/patterns.h"
 
@@ -141,6 +142,8 @@ static void cpu_cold(void *p)
 static lm_status run_cpu(const lmi_pattern *pt, const lmi_kcall *k, void *run, lm_kernel_info *info)
 {
 	LM_ASSERT(pt->cpu); /* patterns without one pass LMI_RUNS_NO_CPU: "cpu" is refused */
+	/* the kernels' SIMD path is lumen/isa.h's (LUMEN_ISA, lm_isa_set): supported by both */
+	if (lmi_cpu_set_isa((int)lmi_isa())) lmi_cpu_set_isa(LMI_CPU_SCALAR);
 	cpu_timed t = {pt, k, run};
 	double ms;
 	lm_status st = lmi_time_median(k->fname, k->repeats, cpu_once, cpu_cold, &t, &ms);

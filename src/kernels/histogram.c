@@ -26,9 +26,14 @@ static int hist_cpu(const lmi_kcall *k, void *run)
 	lmi_hist_run *r = run;
 	const lmi_hist_call *c = &r->c;
 	(void)k;
+	const atomic_int *stop = &lmi_interrupt_flag;
 	memset(r->counts, 0, c->bins * sizeof *r->counts);
-	if (c->is_u8) return lmi_cpu_histogram_u8(c->data, c->n, r->lut, r->counts, &lmi_interrupt_flag);
-	return lmi_cpu_histogram_i32(c->data, c->n, c->bins, r->counts, &lmi_interrupt_flag);
+	if (c->algo == LMI_HIST_PRIVATIZED)
+		return c->is_u8 ? lmi_cpu_histogram_u8(c->data, c->n, r->lut, r->counts, stop)
+		                : lmi_cpu_histogram_i32(c->data, c->n, c->bins, r->counts, stop);
+	int agg = c->algo == LMI_HIST_AGGREGATED; /* else global-atomic */
+	return c->is_u8 ? lmi_cpu_histogram_atomic_u8(c->data, c->n, r->lut, r->counts, agg, stop)
+	                : lmi_cpu_histogram_atomic_i32(c->data, c->n, r->counts, agg, stop);
 }
 
 static int hist_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,

@@ -1,6 +1,6 @@
 /*
- * matmul.c — lm_kernel_matmul: C = A B, run on the emulator, natively on the CPU (naive or cache
- * blocked) or on a GPU (see scan.c for the shape of a pattern call).
+ * matmul.c — lm_kernel_matmul: C = A B, run on the emulator, natively on the CPU (naive or tiled
+ * with the tile width asked) or on a GPU (see scan.c for the shape of a pattern call).
  *
  * Design: the tile width sets the block (tile x tile threads), so matmul takes `tile`, not
  * `block`. Counters of every run add flops (2 m k n); measured runs count as bytes what an ideal
@@ -25,9 +25,9 @@ static int matmul_cpu(const lmi_kcall *k, void *run)
 	(void)k;
 	if (c->is_double)
 		return naive ? lmi_cpu_matmul_naive_f64(c->a, c->b, c->c, c->m, c->k, c->n, stop)
-		             : lmi_cpu_matmul_blocked_f64(c->a, c->b, c->c, c->m, c->k, c->n, stop);
+		             : lmi_cpu_matmul_tiled_f64(c->a, c->b, c->c, c->m, c->k, c->n, c->tile, stop);
 	return naive ? lmi_cpu_matmul_naive_f32(c->a, c->b, c->c, c->m, c->k, c->n, stop)
-	             : lmi_cpu_matmul_blocked_f32(c->a, c->b, c->c, c->m, c->k, c->n, stop);
+	             : lmi_cpu_matmul_tiled_f32(c->a, c->b, c->c, c->m, c->k, c->n, c->tile, stop);
 }
 
 static int matmul_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,

@@ -23,10 +23,15 @@ static int scan_cpu(const lmi_kcall *k, void *run)
 {
 	const lmi_scan_run *r = run;
 	const lmi_scan_call *c = &r->c;
+	const atomic_int *stop = &lmi_interrupt_flag;
 	(void)k;
-	if (c->is_double)
-		return lmi_cpu_scan_f64(c->x, c->y, c->n, !c->inclusive, &lmi_interrupt_flag, r->scratch);
-	return lmi_cpu_scan_f32(c->x, c->y, c->n, !c->inclusive, &lmi_interrupt_flag, r->scratch);
+	if (c->algo == LMI_SCAN_KOGGE_STONE) /* the work-inefficient scan, sections of block */
+		return c->is_double ? lmi_cpu_scan_kogge_stone_f64(c->x, c->y, c->n, !c->inclusive,
+		                                                   c->block, stop, r->scratch)
+		                    : lmi_cpu_scan_kogge_stone_f32(c->x, c->y, c->n, !c->inclusive,
+		                                                   c->block, stop, r->scratch);
+	if (c->is_double) return lmi_cpu_scan_f64(c->x, c->y, c->n, !c->inclusive, stop, r->scratch);
+	return lmi_cpu_scan_f32(c->x, c->y, c->n, !c->inclusive, stop, r->scratch);
 }
 
 static int scan_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,

@@ -1,8 +1,9 @@
 #!/bin/sh
 # isa_objects.sh LIBLUMEN LUMEN X86 — the SIMD paths are what their names say, whatever -march
 # the rest of the build used (-march=native here), and LUMEN_ISA can never make the program fail.
-#   1. object code (objdump of liblumen's simd_*.o): the scalar file has no VEX/EVEX instruction
-#      and no packed arithmetic; the avx2 file has ymm and FMA code and no AVX-512 (no zmm, no mask
+#   1. object code (objdump of liblumen's simd_*.o and cpu_loops_*.o, the backend's and the
+#      kernels' loops): the scalar file has no VEX/EVEX instruction and no packed arithmetic;
+#      the avx2 file has ymm and FMA code and no AVX-512 (no zmm, no mask
 #      registers, no xmm/ymm16-31, no EVEX-only instructions); the avx512 file has zmm code.
 #   2. the program: every LUMEN_ISA value (the three paths, an unknown name, empty) runs, says on
 #      --version which path it took, and warns (on stderr, once) when it could not follow.
@@ -25,22 +26,25 @@ probe=$(printf '  10:\tvaddps %%zmm1,%%zmm2,%%zmm3\n  14:\tvpternlogd $0x1,%%ymm
 
 if [ "$x86" = ON ]; then
 	dir=$(mktemp -d)
-	(cd "$dir" && ar x "$lib" simd_scalar.c.o simd_avx2.c.o simd_avx512.c.o) || fail "no simd_*.o in $lib"
-	for isa in scalar avx2 avx512; do
-		objdump -d --no-show-raw-insn "$dir/simd_$isa.c.o" > "$dir/$isa.s" 2>/dev/null ||
-			fail "objdump of simd_$isa.c.o failed"
+	# the backend's loops (src/backend/cpu/simd_*.c) and the kernels' (src/kernels/cpu_loops_*.c)
+	for fam in simd cpu_loops; do
+		(cd "$dir" && ar x "$lib" ${fam}_scalar.c.o ${fam}_avx2.c.o ${fam}_avx512.c.o) || fail "no ${fam}_*.o in $lib"
+		for isa in scalar avx2 avx512; do
+			objdump -d --no-show-raw-insn "$dir/${fam}_$isa.c.o" > "$dir/$isa.s" 2>/dev/null ||
+				fail "objdump of ${fam}_$isa.c.o failed"
+		done
+		n=$(grep -cE "$evex" "$dir/scalar.s"); [ "$n" = 0 ] || fail "$fam scalar path: $n AVX-512 instructions"
+		n=$(grep -cE "$vex" "$dir/scalar.s"); [ "$n" = 0 ] || fail "$fam scalar path: $n VEX instructions"
+		n=$(grep -cE "$packed" "$dir/scalar.s"); [ "$n" = 0 ] || fail "$fam scalar path: $n packed float operations (vectorised)"
+		grep -qE 'addss|mulss' "$dir/scalar.s" || fail "$fam scalar path: no scalar float code at all?"
+		n=$(grep -cE "$evex" "$dir/avx2.s"); [ "$n" = 0 ] ||
+			{ fail "$fam avx2 path: $n AVX-512 instructions, e.g."; grep -E "$evex" "$dir/avx2.s" | head -3; }
+		if [ "$build_type" = Release ]; then
+			grep -q '%ymm' "$dir/avx2.s" || fail "$fam avx2 path: no ymm instruction (not vectorised?)"
+			grep -q 'vfmadd' "$dir/avx2.s" || fail "$fam avx2 path: no FMA instruction"
+			grep -q '%zmm' "$dir/avx512.s" || fail "$fam avx512 path: no zmm instruction (flags not applied?)"
+		fi
 	done
-	n=$(grep -cE "$evex" "$dir/scalar.s"); [ "$n" = 0 ] || fail "scalar path: $n AVX-512 instructions"
-	n=$(grep -cE "$vex" "$dir/scalar.s"); [ "$n" = 0 ] || fail "scalar path: $n VEX instructions"
-	n=$(grep -cE "$packed" "$dir/scalar.s"); [ "$n" = 0 ] || fail "scalar path: $n packed float operations (vectorised)"
-	grep -qE 'addss|mulss' "$dir/scalar.s" || fail "scalar path: no scalar float code at all?"
-	n=$(grep -cE "$evex" "$dir/avx2.s"); [ "$n" = 0 ] ||
-		{ fail "avx2 path: $n AVX-512 instructions, e.g."; grep -E "$evex" "$dir/avx2.s" | head -3; }
-	if [ "$build_type" = Release ]; then
-		grep -q '%ymm' "$dir/avx2.s" || fail "avx2 path: no ymm instruction (not vectorised?)"
-		grep -q 'vfmadd' "$dir/avx2.s" || fail "avx2 path: no FMA instruction"
-		grep -q '%zmm' "$dir/avx512.s" || fail "avx512 path: no zmm instruction (flags not applied?)"
-	fi
 	rm -rf "$dir"
 fi
 

@@ -155,8 +155,8 @@ static void matmul(const lmi_cuda_kernels *api, tally *tl, int algo, int dbl, in
 		lmi_cache_flush(b, (size_t)(k * n) * es);
 		lmi_cache_flush(ref, (size_t)(m * n) * es);
 		double t0 = gc_now_ms();
-		if (dbl) lmi_cpu_matmul_blocked_f64(a, b, ref, m, k, n, NULL);
-		else lmi_cpu_matmul_blocked_f32(a, b, ref, m, k, n, NULL);
+		if (dbl) lmi_cpu_matmul_tiled_f64(a, b, ref, m, k, n, tile, NULL);
+		else lmi_cpu_matmul_tiled_f32(a, b, ref, m, k, n, tile, NULL);
 		if (r >= 0) t[r] = gc_now_ms() - t0;
 	}
 	int64_t bad = err ? 0 : compare(c, ref, m * n, dbl, first, sizeof first);
