@@ -8,7 +8,10 @@
  * counter the previous iteration may just have written: a run of equal values is a chain of
  * store-to-load forwardings, ~5 cycles each), so consecutive elements go to different
  * sub-histograms and their increments overlap; bytes are read eight at a time and taken out with
- * shifts (fewer instructions than eight byte loads).
+ * shifts (fewer instructions than eight byte loads). Counting is bound by its loads and stores on
+ * every path, so it is the same C on each: an AVX-512 version (16 lane-private histograms, gather
+ * + add + scatter of 16 counters, no conflicts) was measured at 2.3 GB/s against 4.2 for this loop
+ * on one core of the 2-core EPYC (2^26 random bytes), and not kept.
  * Read next: cpu_simd.h, cpu_histogram.c, cpu_kernels.c (the Kogge-Stone scan), cpu_dense.c.
  */
 
