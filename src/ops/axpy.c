@@ -9,7 +9,6 @@
  */
 #include <math.h>
 
-#include "backend/cpu/axpy.h"
 #include "ops.h"
 
 /* f[0] = alpha. */
@@ -65,7 +64,7 @@ lm_tensor *lm_add_scaled(const lm_tensor *a, const lm_tensor *b, double alpha)
 	if (check_alpha("add_scaled", ct, alpha)) return NULL;
 	lm_tensor *ac = lmi_as_dtype(a, ct), *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
 	if (bc) out = lmi_empty("add_scaled", nd, shape, ct);
-	if (out && lmi_cpu_add_scaled(out, ac, bc, alpha)) {
+	if (out && LMI_BE("add_scaled", out, add_scaled, out, ac, bc, alpha)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -107,7 +106,7 @@ lm_status lm_add_scaled_(lm_tensor *a, const lm_tensor *b, double alpha)
 	                        : lm_tensor_retain((lm_tensor *)b);
 	if (!bc) return lm_last_status();
 	lmi_bump_version(a);
-	s = lmi_cpu_add_scaled(a, a, bc, alpha);
+	s = LMI_BE("add_scaled_", a, add_scaled, a, a, bc, alpha);
 	lm_tensor_release(bc);
 	return s;
 }

@@ -204,107 +204,13 @@ fail:
 	return lm_last_status();
 }
 
-/* ---------------------------------------------------------------- floor division, remainder */
-/*
- * The loops of a // b and a % b. They run through the core's strided iterator as the CPU
- * backend's loops do, and sit here because src/backend/cpu was being rewritten (issue 18) when
- * these ops came; they belong in the backend's table (lmi_simd()->binary) in time.
- * Floats: the remainder is fmod corrected to the divisor's sign; the quotient is (a - mod) / b
- * rounded to the nearest integer (exact, unlike floor(a / b), whose rounding can land one off:
- * CPython's algorithm). Integers: C's truncating / and % corrected the same way; INT_MIN // -1
- * wraps (as INT_MIN * -1 does) instead of trapping; a zero divisor is counted and reported.
- */
-typedef struct divmod_ctx {
-	int rem;         /* 1: remainder, 0: floor division */
-	atomic_int zero; /* an integer division by 0 happened */
-} divmod_ctx;
-
-static inline double fdiv_floor(double a, double b)
-{
-	if (b == 0) return a / b;
-	double mod = fmod(a, b), div = (a - mod) / b;
-	if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-	if (div == 0) return copysign(0.0, a / b);
-	double q = floor(div);
-	return div - q > 0.5 ? q + 1 : q;
-}
-
-static inline double fmod_floor(double a, double b)
-{
-	double m = fmod(a, b);
-	if (m != 0 && ((b < 0) != (m < 0))) m += b; /* (a zero keeps fmod's sign, as Lua and PyTorch) */
-	return m;
-}
-
-#define FLOAT_DIVMOD(T)                                                                             \
-	static void divmod_##T(void *vctx, char **p, const int64_t *s, int64_t n)                       \
-	{                                                                                           \
-		const divmod_ctx *c = vctx;                                                             \
-		for (int64_t i = 0; i < n; i++) {                                                       \
-			double a = *(const T *)(p[1] + i * s[1]), b = *(const T *)(p[2] + i * s[2]);       \
-			*(T *)(p[0] + i * s[0]) = (T)(c->rem ? fmod_floor(a, b) : fdiv_floor(a, b));        \
-		}                                                                                       \
-	}
-FLOAT_DIVMOD(float)
-FLOAT_DIVMOD(double)
-
-/* Signed: T the type, U its unsigned twin (negation of INT_MIN wraps in U). */
-#define INT_DIVMOD(T, U)                                                                            \
-	static void divmod_##T(void *vctx, char **p, const int64_t *s, int64_t n)                       \
-	{                                                                                           \
-		divmod_ctx *c = vctx;                                                                   \
-		for (int64_t i = 0; i < n; i++) {                                                       \
-			T a = *(const T *)(p[1] + i * s[1]), b = *(const T *)(p[2] + i * s[2]), q, r;      \
-			if (b == 0) {                                                                       \
-				atomic_store_explicit(&c->zero, 1, memory_order_relaxed);                       \
-				q = r = 0;                                                                      \
-			} else if (b == -1) {                                                               \
-				q = (T)(0 - (U)a), r = 0;                                                       \
-			} else {                                                                            \
-				q = a / b, r = a % b;                                                           \
-				if (r != 0 && ((r < 0) != (b < 0))) q -= 1, r += b;                             \
-			}                                                                                   \
-			*(T *)(p[0] + i * s[0]) = c->rem ? r : q;                                           \
-		}                                                                                       \
-	}
-INT_DIVMOD(int32_t, uint32_t)
-INT_DIVMOD(int64_t, uint64_t)
-
-static void divmod_uint8_t(void *vctx, char **p, const int64_t *s, int64_t n)
-{
-	divmod_ctx *c = vctx;
-	for (int64_t i = 0; i < n; i++) {
-		uint8_t a = *(const uint8_t *)(p[1] + i * s[1]), b = *(const uint8_t *)(p[2] + i * s[2]);
-		if (b == 0) atomic_store_explicit(&c->zero, 1, memory_order_relaxed);
-		*(p[0] + i * s[0]) = (char)(b == 0 ? 0 : c->rem ? a % b : a / b);
-	}
-}
-
-static const lmi_iter_kernel divmod_kernels[LM_DTYPE_COUNT] = {
-	divmod_float, divmod_double, divmod_int32_t, divmod_int64_t, divmod_uint8_t,
-};
-
-static lm_status divmod_run(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
-                            const char *name)
-{
-	divmod_ctx c = {.rem = op == LM_REMAINDER};
-	atomic_init(&c.zero, 0);
-	lmi_iter it;
-	const lm_tensor *ops[3] = {out, a, b};
-	lmi_iter_init(&it, 3, ops, out->ndim, out->shape);
-	lm_status s = lmi_iter_run(&it, divmod_kernels[out->dtype], &c);
-	if (!s && atomic_load(&c.zero))
-		return lmi_fail(LM_ERR_ARG, "%s: integer division by zero (the %s divisor holds a 0)",
-		                name, lm_dtype_name(b->dtype));
-	return s ? lmi_fail_as(name) : LM_OK;
-}
-
-/* The loop of op: the backend's, or the one above for // and %. */
+/* The loop of op, from the table of out's device (// and % report a zero integer divisor). */
 static lm_status run_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
                             const char *name)
 {
-	if (op == LM_FLOOR_DIVIDE || op == LM_REMAINDER) return divmod_run(op, out, a, b, name);
-	return lmi_cpu_binary(op, out, a, b);
+	lm_status s = LMI_BE(name, out, binary, op, out, a, b);
+	/* (the division by zero of // and % is reported under the op's name, in place or not) */
+	return s && (op == LM_FLOOR_DIVIDE || op == LM_REMAINDER) ? lmi_fail_as(name) : s;
 }
 
 /* ---------------------------------------------------------------- forward */
@@ -460,7 +366,7 @@ static bool scalar_fast_path(lm_binop op, lm_tensor *a, double s, lm_status *st)
 		return true;
 	}
 	lmi_bump_version(a);
-	*st = lmi_cpu_unary(code, a, a, s, 0);
+	*st = LMI_BE(name, a, unary, code, a, a, s, 0);
 	return true;
 }
 
@@ -508,7 +414,7 @@ lm_tensor *lm_where(const lm_tensor *cond, const lm_tensor *a, const lm_tensor *
 	lm_tensor *ac = c ? lmi_as_dtype(a, ct) : NULL, *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
 	if (!bc) goto done;
 	out = lmi_empty("where", nd, shape, ct);
-	if (out && lmi_cpu_where(out, c, ac, bc)) {
+	if (out && LMI_BE("where", out, where, out, c, ac, bc)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

@@ -35,7 +35,7 @@ lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts)
 			                lm_device_name(first->storage->device),
 			                lm_device_name(ts[i]->storage->device));
 	}
-	if (first && first->storage->device != LM_CPU)
+	if (first && !lmi_backend_for(first->storage->device))
 		return lmi_fail(LM_ERR_UNSUPPORTED, "%s: no %s implementation in this build", fname,
 		                lm_device_name(first->storage->device));
 	return LM_OK;

@@ -13,7 +13,6 @@
  */
 #include <string.h>
 
-#include "backend/cpu/nn.h"
 #include "lumen/isa.h"
 #include "lumen/nn.h"
 #include "ops.h"
@@ -179,7 +178,8 @@ static lm_status winograd_backward(lmi_node *n, const lm_tensor *g, lm_tensor **
 	lm_tensor *gw = gc && nw ? lmi_empty("conv2d backward", 4, w->shape, w->dtype) : NULL;
 	lm_tensor *gb = NULL;
 	if (!gc || (nx && !gx) || (nw && !gw) ||
-	    ((nx || nw) && lmi_cpu_winograd_conv_backward(x, w, gc, n->i[0], n->i[1], gx, gw)))
+	    ((nx || nw) && LMI_BE("conv2d backward", gc, winograd_conv_backward, x, w, gc, n->i[0],
+	                          n->i[1], gx, gw)))
 		goto fail;
 	if (nb) { /* (N, K, L) summed over L, then over N */
 		int64_t K = g->shape[1];
@@ -217,7 +217,7 @@ static lm_tensor *conv2d_winograd(const lm_tensor *x, const lm_tensor *w, const 
 	                                                      : lmi_contiguous_copy(b, b->dtype)) : NULL;
 	lm_tensor *y = wc && (!b || bc) ? lmi_empty("conv2d", 4, (int64_t[]){p->N, p->K, p->OH, p->OW},
 	                                            x->dtype) : NULL;
-	if (y && lmi_cpu_winograd_conv(xc, wc, bc, p->win.ph, p->win.pw, y)) {
+	if (y && LMI_BE("conv2d", y, winograd_conv, xc, wc, bc, p->win.ph, p->win.pw, y)) {
 		lm_tensor_release(y);
 		y = NULL;
 	}
@@ -311,9 +311,12 @@ lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *o, lm_tensor 
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *y = xc ? lmi_empty("max_pool2d", 4, (int64_t[]){N, C, OH, OW}, x->dtype) : NULL;
 	lm_tensor *ix = y ? lmi_empty("max_pool2d", 2, (int64_t[]){N * C, OH * OW}, LM_INT64) : NULL;
-	if (ix)
-		lmi_cpu_max_pool2d(xc, y, ix, N * C, H, W, OH, OW, (int64_t[]){win.kh, win.kw},
-		                   (int64_t[]){win.sh, win.sw}, (int64_t[]){win.ph, win.pw});
+	if (ix && LMI_BE("max_pool2d", y, max_pool2d, xc, y, ix, N * C, H, W, OH, OW,
+	                 (int64_t[]){win.kh, win.kw}, (int64_t[]){win.sh, win.sw},
+	                 (int64_t[]){win.ph, win.pw})) {
+		lm_tensor_release(ix);
+		ix = NULL;
+	}
 	lm_tensor_release(xc);
 	if (!ix) {
 		lm_tensor_release(y);

@@ -9,7 +9,6 @@
  * of the input's shape; scatter_add passes g to x and gathers it for src; masked_fill zeroes g
  * where the mask is set. Read next: ../backend/cpu/index.c, sort.c.
  */
-#include "backend/cpu/cpu_move.h"
 #include "ops.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -227,7 +226,7 @@ lm_tensor *lm_index_select(const lm_tensor *x, int dim, const lm_tensor *index)
 	                : lm_tensor_is_contiguous(index) ? lm_tensor_retain((lm_tensor *)index)
 	                                                 : lmi_contiguous_copy(index, index->dtype);
 	lm_tensor *out = ic ? lmi_empty("index_select", ond, shape, x->dtype) : NULL;
-	if (out && lmi_cpu_index_select("index_select", xc, outer, size, inner, ic, out)) {
+	if (out && LMI_BE("index_select", out, index_select, "index_select", xc, outer, size, inner, ic, out)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -276,7 +275,7 @@ lm_tensor *lm_gather(const lm_tensor *x, int dim, const lm_tensor *index)
 		return NULL;
 	lm_tensor *x1 = at_least_1d(x), *i1 = x1 ? at_least_1d(index) : NULL, *out = NULL;
 	if (i1) out = lmi_empty("gather", i1->ndim, i1->shape, x->dtype);
-	if (out && lmi_cpu_gather(x1, d, i1, out)) {
+	if (out && LMI_BE("gather", out, gather, x1, d, i1, out)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -307,7 +306,7 @@ lm_tensor *lm_scatter_add(const lm_tensor *x, int dim, const lm_tensor *index, c
 	lm_tensor *sc = out ? lmi_as_dtype(src, ct) : NULL;
 	lm_tensor *o1 = sc ? at_least_1d(out) : NULL, *i1 = o1 ? at_least_1d(index) : NULL;
 	lm_tensor *s1 = i1 ? at_least_1d(sc) : NULL;
-	if (!s1 || lmi_cpu_scatter_add(o1, d, i1, s1)) {
+	if (!s1 || LMI_BE("scatter_add", o1, scatter_add, o1, d, i1, s1)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -343,7 +342,7 @@ lm_tensor *lm_masked_fill(const lm_tensor *x, const lm_tensor *mask, double valu
 	                                       : lm_binary_scalar(LM_NE, mask, 0);
 	lm_tensor *v = c ? lm_scalar(value, x->dtype) : NULL;
 	lm_tensor *out = v ? lmi_empty("masked_fill", nd, shape, x->dtype) : NULL;
-	if (out && lmi_cpu_where(out, c, v, x)) {
+	if (out && LMI_BE("masked_fill", out, where, out, c, v, x)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -396,7 +395,7 @@ lm_tensor *lm_one_hot(const lm_tensor *index, int64_t num_classes)
 	lm_tensor *out = check_range("one_hot", ic, num_classes, -1)
 	                     ? NULL
 	                     : lmi_empty("one_hot", index->ndim + 1, shape, LM_INT64);
-	if (out && (lm_zero_(out) || lmi_cpu_one_hot(ic, num_classes, out))) {
+	if (out && (lm_zero_(out) || LMI_BE("one_hot", out, one_hot, ic, num_classes, out))) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

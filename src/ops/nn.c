@@ -8,7 +8,6 @@
  */
 #include <math.h>
 
-#include "backend/cpu/nn.h"
 #include "lumen/nn.h"
 #include "ops.h"
 
@@ -121,8 +120,11 @@ static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *y = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;
-	if (y && lm_tensor_numel(y) > 0) /* no elements: no lines to run ([2^32, 0] has 2^32) */
-		lmi_cpu_softmax(xc, y, outer, R, inner, lg);
+	/* no elements: no lines to run ([2^32, 0] has 2^32) */
+	if (y && lm_tensor_numel(y) > 0 && LMI_BE(name, y, softmax, xc, y, outer, R, inner, lg)) {
+		lm_tensor_release(y);
+		y = NULL;
+	}
 	lm_tensor_release(xc);
 	lmi_node *node;
 	y = lmi_finish(y, lg ? &log_softmax_def : &softmax_def, 1, &x, 1, (const lm_tensor *const[]){y}, &node);
@@ -146,7 +148,7 @@ static lm_status gelu_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	if (s) return s;
 	lm_tensor *out = lmi_empty("gelu backward", g->ndim, g->shape, g->dtype);
 	lm_tensor *xc = out ? lmi_as_dtype(x, g->dtype) : NULL;
-	if (xc && (s = lmi_cpu_gelu(out, xc, g, n->i[0] != 0))) {
+	if (xc && (s = LMI_BE("gelu backward", out, gelu, out, xc, g, n->i[0] != 0))) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -161,7 +163,7 @@ lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
 {
 	if (check_float("gelu", "input", x) || lmi_check_device("gelu", 1, &x)) return NULL;
 	lm_tensor *y = lmi_empty("gelu", x->ndim, x->shape, x->dtype);
-	if (y && lmi_cpu_gelu(y, x, NULL, tanh_approx)) {
+	if (y && LMI_BE("gelu", y, gelu, y, x, NULL, tanh_approx)) {
 		lm_tensor_release(y);
 		y = NULL;
 	}
@@ -216,9 +218,10 @@ static lm_status nll_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	if (s) return s;
 	lm_tensor *gx = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
 	lm_tensor *gc = gx ? lmi_contiguous_copy(g, g->dtype) : NULL;
-	if (gc) lmi_cpu_nll_grad(gc, t, gx, n->i[0], n->i[1], n->i[2]);
+	s = gc ? LMI_BE("nll_loss backward", gx, nll_grad, gc, t, gx, n->i[0], n->i[1], n->i[2])
+	       : lm_last_status();
 	lm_tensor_release(gc);
-	if (!gc) {
+	if (s) {
 		lm_tensor_release(gx);
 		return lm_last_status();
 	}
@@ -238,7 +241,10 @@ static lm_tensor *nll_none(const char *name, const lm_tensor *logp, const lm_ten
 	lm_tensor *lc = lm_tensor_is_contiguous(logp) ? lm_tensor_retain((lm_tensor *)logp)
 	                                              : lmi_contiguous_copy(logp, logp->dtype);
 	lm_tensor *out = lc ? lmi_empty(name, target->ndim, target->shape, logp->dtype) : NULL;
-	if (out) lmi_cpu_nll(lc, t, out, N, C, L);
+	if (out && LMI_BE(name, out, nll, lc, t, out, N, C, L)) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
 	lm_tensor_release(lc);
 	lmi_node *node;
 	out = lmi_finish(out, &nll_def, 1, &logp, 1, (const lm_tensor *const[]){t}, &node);

@@ -1,5 +1,6 @@
 /*
- * ops.h (internal) — what the op files share: the autograd hook, the CPU backend, and helpers
+ * ops.h (internal) — what the op files share: the autograd hook, the device tables (LMI_BE: the
+ * loops of the device the tensors are on, ../backend/backend.h), and helpers
  * for results and gradients. Each op file holds, for its ops, argument checks and result shapes,
  * the call into the backend, the lmi_opdef with the backward rule, and the recording.
  * Read next: unary.c, binary.c, reduce.c, matmul.c, view.c.
@@ -10,7 +11,7 @@
 #include <stdio.h>
 
 #include "autograd/graph.h"
-#include "backend/cpu/cpu.h"
+#include "backend/backend.h"
 #include "core/lmi.h"
 #include "lumen/autograd.h"
 #include "lumen/ops.h"
@@ -31,7 +32,7 @@ lm_tensor *lmi_sum_to(const lm_tensor *g, int ndim, const int64_t *shape);
  * accumulated by gemm without a batched intermediate. For backward rules; not recorded. */
 lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b);
 
-/* Checks that the tensors are on one device (NULL entries skipped). */
+/* Checks that the tensors are on one device (NULL entries skipped) with a registered backend. */
 lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts);
 /* Checks that t is not NULL, naming the function and the argument. */
 lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t);

@@ -253,7 +253,7 @@ static lm_tensor *reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim,
 	lm_tensor *out = lmi_empty(name, nd, shape, result_dtype(op, x->dtype));
 	lm_tensor *ix = idx && out ? lmi_empty(name, nd, shape, LM_INT64) : NULL;
 	uint32_t mask = d >= 0 ? 1u << d : (uint32_t)((1u << x->ndim) - 1);
-	if (!out || (idx && !ix) || lmi_cpu_reduce_dims(op, x, mask, out, ix, p)) {
+	if (!out || (idx && !ix) || LMI_BE(name, out, reduce_dims, op, x, mask, out, ix, p)) {
 		lm_tensor_release(out);
 		lm_tensor_release(ix);
 		lm_tensor_release(xc);

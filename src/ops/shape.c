@@ -9,7 +9,6 @@
  * repeat sums the tiles of g; flip flips g back; pad narrows g to the unpadded window.
  * Read next: ../backend/cpu/shape.c, window.c.
  */
-#include "backend/cpu/cpu_move.h"
 #include "ops.h"
 
 /* ---------------------------------------------------------------- backward rules */
@@ -132,7 +131,7 @@ lm_tensor *lm_cumsum(const lm_tensor *x, int dim)
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *out = xc ? lmi_empty("cumsum", x->ndim, x->shape, rt) : NULL;
-	if (out && lmi_cpu_cumsum(xc, outer, R, inner, out)) {
+	if (out && LMI_BE("cumsum", out, cumsum, xc, outer, R, inner, out)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -159,7 +158,7 @@ static lm_tensor *triangle(const char *name, const lmi_opdef *def, const lm_tens
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *out = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;
-	if (out && lmi_cpu_triangle(xc, B, M, N, k, upper, out)) {
+	if (out && LMI_BE(name, out, triangle, xc, B, M, N, k, upper, out)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -202,7 +201,7 @@ lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats)
 		lm_tensor *corner = lmi_view_of(out, nrep, xshape, out->stride, 0);
 		lm_status s = corner ? lmi_copy(corner, x) : lm_last_status();
 		lm_tensor_release(corner);
-		if (s || lmi_cpu_repeat_fill(out, xshape, repeats)) {
+		if (s || LMI_BE("repeat", out, repeat_fill, out, xshape, repeats)) {
 			lm_tensor_release(out);
 			return NULL;
 		}

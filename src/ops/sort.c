@@ -6,7 +6,6 @@
  * whose rule scatters the gradient back to the positions the indices name:
  * gx = zeros(x).scatter_add(dim, indices, g). Read next: ../backend/cpu/sort.c, shape.c.
  */
-#include "backend/cpu/cpu_move.h"
 #include "ops.h"
 
 /* i[0] = dim; saved: [0] = indices. */
@@ -56,7 +55,7 @@ static lm_status sorted(const char *name, const lmi_opdef *def, const lm_tensor 
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *v = xc ? lmi_empty(name, x->ndim, shape, x->dtype) : NULL;
 	lm_tensor *ix = v ? lmi_empty(name, x->ndim, shape, LM_INT64) : NULL;
-	s = ix ? lmi_cpu_sort(xc, outer, R, inner, k, descending, v, ix) : lm_last_status();
+	s = ix ? LMI_BE(name, v, sort, xc, outer, R, inner, k, descending, v, ix) : lm_last_status();
 	lm_tensor_release(xc);
 	if (s) {
 		lm_tensor_release(v);

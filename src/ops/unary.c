@@ -182,7 +182,7 @@ static lm_tensor *apply(const char *name, int op, const lm_tensor *x, lm_dtype r
 	lm_tensor *xc = lmi_as_dtype(x, rdt);
 	if (!xc) return NULL;
 	lm_tensor *out = lmi_empty(name, x->ndim, x->shape, rdt);
-	if (out && lmi_cpu_unary(op, out, xc, p0, p1)) {
+	if (out && LMI_BE(name, out, unary, op, out, xc, p0, p1)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -222,7 +222,7 @@ lm_status lm_unary_(lm_unop op, lm_tensor *x)
 		return lmi_fail(LM_ERR_ARG, "%s: the tensor of shape %s has broadcast (expanded) dims; "
 		                "clone it before writing in place", name, lmi_shape_s(x));
 	lmi_bump_version(x);
-	return lmi_cpu_unary(op, x, x, 0, 0);
+	return LMI_BE(name, x, unary, op, x, x, 0, 0);
 }
 
 #define UNARY_FN(fn, OP)                                                                            \
@@ -281,7 +281,7 @@ lm_status lm_clamp_(lm_tensor *x, double lo, double hi)
 		                lmi_shape_s(x));
 	if (!lm_dtype_is_float(x->dtype)) int_bounds(x->dtype, &lo, &hi);
 	lmi_bump_version(x);
-	return lmi_cpu_unary(LMI_CLAMP, x, x, lo, hi);
+	return LMI_BE("clamp_", x, unary, LMI_CLAMP, x, x, lo, hi);
 }
 
 lm_tensor *lm_pow_scalar(const lm_tensor *x, double p)

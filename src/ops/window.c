@@ -7,7 +7,6 @@
  * A 3-D (C, H, W) input is one unbatched image (cols (C*kh*kw, L)). The two ops are adjoint, so
  * each one's backward rule is the other. Read next: ../backend/cpu/window.c.
  */
-#include "backend/cpu/cpu_move.h"
 #include "ops.h"
 
 /* Checks the window's parameters against an h x wd input; names fname in errors. */
@@ -107,7 +106,7 @@ lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
 	lm_tensor *x4 = xc ? lmi_view_of(xc, 4, (int64_t[]){N, C, H, W},
 	                                 (int64_t[]){C * H * W, H * W, W, 1}, xc->offset)
 	                   : NULL;
-	if (!x4 || lmi_cpu_im2col(x4, w, oh, ow, out)) {
+	if (!x4 || LMI_BE("im2col", out, im2col, x4, w, oh, ow, out)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -149,7 +148,7 @@ lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t
 	lm_tensor *o4 = cc ? lmi_view_of(out, 4, shape, (int64_t[]){channels * h * wd, h * wd, wd, 1},
 	                                 0)
 	                   : NULL;
-	if (!o4 || lmi_cpu_col2im(cc, w, oh, ow, o4)) {
+	if (!o4 || LMI_BE("col2im", o4, col2im, cc, w, oh, ow, o4)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

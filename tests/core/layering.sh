@@ -15,15 +15,18 @@ status=0
 # CPU backend's loops, the CUDA loader); graph = src/autograd/graph.c, the recording of nodes that
 # every op does; src/ops; autograd = the rest of src/autograd (backward engine, gradcheck);
 # src/kernels; src/io. "from -> to: symbol ..." allows single symbols against the order.
+# The ops reach the backend only through the device tables (src/backend/backend.h): lmi_be and
+# lmi_backend_for, never a device's loops by name.
 allow='
 core:
 backend: core
 graph: core
-ops: core backend graph
-autograd: core backend graph ops
+ops: core graph
+autograd: core graph ops
 kernels: core backend ops
 io: core ops
 core -> graph: lmi_node_release
+ops -> backend: lmi_be lmi_backend_for
 '
 
 # Prints "from to symbol object" for each call between layers in the objects below $1.
@@ -67,8 +70,8 @@ dir=$(mktemp -d)
 printf '#include <lua.h>\n#include "SDL2/SDL.h"\n#include <cuda_runtime.h>\n' > "$dir/probe.c"
 [ "$(grep -cE "$forbidden" "$dir/probe.c")" = 3 ] || { echo "layering: the include probe was not detected"; status=1; }
 rm -rf "$dir"
-probe=$(printf 'core ops lm_add src/core/probe.c.o\nbackend core lmi_fail x.o\ncore graph lmi_record y.o\ncore graph lmi_node_release z.o\n' | refused)
-[ "$(printf '%s\n' "$probe" | grep -c .)" = 2 ] || { echo "layering: the symbol probe gave: $probe"; status=1; }
+probe=$(printf 'core ops lm_add src/core/probe.c.o\nbackend core lmi_fail x.o\ncore graph lmi_record y.o\ncore graph lmi_node_release z.o\nops backend lmi_cpu_binary o.o\nops backend lmi_be b.o\n' | refused)
+[ "$(printf '%s\n' "$probe" | grep -c .)" = 3 ] || { echo "layering: the symbol probe gave: $probe"; status=1; }
 
 bad=$(grep -rlE "$forbidden" src/core src/backend/cpu src/backend/*.[ch] src/ops src/autograd src/kernels src/io 2>/dev/null |
 	grep -v '^src/kernels/cuda/')

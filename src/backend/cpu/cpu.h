@@ -1,30 +1,22 @@
 /*
  * cpu.h — the CPU backend: loops over memory, no shape checks, no autograd (the ops layer has
- * done both). Inputs arrive in the dtype the loop computes in; outputs are preallocated.
+ * done both). Inputs arrive in the dtype the loop computes in; outputs are preallocated. The ops
+ * reach these through the CPU's device table (backend_cpu.c, ../backend.h), not by name.
  * Read next: ewise.c, reduce.c, matmul.c.
  */
 #ifndef LUMEN_BACKEND_CPU_H
 #define LUMEN_BACKEND_CPU_H
 
+#include "backend/backend.h"
 #include "core/iter.h"
-#include "lumen/ops.h"
-
-/* Extra unary loops with parameters, numbered after the public lm_unop. */
-enum lmi_cpu_unop_ext {
-	LMI_CLAMP = LM_UNOP_COUNT, /* clamp(v, p0, p1) */
-	LMI_LEAKY_RELU,            /* v > 0 ? v : v * p0 */
-	LMI_POW_SCALAR,            /* v ^ p0 */
-	LMI_ADD_SCALED,            /* v * p0 + p1 */
-	LMI_ADD_S,                 /* v + p0 (floats) */
-	LMI_MUL_S,                 /* v * p0 (floats) */
-	LMI_DIV_S,                 /* v / p0 (floats) */
-	LMI_UNOP_EXT_COUNT
-};
 
 /* out = op(x); out and x have the same dtype and shape (x any strides; out may be x). */
 lm_status lmi_cpu_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, double p1);
-/* out = a op b; a and b of one dtype, broadcast to out's shape; out uint8 for comparisons. */
+/* out = a op b; a and b of one dtype, broadcast to out's shape; out uint8 for comparisons. An
+ * integer // or % by zero is LM_ERR_ARG ("binary: integer division by zero ..."). */
 lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b);
+/* The loops of LM_FLOOR_DIVIDE and LM_REMAINDER (divmod.c). */
+lm_status lmi_cpu_divmod(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b);
 /* out = cond ? a : b; cond uint8; all broadcast to out's shape. */
 lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *a,
                         const lm_tensor *b);

@@ -1,5 +1,6 @@
 /*
- * ewise.c — the CPU elementwise ops: unary math, binary arithmetic and comparisons, where. Each
+ * ewise.c — the CPU elementwise ops: unary math, binary arithmetic and comparisons (// and %:
+ * divmod.c), where. Each
  * sets up an lmi_iter over its operands (coalesced dims, OpenMP chunks, large outputs streamed to
  * memory with non-temporal stores: lmi_iter_run_out) and runs the 1-D kernel of the operands'
  * dtype from the SIMD table of the path in use (simd.h; the kernels are in ewise_loops.h).
@@ -21,6 +22,7 @@ lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const 
 {
 	LM_ASSERT(a->dtype == b->dtype);
 	LM_ASSERT(out->dtype == (lm_binop_is_comparison(op) ? LM_UINT8 : a->dtype));
+	if (op == LM_FLOOR_DIVIDE || op == LM_REMAINDER) return lmi_cpu_divmod(op, out, a, b);
 	int o = op;
 	lmi_iter it;
 	const lm_tensor *ops[3] = {out, a, b};

@@ -55,14 +55,15 @@ extern double exp(double);
 SOFTMAX(float, expf, log)
 SOFTMAX(double, exp, log)
 
-void lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64_t R, int64_t inner,
-                     bool log_softmax)
+lm_status lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64_t R,
+                          int64_t inner, bool log_softmax)
 {
 	if (x->dtype == LM_FLOAT32)
 		softmax_float((const float *)lmi_data(x), (float *)lmi_data(y), outer, R, inner, log_softmax);
 	else
 		softmax_double((const double *)lmi_data(x), (double *)lmi_data(y), outer, R, inner,
 		               log_softmax);
+	return LM_OK;
 }
 
 /* ---------------------------------------------------------------- GELU */
@@ -126,8 +127,8 @@ lm_status lmi_cpu_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, b
 
 /* logp: contiguous (N, C, L) (L = product of the spatial dims, 1 without); target: contiguous
  * int64 (N, L), already checked in range. out: (N, L) = -logp[n, t[n, l], l]. */
-void lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
-                 int64_t C, int64_t L)
+lm_status lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
+                      int64_t C, int64_t L)
 {
 	const int64_t *t = (const int64_t *)lmi_data(target);
 	for (int64_t n = 0; n < N; n++)
@@ -140,11 +141,12 @@ void lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out,
 			else
 				((double *)lmi_data(out))[n * L + l] = -v;
 		}
+	return LM_OK;
 }
 
 /* The adjoint: gx (N, C, L) zeroed by the caller; gx[n, t[n, l], l] = -g[n, l]. */
-void lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx, int64_t N,
-                      int64_t C, int64_t L)
+lm_status lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx, int64_t N,
+                           int64_t C, int64_t L)
 {
 	const int64_t *t = (const int64_t *)lmi_data(target);
 	for (int64_t n = 0; n < N; n++)
@@ -155,6 +157,7 @@ void lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx
 			else
 				((double *)lmi_data(gx))[k] = -((const double *)lmi_data(g))[n * L + l];
 		}
+	return LM_OK;
 }
 
 /* ---------------------------------------------------------------- max pooling */
@@ -241,9 +244,9 @@ void lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx
 MAXPOOL(float)
 MAXPOOL(double)
 
-void lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
-                        int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
-                        const int64_t *stride, const int64_t *pad)
+lm_status lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
+                             int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
+                             const int64_t *stride, const int64_t *pad)
 {
 	if (x->dtype == LM_FLOAT32)
 		maxpool_float((const float *)lmi_data(x), (float *)lmi_data(y), (int64_t *)lmi_data(idx),
@@ -251,4 +254,5 @@ void lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_
 	else
 		maxpool_double((const double *)lmi_data(x), (double *)lmi_data(y), (int64_t *)lmi_data(idx),
 		               planes, H, W, OH, OW, k, stride, pad);
+	return LM_OK;
 }

@@ -8,19 +8,19 @@
 #include "backend/cpu/cpu.h"
 
 /* y = softmax (or log_softmax) of contiguous x viewed as (outer, R, inner) over R. float32/64. */
-void lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64_t R, int64_t inner,
-                     bool log_softmax);
+lm_status lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64_t R,
+                          int64_t inner, bool log_softmax);
 /* out = gelu(x), or with g: out = g * gelu'(x). Any strides, same shape. */
 lm_status lmi_cpu_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, bool tanh_approx);
 /* NLL gather and its adjoint over logp (N, C, L), target int64 (N, L). */
-void lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
-                 int64_t C, int64_t L);
-void lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx, int64_t N,
+lm_status lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
                       int64_t C, int64_t L);
+lm_status lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx, int64_t N,
+                           int64_t C, int64_t L);
 /* Max pooling of (planes, H, W) into y (planes, OH, OW) with flat indices h * W + w. */
-void lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
-                        int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
-                        const int64_t *stride, const int64_t *pad);
+lm_status lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
+                             int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
+                             const int64_t *stride, const int64_t *pad);
 
 /*
  * 3x3, stride-1, dilation-1, ungrouped convolution by Winograd F(2x2, 3x3) (winograd.c): x (N, C,

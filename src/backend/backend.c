@@ -1,0 +1,61 @@
+/*
+ * backend.c — the registry of device tables (backend.h): one table per device, the CPU's from the
+ * start, and the check an op makes before it calls a slot.
+ *
+ * Read next: cpu/backend_cpu.c.
+ */
+#include "backend/backend.h"
+
+static const lmi_backend *_Atomic tables[LMI_DEVICE_COUNT] = {[LM_CPU] = &lmi_cpu_backend};
+
+static const char *const op_names[] = {
+#define LMI_BE_NAME_(name) #name,
+	LMI_BACKEND_OPS(LMI_BE_NAME_)
+#undef LMI_BE_NAME_
+};
+
+const char *lmi_be_op_name(lmi_be_op op)
+{
+	return op >= 0 && op < LMI_BE_OP_COUNT ? op_names[op] : "?";
+}
+
+const lmi_backend *lmi_backend_register(const lmi_backend *b)
+{
+	LM_ASSERT(b->version == LMI_BACKEND_VERSION && b->device >= 0 && b->device < LMI_DEVICE_COUNT);
+	return atomic_exchange(&tables[b->device], b);
+}
+
+const lmi_backend *lmi_backend_for(lm_device d)
+{
+	return d >= 0 && d < LMI_DEVICE_COUNT ? atomic_load_explicit(&tables[d], memory_order_acquire)
+	                                     : NULL;
+}
+
+int lmi_backend_count(void)
+{
+	int n = 0;
+	for (int d = 0; d < LMI_DEVICE_COUNT; d++) n += lmi_backend_for((lm_device)d) != NULL;
+	return n;
+}
+
+const lmi_backend *lmi_backend_at(int i)
+{
+	for (int d = 0; d < LMI_DEVICE_COUNT; d++) {
+		const lmi_backend *b = lmi_backend_for((lm_device)d);
+		if (b && i-- == 0) return b;
+	}
+	return NULL;
+}
+
+const lmi_backend *lmi_be(const char *fname, const lm_tensor *t, lmi_be_op op)
+{
+	lm_device d = t->storage->device;
+	const lmi_backend *b = lmi_backend_for(d);
+	if (!b)
+		return lmi_fail_null(LM_ERR_UNSUPPORTED, "%s: no %s backend in this build", fname,
+		                     lm_device_name(d));
+	if (!b->supports_op(op, t->dtype))
+		return lmi_fail_null(LM_ERR_UNSUPPORTED, "%s: the %s backend has no %s loop for %s", fname,
+		                     b->name, lmi_be_op_name(op), lm_dtype_name(t->dtype));
+	return b;
+}

@@ -1,0 +1,151 @@
+/*
+ * backend.h — the device tables: how the ops reach the loops of a device. ggml's backend interface
+ * is the model: one struct of function pointers per device, and, per op, the answer to "does this
+ * device run this op for this dtype" (supports_op) before the op calls the slot.
+ *
+ * Contract of every slot: the ops layer has checked the arguments, computed the result's shape,
+ * converted the inputs to the compute dtype and allocated the outputs on the inputs' device; a
+ * slot loops over memory and fails only on what the data or the machine decides (an interrupt,
+ * memory, an index out of range, an integer division by zero), with the thread's error set.
+ * A device may leave slots NULL: its supports_op answers false for them, and the op fails with a
+ * message naming itself, the device and the loop (LMI_BE). No slot records autograd nodes.
+ *
+ * The CPU fills every slot (cpu/backend_cpu.c: the loops of that directory) and is always registered. A
+ * CUDA tensor backend (src/backend/cuda, a later issue) fills a second table in the CUDA module,
+ * exported beside the module's device table (cuda_module.h: plain C, no CUDA types, the same
+ * version-checked lookup through lmi_cuda_module_symbol), and the loader registers it; no op file
+ * changes. Read next: cpu/backend_cpu.c, backend.c, ../ops/ops.h.
+ */
+#ifndef LUMEN_BACKEND_H
+#define LUMEN_BACKEND_H
+
+#include "core/lmi.h"
+#include "lumen/ops.h"
+
+#define LMI_DEVICE_COUNT (LM_CUDA + 1)
+
+/* 1: the first table (CPU). Bumped when a slot changes, like LMI_CUDA_MODULE_VERSION. */
+#define LMI_BACKEND_VERSION 1
+
+/* The slots, once: their names (for supports_op and messages) in table order. */
+#define LMI_BACKEND_OPS(X)                                                                         \
+	X(unary) X(binary) X(where) X(add_scaled) X(reduce_dims) X(matmul) X(matmul_batch_sum)         \
+	X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)                          \
+	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
+	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill)
+
+#define LMI_BE_ENUM_(name) LMI_BE_OP_##name,
+typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
+#undef LMI_BE_ENUM_
+
+/* The unary slot's loops with parameters, numbered after the public lm_unop. */
+enum lmi_cpu_unop_ext {
+	LMI_CLAMP = LM_UNOP_COUNT, /* clamp(v, p0, p1) */
+	LMI_LEAKY_RELU,            /* v > 0 ? v : v * p0 */
+	LMI_POW_SCALAR,            /* v ^ p0 */
+	LMI_ADD_SCALED,            /* v * p0 + p1 */
+	LMI_ADD_S,                 /* v + p0 (floats) */
+	LMI_MUL_S,                 /* v * p0 (floats) */
+	LMI_DIV_S,                 /* v / p0 (floats) */
+	LMI_UNOP_EXT_COUNT
+};
+
+typedef struct lmi_backend {
+	int version;      /* LMI_BACKEND_VERSION */
+	const char *name; /* "cpu" */
+	lm_device device;
+	/* Whether the device runs op on data of dtype dt (the dtype of the tensor the op asks about:
+	 * its output, or its first input where the output's dtype is fixed). */
+	bool (*supports_op)(lmi_be_op op, lm_dtype dt);
+
+	/* ---- elementwise (out preallocated at the broadcast shape; inputs any strides) */
+	/* out = op(x), x and out of one dtype (out may be x); op: lm_unop or lmi_cpu_unop_ext's
+	 * parametrised loops (clamp, leaky_relu, pow, add_scaled, a number added, multiplied,
+	 * divided by) with p0, p1 */
+	lm_status (*unary)(int op, lm_tensor *out, const lm_tensor *x, double p0, double p1);
+	/* out = a op b (a, b of one dtype, broadcast; out uint8 for comparisons); // and % too */
+	lm_status (*binary)(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b);
+	/* out = cond ? a : b (cond uint8; all broadcast) */
+	lm_status (*where)(lm_tensor *out, const lm_tensor *cond, const lm_tensor *a, const lm_tensor *b);
+	/* out = a + alpha * b (one pass) */
+	lm_status (*add_scaled)(lm_tensor *out, const lm_tensor *a, const lm_tensor *b, double alpha);
+
+	/* ---- reductions */
+	/* x any strides reduced over the dims of mask into contiguous out (+ int64 idx for arg ops
+	 * and max/min with indices); p: the norm's p or the variance's correction */
+	lm_status (*reduce_dims)(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
+	                         lm_tensor *idx, double p);
+
+	/* ---- products */
+	/* out (batch..., M, N) = a (..., M, K) b (..., K, N) over the batch broadcast to bshape */
+	lm_status (*matmul)(const lm_tensor *a, const lm_tensor *b, int bnd, const int64_t *bshape,
+	                    lm_tensor *out);
+	/* out (M, N) = sum over the batch of a_k b_k (same batch dims, float) */
+	lm_status (*matmul_batch_sum)(const lm_tensor *a, const lm_tensor *b, lm_tensor *out);
+
+	/* ---- fused nn loops (contiguous inputs, float) */
+	lm_status (*softmax)(const lm_tensor *x, lm_tensor *y, int64_t outer, int64_t R, int64_t inner,
+	                     bool log_softmax);
+	/* GELU (g NULL) or its backward out = g * gelu'(x) */
+	lm_status (*gelu)(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, bool tanh_approx);
+	/* out (N, L) = -logp[n, t[n, l], l] and its adjoint into a zeroed gx (N, C, L) */
+	lm_status (*nll)(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
+	                 int64_t C, int64_t L);
+	lm_status (*nll_grad)(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx, int64_t N,
+	                      int64_t C, int64_t L);
+	/* planes of H x W into OH x OW maxima (+ int64 positions h * W + w) */
+	lm_status (*max_pool2d)(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
+	                        int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
+	                        const int64_t *stride, const int64_t *pad);
+	/* 3x3 stride-1 convolution by Winograd F(2x2, 3x3), padding (ph, pw), and its backward */
+	lm_status (*winograd_conv)(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+	                           int64_t ph, int64_t pw, lm_tensor *y);
+	lm_status (*winograd_conv_backward)(const lm_tensor *x, const lm_tensor *w, const lm_tensor *gy,
+	                                    int64_t ph, int64_t pw, lm_tensor *gx, lm_tensor *gw);
+	/* x (N, C, H, W) -> cols (N, C*kh*kw, oh*ow), and the adjoint (windows summed) */
+	lm_status (*im2col)(const lm_tensor *x, const lm_window2d *w, int64_t oh, int64_t ow,
+	                    lm_tensor *cols);
+	lm_status (*col2im)(const lm_tensor *cols, const lm_window2d *w, int64_t oh, int64_t ow,
+	                    lm_tensor *out);
+
+	/* ---- moving data by position (cpu/cpu_move.h states each) */
+	lm_status (*index_select)(const char *fname, const lm_tensor *x, int64_t outer, int64_t size,
+	                          int64_t inner, const lm_tensor *idx, lm_tensor *out);
+	lm_status (*gather)(const lm_tensor *x, int dim, const lm_tensor *idx, lm_tensor *out);
+	lm_status (*scatter_add)(lm_tensor *out, int dim, const lm_tensor *idx, const lm_tensor *src);
+	lm_status (*one_hot)(const lm_tensor *idx, int64_t classes, lm_tensor *out);
+	lm_status (*sort)(const lm_tensor *x, int64_t outer, int64_t R, int64_t inner, int64_t k,
+	                  bool descending, lm_tensor *values, lm_tensor *indices);
+	lm_status (*cumsum)(const lm_tensor *x, int64_t outer, int64_t R, int64_t inner, lm_tensor *out);
+	lm_status (*triangle)(const lm_tensor *x, int64_t B, int64_t M, int64_t N, int64_t k, bool upper,
+	                      lm_tensor *out);
+	lm_status (*repeat_fill)(lm_tensor *out, const int64_t *xshape, const int64_t *reps);
+} lmi_backend;
+
+/* ---------------------------------------------------------------- the registry (backend.c) */
+
+/* The CPU's table (cpu/backend_cpu.c), registered from the start. */
+extern const lmi_backend lmi_cpu_backend;
+
+/* Registers b as the table of b->device, in place of the one registered before (NULL: none; the
+ * CPU's cannot be removed). Returns the table it replaced. */
+const lmi_backend *lmi_backend_register(const lmi_backend *b);
+/* The table of device d, or NULL when none is registered. */
+const lmi_backend *lmi_backend_for(lm_device d);
+/* The registered tables, in device order (for tests that run every op on every backend). */
+int lmi_backend_count(void);
+const lmi_backend *lmi_backend_at(int i);
+/* The name of slot op ("matmul"). */
+const char *lmi_be_op_name(lmi_be_op op);
+
+/* The table of t's device when it runs op on t's dtype; else NULL with LM_ERR_UNSUPPORTED:
+ * "<fname>: the <device> backend has no <op> loop for <dtype>" (or "no <device> backend"). */
+const lmi_backend *lmi_be(const char *fname, const lm_tensor *t, lmi_be_op op);
+
+/* Runs slot op of the table of t's device with the arguments that follow: the slot's status, or
+ * lmi_be's error when the device lacks it. `s = LMI_BE("add", out, binary, op, out, a, b);` */
+#define LMI_BE(fname, t, slot, ...)                                                                \
+	(lmi_be((fname), (t), LMI_BE_OP_##slot) ? lmi_backend_for((t)->storage->device)->slot(__VA_ARGS__) \
+	                                         : lm_last_status())
+
+#endif

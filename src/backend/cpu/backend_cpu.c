@@ -1,0 +1,48 @@
+/*
+ * backend_cpu.c — the CPU's device table (../backend.h): every slot, filled with the loops of this
+ * directory (OpenMP, the SIMD path chosen at run time, OpenBLAS).
+ *
+ * The CPU runs every op on every dtype the ops layer sends it (the ops refuse the dtypes an op
+ * does not take before they dispatch), so supports_op answers yes for every slot.
+ * Read next: ewise.c, reduce.c, matmul.c.
+ */
+#include "backend/backend.h"
+#include "backend/cpu/axpy.h"
+#include "backend/cpu/cpu_move.h"
+#include "backend/cpu/nn.h"
+
+static bool supports_op(lmi_be_op op, lm_dtype dt)
+{
+	return op >= 0 && op < LMI_BE_OP_COUNT && dt >= 0 && dt < LM_DTYPE_COUNT;
+}
+
+const lmi_backend lmi_cpu_backend = {
+	.version = LMI_BACKEND_VERSION,
+	.name = "cpu",
+	.device = LM_CPU,
+	.supports_op = supports_op,
+	.unary = lmi_cpu_unary,
+	.binary = lmi_cpu_binary,
+	.where = lmi_cpu_where,
+	.add_scaled = lmi_cpu_add_scaled,
+	.reduce_dims = lmi_cpu_reduce_dims,
+	.matmul = lmi_cpu_matmul,
+	.matmul_batch_sum = lmi_cpu_matmul_batch_sum,
+	.softmax = lmi_cpu_softmax,
+	.gelu = lmi_cpu_gelu,
+	.nll = lmi_cpu_nll,
+	.nll_grad = lmi_cpu_nll_grad,
+	.max_pool2d = lmi_cpu_max_pool2d,
+	.winograd_conv = lmi_cpu_winograd_conv,
+	.winograd_conv_backward = lmi_cpu_winograd_conv_backward,
+	.im2col = lmi_cpu_im2col,
+	.col2im = lmi_cpu_col2im,
+	.index_select = lmi_cpu_index_select,
+	.gather = lmi_cpu_gather,
+	.scatter_add = lmi_cpu_scatter_add,
+	.one_hot = lmi_cpu_one_hot,
+	.sort = lmi_cpu_sort,
+	.cumsum = lmi_cpu_cumsum,
+	.triangle = lmi_cpu_triangle,
+	.repeat_fill = lmi_cpu_repeat_fill,
+};
