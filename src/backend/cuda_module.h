@@ -6,7 +6,8 @@
  * this header's device table (is there a GPU, its name), which the loader asks, and a table for
  * each part that runs on the GPU, which that part looks up by name through lmi_cuda_module_symbol
  * (the course's kernels: src/kernels/cuda/cuda_api.h; a CUDA tensor backend would add its own in
- * src/backend/cuda/). Plain C with no CUDA types: every function returns 0 or the cudaError_t it
+ * src/backend/cuda/: an lmi_backend device table, backend.h, which the loader registers with
+ * lmi_backend_register so that the ops dispatch to it). Plain C with no CUDA types: every function returns 0 or the cudaError_t it
  * met, with a message naming the CUDA call written into msg (msg_cap bytes).
  * Read next: cuda_loader.c, ../kernels/cuda/cuda_api.h.
  */

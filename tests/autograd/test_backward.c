@@ -354,18 +354,34 @@ static void test_chain_100k(void **state)
 static void test_chain_100k_released_unused(void **state)
 {
 	(void)state;
-	/* a deep graph dropped without any backward */
+	/* a deep graph dropped without any backward: every step is made and recorded, and
+	 * releasing the end frees all 200,000 nodes and their tensors (iteratively) */
+	size_t bytes0 = live_bytes();
+	int64_t tensors0 = live_tensors();
 	double v[1] = {1};
 	lm_tensor *x = leaf(1, (int64_t[]){1}, v), *y = lm_tensor_retain(x);
 	for (int i = 0; i < 100000; i++) {
 		lm_tensor *n = lm_exp(y);
+		assert_non_null(n);
 		lm_tensor *m = lm_binary_scalar(LM_MUL, n, 0.0);
+		assert_non_null(m);
 		lm_tensor_release(n);
 		lm_tensor_release(y);
 		y = m;
 	}
+	/* exp(0 * ...) * 0 = 0, recorded: y is the end of the chain, not a leaf */
+	near(gc_at(y, 0), 0, 0, "chain value");
+	assert_true(lm_tensor_requires_grad(y));
+	assert_false(lm_tensor_is_leaf(y));
+	assert_string_equal(lm_tensor_grad_fn_name(y), "MulBackward");
+	/* the graph holds only the nodes (exp saves its output, a 1-element tensor each): x and y
+	 * are the live tensors beyond those */
+	assert_true(live_tensors() > tensors0 + 2);
 	lm_tensor_release(y);
+	assert_int_equal(live_tensors(), tensors0 + 1); /* x alone */
 	lm_tensor_release(x);
+	assert_int_equal(live_bytes(), bytes0);
+	assert_int_equal(live_tensors(), tensors0);
 }
 
 /* A small MLP step: (N, IN) -> relu -> (N, OUT), mean squared error. Returns the loss. */
