@@ -56,37 +56,58 @@ void lm_kernel_opts_init(lm_kernel_opts *o);
 
 /* ---------------------------------------------------------------- the latency model */
 /*
- * Modelled cycles of an emulated run (docs/trace.md states the model): per barrier phase, each warp
- * issues its instructions one after the other (divergent paths one after the other too), a warp
- * instruction costing the latency of its kind; an atomic waits behind every earlier same-address
- * atomic of its block and phase; the warps of a block overlap (the phase takes as long as its slowest
- * warp, plus a barrier); blocks run one after another on each of `sms` multiprocessors.
+ * Modelled cycles of an emulated run (docs/trace.md states the model and what it ignores). Per
+ * barrier phase of a block: each warp issues its instructions one after the other (divergent paths
+ * one after the other too) and waits for each load (global, shared, constant) and atomic before
+ * its next instruction; a store costs it only its issue. A global access is grouped per warp
+ * instruction into 128-byte lines (one request each: a line more costs `issue` more) and 32-byte
+ * sectors (each moved over the SM's memory pipe in `sector` cycles); a shared access into the 32
+ * banks of 4-byte words (an n-way bank conflict replays it n - 1 times, `issue` each); constant
+ * memory serialises distinct addresses; an atomic waits behind every earlier same-address atomic
+ * of its block and phase. The phase takes its slowest warp's chain of latencies, or the cycles the
+ * SM needs to issue every warp's instructions and replays, or to move its sectors, whichever is
+ * longest, plus a barrier. Occupancy: as many blocks as fit (warps_per_sm, blocks_per_sm,
+ * shared_per_sm) are resident on an SM together; a wave of resident blocks lasts its slowest
+ * block's latency, or its blocks' issue or sector cycles added up, whichever is longer: enough
+ * resident warps hide memory latency. Blocks go round robin to `sms` multiprocessors.
  */
 typedef struct lm_latency_model {
-	double global;   /* global memory load/store/atomic: 400 */
-	double shared;   /* shared memory load/store/atomic: 20 */
+	double global;   /* global memory load (or atomic): 400 cycles until the data arrives */
+	double shared;   /* shared memory load (or atomic): 20 */
 	double constant; /* constant memory, all lanes on one address (broadcast): 4; each further
 	                    distinct address of the warp instruction costs another 4 */
-	double arith;    /* an add (or a branch): 1 */
+	double arith;    /* an add (or a branch) before the warp's next instruction: 4 */
 	double barrier;  /* __syncthreads: 20 */
 	double sms;      /* multiprocessors the blocks are spread over (round robin): 1 */
+	double issue;    /* SM issue cycles per warp instruction, and per replay (a further 128-byte
+	                    line of a global access, a further wavefront of a bank conflict): 1 */
+	double sector;   /* cycles of the SM's memory pipe per 32-byte sector of global memory
+	                    (about 16 bytes per cycle per SM): 2 */
+	double warps_per_sm;  /* resident warps per SM (2048 threads): 64 */
+	double blocks_per_sm; /* resident blocks per SM: 32 */
+	double shared_per_sm; /* bytes of shared memory per SM the resident blocks share: 65536 */
 } lm_latency_model;
 
 /* The defaults above. */
 void lm_kernel_latency_default(lm_latency_model *out);
 /* The model used by the next emulated runs (process-wide). */
 void lm_kernel_latency_get(lm_latency_model *out);
-/* Sets it: latencies whole numbers of cycles in 0..1e9, sms an integer in 1..65536; LM_ERR_ARG
- * names the field. */
+/* Sets it: latencies and costs whole numbers of cycles in 0..1e9, sms an integer in 1..65536,
+ * warps_per_sm 1..64, blocks_per_sm 1..1024, shared_per_sm 49152..2^24 bytes (a block's 48 KiB
+ * always fits); LM_ERR_ARG names the field. */
 lm_status lm_kernel_latency_set(const lm_latency_model *m);
 void lm_kernel_latency_reset(void);
+/* One paragraph saying what the model counts and what it ignores, with m's values (the info.model
+ * of every emulated run); returns buf. */
+char *lm_kernel_latency_describe(const lm_latency_model *m, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------- traces */
 
 typedef enum lm_trace_kind {
 	LM_TRACE_LOAD = 0,
 	LM_TRACE_STORE,
-	LM_TRACE_ADD,     /* an addition of data elements (value: the sum) */
+	LM_TRACE_ADD,     /* an addition (value: the sum; aux: 1 when it works on padding or ghost
+	                     cells, a guard lane's add that the textbook does not count) */
 	LM_TRACE_ATOMIC,  /* atomicAdd (value: the operand; aux: earlier same-address atomics) */
 	LM_TRACE_BARRIER, /* a lane waiting at __syncthreads (value: cycles it waited) */
 	LM_TRACE_BRANCH,  /* a lane evaluating an instrumented branch (value 1 taken, 0 not; aux: the
@@ -154,8 +175,11 @@ typedef struct lm_trace_step {
 	int64_t count;
 	uint64_t start_cycle;
 	uint64_t cycles;      /* its slowest warp, plus the barrier that ends it */
-	int64_t adds;         /* counted even when the events were truncated away */
+	int64_t adds;         /* additions of data (counted even when the events were truncated away) */
 	bool barrier;         /* ends at __syncthreads (else: the threads exited) */
+	int64_t depth;        /* the most data additions of one thread in this step: the dependent
+	                         steps it takes (a thread adds one after another) */
+	int64_t idle_adds;    /* additions on padding or ghost cells (not in adds) */
 } lm_trace_step;
 
 /* Selects events; -1 in a field: any. */
@@ -208,7 +232,17 @@ const char *lm_kernel_info_provenance(const lm_kernel_info *info); /* "emulated,
                                                                       "CPU, measured",
                                                                       "CUDA <gpu>, measured" */
 const char *lm_kernel_info_pattern(const lm_kernel_info *info);    /* "scan", "reduce" */
-const char *lm_kernel_info_algo(const lm_kernel_info *info);
+const char *lm_kernel_info_algo(const lm_kernel_info *info);        /* the variant asked for */
+/* What actually ran: "emu: scan_kogge_stone (body/scan.h)", "cuda: reduce_shared (body/reduce.h)",
+ * "cpu: <the native implementation>, 2 threads" (with "; algo 'x' applies to emu and cuda only"
+ * where one CPU implementation serves every variant). */
+const char *lm_kernel_info_impl(const lm_kernel_info *info);
+/* The latency model of an emulated run, what it counts and what it ignores (docs/trace.md); NULL
+ * for measured runs. */
+const char *lm_kernel_info_model(const lm_kernel_info *info);
+/* One line naming what ran where: "scan kogge-stone: emulated, modelled cycles (SIMT emulator on
+ * ...)"; the variant is left out where it did not run ("histogram: CPU, measured (...)"). */
+const char *lm_kernel_info_label(const lm_kernel_info *info);
 /* Counters in a fixed order (docs/API.md names them). */
 int lm_kernel_info_counter_count(const lm_kernel_info *info);
 const char *lm_kernel_info_counter_name(const lm_kernel_info *info, int i);
@@ -366,6 +400,25 @@ lm_status lm_kernel_divergence(const lm_kernel_opts *opts, lm_tensor **out, lm_k
  * picks cuda with a GPU, else emu). segments: 1..255; at least one element per segment.
  */
 lm_status lm_kernel_streams(const lm_kernel_opts *opts, lm_tensor **out, lm_kernel_info **info);
+
+/*
+ * The memory-coalescing demo (PMPP chapter 6): sums of a 2-D float32/float64 matrix x (m, n), one
+ * thread per sum. algo "coalesced" (default): out (n) = the column sums, thread j walking column j,
+ * so a warp's lanes read consecutive addresses in each step; "strided": out (m) = the row sums,
+ * thread i walking row i, the lanes a row apart. The same adds and loads; global_transactions and
+ * modelled_cycles differ. block: threads per block, 1..1024. Runs: emu and cuda (no cpu run).
+ */
+lm_status lm_kernel_coalescing(const lm_tensor *x, const lm_kernel_opts *opts, lm_tensor **out,
+                               lm_kernel_info **info);
+/*
+ * The transpose of a 2-D float32/float64 matrix x (m, n) into out (n, m), in 32 x 32 tiles with
+ * blocks of 32 x 8 threads (block and tile are fixed: giving them is an error). algo "naive":
+ * straight from global memory (the writes strided); "shared": through a 32 x 32 tile in shared
+ * memory (both global accesses coalesced, the tile read down a column: 32-way bank conflicts);
+ * "padded" (default): the tile with a padding column (32 x 33), conflict-free. Runs: emu and cuda.
+ */
+lm_status lm_kernel_transpose(const lm_tensor *x, const lm_kernel_opts *opts, lm_tensor **out,
+                              lm_kernel_info **info);
 
 #ifdef __cplusplus
 }

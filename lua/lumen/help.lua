@@ -45,8 +45,12 @@ topic('data', [[Data sets and loaders: data.FashionMNIST and data.MNIST (IDX fil
 data.TensorDataset, data.DataLoader.]])
 topic('kernels', [[The GPU course's parallel patterns, each run three ways (backend 'emu': the CUDA
 kernel on a SIMT emulator with a trace; 'cpu': native and timed; 'cuda': on a GPU). Every call
-returns out, info; info.source says where the numbers came from and info.counters holds the
-counts (steps, adds, loads, stores, atomics, conflicts, barriers, time_ms, ...).]])
+returns out, info; info.source says where the numbers came from, info.impl what actually ran (a
+CPU run that serves every algo says so), info.model (emulated runs) what the latency model counts
+and ignores, and info.counters holds the counts: adds (of data; padding lanes are idle_lanes),
+steps (dependent steps), loads, stores, global_transactions (32-byte sectors), bank_conflicts,
+atomics, conflicts, barriers, occupancy, modelled_cycles or time_ms, ... (docs/trace.md defines
+each).]])
 topic('viz', [[The visualizer: an SDL2/OpenGL window (offscreen without a display) that draws the
 course's pictures from the kernels that ran: viz.show(info) after a kernels call, viz.scene(name)
 for a demonstration. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant, s PNG,
@@ -570,10 +574,13 @@ end
 kdoc('reduce', 'out, info',
   [[A parallel sum reduction as in the course: naive (divergent), convergent and shared-memory
 trees, and a coarsened one (several elements per thread first). out is a 0-d tensor of x's dtype.]])
-doc('kernels.latency', "kernels.latency([{global=, shared=, constant=, arith=, barrier=, sms=} | 'default']) -> model",
-  [[The emulator's latency model in cycles (and its number of SMs), from which modelled_cycles are
-computed: given a table, changes those fields; 'default' restores the defaults. Returns the model
-now in force.]])
+doc('kernels.latency', "kernels.latency([{global=, shared=, constant=, arith=, barrier=, sms=, issue=, sector=, warps_per_sm=, blocks_per_sm=, shared_per_sm=} | 'default']) -> model",
+  [[The emulator's latency model, from which modelled_cycles are computed: latencies in cycles
+(global, shared, constant per distinct address, arith, barrier), the SM's issue cycles per warp
+instruction and replay (issue) and per 32-byte sector of global memory (sector), the resident
+warps, blocks and shared bytes per SM (occupancy) and the SMs. Given a table, changes those
+fields; 'default' restores the defaults. Returns the model now in force; every emulated info says
+it in info.model (docs/trace.md: what it counts, what it ignores).]])
 kdoc('scan', 'out, info',
   [[A parallel prefix sum of a 1-D x: Kogge-Stone (log2 n steps, one element per thread), Brent-Kung
 (two per thread, 2 log2 n - 1 steps) or hierarchical for long inputs.]])
@@ -599,6 +606,15 @@ divergent region.]])
 kdoc('streams', 'out, info',
   [[Copies and kernels split into segments on streams, so transfers overlap computation;
 info.timeline shows what ran when, against the serial schedule.]])
+kdoc('coalescing', 'out, info',
+  [[Memory coalescing: sums of a matrix, one thread per sum: column sums ('coalesced': a warp's
+lanes read consecutive addresses, one 128-byte line per load) or row sums ('strided': the lanes a
+row apart, 32 lines per load). The same adds; info.counters.global_transactions (32-byte sectors)
+and modelled_cycles differ.]])
+kdoc('transpose', 'out, info',
+  [[A matrix transpose in 32 x 32 tiles: 'naive' (strided writes), 'shared' (through a shared tile
+read down a column: 32-way bank conflicts, info.counters.bank_conflicts) or 'padded' (a padding
+column: no conflicts). out is x transposed.]])
 
 --- The counters a run of kernels.<name> gives, per backend that runs here: {{backend, names}, ...}
 --- (from running kernels.samples[name]; measured once per session).
@@ -811,7 +827,7 @@ local function show_entry(name, note, paint)
           (o.kind == 'boolean' and 'true | false' or o.kind)
       print(wrap(o.key .. ' = ' .. values .. ' (default ' .. o.default .. '): ' .. o.doc, '    ', 96))
     end
-    print('  counters in info.counters (for the default options):')
+    print('  counters in info.counters (for the default options; docs/trace.md defines each):')
     for _, c in ipairs(H.kernel_counters(e.kernel)) do print(wrap(c[1] .. ': ' .. c[2], '    ', 96)) end
   end
   local methods = {}

@@ -25,7 +25,13 @@ local kernels = {
   divergence = K.divergence,
   -- kernels.streams{segments=, bytes=, copy_engines=, pcie_gbps=, clock_ghz=, sms=}
   streams = K.streams,
-  latency = K.latency, -- kernels.latency{global=, shared=, constant=, arith=, barrier=, sms=}
+  -- the memory-access demos: kernels.coalescing(x [, {algo='coalesced'|'strided'}]) (column or row
+  -- sums) and kernels.transpose(x [, {algo='naive'|'shared'|'padded'}])
+  coalescing = K.coalescing,
+  transpose = K.transpose,
+  -- kernels.latency{global=, shared=, constant=, arith=, barrier=, sms=, issue=, sector=,
+  --                 warps_per_sm=, blocks_per_sm=, shared_per_sm=}
+  latency = K.latency,
   -- What each call takes: {call = {args=, {key=, kind=, values=, default=, doc=}, ...}}, the table
   -- the binding checks options against (src/lua/kernel_opts.c); :help kernels.<call> prints it.
   options = K.options,
@@ -42,16 +48,22 @@ kernels.samples = {
   spmv = function() return kernels.sparse(lm.eye(8)), lm.ones(8), {} end,
   divergence = function() return {} end,
   streams = function() return { bytes = 4096 } end,
+  coalescing = function() return lm.ones(8, 8), {} end,
+  transpose = function() return lm.ones(8, 8), {} end,
 }
 
---- tostring(info): what ran where, then the counters in their order.
+--- tostring(info): what ran where (the label: the variant left out where it did not run; impl: the
+--- implementation that ran), then the counters in their order.
 K.Info.__tostring = function(info)
   if getmetatable(info) ~= K.Info or type(rawget(info, 'counter_names')) ~= 'table'
       or type(rawget(info, 'counters')) ~= 'table' then
     error('kernels.Info.__tostring: expected the info table of a kernels call, got ' .. type(info), 2)
   end
-  local lines = {string.format('%s %s: %s (%s)', info.pattern, info.algo, info.provenance,
-                               info.device)}
+  local label, impl = rawget(info, 'label'), rawget(info, 'impl')
+  local lines = {type(label) == 'string' and label or
+                 string.format('%s %s: %s (%s)', info.pattern, info.algo, info.provenance, info.device)}
+  if type(impl) == 'string' then lines[2] = '  impl: ' .. impl end
+  if type(rawget(info, 'model')) == 'string' then lines[#lines + 1] = '  model: info.model' end
   local names, counters = rawget(info, 'counter_names'), rawget(info, 'counters')
   for i = 1, rawlen(names) do -- raw: a table made to look like an info must not loop forever
     local name = rawget(names, i)

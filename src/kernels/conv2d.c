@@ -49,8 +49,24 @@ static lm_status conv_finish(lm_kernel_info *info, const lmi_kcall *k, void *run
 	return LM_OK;
 }
 
-static const lmi_pattern pattern = {"conv2d", lmi_emu_conv2d, conv_cpu, conv_cuda, conv_finish,
-                                    false};
+/* One CPU convolution for every algo (cpu_dense.c). */
+static unsigned conv_cpu_impl(const lmi_kcall *k, const void *run, char *buf, size_t cap)
+{
+	(void)k, (void)run;
+	snprintf(buf, cap, "direct loop per output row, vectorised along the row, ghost cells skipped; "
+	         "%d threads", lmi_cpu_kernel_threads());
+	return 0;
+}
+
+static const lmi_pattern pattern = {
+	.name = "conv2d",
+	.body = "body/conv2d.h",
+	.emu = lmi_emu_conv2d,
+	.cpu = conv_cpu,
+	.cuda = conv_cuda,
+	.finish = conv_finish,
+	.cpu_impl = conv_cpu_impl,
+};
 
 /* Everything about the mask and the tile, before anything runs. */
 static lm_status check_shape(lmi_kcall *k, const lm_kernel_opts *opts, lmi_conv_call *c)

@@ -52,13 +52,21 @@ static lm_status div_finish(lm_kernel_info *info, const lmi_kcall *k, void *run,
 		                                                               (double)emu->region_issued
 		                                                         : 1);
 		lmi_info_add(info, "simd_efficiency_kernel", whole);
+		/* the longest a warp spent in the divergent region: one path, or both one after the other */
+		lmi_info_add(info, "region_cycles", (double)emu->region_cycles);
 	}
 	lmi_info_add(info, "warps", (double)((lmi_divergence_run *)run)->c.warps);
 	return LM_OK;
 }
 
-static const lmi_pattern pattern = {"divergence", lmi_emu_divergence, NULL, div_cuda, div_finish,
-                                    false};
+static const lmi_pattern pattern = {
+	.name = "divergence",
+	.body = "body/divergence.h",
+	.emu = lmi_emu_divergence,
+	.cuda = div_cuda,
+	.finish = div_finish,
+	.variant = "pattern",
+};
 
 lm_status lm_kernel_divergence(const lm_kernel_opts *opts, lm_tensor **out, lm_kernel_info **info)
 {
@@ -75,6 +83,7 @@ lm_status lm_kernel_divergence(const lm_kernel_opts *opts, lm_tensor **out, lm_k
 	if (warps < 1 || warps > MAX_WARPS)
 		return lmi_fail(LM_ERR_ARG, "%s: warps %lld must be in 1..%d", f, (long long)warps, MAX_WARPS);
 	if (o.coarsen > 1) return lmi_fail(LM_ERR_ARG, "%s: the demo does not coarsen", f);
+	if (o.tile) return lmi_fail(LM_ERR_ARG, "%s: option tile is not used: the demo has no tiles", f);
 	int64_t n = warps * 32;
 	int64_t block = o.block ? o.block : (n < 256 ? n : 256);
 	if (block < 32 || block > LM_KERNEL_MAX_BLOCK || block % 32 || n % block)

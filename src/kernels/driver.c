@@ -12,6 +12,7 @@
  * (cuda); then the pattern's own.
  * Read next: patterns.h, scan.c (a pattern using it), kernels.c (options and the info).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -99,6 +100,15 @@ lm_status lmi_kcall_fail(lmi_kcall *k, lm_status st)
 
 /* ---------------------------------------------------------------- the three runs */
 
+/* "a + b" of names[0..n). */
+static void join_names(const char *const *names, int n, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " + " : "", names[i]);
+}
+
 static lm_status run_emu(const lmi_pattern *pt, const lmi_kcall *k, void *run, lm_kernel_info *info)
 {
 	lmi_simt *s;
@@ -106,6 +116,14 @@ static lm_status run_emu(const lmi_pattern *pt, const lmi_kcall *k, void *run, l
 	if (st) return st;
 	if ((st = pt->emu(s, k, run)) == LM_OK) {
 		const lmi_simt_counters *c = lmi_simt_counters_get(s);
+		const char *ran[LMI_SIMT_MAX_KERNELS];
+		char names[200];
+		int n = lmi_simt_kernels_run(s, ran, LMI_SIMT_MAX_KERNELS);
+		join_names(ran, n < LMI_SIMT_MAX_KERNELS ? n : LMI_SIMT_MAX_KERNELS, names, sizeof names);
+		lmi_info_set_impl(info, "emu: %s (%s)", names, pt->body);
+		lm_latency_model lat;
+		lm_trace_latency(lm_kernel_info_trace(info), &lat);
+		lmi_info_set_model(info, &lat);
 		lmi_info_add_emu(info, c, k);
 		if (pt->finish) st = pt->finish(info, k, run, c);
 	}
@@ -139,6 +157,32 @@ static void cpu_cold(void *p)
 	for (int i = 0; i < k->noperands; i++) lmi_cache_flush(k->operands[i].p, k->operands[i].bytes);
 }
 
+/* info.impl of a cpu run: what it is, then what was asked that only the emu and cuda runs follow
+ * ("; algo 'global-atomic' and coarsen 4 apply to emu and cuda only"). */
+static void cpu_impl(const lmi_pattern *pt, const lmi_kcall *k, void *run, lm_kernel_info *info)
+{
+	char what[240], gpu[4][48];
+	int n = 0;
+	LM_ASSERT(pt->cpu_impl); /* every cpu run says what it is */
+	unsigned f = pt->cpu_impl(k, run, what, sizeof what);
+	if (!(f & LMI_CPU_IS_VARIANT)) {
+		snprintf(gpu[n++], sizeof gpu[0], "%s '%s'", pt->variant ? pt->variant : "algo", k->algo_name);
+		lmi_info_set_label(info, false);
+	}
+	if (k->gave_block && !(f & LMI_CPU_USES_BLOCK))
+		snprintf(gpu[n++], sizeof gpu[0], "block %u", k->block);
+	if (k->gave_tile && !(f & LMI_CPU_USES_TILE)) snprintf(gpu[n++], sizeof gpu[0], "tile %u", k->tile);
+	if (k->gave_coarsen && !(f & LMI_CPU_USES_COARSEN))
+		snprintf(gpu[n++], sizeof gpu[0], "coarsen %u", k->coarsen);
+	char note[240] = "";
+	size_t len = 0;
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(note + len, sizeof note - len, "%s%s",
+		                        i == 0 ? "; " : i == n - 1 ? " and " : ", ", gpu[i]);
+	if (n) snprintf(note + len, sizeof note - len, " appl%s to emu and cuda only", n == 1 ? "ies" : "y");
+	lmi_info_set_impl(info, "cpu: %s%s", what, note);
+}
+
 static lm_status run_cpu(const lmi_pattern *pt, const lmi_kcall *k, void *run, lm_kernel_info *info)
 {
 	LM_ASSERT(pt->cpu); /* patterns without one pass LMI_RUNS_NO_CPU: "cpu" is refused */
@@ -152,6 +196,7 @@ static lm_status run_cpu(const lmi_pattern *pt, const lmi_kcall *k, void *run, l
 		add_measured(info, k, ms);
 		lmi_info_add(info, "threads", lmi_cpu_kernel_threads());
 	}
+	cpu_impl(pt, k, run, info);
 	return pt->finish ? pt->finish(info, k, run, NULL) : LM_OK;
 }
 
@@ -177,6 +222,8 @@ static lm_status run_cuda(const lmi_pattern *pt, const lmi_kcall *k, void *run,
 	char msg[512] = "";
 	if (pt->cuda(api, k, run, &t, msg, sizeof msg))
 		return lmi_fail(LM_ERR_DEVICE, "%s: CUDA: %s", k->fname, msg);
+	lmi_info_set_impl(info, "cuda: %s (%s)", t.kernels[0] ? t.kernels : "no kernel launched",
+	                  pt->body);
 	if (!pt->own_measures) {
 		add_measured(info, k, t.time_ms);
 		if (t.launches > 0) lmi_info_add(info, "launches", t.launches);
@@ -192,6 +239,7 @@ lm_status lmi_pattern_run(const lmi_pattern *pt, lmi_kcall *k, void *run, lm_ten
 	lm_kernel_info *inf = NULL;
 	if (!st && !(inf = lmi_info_new(k, pt->name))) st = lm_last_status();
 	if (!st) {
+		lmi_info_set_label(inf, true); /* a cpu run that is not the variant says so */
 		switch (k->backend) {
 		case LMI_BACKEND_EMU: st = run_emu(pt, k, run, inf); break;
 		case LMI_BACKEND_CPU: st = run_cpu(pt, k, run, inf); break;

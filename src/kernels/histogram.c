@@ -43,7 +43,7 @@ static int hist_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,
 	return api->histogram(&((lmi_hist_run *)run)->c, t, msg, msg_cap);
 }
 
-/* The 32-bit counts of the emu and cuda runs into the int64 result; bins and coarsen. */
+/* The 32-bit counts of the emu and cuda runs into the int64 result; bins and (emu, cuda) coarsen. */
 static lm_status hist_finish(lm_kernel_info *info, const lmi_kcall *k, void *run,
                              const lmi_simt_counters *emu)
 {
@@ -52,12 +52,37 @@ static lm_status hist_finish(lm_kernel_info *info, const lmi_kcall *k, void *run
 	if (k->backend != LMI_BACKEND_CPU)
 		for (unsigned b = 0; b < r->c.bins; b++) r->counts[b] = r->c.histo[b];
 	lmi_info_add(info, "bins", r->c.bins);
-	lmi_info_add(info, "coarsen", k->coarsen);
+	if (k->backend != LMI_BACKEND_CPU) lmi_info_add(info, "coarsen", k->coarsen); /* GPU threads' */
 	return LM_OK;
 }
 
-static const lmi_pattern pattern = {"histogram", lmi_emu_histogram, hist_cpu, hist_cuda,
-                                    hist_finish, false};
+/* The three CPU histograms of cpu_histogram.c: each is its variant. */
+static unsigned hist_cpu_impl(const lmi_kcall *k, const void *run, char *buf, size_t cap)
+{
+	const lmi_hist_call *c = &((const lmi_hist_run *)run)->c;
+	int nt = lmi_cpu_kernel_threads();
+	(void)k;
+	if (c->algo == LMI_HIST_PRIVATIZED)
+		snprintf(buf, cap, "privatized, %d sub-histograms per thread, %d threads",
+		         c->is_u8 ? 8 : lmi_cpu_histogram_copies(c->bins), nt);
+	else if (c->algo == LMI_HIST_GLOBAL_ATOMIC)
+		snprintf(buf, cap, "global-atomic, an __atomic add on the shared histogram per element, %d "
+		         "threads", nt);
+	else
+		snprintf(buf, cap, "aggregated, one __atomic add on the shared histogram per run of a bin, "
+		         "%d threads", nt);
+	return LMI_CPU_IS_VARIANT;
+}
+
+static const lmi_pattern pattern = {
+	.name = "histogram",
+	.body = "body/histogram.h",
+	.emu = lmi_emu_histogram,
+	.cpu = hist_cpu,
+	.cuda = hist_cuda,
+	.finish = hist_finish,
+	.cpu_impl = hist_cpu_impl,
+};
 
 /* Both calls once their input is in r: block, coarsening, the result and the counters. */
 static lm_status histogram(lmi_kcall *k, const lm_kernel_opts *opts, lmi_hist_run *r,

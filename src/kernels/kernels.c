@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 #include "kernels/trace.h"
 #include "lumen/cuda.h"
 
-#define MAX_COUNTERS 48
+#define MAX_COUNTERS 56
 
 struct lm_kernel_info {
 	char source[8];
@@ -25,6 +26,9 @@ struct lm_kernel_info {
 	char provenance[240];
 	char pattern[16];
 	char algo[32];
+	char impl[320];  /* what ran: "emu: scan_kogge_stone (body/scan.h)" */
+	char model[1024]; /* emulated runs: the latency model, stated (else empty) */
+	char label[512]; /* "scan kogge-stone: emulated, modelled cycles (SIMT emulator on ...)" */
 	int ncounters;
 	struct {
 		char name[24];
@@ -81,6 +85,13 @@ static lm_status pick_backend(const char *fname, const lm_kernel_opts *o, int ru
 lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kernel_opts *opts,
                             const char *const *algos, int nalgos, int default_algo, lmi_kcall *k)
 {
+	return lmi_kcall_resolve_runs(fname, x, opts, algos, nalgos, default_algo, LMI_RUNS_ALL, k);
+}
+
+lm_status lmi_kcall_resolve_runs(const char *fname, const lm_tensor *x, const lm_kernel_opts *opts,
+                                 const char *const *algos, int nalgos, int default_algo, int runs,
+                                 lmi_kcall *k)
+{
 	memset(k, 0, sizeof *k);
 	k->fname = fname;
 	if (!x) return lmi_fail(LM_ERR_ARG, "%s: the input tensor is NULL", fname);
@@ -94,8 +105,8 @@ lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kern
 	if (lm_tensor_numel(x) == 0)
 		return lmi_fail(LM_ERR_ARG, "%s: the input is empty (shape %s); give at least one element",
 		                fname, lmi_shape_s(x));
-	return lmi_kcall_begin(fname, opts, algos, nalgos, default_algo, LMI_RUNS_ALL,
-	                       lm_tensor_numel(x), dt, k);
+	return lmi_kcall_begin(fname, opts, algos, nalgos, default_algo, runs, lm_tensor_numel(x), dt,
+	                       k);
 }
 
 lm_status lmi_name_lookup(const char *fname, const char *what, const char *name,
@@ -158,6 +169,10 @@ lm_status lmi_kcall_shape(lmi_kcall *k, const lm_kernel_opts *opts, bool coarsen
                           unsigned default_coarsen, unsigned elems_per_thread)
 {
 	const char *f = k->fname;
+	lm_status st = lmi_kcall_unused(k, "tile", opts && opts->tile, "it has no tiles");
+	if (st) return st;
+	k->gave_block = opts && opts->block;
+	k->gave_coarsen = opts && opts->coarsen;
 	int64_t c = opts && opts->coarsen ? opts->coarsen : default_coarsen;
 	if (!coarsens && c != 1)
 		return lmi_fail(LM_ERR_ARG, "%s: algo '%s' does not coarsen (coarsen %lld; only 1 here)", f,
@@ -195,12 +210,25 @@ lm_status lmi_kcall_tile(lmi_kcall *k, const lm_kernel_opts *opts, unsigned *til
 		return lmi_fail(LM_ERR_ARG, "%s: algo '%s' does not coarsen (coarsen %lld; only 1 here)", f,
 		                k->algo_name, (long long)opts->coarsen);
 	int64_t t = opts && opts->tile ? opts->tile : 16;
+	k->gave_tile = opts && opts->tile;
 	if (t < 1 || t > 32)
 		return lmi_fail(LM_ERR_ARG, "%s: tile %lld must be in 1..32 (a block of tile x tile threads "
 		                "has at most %d)", f, (long long)t, LM_KERNEL_MAX_BLOCK);
-	*tile = (unsigned)t;
+	*tile = k->tile = (unsigned)t;
 	k->coarsen = 1;
 	return LM_OK;
+}
+
+const char *lmi_backend_name(lmi_backend b)
+{
+	return b == LMI_BACKEND_EMU ? "emu" : b == LMI_BACKEND_CPU ? "cpu" : "cuda";
+}
+
+lm_status lmi_kcall_unused(const lmi_kcall *k, const char *option, bool given, const char *why)
+{
+	if (!given) return LM_OK;
+	return lmi_fail(LM_ERR_ARG, "%s: option %s is not used by the %s run of '%s' (%s); leave it out",
+	                k->fname, option, lmi_backend_name(k->backend), k->algo_name, why);
 }
 
 lm_status lmi_kcall_check_shared(const lmi_kcall *k, int64_t shared_elems)
@@ -385,6 +413,33 @@ void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lm
 	lmi_info_add(info, "events", (double)c->events);
 	lmi_info_add(info, "constant_loads", (double)c->constant_loads);
 	lmi_info_add(info, "divergent_branches", (double)c->divergent_branches);
+	lmi_info_add(info, "idle_lanes", (double)c->idle_adds);
+	lmi_info_add(info, "global_transactions", (double)c->global_transactions);
+	lmi_info_add(info, "bank_conflicts", (double)c->bank_conflicts);
+	lmi_info_add(info, "occupancy", c->occupancy);
+}
+
+void lmi_info_set_impl(lm_kernel_info *info, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(info->impl, sizeof info->impl, fmt, ap);
+	va_end(ap);
+}
+
+void lmi_info_set_model(lm_kernel_info *info, const lm_latency_model *m)
+{
+	lm_kernel_latency_describe(m, info->model, sizeof info->model);
+}
+
+void lmi_info_set_label(lm_kernel_info *info, bool variant_ran)
+{
+	if (variant_ran)
+		snprintf(info->label, sizeof info->label, "%s %s: %s (%s)", info->pattern, info->algo,
+		         info->provenance, info->device);
+	else
+		snprintf(info->label, sizeof info->label, "%s: %s (%s)", info->pattern, info->provenance,
+		         info->device);
 }
 
 void lmi_info_add_measured(lm_kernel_info *info, double time_ms, double bytes)
@@ -407,6 +462,9 @@ const char *lm_kernel_info_device(const lm_kernel_info *i) { return i->device; }
 const char *lm_kernel_info_provenance(const lm_kernel_info *i) { return i->provenance; }
 const char *lm_kernel_info_pattern(const lm_kernel_info *i) { return i->pattern; }
 const char *lm_kernel_info_algo(const lm_kernel_info *i) { return i->algo; }
+const char *lm_kernel_info_impl(const lm_kernel_info *i) { return i->impl; }
+const char *lm_kernel_info_model(const lm_kernel_info *i) { return i->model[0] ? i->model : NULL; }
+const char *lm_kernel_info_label(const lm_kernel_info *i) { return i->label; }
 int lm_kernel_info_counter_count(const lm_kernel_info *i) { return i->ncounters; }
 lm_trace *lm_kernel_info_trace(const lm_kernel_info *i) { return i->trace; }
 

@@ -46,8 +46,30 @@ static lm_status matmul_finish(lm_kernel_info *info, const lmi_kcall *k, void *r
 	return LM_OK;
 }
 
-static const lmi_pattern pattern = {"matmul", lmi_emu_matmul, matmul_cpu, matmul_cuda,
-                                    matmul_finish, false};
+/* The two CPU loops of cpu_dense.c: each is its variant. */
+static unsigned matmul_cpu_impl(const lmi_kcall *k, const void *run, char *buf, size_t cap)
+{
+	const lmi_matmul_call *c = &((const lmi_matmul_run *)run)->c;
+	(void)k;
+	if (c->algo == LMI_MATMUL_NAIVE)
+		snprintf(buf, cap, "naive triple loop (B read down a column), %d threads",
+		         lmi_cpu_kernel_threads());
+	else
+		snprintf(buf, cap, "tiled: %u x %u blocks of C, k in slices of %u, held in L1; %d threads, "
+		         "%s", c->tile, c->tile, c->tile, lmi_cpu_kernel_threads(),
+		         lmi_cpu_isa_name(lmi_cpu_isa()));
+	return LMI_CPU_IS_VARIANT | (c->algo == LMI_MATMUL_TILED ? LMI_CPU_USES_TILE : 0);
+}
+
+static const lmi_pattern pattern = {
+	.name = "matmul",
+	.body = "body/matmul.h",
+	.emu = lmi_emu_matmul,
+	.cpu = matmul_cpu,
+	.cuda = matmul_cuda,
+	.finish = matmul_finish,
+	.cpu_impl = matmul_cpu_impl,
+};
 
 /* The second matrix and the shapes, after lmi_kcall_resolve checked the first. */
 static lm_status check_shapes(const lmi_kcall *k, const lm_tensor *a, const lm_tensor *b,

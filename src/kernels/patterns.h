@@ -31,12 +31,15 @@ typedef struct lmi_kcall {
 	const char *algo_name;
 	unsigned block;        /* threads per block */
 	unsigned coarsen;      /* elements per thread where the variant coarsens */
+	unsigned tile;         /* matmul, conv2d: the tile width (lmi_kcall_tile) */
 	bool inclusive;
 	int64_t trace_cap;
 	int repeats;
 	lm_dtype dtype;
 	int64_t n;
 	bool any_block;        /* lmi_kcall_shape accepts any block 1..1024, not only powers of two */
+	bool gave_block, gave_coarsen, gave_tile; /* given, not defaulted (a cpu run names those it
+	                                             does not use in info.impl) */
 	/* set by the pattern's checks for lmi_pattern_run */
 	char name[128];        /* the trace's name (emulated runs): "scan kogge-stone inclusive float32" */
 	double bytes;          /* what an ideal run moves (each operand once): the measured GB/s */
@@ -71,6 +74,10 @@ enum { LMI_RUNS_ALL = 0, LMI_RUNS_NO_CPU = 1 };
  */
 lm_status lmi_kcall_resolve(const char *fname, const lm_tensor *x, const lm_kernel_opts *opts,
                             const char *const *algos, int nalgos, int default_algo, lmi_kcall *k);
+/* The same for a pattern that runs only where `runs` (LMI_RUNS_*) says. */
+lm_status lmi_kcall_resolve_runs(const char *fname, const lm_tensor *x, const lm_kernel_opts *opts,
+                                 const char *const *algos, int nalgos, int default_algo, int runs,
+                                 lmi_kcall *k);
 /*
  * The input-independent part of lmi_kcall_resolve, for patterns whose input is not one float
  * tensor: backend (runs: LMI_RUNS_*), algorithm, trace, repeats, trace_cap; k->n = n (elements the
@@ -87,7 +94,8 @@ lm_status lmi_name_lookup(const char *fname, const char *what, const char *name,
 
 /*
  * Block and coarsening. coarsens: whether the variant takes `coarsen` (else only 0 or 1 is
- * accepted); default_coarsen when opts->coarsen is 0. A thread handles elems_per_thread * coarsen
+ * accepted); default_coarsen when opts->coarsen is 0. A tile is an option these patterns do not
+ * have: an error (lmi_kcall_unused). A thread handles elems_per_thread * coarsen
  * elements. block 0: the smallest power of two whose section covers n, if at most 1024, else 256.
  * Checks: block a power of two in 1..1024, coarsen in 1..1024.
  */
@@ -96,6 +104,11 @@ lm_status lmi_kcall_shape(lmi_kcall *k, const lm_kernel_opts *opts, bool coarsen
 /* The tile option of matmul and conv2d (default 16, 1..32); they take neither block (the block
  * follows from the tile) nor coarsen. Sets k->coarsen = 1. */
 lm_status lmi_kcall_tile(lmi_kcall *k, const lm_kernel_opts *opts, unsigned *tile);
+/* An option given (given) that k's run does not use: LM_ERR_ARG "fname: option tile is not used
+ * by the cpu run of 'naive' (why); leave it out". LM_OK when not given. */
+lm_status lmi_kcall_unused(const lmi_kcall *k, const char *option, bool given, const char *why);
+/* "emu", "cpu" or "cuda". */
+const char *lmi_backend_name(lmi_backend b);
 /* Shared memory of shared_elems elements of the input's dtype per block: at most 48 KiB. */
 lm_status lmi_kcall_check_shared(const lmi_kcall *k, int64_t shared_elems);
 
@@ -113,8 +126,15 @@ int64_t lmi_first_out_of_range(const lm_tensor *x, int64_t lo, int64_t hi, int64
 int64_t lmi_first_out_of_range_raw(lm_dtype dt, const void *d, int64_t n, int64_t lo, int64_t hi,
                                    int64_t *value);
 void lmi_info_set_trace(lm_kernel_info *info, lm_trace *t); /* takes the reference */
-/* The emulator's counters, in docs/API.md's order. */
+/* The emulator's counters, in docs/API.md's order (then idle_lanes, global_transactions,
+ * bank_conflicts, occupancy). */
 void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lmi_kcall *k);
+/* info.impl: what ran (the driver: "emu: ...", "cpu: ...", "cuda: ..."). */
+void lmi_info_set_impl(lm_kernel_info *info, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* info.model: the latency model of an emulated run, stated. */
+void lmi_info_set_model(lm_kernel_info *info, const lm_latency_model *m);
+/* info.label: pattern, the variant when it ran (variant_ran), provenance and device. */
+void lmi_info_set_label(lm_kernel_info *info, bool variant_ran);
 /* time_ms, bytes and gbps of a measured run. */
 void lmi_info_add_measured(lm_kernel_info *info, double time_ms, double bytes);
 
@@ -136,10 +156,21 @@ void lmi_kcall_operand(lmi_kcall *k, const void *p, size_t bytes);
 /* A check failed after k took inputs: releases what k holds; returns st. */
 lm_status lmi_kcall_fail(lmi_kcall *k, lm_status st);
 
+/* What a cpu run is (lmi_pattern.cpu_impl): the variant asked for, and the options it follows. */
+enum {
+	LMI_CPU_IS_VARIANT = 1,
+	LMI_CPU_USES_BLOCK = 2,
+	LMI_CPU_USES_TILE = 4,
+	LMI_CPU_USES_COARSEN = 8,
+};
+
 /* A pattern: the three runs of its call and what it adds to the info. `run` is the pattern's
  * run struct (patterns.h below), filled by its checks. */
 typedef struct lmi_pattern {
 	const char *name; /* the info's pattern: "scan" */
+	/* The header the emu and cuda runs' kernels are written in ("body/scan.h"): info.impl names
+	 * the kernels that ran and where they are. */
+	const char *body;
 	/* The emulated run: the plan's launches on s (<pattern>_emu.c). */
 	lm_status (*emu)(lmi_simt *s, const lmi_kcall *k, void *run);
 	/* One native run (cpu_kernels.h), timed by the driver: the median of k->repeats after a
@@ -156,6 +187,15 @@ typedef struct lmi_pattern {
 	/* The measured runs report their own counters in finish (streams: two schedules, not one
 	 * time): the driver adds none. */
 	bool own_measures;
+	/* What the cpu run is, for info.impl after "cpu: " ("privatized, 8 sub-histograms, 2
+	 * threads"), written into buf after the timed runs. Returns LMI_CPU_* flags: IS_VARIANT when
+	 * it is the variant asked for (the text then names it; else one CPU implementation serves
+	 * every variant, and the driver adds "; algo 'x' applies to emu and cuda only" and leaves the
+	 * variant out of the label), USES_BLOCK, USES_TILE, USES_COARSEN for the options it follows
+	 * (the driver names the others given in the same words). Required with cpu. */
+	unsigned (*cpu_impl)(const lmi_kcall *k, const void *run, char *buf, size_t cap);
+	/* The option that picks the variant, for those words: "algo" (NULL), "format", "pattern". */
+	const char *variant;
 } lmi_pattern;
 
 /*
@@ -299,6 +339,12 @@ typedef struct lmi_divergence_run {
 	lmi_divergence_call c;
 } lmi_divergence_run;
 lm_status lmi_emu_divergence(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* the memory-access demos (access.c, access_emu.c): the call (body/access_plan.h). */
+typedef struct lmi_access_run {
+	lmi_access_call c;
+} lmi_access_run;
+lm_status lmi_emu_access(lmi_simt *s, const lmi_kcall *k, void *run);
 
 /* streams (streams.c, streams_emu.c): the call (body/streams_plan.h), the model's parameters,
  * each segment's modelled cycles (the emulated run), what the GPU measured (cuda). */

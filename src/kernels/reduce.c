@@ -31,7 +31,23 @@ static int reduce_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *ru
 	return api->reduce(&((lmi_reduce_run *)run)->c, t, msg, msg_cap);
 }
 
-static const lmi_pattern pattern = {"reduce", lmi_emu_reduce, reduce_cpu, reduce_cuda, NULL, false};
+/* One CPU sum for every algo (cpu_kernels.c). */
+static unsigned reduce_cpu_impl(const lmi_kcall *k, const void *run, char *buf, size_t cap)
+{
+	(void)k, (void)run;
+	snprintf(buf, cap, "chunked sum (L2-sized chunks summed in vector accumulators, added in chunk "
+	         "order); %d threads, %s", lmi_cpu_kernel_threads(), lmi_cpu_isa_name(lmi_cpu_isa()));
+	return 0;
+}
+
+static const lmi_pattern pattern = {
+	.name = "reduce",
+	.body = "body/reduce.h",
+	.emu = lmi_emu_reduce,
+	.cpu = reduce_cpu,
+	.cuda = reduce_cuda,
+	.cpu_impl = reduce_cpu_impl,
+};
 
 lm_status lm_kernel_reduce(const lm_tensor *x, const lm_kernel_opts *opts, lm_tensor **out,
                            lm_kernel_info **info)

@@ -41,7 +41,33 @@ static int scan_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,
 	return api->scan(&((lmi_scan_run *)run)->c, t, msg, msg_cap);
 }
 
-static const lmi_pattern pattern = {"scan", lmi_emu_scan, scan_cpu, scan_cuda, NULL, false};
+/* The CPU's scans (cpu_kernels.c): kogge-stone is the work-inefficient one; brent-kung and
+ * hierarchical share the work-efficient one, so those names apply to emu and cuda only. */
+static unsigned scan_cpu_impl(const lmi_kcall *k, const void *run, char *buf, size_t cap)
+{
+	const lmi_scan_call *c = &((const lmi_scan_run *)run)->c;
+	const char *isa = lmi_cpu_isa_name(lmi_cpu_isa());
+	int nt = lmi_cpu_kernel_threads();
+	(void)k;
+	if (c->algo == LMI_SCAN_KOGGE_STONE) {
+		snprintf(buf, cap, "kogge-stone, work-inefficient: sections of %u elements, each scanned in "
+		         "log2(%u) Kogge-Stone steps in L1, chained; %d threads, %s", c->block, c->block,
+		         nt, isa);
+		return LMI_CPU_IS_VARIANT | LMI_CPU_USES_BLOCK;
+	}
+	snprintf(buf, cap, "work-efficient single-pass chained scan over L2-sized chunks (%s); %d "
+	         "threads, %s", lmi_cpu_scan_how(), nt, isa);
+	return 0;
+}
+
+static const lmi_pattern pattern = {
+	.name = "scan",
+	.body = "body/scan.h",
+	.emu = lmi_emu_scan,
+	.cpu = scan_cpu,
+	.cuda = scan_cuda,
+	.cpu_impl = scan_cpu_impl,
+};
 
 lm_status lm_kernel_scan(const lm_tensor *x, const lm_kernel_opts *opts, lm_tensor **out,
                          lm_kernel_info **info)

@@ -11,6 +11,7 @@
  * array, index, line) and stops the launch.
  * Read next: simt_model.c (what happens to the events), fibre.c (the switch).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -179,6 +180,7 @@ static void *mem_event(lmi_simt *s, const void *base, int64_t i, lm_dtype dt, in
 	e->array = (uint8_t)r->trace_id;
 	e->index = (uint32_t)idx;
 	e->size = (uint8_t)r->elem;
+	e->range = (uint8_t)(r - s->ranges);
 	*eout = e;
 	return p;
 }
@@ -233,20 +235,28 @@ uint32_t lmi_simt_atomic_add_u32(const void *base, int64_t i, uint32_t v, int li
 	return (uint32_t)lmi_simt_atomic_add_i32(base, i, (int32_t)v, line);
 }
 
+/* An add event; pad: it works on padding or ghost cells (ADD_PAD), counted in idle_lanes. */
+static void add_event(double sum, int pad, int line)
+{
+	lmi_raw_ev *e = rec(cur_sim, LM_TRACE_ADD, line);
+	e->value = sum;
+	e->aux = pad != 0;
+}
+
 #define DEFINE_ADD(suffix, ctype)                                                                  \
-	ctype lmi_simt_add_##suffix(ctype a, ctype b, int line)                                    \
+	ctype lmi_simt_add_##suffix(ctype a, ctype b, int pad, int line)                           \
 	{                                                                                          \
 		ctype r = a + b;                                                                   \
-		rec(cur_sim, LM_TRACE_ADD, line)->value = (double)r;                               \
+		add_event((double)r, pad, line);                                                   \
 		return r;                                                                          \
 	}
 DEFINE_ADD(f32, float)
 DEFINE_ADD(f64, double)
 
-int32_t lmi_simt_add_i32(int32_t a, int32_t b, int line)
+int32_t lmi_simt_add_i32(int32_t a, int32_t b, int pad, int line)
 {
 	int32_t r = (int32_t)((uint32_t)a + (uint32_t)b); /* wraps like the GPU's integer add */
-	rec(cur_sim, LM_TRACE_ADD, line)->value = r;
+	add_event(r, pad, line);
 	return r;
 }
 
@@ -395,6 +405,20 @@ void lmi_simt_set_region(lmi_simt *s, int lo, int hi)
 {
 	s->region_lo = lo;
 	s->region_hi = hi;
+}
+
+int lmi_simt_kernels_run(const lmi_simt *s, const char **names, int cap)
+{
+	for (int i = 0; i < s->nran && i < cap; i++) names[i] = s->ran[i];
+	return s->nran;
+}
+
+/* Notes the launch's kernel (each name once). */
+static void note_kernel(lmi_simt *s, const char *kernel)
+{
+	for (int i = 0; i < s->nran; i++)
+		if (strcmp(s->ran[i], kernel) == 0) return;
+	if (s->nran < LMI_SIMT_MAX_KERNELS) s->ran[s->nran++] = kernel;
 }
 
 /* ---------------------------------------------------------------- the scheduler */
@@ -571,6 +595,40 @@ out_abandon:
 	return st;
 }
 
+/* ---------------------------------------------------------------- occupancy */
+
+/* An SM's wave of resident blocks: it started at `start`; its slowest block alone, and the issue
+ * and memory-pipe cycles its blocks need together. */
+typedef struct simt_sm {
+	uint64_t start, latency, issue, mem;
+	uint32_t blocks;
+} simt_sm;
+
+/* The wave is over: it lasted as long as its slowest block, or as the SM needed to issue every
+ * block's instructions or move their sectors, whichever is longest (enough resident warps hide
+ * the latency; too few leave the SM waiting). */
+static void wave_end(simt_sm *q)
+{
+	uint64_t t = q->latency;
+	if (q->issue > t) t = q->issue;
+	if (q->mem > t) t = q->mem;
+	q->start += t;
+	q->latency = q->issue = q->mem = 0;
+	q->blocks = 0;
+}
+
+/* Blocks of the launch resident on an SM together: as many as the SM's warps, block slots and
+ * shared memory allow (at least one). Known once the first block declared its shared arrays. */
+static uint32_t resident_blocks(const lmi_simt *s)
+{
+	double warps = (s->nthreads + 31) / 32;
+	double smem = (double)((s->L->dyn_shared + 15) / 16 * 16 + s->static_shared);
+	double r = s->lat.blocks_per_sm;
+	if (floor(s->lat.warps_per_sm / warps) < r) r = floor(s->lat.warps_per_sm / warps);
+	if (smem > 0 && floor(s->lat.shared_per_sm / smem) < r) r = floor(s->lat.shared_per_sm / smem);
+	return r >= 1 ? (uint32_t)r : 1;
+}
+
 static lm_status check_launch(const lmi_simt *s, const lmi_simt_launch *L)
 {
 	const char *f = s->fname;
@@ -660,39 +718,56 @@ lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *L)
 		if (lmi_trace_begin_launch(s->trace, &tl, start) < 0)
 			return lmi_fail(lm_last_status(), "%s: %s", s->fname, lm_last_error());
 	}
-	/* Blocks go round robin to `sms` multiprocessors, each running its blocks one after another. */
+	/* Blocks go round robin to `sms` multiprocessors, each running its blocks in waves of the
+	 * blocks resident together (occupancy). */
 	uint32_t nsms = (uint32_t)s->lat.sms < nblocks ? (uint32_t)s->lat.sms : nblocks;
-	uint64_t *sm_time = lm_alloc(nsms * sizeof *sm_time);
-	if (!sm_time) return lmi_fail(LM_ERR_NOMEM, "%s: out of memory", s->fname);
-	for (uint32_t k = 0; k < nsms; k++) sm_time[k] = start;
+	simt_sm *sm = lm_alloc(nsms * sizeof *sm);
+	if (!sm) return lmi_fail(LM_ERR_NOMEM, "%s: out of memory", s->fname);
+	for (uint32_t k = 0; k < nsms; k++) sm[k] = (simt_sm){.start = start};
 
 	lmi_fibre_pool *pool;
 	if ((st = lmi_fibre_pool_take(s->fname, s->nthreads, &pool)) != LM_OK) {
-		lm_free(sm_time, nsms * sizeof *sm_time);
+		lm_free(sm, nsms * sizeof *sm);
 		return st;
 	}
+	note_kernel(s, L->kernel);
 	cur_sim = s;
 	s->fault_status = LM_OK;
 	s->launch_add_steps = 0;
 	lmi_simt_self.block_dim = L->block;
 	lmi_simt_self.grid_dim = L->grid;
+	uint32_t resident = 1;
 	for (uint32_t b = 0; b < nblocks && st == LM_OK; b++) {
+		simt_sm *q = &sm[b % nsms];
+		if (q->blocks == resident) wave_end(q);
 		s->block_linear = b;
 		s->block_idx.x = b % L->grid.x;
 		s->block_idx.y = b / L->grid.x % L->grid.y;
 		s->block_idx.z = b / (L->grid.x * L->grid.y);
 		lmi_simt_self.block_idx = s->block_idx;
-		s->block_start = sm_time[b % nsms];
+		s->block_start = q->start;
+		s->block_issue = s->block_mem = 0;
 		st = run_block(s, pool);
-		sm_time[b % nsms] += s->block_cycles;
+		if (b == 0) resident = resident_blocks(s);
+		if (s->block_cycles > q->latency) q->latency = s->block_cycles;
+		q->issue += s->block_issue;
+		q->mem += s->block_mem;
+		q->blocks++;
 		if (s->block_add_steps > s->launch_add_steps) s->launch_add_steps = s->block_add_steps;
 	}
 	cur_sim = NULL;
 	lmi_fibre_pool_give(pool);
 	uint64_t end = start;
-	for (uint32_t k = 0; k < nsms; k++)
-		if (sm_time[k] > end) end = sm_time[k];
-	lm_free(sm_time, nsms * sizeof *sm_time);
+	for (uint32_t k = 0; k < nsms; k++) {
+		wave_end(&sm[k]);
+		if (sm[k].start > end) end = sm[k].start;
+	}
+	lm_free(sm, nsms * sizeof *sm);
+	if (s->launch_no == 0) { /* the warps resident together in the first wave of an SM */
+		uint32_t per_sm = (nblocks + nsms - 1) / nsms;
+		uint32_t wave = per_sm < resident ? per_sm : resident;
+		s->c.occupancy = (double)wave * ((s->nthreads + 31) / 32) / s->lat.warps_per_sm;
+	}
 	if (s->trace) lmi_trace_end_launch(s->trace, end);
 	s->c.launches++;
 	s->c.cycles = end;

@@ -53,17 +53,24 @@ typedef struct lmi_simt_launch {
 	int nlayouts;
 } lmi_simt_launch;
 
-/* Totals over the launches of an emulator, counted from the events (docs/API.md names them). */
+/* Totals over the launches of an emulator, counted from the events (docs/trace.md defines them). */
 typedef struct lmi_simt_counters {
-	int64_t adds, global_loads, global_stores, shared_loads, shared_stores, constant_loads;
+	int64_t adds;         /* additions of data (ADD), not those on padding */
+	int64_t idle_adds;    /* additions on padding or ghost cells (ADD_PAD): idle_lanes */
+	int64_t global_loads, global_stores, shared_loads, shared_stores, constant_loads;
 	int64_t atomics, shared_atomics, conflicts, shared_conflicts;
 	int64_t barriers;     /* completed __syncthreads of a block (each counts once per block) */
-	int64_t steps;        /* per launch, the most phases with an add of any block; summed */
+	int64_t steps;        /* dependent add steps: per launch the most of any block; summed */
 	int64_t branches, events;
 	int64_t divergent_branches; /* branch warp instructions whose lanes went both ways */
 	int64_t active_lanes, issued_lanes; /* over all warp instructions, for simd_efficiency */
 	int64_t region_active, region_issued; /* the same over the region (lmi_simt_set_region) */
 	int64_t bytes;        /* global memory bytes loaded, stored or updated atomically */
+	int64_t global_transactions; /* 32-byte sectors of global memory the warp instructions moved */
+	int64_t bank_conflicts;      /* replays of shared warp instructions (an n-way conflict: n - 1) */
+	uint64_t region_cycles;      /* the divergent region's cycles in the slowest warp (summed over
+	                                its steps and blocks: lmi_simt_set_region) */
+	double occupancy;     /* the first launch's resident warps per SM / warps_per_sm */
 	uint64_t cycles;      /* modelled: the end of the last launch */
 	int launches;
 	int64_t threads;      /* threads launched */
@@ -88,6 +95,10 @@ const lmi_simt_counters *lmi_simt_counters_get(const lmi_simt *s);
 /* Counts region_active/region_issued over the warp instructions of source lines lo < line < hi
  * (a divergent region of a kernel body: the lines between its branch and reconvergence). */
 void lmi_simt_set_region(lmi_simt *s, int lo, int hi);
+/* The kernels launched so far, each once, in the order of their first launch: their number and up
+ * to cap names (the launches' kernel names). */
+#define LMI_SIMT_MAX_KERNELS 8
+int lmi_simt_kernels_run(const lmi_simt *s, const char **names, int cap);
 
 /* ---------------------------------------------------------------- called by kernel bodies */
 /* (through the macros of body/simt_macros.h; only from inside a running kernel) */
@@ -106,9 +117,10 @@ void lmi_simt_st_f32(const void *base, int64_t i, float v, int line);
 void lmi_simt_st_f64(const void *base, int64_t i, double v, int line);
 void lmi_simt_st_i32(const void *base, int64_t i, int32_t v, int line);
 void lmi_simt_st_u32(const void *base, int64_t i, uint32_t v, int line);
-float lmi_simt_add_f32(float a, float b, int line);
-double lmi_simt_add_f64(double a, double b, int line);
-int32_t lmi_simt_add_i32(int32_t a, int32_t b, int line);
+/* a + b; pad: the add works on padding or ghost cells (ADD_PAD), not the textbook's work. */
+float lmi_simt_add_f32(float a, float b, int pad, int line);
+double lmi_simt_add_f64(double a, double b, int pad, int line);
+int32_t lmi_simt_add_i32(int32_t a, int32_t b, int pad, int line);
 /* atomicAdd: returns the old value. */
 float lmi_simt_atomic_add_f32(const void *base, int64_t i, float v, int line);
 double lmi_simt_atomic_add_f64(const void *base, int64_t i, double v, int line);

@@ -17,11 +17,13 @@
 typedef struct lmi_raw_ev {
 	double value;
 	uint32_t index;
-	uint32_t aux;   /* branch: 1 taken; atomics: set by the model (earlier same-address atomics) */
+	uint32_t aux;   /* branch: 1 taken; add: 1 on padding (ADD_PAD); atomics: set by the model
+	                   (earlier same-address atomics) */
 	uint16_t line;
 	uint8_t kind, space, array; /* array: trace array id */
 	uint8_t size;               /* bytes of the element accessed (0 for adds, branches) */
-	uint8_t pad_[2];
+	uint8_t range;              /* accesses: the range (s->ranges) of the array */
+	uint8_t pad_;
 } lmi_raw_ev;
 
 enum { TH_READY, TH_WAIT, TH_DONE, TH_FAULT };
@@ -100,8 +102,10 @@ struct lmi_simt {
 	simt_thread *cur;
 	uint32_t step;
 	uint64_t block_start;  /* modelled cycle the block started */
-	uint64_t block_cycles; /* modelled cycles of its completed steps */
-	int64_t block_add_steps;
+	uint64_t block_cycles; /* modelled cycles of its completed steps (the block alone) */
+	uint64_t block_issue;  /* the SM's issue cycles its steps needed */
+	uint64_t block_mem;    /* the SM's memory-pipe cycles (sectors) its steps needed */
+	int64_t block_add_steps; /* dependent add steps: over its steps, the most data adds of a thread */
 	int64_t launch_add_steps; /* the most of any block of the launch */
 
 	/* raw events of the current step */
@@ -114,6 +118,11 @@ struct lmi_simt {
 	char fault_msg[480];
 
 	simt_model *model;
+
+	/* the kernels launched, in order of their first launch (info.impl) */
+	const char *ran[LMI_SIMT_MAX_KERNELS];
+	int nran;
+
 };
 
 /* simt_model.c: turns the step just run into trace events, counters and cycles. barrier: the

@@ -9,9 +9,12 @@
  * (L, K, k) and get separate issues, executed one after the other: that is SIMT divergence, with
  * no reconvergence stack needed. The issues of a warp are ordered by merging the lanes' program
  * orders (a new issue goes just before the next one that lane shares with earlier lanes).
- * Cycles (lumen/kernels.h, docs/trace.md): an issue costs its kind's latency; an atomic waits
- * behind every earlier same-address atomic of the block's phase; the phase lasts as long as its
- * slowest warp, plus the barrier.
+ * Cycles (lumen/kernels.h, docs/trace.md): an issue costs its warp its kind's latency (a load
+ * waits for its data, a store only issues; a global access one request per 128-byte line, a shared
+ * one a wavefront per bank conflict; an atomic waits behind every earlier same-address atomic of
+ * the block's phase) and costs the SM issue slots and, for global memory, sectors of its memory
+ * pipe; the phase lasts as long as its slowest warp or the SM's issue or memory cycles, whichever
+ * is longest, plus the barrier. simt.c overlaps the resident blocks of an SM (occupancy).
  * Read next: trace.c (where the events go), docs/trace.md.
  */
 #include <string.h>
@@ -127,6 +130,9 @@ typedef struct addr_info {
 } addr_info;
 
 struct simt_model {
+	uint64_t issue_total, mem_total; /* the phase's SM issue and memory-pipe cycles */
+	uint64_t region_max;             /* the phase's longest time of a warp in the region */
+	int32_t thread_adds[LM_KERNEL_MAX_BLOCK]; /* data adds of each thread in the phase */
 	issue *iss;
 	int64_t niss, iss_cap;
 	addr_info *addrs;
@@ -281,64 +287,161 @@ static int distinct_addresses(const lmi_simt *s, const issue *is)
 	return n;
 }
 
+/* Sorts k[0..n) (n <= 64; usually sorted already: a warp's lanes touch ascending addresses). */
+static void sort_keys(uint64_t *k, int n)
+{
+	for (int i = 1; i < n; i++) {
+		uint64_t v = k[i];
+		int j = i;
+		for (; j > 0 && k[j - 1] > v; j--) k[j] = k[j - 1];
+		k[j] = v;
+	}
+}
+
+/* The distinct 128-byte lines and 32-byte sectors a global warp instruction touches. Addresses are
+ * byte offsets from each array's start (cudaMalloc aligns arrays to 256 bytes). */
+static void global_footprint(const lmi_simt *s, const issue *is, int *lines, int *sectors)
+{
+	uint64_t key[32];
+	int n = 0, sec = 0, lin = 0;
+	for (uint32_t mk = is->mask; mk; mk &= mk - 1) {
+		const lmi_raw_ev *r = &s->raw[is->ev[__builtin_ctz(mk)]];
+		key[n++] = (uint64_t)r->range << 40 | ((uint64_t)r->index * r->size) >> 5;
+	}
+	sort_keys(key, n);
+	for (int i = 0; i < n; i++) {
+		sec += i == 0 || key[i] != key[i - 1];
+		lin += i == 0 || key[i] >> 2 != key[i - 1] >> 2;
+	}
+	*lines = lin;
+	*sectors = sec;
+}
+
+/* The wavefronts of a shared warp instruction: shared memory is 32 banks of 4-byte words (word w
+ * in bank w % 32); lanes on one word share it (a broadcast), distinct words in one bank are
+ * served one after another. 1 when conflict-free. */
+static int bank_ways(const lmi_simt *s, const issue *is)
+{
+	uint64_t word[64];
+	int n = 0, ways = 1;
+	uint8_t per_bank[32] = {0};
+	for (uint32_t mk = is->mask; mk; mk &= mk - 1) {
+		const lmi_raw_ev *r = &s->raw[is->ev[__builtin_ctz(mk)]];
+		uint64_t byte = (uint64_t)(s->ranges[r->range].base - (uintptr_t)s->smem) +
+		                (uint64_t)r->index * r->size;
+		for (uint64_t w = byte / 4; w <= (byte + r->size - 1) / 4 && n < 64; w++) word[n++] = w;
+	}
+	sort_keys(word, n);
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && word[i] == word[i - 1]) continue;
+		int c = ++per_bank[word[i] % 32];
+		if (c > ways) ways = c;
+	}
+	return ways;
+}
+
+/* The serialised cost of an atomic warp instruction: its lanes' places in the queues of their
+ * addresses (recorded in aux), and the latency behind the longest queue ahead of any lane. */
+static lm_status atomic_queue(lmi_simt *s, int w, const issue *is, double base, double *cost)
+{
+	simt_model *m = s->model;
+	int64_t worst = 0;
+	for (int l = 0; l < 32; l++) {
+		if (is->ev[l] < 0) continue;
+		lmi_raw_ev *r = &s->raw[is->ev[l]];
+		bool found;
+		int64_t *slot = map_slot(&m->addr, addr_key(r), &found);
+		if (!slot) return nomem(s);
+		if (!found) {
+			if (m->naddrs == m->addrs_cap &&
+			    !grow((void **)&m->addrs, &m->addrs_cap, sizeof *m->addrs, m->naddrs))
+				return nomem(s);
+			*slot = m->naddrs;
+			m->addrs[m->naddrs++] = (addr_info){0, 0, -1};
+		}
+		addr_info *ai = &m->addrs[*slot];
+		int32_t tid = w * 32 + l;
+		if (ai->last_tid != tid) {
+			ai->distinct++;
+			ai->last_tid = tid;
+		}
+		r->aux = (uint32_t)(ai->count < UINT32_MAX ? ai->count : UINT32_MAX);
+		if (ai->count > worst) worst = ai->count;
+		ai->count++;
+	}
+	*cost = base * (double)(1 + worst); /* behind every earlier same-address atomic */
+	return LM_OK;
+}
+
+/* What issue is costs: its warp's latency (*lat), the SM's issue slots (*slots), and the 32-byte
+ * sectors of global memory it moves (*sectors); counts the transactions and bank conflicts. */
+static lm_status cost_of(lmi_simt *s, int w, const issue *is, double *lat, double *slots,
+                         int *sectors)
+{
+	const lm_latency_model *m = &s->lat;
+	bool load = is->kind == LM_TRACE_LOAD;
+	*slots = 1;
+	*sectors = 0;
+	switch (is->kind) {
+	case LM_TRACE_LOAD:
+	case LM_TRACE_STORE:
+		if (is->space == LM_SPACE_GLOBAL) {
+			int lines;
+			global_footprint(s, is, &lines, sectors);
+			*slots = lines; /* one request per line */
+			*lat = load ? m->global + (lines - 1) * m->issue : lines * m->issue;
+		} else if (is->space == LM_SPACE_SHARED) {
+			int ways = bank_ways(s, is);
+			s->c.bank_conflicts += ways - 1;
+			*slots = ways; /* one wavefront per conflicting word of a bank */
+			*lat = load ? m->shared + (ways - 1) * m->issue : ways * m->issue;
+		} else { /* constant: a broadcast per distinct address, one after another */
+			int d = distinct_addresses(s, is);
+			*slots = d;
+			*lat = m->constant * d;
+		}
+		break;
+	case LM_TRACE_ATOMIC: {
+		bool global = is->space == LM_SPACE_GLOBAL;
+		lm_status st = atomic_queue(s, w, is, global ? m->global : m->shared, lat);
+		if (st) return st;
+		if (global) {
+			int lines;
+			global_footprint(s, is, &lines, sectors);
+		}
+		break;
+	}
+	default: *lat = m->arith; break; /* adds and branches */
+	}
+	s->c.global_transactions += *sectors;
+	return LM_OK;
+}
+
 static lm_status time_warp(lmi_simt *s, int w)
 {
 	simt_model *m = s->model;
-	const lm_latency_model *lat = &s->lat;
-	uint64_t t = 0;
+	uint64_t t = 0, region = 0;
 	for (int32_t I = m->head[w]; I >= 0; I = m->iss[I].next) {
 		issue *is = &m->iss[I];
-		double base = is->space == LM_SPACE_GLOBAL   ? lat->global
-		              : is->space == LM_SPACE_SHARED ? lat->shared
-		                                             : lat->constant;
-		double cost;
-		switch (is->kind) {
-		case LM_TRACE_LOAD:
-		case LM_TRACE_STORE:
-			/* constant memory broadcasts one address; each further distinct one is serialised */
-			cost = is->space == LM_SPACE_CONSTANT ? base * distinct_addresses(s, is) : base;
-			break;
-		case LM_TRACE_ATOMIC: {
-			int64_t worst = 0;
-			for (int l = 0; l < 32; l++) {
-				if (is->ev[l] < 0) continue;
-				lmi_raw_ev *r = &s->raw[is->ev[l]];
-				bool found;
-				int64_t *slot = map_slot(&m->addr, addr_key(r), &found);
-				if (!slot) return nomem(s);
-				if (!found) {
-					if (m->naddrs == m->addrs_cap &&
-					    !grow((void **)&m->addrs, &m->addrs_cap, sizeof *m->addrs, m->naddrs))
-						return nomem(s);
-					*slot = m->naddrs;
-					m->addrs[m->naddrs++] = (addr_info){0, 0, -1};
-				}
-				addr_info *ai = &m->addrs[*slot];
-				int32_t tid = w * 32 + l;
-				if (ai->last_tid != tid) {
-					ai->distinct++;
-					ai->last_tid = tid;
-				}
-				r->aux = (uint32_t)(ai->count < UINT32_MAX ? ai->count : UINT32_MAX);
-				if (ai->count > worst) worst = ai->count;
-				ai->count++;
-			}
-			cost = base * (double)(1 + worst); /* behind every earlier same-address atomic */
-			break;
-		}
-		default: cost = lat->arith; break; /* adds and branches */
-		}
+		double lat = 0, slots = 1;
+		int sectors = 0;
+		lm_status st = cost_of(s, w, is, &lat, &slots, &sectors);
+		if (st) return st;
 		is->start = t;
-		is->latency = cost < UINT32_MAX ? (uint32_t)cost : UINT32_MAX;
+		is->latency = lat < UINT32_MAX ? (uint32_t)lat : UINT32_MAX;
 		t += is->latency;
+		m->issue_total += (uint64_t)(slots * s->lat.issue);
+		m->mem_total += (uint64_t)sectors * (uint64_t)s->lat.sector;
+		if (is->line > s->region_lo && is->line < s->region_hi) region += is->latency;
 	}
 	m->wtime[w] = t;
+	if (region > m->region_max) m->region_max = region;
 	return LM_OK;
 }
 
 /* ---------------------------------------------------------------- pass 3: events, counters */
 
-static void count_event(lmi_simt *s, const lmi_raw_ev *r, int64_t *adds)
+static void count_event(lmi_simt *s, const lmi_raw_ev *r, int thread, int64_t *adds, int64_t *idle)
 {
 	lmi_simt_counters *c = &s->c;
 	bool global = r->space == LM_SPACE_GLOBAL, shared = r->space == LM_SPACE_SHARED;
@@ -367,7 +470,16 @@ static void count_event(lmi_simt *s, const lmi_raw_ev *r, int64_t *adds)
 		}
 		break;
 	}
-	case LM_TRACE_ADD: c->adds++, (*adds)++; break;
+	case LM_TRACE_ADD:
+		if (r->aux) { /* on padding: issued, but not the textbook's work */
+			c->idle_adds++;
+			(*idle)++;
+		} else {
+			c->adds++;
+			(*adds)++;
+			s->model->thread_adds[thread]++;
+		}
+		break;
 	case LM_TRACE_BRANCH: c->branches++; break;
 	default: break;
 	}
@@ -397,24 +509,14 @@ static void emit(lmi_simt *s, const lmi_raw_ev *r, int w, int l, uint64_t cycle,
 	e->launch = (uint8_t)s->launch_no;
 }
 
-lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line)
+/* The step's trace events and counters, warp by warp; *adds, *idle, *depth: its data adds, its
+ * adds on padding, and the most data adds of one thread. */
+static void emit_step(lmi_simt *s, bool barrier, int line, uint64_t t0, uint64_t core,
+                      int64_t *adds, int64_t *idle, int64_t *depth)
 {
 	simt_model *m = s->model;
 	int nwarps = (s->nthreads + 31) / 32;
-	lm_status st;
-	m->niss = 0;
-	m->naddrs = 0;
-	map_clear(&m->addr);
-	for (int w = 0; w < nwarps; w++)
-		if ((st = group_warp(s, w)) != LM_OK) return st;
-	uint64_t slowest = 0;
-	for (int w = 0; w < nwarps; w++) {
-		if ((st = time_warp(s, w)) != LM_OK) return st;
-		if (m->wtime[w] > slowest) slowest = m->wtime[w];
-	}
-	uint64_t cycles = slowest + (barrier ? (uint64_t)s->lat.barrier : 0);
-	uint64_t t0 = s->block_start + s->block_cycles;
-	int64_t first = s->trace ? lmi_trace_next_index(s->trace) : 0, adds = 0;
+	memset(m->thread_adds, 0, (size_t)s->nthreads * sizeof m->thread_adds[0]);
 	for (int w = 0; w < nwarps; w++) {
 		for (int32_t I = m->head[w]; I >= 0; I = m->iss[I].next) {
 			const issue *is = &m->iss[I];
@@ -429,7 +531,7 @@ lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line)
 			for (uint32_t mk = is->mask; mk; mk &= mk - 1) {
 				int l = __builtin_ctz(mk);
 				const lmi_raw_ev *r = &s->raw[is->ev[l]];
-				count_event(s, r, &adds);
+				count_event(s, r, w * 32 + l, adds, idle);
 				uint32_t aux = r->kind == LM_TRACE_BRANCH ? is->taken : r->aux;
 				emit(s, r, w, l, t0 + is->start, is->latency, is->mask, aux);
 			}
@@ -437,7 +539,7 @@ lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line)
 		if (barrier) {
 			int lanes = s->nthreads - w * 32 < 32 ? s->nthreads - w * 32 : 32;
 			uint32_t all = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
-			lmi_raw_ev wait = {.value = (double)(slowest - m->wtime[w]),
+			lmi_raw_ev wait = {.value = (double)(core - m->wtime[w]),
 			                   .line = (uint16_t)line,
 			                   .kind = LM_TRACE_BARRIER,
 			                   .space = LM_SPACE_NONE,
@@ -446,9 +548,41 @@ lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line)
 				emit(s, &wait, w, l, t0 + m->wtime[w], (uint32_t)s->lat.barrier, all, 0);
 		}
 	}
+	*depth = 0;
+	for (int t = 0; t < s->nthreads; t++)
+		if (m->thread_adds[t] > *depth) *depth = m->thread_adds[t];
+}
+
+lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line)
+{
+	simt_model *m = s->model;
+	int nwarps = (s->nthreads + 31) / 32;
+	lm_status st;
+	m->niss = 0;
+	m->naddrs = 0;
+	m->issue_total = m->mem_total = m->region_max = 0;
+	map_clear(&m->addr);
+	for (int w = 0; w < nwarps; w++)
+		if ((st = group_warp(s, w)) != LM_OK) return st;
+	uint64_t slowest = 0;
+	for (int w = 0; w < nwarps; w++) {
+		if ((st = time_warp(s, w)) != LM_OK) return st;
+		if (m->wtime[w] > slowest) slowest = m->wtime[w];
+	}
+	/* latency-bound (the slowest warp) or throughput-bound (the SM's issue or memory pipe) */
+	uint64_t core = slowest;
+	if (m->issue_total > core) core = m->issue_total;
+	if (m->mem_total > core) core = m->mem_total;
+	uint64_t cycles = core + (barrier ? (uint64_t)s->lat.barrier : 0);
+	uint64_t t0 = s->block_start + s->block_cycles;
+	int64_t first = s->trace ? lmi_trace_next_index(s->trace) : 0, adds = 0, idle = 0, depth = 0;
+	emit_step(s, barrier, line, t0, core, &adds, &idle, &depth);
 	if (barrier) s->c.barriers++;
-	if (adds) s->block_add_steps++;
+	if (m->region_max > s->c.region_cycles) s->c.region_cycles = m->region_max;
+	s->block_add_steps += depth;
 	s->block_cycles += cycles;
+	s->block_issue += m->issue_total;
+	s->block_mem += m->mem_total;
 	if (s->trace) {
 		lm_trace_step ts = {
 			.launch = s->launch_no,
@@ -460,6 +594,8 @@ lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line)
 			.cycles = cycles,
 			.adds = adds,
 			.barrier = barrier,
+			.depth = depth,
+			.idle_adds = idle,
 		};
 		if ((st = lmi_trace_add_step(s->trace, &ts)) != LM_OK) return st;
 	}

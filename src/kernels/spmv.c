@@ -67,7 +67,38 @@ static lm_status spmv_finish(lm_kernel_info *info, const lmi_kcall *k, void *run
 	return LM_OK;
 }
 
-static const lmi_pattern pattern = {"spmv", lmi_emu_spmv, spmv_cpu, spmv_cuda, spmv_finish, false};
+/* Each format has its own CPU loop (cpu_spmv.c). */
+static unsigned spmv_cpu_impl(const lmi_kcall *k, const void *run, char *buf, size_t cap)
+{
+	const lmi_spmv_call *c = &((const lmi_spmv_run *)run)->c;
+	int nt = lmi_cpu_kernel_threads();
+	(void)k;
+	switch (c->format) {
+	case LMI_SPMV_COO: snprintf(buf, cap, "coo: one sequential pass, 1 thread"); break;
+	case LMI_SPMV_CSR:
+		snprintf(buf, cap, "csr: rows split between threads by nonzeros, %d threads", nt);
+		break;
+	case LMI_SPMV_ELL:
+		snprintf(buf, cap, "ell: blocks of rows swept slot by slot in memory order, %d threads", nt);
+		break;
+	default:
+		snprintf(buf, cap, "jds: blocks of sorted rows swept iteration by iteration in memory "
+		         "order, %d threads", nt);
+		break;
+	}
+	return LMI_CPU_IS_VARIANT;
+}
+
+static const lmi_pattern pattern = {
+	.name = "spmv",
+	.body = "body/spmv.h",
+	.emu = lmi_emu_spmv,
+	.cpu = spmv_cpu,
+	.cuda = spmv_cuda,
+	.finish = spmv_finish,
+	.cpu_impl = spmv_cpu_impl,
+	.variant = "format",
+};
 
 /* Bytes of the format's arrays, plus x and y once each. */
 static double ideal_bytes(const lmi_spmv_call *c, size_t elem)

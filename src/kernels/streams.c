@@ -195,12 +195,20 @@ static int streams_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *r
                         lmi_cuda_timing *t, char *msg, size_t msg_cap)
 {
 	lmi_streams_run *r = run;
-	(void)k, (void)t; /* two schedules, timed by the module: r->m */
-	return api->streams(&r->c, &r->m, msg, msg_cap);
+	(void)k; /* two schedules, timed by the module: r->m */
+	int rc = api->streams(&r->c, &r->m, msg, msg_cap);
+	snprintf(t->kernels, sizeof t->kernels, "%s", r->m.kernels);
+	return rc;
 }
 
-static const lmi_pattern pattern = {"streams", lmi_emu_vector_add, NULL, streams_cuda,
-                                    streams_finish, true};
+static const lmi_pattern pattern = {
+	.name = "streams",
+	.body = "body/vector_add.h",
+	.emu = lmi_emu_vector_add,
+	.cuda = streams_cuda,
+	.finish = streams_finish,
+	.own_measures = true,
+};
 
 /* The options of the model and the vectors, after the backend is known. */
 static lm_status check_streams(const lmi_kcall *k, const lm_kernel_opts *o, lmi_streams_run *r)
@@ -230,6 +238,7 @@ static lm_status check_streams(const lmi_kcall *k, const lm_kernel_opts *o, lmi_
 	if (r->sms < 1 || r->sms > 65536)
 		return lmi_fail(LM_ERR_ARG, "%s: sms %g must be in 1..65536", f, r->sms);
 	if (o->coarsen > 1) return lmi_fail(LM_ERR_ARG, "%s: the vector add does not coarsen", f);
+	if (o->tile) return lmi_fail(LM_ERR_ARG, "%s: option tile is not used: the vector add has no tiles", f);
 	int64_t block = o->block ? o->block : 256;
 	if (block < 1 || block > LM_KERNEL_MAX_BLOCK)
 		return lmi_fail(LM_ERR_ARG, "%s: block %lld must be in 1..%d", f, (long long)block,

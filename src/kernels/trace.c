@@ -292,6 +292,7 @@ char *lm_trace_event_format(const lm_trace *t, int64_t i, char *buf, size_t cap)
 	char extra[40] = "";
 	if (e->kind == LM_TRACE_BRANCH) snprintf(extra, sizeof extra, " taken %08x", e->aux);
 	else if (e->kind == LM_TRACE_ATOMIC) snprintf(extra, sizeof extra, " behind %u", e->aux);
+	else if (e->kind == LM_TRACE_ADD && e->aux) snprintf(extra, sizeof extra, " padding");
 	snprintf(buf, cap, "L%u s%u b%u w%u l%-2u %-7s%s = %.9g  cyc %llu+%u mask %08x%s line %u",
 	         e->launch, e->step, e->block, e->warp, e->lane, lm_trace_kind_name(e->kind), where,
 	         e->value, (unsigned long long)e->cycle, e->latency, e->mask, extra, e->line);

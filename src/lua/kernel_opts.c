@@ -156,6 +156,24 @@ static const lml_field streams_opts[] = {
 	COMMON,
 };
 
+static const lml_field coalescing_opts[] = {
+	ALGO("coalesced", "the layout a warp reads: column sums (consecutive lanes on consecutive "
+	     "addresses) or row sums (the lanes a row apart)", "coalesced", "strided"),
+	BACKEND("auto (cuda with a GPU, else emu): the lesson is a GPU warp's memory accesses",
+	        GPU_BACKENDS),
+	COUNT(block, "one block when the sums fit, else 256", "threads per block: any number from 1 to 1024"),
+	COMMON,
+};
+
+static const lml_field transpose_opts[] = {
+	ALGO("padded", "the variant: straight from global memory, through a 32 x 32 shared tile (read "
+	     "down a column: bank conflicts), or the tile with a padding column (conflict-free)",
+	     "naive", "shared", "padded"),
+	BACKEND("auto (cuda with a GPU, else emu): the lesson is a GPU warp's memory accesses",
+	        GPU_BACKENDS),
+	COMMON,
+};
+
 /* One call: its name, its positional arguments as the signature shows them, its options. */
 static const struct kcall {
 	const char *name;
@@ -170,6 +188,8 @@ static const struct kcall {
 	{"spmv", "A, x", spmv_opts},
 	{"divergence", "", divergence_opts},
 	{"streams", "", streams_opts},
+	{"coalescing", "x", coalescing_opts},
+	{"transpose", "x", transpose_opts},
 	{NULL, NULL, NULL},
 };
 

@@ -120,6 +120,9 @@ static void push_info(lua_State *L, lm_kernel_info *info, int tracebox, int want
 	lml_setstring(L, "provenance", lm_kernel_info_provenance(info));
 	lml_setstring(L, "pattern", lm_kernel_info_pattern(info));
 	lml_setstring(L, "algo", lm_kernel_info_algo(info));
+	lml_setstring(L, "impl", lm_kernel_info_impl(info));   /* what ran */
+	lml_setstring(L, "label", lm_kernel_info_label(info)); /* tostring's first line */
+	if (lm_kernel_info_model(info)) lml_setstring(L, "model", lm_kernel_info_model(info));
 	push_counters(L, info);
 	lm_trace *t = lm_kernel_info_trace(info);
 	if (t && want_trace) { /* trace=false: none, though the emulator records one anyway */
@@ -271,6 +274,23 @@ static int k_streams(lua_State *L)
 	return run_call(L, &c);
 }
 
+/* kernels.coalescing(x [, opts]) and kernels.transpose(x [, opts]): the memory-access demos */
+static int k_coalescing(lua_State *L)
+{
+	call_args c = {.kind = CALL_ONE, .one = lm_kernel_coalescing};
+	c.a = lml_checktensor(L, 1, "argument 1");
+	lml_kernel_opts(L, 2, "coalescing", &c.o);
+	return run_call(L, &c);
+}
+
+static int k_transpose(lua_State *L)
+{
+	call_args c = {.kind = CALL_ONE, .one = lm_kernel_transpose};
+	c.a = lml_checktensor(L, 1, "argument 1");
+	lml_kernel_opts(L, 2, "transpose", &c.o);
+	return run_call(L, &c);
+}
+
 /* kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds', backend=, block=, ...}]) */
 static int k_spmv(lua_State *L)
 {
@@ -281,7 +301,8 @@ static int k_spmv(lua_State *L)
 	return run_call(L, &c);
 }
 
-/* kernels.latency([{global=, shared=, constant=, arith=, barrier=, sms=} | 'default'])
+/* kernels.latency([{global=, shared=, constant=, arith=, barrier=, sms=, issue=, sector=,
+ *                   warps_per_sm=, blocks_per_sm=, shared_per_sm=} | 'default'])
  * -> the model now in force (fields not given keep their values) */
 static int k_latency(lua_State *L)
 {
@@ -292,6 +313,11 @@ static int k_latency(lua_State *L)
 		LML_FIELD(lm_latency_model, arith, LML_NUMBER),
 		LML_FIELD(lm_latency_model, barrier, LML_NUMBER),
 		LML_FIELD(lm_latency_model, sms, LML_NUMBER),
+		LML_FIELD(lm_latency_model, issue, LML_NUMBER),
+		LML_FIELD(lm_latency_model, sector, LML_NUMBER),
+		LML_FIELD(lm_latency_model, warps_per_sm, LML_NUMBER),
+		LML_FIELD(lm_latency_model, blocks_per_sm, LML_NUMBER),
+		LML_FIELD(lm_latency_model, shared_per_sm, LML_NUMBER),
 		LML_FIELDS_END,
 	};
 	lm_latency_model m;
@@ -304,7 +330,7 @@ static int k_latency(lua_State *L)
 		if (lm_kernel_latency_set(&m) != LM_OK) lml_kernel_error(L);
 	}
 	lm_kernel_latency_get(&m);
-	lua_createtable(L, 0, 6);
+	lua_createtable(L, 0, 11);
 	for (int k = 0; fields[k].key; k++)
 		lml_setint(L, fields[k].key, (int64_t)*(double *)((char *)&m + fields[k].offset));
 	return 1;
@@ -319,6 +345,8 @@ static const luaL_Reg functions[] = {
 	{"spmv", k_spmv},
 	{"divergence", k_divergence},
 	{"streams", k_streams},
+	{"coalescing", k_coalescing},
+	{"transpose", k_transpose},
 	{"latency", k_latency},
 	{NULL, NULL},
 };

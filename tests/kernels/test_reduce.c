@@ -127,8 +127,11 @@ static void test_counters(void **state)
 	lm_kernel_info *info = reduce("emu", "coarsened", x, 64, 2);
 	assert_int_equal(kt_counter(info, "atomics"), (10000 + 255) / 256);
 	/* segments of 2 * 2 * 64 = 256: 39 full blocks (64 threads x 3 serial adds + a 63-add tree)
-	 * and one of 16 elements (one per thread: only the tree adds) */
-	assert_int_equal(kt_counter(info, "adds"), 39 * (64 * 3 + 63) + 63);
+	 * and one of 16 elements (15 adds of data; the tree's other 48 add padding: idle lanes) */
+	assert_int_equal(kt_counter(info, "adds"), 39 * (64 * 3 + 63) + 15);
+	assert_int_equal(kt_counter(info, "idle_lanes"), 63 - 15);
+	/* a thread's 3 serial adds, then the tree of log2(64) steps */
+	assert_int_equal(kt_counter(info, "steps"), 3 + 6);
 	assert_int_equal(kt_counter(info, "conflicts"), 0);
 	lm_kernel_info_free(info);
 	lm_tensor_release(x);

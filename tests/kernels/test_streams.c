@@ -73,7 +73,11 @@ static void test_model(void **state)
 	lm_kernel_info *four = streams("emu", 4, 1 << 18, 0, 0);
 	double ser = kt_counter(four, "serial_ms"), ovl = kt_counter(four, "overlapped_ms");
 	assert_true(ovl < ser);
-	assert_true(kt_counter(four, "speedup") > 1.5);
+	/* the copies dominate (2 x 64 KiB in, 64 KiB out per segment at 25 GB/s, the kernel ~1 us):
+	 * overlapped, the host-to-device engine is the bottleneck, so the bound is about
+	 * (h2d + kernel + d2h) / (h2d + (kernel + d2h) / 4) = 1.4 */
+	assert_true(kt_counter(four, "speedup") > 1.3);
+	assert_true(ovl >= kt_counter(four, "h2d_ms") - 1e-12);
 	assert_true(fabs(ser - kt_counter(four, "h2d_ms") - kt_counter(four, "kernel_ms") -
 	                 kt_counter(four, "d2h_ms")) < 1e-9);
 	assert_int_equal(kt_counter(four, "launches"), 4);
@@ -86,11 +90,13 @@ static void test_model(void **state)
 	assert_true(kt_counter(single, "overlapped_ms") >= ovl);
 	assert_true(kt_counter(single, "overlapped_ms") < ser);
 	spans_ok(single, 4);
-	/* finer segments overlap more, as long as each still fills the multiprocessors (16 blocks
-	 * of 256 threads on 8 SMs); the serial time stays the same */
+	/* finer segments overlap more; the copies stay the same, but each smaller kernel has fewer
+	 * warps per SM to hide its memory latency (16 blocks of 256 threads on 8 SMs: two each), so
+	 * the kernels take longer in all */
 	lm_kernel_info *many = streams("emu", 16, 1 << 18, 0, 0);
 	assert_true(kt_counter(many, "overlapped_ms") < ovl);
-	assert_true(fabs(kt_counter(many, "serial_ms") - ser) < 1e-9);
+	assert_true(fabs(kt_counter(many, "h2d_ms") - kt_counter(four, "h2d_ms")) < 1e-12);
+	assert_true(kt_counter(many, "kernel_ms") > kt_counter(four, "kernel_ms"));
 	lm_kernel_info *slow = streams("emu", 4, 1 << 18, 0, 5);
 	assert_true(kt_counter(slow, "h2d_ms") > 4.9 * kt_counter(four, "h2d_ms"));
 	lm_kernel_info *ragged = streams("emu", 3, 4 * 1001, 0, 0);

@@ -131,20 +131,24 @@ static void test_latency_model(void **state)
 	(void)state;
 	lm_latency_model m, d;
 	lm_kernel_latency_default(&d);
-	assert_true(d.global == 400 && d.shared == 20 && d.constant == 4 && d.arith == 1 &&
-	            d.barrier == 20 && d.sms == 1);
+	assert_true(d.global == 400 && d.shared == 20 && d.constant == 4 && d.arith == 4 &&
+	            d.barrier == 20 && d.sms == 1 && d.issue == 1 && d.sector == 2 &&
+	            d.warps_per_sm == 64 && d.blocks_per_sm == 32 && d.shared_per_sm == 65536);
 	lm_kernel_latency_get(&m);
 	assert_memory_equal(&m, &d, sizeof m);
 	lm_kernel_info *slow = scan(32, 32, "kogge-stone", 0);
-	/* a Kogge-Stone step with a 0-cycle memory: only the arithmetic and the barriers remain */
+	/* a Kogge-Stone step with a 0-cycle memory, free issue and memory pipe: only the arithmetic and the
+	 * barriers remain */
 	m.global = 0;
 	m.shared = 0;
+	m.issue = 0;
+	m.sector = 0;
 	assert_int_equal(lm_kernel_latency_set(&m), LM_OK);
 	lm_kernel_info *fast = scan(32, 32, "kogge-stone", 0);
 	lm_trace_latency(lm_kernel_info_trace(fast), &d);
-	assert_true(d.global == 0);
-	/* 5 steps with a branch and an add (2 cycles), 5 without adds (the stores), 10 barriers */
-	assert_int_equal(kt_counter(fast, "modelled_cycles"), 5 * 2 + 10 * 20 + 0);
+	assert_true(d.global == 0 && d.issue == 0);
+	/* 5 steps with a branch and an add (4 cycles each), 5 without adds (the stores), 10 barriers */
+	assert_int_equal(kt_counter(fast, "modelled_cycles"), 5 * (4 + 4) + 10 * 20 + 0);
 	assert_true(kt_counter(slow, "modelled_cycles") > kt_counter(fast, "modelled_cycles"));
 	m.global = -1;
 	KT_EXPECT_ERROR(lm_kernel_latency_set(&m), LM_ERR_ARG,
@@ -154,10 +158,22 @@ static void test_latency_model(void **state)
 	KT_EXPECT_ERROR(lm_kernel_latency_set(&m), LM_ERR_ARG, "kernels.latency: sms = 0 must be an integer in 1..65536");
 	m.sms = 2.5;
 	KT_EXPECT_ERROR(lm_kernel_latency_set(&m), LM_ERR_ARG, "sms = 2.5");
-	/* two multiprocessors: two blocks of the same work run side by side */
+	m.sms = 1;
+	m.warps_per_sm = 65;
+	KT_EXPECT_ERROR(lm_kernel_latency_set(&m), LM_ERR_ARG, "warps_per_sm = 65 must be an integer in 1..64");
+	m.warps_per_sm = 64;
+	m.shared_per_sm = 1024;
+	KT_EXPECT_ERROR(lm_kernel_latency_set(&m), LM_ERR_ARG, "shared_per_sm = 1024 must be a number of bytes in 49152..");
+	m.shared_per_sm = 65536;
+	m.sector = NAN;
+	KT_EXPECT_ERROR(lm_kernel_latency_set(&m), LM_ERR_ARG, "sector = nan must be a whole number of cycles");
+	/* two multiprocessors: two blocks of the same work run side by side (with one block
+	 * resident per SM; else the one SM overlaps them as well) */
 	lm_kernel_latency_reset();
-	lm_kernel_info *one = scan(64, 32, "kogge-stone", 0);
 	lm_kernel_latency_get(&m);
+	m.blocks_per_sm = 1;
+	assert_int_equal(lm_kernel_latency_set(&m), LM_OK);
+	lm_kernel_info *one = scan(64, 32, "kogge-stone", 0);
 	m.sms = 2;
 	assert_int_equal(lm_kernel_latency_set(&m), LM_OK);
 	lm_kernel_info *two = scan(64, 32, "kogge-stone", 0);

@@ -105,11 +105,14 @@ end)
 
 test.case('latency model', function()
   local m = kernels.latency()
-  test.eq(m, {global = 400, shared = 20, constant = 4, arith = 1, barrier = 20, sms = 1})
+  test.eq(m, {global = 400, shared = 20, constant = 4, arith = 4, barrier = 20, sms = 1, issue = 1,
+    sector = 2, warps_per_sm = 64, blocks_per_sm = 32, shared_per_sm = 65536})
   local _, slow = kernels.scan(lm.ones(32), {backend = 'emu'})
-  test.eq(kernels.latency{global = 0, shared = 0}.global, 0)
+  test.eq(kernels.latency{global = 0, shared = 0, issue = 0, sector = 0}.global, 0)
   local _, fast = kernels.scan(lm.ones(32), {backend = 'emu'})
-  test.eq(fast.counters.modelled_cycles, 5 * 2 + 10 * 20)
+  -- 5 steps of a branch and an add (4 cycles each), 10 barriers; memory and issue free
+  test.eq(fast.counters.modelled_cycles, 5 * (4 + 4) + 10 * 20)
+  test.ok(fast.model:find('global 0, shared 0', 1, true), fast.model)
   test.ok(slow.counters.modelled_cycles > fast.counters.modelled_cycles)
   test.eq(kernels.latency('default'), m)
   test.raises(function() kernels.latency{global = -1} end, 'global = -1 must be a whole number')

@@ -22,7 +22,7 @@ local function gpu_missing(err) return tostring(err):find('not available', 1, tr
 
 -- A valid value of each numeric option for each call, with what it needs alongside.
 local SAMPLE = {
-  block = { reduce = 8, scan = 8, histogram = 7, spmv = 7, divergence = 64, streams = 64 },
+  block = { reduce = 8, scan = 8, histogram = 7, spmv = 7, divergence = 64, streams = 64, coalescing = 7 },
   coarsen = { reduce = { 2, { algo = 'coarsened' } }, scan = { 2, { algo = 'hierarchical' } }, histogram = 2 },
   tile = 4, trace_cap = { 100, { backend = 'emu' } }, repeats = 2, warps = 2,
   segments = 2, bytes = 8192, copy_engines = 1, sms = 4, pcie_gbps = 16, clock_ghz = 1,

@@ -18,7 +18,8 @@
  *                    together, several elements each, then every thread computes: no idle threads,
  *                    a little more index arithmetic
  * The tiled versions read the mask from constant memory too, and need odd mask sides (a halo of r
- * cells on each side). ADD(value, f * x) is one fused multiply-add: one add event.
+ * cells on each side). ADD(value, f * x) is one fused multiply-add: one add event; the products
+ * with ghost cells that the tiled versions compute are padding (ADD_PAD, in idle_lanes).
  * The includer defines T and KFN; macros: simt_macros.h. No include guard.
  * Host code: ../conv2d_emu.c (emulator), ../cuda/conv2d.cu (CUDA).
  */
@@ -26,6 +27,10 @@
 /* The mask in constant memory (filled by the host before the launch; LMI_CONV_MAX_MASK elements
  * are reserved per element type). */
 CONSTANT(T, KFN(F_c), LMI_CONV_MAX_MASK);
+
+/* Whether input element (r, c) is a ghost cell: the tiled kernels multiply the zeros their tile
+ * holds there, adds that are padding (ADD_PAD), not the convolution's work. */
+DEVICE int KFN(conv2d_ghost)(int r, int c, int h, int w) { return r < 0 || r >= h || c < 0 || c >= w; }
 
 /* v1: blockDim = (tile, tile), one output pixel per thread. */
 KERNEL KFN(conv2d_naive)(const T *N, const T *F, T *P, int h, int w, int mh, int mw)
@@ -91,7 +96,7 @@ KERNEL KFN(conv2d_tiled_input)(const T *N, T *P, int h, int w, int mh, int mw, i
 				for (int j = 0; j < mw; j++) {
 					T f = LOAD(KFN(F_c), i * mw + j);
 					T x = LOAD(N_s, (tile_row + i) * in_w + tile_col + j);
-					value = ADD(value, f * x);
+					value = ADD_PAD(value, f * x, KFN(conv2d_ghost)(row - ry + i, col - rx + j, h, w));
 				}
 			STORE(P, row * w + col, value);
 		}
@@ -121,7 +126,7 @@ KERNEL KFN(conv2d_tiled_output)(const T *N, T *P, int h, int w, int mh, int mw, 
 			for (int j = 0; j < mw; j++) {
 				T f = LOAD(KFN(F_c), i * mw + j);
 				T x = LOAD(N_s, (ty + i) * in_w + tx + j);
-				value = ADD(value, f * x);
+				value = ADD_PAD(value, f * x, KFN(conv2d_ghost)(row - ry + i, col - rx + j, h, w));
 			}
 		STORE(P, row * w + col, value);
 	}

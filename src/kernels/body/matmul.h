@@ -13,7 +13,8 @@
  *             there; k / tile phases. Each global element is now loaded once per block that needs
  *             it: tile times fewer global loads. Elements outside the matrices load as 0 (boundary
  *             checks), so any m, k, n work.
- * ADD(value, a * b) is one fused multiply-add on the GPU: one add event.
+ * ADD(value, a * b) is one fused multiply-add on the GPU: one add event; m k n of them are data
+ * (ADD_PAD marks the tiled kernel's products with the zeros past the matrices' edges).
  * The includer defines T and KFN; macros: simt_macros.h. No include guard.
  * Host code: ../matmul_emu.c (emulator), ../cuda/matmul.cu (CUDA).
  */
@@ -53,10 +54,12 @@ KERNEL KFN(matmul_tiled)(const T *M, const T *N, T *P, unsigned m, unsigned k, u
 		STORE(Mds, ty * tile + tx, a);
 		STORE(Nds, ty * tile + tx, b);
 		__syncthreads(); /* the tiles are complete */
+		/* a thread outside P, or a product beyond k, adds the zeros that fill the tiles */
+		int pad = row >= m || col >= n;
 		for (unsigned i = 0; i < tile; i++) {
 			T mv = LOAD(Mds, ty * tile + i);
 			T nv = LOAD(Nds, i * tile + tx);
-			value = ADD(value, mv * nv);
+			value = ADD_PAD(value, mv * nv, pad || ph * tile + i >= k);
 		}
 		__syncthreads(); /* everyone is done with the tiles before the next phase overwrites them */
 	}

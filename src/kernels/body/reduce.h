@@ -12,12 +12,16 @@
  *   v3 shared      as v2 but in shared memory: one global read per element, then only shared traffic
  *   v4 coarsened   as v3, each thread first summing 2*coarsen elements serially: fewer blocks,
  *                  fewer barriers and fewer idle steps for the same input
+ * In every tree step, thread t adds the partial sum `stride` places to its right, which starts at
+ * element i + stride: when that is past the end of the data (i + stride >= n) the thread adds
+ * padding zeros (ADD_PAD), so the data adds of a block are its elements - 1 (n - blocks in all).
  * The includer defines T and KFN (see scan.h); macros: simt_macros.h. No include guard.
  * Host code: ../reduce_emu.c (emulator), ../cuda/reduce.cu (CUDA).
  */
 
-/* v1: segment = 2*blockDim.x elements of input, reduced in place (the host pads a copy). */
-KERNEL KFN(reduce_naive)(T *input, T *output)
+/* v1: segment = 2*blockDim.x elements of input, reduced in place (the host pads a copy of the
+ * n elements with zeros). */
+KERNEL KFN(reduce_naive)(T *input, T *output, unsigned n)
 {
 	unsigned segment = 2 * blockDim.x * blockIdx.x;
 	unsigned i = segment + 2 * threadIdx.x;
@@ -25,7 +29,7 @@ KERNEL KFN(reduce_naive)(T *input, T *output)
 		if (BRANCH(threadIdx.x % stride == 0)) {
 			T mine = LOAD(input, i);
 			T right = LOAD(input, i + stride);
-			STORE(input, i, ADD(mine, right));
+			STORE(input, i, ADD_PAD(mine, right, i + stride >= n));
 		}
 		__syncthreads();
 	}
@@ -33,7 +37,7 @@ KERNEL KFN(reduce_naive)(T *input, T *output)
 }
 
 /* v2: the same segment, thread t adding element t + stride into element t. */
-KERNEL KFN(reduce_convergent)(T *input, T *output)
+KERNEL KFN(reduce_convergent)(T *input, T *output, unsigned n)
 {
 	unsigned segment = 2 * blockDim.x * blockIdx.x;
 	unsigned i = segment + threadIdx.x;
@@ -41,7 +45,7 @@ KERNEL KFN(reduce_convergent)(T *input, T *output)
 		if (BRANCH(threadIdx.x < stride)) {
 			T mine = LOAD(input, i);
 			T right = LOAD(input, i + stride);
-			STORE(input, i, ADD(mine, right));
+			STORE(input, i, ADD_PAD(mine, right, i + stride >= n));
 		}
 		__syncthreads();
 	}
@@ -56,20 +60,21 @@ KERNEL KFN(reduce_shared)(const T *input, T *output, unsigned n)
 	unsigned t = threadIdx.x, i = segment + t;
 	T a = i < n ? LOAD(input, i) : (T)0;
 	T b = i + blockDim.x < n ? LOAD(input, i + blockDim.x) : (T)0;
-	STORE(input_s, t, ADD(a, b));
+	STORE(input_s, t, ADD_PAD(a, b, i + blockDim.x >= n));
 	for (unsigned stride = blockDim.x / 2; stride >= 1; stride /= 2) {
 		__syncthreads();
 		if (BRANCH(t < stride)) {
 			T mine = LOAD(input_s, t);
 			T right = LOAD(input_s, t + stride);
-			STORE(input_s, t, ADD(mine, right));
+			STORE(input_s, t, ADD_PAD(mine, right, i + stride >= n));
 		}
 	}
 	if (t == 0) ATOMIC_ADD(output, 0, LOAD(input_s, 0));
 }
 
 /* v4: segment = 2*coarsen*blockDim.x; each thread sums its 2*coarsen elements (stride
- * blockDim.x apart, so a warp's loads stay coalesced) before the shared-memory tree. */
+ * blockDim.x apart, so a warp's loads stay coalesced) before the shared-memory tree: 2*coarsen - 1
+ * adds one after another, each a dependent step. */
 KERNEL KFN(reduce_coarsened)(const T *input, T *output, unsigned n, unsigned coarsen)
 {
 	SHARED_DYN(T, input_s); /* input_s: (blockDim.x) */
@@ -86,7 +91,7 @@ KERNEL KFN(reduce_coarsened)(const T *input, T *output, unsigned n, unsigned coa
 		if (BRANCH(t < stride)) {
 			T mine = LOAD(input_s, t);
 			T right = LOAD(input_s, t + stride);
-			STORE(input_s, t, ADD(mine, right));
+			STORE(input_s, t, ADD_PAD(mine, right, i + stride >= n));
 		}
 	}
 	if (t == 0) ATOMIC_ADD(output, 0, LOAD(input_s, 0));

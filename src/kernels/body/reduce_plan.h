@@ -41,8 +41,8 @@ typedef struct lmk_reduce_args {
 
 /* The kernels, in the order of LMI_REDUCE_*. */
 #define LMK_REDUCE_KERNELS(K_)                                                                     \
-	K_(reduce_naive, (a->input, a->output))                                                    \
-	K_(reduce_convergent, (a->input, a->output))                                               \
+	K_(reduce_naive, (a->input, a->output, a->n))                                              \
+	K_(reduce_convergent, (a->input, a->output, a->n))                                         \
 	K_(reduce_shared, (a->input, a->output, a->n))                                             \
 	K_(reduce_coarsened, (a->input, a->output, a->n, a->coarsen))
 enum { LMK_REDUCE_KERNELS(LMK_KERNEL_ID) LMK_REDUCE_KERNEL_COUNT };

@@ -25,7 +25,8 @@ DEVICE T KFN(scan_input)(const T *X, unsigned i, unsigned n, int exclusive)
  * v1 Kogge-Stone (PMPP 11.2): one element per thread; a section is blockDim.x elements.
  * In the step with stride s every thread t >= s adds the element s places to its left, so after
  * log2(blockDim) steps XY[t] holds the sum of XY[0..t]. Fast (log2 n steps) but not
- * work-efficient: n*log2(n) - (n - 1) adds where a sequential loop needs n - 1.
+ * work-efficient: n*log2(n) - (n - 1) adds where a sequential loop needs n - 1. Threads past the
+ * end of the data (i >= n: the section is padded with zeros) add padding (ADD_PAD).
  * The barrier between reading and writing is essential: without it a thread could overwrite its
  * element before its right-hand neighbour has read the old value (a write-after-read race).
  */
@@ -42,7 +43,7 @@ KERNEL KFN(scan_kogge_stone)(const T *X, T *Y, unsigned n, int exclusive, T *S)
 		if (adds) {
 			T mine = LOAD(XY, t);
 			T left = LOAD(XY, t - stride);
-			temp = ADD(mine, left);
+			temp = ADD_PAD(mine, left, i >= n);
 		}
 		__syncthreads();
 		if (adds) STORE(XY, t, temp);
@@ -57,6 +58,7 @@ KERNEL KFN(scan_kogge_stone)(const T *X, T *Y, unsigned n, int exclusive, T *S)
  * elements ending there. Down-sweep, a distribution tree: each partial sum is added to the position
  * stride places to its right that still lacks it. 2*log2(n) - 1 steps, but only 2n - 2 - log2(n)
  * adds: work-efficient. Fewer and fewer threads are active in the middle steps (see the trace).
+ * An add whose result lies past the end of the data (its position >= n) works on padding.
  */
 KERNEL KFN(scan_brent_kung)(const T *X, T *Y, unsigned n, int exclusive, T *S)
 {
@@ -71,7 +73,7 @@ KERNEL KFN(scan_brent_kung)(const T *X, T *Y, unsigned n, int exclusive, T *S)
 		if (BRANCH(index < section)) {
 			T mine = LOAD(XY, index);
 			T left = LOAD(XY, index - stride);
-			STORE(XY, index, ADD(mine, left));
+			STORE(XY, index, ADD_PAD(mine, left, blockIdx.x * section + index >= n));
 		}
 	}
 	for (unsigned stride = section / 4; stride > 0; stride /= 2) {
@@ -80,7 +82,7 @@ KERNEL KFN(scan_brent_kung)(const T *X, T *Y, unsigned n, int exclusive, T *S)
 		if (BRANCH(index + stride < section)) {
 			T mine = LOAD(XY, index + stride);
 			T left = LOAD(XY, index);
-			STORE(XY, index + stride, ADD(mine, left));
+			STORE(XY, index + stride, ADD_PAD(mine, left, blockIdx.x * section + index + stride >= n));
 		}
 	}
 	__syncthreads();
@@ -96,7 +98,9 @@ KERNEL KFN(scan_brent_kung)(const T *X, T *Y, unsigned n, int exclusive, T *S)
  *   phase 1: each thread scans its own subsection sequentially (no barrier needed);
  *   phase 2: Kogge-Stone over the subsection totals, the last element of each subsection;
  *   phase 3: each thread adds the total of all subsections before it to its other elements.
- * About 2n + (n/coarsen)*log2(blockDim) adds: nearly work-efficient, with few barriers.
+ * About 2n + (n/coarsen)*log2(blockDim) adds: nearly work-efficient, with few barriers. A thread's
+ * adds of phases 1 and 3 come one after another: coarsen - 1 dependent steps each (`steps`).
+ * Adds whose result lies past the end of the data (base + k >= n) work on padding.
  */
 KERNEL KFN(scan_coarsened)(const T *X, T *Y, unsigned n, int exclusive, T *S, unsigned coarsen)
 {
@@ -110,7 +114,7 @@ KERNEL KFN(scan_coarsened)(const T *X, T *Y, unsigned n, int exclusive, T *S, un
 	for (unsigned k = first + 1; k <= last; k++) { /* phase 1 */
 		T mine = LOAD(XY, k);
 		T left = LOAD(XY, k - 1);
-		STORE(XY, k, ADD(mine, left));
+		STORE(XY, k, ADD_PAD(mine, left, base + k >= n));
 	}
 	for (unsigned stride = 1; stride < B; stride *= 2) { /* phase 2 */
 		__syncthreads();
@@ -119,7 +123,7 @@ KERNEL KFN(scan_coarsened)(const T *X, T *Y, unsigned n, int exclusive, T *S, un
 		if (adds) {
 			T mine = LOAD(XY, last);
 			T left = LOAD(XY, last - stride * coarsen);
-			temp = ADD(mine, left);
+			temp = ADD_PAD(mine, left, base + last >= n);
 		}
 		__syncthreads();
 		if (adds) STORE(XY, last, temp);
@@ -127,7 +131,10 @@ KERNEL KFN(scan_coarsened)(const T *X, T *Y, unsigned n, int exclusive, T *S, un
 	__syncthreads();
 	if (BRANCH(t > 0)) { /* phase 3 */
 		T before = LOAD(XY, first - 1);
-		for (unsigned k = first; k < last; k++) STORE(XY, k, ADD(LOAD(XY, k), before));
+		for (unsigned k = first; k < last; k++) {
+			T mine = LOAD(XY, k);
+			STORE(XY, k, ADD_PAD(mine, before, base + k >= n));
+		}
 	}
 	__syncthreads();
 	for (unsigned k = 0; k < coarsen; k++) {

@@ -17,6 +17,9 @@
  *                                                     (float, double, int, unsigned, unsigned char)
  *   STORE(a, i, v)            a[i] = v                write one
  *   ADD(x, y)                 x + y                   an addition of data (counted; index math is not)
+ *   ADD_PAD(x, y, pad)        x + y                   the same, on padding when pad holds (a guard
+ *                                                     lane past the end, a ghost cell): issued, but
+ *                                                     counted in idle_lanes, not in adds
  *   ATOMIC_ADD(a, i, v)       atomicAdd(&a[i], v)     returns the old value
  *   BRANCH(c)                 c                       a condition whose divergence the trace shows
  *
@@ -34,6 +37,12 @@
  *   - data tests that only decide whether one access is made (a histogram's count > 0, the end of
  *     a run of equal bins): the access's event shows the lanes that made it.
  *
+ * Which additions are ADD_PAD: those whose result is an element past the end of the data (a
+ * scan's padded section: Kogge-Stone's threads i >= n), those whose right operand holds only
+ * padding (a reduction tree's i + stride >= n), and products with ghost cells or with the zeros
+ * that fill a tile beyond the matrix. The textbook counts the others: a Kogge-Stone scan of n
+ * elements adds sum over s = 1, 2, 4, ... < n of (n - s), whatever the block.
+ *
  * Under nvcc they are plain CUDA. Under gcc (the emulator) every memory access is checked against
  * the array it belongs to and recorded, with the source line, as an event of the trace; ADD and
  * BRANCH record events too. A body is included once per element type: the includer defines T and
@@ -50,6 +59,7 @@
 #define LOAD(a, i) ((a)[i])
 #define STORE(a, i, v) ((a)[i] = (v))
 #define ADD(x, y) ((x) + (y))
+#define ADD_PAD(x, y, pad) ((void)(pad), (x) + (y))
 #define ATOMIC_ADD(a, i, v) atomicAdd(&(a)[i], (v))
 #define BRANCH(c) (c)
 #define SHARED(T, a, n) __shared__ T a[n]
@@ -79,9 +89,10 @@
 #define STORE(a, i, v)                                                                             \
 	_Generic((a)[0], float: lmi_simt_st_f32, double: lmi_simt_st_f64, int: lmi_simt_st_i32,    \
 	         unsigned: lmi_simt_st_u32)((a), (int64_t)(i), (v), __LINE__)
-#define ADD(x, y)                                                                                  \
+#define ADD_PAD(x, y, pad)                                                                         \
 	_Generic((x) + (y), float: lmi_simt_add_f32, double: lmi_simt_add_f64,                     \
-	         int: lmi_simt_add_i32)((x), (y), __LINE__)
+	         int: lmi_simt_add_i32)((x), (y), (pad) ? 1 : 0, __LINE__)
+#define ADD(x, y) ADD_PAD(x, y, 0)
 #define ATOMIC_ADD(a, i, v)                                                                        \
 	_Generic((a)[0], float: lmi_simt_atomic_add_f32, double: lmi_simt_atomic_add_f64,          \
 	         int: lmi_simt_atomic_add_i32, unsigned: lmi_simt_atomic_add_u32)((a), (int64_t)(i), \

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/body/access_plan.h"
 #include "kernels/body/conv2d_plan.h"
 #include "kernels/body/divergence_plan.h"
 #include "kernels/body/histogram_plan.h"
@@ -29,19 +30,22 @@
 extern "C" {
 #endif
 
-#define LMI_CUDA_KERNELS_VERSION 4
+#define LMI_CUDA_KERNELS_VERSION 5
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The calls (what a pattern is asked) and their variants, numbered alike on both sides, are in
  * the plans: ../body/<pattern>_plan.h. */
 
 /* What a CUDA run measures: repeats in; out the median over the timed runs (CUDA events around
- * the kernels only, after a warm-up, each run started with the GPU's L2 flushed) and the kernel
- * launches of one run. */
+ * the kernels only, after a warm-up, each run started with the GPU's L2 flushed), the kernel
+ * launches of one run, and the kernels launched (each name once, in order, " + " between: what
+ * info.impl names). */
+#define LMI_CUDA_KERNEL_NAMES 160
 typedef struct lmi_cuda_timing {
 	int repeats;    /* timed runs after one warm-up (>= 1) */
 	double time_ms;
 	int launches;
+	char kernels[LMI_CUDA_KERNEL_NAMES];
 } lmi_cuda_timing;
 
 /* One timed operation of a streams run (ms from the schedule's start event). */
@@ -55,6 +59,7 @@ typedef struct lmi_cuda_streams_result {
 	double serial_ms, overlapped_ms;    /* medians of the totals */
 	lmi_cuda_span *serial, *overlapped; /* in: segments entries each; filled from the last run */
 	int pinned;                         /* 1 when the host buffers were pinned */
+	char kernels[LMI_CUDA_KERNEL_NAMES]; /* the kernels launched, as lmi_cuda_timing's */
 } lmi_cuda_streams_result;
 
 typedef struct lmi_cuda_kernels {
@@ -69,6 +74,8 @@ typedef struct lmi_cuda_kernels {
 	                  size_t msg_cap);
 	int (*streams)(const lmi_streams_call *call, lmi_cuda_streams_result *r, char *msg,
 	               size_t msg_cap);
+	/* the memory-access demos: kernels.coalescing and kernels.transpose */
+	int (*access)(const lmi_access_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 } lmi_cuda_kernels;
 
 /* The module's exported entry point (extern "C"). */

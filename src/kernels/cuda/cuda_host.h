@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/body/plan.h"
 #include "kernels/cuda/kernels_cuda.h"
@@ -53,12 +54,22 @@
 	CUDA_LAUNCHED(name, (l)->grid.x * (l)->grid.y * (l)->grid.z,                                \
 	              (l)->block.x * (l)->block.y * (l)->block.z)
 
+/* Adds a kernel's name to names (LMI_CUDA_KERNEL_NAMES bytes: " + " between names, each once). */
+static inline void lmk_note_kernel(char *names, const char *name)
+{
+	size_t n = strlen(names), k = strlen(name);
+	for (const char *p = strstr(names, name); p; p = strstr(p + 1, name))
+		if ((p == names || p[-1] == ' ') && (p[k] == '\0' || p[k] == ' ')) return;
+	if (n + k + 4 < LMI_CUDA_KERNEL_NAMES) snprintf(names + n, LMI_CUDA_KERNEL_NAMES - n, "%s%s", n ? " + " : "", name);
+}
+
 /* Launches a plan's launch l with arguments a on the default stream (lmk_run of the element
- * type E: LMK_CUDA_KERNELS below), then checks it. */
+ * type E: LMK_CUDA_KERNELS below), then checks it; notes the kernel in the timing t in scope. */
 #define CUDA_LAUNCH(l, a, E)                                                                       \
 	do {                                                                                       \
 		lmk_run((l), (a), 0, (const E *)0);                                                \
 		CUDA_LAUNCHED_PLAN(lmk_kernel_name[(l)->kernel], (l));                             \
+		lmk_note_kernel(t->kernels, lmk_kernel_name[(l)->kernel]);                         \
 	} while (0)
 
 /* ---------------------------------------------------------------- device buffers */

@@ -20,6 +20,7 @@ int lmi_cuda_conv2d(const lmi_conv_call *call, lmi_cuda_timing *t, char *msg, si
 int lmi_cuda_spmv(const lmi_spmv_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_divergence(const lmi_divergence_call *call, lmi_cuda_timing *t, char *msg,
                         size_t msg_cap);
+int lmi_cuda_access(const lmi_access_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_streams(const lmi_streams_call *call, lmi_cuda_streams_result *r, char *msg,
                      size_t msg_cap);
 
