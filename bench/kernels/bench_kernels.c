@@ -19,7 +19,7 @@
  * 16384 x 16384 matrix of 1% density in CSR, ELL and JDS (target: ELL and JDS >= 50% of CSR's
  * GB/s); the work-inefficient (Kogge-Stone) scan against the work-efficient one; tiled against
  * naive matmul in the emulator (modelled cycles, global loads) and on the CPU (GFLOP/s per tile,
- * with OpenBLAS's sgemm through lm_matmul as the anchor).
+ * with OpenBLAS's sgemm through lm_matmul as the anchor). Each row says what ran (info.impl).
  * Every measured run times its operands from memory: the driver flushes them from the caches
  * before each timed run (src/kernels/driver.c). The cold-cache row shows why: a reduction of
  * 1 MiB (it fits in the caches) timed as the info reports it, and the same loop timed warm.
@@ -140,6 +140,12 @@ static double counter(lm_kernel_info *info, const char *name)
 	return v;
 }
 
+/* info.impl of a run, indented under its row. */
+static void impl_line(const lm_kernel_info *info)
+{
+	printf("    %s\n", lm_kernel_info_impl(info));
+}
+
 static void histograms(int all)
 {
 	lm_kernel_opts o;
@@ -171,6 +177,7 @@ static void histograms(int all)
 				snprintf(what, sizeof what, "%s, %s", algos[a], k ? "runs" : "random");
 				printf("%-44s %7d %10.2f %10.2f %9.2fx\n", what, counts[c], ms,
 				       counter(info, "gbps"), plain / ms);
+				impl_line(info);
 				lm_kernel_info_free(info);
 			}
 		}
@@ -215,6 +222,7 @@ static void spmv(int all)
 			else if (gbps / csr < worst) worst = gbps / csr;
 			printf("%-44s %7d %10.2f %10.2f %10.2f %9.0f%%\n", fmts[f], counts[c], ms, gbps,
 			       2.0 * (double)lm_sparse_nnz(A) / (ms * 1e6), 100.0 * gbps / csr);
+			impl_line(info);
 			lm_kernel_info_free(info);
 		}
 	}
@@ -286,7 +294,7 @@ static void matmuls(int all)
 			lm_kernel_opts_init(&o);
 			o.backend = "cpu";
 			o.algo = tl[k] ? "tiled" : "naive";
-			o.tile = tl[k] ? tl[k] : 16;
+			o.tile = tl[k]; /* 0: the default (naive takes no tile) */
 			o.repeats = tl[k] == 1 ? 1 : 3;
 			check(lm_kernel_matmul(a, b, &o, &out, &info), &out);
 			double ms = counter(info, "time_ms");
@@ -295,6 +303,7 @@ static void matmuls(int all)
 			snprintf(what, sizeof what, tl[k] ? "tiled, tile %lld" : "naive (triple loop)", (long long)tl[k]);
 			printf("%-44s %7d %10.2f %10.2f %9.2fx\n", what, counts[c], ms, counter(info, "gflops"),
 			       naive / ms);
+			impl_line(info);
 			lm_kernel_info_free(info);
 		}
 		printf("%-44s %7d %10.2f %10.2f %9.2fx\n", "lm.matmul, OpenBLAS sgemm (anchor)", counts[c],
@@ -390,6 +399,7 @@ int main(int argc, char **argv)
 		lm_kernel_info *info;
 		double s = run_ms("scan", x, "cpu", "hierarchical", 0, &info);
 		row("cpu scan, work-efficient (hierarchical)", t, b, 2 * b, s, mc, pl);
+		impl_line(info);
 		lm_kernel_info_free(info);
 		if (mc / s < worst_memcpy) worst_memcpy = mc / s;
 		if (pl / s < worst_plain) worst_plain = pl / s;
@@ -398,10 +408,12 @@ int main(int argc, char **argv)
 			snprintf(what, sizeof what, "cpu scan, Kogge-Stone, sections of %d", blk);
 			double k = run_ms("scan", x, "cpu", "kogge-stone", blk, &info);
 			row(what, t, b, 2 * b, k, mc, pl);
+			impl_line(info);
 			lm_kernel_info_free(info);
 		}
 		double r = run_ms("reduce", x, "cpu", "shared", 0, &info);
 		row("cpu reduce (sum)", t, b, b, r, mc, pl);
+		impl_line(info);
 		lm_kernel_info_free(info);
 	}
 	lm_set_num_threads(all);
