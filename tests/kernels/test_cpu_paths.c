@@ -6,7 +6,7 @@
  * SpMV (CSR, ELL, JDS; ELL's padding never multiplied: an infinite x[0] that no row uses leaves
  * every result finite) and matmuls (naive, tiled at several tiles); lengths around every vector
  * width and chunk boundary; the same bits for 1 and 2 threads; streaming and unaligned outputs
- * agree; a path the CPU lacks cannot be selected.
+ * agree; a path the CPU lacks cannot be selected; info.impl names the path that ran.
  */
 #include "kernels/cpu_kernels.h"
 #include "ktest.h"
@@ -75,9 +75,13 @@ static void test_path_selection(void **state)
 			continue;
 		}
 		lmi_cpu_set_isa(LMI_CPU_SCALAR); /* the run must set it back from lumen/isa.h */
-		lm_kernel_info_free(run("scan", x, "hierarchical", 0, true, &y));
-		lm_tensor_release(y);
+		lm_kernel_info *info = run("scan", x, "hierarchical", 0, true, &y);
 		assert_int_equal(lmi_cpu_isa(), (int)paths[i]);
+		const char *impl = lm_kernel_info_impl(info); /* names the path that ran */
+		if (strncmp(impl, "cpu: ", 5) || !strstr(impl, lm_isa_name(paths[i])))
+			fail_msg("%s: info.impl \"%s\" does not name the path", lm_isa_name(paths[i]), impl);
+		lm_kernel_info_free(info);
+		lm_tensor_release(y);
 		assert_string_equal(lmi_cpu_isa_name(lmi_cpu_isa()), lm_isa_name(paths[i]));
 	}
 	assert_int_equal(lmi_cpu_set_isa(-1), -1);
@@ -103,9 +107,10 @@ static void test_scans_exact(void **state)
 			for (int d = 0; d < 2; d++) {
 				int64_t n = scan_sizes[s];
 				lm_tensor *x = kt_ints(n, d ? LM_FLOAT64 : LM_FLOAT32, -3, 5), *y;
+				int threads = n > CHUNK64 ? 2 : 1; /* one chunk runs on one thread */
 				for (int a = 0; a < 4; a++)
-					for (int t = 1; t <= 2; t++) {
-						bool incl = (a + t) % 2;
+					for (int t = 1; t <= threads; t++) {
+						bool incl = (a + t + (int)s) % 2;
 						lm_set_num_threads(t);
 						lm_kernel_info *info = run("scan", x, algos[a], blocks[a], incl, &y);
 						int64_t bad = kt_scan_mismatch(x, y, incl, 0);
@@ -217,7 +222,8 @@ static void test_histograms(void **state)
 						if (dt == LM_UINT8) ((uint8_t *)lm_tensor_data(x))[i] = (uint8_t)v;
 						else ((int32_t *)lm_tensor_data(x))[i] = (int32_t)v;
 					}
-					for (int a = 0; a < 3; a++) check_histogram(algos[a], x, bins[b], 1 + (a + s) % 2, paths[p]);
+					for (int a = 0; a < 3; a++)
+						check_histogram(algos[a], x, bins[b], s == 2 ? 1 + (a + b) % 2 : 1, paths[p]);
 					lm_tensor_release(x);
 				}
 	}
