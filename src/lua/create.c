@@ -163,8 +163,7 @@ static int l_linspace(lua_State *L)
 {
 	double a = lml_checknumber(L, 1, "start");
 	double b = lml_checknumber(L, 2, "end");
-	int64_t n = lml_checkinteger(L, 3, "steps");
-	if (n < 0) lml_error(L, "steps must be non-negative, got %lld", (long long)n);
+	int64_t n = lml_checkcount(L, 3, "steps");
 	lml_opts o;
 	lml_checkopts(L, 4, &o);
 	lml_checkdevice(L, &o);
@@ -227,8 +226,7 @@ static int l_randint(lua_State *L)
 
 static int l_manual_seed(lua_State *L)
 {
-	int64_t s = lml_checkinteger(L, 1, "seed");
-	if (s < 0) lml_error(L, "seed must be non-negative, got %lld", (long long)s);
+	int64_t s = lml_checkcount(L, 1, "seed");
 	lm_manual_seed((uint64_t)s);
 	return 0;
 }
@@ -253,23 +251,19 @@ static int l_set_rng_state(lua_State *L)
 
 /* ---------------------------------------------------------------- in-place random */
 
-static int t_uniform_(lua_State *L)
+/* x:uniform_([low = 0, high = 1]), x:normal_([mean = 0, std = 1]) -> x */
+static int random2_(lua_State *L, int normal)
 {
 	lm_tensor *t = lml_checkself(L);
-	double a = lml_optnumber(L, 2, "low", 0), b = lml_optnumber(L, 3, "high", 1);
-	if (lm_uniform_(t, a, b)) lml_core_error(L);
+	double a = lml_optnumber(L, 2, normal ? "mean" : "low", 0);
+	double b = lml_optnumber(L, 3, normal ? "std" : "high", 1);
+	if (normal ? lm_normal_(t, a, b) : lm_uniform_(t, a, b)) lml_core_error(L);
 	lua_settop(L, 1);
 	return 1;
 }
 
-static int t_normal_(lua_State *L)
-{
-	lm_tensor *t = lml_checkself(L);
-	double m = lml_optnumber(L, 2, "mean", 0), s = lml_optnumber(L, 3, "std", 1);
-	if (lm_normal_(t, m, s)) lml_core_error(L);
-	lua_settop(L, 1);
-	return 1;
-}
+static int t_uniform_(lua_State *L) { return random2_(L, 0); }
+static int t_normal_(lua_State *L) { return random2_(L, 1); }
 
 static int t_bernoulli_(lua_State *L)
 {

@@ -87,26 +87,27 @@ static void push_counters(lua_State *L, const lm_kernel_info *info)
 	lua_setfield(L, -2, "counters");
 }
 
+static void push_span(lua_State *L, const void *info, int64_t i)
+{
+	lm_kernel_span sp;
+	lm_kernel_info_span_get(info, (int)i, &sp);
+	lua_createtable(L, 0, 8);
+	lml_setstring(L, "schedule", sp.schedule);
+	lml_setstring(L, "op", sp.op);
+	lml_setstring(L, "track", sp.track);
+	lml_setint(L, "segment", sp.segment);
+	lml_setint(L, "stream", sp.stream);
+	lml_setnumber(L, "start_ms", sp.start_ms);
+	lml_setnumber(L, "end_ms", sp.end_ms);
+	lml_setnumber(L, "bytes", sp.bytes);
+}
+
 /* info.timeline: {schedule=, op=, track=, segment=, stream=, start_ms=, end_ms=, bytes=}, ... */
 static void push_timeline(lua_State *L, const lm_kernel_info *info)
 {
 	int ns = lm_kernel_info_span_count(info);
 	if (!ns) return;
-	lua_createtable(L, ns, 0);
-	for (int i = 0; i < ns; i++) {
-		lm_kernel_span sp;
-		lm_kernel_info_span_get(info, i, &sp);
-		lua_createtable(L, 0, 8);
-		lml_setstring(L, "schedule", sp.schedule);
-		lml_setstring(L, "op", sp.op);
-		lml_setstring(L, "track", sp.track);
-		lml_setint(L, "segment", sp.segment);
-		lml_setint(L, "stream", sp.stream);
-		lml_setnumber(L, "start_ms", sp.start_ms);
-		lml_setnumber(L, "end_ms", sp.end_ms);
-		lml_setnumber(L, "bytes", sp.bytes);
-		lua_rawseti(L, -2, i + 1);
-	}
+	lml_push_array(L, ns, push_span, info);
 	lua_setfield(L, -2, "timeline");
 }
 

@@ -128,28 +128,28 @@ static int t_filter(lua_State *L)
 
 /* ---------------------------------------------------------------- the trace's tables */
 
+static void push_step(lua_State *L, const void *t, int64_t i)
+{
+	lm_trace_step s;
+	lm_trace_step_get(t, i, &s);
+	lua_createtable(L, 0, 9);
+	lml_setint(L, "launch", s.launch);
+	lml_setint(L, "block", s.block);
+	lml_setint(L, "step", s.step);
+	lml_setint(L, "first", s.first + 1);
+	lml_setint(L, "count", s.count);
+	lml_setint(L, "start_cycle", (int64_t)s.start_cycle);
+	lml_setint(L, "cycles", (int64_t)s.cycles);
+	lml_setint(L, "adds", s.adds);
+	lml_setboolean(L, "barrier", s.barrier);
+}
+
 /* trace:steps() -> array of {launch=, block=, step=, first=, count=, start_cycle=, cycles=,
  * adds=, barrier=}; first is the 1-based index of its first event in the trace */
 static int t_steps(lua_State *L)
 {
 	lm_trace *t = checktrace(L, 1);
-	int64_t n = lm_trace_step_count(t);
-	lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
-	for (int64_t i = 0; i < n; i++) {
-		lm_trace_step s;
-		lm_trace_step_get(t, i, &s);
-		lua_createtable(L, 0, 9);
-		lml_setint(L, "launch", s.launch);
-		lml_setint(L, "block", s.block);
-		lml_setint(L, "step", s.step);
-		lml_setint(L, "first", s.first + 1);
-		lml_setint(L, "count", s.count);
-		lml_setint(L, "start_cycle", (int64_t)s.start_cycle);
-		lml_setint(L, "cycles", (int64_t)s.cycles);
-		lml_setint(L, "adds", s.adds);
-		lml_setboolean(L, "barrier", s.barrier);
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
+	lml_push_array(L, lm_trace_step_count(t), push_step, t);
 	return 1;
 }
 
@@ -163,47 +163,49 @@ static void push_dim3(lua_State *L, const unsigned *v)
 	}
 }
 
+static void push_launch(lua_State *L, const void *t, int64_t i)
+{
+	lm_trace_launch l;
+	lm_trace_launch_get(t, (int)i, &l);
+	lua_createtable(L, 0, 6);
+	lml_setstring(L, "kernel", l.kernel);
+	push_dim3(L, l.grid);
+	lua_setfield(L, -2, "grid");
+	push_dim3(L, l.block);
+	lua_setfield(L, -2, "block");
+	lml_setint(L, "shared_bytes", (int64_t)l.shared_bytes);
+	lml_setint(L, "start_cycle", (int64_t)l.start_cycle);
+	lml_setint(L, "end_cycle", (int64_t)l.end_cycle);
+}
+
 /* trace:launches() -> array of {kernel=, grid={x,y,z}, block={x,y,z}, shared_bytes=,
  * start_cycle=, end_cycle=} */
 static int t_launches(lua_State *L)
 {
 	lm_trace *t = checktrace(L, 1);
-	lua_newtable(L);
-	for (int i = 0; i < lm_trace_launch_count(t); i++) {
-		lm_trace_launch l;
-		lm_trace_launch_get(t, i, &l);
-		lua_createtable(L, 0, 6);
-		lml_setstring(L, "kernel", l.kernel);
-		push_dim3(L, l.grid);
-		lua_setfield(L, -2, "grid");
-		push_dim3(L, l.block);
-		lua_setfield(L, -2, "block");
-		lml_setint(L, "shared_bytes", (int64_t)l.shared_bytes);
-		lml_setint(L, "start_cycle", (int64_t)l.start_cycle);
-		lml_setint(L, "end_cycle", (int64_t)l.end_cycle);
-		lua_rawseti(L, -2, i + 1);
-	}
+	lml_push_array(L, lm_trace_launch_count(t), push_launch, t);
 	return 1;
+}
+
+static void push_array(lua_State *L, const void *t, int64_t i)
+{
+	lm_trace_array a;
+	lm_trace_array_get(t, (int)i, &a);
+	lua_createtable(L, 0, 7);
+	lml_setstring(L, "name", a.name);
+	lml_setstring(L, "space", lm_trace_space_name(a.space));
+	lml_setstring(L, "dtype", lm_dtype_name(a.dtype));
+	lml_setint(L, "length", a.length);
+	lml_setint(L, "rows", a.rows);
+	lml_setint(L, "cols", a.cols);
+	if (a.launch >= 0) lml_setint(L, "launch", a.launch);
 }
 
 /* trace:arrays() -> array of {name=, space=, dtype=, length=, rows=, cols=, launch=} */
 static int t_arrays(lua_State *L)
 {
 	lm_trace *t = checktrace(L, 1);
-	lua_newtable(L);
-	for (int i = 0; i < lm_trace_array_count(t); i++) {
-		lm_trace_array a;
-		lm_trace_array_get(t, i, &a);
-		lua_createtable(L, 0, 7);
-		lml_setstring(L, "name", a.name);
-		lml_setstring(L, "space", lm_trace_space_name(a.space));
-		lml_setstring(L, "dtype", lm_dtype_name(a.dtype));
-		lml_setint(L, "length", a.length);
-		lml_setint(L, "rows", a.rows);
-		lml_setint(L, "cols", a.cols);
-		if (a.launch >= 0) lml_setint(L, "launch", a.launch);
-		lua_rawseti(L, -2, i + 1);
-	}
+	lml_push_array(L, lm_trace_array_count(t), push_array, t);
 	return 1;
 }
 

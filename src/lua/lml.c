@@ -243,6 +243,13 @@ int64_t lml_checkinteger(lua_State *L, int idx, const char *what)
 	return v;
 }
 
+int64_t lml_checkcount(lua_State *L, int idx, const char *what)
+{
+	int64_t v = lml_checkinteger(L, idx, what);
+	if (v < 0) lml_error(L, "%s must be non-negative, got %lld", what, (long long)v);
+	return v;
+}
+
 int64_t lml_optinteger(lua_State *L, int idx, const char *what, int64_t def)
 {
 	return lua_isnoneornil(L, idx) ? def : lml_checkinteger(L, idx, what);
@@ -467,32 +474,20 @@ const char *lml_elemptr(const lm_tensor *t, const int64_t *idx)
 
 void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)
 {
+	union {
+		float f32;
+		double f64;
+		int32_t i32;
+		int64_t i64;
+		uint8_t u8;
+	} v;
+	memcpy(&v, p, dt >= 0 && dt < LM_DTYPE_COUNT ? lm_dtype_size(dt) : 0);
 	switch (dt) {
-	case LM_FLOAT32: {
-		float v;
-		memcpy(&v, p, sizeof v);
-		lua_pushnumber(L, v);
-		break;
-	}
-	case LM_FLOAT64: {
-		double v;
-		memcpy(&v, p, sizeof v);
-		lua_pushnumber(L, v);
-		break;
-	}
-	case LM_INT32: {
-		int32_t v;
-		memcpy(&v, p, sizeof v);
-		lua_pushinteger(L, v);
-		break;
-	}
-	case LM_INT64: {
-		int64_t v;
-		memcpy(&v, p, sizeof v);
-		lua_pushinteger(L, v);
-		break;
-	}
-	case LM_UINT8: lua_pushinteger(L, *(const uint8_t *)p); break;
+	case LM_FLOAT32: lua_pushnumber(L, v.f32); break;
+	case LM_FLOAT64: lua_pushnumber(L, v.f64); break;
+	case LM_INT32: lua_pushinteger(L, v.i32); break;
+	case LM_INT64: lua_pushinteger(L, v.i64); break;
+	case LM_UINT8: lua_pushinteger(L, v.u8); break;
 	default: lua_pushnil(L); break;
 	}
 }

@@ -116,6 +116,8 @@ int lml_isinteger(lua_State *L, int idx, int64_t *out);
 /* An integer argument (integral floats accepted, 2.5, NaN, strings rejected). */
 int64_t lml_checkinteger(lua_State *L, int idx, const char *what);
 int64_t lml_optinteger(lua_State *L, int idx, const char *what, int64_t def);
+/* A non-negative integer argument ("<what> must be non-negative, got -1"). */
+int64_t lml_checkcount(lua_State *L, int idx, const char *what);
 /*
  * Numbers reach the core as doubles, which round integers past 2^53 (2^53 + 1 compares equal to
  * 2^53). When idx holds such a Lua integer and the tensor it goes with is int64 (dt), pushes a
@@ -238,6 +240,9 @@ void lml_setint(lua_State *L, const char *k, int64_t v);
 void lml_setnumber(lua_State *L, const char *k, double v);
 void lml_setstring(lua_State *L, const char *k, const char *v);
 void lml_setboolean(lua_State *L, const char *k, int v);
+/* Pushes the array {v1, ..., vn} of the values push(L, ud, i) leaves on the stack, i from 0. */
+void lml_push_array(lua_State *L, int64_t n, void (*push)(lua_State *L, const void *ud, int64_t i),
+                    const void *ud);
 
 /* The creation options {dtype=, requires_grad=, device=}. */
 typedef struct lml_opts {

@@ -234,6 +234,16 @@ void lml_setboolean(lua_State *L, const char *k, int v)
 	lua_setfield(L, -2, k);
 }
 
+void lml_push_array(lua_State *L, int64_t n, void (*push)(lua_State *L, const void *ud, int64_t i),
+                    const void *ud)
+{
+	lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+	for (int64_t i = 0; i < n; i++) {
+		push(L, ud, i);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
 /* ---------------------------------------------------------------- dtypes, devices, creation */
 
 lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what)

@@ -15,12 +15,6 @@
 #include "lml.h"
 #include "lumen/cuda.h"
 
-static void setint(lua_State *L, const char *k, lua_Integer v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, k);
-}
-
 /* lm.memory() -> {live_bytes=, peak_bytes=, cached_bytes=, limit_bytes=, allocs=, cache_hits=,
  * live_tensors=} */
 static int l_memory(lua_State *L)
@@ -28,23 +22,21 @@ static int l_memory(lua_State *L)
 	lm_memory_stats s;
 	lm_memory_stats_get(&s);
 	lua_createtable(L, 0, 8);
-	setint(L, "live_bytes", (lua_Integer)s.live_bytes);
-	setint(L, "peak_bytes", (lua_Integer)s.peak_bytes);
-	setint(L, "cached_bytes", (lua_Integer)s.cached_bytes);
-	setint(L, "limit_bytes", (lua_Integer)s.limit_bytes);
-	setint(L, "allocs", (lua_Integer)s.allocs);
-	setint(L, "cache_hits", (lua_Integer)s.cache_hits);
-	setint(L, "live_tensors", (lua_Integer)s.live_tensors);
-	lua_pushboolean(L, lm_memory_caching());
-	lua_setfield(L, -2, "caching");
+	lml_setint(L, "live_bytes", (int64_t)s.live_bytes);
+	lml_setint(L, "peak_bytes", (int64_t)s.peak_bytes);
+	lml_setint(L, "cached_bytes", (int64_t)s.cached_bytes);
+	lml_setint(L, "limit_bytes", (int64_t)s.limit_bytes);
+	lml_setint(L, "allocs", (int64_t)s.allocs);
+	lml_setint(L, "cache_hits", (int64_t)s.cache_hits);
+	lml_setint(L, "live_tensors", (int64_t)s.live_tensors);
+	lml_setboolean(L, "caching", lm_memory_caching());
 	return 1;
 }
 
 /* lm.set_memory_limit(bytes) (0: the default, the machine's RAM) -> the previous limit */
 static int l_set_memory_limit(lua_State *L)
 {
-	int64_t n = lml_checkinteger(L, 1, "bytes");
-	if (n < 0) lml_error(L, "bytes must be non-negative, got %lld", (long long)n);
+	int64_t n = lml_checkcount(L, 1, "bytes");
 	lm_memory_stats s;
 	lm_memory_stats_get(&s);
 	lm_memory_set_limit((size_t)n);
@@ -93,25 +85,17 @@ static int l_build_info(lua_State *L)
 	lm_build_info b;
 	lm_build_info_get(&b);
 	lua_createtable(L, 0, 8);
-	lua_pushstring(L, b.version);
-	lua_setfield(L, -2, "version");
-	lua_pushstring(L, b.blas);
-	lua_setfield(L, -2, "blas");
-	lua_pushstring(L, b.blas_threading);
-	lua_setfield(L, -2, "blas_threading");
-	lua_pushboolean(L, b.openmp);
-	lua_setfield(L, -2, "openmp");
-	lua_pushboolean(L, b.cuda_built);
-	lua_setfield(L, -2, "cuda");
-	lua_pushboolean(L, b.sanitize);
-	lua_setfield(L, -2, "sanitize");
-	lua_pushstring(L, b.compiler);
-	lua_setfield(L, -2, "compiler");
+	lml_setstring(L, "version", b.version);
+	lml_setstring(L, "blas", b.blas);
+	lml_setstring(L, "blas_threading", b.blas_threading);
+	lml_setboolean(L, "openmp", b.openmp);
+	lml_setboolean(L, "cuda", b.cuda_built);
+	lml_setboolean(L, "sanitize", b.sanitize);
+	lml_setstring(L, "compiler", b.compiler);
 	lua_pushliteral(L, LUA_RELEASE);
 	lua_setfield(L, -2, "lua");
 	if (b.threading_warning) {
-		lua_pushstring(L, b.threading_warning);
-		lua_setfield(L, -2, "threading_warning");
+		lml_setstring(L, "threading_warning", b.threading_warning);
 	}
 	return 1;
 }
@@ -225,8 +209,7 @@ static int l_executable(lua_State *L)
 /* lm.sys.fail_alloc_after(k): the k-th allocation from now fails (0 disables); for leak tests */
 static int l_fail_alloc_after(lua_State *L)
 {
-	int64_t k = lml_checkinteger(L, 1, "k");
-	if (k < 0) lml_error(L, "k must be non-negative, got %lld", (long long)k);
+	int64_t k = lml_checkcount(L, 1, "k");
 	lm_memory_fail_after((uint64_t)k);
 	return 0;
 }
