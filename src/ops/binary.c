@@ -168,13 +168,9 @@ static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 	}
 	if (need_a && !(gin[0] = lmi_sum_to(ga, n->in[0].ndim, n->in[0].shape))) goto fail;
 	if (need_b && !(gin[1] = lmi_sum_to(gb, n->in[1].ndim, n->in[1].shape))) goto fail;
-	lmi_scope_end(&sc);
-	return LM_OK;
+	return lmi_rule_end(&sc, gin, false);
 fail:
-	lmi_scope_end(&sc);
-	lm_tensor_release(gin[0]);
-	gin[0] = NULL;
-	return lm_last_status();
+	return lmi_rule_end(&sc, gin, true);
 }
 
 /* where(cond, a, b): (where(cond, g, 0), where(cond, 0, g)), each summed to its input's shape.
@@ -195,13 +191,9 @@ static lm_status where_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin
 		RULE_T(&sc, t, lm_where(c, zero, g));
 		if (!(gin[1] = lmi_sum_to(t, n->in[1].ndim, n->in[1].shape))) goto fail;
 	}
-	lmi_scope_end(&sc);
-	return LM_OK;
+	return lmi_rule_end(&sc, gin, false);
 fail:
-	lmi_scope_end(&sc);
-	lm_tensor_release(gin[0]);
-	gin[0] = NULL;
-	return lm_last_status();
+	return lmi_rule_end(&sc, gin, true);
 }
 
 /* The loop of op, from the table of out's device (// and % report a zero integer divisor). */

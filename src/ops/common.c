@@ -47,6 +47,15 @@ lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t)
 	return LM_OK;
 }
 
+lm_status lmi_check_float(const char *fname, const char *arg, const lm_tensor *t)
+{
+	if (!t) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", fname, arg);
+	if (!lm_dtype_is_float(t->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", fname, arg,
+		                lm_dtype_name(t->dtype));
+	return LM_OK;
+}
+
 lm_status lmi_fail_as(const char *fname)
 {
 	char msg[512];

@@ -17,15 +17,6 @@
 #include "lumen/nn.h"
 #include "ops.h"
 
-static lm_status check_float(const char *name, const char *arg, const lm_tensor *t)
-{
-	if (!t) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", name, arg);
-	if (!lm_dtype_is_float(t->dtype))
-		return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", name, arg,
-		                lm_dtype_name(t->dtype));
-	return LM_OK;
-}
-
 /* ---------------------------------------------------------------- conv2d */
 
 /* A checked conv2d call: the geometry and the algorithm that will run. */
@@ -58,8 +49,8 @@ static bool winograd_by_default(const lm_tensor *x, const conv_plan *p)
 static lm_status conv_plan_make(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
                                 const lm_conv2d_opts *o, lm_conv_algo algo, conv_plan *p)
 {
-	if (check_float("conv2d", "input", x) || check_float("conv2d", "weight", w) ||
-	    (b && check_float("conv2d", "bias", b)))
+	if (lmi_check_float("conv2d", "input", x) || lmi_check_float("conv2d", "weight", w) ||
+	    (b && lmi_check_float("conv2d", "bias", b)))
 		return lm_last_status();
 	if (x->dtype != w->dtype || (b && b->dtype != x->dtype))
 		return lmi_fail(LM_ERR_DTYPE, "conv2d: input %s, weight %s%s%s must have one dtype",
@@ -254,7 +245,7 @@ lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
 static lm_status pool_geometry(const char *name, const lm_tensor *x, const lm_pool2d_opts *o,
                                lm_window2d *win, int64_t *OH, int64_t *OW)
 {
-	lm_status s = check_float(name, "input", x);
+	lm_status s = lmi_check_float(name, "input", x);
 	if (s) return s;
 	if (!o) return lmi_fail(LM_ERR_ARG, "%s: options (kernel size) are missing", name);
 	if (x->ndim != 4)
@@ -356,7 +347,7 @@ lm_tensor *lm_avg_pool2d(const lm_tensor *x, const lm_pool2d_opts *o)
 lm_tensor *lm_embedding(const lm_tensor *idx, const lm_tensor *w)
 {
 	if (!idx) return lmi_fail_null(LM_ERR_ARG, "embedding: indices are NULL");
-	if (check_float("embedding", "weight", w)) return NULL;
+	if (lmi_check_float("embedding", "weight", w)) return NULL;
 	if (lm_dtype_is_float(idx->dtype))
 		return lmi_fail_null(LM_ERR_DTYPE, "embedding: indices must be int64 or int32, got %s",
 		                     lm_dtype_name(idx->dtype));

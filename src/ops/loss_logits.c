@@ -13,45 +13,26 @@
 
 #include "lumen/nn.h"
 #include "ops.h"
-
-typedef struct scope {
-	lm_tensor *t[24];
-	int n;
-} scope;
-
-static lm_tensor *keep(scope *s, lm_tensor *t)
-{
-	if (t) {
-		LM_ASSERT(s->n < 24);
-		s->t[s->n++] = t;
-	}
-	return t;
-}
-
-static void scope_end(scope *s)
-{
-	for (int i = 0; i < s->n; i++) lm_tensor_release(s->t[i]);
-	s->n = 0;
-}
+#include "ops/rule.h"
 
 /* softplus(-x) = max(-x, 0) + log(1 + exp(-|x|)) */
-static lm_tensor *softplus_neg(scope *s, const lm_tensor *x)
+static lm_tensor *softplus_neg(lmi_scope *s, const lm_tensor *x)
 {
-	lm_tensor *nx = keep(s, lm_neg(x)), *r = nx ? keep(s, lm_relu(nx)) : NULL;
-	lm_tensor *a = r ? keep(s, lm_abs(x)) : NULL, *na = a ? keep(s, lm_neg(a)) : NULL;
-	lm_tensor *e = na ? keep(s, lm_exp(na)) : NULL;
-	lm_tensor *e1 = e ? keep(s, lm_binary_scalar(LM_ADD, e, 1)) : NULL;
-	lm_tensor *l = e1 ? keep(s, lm_log(e1)) : NULL;
-	return l ? keep(s, lm_add(r, l)) : NULL;
+	lm_tensor *nx = lmi_keep(s, lm_neg(x)), *r = nx ? lmi_keep(s, lm_relu(nx)) : NULL;
+	lm_tensor *a = r ? lmi_keep(s, lm_abs(x)) : NULL, *na = a ? lmi_keep(s, lm_neg(a)) : NULL;
+	lm_tensor *e = na ? lmi_keep(s, lm_exp(na)) : NULL;
+	lm_tensor *e1 = e ? lmi_keep(s, lm_binary_scalar(LM_ADD, e, 1)) : NULL;
+	lm_tensor *l = e1 ? lmi_keep(s, lm_log(e1)) : NULL;
+	return l ? lmi_keep(s, lm_add(r, l)) : NULL;
 }
 
 /* w = 1 + (pw - 1) y, or NULL for pw absent (w = 1) */
-static lm_tensor *weight(scope *s, const lm_tensor *y, const lm_tensor *pw, bool *fail)
+static lm_tensor *weight(lmi_scope *s, const lm_tensor *y, const lm_tensor *pw, bool *fail)
 {
 	*fail = false;
 	if (!pw) return NULL;
-	lm_tensor *p1 = keep(s, lm_binary_scalar(LM_SUB, pw, 1)), *py = p1 ? keep(s, lm_mul(p1, y)) : NULL;
-	lm_tensor *w = py ? keep(s, lm_binary_scalar(LM_ADD, py, 1)) : NULL;
+	lm_tensor *p1 = lmi_keep(s, lm_binary_scalar(LM_SUB, pw, 1)), *py = p1 ? lmi_keep(s, lm_mul(p1, y)) : NULL;
+	lm_tensor *w = py ? lmi_keep(s, lm_binary_scalar(LM_ADD, py, 1)) : NULL;
 	*fail = !w;
 	return w;
 }
@@ -64,35 +45,35 @@ static lm_status bce_logits_backward(lmi_node *n, const lm_tensor *g, lm_tensor 
 	if ((st = lmi_node_saved(n, 0, &x)) || (st = lmi_node_saved(n, 1, &y)) ||
 	    (n->i[0] && (st = lmi_node_saved(n, 2, &pw))))
 		return st;
-	scope s = {0};
+	lmi_scope s = {0};
 	bool fail;
 	lm_tensor *w = weight(&s, y, pw, &fail);
 	if (fail) goto oom;
 	if (n->in[0].needs_grad) { /* g ((1 - y) - w sigmoid(-x)) */
-		lm_tensor *ny = keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)), *nx = ny ? keep(&s, lm_neg(x)) : NULL;
-		lm_tensor *sg = nx ? keep(&s, lm_sigmoid(nx)) : NULL;
-		lm_tensor *ws = sg ? (w ? keep(&s, lm_mul(w, sg)) : sg) : NULL;
-		lm_tensor *d = ws ? keep(&s, lm_sub(ny, ws)) : NULL;
+		lm_tensor *ny = lmi_keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)), *nx = ny ? lmi_keep(&s, lm_neg(x)) : NULL;
+		lm_tensor *sg = nx ? lmi_keep(&s, lm_sigmoid(nx)) : NULL;
+		lm_tensor *ws = sg ? (w ? lmi_keep(&s, lm_mul(w, sg)) : sg) : NULL;
+		lm_tensor *d = ws ? lmi_keep(&s, lm_sub(ny, ws)) : NULL;
 		if (!d || !(gin[0] = lm_mul(g, d))) goto oom;
 	}
 	if (n->in[1].needs_grad || (n->nin > 2 && n->in[2].needs_grad)) {
 		lm_tensor *sp = softplus_neg(&s, x);
 		if (!sp) goto oom;
 		if (n->in[1].needs_grad) { /* g (-x + (pw - 1) softplus(-x)) */
-			lm_tensor *d = keep(&s, lm_neg(x));
+			lm_tensor *d = lmi_keep(&s, lm_neg(x));
 			if (d && pw) {
-				lm_tensor *p1 = keep(&s, lm_binary_scalar(LM_SUB, pw, 1));
-				lm_tensor *t = p1 ? keep(&s, lm_mul(p1, sp)) : NULL;
-				d = t ? keep(&s, lm_add(d, t)) : NULL;
+				lm_tensor *p1 = lmi_keep(&s, lm_binary_scalar(LM_SUB, pw, 1));
+				lm_tensor *t = p1 ? lmi_keep(&s, lm_mul(p1, sp)) : NULL;
+				d = t ? lmi_keep(&s, lm_add(d, t)) : NULL;
 			}
 			if (!d || !(gin[1] = lm_mul(g, d))) goto oom;
 		}
 		if (n->nin > 2 && n->in[2].needs_grad) { /* sum_to(g y softplus(-x)) */
-			lm_tensor *t = keep(&s, lm_mul(y, sp)), *gt = t ? keep(&s, lm_mul(g, t)) : NULL;
+			lm_tensor *t = lmi_keep(&s, lm_mul(y, sp)), *gt = t ? lmi_keep(&s, lm_mul(g, t)) : NULL;
 			if (!gt || !(gin[2] = lmi_sum_to(gt, n->in[2].ndim, n->in[2].shape))) goto oom;
 		}
 	}
-	scope_end(&s);
+	lmi_scope_end(&s);
 	return LM_OK;
 oom:
 	st = lm_last_status();
@@ -100,7 +81,7 @@ oom:
 		lm_tensor_release(gin[k]);
 		gin[k] = NULL;
 	}
-	scope_end(&s);
+	lmi_scope_end(&s);
 	return st ? st : LM_ERR_INTERNAL;
 }
 
@@ -145,16 +126,16 @@ lm_tensor *lm_binary_cross_entropy_with_logits(const lm_tensor *x, const lm_tens
 	if (red < LM_REDUCTION_MEAN || red > LM_REDUCTION_NONE)
 		return lmi_fail_null(LM_ERR_ARG, "binary_cross_entropy_with_logits: unknown reduction %d", (int)red);
 	bool prev = lm_set_grad_enabled(false);
-	scope s = {0};
+	lmi_scope s = {0};
 	bool fail;
 	lm_tensor *w = weight(&s, y, pos_weight, &fail);
 	lm_tensor *sp = fail ? NULL : softplus_neg(&s, x);
-	lm_tensor *ny = sp ? keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)) : NULL;
-	lm_tensor *a = ny ? keep(&s, lm_mul(ny, x)) : NULL;
-	lm_tensor *b = a ? (w ? keep(&s, lm_mul(w, sp)) : sp) : NULL;
+	lm_tensor *ny = sp ? lmi_keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)) : NULL;
+	lm_tensor *a = ny ? lmi_keep(&s, lm_mul(ny, x)) : NULL;
+	lm_tensor *b = a ? (w ? lmi_keep(&s, lm_mul(w, sp)) : sp) : NULL;
 	lm_tensor *l = b ? lm_add(a, b) : NULL;
 	lm_set_grad_enabled(prev);
-	scope_end(&s);
+	lmi_scope_end(&s);
 	if (!l) return NULL;
 	const lm_tensor *in[3] = {x, y, pos_weight};
 	const lm_tensor *save[3] = {x, y, pos_weight};

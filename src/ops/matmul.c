@@ -76,13 +76,9 @@ static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 		}
 		if (!(gin[1] = lm_reshape(t1, b->ndim, b->shape))) goto fail;
 	}
-	lmi_scope_end(&sc);
-	return LM_OK;
+	return lmi_rule_end(&sc, gin, false);
 fail:
-	lmi_scope_end(&sc);
-	lm_tensor_release(gin[0]);
-	gin[0] = NULL;
-	return lm_last_status();
+	return lmi_rule_end(&sc, gin, true);
 }
 
 /* The batch dims (all but the last two) of a and b do not broadcast: names the first pair that

@@ -10,39 +10,11 @@
 
 #include "lumen/nn.h"
 #include "ops.h"
+#include "ops/rule.h"
 
-/* Temporaries of a composed op, released together; keep() returns NULL on the first failure. */
-typedef struct scope {
-	lm_tensor *t[32];
-	int n;
-} scope;
-
-static lm_tensor *keep(scope *s, lm_tensor *t)
-{
-	if (t) {
-		LM_ASSERT(s->n < 32);
-		s->t[s->n++] = t;
-	}
-	return t;
-}
-
-static void scope_end(scope *s)
-{
-	for (int i = 0; i < s->n; i++) lm_tensor_release(s->t[i]);
-	s->n = 0;
-}
-
-/* Returns t (+1) out of the scope: the caller owns it, the scope still releases its own ref. */
+/* Temporaries of a composed op live in an lmi_scope (rule.h), released together. give: returns t
+ * (+1) out of the scope: the caller owns it, the scope still releases its own ref. */
 static lm_tensor *give(lm_tensor *t) { return lm_tensor_retain(t); }
-
-static lm_status check_float(const char *name, const char *arg, const lm_tensor *t)
-{
-	if (!t) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", name, arg);
-	if (!lm_dtype_is_float(t->dtype))
-		return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", name, arg,
-		                lm_dtype_name(t->dtype));
-	return LM_OK;
-}
 
 static lm_tensor *reduce_loss(const lm_tensor *l, lm_reduction red)
 {
@@ -58,7 +30,7 @@ static lm_tensor *reduce_loss(const lm_tensor *l, lm_reduction red)
 
 lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b)
 {
-	if (check_float("linear", "input", x) || check_float("linear", "weight", w)) return NULL;
+	if (lmi_check_float("linear", "input", x) || lmi_check_float("linear", "weight", w)) return NULL;
 	if (w->ndim != 2)
 		return lmi_fail_null(LM_ERR_SHAPE, "linear: weight must be (out, in), got shape %s",
 		                     lmi_shape_s(w));
@@ -88,18 +60,18 @@ static lm_status softmax_backward(lmi_node *n, const lm_tensor *g, lm_tensor **g
 	lm_status s = lmi_node_saved(n, 0, &y);
 	if (s) return s;
 	int dim = (int)n->i[0];
-	scope sc = {0};
+	lmi_scope sc = {0};
 	lm_tensor *r = NULL;
 	if (n->i[1] == 0) {
-		lm_tensor *gy = keep(&sc, lm_mul(g, y)), *sum = gy ? keep(&sc, lm_sum(gy, dim, true)) : NULL;
-		lm_tensor *d = sum ? keep(&sc, lm_sub(g, sum)) : NULL;
+		lm_tensor *gy = lmi_keep(&sc, lm_mul(g, y)), *sum = gy ? lmi_keep(&sc, lm_sum(gy, dim, true)) : NULL;
+		lm_tensor *d = sum ? lmi_keep(&sc, lm_sub(g, sum)) : NULL;
 		r = d ? lm_mul(y, d) : NULL;
 	} else {
-		lm_tensor *sum = keep(&sc, lm_sum(g, dim, true)), *p = sum ? keep(&sc, lm_exp(y)) : NULL;
-		lm_tensor *ps = p ? keep(&sc, lm_mul(p, sum)) : NULL;
+		lm_tensor *sum = lmi_keep(&sc, lm_sum(g, dim, true)), *p = sum ? lmi_keep(&sc, lm_exp(y)) : NULL;
+		lm_tensor *ps = p ? lmi_keep(&sc, lm_mul(p, sum)) : NULL;
 		r = ps ? lm_sub(g, ps) : NULL;
 	}
-	scope_end(&sc);
+	lmi_scope_end(&sc);
 	gin[0] = r;
 	return r ? LM_OK : lm_last_status();
 }
@@ -109,7 +81,7 @@ static const lmi_opdef log_softmax_def = {"LogSoftmaxBackward", softmax_backward
 
 static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg)
 {
-	if (check_float(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
+	if (lmi_check_float(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
 	int d;
 	if (lmi_wrap_dim(name, dim, x->ndim, &d)) return NULL;
 	int64_t outer = 1, R = x->ndim ? x->shape[d] : 1, inner = 1;
@@ -161,7 +133,7 @@ static const lmi_opdef gelu_def = {"GeluBackward", gelu_backward};
 
 lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
 {
-	if (check_float("gelu", "input", x) || lmi_check_device("gelu", 1, &x)) return NULL;
+	if (lmi_check_float("gelu", "input", x) || lmi_check_device("gelu", 1, &x)) return NULL;
 	lm_tensor *y = lmi_empty("gelu", x->ndim, x->shape, x->dtype);
 	if (y && LMI_BE("gelu", y, gelu, y, x, NULL, tanh_approx)) {
 		lm_tensor_release(y);
@@ -235,7 +207,7 @@ static const lmi_opdef nll_def = {"NllLossBackward", nll_backward};
 static lm_tensor *nll_none(const char *name, const lm_tensor *logp, const lm_tensor *target)
 {
 	int64_t N = 0, C = 0, L = 0;
-	if (check_float(name, "input", logp) || lmi_check_device(name, 1, &logp)) return NULL;
+	if (lmi_check_float(name, "input", logp) || lmi_check_device(name, 1, &logp)) return NULL;
 	lm_tensor *t = check_target(name, logp, target, &N, &C, &L);
 	if (!t) return NULL;
 	lm_tensor *lc = lm_tensor_is_contiguous(logp) ? lm_tensor_retain((lm_tensor *)logp)
@@ -269,7 +241,7 @@ lm_tensor *lm_nll_loss(const lm_tensor *logp, const lm_tensor *target, lm_reduct
 lm_tensor *lm_cross_entropy(const lm_tensor *logits, const lm_tensor *target, lm_reduction red,
                             double ls)
 {
-	if (check_float("cross_entropy", "input", logits)) return NULL;
+	if (lmi_check_float("cross_entropy", "input", logits)) return NULL;
 	if (!(ls >= 0 && ls <= 1))
 		return lmi_fail_null(LM_ERR_ARG, "cross_entropy: label_smoothing %g is outside [0, 1]", ls);
 	if (red < LM_REDUCTION_MEAN || red > LM_REDUCTION_NONE)
@@ -278,21 +250,21 @@ lm_tensor *lm_cross_entropy(const lm_tensor *logits, const lm_tensor *target, lm
 		return lmi_fail_null(LM_ERR_SHAPE, "cross_entropy: input needs a class dim, got shape %s",
 		                     lmi_shape_s(logits));
 	int cdim = logits->ndim == 1 ? 0 : 1;
-	scope s = {0};
+	lmi_scope s = {0};
 	lm_tensor *out = NULL;
-	lm_tensor *logp = keep(&s, lm_log_softmax(logits, cdim));
-	lm_tensor *l = logp ? keep(&s, nll_none("cross_entropy", logp, target)) : NULL;
+	lm_tensor *logp = lmi_keep(&s, lm_log_softmax(logits, cdim));
+	lm_tensor *l = logp ? lmi_keep(&s, nll_none("cross_entropy", logp, target)) : NULL;
 	if (!l) goto done;
 	if (ls > 0) { /* (1 - s) nll + s * mean over classes of -logp */
-		lm_tensor *m = keep(&s, lm_mean(logp, cdim, false));
-		lm_tensor *a = m ? keep(&s, lm_binary_scalar(LM_MUL, l, 1 - ls)) : NULL;
-		lm_tensor *b = a ? keep(&s, lm_binary_scalar(LM_MUL, m, -ls)) : NULL;
-		l = b ? keep(&s, lm_add(a, b)) : NULL;
+		lm_tensor *m = lmi_keep(&s, lm_mean(logp, cdim, false));
+		lm_tensor *a = m ? lmi_keep(&s, lm_binary_scalar(LM_MUL, l, 1 - ls)) : NULL;
+		lm_tensor *b = a ? lmi_keep(&s, lm_binary_scalar(LM_MUL, m, -ls)) : NULL;
+		l = b ? lmi_keep(&s, lm_add(a, b)) : NULL;
 		if (!l) goto done;
 	}
 	out = reduce_loss(l, red);
 done:
-	scope_end(&s);
+	lmi_scope_end(&s);
 	return out;
 }
 
@@ -308,29 +280,29 @@ static lm_status check_same_shape(const char *name, const lm_tensor *a, const lm
 
 lm_tensor *lm_mse_loss(const lm_tensor *input, const lm_tensor *target, lm_reduction red)
 {
-	if (check_float("mse_loss", "input", input) || check_float("mse_loss", "target", target) ||
+	if (lmi_check_float("mse_loss", "input", input) || lmi_check_float("mse_loss", "target", target) ||
 	    check_same_shape("mse_loss", input, target))
 		return NULL;
-	scope s = {0};
+	lmi_scope s = {0};
 	lm_tensor *out = NULL;
-	lm_tensor *d = keep(&s, lm_sub(input, target));
-	lm_tensor *sq = d ? keep(&s, lm_mul(d, d)) : NULL;
+	lm_tensor *d = lmi_keep(&s, lm_sub(input, target));
+	lm_tensor *sq = d ? lmi_keep(&s, lm_mul(d, d)) : NULL;
 	if (sq) out = reduce_loss(sq, red);
-	scope_end(&s);
+	lmi_scope_end(&s);
 	return out;
 }
 
 lm_tensor *lm_binary_cross_entropy(const lm_tensor *p, const lm_tensor *y, lm_reduction red)
 {
-	if (check_float("binary_cross_entropy", "input", p) ||
-	    check_float("binary_cross_entropy", "target", y) ||
+	if (lmi_check_float("binary_cross_entropy", "input", p) ||
+	    lmi_check_float("binary_cross_entropy", "target", y) ||
 	    check_same_shape("binary_cross_entropy", p, y))
 		return NULL;
-	scope s = {0};
+	lmi_scope s = {0};
 	lm_tensor *out = NULL;
 	/* probabilities must lie in [0, 1] */
 	bool prev = lm_set_grad_enabled(false);
-	lm_tensor *lo = keep(&s, lm_amin(p, LM_DIM_ALL, false)), *hi = lo ? keep(&s, lm_amax(p, LM_DIM_ALL, false)) : NULL;
+	lm_tensor *lo = lmi_keep(&s, lm_amin(p, LM_DIM_ALL, false)), *hi = lo ? lmi_keep(&s, lm_amax(p, LM_DIM_ALL, false)) : NULL;
 	lm_set_grad_enabled(prev);
 	if (lm_tensor_numel(p) && !hi) goto done;
 	if (lm_tensor_numel(p)) {
@@ -344,19 +316,19 @@ lm_tensor *lm_binary_cross_entropy(const lm_tensor *p, const lm_tensor *y, lm_re
 		}
 	}
 	/* -(y log p + (1 - y) log(1 - p)), each log clamped at -100 */
-	lm_tensor *lp = keep(&s, lm_log(p));
-	lm_tensor *lpc = lp ? keep(&s, lm_clamp(lp, -100, INFINITY)) : NULL;
-	lm_tensor *q = lpc ? keep(&s, lm_rbinary_scalar(LM_SUB, 1, p)) : NULL;
-	lm_tensor *lq = q ? keep(&s, lm_log(q)) : NULL;
-	lm_tensor *lqc = lq ? keep(&s, lm_clamp(lq, -100, INFINITY)) : NULL;
-	lm_tensor *t1 = lqc ? keep(&s, lm_mul(y, lpc)) : NULL;
-	lm_tensor *ny = t1 ? keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)) : NULL;
-	lm_tensor *t2 = ny ? keep(&s, lm_mul(ny, lqc)) : NULL;
-	lm_tensor *sum = t2 ? keep(&s, lm_add(t1, t2)) : NULL;
-	lm_tensor *neg = sum ? keep(&s, lm_neg(sum)) : NULL;
+	lm_tensor *lp = lmi_keep(&s, lm_log(p));
+	lm_tensor *lpc = lp ? lmi_keep(&s, lm_clamp(lp, -100, INFINITY)) : NULL;
+	lm_tensor *q = lpc ? lmi_keep(&s, lm_rbinary_scalar(LM_SUB, 1, p)) : NULL;
+	lm_tensor *lq = q ? lmi_keep(&s, lm_log(q)) : NULL;
+	lm_tensor *lqc = lq ? lmi_keep(&s, lm_clamp(lq, -100, INFINITY)) : NULL;
+	lm_tensor *t1 = lqc ? lmi_keep(&s, lm_mul(y, lpc)) : NULL;
+	lm_tensor *ny = t1 ? lmi_keep(&s, lm_rbinary_scalar(LM_SUB, 1, y)) : NULL;
+	lm_tensor *t2 = ny ? lmi_keep(&s, lm_mul(ny, lqc)) : NULL;
+	lm_tensor *sum = t2 ? lmi_keep(&s, lm_add(t1, t2)) : NULL;
+	lm_tensor *neg = sum ? lmi_keep(&s, lm_neg(sum)) : NULL;
 	if (neg) out = reduce_loss(neg, red);
 done:
-	scope_end(&s);
+	lmi_scope_end(&s);
 	return out;
 }
 
@@ -364,7 +336,7 @@ done:
 
 lm_tensor *lm_dropout(const lm_tensor *x, double p, bool training)
 {
-	if (check_float("dropout", "input", x)) return NULL;
+	if (lmi_check_float("dropout", "input", x)) return NULL;
 	if (!(p >= 0 && p <= 1))
 		return lmi_fail_null(LM_ERR_ARG, "dropout: probability %g is outside [0, 1]", p);
 	if (!training || p == 0) return lm_tensor_retain((lm_tensor *)x);
@@ -383,7 +355,7 @@ lm_tensor *lm_dropout(const lm_tensor *x, double p, bool training)
 lm_tensor *lm_layer_norm(const lm_tensor *x, int nshape, const int64_t *shape, const lm_tensor *w,
                          const lm_tensor *b, double eps)
 {
-	if (check_float("layer_norm", "input", x)) return NULL;
+	if (lmi_check_float("layer_norm", "input", x)) return NULL;
 	if (nshape < 1 || nshape > x->ndim)
 		return lmi_fail_null(LM_ERR_SHAPE, "layer_norm: normalized_shape of %d dims for input %s",
 		                     nshape, lmi_shape_s(x));
@@ -405,29 +377,29 @@ lm_tensor *lm_layer_norm(const lm_tensor *x, int nshape, const int64_t *shape, c
 	}
 	if (!(eps >= 0)) return lmi_fail_null(LM_ERR_ARG, "layer_norm: eps %g is negative", eps);
 	int64_t M = N ? lm_tensor_numel(x) / N : 0;
-	scope s = {0};
+	lmi_scope s = {0};
 	lm_tensor *out = NULL;
 	/* x2: (M, N); y = (x2 - mean) / sqrt(var + eps), the variance biased */
-	lm_tensor *x2 = keep(&s, lm_reshape(x, 2, (int64_t[]){M, N}));
-	lm_tensor *mu = x2 ? keep(&s, lm_mean(x2, 1, true)) : NULL;
-	lm_tensor *xc = mu ? keep(&s, lm_sub(x2, mu)) : NULL;
-	lm_tensor *sq = xc ? keep(&s, lm_mul(xc, xc)) : NULL;
-	lm_tensor *var = sq ? keep(&s, lm_mean(sq, 1, true)) : NULL;
-	lm_tensor *ve = var ? keep(&s, lm_binary_scalar(LM_ADD, var, eps)) : NULL;
-	lm_tensor *rs = ve ? keep(&s, lm_unary(LM_RSQRT, ve)) : NULL;
-	lm_tensor *y = rs ? keep(&s, lm_mul(xc, rs)) : NULL;
-	lm_tensor *yr = y ? keep(&s, lm_reshape(y, x->ndim, x->shape)) : NULL;
-	if (yr && w) yr = keep(&s, lm_mul(yr, w));
-	if (yr && b) yr = keep(&s, lm_add(yr, b));
+	lm_tensor *x2 = lmi_keep(&s, lm_reshape(x, 2, (int64_t[]){M, N}));
+	lm_tensor *mu = x2 ? lmi_keep(&s, lm_mean(x2, 1, true)) : NULL;
+	lm_tensor *xc = mu ? lmi_keep(&s, lm_sub(x2, mu)) : NULL;
+	lm_tensor *sq = xc ? lmi_keep(&s, lm_mul(xc, xc)) : NULL;
+	lm_tensor *var = sq ? lmi_keep(&s, lm_mean(sq, 1, true)) : NULL;
+	lm_tensor *ve = var ? lmi_keep(&s, lm_binary_scalar(LM_ADD, var, eps)) : NULL;
+	lm_tensor *rs = ve ? lmi_keep(&s, lm_unary(LM_RSQRT, ve)) : NULL;
+	lm_tensor *y = rs ? lmi_keep(&s, lm_mul(xc, rs)) : NULL;
+	lm_tensor *yr = y ? lmi_keep(&s, lm_reshape(y, x->ndim, x->shape)) : NULL;
+	if (yr && w) yr = lmi_keep(&s, lm_mul(yr, w));
+	if (yr && b) yr = lmi_keep(&s, lm_add(yr, b));
 	if (yr) out = give(yr);
-	scope_end(&s);
+	lmi_scope_end(&s);
 	return out;
 }
 
 lm_tensor *lm_batch_norm(const lm_tensor *x, lm_tensor *rmean, lm_tensor *rvar, const lm_tensor *w,
                          const lm_tensor *b, bool training, double momentum, double eps)
 {
-	if (check_float("batch_norm", "input", x)) return NULL;
+	if (lmi_check_float("batch_norm", "input", x)) return NULL;
 	if (x->ndim < 2)
 		return lmi_fail_null(LM_ERR_SHAPE, "batch_norm: input must be (N, C, ...), got shape %s",
 		                     lmi_shape_s(x));
@@ -449,25 +421,25 @@ lm_tensor *lm_batch_norm(const lm_tensor *x, lm_tensor *rmean, lm_tensor *rvar, 
 		                     momentum, eps);
 	if ((rmean && rmean->requires_grad) || (rvar && rvar->requires_grad))
 		return lmi_fail_null(LM_ERR_ARG, "batch_norm: running statistics must not require grad");
-	scope s = {0};
+	lmi_scope s = {0};
 	lm_tensor *out = NULL;
-	lm_tensor *x3 = keep(&s, lm_reshape(x, 3, (int64_t[]){N, C, L}));
+	lm_tensor *x3 = lmi_keep(&s, lm_reshape(x, 3, (int64_t[]){N, C, L}));
 	lm_tensor *mu = NULL, *var = NULL;
 	if (!x3) goto done;
 	if (training) { /* batch statistics over N and L: (1, C, 1) */
-		lm_tensor *m1 = keep(&s, lm_mean(x3, 2, true));
-		mu = m1 ? keep(&s, lm_mean(m1, 0, true)) : NULL;
-		lm_tensor *xc = mu ? keep(&s, lm_sub(x3, mu)) : NULL;
-		lm_tensor *sq = xc ? keep(&s, lm_mul(xc, xc)) : NULL;
-		lm_tensor *v1 = sq ? keep(&s, lm_mean(sq, 2, true)) : NULL;
-		var = v1 ? keep(&s, lm_mean(v1, 0, true)) : NULL;
+		lm_tensor *m1 = lmi_keep(&s, lm_mean(x3, 2, true));
+		mu = m1 ? lmi_keep(&s, lm_mean(m1, 0, true)) : NULL;
+		lm_tensor *xc = mu ? lmi_keep(&s, lm_sub(x3, mu)) : NULL;
+		lm_tensor *sq = xc ? lmi_keep(&s, lm_mul(xc, xc)) : NULL;
+		lm_tensor *v1 = sq ? lmi_keep(&s, lm_mean(sq, 2, true)) : NULL;
+		var = v1 ? lmi_keep(&s, lm_mean(v1, 0, true)) : NULL;
 		if (!var) goto done;
 		if (rmean || rvar) { /* running stats, outside the graph */
 			bool prev = lm_set_grad_enabled(false);
 			double unbias = (double)(N * L) / (double)(N * L - 1);
-			lm_tensor *mv = keep(&s, lm_reshape(mu, 1, &C)), *vv = keep(&s, lm_reshape(var, 1, &C));
-			lm_tensor *nm = mv ? keep(&s, lm_binary_scalar(LM_MUL, mv, momentum)) : NULL;
-			lm_tensor *nv = vv ? keep(&s, lm_binary_scalar(LM_MUL, vv, momentum * unbias)) : NULL;
+			lm_tensor *mv = lmi_keep(&s, lm_reshape(mu, 1, &C)), *vv = lmi_keep(&s, lm_reshape(var, 1, &C));
+			lm_tensor *nm = mv ? lmi_keep(&s, lm_binary_scalar(LM_MUL, mv, momentum)) : NULL;
+			lm_tensor *nv = vv ? lmi_keep(&s, lm_binary_scalar(LM_MUL, vv, momentum * unbias)) : NULL;
 			lm_status st = nm && nv ? LM_OK : lm_last_status();
 			if (!st && rmean && !(st = lm_binary_scalar_(LM_MUL, rmean, 1 - momentum)))
 				st = lm_binary_(LM_ADD, rmean, nm);
@@ -477,25 +449,25 @@ lm_tensor *lm_batch_norm(const lm_tensor *x, lm_tensor *rmean, lm_tensor *rvar, 
 			if (st) goto done;
 		}
 	} else {
-		mu = keep(&s, lm_reshape(rmean, 3, (int64_t[]){1, C, 1}));
-		var = mu ? keep(&s, lm_reshape(rvar, 3, (int64_t[]){1, C, 1})) : NULL;
+		mu = lmi_keep(&s, lm_reshape(rmean, 3, (int64_t[]){1, C, 1}));
+		var = mu ? lmi_keep(&s, lm_reshape(rvar, 3, (int64_t[]){1, C, 1})) : NULL;
 		if (!var) goto done;
 	}
-	lm_tensor *xc = keep(&s, lm_sub(x3, mu));
-	lm_tensor *ve = xc ? keep(&s, lm_binary_scalar(LM_ADD, var, eps)) : NULL;
-	lm_tensor *rs = ve ? keep(&s, lm_unary(LM_RSQRT, ve)) : NULL;
-	lm_tensor *y = rs ? keep(&s, lm_mul(xc, rs)) : NULL;
+	lm_tensor *xc = lmi_keep(&s, lm_sub(x3, mu));
+	lm_tensor *ve = xc ? lmi_keep(&s, lm_binary_scalar(LM_ADD, var, eps)) : NULL;
+	lm_tensor *rs = ve ? lmi_keep(&s, lm_unary(LM_RSQRT, ve)) : NULL;
+	lm_tensor *y = rs ? lmi_keep(&s, lm_mul(xc, rs)) : NULL;
 	if (y && w) {
-		lm_tensor *wv = keep(&s, lm_reshape(w, 3, (int64_t[]){1, C, 1}));
-		y = wv ? keep(&s, lm_mul(y, wv)) : NULL;
+		lm_tensor *wv = lmi_keep(&s, lm_reshape(w, 3, (int64_t[]){1, C, 1}));
+		y = wv ? lmi_keep(&s, lm_mul(y, wv)) : NULL;
 	}
 	if (y && b) {
-		lm_tensor *bv = keep(&s, lm_reshape(b, 3, (int64_t[]){1, C, 1}));
-		y = bv ? keep(&s, lm_add(y, bv)) : NULL;
+		lm_tensor *bv = lmi_keep(&s, lm_reshape(b, 3, (int64_t[]){1, C, 1}));
+		y = bv ? lmi_keep(&s, lm_add(y, bv)) : NULL;
 	}
-	lm_tensor *yr = y ? keep(&s, lm_reshape(y, x->ndim, x->shape)) : NULL;
+	lm_tensor *yr = y ? lmi_keep(&s, lm_reshape(y, x->ndim, x->shape)) : NULL;
 	if (yr) out = give(yr);
 done:
-	scope_end(&s);
+	lmi_scope_end(&s);
 	return out;
 }

@@ -36,6 +36,8 @@ lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b);
 lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts);
 /* Checks that t is not NULL, naming the function and the argument. */
 lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t);
+/* The same, and that t is float32 or float64 ("<fname>: <arg> must be float32 or float64"). */
+lm_status lmi_check_float(const char *fname, const char *arg, const lm_tensor *t);
 
 /* Re-raises the thread's error as fname's ("min: interrupted" from an op used inside another
  * becomes "gather: interrupted"): a leading "name: " is replaced. Returns the status. */

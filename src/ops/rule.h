@@ -14,7 +14,7 @@
 
 #include "autograd/graph.h"
 
-#define LMI_SCOPE_MAX 24
+#define LMI_SCOPE_MAX 32
 
 typedef struct lmi_scope {
 	lm_tensor *t[LMI_SCOPE_MAX];
@@ -35,6 +35,17 @@ static inline lm_tensor *lmi_keep(lmi_scope *s, lm_tensor *t)
 static inline void lmi_scope_end(lmi_scope *s)
 {
 	while (s->n) lm_tensor_release(s->t[--s->n]);
+}
+
+/* The end of a rule with two inputs: the scope released, and on failure (fail) gin[0] too, since
+ * the caller drops the gradients only when the rule succeeds. */
+static inline lm_status lmi_rule_end(lmi_scope *s, lm_tensor **gin, bool fail)
+{
+	lmi_scope_end(s);
+	if (!fail) return LM_OK;
+	lm_tensor_release(gin[0]);
+	gin[0] = NULL;
+	return lm_last_status();
 }
 
 #define RULE_T(sc, var, expr)                                                                      \
