@@ -372,16 +372,8 @@ void lml_open_functional(lua_State *L, int mt, int m, int lm)
 	lua_setfield(L, -2, "functional");
 	lua_setfield(L, lm, "nn");
 	/* softmax and log_softmax are also methods and lm functions, as in PyTorch */
-	lua_pushliteral(L, "Tensor:softmax");
-	lua_pushcclosure(L, f_softmax, 1);
-	lua_setfield(L, m, "softmax");
-	lua_pushliteral(L, "Tensor:log_softmax");
-	lua_pushcclosure(L, f_log_softmax, 1);
-	lua_setfield(L, m, "log_softmax");
-	lua_pushliteral(L, "lm.softmax");
-	lua_pushcclosure(L, f_softmax, 1);
-	lua_setfield(L, lm, "softmax");
-	lua_pushliteral(L, "lm.log_softmax");
-	lua_pushcclosure(L, f_log_softmax, 1);
-	lua_setfield(L, lm, "log_softmax");
+	static const luaL_Reg softmaxes[] = {{"softmax", f_softmax}, {"log_softmax", f_log_softmax},
+	                                     {NULL, NULL}};
+	lml_setfuncs(L, m, "Tensor:", softmaxes, 0);
+	lml_setfuncs(L, lm, "lm.", softmaxes, 0);
 }

@@ -18,26 +18,20 @@
 
 /* The core reads 0 and NULL as "the default": a count given must be at least 1, a number greater
  * than 0, a variant's name one of the call's. */
-static void at_least_1(lua_State *L, int idx, const lml_field *f, void *dst)
+static void positive(lua_State *L, int idx, const lml_field *f, void *dst)
 {
 	(void)dst;
 	char d[LML_DESCRIBE_MAX];
-	if (lua_tonumber(L, idx) < 1)
-		lml_error(L, "option %s must be at least 1, got %s", f->key, lml_describe(L, idx, d, sizeof d));
-}
-
-static void above_0(lua_State *L, int idx, const lml_field *f, void *dst)
-{
-	(void)dst;
-	char d[LML_DESCRIBE_MAX];
-	if (!(lua_tonumber(L, idx) > 0))
-		lml_error(L, "option %s must be greater than 0, got %s", f->key,
+	double v = lua_tonumber(L, idx);
+	bool count = f->kind != LML_NUMBER;
+	if (count ? v < 1 : !(v > 0))
+		lml_error(L, "option %s must be %s, got %s", f->key, count ? "at least 1" : "greater than 0",
 		          lml_describe(L, idx, d, sizeof d));
 }
 
 static void repeats(lua_State *L, int idx, const lml_field *f, void *dst)
 {
-	at_least_1(L, idx, f, dst);
+	positive(L, idx, f, dst);
 	if (*(int *)dst > 1000) lml_error(L, "option repeats must lie in 1..1000, got %d", *(int *)dst);
 }
 
@@ -58,7 +52,7 @@ static void variant(lua_State *L, int idx, const lml_field *f, void *dst)
 #define OPT(member, kind_, ...) LML_FIELD(lm_kernel_opts, member, kind_, __VA_ARGS__)
 #define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define ALGO(def_, doc_, ...) OPT(algo, LML_STRING, .names = NAMES(__VA_ARGS__), .check = variant, .def = def_, .doc = doc_)
-#define COUNT(member, def_, doc_) OPT(member, LML_INTEGER, .check = at_least_1, .def = def_, .doc = doc_)
+#define COUNT(member, def_, doc_) OPT(member, LML_INTEGER, .check = positive, .def = def_, .doc = doc_)
 #define BACKEND(def_, ...)                                                                          \
 	OPT(backend, LML_STRING, .names = NAMES(__VA_ARGS__), .def = def_,                              \
 	    .doc = "where it runs: the SIMT emulator (traced, modelled cycles), the CPU or a GPU "     \
@@ -147,8 +141,8 @@ static const lml_field streams_opts[] = {
 	COUNT(segments, "4", "segments of the vector add, each on its own stream (1..255)"),
 	COUNT(bytes, "262144 (emu), 67108864 (cuda)", "bytes of each float32 vector (a multiple of 4)"),
 	COUNT(copy_engines, "2", "emu: copy engines, 1 or 2 (two overlap both directions)"),
-	OPT(pcie_gbps, LML_NUMBER, .check = above_0, .def = "25", .doc = "emu: host-device bandwidth in GB/s"),
-	OPT(clock_ghz, LML_NUMBER, .check = above_0, .def = "1.5",
+	OPT(pcie_gbps, LML_NUMBER, .check = positive, .def = "25", .doc = "emu: host-device bandwidth in GB/s"),
+	OPT(clock_ghz, LML_NUMBER, .check = positive, .def = "1.5",
 	    .doc = "emu: the clock that turns modelled cycles into time"),
 	COUNT(sms, "8", "emu: multiprocessors the kernel's blocks spread over"),
 	COUNT(block, "256", "threads per block of the vector add, 1..1024"),
