@@ -55,8 +55,13 @@ topic('viz', [[The visualizer: an SDL2/OpenGL window (offscreen without a displa
 course's pictures from the kernels that ran: viz.show(info) after a kernels call, viz.scene(name)
 for a demonstration. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant, s PNG,
 ? keys, Esc close. Scenes now: scan, reduce, histogram, divergence.]])
-topic('lesson', [[Lessons: lectures as steps of text, code, a scene and an exercise, stepped
-through in the REPL with :lessons, :lesson NAME, :next, :prev, :run, :check, :hint.]])
+topic('lesson', [[Lessons: lectures as steps of text, code, a scene and a checked exercise
+(lessons/<course>/<NN>-<slug>.lua; the format is docs/lessons.md). In the REPL: :lessons (the
+list, with your progress), :lesson NAME or N (opens it where you stopped), :next, :prev, :step N,
+:run, :edit (the code into the input line; :edit ! for $EDITOR), :check [EXPR], :hint, :solution,
+:where, :lang en|zh. lumen --lesson NAME starts there; lumen --check-lesson FILE checks a file.
+Progress is kept in $XDG_STATE_HOME/lumen/lessons (default ~/.local/state/lumen/lessons). The
+language: :lang, else LUMEN_LANG, else LANG (zh_* gives Chinese), else English.]])
 topic('lm.cuda', [[Queries about CUDA. Tensors live on the CPU in this version; these say whether a
 GPU could be used.]])
 topic('lm.sys', [[Process helpers used by the test runner, the REPL and the benchmarks.]])
@@ -360,6 +365,9 @@ doc('lm.lua_dir', 'lm.lua_dir (string)', [[The directory of Lumen's Lua library.
 doc('lm.sys.clock', 'lm.sys.clock() -> seconds', [[A monotonic clock in seconds (a float), for timing.]])
 doc('lm.sys.listdir', 'lm.sys.listdir(path) -> names or nil, message', [[The entries of a directory, without . and ...]])
 doc('lm.sys.isdir', 'lm.sys.isdir(path) -> boolean', [[True when path is a directory.]])
+doc('lm.sys.term_size', 'lm.sys.term_size() -> columns, rows or nil', [[The size of the terminal on
+standard output (else standard error), or nil when neither is a terminal. The lesson runner wraps
+its text to the width.]])
 doc('lm.sys.executable', 'lm.sys.executable() -> path', [[The path of the running lumen program.]])
 doc('lm.sys.fail_alloc_after', 'lm.sys.fail_alloc_after(k)', [[Makes the k-th allocation from now fail (0 disables): for leak tests.]])
 
@@ -694,13 +702,56 @@ doc('viz.pump', 'viz.pump()', [[Handles the window's events now (the REPL and th
 
 -- ---------------------------------------------------------------- lesson
 
-doc('lesson.list', 'lesson.list() -> {names}', [[The lessons, such as 'ece408/16-scan'.]])
-doc('lesson.open', 'lesson.open(name) -> lesson', [[Opens a lesson at step 1; the table's steps is an array.]])
-doc('lesson.step', 'lesson.step() -> integer', [[The current step's index.]])
+doc('lesson.list', 'lesson.list() -> {names}', [[The lessons' names, such as 'ece408/16-scan', by course
+then number: those of Lumen's lessons/ directory, then those of LUMEN_LESSON_PATH.]])
+doc('lesson.open', 'lesson.open(name [, {env=, step=, record=}]) -> lesson', [[Opens a lesson (a name,
+'16-scan', a slug or the number :lessons shows; an unknown name is an error naming the nearest
+ones) at step 1 or opts.step and returns its table (steps is an array). Its code runs in env (the
+globals by default); record=false keeps the progress file untouched.]])
+doc('lesson.step', 'lesson.step([n]) -> integer', [[The current step's index; with n, goes to step n first
+(an error outside 1..#steps).]])
 doc('lesson.next', 'lesson.next() -> boolean', [[Goes to the next step (false at the end).]])
 doc('lesson.prev', 'lesson.prev() -> boolean', [[Goes to the previous step (false at the start).]])
-doc('lesson.run', 'lesson.run() -> ok, output', [[Runs the current step's code in the REPL's environment.]])
-doc('lesson.check', 'lesson.check([answer]) -> ok, message', [[Checks the current step's exercise.]])
+doc('lesson.run', 'lesson.run([code [, {echo=}]]) -> ok, output', [[Without code: runs the current
+step's code in the lesson's environment (the steps before it first, quietly, when they have not
+run). With code: runs that (an answer, or an exercise's solution). Returns true and what it
+printed, or false and the output followed by the error.]])
+doc('lesson.check', 'lesson.check([answer]) -> ok, message', [[Checks the current step's exercise: its
+check looks at what you defined (answer is passed to it: :check 17 gives 17). A solved exercise
+is recorded in the progress file. The message is in the current language.]])
+doc('lesson.current', 'lesson.current() -> lesson, name', [[The open lesson's table and its name, or nil.]])
+doc('lesson.command', 'lesson.command(name, arg)', [[Runs a REPL command of the runner (:next is
+lesson.command('next', '')) and prints what it does.]])
+doc('lesson.dirs', 'lesson.dirs() -> {dirs}', [[Where lessons are looked for: Lumen's lessons/, then
+LUMEN_LESSON_PATH (colon-separated).]])
+doc('lesson.catalog', 'lesson.catalog() -> {{name=, path=, course=, nn=, slug=}}', [[The lessons found,
+with their files.]])
+doc('lesson.find', 'lesson.find(name) -> entry or nil, message', [[The catalog entry a name means
+(the full name, NN-slug, the slug, a number of :lessons, a file path), or nil and a message with
+the nearest names.]])
+doc('lesson.load', 'lesson.load(path) -> lesson or nil, problems', [[Reads and validates a lesson file.]])
+doc('lesson.validate', 'lesson.validate(path) -> ok, problems, warnings', [[Checks a lesson file's
+fields against docs/lessons.md; each problem names the file, the step and the field.]])
+doc('lesson.verify', 'lesson.verify(path [, {width=}]) -> ok, problems, warnings', [[What lumen
+--check-lesson runs: the fields, then every step in a fresh environment (its code and expect, its
+scene rendered offscreen, its exercise refusing the untouched state and each wrong answer and
+accepting its solution) and its texts laid out in every language.]])
+doc('lesson.progress_path', 'lesson.progress_path() -> path', [[The progress file:
+$XDG_STATE_HOME/lumen/lessons, default ~/.local/state/lumen/lessons.]])
+doc('lesson.say', 'lesson.say(en, zh) -> text', [[A text in both languages, {en = en, zh = zh} (for
+lesson files and the messages of checks).]])
+doc('lesson.text', 'lesson.text(t) -> string', [[A text (a string or {en=, zh=}) in the current language.]])
+doc('lesson.lang', 'lesson.lang() -> "en" or "zh"', [[The language of the lessons: :lang, else
+LUMEN_LANG, else LANG (zh_* gives Chinese), else English.]])
+doc('lesson.try', 'lesson.try(fn, ...) -> true, results... or false, text', [[Calls a student's
+function protected (for checks): an error becomes a message (a text) instead of stopping the check.]])
+doc('lesson.need', 'lesson.need(env, name [, kind]) -> ok, value or text', [[env[name] when it is a
+kind ('function' by default, 'table', 'number', 'tensor', 'any'), else a message saying what to define.]])
+doc('lesson.compare', 'lesson.compare(got, want [, {what=, tol=, zero_based=, why=}]) -> ok, text',
+  [[Compares a result (a tensor or an array) with the expected one; the message names the first
+element that differs, its value and the expected one, and what why(i, got, want) adds.]])
+doc('lesson.number', 'lesson.number(v) -> number or nil', [[v as a number: a number, a one-element
+tensor or a numeric string.]])
 
 -- ---------------------------------------------------------------- availability and lookup
 

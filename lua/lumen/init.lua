@@ -72,8 +72,7 @@ lm.planned: what docs/API.md promises and this build may not have, by where a us
 file is there, the function is set) is simply found; one that does not says so when used, instead
 of Lua's "attempt to index a nil value": reading `nn` in a script, calling lm.save, x:pin_memory.
 Lists, not code: when a module lands, its entry stays and is no longer reached. Tests add entries
-of their own to check the mechanism (tests/lua/test_first_hour.lua). The command line's options
-of modules not built (`lumen --lesson`) are answered in src/app/main.c.
+of their own to check the mechanism (tests/lua/test_first_hour.lua).
 ]]
 lm.planned = {
   globals = {
@@ -81,7 +80,6 @@ lm.planned = {
     optim = "the 'optim' module (optimisers and learning-rate schedulers)",
     data = "the 'data' module (data sets and loaders)",
     viz = "the 'viz' module (the visualizer)",
-    lesson = "the 'lesson' module (the lesson runner)",
   },
   lm = {
     save = 'saving tensors (safetensors files)',

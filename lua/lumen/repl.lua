@@ -214,13 +214,18 @@ M.commands = {
   { 'time', 'EXPR', 'run EXPR (or statements) and print wall and CPU time' },
   { 'who', '', 'your globals with their types, shapes and memory' },
   { 'mem', '', 'live and peak tensor memory, the allocator cache, the Lua heap' },
-  { 'lessons', '', 'list the lessons' },
-  { 'lesson', 'NAME', 'open a lesson at its first step' },
+  { 'lessons', '', 'list the lessons by course, with your progress' },
+  { 'lesson', 'NAME|N', 'open a lesson where you stopped (:lessons numbers them)' },
   { 'next', '', 'the next step of the lesson' },
   { 'prev', '', 'the previous step' },
-  { 'run', '', "run the current step's code" },
-  { 'check', '[ANSWER]', "check the current step's exercise" },
-  { 'hint', '', 'a hint for the exercise' },
+  { 'step', '[N]', 'go to step N; without N, show the current step again' },
+  { 'run', '', "run the current step's code again" },
+  { 'edit', '[!]', "the step's code into the input line (one line per prompt); ! opens $EDITOR" },
+  { 'check', '[ANSWER]', "check the current step's exercise (:check 9217 checks a value)" },
+  { 'hint', '', 'one more hint for the exercise' },
+  { 'solution', '', "the exercise's solution, after a confirmation" },
+  { 'where', '', 'the lesson, the step and the exercises solved' },
+  { 'lang', '[en|zh]', 'the language of the lessons' },
   { 'quit', '', 'leave the REPL (also :q, :exit, Ctrl-D)' },
 }
 
@@ -260,8 +265,27 @@ local handlers = {
   mem = mem,
   quit = function() return 'quit' end,
 }
-for _, n in ipairs({ 'lessons', 'lesson', 'next', 'prev', 'run', 'check', 'hint' }) do
+for _, n in ipairs({ 'lessons', 'lesson', 'next', 'prev', 'step', 'run', 'edit', 'check', 'hint',
+                     'solution', 'where', 'lang' }) do
   handlers[n] = lesson_command(n)
+end
+
+-- Lines queued for the input line (:edit): the C loop takes one before each prompt and puts it
+-- there to be edited (src/app/edit.c); Ctrl-C at a prompt drops the rest.
+local queued = {}
+
+--- Queues lines for the next prompts; false when lines cannot be edited (no terminal).
+function M.queue_input(lines)
+  if not M.editing then return false end
+  queued = {}
+  for i, l in ipairs(lines) do queued[i] = l end
+  return true
+end
+
+--- The next queued line (nil: none); interrupted (Ctrl-C at the prompt) drops them all.
+function M.take_input(interrupted)
+  if interrupted then queued = {} return nil end
+  return table.remove(queued, 1)
 end
 
 --- Runs ':name arg' (the C loop handles :time and :quit itself). Returns 'quit' to leave.

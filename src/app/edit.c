@@ -30,6 +30,7 @@ static struct {
 	bool open, interactive;
 	char *history;
 	char *last; /* the last line added to the history */
+	char *prefill; /* what the next prompt's input line starts with (edit_prefill) */
 	edit_complete_fn complete;
 	void *ud;
 #ifdef LUMEN_HAVE_LIBEDIT
@@ -154,6 +155,16 @@ static edit_result read_edited(const char *prompt, char **line)
 	fflush(stdout);
 	fflush(stderr);
 	rl_callback_handler_install(prompt, on_line);
+	if (E.prefill) {
+		/* libedit redraws the prompt and the line from where the cursor is: go back to the
+		 * start of the prompt's line first */
+		rl_insert_text(E.prefill);
+		fputs("\r", stdout);
+		fflush(stdout);
+		rl_forced_update_display();
+		free(E.prefill);
+		E.prefill = NULL;
+	}
 	double last_tick = now_s();
 	for (;;) {
 		if (app_sigint_take()) {
@@ -237,6 +248,12 @@ edit_result edit_read(const char *prompt, char **line)
 	return read_plain(prompt, line);
 }
 
+void edit_prefill(const char *text)
+{
+	free(E.prefill);
+	E.prefill = E.interactive && text ? strdup(text) : NULL;
+}
+
 void edit_history_add(const char *line)
 {
 	if (!E.interactive || !line[strspn(line, " \t")]) return;
@@ -260,5 +277,6 @@ void edit_close(void)
 #endif
 	free(E.history);
 	free(E.last);
+	free(E.prefill);
 	memset(&E, 0, sizeof E);
 }

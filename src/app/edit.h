@@ -33,6 +33,9 @@ bool edit_interactive(void);
 const char *edit_plain_reason(void);
 /* Shows prompt and waits for a line (see edit_result). */
 edit_result edit_read(const char *prompt, char **line);
+/* Puts text into the next prompt's input line, to be edited before Enter (a lesson's :edit);
+ * ignored without line editing. */
+void edit_prefill(const char *text);
 /* Adds a line to the history (not empty ones, nor a repeat of the last) and saves the file. */
 void edit_history_add(const char *line);
 /* Restores the terminal and forgets the completion callback. */

@@ -1,6 +1,7 @@
 /*
  * main.c — the lumen command line: the REPL (no script, or -i), scripts (`lumen FILE.lua
- * [args]`), -e chunks, the Lua test runner (--test), --version and --help.
+ * [args]`), -e chunks, the Lua test runner (--test), lessons (--lesson, --check-lesson),
+ * --version and --help.
  *
  * Options come first, as in lua.c: everything after the script name belongs to the script (the
  * global `arg`, and `...` in its chunk). An error prints its traceback and exits with status 1,
@@ -26,6 +27,11 @@ static void print_usage(FILE *out)
 	        "  -e CODE         run CODE (may be repeated; runs before the script)\n"
 	        "  -i              enter the REPL after the -e chunks and the script\n"
 	        "  --headless      no window: scenes render offscreen (viz.snapshot writes PNGs)\n"
+	        "  --lesson NAME   the REPL with a lesson open where you stopped (:lessons there\n"
+	        "                  lists them; :help lesson)\n"
+	        "  --check-lesson FILE...\n"
+	        "                  check lesson files as the tests do (fields, code, scenes offscreen,\n"
+	        "                  exercises); docs/lessons.md is the format\n"
 	        "  --snapshot SCENE OUT.png [--step N] [--opts k=v,...]\n"
 	        "                  render a scene (viz.scenes() lists them) offscreen to a PNG\n"
 	        "  --test PATH...  run the Lua tests: every test_*.lua in each directory PATH (or\n"
@@ -37,33 +43,47 @@ static void print_usage(FILE *out)
 }
 
 /*
- * The options of docs/API.md that come with a module this build may not have: while the module's
- * file is absent, the option says so instead of "unknown option" (lua/lumen/init.lua's lm.planned
- * does the same for the names a script meets). Once the module lands, its option is handled above
- * this check and its row is no longer reached.
+ * --lesson NAME and --check-lesson FILE... go to the lesson runner (lua/lumen/lesson.lua):
+ * lesson._cli_lesson(name) checks the name (nearest names when unknown) and opens the lesson when
+ * the REPL starts; lesson._check_file(path) checks a file as the lesson tests do. Both return the
+ * exit status.
  */
-static int planned_option(const char *a)
+static int lesson_call(lua_State *L, const char *fn, const char *arg)
 {
-	static const char *const planned[][2] = {
-		{"--lesson", "lesson"}, {"--check-lesson", "lesson"},
-	};
-	for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++) {
-		if (strcmp(a, planned[i][0]) != 0) continue;
-		char p[4096];
-		snprintf(p, sizeof p, "%s/lumen/%s.lua", app_luadir(), planned[i][1]);
-		if (access(p, R_OK) == 0) return 0; /* the module is there: not a planned option now */
-		fprintf(stderr, APP_NAME ": %s is not built yet: it comes with Lumen's '%s' module "
-		        "(docs/API.md), which this version does not have; `" APP_NAME " --help` lists "
-		        "what works now\n", a, planned[i][1]);
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "lesson");
+	if (app_docall(L, 1, 1) != LUA_OK) return app_report(L, LUA_ERRRUN), 1;
+	lua_getfield(L, -1, fn);
+	lua_remove(L, -2);
+	lua_pushstring(L, arg);
+	if (app_docall(L, 1, 1) != LUA_OK) return app_report(L, LUA_ERRRUN), 1;
+	int rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 1;
+	lua_pop(L, 1);
+	return rc;
+}
+
+/* lumen --check-lesson FILE...: every file checked offscreen; 1 when one has a problem. */
+static int check_lessons_main(int argc, char **argv, int i)
+{
+	if (i + 1 >= argc) {
+		fprintf(stderr, APP_NAME ": --check-lesson needs a lesson file (lessons/<course>/<NN>-<slug>.lua)\n");
 		return 1;
 	}
-	return 0;
+	app_viz_init(true);
+	lua_State *L = app_newstate();
+	if (!L) return 1;
+	int rc = 0;
+	for (int k = i + 1; k < argc; k++) rc |= lesson_call(L, "_check_file", argv[k]);
+	app_viz_finish(false);
+	lua_close(L);
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
 	int script = 0, tests = 0, nexec = 0, interactive = 0;
 	int headless = 0;
+	const char *lesson = NULL;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -106,8 +126,18 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (strcmp(a, "--snapshot") == 0) return app_snapshot_main(argc, argv, i);
+		if (strcmp(a, "--check-lesson") == 0) return check_lessons_main(argc, argv, i);
+		if (strcmp(a, "--lesson") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, APP_NAME ": --lesson needs a lesson's name (" APP_NAME
+				        " -e 'print(table.concat(lesson.list(), \" \"))' lists them)\n");
+				return 1;
+			}
+			lesson = argv[++i];
+			interactive = 1;
+			continue;
+		}
 		if (a[0] == '-' && a[1] != '\0') {
-			if (planned_option(a)) return 1;
 			fprintf(stderr, APP_NAME ": unknown option '%s'\n", a);
 			print_usage(stderr);
 			return 1;
@@ -138,6 +168,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (status == 0 && script) status = app_dofile(L, argv, argc, script) != LUA_OK;
+		if (lesson && lesson_call(L, "_cli_lesson", lesson) != 0) interactive = 0, status = 1;
 		if (interactive) status = app_repl(L);
 	}
 	app_viz_finish(interactive);

@@ -363,6 +363,28 @@ static char **complete(void *ud, const char *line, int start, int end)
 
 /* ---------------------------------------------------------------- the loop */
 
+/* In a protected call: lumen.repl.take_input(interrupted) -> the next line queued for the input
+ * line (a lesson's :edit), or nil. */
+static int take_input_call(lua_State *L)
+{
+	bool interrupted = lua_toboolean(L, 1);
+	if (!push_repl_fn(L, "take_input")) return 0;
+	lua_pushboolean(L, interrupted);
+	lua_call(L, 1, 1);
+	return 1;
+}
+
+/* Puts the next queued line, if any, into the coming prompt's input line. */
+static void prefill_next(lua_State *L, bool interrupted)
+{
+	int top = lua_gettop(L);
+	lua_pushcfunction(L, take_input_call);
+	lua_pushboolean(L, interrupted);
+	if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING)
+		edit_prefill(lua_tostring(L, -1));
+	lua_settop(L, top);
+}
+
 int app_repl_prepare(lua_State *L)
 {
 	lua_getglobal(L, "require");
@@ -394,6 +416,8 @@ int app_repl(lua_State *L)
 	if (lua_getfield(L, LUA_REGISTRYINDEX, REPL_KEY) == LUA_TTABLE) {
 		lua_pushboolean(L, r.colour);
 		lua_setfield(L, -2, "colour");
+		lua_pushboolean(L, edited);
+		lua_setfield(L, -2, "editing");
 	}
 	lua_pop(L, 1);
 	const char *prompt = "> ", *more = ".. ";
@@ -408,12 +432,17 @@ int app_repl(lua_State *L)
 		if (!edited)
 			printf("(No line editing, history or completion: %s.)\n", edit_plain_reason());
 	}
+	/* what the command line asked for first (lumen --lesson NAME sets lumen.repl.startup) */
+	if (push_repl_fn(L, "startup") && app_docall(L, 0, 0) != LUA_OK) report(&r, L);
+	fflush(stdout);
 	for (;;) {
 		char *line;
+		if (edited) prefill_next(L, false);
 		edit_result e = edit_read(r.len ? more : prompt, &line);
 		if (e == EDIT_EOF) break;
 		if (e == EDIT_INTERRUPTED) {
 			chunk_reset(&r);
+			if (edited) prefill_next(L, true); /* drops what :edit queued */
 			continue;
 		}
 		edit_history_add(line);

@@ -1,13 +1,15 @@
 /*
  * sys.c — the process around the tensors: memory statistics and cap (lm.memory,
  * lm.set_memory_limit, lm.empty_cache), threads, build information, lm.cuda, and lm.sys (a
- * monotonic clock and directory listing, used by the test runner and the benchmarks).
+ * monotonic clock, directory listing and the terminal's size, used by the test runner, the
+ * benchmarks and the lesson runner).
  *
  * Nothing here touches tensors. Read next: lumen.c (how the module is put together).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -214,6 +216,22 @@ static int l_fail_alloc_after(lua_State *L)
 	return 0;
 }
 
+/* lm.sys.term_size() -> columns, rows of the terminal on stdout (else stderr), or nil when
+ * neither is a terminal (the lesson runner wraps its text to the width) */
+static int l_term_size(lua_State *L)
+{
+	struct winsize w;
+	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+		if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) {
+			lua_pushinteger(L, w.ws_col);
+			lua_pushinteger(L, w.ws_row);
+			return 2;
+		}
+	}
+	lua_pushnil(L);
+	return 1;
+}
+
 static const luaL_Reg functions[] = {
 	{"memory", l_memory},
 	{"set_memory_limit", l_set_memory_limit},
@@ -236,6 +254,7 @@ static const luaL_Reg sys_functions[] = {
 	{"clock", l_clock},
 	{"listdir", l_listdir},
 	{"isdir", l_isdir},
+	{"term_size", l_term_size},
 	{"executable", l_executable},
 	{"fail_alloc_after", l_fail_alloc_after},
 	{NULL, NULL},

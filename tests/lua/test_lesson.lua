@@ -1,0 +1,422 @@
+-- The lesson runner (lua/lumen/lesson*.lua, docs/lessons.md): text widths and wrapping, the
+-- language, validation of lesson files (each message names the file, step and field), finding
+-- lessons, running code in the lesson's environment, checks, the commands through the piped REPL,
+-- progress (saved, resumed, corrupt files), --lesson and --check-lesson. Lessons used here are
+-- written to a temporary directory; the program runs with a temporary XDG_STATE_HOME. The walk of
+-- the real lessons is tests/lessons/; the REPL under a terminal is tests/repl/test_lesson_repl.c.
+local test = require 'lumen.test'
+local T = require 'lumen.lesson_text'
+local F = require 'lumen.lesson_format'
+
+local exe = assert(lm.sys.executable())
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local tmp = os.tmpname()
+os.remove(tmp)
+local root = tmp .. '-lessons'
+local state = tmp .. '-state'
+os.execute('mkdir -p ' .. q(root .. '/demo') .. ' ' .. q(root .. '/bad') .. ' ' .. q(state))
+
+local function write(path, text)
+  local f = assert(io.open(path, 'w'))
+  f:write(text)
+  f:close()
+  return path
+end
+
+local function read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local s = f:read('a')
+  f:close()
+  return s
+end
+
+-- Runs lumen with a lesson path and state of the test's own; returns stdout, stderr, status.
+local function run(args, input, env)
+  local inp = write(tmp .. '.in', input or '')
+  local cmd = string.format('env XDG_STATE_HOME=%s LUMEN_LESSON_PATH=%s SDL_VIDEODRIVER=offscreen LP_NUM_THREADS=1 '
+    .. 'LUMEN_LANG= LANG=C.UTF-8 COLUMNS=80 %s %s %s < %s 2> %s', q(state), q(root), env or '', q(exe), args, q(inp),
+    q(tmp .. '.err'))
+  local p = io.popen(cmd)
+  local out = p:read('a')
+  local _, _, code = p:close()
+  return out, read(tmp .. '.err') or '', code
+end
+
+-- A small lesson in both languages: two steps, one exercise.
+local demo = [[
+local say = lesson.say
+return {
+  title = say('Sums', '求和'), course = 'demo', lecture = say('Demo 1', '示例第 1 讲'),
+  summary = say('Adding numbers.', '把数加起来。'),
+  steps = {
+    { title = say('Numbers', '数字'), text = say('We add numbers.', '我们把数加起来。'),
+      code = "x = {3, 1, 7}\nprint('sum ' .. (x[1] + x[2] + x[3]))", expect = 'sum 11' },
+    { text = say('Write total(t).', '写出 total(t)。'),
+      code = "print('step two')",
+      exercise = {
+        prompt = say('Define total(t), the sum of an array.', '定义 total(t)，返回数组的和。'),
+        hints = { say('A for loop.', '用 for 循环。'), say('s = s + v', 's = s + v') },
+        check = function(env)
+          local ok, f = lesson.need(env, 'total')
+          if not ok then return false, f end
+          local t = {}
+          for i = 1, 7 do t[i] = math.random(1, 9) end
+          local s = 0
+          for _, v in ipairs(t) do s = s + v end
+          local rok, got = lesson.try(f, t)
+          if not rok then return false, got end
+          if got ~= s then
+            return false, say('total gave ' .. tostring(got) .. ', expected ' .. s, 'total 得到 ' .. tostring(got) .. '，应为 ' .. s)
+          end
+          return true, say('right', '对')
+        end,
+        solution = 'function total(t) local s = 0 for _, v in ipairs(t) do s = s + v end return s end',
+        wrong = 'function total(t) return #t end',
+      } },
+    { text = say('The end.', '结束。'), code = 'y = x[1] * 2' },
+  },
+}
+]]
+local demo_path = write(root .. '/demo/01-sums.lua', demo)
+write(root .. '/demo/02-more.lua', (demo:gsub("title = say%('Sums', '求和'%)", "title = say('More', '更多')")))
+
+-- ------------------------------------------------------------------ text
+
+test.case('widths: East Asian wide characters take two columns, marks none, colours none', function()
+  test.eq(T.width('abc'), 3)
+  test.eq(T.width('中文abc'), 7)
+  test.eq(T.width('扫描，'), 6)
+  test.eq(T.width('e\u{301}'), 1)
+  test.eq(T.width('\27[1;31mred\27[0m'), 3)
+  test.eq(T.width('ｆｕｌｌ'), 8)
+  test.eq(T.width('\xff\xfe'), 2) -- not UTF-8: a column a byte, no error
+end)
+
+local closing = '，。、；：？！）」》'
+
+test.case('wrapping: every line fits, nothing is lost, no line starts with closing punctuation', function()
+  local words = { 'scan', 'Kogge-Stone', 'a', '__syncthreads()', '扫描', '线程', '（屏障）', 'x[i]', '前缀和',
+                  '是一个很长的中文句子' }
+  local marks = { '，', '。', '：', '）', '；' }
+  for trial = 1, 200 do
+    local parts = {}
+    for k = 1, math.random(1, 40) do
+      parts[k] = words[math.random(#words)]
+      if math.random() < 0.3 then parts[k] = parts[k] .. marks[math.random(#marks)] end
+      if math.random() < 0.5 then parts[k] = parts[k] .. ' ' end
+    end
+    local text = table.concat(parts)
+    local width = math.random(12, 70)
+    local lines = T.wrap_paragraph(text, width, '', '')
+    local joined = {}
+    for _, l in ipairs(lines) do
+      -- closing punctuation may hang past the width (after a line's only word, or a cut word)
+      local body = l
+      while true do
+        local cs = T.chars(body)
+        local last = cs[#cs]
+        if not last or not ('，。、；：？！）」』】》〉〕…—”’·％,.;:?!)]}%'):find(last[1], 1, true) then break end
+        body = body:sub(1, #body - #last[1])
+      end
+      test.ok(T.width(body) <= width, string.format('trial %d: line of %d columns > %d: %q', trial, T.width(l), width, l))
+      local first = T.chars(l)[1]
+      if first and lines[1] ~= l then
+        test.ok(not closing:find(first[1], 1, true), string.format('trial %d: a line starts with %s: %q', trial, first[1], l))
+      end
+      joined[#joined + 1] = l
+    end
+    test.eq((table.concat(joined):gsub(' ', '')), (text:gsub(' ', '')), 'trial ' .. trial)
+  end
+end)
+
+test.case('layout: paragraphs, indented lines kept, bullets, Chinese lines joined without spaces', function()
+  local lines, verbatim = T.layout([[
+    One paragraph that is long enough to be wrapped at twenty columns.
+
+      y[i] = x[0] + ... + x[i]   (kept as it is, however long it is)
+    - a bullet that wraps onto a second line
+
+    第一行中文
+    接着第二行]], 20, '')
+  test.eq(lines[1], 'One paragraph that')
+  local kept
+  for k, l in ipairs(lines) do if verbatim[k] then kept = l end end
+  test.eq(kept, '  y[i] = x[0] + ... + x[i]   (kept as it is, however long it is)')
+  local text = table.concat(lines, '\n')
+  test.ok(text:find('\n%- a bullet that\n  wraps onto a'), text)
+  test.ok(text:find('第一行中文接着第二行', 1, true), text)
+  test.ok(text:find('\n\n', 1, true), 'a blank line between paragraphs: ' .. text)
+end)
+
+test.case('the language: :lang, else LUMEN_LANG, else LANG (zh_* is Chinese), else English', function()
+  local function lang(env) return (run("-e 'print(lesson.lang())'", '', env)) end
+  test.eq(lang(''), 'en\n')
+  test.eq(lang('LANG=zh_CN.UTF-8'), 'zh\n')
+  test.eq(lang('LANG=zh_TW.UTF-8 LUMEN_LANG=en'), 'en\n')
+  test.eq(lang('LUMEN_LANG=zh'), 'zh\n')
+  test.eq(lang('LUMEN_LANG=klingon LANG=zh_CN'), 'zh\n') -- an unknown LUMEN_LANG falls through
+  local out = run('', ':lang zh\nprint(lesson.lang())\n:lang\n:lang fr\n', 'LANG=en_US.UTF-8')
+  test.ok(out:find('语言：中文', 1, true), out)
+  test.ok(out:find('\nzh\n', 1, true), out)
+  test.ok(out:find('来自 :lang', 1, true), out)
+  test.ok(out:find("unknown language 'fr'", 1, true), out)
+end)
+
+-- ------------------------------------------------------------------ validation
+
+local function problems_of(lesson, path)
+  local p = F.validate(lesson, path or 'x.lua')
+  return table.concat(p, '\n')
+end
+
+local function good()
+  return { title = 'T', course = 'demo', lecture = 'L', summary = 'S',
+           steps = { { text = 't', code = 'x = 1' } } }
+end
+
+test.case('validate: a good lesson has no problems', function()
+  test.eq(problems_of(good()), '')
+  test.eq(problems_of(assert(F.load(demo_path)), demo_path), '')
+end)
+
+test.case('validate: each problem names the file, the step and the field', function()
+  local l = good(); l.title = nil
+  test.ok(problems_of(l):find('x.lua: title: missing', 1, true), problems_of(l))
+  l = good(); l.steps[2] = { text = 'two' }
+  test.ok(problems_of(l):find('x.lua: step 2: code: missing (a string of Lua code)', 1, true), problems_of(l))
+  l = good(); l.steps[1].txet = 'typo'
+  test.ok(problems_of(l):find("x.lua: step 1: txet: not a field here (the fields are text, code", 1, true), problems_of(l))
+  l = good(); l.steps[1].code = 'x = = 1'
+  test.ok(problems_of(l):find('x.lua: step 1: code: does not compile', 1, true), problems_of(l))
+  l = good(); l.steps[1].exercise = { prompt = 'p', check = 'yes', solution = 'x = 2' }
+  test.ok(problems_of(l):find('x.lua: step 1: exercise.check must be a function(env, answer) returning ok, message, got the string "yes"', 1, true), problems_of(l))
+  l = good(); l.steps[1].exercise = { prompt = 'p', check = function() end, solution = 'x = ', wrong = { 'y = 1', 3 } }
+  local p = problems_of(l)
+  test.ok(p:find('x.lua: step 1: exercise.solution: does not compile', 1, true), p)
+  test.ok(p:find('x.lua: step 1: exercise.wrong must be a string of Lua code or an array of them', 1, true), p)
+  l = good(); l.steps[1].scene = 'no-such-scene'
+  if F.scenes() then
+    test.ok(problems_of(l):find("x.lua: step 1: scene: there is no scene 'no-such-scene' in this build", 1, true), problems_of(l))
+  end
+  l = good(); l.steps[1].scene = { 42 }
+  test.ok(problems_of(l):find("step 1: scene: a table scene starts with the scene's name", 1, true), problems_of(l))
+  l = good(); l.steps = {}
+  test.ok(problems_of(l):find('x.lua: steps: the lesson has no steps', 1, true), problems_of(l))
+  l = good(); l.steps[1].text = { en = 'e', fr = 'f' }
+  test.ok(problems_of(l):find('x.lua: step 1: text must be a text', 1, true), problems_of(l))
+  l = good()
+  test.ok(problems_of(l, '/a/lessons/other/01-x.lua'):find("course: 'demo' but the file is in the directory 'other'", 1, true))
+end)
+
+test.case('load: a syntax error, a run-time error or no table names the file and line', function()
+  local p = write(root .. '/bad/01-syntax.lua', 'return {\n  title = "x",\n  steps = {{ text = }}\n}\n')
+  local l, err = F.load(p)
+  test.eq(l, nil)
+  test.ok(err:find(p .. ':3:', 1, true) and err:find('syntax error in the lesson file', 1, true), err)
+  p = write(root .. '/bad/02-runtime.lua', 'local t = nil\nreturn { title = t.x }\n')
+  l, err = F.load(p)
+  test.ok(err:find(p .. ':2:', 1, true) and err:find('while running the lesson file', 1, true), err)
+  p = write(root .. '/bad/03-nothing.lua', 'x = 1\n')
+  l, err = F.load(p)
+  test.ok(err:find(p .. ': the file must return the lesson table', 1, true), err)
+  l, err = F.load(root .. '/bad/99-missing.lua')
+  test.ok(err:find('cannot read the lesson file', 1, true), err)
+end)
+
+test.case('--check-lesson: a good file passes; malformed ones fail naming the file, step and field', function()
+  local out, err, code = run('--check-lesson ' .. q(demo_path))
+  test.eq(code, 0, err)
+  test.ok(out:find('01-sums.lua: ok (3 steps, 1 exercise, languages: en, zh)', 1, true), out)
+  local bad = write(root .. '/bad/04-fields.lua', [[
+return { title = 'T', course = 'bad', lecture = 'L', summary = 'S', steps = {
+  { text = 't', code = 'x = 1' },
+  { text = 't', code = 'x = 2', exercise = { prompt = 'p', check = 42, solution = 'x = 3' } },
+} }
+]])
+  out, err, code = run('--check-lesson ' .. q(bad))
+  test.eq(code, 1)
+  test.ok(err:find(bad .. ': step 2: exercise.check must be a function', 1, true), err)
+  out, err, code = run('--check-lesson ' .. q(root .. '/bad/01-syntax.lua'))
+  test.eq(code, 1)
+  test.ok(err:find('01-syntax.lua:3:', 1, true), err)
+  -- an exercise whose check accepts a wrong answer, and a solution the check refuses
+  local lax = write(root .. '/bad/05-lax.lua', [[
+return { title = 'T', course = 'bad', lecture = 'L', summary = 'S', steps = {
+  { text = 't', code = 'answer = nil', exercise = { prompt = 'p',
+    check = function(env) return env.answer ~= nil, 'define answer' end,
+    solution = 'answer = 42', wrong = 'answer = 41' } },
+  { text = 't', code = 'print(1)', expect = '2' },
+  { text = 't', code = 'v = nil', exercise = { prompt = 'p',
+    check = function(env) return env.v == 'yes', lesson.say('no', '不') end,
+    solution = 'v = "no"', wrong = 'v = 3' } },
+} }
+]])
+  out, err, code = run('--check-lesson ' .. q(lax))
+  test.eq(code, 1)
+  test.ok(err:find('step 1: exercise.wrong[1]: the check accepts it', 1, true), err)
+  test.ok(err:find('step 1: exercise.check: its message is not a text in every language', 1, true) == nil, err)
+  test.ok(err:find('step 2: expect: the code printed', 1, true), err)
+  test.ok(err:find('step 3: exercise.solution: the check refuses it: no', 1, true), err)
+  out, err, code = run('--check-lesson')
+  test.eq(code, 1)
+  test.ok(err:find('--check-lesson needs a lesson file', 1, true), err)
+end)
+
+-- ------------------------------------------------------------------ finding and running
+
+test.case('find: the full name, NN-slug, the slug, a number; unknown names suggest the nearest', function()
+  local out = run("-e 'for _, n in ipairs({\"demo/01-sums\", \"01-sums\", \"sums\", \"more\"}) do "
+    .. "print(lesson.find(n).name) end print(select(2, lesson.find(\"demo/01-sun\")))'")
+  test.ok(out:find('demo/01-sums\ndemo/01-sums\ndemo/01-sums\ndemo/02-more\n', 1, true), out)
+  test.ok(out:find("there is no lesson 'demo/01-sun'; the nearest: demo/01-sums", 1, true), out)
+  local _, err, code = run('--lesson sumz')
+  test.eq(code, 1)
+  test.ok(err:find("lumen --lesson: there is no lesson 'sumz'; the nearest: demo/01-sums", 1, true), err)
+end)
+
+test.case('run: output captured, the environment keeps what the code defined, earlier steps run quietly', function()
+  local env = setmetatable({}, { __index = _G })
+  lesson.open(demo_path, { env = env, record = false })
+  test.eq(lesson.step(), 1)
+  local ok, out = lesson.run()
+  test.eq(ok, true)
+  test.eq(out, 'sum 11\n')
+  test.eq(env.x[3], 7)
+  test.eq(rawget(_G, 'x'), nil, 'the code did not write the real globals')
+  ok, out = lesson.run('print(x[1] + 1) io.write("a", 2, "\\n")')
+  test.eq(out, '4\na2\n')
+  ok, out = lesson.run('error("boom")')
+  test.eq(ok, false)
+  test.ok(out:find('boom', 1, true), out)
+  ok, out = lesson.run('print("before") local t = nil; t.x = 1')
+  test.eq(ok, false)
+  test.ok(out:find('^before\n') and out:find('attempt to index', 1, true), out)
+  test.eq(lesson.step(), 1, 'an error does not move the lesson')
+  -- a fresh environment at step 3: steps 1 and 2 run first, quietly
+  local env2 = setmetatable({}, { __index = _G })
+  lesson.open(demo_path, { env = env2, record = false, step = 3 })
+  ok, out = lesson.run()
+  test.eq(ok, true)
+  test.eq(out, '')
+  test.eq(env2.y, 6)
+  test.raises(function() lesson.step(4) end, 'steps 1..3, not 4')
+  test.raises(function() lesson.step(1.5) end, 'n must be an integer')
+  test.eq(lesson.next(), false)
+  test.eq(lesson.step(1), 1)
+  test.eq(lesson.prev(), false)
+  test.raises(function() lesson.run(42) end, 'code must be a string')
+end)
+
+test.case('check: the untouched state and a wrong answer are refused, the solution accepted', function()
+  local env = setmetatable({}, { __index = _G })
+  lesson.open(demo_path, { env = env, record = false, step = 2 })
+  lesson.run()
+  local ok, msg = lesson.check()
+  test.eq(ok, false)
+  test.ok(msg:find('total is not defined yet', 1, true), msg)
+  lesson.run('function total(t) return #t end')
+  ok, msg = lesson.check()
+  test.eq(ok, false)
+  test.ok(msg:find('^total gave 7, expected'), msg)
+  env.total = function() error('oops') end
+  ok, msg = lesson.check()
+  test.ok(not ok and msg:find('your code raised an error', 1, true) and msg:find('oops', 1, true), msg)
+  lesson.run(lesson.current().steps[2].exercise.solution)
+  ok, msg = lesson.check()
+  test.eq(ok, true, msg)
+  lesson.step(1)
+  ok, msg = lesson.check()
+  test.eq(ok, false)
+  test.ok(msg:find('step 1 has no exercise', 1, true), msg)
+  local v = lesson.verify(demo_path)
+  test.eq(v, true)
+end)
+
+test.case('compare: the first element that differs, 1-based, and the reason', function()
+  local ok, msg = lesson.compare({ 3, 4, 11, 11, 11 }, lm.tensor({ 3, 4, 11, 11, 15 }), {
+    what = lesson.say('your scan', '你的扫描'), zero_based = true,
+    why = function() return lesson.say('did every thread wait at the barrier?', '每个线程都在屏障处等了吗？') end })
+  test.eq(ok, false)
+  test.eq(msg.en, 'element 5 (index 4 from 0) of your scan is 11, expected 15: did every thread wait at the barrier?')
+  test.eq(msg.zh, '你的扫描中第 5 个元素（从 0 数的下标 4）是 11，应为 15：每个线程都在屏障处等了吗？')
+  ok, msg = lesson.compare(nil, { 1, 2 })
+  test.ok(msg.en:find('nil (nothing was returned); expected 2 numbers', 1, true), msg.en)
+  ok, msg = lesson.compare({ 1 }, { 1, 2 })
+  test.ok(msg.en:find('has 1 elements, expected 2', 1, true), msg.en)
+  test.eq(lesson.compare(lm.tensor({ 1.00001, 2 }), { 1, 2 }), true)
+  test.eq(lesson.compare({ 0 / 0 }, { 1 }), false)
+  test.eq(lesson.number(lm.tensor(3)), 3)
+  test.eq(lesson.number('9217'), 9217)
+  test.eq(lesson.number({}), nil)
+end)
+
+-- ------------------------------------------------------------------ the commands (piped REPL)
+
+test.case('the commands: list, open, next past the end, prev at the start, check, hint, solution, where', function()
+  os.remove(state .. '/lumen/lessons')
+  local out = run('', table.concat({ ':lessons', ':lesson sums', ':prev', ':check', ':next', ':check', ':hint',
+    ':hint', ':hint', ':solution', 'n', ':solution', 'y', 'function total(t) return 0 end', ':check',
+    ':step 9', ':step', ':next', ':next', ':where', ':nosuch' }, '\n') .. '\n')
+  local function has(s) test.ok(out:find(s, 1, true), 'missing ' .. s .. ' in:\n' .. out) end
+  has('demo\n')
+  has('demo/01-sums')
+  has('Sums  (demo/01-sums, Demo 1)')
+  has('── Sums · 1/3 · Numbers')
+  has('sum 11')
+  has('This is the first step')
+  has('Step 1 has no exercise to check. The next exercise is at step 2 (:step 2).')
+  has('Define total(t), the sum of an array.')
+  has('✗ Not yet: total is not defined yet')
+  has('Hint 1/2:\n  A for loop.')
+  has('Hint 2/2:')
+  has('No more hints (2 of 2 shown)')
+  has('Not shown.')
+  has('solution (:edit puts it in the input line')
+  has('✗ Not yet: total gave 0')
+  has(':step N: N is a step of demo/01-sums, 1..3 (got 9)')
+  has('This was the last step of demo/01-sums (3/3). Next lesson: :lesson demo/02-more')
+  has('demo/01-sums (Sums), step 3 of 3; exercises solved: 0 of 1.')
+  has("unknown command ':nosuch'")
+end)
+
+test.case('progress: saved and resumed; a corrupt file is ignored with a warning, never a crash', function()
+  local pfile = state .. '/lumen/lessons'
+  os.remove(pfile)
+  local out, err = run('', ':lesson sums\n:next\nfunction total(t) local s = 0 for _, v in ipairs(t) do s = s + v end return s end\n:check\n')
+  test.ok(out:find('✓ Correct. right', 1, true), out)
+  local saved = read(pfile)
+  test.ok(saved, 'the progress file was written')
+  test.eq(saved, 'lumen lessons progress 1\nlast demo/01-sums\nat demo/01-sums 2\nsolved demo/01-sums 2\n')
+  out = run('', ':lesson\n:lessons\n')
+  test.ok(out:find('Resuming at step 2 of 3', 1, true), out)
+  test.ok(out:find('(you solved this one before)', 1, true), out)
+  test.ok(out:find('step 2/3, 1/1 solved', 1, true), out)
+  -- corrupt: garbage lines, binary, a different header
+  write(pfile, 'lumen lessons progress 1\nat demo/01-sums two\n\0\1\2 garbage\nsolved demo/01-sums 2\nlast demo/01-sums\n')
+  out, err = run('', ':lesson\n:where\n')
+  test.ok(err:find('ignored lines 2, 3 of ' .. pfile, 1, true), err)
+  test.ok(out:find('exercises solved: 1 of 1', 1, true), out)
+  write(pfile, '\137PNG not progress at all')
+  out, err = run('', ':lessons\n:lesson sums\n')
+  test.ok(err:find(pfile .. ' is not a progress file Lumen wrote', 1, true), err)
+  test.ok(out:find('── Sums · 1/3', 1, true), out)
+  test.eq(read(pfile):sub(1, 24), 'lumen lessons progress 1', 'rewritten')
+  -- a state directory that cannot be written: said once, the lesson goes on
+  local ro = tmp .. '-ro'
+  write(ro, 'a file, not a directory')
+  out, err = run('', ':lesson sums\n:next\n:next\n', 'XDG_STATE_HOME=' .. q(ro))
+  local n = select(2, err:gsub('cannot write the progress file', ''))
+  test.eq(n, 1, err)
+  test.ok(out:find('── Sums · 3/3', 1, true), out)
+end)
+
+test.case('lumen --lesson NAME opens the lesson in the REPL; the step code errors leave the REPL alive', function()
+  os.remove(state .. '/lumen/lessons')
+  local out, err, code = run('--lesson demo/01-sums', ':next\nerror("student error")\n:where\n')
+  test.eq(code, 0)
+  test.ok(out:find('── Sums · 1/3 · Numbers', 1, true), out)
+  test.ok(out:find('── Sums · 2/3', 1, true), out)
+  test.ok(err:find('student error', 1, true), err)
+  test.ok(out:find('step 2 of 3', 1, true), out)
+end)
