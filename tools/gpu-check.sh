@@ -3,7 +3,9 @@
 # with CMake and nvcc alone, then runs every pattern's CUDA run against the CPU on random inputs,
 # including sizes that are not powers of two, and prints one table of times and GB/s.
 # Exit status: 0 all equal, 1 a mismatch or a CUDA error, 2 no GPU here (the build still ran).
-# Usage: tools/gpu-check.sh [--quick]     Build directory: $GPU_CHECK_BUILD (default /tmp/...).
+# Then the lectures' comparisons: the emulator's modelled cycles beside CUDA's times of the same
+# kernels, and whether they rank alike (--model: the model's column only, without a GPU).
+# Usage: tools/gpu-check.sh [--quick] [--model]   Build directory: $GPU_CHECK_BUILD (default /tmp/...).
 # See docs/gpu-check.md.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

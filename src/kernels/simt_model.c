@@ -327,8 +327,8 @@ static int bank_ways(const lmi_simt *s, const issue *is)
 	uint8_t per_bank[32] = {0};
 	for (uint32_t mk = is->mask; mk; mk &= mk - 1) {
 		const lmi_raw_ev *r = &s->raw[is->ev[__builtin_ctz(mk)]];
-		uint64_t byte = (uint64_t)(s->ranges[r->range].base - (uintptr_t)s->smem) +
-		                (uint64_t)r->index * r->size;
+		uintptr_t base = r->range < s->nranges ? s->ranges[r->range].base : (uintptr_t)s->smem;
+		uint64_t byte = (uint64_t)(base - (uintptr_t)s->smem) + (uint64_t)r->index * r->size;
 		for (uint64_t w = byte / 4; w <= (byte + r->size - 1) / 4 && n < 64; w++) word[n++] = w;
 	}
 	sort_keys(word, n);

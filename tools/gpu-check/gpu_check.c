@@ -7,8 +7,10 @@
  * partial sum is exact in float32 and float64 whatever the order of additions: each result must
  * equal the sequential reference exactly. Sizes include 1, ragged lengths and 2^24 (the timing
  * rows); blocks from 1 to 1024. The patterns of kernels II
- * (histogram, matmul, conv2d, SpMV, divergence, streams) follow in gpu_check_two.c.
- * Usage: gpu_check [--quick]. Exit: 0 all equal, 1 a mismatch or CUDA error, 2 no GPU.
+ * (histogram, matmul, conv2d, SpMV, divergence, streams) follow in gpu_check_two.c, then the
+ * lectures' comparisons, the model's cycles beside CUDA's times, in gpu_check_model.c.
+ * Usage: gpu_check [--quick] [--model] (--model: only the model's column of the comparisons, no
+ * GPU needed). Exit: 0 all equal, 1 a mismatch or CUDA error, 2 no GPU.
  * Read next: docs/gpu-check.md.
  */
 #include <stdint.h>
@@ -148,11 +150,21 @@ static void check(const lmi_cuda_kernels *api, tally *tl, int scan, int algo, in
 
 int main(int argc, char **argv)
 {
-	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	int quick = 0, model_only = 0;
+	for (int i = 1; i < argc; i++) {
+		quick |= strcmp(argv[i], "--quick") == 0;
+		model_only |= strcmp(argv[i], "--model") == 0;
+	}
 	const lmi_cuda_module *dev = lm_cuda_module_api();
 	const lmi_cuda_kernels *api = lm_cuda_kernels_api();
 	char msg[512] = "", name[256] = "";
 	int count = 0, err = dev->device_count(&count, msg, sizeof msg);
+	if (model_only) { /* the model's column alone, no device needed */
+		tally tm = {0, 0};
+		gc_model_rankings(NULL, &tm, quick);
+		printf("gpu-check --model: %d runs, %d failed\n", tm.runs, tm.failures);
+		return tm.failures ? 1 : 0;
+	}
 	if (err == LMI_CUDA_ERR_NO_DRIVER || err == LMI_CUDA_ERR_NO_DEVICE || (!err && count < 1)) {
 		fprintf(stderr,
 		        "gpu-check: the build is complete, but there is no CUDA device here (%s).\n"
@@ -191,6 +203,7 @@ int main(int argc, char **argv)
 			}
 	}
 	gc_kernels_two(api, &tl, quick);
+	gc_model_rankings(api, &tl, quick);
 	printf("\ngpu-check: %d runs, %d failed, %.1f s\n", tl.runs, tl.failures, (now_ms() - t0) / 1e3);
 	return tl.failures ? 1 : 0;
 }

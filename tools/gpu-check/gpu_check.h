@@ -19,5 +19,7 @@ double gc_now_ms(void);
 int gc_int(int lo, int hi);
 /* Histogram, matmul, conv2d, SpMV, divergence and streams rows of the table. */
 void gc_kernels_two(const lmi_cuda_kernels *api, tally *tl, int quick);
+/* The lectures' comparisons: the emulator's modelled cycles beside CUDA's times (gpu_check_model.c). */
+void gc_model_rankings(const lmi_cuda_kernels *api, tally *tl, int quick);
 
 #endif
