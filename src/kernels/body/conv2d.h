@@ -30,7 +30,10 @@ CONSTANT(T, KFN(F_c), LMI_CONV_MAX_MASK);
 
 /* Whether input element (r, c) is a ghost cell: the tiled kernels multiply the zeros their tile
  * holds there, adds that are padding (ADD_PAD), not the convolution's work. */
-DEVICE int KFN(conv2d_ghost)(int r, int c, int h, int w) { return r < 0 || r >= h || c < 0 || c >= w; }
+DEVICE int KFN(conv2d_ghost)(int r, int c, int h, int w)
+{
+	return r < 0 || r >= h || c < 0 || c >= w;
+}
 
 /* v1: blockDim = (tile, tile), one output pixel per thread. */
 KERNEL KFN(conv2d_naive)(const T *N, const T *F, T *P, int h, int w, int mh, int mw)
@@ -96,7 +99,8 @@ KERNEL KFN(conv2d_tiled_input)(const T *N, T *P, int h, int w, int mh, int mw, i
 				for (int j = 0; j < mw; j++) {
 					T f = LOAD(KFN(F_c), i * mw + j);
 					T x = LOAD(N_s, (tile_row + i) * in_w + tile_col + j);
-					value = ADD_PAD(value, f * x, KFN(conv2d_ghost)(row - ry + i, col - rx + j, h, w));
+					int ghost = KFN(conv2d_ghost)(row - ry + i, col - rx + j, h, w);
+					value = ADD_PAD(value, f * x, ghost);
 				}
 			STORE(P, row * w + col, value);
 		}
@@ -126,7 +130,8 @@ KERNEL KFN(conv2d_tiled_output)(const T *N, T *P, int h, int w, int mh, int mw, 
 			for (int j = 0; j < mw; j++) {
 				T f = LOAD(KFN(F_c), i * mw + j);
 				T x = LOAD(N_s, (ty + i) * in_w + tx + j);
-				value = ADD_PAD(value, f * x, KFN(conv2d_ghost)(row - ry + i, col - rx + j, h, w));
+				int ghost = KFN(conv2d_ghost)(row - ry + i, col - rx + j, h, w);
+				value = ADD_PAD(value, f * x, ghost);
 			}
 		STORE(P, row * w + col, value);
 	}

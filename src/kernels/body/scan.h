@@ -80,9 +80,10 @@ KERNEL KFN(scan_brent_kung)(const T *X, T *Y, unsigned n, int exclusive, T *S)
 		__syncthreads();
 		unsigned index = (t + 1) * stride * 2 - 1;
 		if (BRANCH(index + stride < section)) {
-			T mine = LOAD(XY, index + stride);
+			unsigned to = index + stride; /* the position that gains the partial sum */
+			T mine = LOAD(XY, to);
 			T left = LOAD(XY, index);
-			STORE(XY, index + stride, ADD_PAD(mine, left, blockIdx.x * section + index + stride >= n));
+			STORE(XY, to, ADD_PAD(mine, left, blockIdx.x * section + to >= n));
 		}
 	}
 	__syncthreads();
