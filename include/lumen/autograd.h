@@ -78,6 +78,76 @@ typedef lm_tensor *(*lm_gradcheck_fn)(void *ctx, int n, lm_tensor *const *inputs
 lm_status lm_gradcheck(lm_gradcheck_fn fn, void *ctx, int n, lm_tensor *const *inputs,
                        const lm_gradcheck_opts *opts, lm_gradcheck_report *report);
 
+/* ---------------------------------------------------------------- inspecting a graph */
+/*
+ * For the visualizer and lessons (src/autograd/inspect.c): the graph reachable from a tensor as a
+ * list of nodes in the order lm_backward runs them, each node's inputs (another node, a leaf that
+ * requires grad, or a constant) with their shapes and dtypes, one node's backward rule run on a
+ * given gradient (nothing accumulated anywhere), and a per-node check of the rules against float64
+ * finite differences. The storage behind a tensor, for drawing views: lm_tensor_storage_numel.
+ */
+typedef struct lm_graph lm_graph;
+
+typedef enum lm_graph_input_kind {
+	LM_GRAPH_NODE,   /* the output of another node (node: its index) */
+	LM_GRAPH_LEAF,   /* a leaf that requires grad (leaf, borrowed while the graph lives) */
+	LM_GRAPH_CONST   /* an input that needs no gradient (data, a tensor made under no_grad, or an
+	                    optional input not given) */
+} lm_graph_input_kind;
+
+typedef struct lm_graph_input {
+	lm_graph_input_kind kind;
+	int64_t node;
+	const lm_tensor *leaf;
+	lm_dtype dtype;
+	int ndim;
+	int64_t shape[LM_MAX_DIMS];
+} lm_graph_input;
+
+/* The graph of root's grad_fn: nodes numbered in the order backward runs them (0: the root's; a
+ * node after all its consumers, the engine's own order), every reachable node counted, the first
+ * max_nodes listed with their inputs (0: all). Holds a reference to the graph. NULL + LM_ERR_ARG
+ * when root has no grad_fn. Iterative: a 100,000-node chain takes no stack. */
+lm_graph *lm_graph_capture(const lm_tensor *root, int64_t max_nodes);
+void lm_graph_free(lm_graph *g);
+int64_t lm_graph_total(const lm_graph *g);   /* reachable nodes */
+int64_t lm_graph_listed(const lm_graph *g);  /* nodes 0 .. listed - 1 can be asked about */
+/* Node i (0 <= i < listed): its grad_fn name ("MulBackward"), output geometry, inputs, and whether
+ * an earlier backward freed its saved tensors. */
+const char *lm_graph_node_name(const lm_graph *g, int64_t i);
+void lm_graph_node_output(const lm_graph *g, int64_t i, lm_dtype *dtype, int *ndim, int64_t *shape);
+int lm_graph_node_ninputs(const lm_graph *g, int64_t i);
+lm_status lm_graph_node_input(const lm_graph *g, int64_t i, int k, lm_graph_input *out);
+bool lm_graph_node_freed(const lm_graph *g, int64_t i);
+/* The distinct op names of the whole graph with their counts (most frequent first). */
+int lm_graph_op_count(const lm_graph *g);
+const char *lm_graph_op(const lm_graph *g, int j, int64_t *count);
+/* The longest path from node 0 to any node (the graph's depth), over all reachable nodes. */
+int64_t lm_graph_depth(const lm_graph *g);
+
+/* Runs node i's backward rule on gout (the node's output shape and dtype) with grad mode off:
+ * gin[k] (+1, in input k's dtype) is the gradient for input k, NULL where none is needed
+ * (gin: lm_graph_node_ninputs entries). Errors: i out of range, gout of the wrong shape or dtype,
+ * saved tensors freed by an earlier backward or changed in place (LM_ERR_STATE). */
+lm_status lm_graph_node_backward(const lm_graph *g, int64_t i, const lm_tensor *gout, lm_tensor **gin);
+
+/*
+ * Checks every listed node's backward rule against float64 central differences, without the
+ * ops' forward functions: fn (which rebuilds the graph from inputs, float64 tensors that require
+ * grad) runs on copies of the inputs moved by +eps v and -eps v (v a fixed random direction), its
+ * ops' outputs recorded as they are made; for node i with output y and a random weight w,
+ * a = <w, dy> (dy: the central difference of y along v) is compared with b = sum over its inputs x
+ * of <rule_i(w)_x, dx> (dx the input's own difference; v for an input leaf; 0 for a constant).
+ * err[i] = |a - b| / max(|a|, |b|) (0 when both are below 1e-12; NaN where a node's output is not
+ * float64). fn must build the graph g shows, node for node (checked by names); g itself and the
+ * inputs are not modified. eps 0: 1e-6.
+ */
+lm_status lm_graph_gradcheck(const lm_graph *g, lm_gradcheck_fn fn, void *ctx, int n,
+                             lm_tensor *const *inputs, double eps, double *err);
+
+/* Elements of the storage t views (its whole buffer, however little of it t reaches). */
+int64_t lm_tensor_storage_numel(const lm_tensor *t);
+
 #ifdef __cplusplus
 }
 #endif

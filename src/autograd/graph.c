@@ -10,6 +10,9 @@
 #include "graph.h"
 #include "lumen/autograd.h"
 
+_Thread_local lmi_record_hook_fn lmi_record_hook; /* see graph.h; set by inspect.c */
+_Thread_local void *lmi_record_hook_ctx;
+
 void lmi_node_retain(lmi_node *n) { n->refcount++; }
 
 static void free_saved(lmi_node *n)
@@ -92,6 +95,7 @@ lm_status lmi_record(lm_tensor *out, const lmi_opdef *def, int nin, const lm_ten
 	out->grad_fn = n;
 	out->requires_grad = true;
 	*node = n;
+	if (lmi_record_hook) lmi_record_hook(lmi_record_hook_ctx, out, n);
 	return LM_OK;
 }
 

@@ -79,4 +79,10 @@ lm_status lmi_node_saved(lmi_node *n, int k, const lm_tensor **out);
 void lmi_node_retain(lmi_node *n);
 void lmi_node_release(lmi_node *n);
 
+/* Called by lmi_record for every node it makes, while set (inspect.c: lm_graph_gradcheck records
+ * the ops' outputs this way); NULL otherwise. Per thread. */
+typedef void (*lmi_record_hook_fn)(void *ctx, const lm_tensor *out, lmi_node *n);
+extern _Thread_local lmi_record_hook_fn lmi_record_hook;
+extern _Thread_local void *lmi_record_hook_ctx;
+
 #endif
