@@ -174,10 +174,44 @@ end
 
 Module.__index = instance_index
 Module.__newindex = instance_newindex
-Module.__call = function(self, ...) return self:forward(...) end
+Module.__call = function(self, ...)
+  local out = self:forward(...)
+  local hooks = rawget(self, '_forward_hooks') -- set only by register_forward_hook: no cost without
+  if hooks then
+    local args = table.pack(...)
+    for _, h in ipairs(hooks) do
+      local r = h(self, args, out)
+      if r ~= nil then out = r end
+    end
+  end
+  return out
+end
 setmetatable(Module, class_mt)
 
 function Module:__init() end
+
+--- Calls fn(module, inputs, output) after each forward of this module (PyTorch's
+--- register_forward_hook; inputs is table.pack of the arguments); a result other than nil replaces
+--- the output. Returns a handle: handle:remove() unregisters it.
+function Module:register_forward_hook(fn)
+  if type(fn) ~= 'function' then
+    M.raise(string.format('%s:register_forward_hook: expected a function, got %s', self:_label(), type(fn)))
+  end
+  local hooks = rawget(self, '_forward_hooks')
+  if not hooks then
+    hooks = {}
+    rawset(self, '_forward_hooks', hooks)
+  end
+  hooks[#hooks + 1] = fn
+  local module = self
+  return { remove = function()
+    local hs = rawget(module, '_forward_hooks')
+    for i, h in ipairs(hs or {}) do
+      if h == fn then table.remove(hs, i) break end
+    end
+    if hs and #hs == 0 then rawset(module, '_forward_hooks', nil) end
+  end }
+end
 
 function Module:forward()
   M.raise(string.format('%s has no forward method (define function %s:forward(x) ... end)',
