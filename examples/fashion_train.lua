@@ -6,6 +6,8 @@ define their model.
 
 Options: --epochs N  --lr X  --batch N  --optim sgd|adam  --threads N  --seed N  --log FILE.csv
          --limit N (train on the first N images)  --log-every N (steps per log row, 10)  --quiet
+         --viz (live curves in the visualizer's window while training; --viz=model: the layers
+         with live histograms of activations and gradients; viz.scene('curves') shows the curves)
 The CSV log has the columns step,epoch,loss,accuracy,lr,seconds,split: a 'train' row every
 --log-every steps (loss and accuracy of the batches since the previous row) and a 'test' row at the
 end of each epoch (test loss and accuracy). It is flushed per line, so `tail -f` or the
@@ -16,6 +18,7 @@ local M = {}
 local function usage(name, defaults)
   return string.format([[usage: lumen examples/%s.lua [--epochs N] [--lr X] [--batch N] [--optim sgd|adam]
                 [--threads N] [--seed N] [--log FILE.csv] [--limit N] [--log-every N] [--quiet]
+                [--viz | --viz=model]
 defaults: --epochs %d --lr %g (sgd; adam: %g) --batch %d --optim sgd --seed %d]], name, defaults.epochs,
     defaults.lr, defaults.adam_lr, defaults.batch, defaults.seed)
 end
@@ -54,6 +57,11 @@ function M.parse(argv, name, defaults)
       o.log = value()
     elseif a == '--quiet' then
       o.quiet = true
+    elseif a == '--viz' then
+      o.viz = inline or 'curves'
+      if o.viz ~= 'curves' and o.viz ~= 'model' then
+        error(name .. ": --viz takes no value or =model, got '" .. o.viz .. "'\n" .. usage(name, defaults), 0)
+      end
     elseif a == '--help' or a == '-h' then
       print(usage(name, defaults))
       o.help = true
@@ -109,6 +117,11 @@ function M.run(spec)
   say(string.format('optimizer %s, lr %g, batch %d, %d epochs, seed %d', o.optim, o.lr, o.batch, o.epochs, o.seed))
   local loader = data.DataLoader(train_set, { batch_size = o.batch, shuffle = true, seed = o.seed })
   local log = o.log and nn.utils.MetricsLog(o.log)
+  -- --viz: curves from viz.plot (drawn at most ~10 times a second); the model's histograms by viz.watch
+  local watch
+  if o.viz then viz.clear() end
+  if o.viz == 'model' then watch = viz.watch(model) end
+  local rows = log or o.viz
   history = {}
   local guard <close> = nn.utils.catch_interrupt()
   local step, stopped, start = 0, false, lm.sys.clock()
@@ -122,16 +135,23 @@ function M.run(spec)
       local out = model(x)
       local loss = criterion(out, y)
       loss:backward()
+      if watch then watch:gradients() end
       optimizer:step()
       step = step + 1
       local l = loss:item()
       bar:update(x:size(1), l)
-      if log then
+      if rows then
         row_loss, row_batches = row_loss + l, row_batches + 1
         row_correct, row_n = row_correct + out:argmax(2):eq(y):sum():item(), row_n + x:size(1)
         if step % o.log_every == 0 then
-          log:write { step = step, epoch = epoch, loss = row_loss / row_batches, accuracy = row_correct / row_n,
-            lr = optimizer.param_groups[1].lr, seconds = lm.sys.clock() - start, split = 'train' }
+          if log then
+            log:write { step = step, epoch = epoch, loss = row_loss / row_batches, accuracy = row_correct / row_n,
+              lr = optimizer.param_groups[1].lr, seconds = lm.sys.clock() - start, split = 'train' }
+          end
+          if o.viz then
+            viz.plot('train/loss', step, row_loss / row_batches)
+            viz.plot('train/accuracy', step, row_correct / row_n)
+          end
           row_loss, row_correct, row_n, row_batches = 0, 0, 0, 0
         end
       end
@@ -147,9 +167,14 @@ function M.run(spec)
       log:write { step = step, epoch = epoch, loss = test_loss, accuracy = acc, lr = optimizer.param_groups[1].lr,
         seconds = lm.sys.clock() - start, split = 'test' }
     end
+    if o.viz then
+      viz.plot('test/loss', step, test_loss)
+      viz.plot('test/accuracy', step, acc)
+    end
     if guard:requested() then stopped = true; break end
   end
   if log then log:close() end
+  if watch then watch:close() end
   if stopped then
     print(string.format('\nstopped by Ctrl-C after %d steps: model, optimizer and criterion are usable ' ..
       '(lumen -i leaves you at the prompt with them)', step))

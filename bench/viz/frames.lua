@@ -1,7 +1,8 @@
 --[[
 bench/viz/frames.lua — frame time at 1280 x 720 (offscreen, Mesa llvmpipe) for the largest scene
-of each kind, and the time from viz.show(info) to the first frame, against an empty frame (the
-window's title and key hint only) measured in the same run. Run by bench/viz/run.sh (lumen
+of each kind (Visualizer I's and II's: a 64 x 64 tiled convolution, a 128 x 128 tiled matmul, a
+10,000-point curve, a 200-node graph), and the time from viz.show(info) to the first frame, against
+an empty frame (the window's title and key hint only) measured in the same run. Run by bench/viz/run.sh (lumen
 --headless bench/viz/frames.lua); prints one table.
 ]]
 local N = tonumber(os.getenv('N') or '25')
@@ -52,6 +53,38 @@ for _, c in ipairs(cases) do
   viz.seek(c[3])
   local ms = frames()
   print(string.format('%-40s %9.2f %9s %9.1f %9.1f ms', c[1], ms, ms < 8 and 'yes' or 'NO', ms / empty, median(shows)))
+end
+-- visualizer II (issue 19): the largest picture of each new kind; shows built in Lua
+local function curve10k()
+  viz.clear()
+  for i = 1, 10000 do viz.plot('train/loss', i, math.exp(-i / 3000) + 0.02 * math.sin(i * 0.7)) end
+end
+local function graph200()
+  viz.scene('graph', { expr = 'wide', n = 50 }) -- 50 neurons tanh(x w + b) summed pairwise: 199 nodes
+end
+local cases2 = {
+  { 'conv: 64 x 64, tiled with halo (tile 8)', function()
+      lm.manual_seed(2)
+      viz.show(select(2, kernels.conv2d(lm.rand(64, 64), lm.rand(3, 3), { algo = 'tiled', tile = 8, backend = 'emu' }))) end, 21 },
+  { 'matmul: 128 x 128, tiled (tile 16)', function()
+      lm.manual_seed(2)
+      viz.show(select(2, kernels.matmul(lm.rand(128, 128), lm.rand(128, 128), { tile = 16, backend = 'emu' }))) end, 5 },
+  { 'curves: 10,000 points', curve10k, nil },
+  { 'graph: 200 nodes', graph200, 100 },
+}
+for _, c in ipairs(cases2) do
+  local shows = {}
+  for i = 1, 3 do
+    local t0 = lm.sys.clock()
+    c[2]()
+    viz.redraw()
+    shows[i] = (lm.sys.clock() - t0) * 1e3
+  end
+  if c[3] then viz.seek(math.min(c[3], viz.state().steps - 1)) end
+  local ms = frames()
+  local label = c[1]
+  if viz.state().scene == 'graph' then label = label .. ' (' .. viz.state().title:match('(%d+ nodes)') .. ')' end
+  print(string.format('%-40s %9.2f %9s %9.1f %9.1f ms', label, ms, ms < 8 and 'yes' or 'NO', ms / empty, median(shows)))
 end
 -- a small, typical one: the 16-element scan of the lecture, from viz.show to its first frame
 local _, small = kernels.scan(lm.arange(1, 17):float(), { backend = 'emu' })

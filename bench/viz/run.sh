@@ -5,6 +5,7 @@
 #             kind, against an empty frame; the time from viz.show(info) to the first frame
 #   snapshot  `lumen --snapshot scan out.png` from start to PNG, against `lumen -e ''`
 #   idle      CPU use of the REPL with an open idle window (Xvfb), against the REPL without one
+#   train     one MLP epoch of examples/mlp_fashion.lua with --viz (live curves, Xvfb) against without
 #   pump      a training-like loop and a pure Lua loop with no window, an idle visible window (the
 #             event pump from the Lua hook) and an animating one
 # Run under the CPU lock: flock /tmp/lumen-cpu.lock bench/viz/run.sh [path/to/lumen]
@@ -45,6 +46,22 @@ printf '%-44s %10s %10s\n' "bench/viz idle (REPL waiting, 5 s)" "% of a core" "<
 printf '%-44s %10s %10s\n' "REPL, no window (anchor)" "$none" ""
 printf '%-44s %10s %10s\n' "REPL, an open idle window" "$win" "$(awk -v w="$win" 'BEGIN{print (w<1)?"yes":"NO"}')"
 echo
+
+# the MLP epoch with --viz (live curves in a visible window) against without, interleaved
+if [ -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+	for i in 1 2 3; do
+		"$lumen" "$root/bench/viz/train.lua" >> "$tmp/train_none.txt"
+		"$lumen" "$root/bench/viz/train.lua" --viz >> "$tmp/train_viz.txt"
+	done
+	tn=$(awk '{print $2}' "$tmp/train_none.txt" | median); tv=$(awk '{print $2}' "$tmp/train_viz.txt" | median)
+	printf '%-44s %10s %10s %10s\n' "bench/viz train (MLP epoch, 2 threads, median of 3)" "s" "x none" "<= 1.02"
+	printf '%-44s %10s %10s\n' "examples/mlp_fashion.lua (anchor)" "$tn" "1.000"
+	printf '%-44s %10s %10s %10s\n' "the same with --viz (curves, Xvfb window)" "$tv" \
+		"$(awk -v a="$tv" -v b="$tn" 'BEGIN{printf "%.3f", a/b}')" "$(awk -v a="$tv" -v b="$tn" 'BEGIN{print (a/b<=1.02)?"yes":"NO"}')"
+	echo
+else
+	echo "bench/viz: no Fashion-MNIST (apt-get install dataset-fashion-mnist): the training row is skipped"
+fi
 
 # interleaved rounds, so that a slow moment of the machine falls on every mode alike
 for i in 1 2 3 4 5; do

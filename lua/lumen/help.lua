@@ -53,8 +53,11 @@ atomics, conflicts, barriers, occupancy, modelled_cycles or time_ms, ... (docs/t
 each).]])
 topic('viz', [[The visualizer: an SDL2/OpenGL window (offscreen without a display) that draws the
 course's pictures from the kernels that ran: viz.show(info) after a kernels call, viz.scene(name)
-for a demonstration. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant, s PNG,
-? keys, Esc close. Scenes now: scan, reduce, histogram, divergence.]])
+for a demonstration, viz.show(y) for an autograd graph, viz.show(x) for a tensor's storage,
+viz.show(model) for a model, viz.plot / viz.follow for live curves. Keys: space play/pause, arrows
+step, Home/End, +/- speed, Tab variant, s PNG, ? keys, Esc close. Scenes: scan, reduce, histogram,
+divergence, conv, matmul, spmv, timeline, curves, graph, tensor, model (viz.scenes() lists them;
+docs/viz.md says what each colour means).]])
 topic('lesson', [[Lessons: lectures as steps of text, code, a scene and a checked exercise
 (lessons/<course>/<NN>-<slug>.lua; the format is docs/lessons.md). In the REPL: :lessons (the
 list, with your progress), :lesson NAME or N (opens it where you stopped), :next, :prev, :step N,
@@ -659,15 +662,33 @@ or with lumen --headless, it renders offscreen and says so once: viz.snapshot wr
 would show. viz.show and viz.scene open it themselves.]])
 doc('viz.close', 'viz.close()', [[Closes the window and drops its scene (Esc in the window does the same;
 the REPL goes on).]])
-doc('viz.show', 'viz.show(info_or_trace [, {scene=, step=, variant=, ...}])',
-  [[Draws a kernel result in the scene of its pattern (scan, reduce, histogram, divergence): the
-info of a kernels call, its trace, or an array of results of one pattern. Emulated runs give the
-picture from their trace; the lecture's other algorithms run on the same input; runs without a trace
-(cpu, cuda) add their measured counters to the panel. Every number names its source.]])
+doc('viz.show', 'viz.show(info_or_trace_or_tensor_or_module [, {scene=, step=, variant=, ...}])',
+  [[Draws a kernel result in the scene of its pattern (scan, reduce, histogram, divergence, conv,
+matmul, spmv, timeline): the info of a kernels call, its trace, or an array of results of one
+pattern. Emulated runs give the picture from their trace; the lecture's other algorithms run on the
+same input; runs without a trace (cpu, cuda) add their measured counters to the panel. Every number
+names its source. A tensor with a grad_fn: its autograd graph, stepped backward node by node
+({gradcheck = f, inputs = {x, ...}}: each rule against float64 finite differences, f rebuilding the
+graph from float64 inputs); a tensor without one: its storage, shape, strides and offset ({scene =
+'tensor'} for one with a grad_fn); an nn module: its layers (viz.watch adds live histograms).]])
 doc('viz.scene', 'viz.scene(name [, opts])',
   [[Shows a scene built from options alone (it runs its own demonstration input), e.g.
 viz.scene('scan', {n=16, input='pmpp'}). viz.scenes() lists the scenes and their options.]])
-doc('viz.plot', 'viz.plot(series_name, step, value)', [[Adds a point to a live curve (the curves scene).]])
+doc('viz.plot', 'viz.plot(series_name, step, value)', [[Adds a point to a live curve: 'train/loss' (or
+'loss/train') goes to the chart loss as the series train. value: a number or a one-element tensor;
+NaN and Inf are drawn as gaps and counted. Shows the curves scene when no other scene is shown; it
+redraws at most 10 times a second while Lua computes.]])
+doc('viz.follow', 'viz.follow(csv_path) / viz.follow() -> status', [[Live curves from a CSV log as it grows
+(the examples' --log: step, epoch, loss, accuracy, lr, seconds, split). A missing file is waited
+for, a truncated one starts again, malformed lines are skipped and counted. viz.follow() returns
+what the reading says.]])
+doc('viz.clear', 'viz.clear()', [[Forgets every series of the curves (viz.plot's and the followed file's).]])
+doc('viz.due', 'viz.due() -> boolean', [[Whether a live scene would draw new data now (true at most about
+10 times a second): for hooks that would otherwise compute for nothing.]])
+doc('viz.watch', 'viz.watch(model [, {show=}]) -> watcher', [[Shows the model (unless show = false) and
+records, at most about 10 times a second, each layer's activations (forward hooks) and, when
+watcher:gradients() is called after backward, its parameter gradients, as live histograms in the
+model scene. watcher:close() removes the hooks.]])
 doc('viz.snapshot', 'viz.snapshot(path) -> path', [[Writes the current frame as a PNG (the step shown,
 without its animation); a folder that does not exist or cannot be written is an error naming it.]])
 doc('viz.is_open', 'viz.is_open() -> boolean', [[Whether the window is open.]])

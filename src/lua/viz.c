@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lml.h"
+#include "lml_viz.h"
 
 #ifdef LUMEN_HAVE_VIZ
 #include "viz/viz.h"
@@ -43,7 +43,8 @@ void lml_open_viz(lua_State *L, int mt, int m, int lm)
 	static const char *const names[] = {"open", "close", "show", "scene", "step", "play", "pause",
 	                                    "snapshot", "pick", "layout", "state", "scenes", "colors",
 	                                    "pixel", "key", "pointer", "seek", "variant", "redraw",
-	                                    "pump", "zoom", "pan", NULL};
+	                                    "pump", "zoom", "pan", "plot", "follow", "clear", "due",
+	                                    "_show_model", "_record", NULL};
 	lua_newtable(L);
 	for (int i = 0; names[i]; i++) {
 		lua_pushfstring(L, "viz.%s", names[i]);
@@ -96,8 +97,49 @@ static bool is_info(lua_State *L, int idx)
 	return pattern && counters;
 }
 
+static double num_field(lua_State *L, int t, const char *k)
+{
+	double v = lml_rawfield(L, t, k) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+	lua_pop(L, 1);
+	return v;
+}
+
+/* info.timeline (streams) into r->spans: a userdata kept in the anchor table for the call. */
+static void read_spans(lua_State *L, int idx, lm_viz_run *r, int anchor)
+{
+	if (lml_rawfield(L, idx, "timeline") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		return;
+	}
+	int tl = lua_gettop(L);
+	lua_Integer n = (lua_Integer)lua_rawlen(L, tl);
+	if (n > 100000) n = 100000;
+	if (n > 0) {
+		r->spans = lua_newuserdatauv(L, (size_t)n * sizeof *r->spans, 0);
+		lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+	}
+	for (lua_Integer i = 1; i <= n; i++) {
+		if (lua_rawgeti(L, tl, i) != LUA_TTABLE) {
+			lua_pop(L, 1);
+			continue;
+		}
+		int e = lua_gettop(L);
+		lm_viz_span *sp = &r->spans[r->nspans++];
+		copy_field(L, e, "schedule", sp->schedule, sizeof sp->schedule);
+		copy_field(L, e, "op", sp->op, sizeof sp->op);
+		copy_field(L, e, "track", sp->track, sizeof sp->track);
+		sp->segment = (int)num_field(L, e, "segment");
+		sp->stream = (int)num_field(L, e, "stream");
+		sp->start_ms = num_field(L, e, "start_ms");
+		sp->end_ms = num_field(L, e, "end_ms");
+		sp->bytes = num_field(L, e, "bytes");
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
 /* A run from the info table at idx (kernels.*'s second result). */
-static void run_from_info(lua_State *L, int idx, lm_viz_run *r)
+static void run_from_info(lua_State *L, int idx, lm_viz_run *r, int anchor)
 {
 	memset(r, 0, sizeof *r);
 	copy_field(L, idx, "pattern", r->pattern, sizeof r->pattern);
@@ -127,14 +169,15 @@ static void run_from_info(lua_State *L, int idx, lm_viz_run *r)
 	lua_pop(L, 2);
 	if (lml_rawfield(L, idx, "trace") == LUA_TUSERDATA) r->trace = totrace(L, -1);
 	lua_pop(L, 1); /* the info table keeps the trace alive for the call */
+	read_spans(L, idx, r, anchor);
 }
 
 /* Runs from the value at idx: an info, a trace, or an array of them. Returns the count. */
-static int read_runs(lua_State *L, int idx, lm_viz_run *runs, int cap)
+static int read_runs(lua_State *L, int idx, lm_viz_run *runs, int cap, int anchor)
 {
 	char d[LML_DESCRIBE_MAX];
 	if (is_info(L, idx)) {
-		run_from_info(L, idx, &runs[0]);
+		run_from_info(L, idx, &runs[0], anchor);
 		return 1;
 	}
 	lm_trace **box = luaL_testudata(L, idx, TRACE_MT);
@@ -154,16 +197,14 @@ static int read_runs(lua_State *L, int idx, lm_viz_run *runs, int cap)
 			if (!is_info(L, top) && !luaL_testudata(L, top, TRACE_MT))
 				lml_error(L, "result %d must be the info of a kernels call or a trace, got %s", i + 1,
 				          lml_describe(L, top, d, sizeof d));
-			read_runs(L, top, &runs[i], 1);
+			read_runs(L, top, &runs[i], 1, anchor);
 			lua_pop(L, 1); /* the array keeps it alive */
 		}
 		return n;
 	}
-	if (lml_tobox(L, idx))
-		lml_error(L, "showing a tensor (its autograd graph or its storage) comes with the 'graph' and "
-		          "'tensor' scenes, which are not built yet");
 	return lml_error(L, "expected the info of a kernels call (out, info = kernels.scan(x)), a trace "
-	                 "(info.trace) or an array of them, got %s", lml_describe(L, idx, d, sizeof d));
+	                 "(info.trace), an array of them, a tensor or an nn module, got %s",
+	                 lml_describe(L, idx, d, sizeof d));
 }
 
 /* Options from the table at idx into o; the key `skip` (scene) is left out. */
@@ -250,8 +291,10 @@ static int v_is_open(lua_State *L)
 /* viz.show(info_or_trace_or_array [, {scene=, ...}]) */
 static int v_show(lua_State *L)
 {
+	if (lml_tobox(L, 1)) return lml_viz_show_tensor(L);
 	lm_viz_run runs[8];
-	int n = read_runs(L, 1, runs, 8);
+	lua_newtable(L); /* keeps what the runs borrow (their spans) for the call */
+	int n = read_runs(L, 1, runs, 8, lua_gettop(L));
 	const char *scene = NULL;
 	if (lua_istable(L, 2)) {
 		int ty = lml_rawfield(L, 2, "scene");
@@ -595,6 +638,7 @@ void lml_open_viz(lua_State *L, int mt, int m, int lm)
 	(void)m;
 	lua_newtable(L);
 	lml_setfuncs(L, -1, "viz.", functions, 0);
+	lml_viz_data_funcs(L, lua_gettop(L));
 	lua_pushboolean(L, 1);
 	lua_setfield(L, -2, "built");
 	lua_setfield(L, lm, "_viz");

@@ -90,6 +90,8 @@ bool vz_input_key(const char *k)
 		} else {
 			vz_viewer_close();
 		}
+	} else if (scene && V.cls->key && V.cls->key(V.scene, k)) {
+		vz_viewer_refresh();
 	} else {
 		return false;
 	}
@@ -123,6 +125,10 @@ static void on_key(const SDL_KeyboardEvent *k)
 	case SDLK_h: case SDLK_F1: vz_input_key("?"); break;
 	case SDLK_0: case SDLK_KP_0: vz_input_key("0"); break;
 	case SDLK_ESCAPE: vz_input_key("escape"); break;
+	case SDLK_l: vz_input_key("l"); break;
+	case SDLK_g: vz_input_key("g"); break;
+	case SDLK_LEFTBRACKET: vz_input_key("["); break;
+	case SDLK_RIGHTBRACKET: vz_input_key("]"); break;
 	default: break;
 	}
 }

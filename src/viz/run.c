@@ -63,6 +63,23 @@ void vz_run_from_info(lm_viz_run *r, const lm_kernel_info *info)
 		add_counter(r, lm_kernel_info_counter_name(info, i), lm_kernel_info_counter_value(info, i));
 	lm_trace *t = lm_kernel_info_trace(info);
 	r->trace = t ? lm_trace_retain(t) : NULL;
+	int ns = lm_kernel_info_span_count(info);
+	if (ns > 0 && (r->spans = calloc((size_t)ns, sizeof *r->spans))) {
+		r->owns_spans = true;
+		for (int i = 0; i < ns; i++) {
+			lm_kernel_span k;
+			if (lm_kernel_info_span_get(info, i, &k) != LM_OK) break;
+			lm_viz_span *d = &r->spans[r->nspans++];
+			snprintf(d->schedule, sizeof d->schedule, "%s", k.schedule);
+			snprintf(d->op, sizeof d->op, "%s", k.op);
+			snprintf(d->track, sizeof d->track, "%s", k.track);
+			d->segment = k.segment;
+			d->stream = k.stream;
+			d->start_ms = k.start_ms;
+			d->end_ms = k.end_ms;
+			d->bytes = k.bytes;
+		}
+	}
 }
 
 /* Counters from the step table (complete) and the kept events. */
@@ -141,12 +158,24 @@ void vz_run_clear(lm_viz_run *r)
 {
 	if (r->trace) lm_trace_release(r->trace);
 	r->trace = NULL;
+	if (r->owns_spans) free(r->spans);
+	r->spans = NULL;
+	r->nspans = 0;
+	r->owns_spans = false;
 }
 
 void vz_run_copy(lm_viz_run *dst, const lm_viz_run *src)
 {
 	*dst = *src;
 	if (dst->trace) lm_trace_retain(dst->trace);
+	dst->spans = NULL;
+	dst->nspans = 0;
+	dst->owns_spans = false;
+	if (src->nspans > 0 && (dst->spans = malloc((size_t)src->nspans * sizeof *dst->spans))) {
+		memcpy(dst->spans, src->spans, (size_t)src->nspans * sizeof *dst->spans);
+		dst->nspans = src->nspans;
+		dst->owns_spans = true;
+	}
 }
 
 /* ---------------------------------------------------------------- reading traces */
@@ -167,10 +196,15 @@ int vz_trace_array(const lm_trace *t, const char *name, int space, int launch)
 
 double *vz_trace_input(const lm_trace *t, const char *name, int64_t *n)
 {
-	int id = vz_trace_array(t, name, LM_SPACE_GLOBAL, -1);
+	return vz_trace_values(t, name, LM_SPACE_GLOBAL, n);
+}
+
+double *vz_trace_values(const lm_trace *t, const char *name, int space, int64_t *n)
+{
+	int id = vz_trace_array(t, name, space, -1);
 	lm_trace_array a;
 	if (id < 0 || lm_trace_array_get(t, id, &a) != LM_OK) {
-		lm_set_error(LM_ERR_ARG, "the trace has no global array '%s'", name);
+		lm_set_error(LM_ERR_ARG, "the trace has no %s array '%s'", lm_trace_space_name(space), name);
 		return NULL;
 	}
 	double *v = vz_calloc((size_t)(a.length > 0 ? a.length : 1), sizeof *v);

@@ -97,6 +97,28 @@ static void layout_scene(const vz_chrome *c)
 	vz_viewer_fit();
 }
 
+/* The live scenes' data: a followed file read (when due, or now for an offscreen window, which
+ * draws only when asked), the scene told, and the viewer's steps, title and panel refreshed. */
+static void live_sync(void)
+{
+	if (!V.open) return;
+	bool changed = vz_live_poll(vz_now(), V.win.offscreen);
+	if (V.scene && V.cls->update && (V.cls->update(V.scene) || changed)) vz_viewer_refresh();
+}
+
+void vz_viewer_refresh(void)
+{
+	if (!V.scene) return;
+	bool at_end = V.step >= V.steps - 1;
+	V.steps = V.cls->steps(V.scene);
+	if (at_end || V.step > V.steps - 1) V.step = V.steps - 1; /* a live scene follows its newest data */
+	V.t = V.step;
+	vz_panel_clear(&V.panel);
+	V.cls->counters(V.scene, &V.panel);
+	V.cls->title(V.scene, V.title, sizeof V.title);
+	vz_viewer_relayout();
+}
+
 static void record(void)
 {
 	vz_frame *f = &V.frame;
@@ -128,6 +150,7 @@ static void render(void)
 /* Draws (if needed) and reads the whole frame back into `pixels`. */
 static lm_status read_frame(const char *fname)
 {
+	live_sync();
 	if (pixels_ok && V.drawn && V.recorded) return LM_OK;
 	render();
 	size_t bytes = (size_t)V.win.dw * (size_t)V.win.dh * 4;
@@ -290,7 +313,7 @@ static int find_variant(void *s, const vz_scene_class *c, const char *name)
 	return -1;
 }
 
-static lm_status install(const vz_scene_class *c, const vz_build *b)
+lm_status vz_viewer_install(const vz_scene_class *c, const vz_build *b)
 {
 	const lm_viz_opts *o = b->opts;
 	if (vz_opts_check(c, o, b->fname) != LM_OK) return LM_ERR_ARG;
@@ -318,7 +341,7 @@ static lm_status install(const vz_scene_class *c, const vz_build *b)
 	c->set_variant(s, variant);
 	V.steps = c->steps(s);
 	int64_t step = vz_opt_int(o, "step", 0);
-	V.step = step >= V.steps ? V.steps - 1 : (int)step;
+	V.step = step >= V.steps || (c->update && !vz_opt_given(o, "step")) ? V.steps - 1 : (int)step;
 	V.t = V.step;
 	V.playing = false;
 	if (vz_opt_given(o, "speed")) V.speed = vz_opt_number(o, "speed", 1.5);
@@ -346,6 +369,9 @@ lm_status lm_viz_show(const lm_viz_run *runs, int nruns, const char *scene, cons
 	built_list(list, sizeof list);
 	if (scene) {
 		if (scene_by_name(scene, &c, fname) != LM_OK) return lm_last_status();
+		if (!*c->patterns)
+			return lm_set_error(LM_ERR_ARG, "%s: scene '%s' is not drawn from kernel results (this is a %s result)",
+			                    fname, c->name, runs[0].pattern);
 		if (!strstr(c->patterns, runs[0].pattern))
 			return lm_set_error(LM_ERR_ARG, "%s: scene '%s' draws %s results; this is a %s result "
 			                    "(%s %s)", fname, c->name, c->patterns, runs[0].pattern,
@@ -362,16 +388,16 @@ lm_status lm_viz_show(const lm_viz_run *runs, int nruns, const char *scene, cons
 			                    runs[0].pattern, list);
 		}
 	}
-	vz_build b = {runs, nruns, o, fname};
-	return install(c, &b);
+	vz_build b = {runs, nruns, o, fname, NULL, NULL, NULL, NULL};
+	return vz_viewer_install(c, &b);
 }
 
 lm_status lm_viz_scene(const char *scene, const lm_viz_opts *o, const char *fname)
 {
 	const vz_scene_class *c;
 	if (scene_by_name(scene, &c, fname) != LM_OK) return lm_last_status();
-	vz_build b = {NULL, 0, o, fname};
-	return install(c, &b);
+	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, NULL};
+	return vz_viewer_install(c, &b);
 }
 
 /* ---------------------------------------------------------------- steps and time */
@@ -459,6 +485,9 @@ void lm_viz_get_state(lm_viz_state *s)
 	s->width = V.open ? V.win.dw : 0;
 	s->height = V.open ? V.win.dh : 0;
 	s->scale = V.open ? V.win.scale : 0;
+	live_sync();
+	s->steps = V.steps;
+	s->step = V.step;
 	snprintf(s->title, sizeof s->title, "%s", V.title);
 	if (V.scene) V.cls->step_label(V.scene, V.step, s->step_label, sizeof s->step_label);
 	if (V.open && !V.recorded) record();
@@ -509,7 +538,10 @@ static void pump(double min_interval)
 	if (!V.open) return;
 	double now = vz_now();
 	advance(now);
-	if (!V.drawn && now - last_drawn_at >= min_interval) {
+	live_sync();
+	/* busy: at most 10 frames a second, and at most 1% of the time spent drawing */
+	double interval = min_interval > 0 ? fmax(min_interval, V.last_frame_ms * 0.1) : 0;
+	if (!V.drawn && now - last_drawn_at >= interval) {
 		render();
 		vz_window_swap(&V.win);
 		V.last_frame_ms = (vz_now() - now) * 1e3;
@@ -597,7 +629,18 @@ lm_status vz_viewer_snapshot_auto(void)
 
 static void ensure_recorded(void)
 {
+	live_sync();
 	if (V.open && !V.recorded) record();
+}
+
+bool lm_viz_due(void)
+{
+	static double last_due;
+	if (!V.open) return false;
+	double now = vz_now();
+	if (now - last_due < fmax(0.1, V.last_frame_ms * 0.1)) return false;
+	last_due = now;
+	return true;
 }
 
 static void to_pick(vz_cell *c, lm_viz_pick *out, bool describe)

@@ -30,6 +30,16 @@ typedef struct lm_viz_counter {
 	double value;
 } lm_viz_counter;
 
+/* One operation of a streams timeline (info.timeline, lm_kernel_span): a copy or a kernel of one
+ * segment, on an engine's track, in one schedule; times in ms from the schedule's start. */
+typedef struct lm_viz_span {
+	char schedule[12];    /* "serial", "overlapped" */
+	char op[8];           /* "h2d", "kernel", "d2h" */
+	char track[8];        /* "h2d", "d2h", "copy", "compute" */
+	int segment, stream;  /* 0-based */
+	double start_ms, end_ms, bytes;
+} lm_viz_span;
+
 /* One kernel run: what info.* says (docs/API.md "kernels") and its trace, if any. */
 typedef struct lm_viz_run {
 	char pattern[24];     /* "scan", "reduce", ... */
@@ -40,6 +50,9 @@ typedef struct lm_viz_run {
 	int ncounters;
 	lm_viz_counter counters[LM_VIZ_MAX_COUNTERS];
 	lm_trace *trace;      /* NULL for runs without a trace; see vz_run_clear for ownership */
+	lm_viz_span *spans;   /* streams: the timeline (NULL: none); owned when owns_spans */
+	int nspans;
+	bool owns_spans;
 } lm_viz_run;
 
 /* A run from a trace alone (viz.show(trace)): pattern and algo from the trace's name, counters
@@ -98,6 +111,58 @@ lm_status lm_viz_show(const lm_viz_run *runs, int nruns, const char *scene, cons
                       const char *fname);
 /* Shows a scene built from options alone (it runs its own demonstration input). */
 lm_status lm_viz_scene(const char *scene, const lm_viz_opts *o, const char *fname);
+
+/* ---------------------------------------------------------------- tensors, graphs, models */
+
+/* viz.show(tensor): the tensor scene (storage, shape, strides, offset); t is retained. */
+lm_status lm_viz_show_tensor(const lm_tensor *t, const lm_viz_opts *o, const char *fname);
+/* viz.show(tensor with a grad_fn): the graph scene over g (lm_graph_capture), which it takes
+ * (freed with the scene, or here on failure); check: per listed node, the gradcheck error of
+ * lm_graph_gradcheck (copied), or NULL. */
+struct lm_graph;
+lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o,
+                            const char *fname);
+
+/* viz.show(module): one entry per leaf module, in order. weight: a Conv2d's filters (out, in, kh,
+ * kw), copied by the scene; NULL for other layers. */
+typedef struct lm_viz_layer {
+	char name[64];    /* its path in the model: "1", "features.3" */
+	char kind[32];    /* "Linear", "Conv2d", "ReLU", ... */
+	char desc[96];    /* what tostring shows: "784 -> 256" */
+	int64_t params;
+	const lm_tensor *weight;
+} lm_viz_layer;
+
+typedef struct lm_viz_model {
+	char name[64];    /* the model's class */
+	int nlayers;
+	const lm_viz_layer *layers;
+	int64_t params;
+} lm_viz_model;
+
+lm_status lm_viz_show_model(const lm_viz_model *m, const lm_viz_opts *o, const char *fname);
+/* Live histograms while a model trains (viz.watch): the values of t as the activations (kind 0) or
+ * the parameters' gradients (kind 1) of layer i of the model shown (or last shown). */
+lm_status lm_viz_model_record(int layer, int kind, const lm_tensor *t, const char *fname);
+
+/* ---------------------------------------------------------------- live curves */
+
+/* Adds a point to a series ("train/loss": chart "loss", series "train"); NaN and Inf are gaps,
+ * counted. Shows the curves scene when no other scene is shown. */
+lm_status lm_viz_plot(const char *series, double step, double value, const char *fname);
+/* Follows a CSV log as it grows (the header names the columns; step/epoch/split/seconds are
+ * axes and labels, the other numeric columns series): read from the pump at most 5 times a
+ * second; a file that is missing, truncated or has malformed lines is waited for, restarted, or
+ * its bad lines counted and the first shown. */
+lm_status lm_viz_follow(const char *path, const char *fname);
+/* What the followed file's reading says ("following run.csv: 120 rows, ...", "waiting for ..."),
+ * or NULL when no file is followed. */
+const char *lm_viz_follow_status(void);
+/* Forgets every series and the followed file. */
+void lm_viz_curves_clear(void);
+/* Whether a live scene would draw new data soon (a visible window that redraws at most every
+ * 100 ms, or at most 1% of the time): for hooks that would otherwise compute for nothing. */
+bool lm_viz_due(void);
 
 /* Steps forward by n (negative: back), to a step, or plays / pauses. */
 lm_status lm_viz_step(int n, const char *fname);

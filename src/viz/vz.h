@@ -294,6 +294,8 @@ void vz_run_copy(lm_viz_run *dst, const lm_viz_run *src); /* retains the trace *
  * launch 0 (what the kernel was given). *n: one past the highest index loaded. Returns a malloc'ed
  * array (free it) or NULL + error (no such array, nothing loaded). */
 double *vz_trace_input(const lm_trace *t, const char *name, int64_t *n);
+/* The same for the array of that name in space (LM_SPACE_CONSTANT: a mask in constant memory). */
+double *vz_trace_values(const lm_trace *t, const char *name, int space, int64_t *n);
 /* The id of the array called name (in space, or any space when space < 0) of launch (any when
  * launch < 0), or -1. */
 int vz_trace_array(const lm_trace *t, const char *name, int space, int launch);
@@ -333,6 +335,11 @@ typedef struct vz_build {
 	int nruns;
 	const lm_viz_opts *opts;
 	const char *fname; /* "viz.show", "viz.scene": name it in errors */
+	/* what viz.show(tensor) and viz.show(module) give (NULL otherwise) */
+	const lm_tensor *tensor;
+	struct lm_graph *graph;     /* taken by the graph scene (set to NULL in the build when kept) */
+	const double *check;
+	const lm_viz_model *model;
 } vz_build;
 
 /* What a scene's layout gets: the size of its area and the UI scale, with the frame for text
@@ -370,6 +377,12 @@ typedef struct vz_scene_class {
 	void (*step_label)(void *s, int step, char *buf, size_t cap);
 	/* Fills the counters panel (columns: runs with their sources). */
 	void (*counters)(void *s, vz_panel *p);
+	/* A key the viewer does not handle ("l", "[", "]", ...): true when the scene used it (NULL:
+	 * none). The viewer then refreshes the title, panel and steps. */
+	bool (*key)(void *s, const char *key);
+	/* Live scenes (curves, model): called by the pump when new data arrived; true when the
+	 * picture changed (the viewer then refreshes steps, title and panel). NULL: not live. */
+	bool (*update)(void *s);
 	/* The hover text for a picked cell (up to a few lines, '\n'-separated). For one element of a
 	 * grid (rows, cols > 0; row, col and index filled in) it also fills the fields the grid left
 	 * open (state, value, thread, ...), so viz.pick reports them. NULL: the viewer lists the cell's
@@ -388,7 +401,45 @@ const vz_scene_class *vz_scene_for_pattern(const char *pattern);
 lm_status vz_opts_check(const vz_scene_class *c, const lm_viz_opts *o, const char *fname);
 
 extern const vz_scene_class vz_scene_scan, vz_scene_reduce, vz_scene_histogram,
-	vz_scene_divergence;
+	vz_scene_divergence, vz_scene_conv, vz_scene_matmul, vz_scene_spmv,
+	vz_scene_timeline, vz_scene_curves, vz_scene_graph, vz_scene_tensor, vz_scene_model;
+
+/* ---------------------------------------------------------------- live data (live.c) */
+
+/* One curve: points (x: the step, y: the value, t: seconds, wall clock or the log's own) of a
+ * series "label" in chart "chart" ("train/loss": chart loss, label train). */
+typedef struct vz_series {
+	char name[48], chart[32], label[32];
+	double *x, *y, *t;
+	int64_t n, cap;
+	int64_t nonfinite;  /* NaN and Inf values: gaps */
+	bool from_file;
+} vz_series;
+
+int vz_live_series_count(void);
+const vz_series *vz_live_series(int i);
+/* Bumped by every change of the live data (series and histograms). */
+uint64_t vz_live_version(void);
+lm_status vz_live_plot(const char *name, double step, double value, const char *fname);
+lm_status vz_live_follow(const char *path, const char *fname);
+void vz_live_clear(void);
+/* Reads the followed file when due (every 0.2 s, or now when force); true when something changed. */
+bool vz_live_poll(double now, bool force);
+/* "following run.csv: 120 rows, ..." or "waiting for run.csv (...)"; NULL when nothing is followed. */
+const char *vz_live_follow_status(void);
+
+#define VZ_HIST_BINS 40
+#define VZ_HIST_SAMPLE 8192 /* values a histogram is made of (every k-th of a larger tensor) */
+typedef struct vz_hist {
+	double lo, hi, mean, std;
+	int64_t count[VZ_HIST_BINS];
+	int64_t n, nonfinite;
+	uint64_t updates;   /* 0: nothing recorded yet */
+} vz_hist;
+void vz_live_model_reset(int nlayers);
+int vz_live_model_layers(void);
+const vz_hist *vz_live_hist(int layer, int kind); /* kind 0: activations, 1: gradients */
+lm_status vz_live_hist_record(int layer, int kind, const double *v, int64_t n, const char *fname);
 
 /* ---------------------------------------------------------------- small helpers (util.c) */
 

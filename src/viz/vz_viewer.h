@@ -56,6 +56,10 @@ extern vz_viewer vz_V;
 
 /* viewer.c */
 void vz_viewer_changed(void);           /* something visible changed: record and draw again */
+/* Shows scene c built from b (options checked, the window opened, the old scene replaced). */
+lm_status vz_viewer_install(const vz_scene_class *c, const vz_build *b);
+/* The scene's data changed (a live update, a scene key): steps, title, panel and layout again. */
+void vz_viewer_refresh(void);
 void vz_viewer_relayout(void);          /* the area or the variant changed */
 void vz_viewer_goto(int step, bool animate);
 void vz_viewer_toast(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

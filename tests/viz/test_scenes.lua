@@ -7,88 +7,10 @@ viz.pick at a cell returns that cell. Read next: test_viz.lua (controls, bad inp
 ]]
 local test = require 'lumen.test'
 
-local tmp = os.tmpname()
-os.remove(tmp)
-os.execute('mkdir -p ' .. tmp)
-
-local C = viz.colors()
-
-local function read(path)
-  local f = assert(io.open(path, 'rb'))
-  local s = f:read('a')
-  f:close()
-  return s
-end
-
--- The colour inside a cell, away from its border and its text.
-local function inside(cell)
-  local x = cell.w >= 6 and cell.x + 2 or cell.x + cell.w / 2
-  local y = cell.h >= 6 and cell.y + 2 or cell.y + cell.h / 2
-  local r, g, b = viz.pixel(math.floor(x), math.floor(y))
-  return { r, g, b }
-end
-
-local function cells(where)
-  local out = {}
-  for _, c in ipairs(viz.layout()) do
-    local ok = true
-    for k, v in pairs(where) do if c[k] ~= v then ok = false end end
-    if ok then out[#out + 1] = c end
-  end
-  return out
-end
-
--- Pixels of the panel that are not its background (text).
-local function panel_ink()
-  local p = viz.state().panel
-  local bg = viz.pixel(math.floor(p.x + 1), math.floor(p.y + p.h - 2))
-  local n = 0
-  for y = math.floor(p.y + 4), math.floor(p.y + p.h - 4), 2 do
-    for x = math.floor(p.x + 4), math.floor(p.x + p.w * 0.6), 3 do
-      if viz.pixel(x, y) ~= bg then n = n + 1 end
-    end
-  end
-  return n
-end
-
-local function snap(name)
-  local path = tmp .. '/' .. name .. '.png'
-  viz.snapshot(path)
-  return read(path)
-end
-
--- The checks every scene must pass at `step`, with `group` naming a picture that has active and
--- idle cells of kind `kind` in that step.
-local function check_scene(label, show, step, kind, group)
-  show()
-  viz.seek(step)
-  local act = cells { kind = kind, state = 'active', group = group, step = step }
-  local idle = cells { kind = kind, state = 'idle', group = group, step = step }
-  test.ok(#act > 0, label .. ': active cells at step ' .. step)
-  test.ok(#idle > 0, label .. ': idle cells at step ' .. step)
-  for _, c in ipairs({ act[1], act[#act] }) do
-    test.eq(inside(c), C.active, label .. ': an active cell has the active colour')
-  end
-  for _, c in ipairs({ idle[1], idle[#idle] }) do
-    local px = inside(c)
-    test.ok(px[1] ~= C.active[1] or px[2] ~= C.active[2], label .. ': an idle cell is not lit')
-  end
-  test.ok(panel_ink() > 50, label .. ': the counters panel has text')
-  -- picking a cell gives that cell
-  local c = act[1]
-  local p = viz.pick(c.x + c.w / 2, c.y + c.h / 2)
-  test.ok(p, label .. ': pick finds the cell')
-  test.eq({ p.kind, p.state, p.index, p.step, p.group }, { c.kind, c.state, c.index, c.step, c.group }, label)
-  test.ok(type(p.text) == 'string' and #p.text > 10, label .. ': the hover text')
-  -- stepping changes the frame; the same state renders the same bytes
-  local a = snap(label .. '-a')
-  viz.step()
-  local b = snap(label .. '-b')
-  test.ok(a ~= b, label .. ': stepping changes the frame')
-  show()
-  viz.seek(step)
-  test.ok(snap(label .. '-c') == a, label .. ': the same trace renders byte-identical twice')
-end
+local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or 'tests/viz/'
+local check = dofile(here .. 'scene_check.lua')
+local C, inside, cells, panel_ink, snap, check_scene = check.C, check.inside, check.cells, check.panel_ink,
+  check.snap, check.check_scene
 
 test.case('scan: Kogge-Stone and Brent-Kung side by side from a traced run', function()
   local _, info = kernels.scan(lm.arange(1, 17):float(), { algo = 'kogge-stone', backend = 'emu' })
@@ -241,13 +163,17 @@ test.case('the scene viz.show picks for each kernel result', function()
     viz.show(c[2].trace) -- a trace alone picks the same scene
     test.eq(viz.state().scene, c[1])
   end
-  -- patterns whose scenes come later say so, naming the scene
-  local _, mm = kernels.matmul(lm.ones(4, 4), lm.ones(4, 4), { backend = 'emu' })
-  test.raises(function() viz.show(mm) end, "scene 'matmul', which is not built yet")
-  local _, cv = kernels.conv2d(lm.ones(6, 6), lm.ones(3, 3), { backend = 'emu' })
-  test.raises(function() viz.show(cv) end, "scene 'conv'")
-  local _, st = kernels.streams { segments = 2 }
-  test.raises(function() viz.show(st) end, "scene 'timeline'")
+  -- the patterns of kernels II (tests/viz/test_kernel_scenes.lua checks their pictures)
+  local more = {
+    { 'matmul', select(2, kernels.matmul(lm.ones(4, 4), lm.ones(4, 4), { backend = 'emu' })) },
+    { 'conv', select(2, kernels.conv2d(lm.ones(6, 6), lm.ones(3, 3), { backend = 'emu' })) },
+    { 'spmv', select(2, kernels.spmv(kernels.sparse(lm.eye(4)), lm.ones(4), { backend = 'emu' })) },
+    { 'timeline', select(2, kernels.streams { segments = 2 }) },
+  }
+  for _, c in ipairs(more) do
+    viz.show(c[2])
+    test.eq(viz.state().scene, c[1])
+  end
   -- a run without a trace: its counters, labelled measured, beside an emulated picture
   local _, cpu = kernels.scan(lm.rand(1000), { backend = 'cpu' })
   viz.show(cpu)
@@ -256,12 +182,17 @@ test.case('the scene viz.show picks for each kernel result', function()
 end)
 
 test.case('viz.scene builds every scene from options alone', function()
+  -- the curves follow a log written by examples/mlp_fashion.lua; the graph is a small perceptron's
+  -- (threads draws traced launches only: tests/viz/test_threads.lua)
+  local opts = { curves = { csv = here .. 'data/mlp_run.csv' }, graph = { expr = 'mlp' }, threads = false }
   for _, s in ipairs(viz.scenes()) do
-    viz.scene(s.name)
+    if opts[s.name] == false then goto next end
+    viz.scene(s.name, opts[s.name])
     local st = viz.state()
     test.eq(st.scene, s.name)
     test.ok(st.steps >= 2, s.name)
     test.ok(#viz.layout() > 10, s.name .. ': cells to pick')
+    ::next::
   end
   viz.scene('scan', { n = 8, input = 'pmpp' })
   viz.seek(3)

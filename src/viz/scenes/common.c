@@ -105,6 +105,93 @@ lm_status vzs_run_divergence(const char *pattern, int64_t warps, int64_t block, 
 	return finish(st, NULL, y, info, run, fname);
 }
 
+static lm_tensor *tensor_2d(const double *x, int64_t r, int64_t c, const char *fname)
+{
+	lm_tensor *t = float_tensor(x, r * c, fname);
+	if (!t) return NULL;
+	int64_t shape[2] = {r, c};
+	lm_tensor *v = lm_view(t, 2, shape);
+	lm_tensor_release(t);
+	if (!v) vz_error_prefix(0, fname);
+	return v;
+}
+
+lm_status vzs_run_conv2d(const double *img, int64_t h, int64_t w, const double *mask, int64_t mh,
+                         int64_t mw, const char *algo, int64_t tile, lm_viz_run *run, const char *fname)
+{
+	lm_tensor *x = tensor_2d(img, h, w, fname), *f = x ? tensor_2d(mask, mh, mw, fname) : NULL, *y = NULL;
+	if (!f) {
+		lm_tensor_release(x);
+		return lm_last_status();
+	}
+	lm_kernel_opts o;
+	emu_opts(&o, algo, 0);
+	o.tile = tile;
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_conv2d(x, f, &o, &y, &info);
+	lm_tensor_release(f);
+	return finish(st, x, y, info, run, fname);
+}
+
+lm_status vzs_run_matmul(const double *a, const double *b, int64_t m, int64_t k, int64_t n,
+                         const char *algo, int64_t tile, int64_t trace_cap, lm_viz_run *run,
+                         const char *fname)
+{
+	lm_tensor *x = tensor_2d(a, m, k, fname), *z = x ? tensor_2d(b, k, n, fname) : NULL, *y = NULL;
+	if (!z) {
+		lm_tensor_release(x);
+		return lm_last_status();
+	}
+	lm_kernel_opts o;
+	emu_opts(&o, algo, 0);
+	o.tile = tile;
+	o.trace_cap = trace_cap;
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_matmul(x, z, &o, &y, &info);
+	lm_tensor_release(z);
+	return finish(st, x, y, info, run, fname);
+}
+
+lm_sparse *vzs_sparse(const int32_t *rows, const int32_t *cols, const double *vals, int64_t nnz,
+                      int64_t m, int64_t n, const char *fname)
+{
+	lm_tensor *r = lm_from_data(rows, 1, &nnz, LM_INT32), *c = lm_from_data(cols, 1, &nnz, LM_INT32);
+	lm_tensor *v = float_tensor(vals, nnz, fname);
+	lm_sparse *a = r && c && v ? lm_sparse_from_coo(r, c, v, m, n, 0) : NULL;
+	lm_tensor_release(r);
+	lm_tensor_release(c);
+	lm_tensor_release(v);
+	if (!a) vz_error_prefix(0, fname);
+	return a;
+}
+
+lm_status vzs_run_spmv(const lm_sparse *a, const double *x, const char *format, int64_t block,
+                       lm_viz_run *run, const char *fname)
+{
+	lm_tensor *xv = float_tensor(x, lm_sparse_cols(a), fname), *y = NULL;
+	if (!xv) return lm_last_status();
+	lm_kernel_opts o;
+	emu_opts(&o, NULL, block);
+	o.format = format;
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_spmv(a, xv, &o, &y, &info);
+	return finish(st, xv, y, info, run, fname);
+}
+
+lm_status vzs_run_streams(int64_t segments, int64_t bytes, int64_t copy_engines, lm_viz_run *run,
+                          const char *fname)
+{
+	lm_kernel_opts o;
+	emu_opts(&o, NULL, 0);
+	o.segments = segments;
+	o.bytes = bytes;
+	o.copy_engines = copy_engines;
+	lm_tensor *y = NULL;
+	lm_kernel_info *info = NULL;
+	lm_status st = lm_kernel_streams(&o, &y, &info);
+	return finish(st, NULL, y, info, run, fname);
+}
+
 lm_status vzs_count_scan(int64_t n, const char *algo, double *adds, double *steps, const char *fname)
 {
 	lm_tensor *in = lm_ones(1, &n, LM_FLOAT32), *y = NULL;
@@ -227,6 +314,57 @@ vz_cell *vzs_grid_draw(vz_frame *f, vzs_grid *g, vz_rect r, int rows, int cols, 
 	c->cols = cols;
 	c->index = first;
 	return c;
+}
+
+bool vzs_matrix_dense(const vz_frame *f, vz_rect r, int rows, int cols)
+{
+	float cw = cols > 0 ? r.w / (float)cols * vz_zoom(f) : 0;
+	return cw < 6 * f->scale || (int64_t)rows * cols > 4096;
+}
+
+void vzs_matrix_fill(vz_cell *c, const vzs_matrix *m, int64_t i)
+{
+	if (i < 0 || i >= (int64_t)m->rows * m->cols) return;
+	c->state = m->names[m->state ? m->state[i] : 0];
+	c->color = m->color[i];
+	if (m->value) {
+		c->value = m->value[i];
+		c->has_value = !isnan(c->value);
+	}
+	c->index = m->first + (int32_t)i;
+	c->row = (int32_t)(i / m->cols);
+	c->col = (int32_t)(i % m->cols);
+	c->rows = c->cols = -1;
+}
+
+vz_cell *vzs_matrix_draw(vz_frame *f, vzs_grid *g, vz_rect r, const vzs_matrix *m)
+{
+	if (m->rows <= 0 || m->cols <= 0 || !vz_visible(f, r)) return NULL;
+	if (vzs_matrix_dense(f, r, m->rows, m->cols)) {
+		vz_cell *c = vzs_grid_draw(f, g, r, m->rows, m->cols, m->color, m->kind, m->first);
+		c->group = m->group;
+		c->tag = m->tag;
+		return c;
+	}
+	float cw = r.w / (float)m->cols, ch = r.h / (float)m->rows;
+	for (int y = 0; y < m->rows; y++)
+		for (int x = 0; x < m->cols; x++) {
+			vz_rect cr = vz_r(r.x + (float)x * cw, r.y + (float)y * ch, cw, ch);
+			if (!vz_visible(f, cr)) continue;
+			int64_t i = (int64_t)y * m->cols + x;
+			if (m->hatched && m->hatched[i]) {
+				vz_hatch(f, cr, m->color[i], vz_th.hatch);
+				vz_outline(f, cr, 1, vz_mix(m->color[i], VZ_RGB(0, 0, 0), 0.25));
+			} else {
+				vzs_value_cell(f, cr, m->color[i], m->value ? m->value[i] : 0,
+				               m->show_values && m->value && !isnan(m->value[i]));
+			}
+			vz_cell *c = vz_cell_add(f, cr, m->kind);
+			c->group = m->group;
+			c->tag = m->tag;
+			vzs_matrix_fill(c, m, i);
+		}
+	return NULL;
 }
 
 void vzs_grid_free(vzs_grid *g)

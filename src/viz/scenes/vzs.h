@@ -74,6 +74,23 @@ lm_status vzs_run_histogram(const int32_t *bins_of, int64_t n, int64_t bins, con
                             int64_t block, int64_t coarsen, lm_viz_run *run, const char *fname);
 lm_status vzs_run_divergence(const char *pattern, int64_t warps, int64_t block, lm_viz_run *run,
                              const char *fname);
+/* 2-D convolution of img (h x w) with mask (mh x mw), emulated with a trace; tile: the output tile. */
+lm_status vzs_run_conv2d(const double *img, int64_t h, int64_t w, const double *mask, int64_t mh,
+                         int64_t mw, const char *algo, int64_t tile, lm_viz_run *run, const char *fname);
+/* P = M N, M (m x k), N (k x n); trace_cap: events kept (0: the default). */
+lm_status vzs_run_matmul(const double *a, const double *b, int64_t m, int64_t k, int64_t n,
+                         const char *algo, int64_t tile, int64_t trace_cap, lm_viz_run *run,
+                         const char *fname);
+/* A sparse matrix from nnz triples (0-based) of an m x n matrix (float32). */
+lm_sparse *vzs_sparse(const int32_t *rows, const int32_t *cols, const double *vals, int64_t nnz,
+                      int64_t m, int64_t n, const char *fname);
+/* y = A x in format (x: A's columns). */
+lm_status vzs_run_spmv(const lm_sparse *a, const double *x, const char *format, int64_t block,
+                       lm_viz_run *run, const char *fname);
+/* The streams demo (modelled timeline) with `segments` segments of a vector of `bytes`; copy_engines
+ * 0: the default. */
+lm_status vzs_run_streams(int64_t segments, int64_t bytes, int64_t copy_engines, lm_viz_run *run,
+                          const char *fname);
 /* Counters only (trace_cap 1): for charts of counters against sizes. */
 lm_status vzs_count_scan(int64_t n, const char *algo, double *adds, double *steps,
                          const char *fname);
@@ -105,6 +122,29 @@ bool vzs_dense(const vz_frame *f, float cell_w);
 vz_cell *vzs_grid_draw(vz_frame *f, vzs_grid *g, vz_rect r, int rows, int cols, const vz_color *colors,
                        const char *kind, int32_t first);
 void vzs_grid_free(vzs_grid *g);
+
+/* A rows x cols matrix of cells (a tile, an image, a sparse matrix) with a state and a colour per
+ * cell: drawn as cells (values inside when show_values) when each is at least 6 pixels wide and
+ * there are at most 4096, else as one image (vzs_grid). Cells are registered with kind, group,
+ * state names[state[i]], index i = row * cols + col (plus first), tag; as an image, one grid cell
+ * whose element describe fills in (vzs_matrix_fill). */
+typedef struct vzs_matrix {
+	int rows, cols;
+	const vz_color *color;      /* rows * cols */
+	const double *value;        /* or NULL */
+	const uint8_t *state;       /* rows * cols indices into names (NULL: names[0]) */
+	const char *const *names;
+	const char *kind, *group;
+	int32_t first, tag;
+	bool show_values;
+	const bool *hatched;        /* cells drawn hatched (padding, ghost cells), or NULL */
+} vzs_matrix;
+/* Draws m at r (world); returns the grid cell when drawn as an image, else NULL. */
+vz_cell *vzs_matrix_draw(vz_frame *f, vzs_grid *g, vz_rect r, const vzs_matrix *m);
+/* Whether m is drawn as an image at this zoom. */
+bool vzs_matrix_dense(const vz_frame *f, vz_rect r, int rows, int cols);
+/* For a picked element of a matrix drawn as an image: the state, colour and value of cell i. */
+void vzs_matrix_fill(vz_cell *c, const vzs_matrix *m, int64_t i);
 
 /* A cell: its fill, a thin border, and its value when it fits (text colour for the fill). */
 void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool show_value);

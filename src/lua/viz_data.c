@@ -1,0 +1,294 @@
+/*
+ * viz_data.c — the `viz` functions of the scenes drawn from data (docs/API.md "viz"): viz.show of
+ * a tensor (its storage) or of a tensor with a grad_fn (its autograd graph, with an optional
+ * per-node gradcheck), the model scene's entry points (lua/lumen/viz.lua builds the layer list of
+ * a module and calls viz._show_model; viz.watch records through viz._record), and the live
+ * curves (viz.plot, viz.follow, viz.clear, viz.due).
+ *
+ * Design: as viz.c: arguments checked here, one call into src/viz. The gradcheck calls the user's
+ * Lua function from inside lm_graph_gradcheck through lua_pcall (an error must not longjmp
+ * through the core's frames): a failure comes back as a NULL result and its message is raised
+ * afterwards. Read next: src/viz/data.c, src/autograd/inspect.c, lua/lumen/viz.lua.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lml_viz.h"
+
+#ifdef LUMEN_HAVE_VIZ
+#include "lumen/autograd.h"
+#include "viz/viz.h"
+
+#define MAX_INPUTS 32
+#define MAX_LISTED 240
+
+static int fail(lua_State *L) { return luaL_error(L, "%s", lm_last_error()); }
+
+/* Options of viz.show(tensor, {...}) other than the ones read here (scene, gradcheck, inputs). */
+static void read_rest(lua_State *L, int idx, lm_viz_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	if (lua_isnoneornil(L, idx)) return;
+	char d[LML_DESCRIBE_MAX];
+	if (!lua_istable(L, idx)) lml_error(L, "options must be a table, got %s", lml_describe(L, idx, d, sizeof d));
+	int t = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		if (!k) lml_error(L, "option names must be strings, got %s", lml_describe(L, -2, d, sizeof d));
+		if (strcmp(k, "scene") && strcmp(k, "gradcheck") && strcmp(k, "inputs") && strcmp(k, "eps")) {
+			char v[160];
+			if (lua_type(L, -1) == LUA_TNUMBER) snprintf(v, sizeof v, "%.17g", lua_tonumber(L, -1));
+			else if (lua_type(L, -1) == LUA_TSTRING) snprintf(v, sizeof v, "%s", lua_tostring(L, -1));
+			else if (lua_type(L, -1) == LUA_TBOOLEAN) snprintf(v, sizeof v, "%d", lua_toboolean(L, -1));
+			else lml_error(L, "option %s must be a number, a string or a boolean, got %s", k, lml_describe(L, -1, d, sizeof d));
+			if (lm_viz_opts_add(o, k, v, lml_fname(L)) != LM_OK) fail(L);
+		}
+		lua_pop(L, 1);
+	}
+}
+
+/* ---------------------------------------------------------------- the graph's gradcheck */
+
+typedef struct gc_ctx {
+	lua_State *L;
+	int fn;
+	char err[400];
+} gc_ctx;
+
+static int gc_trampoline(lua_State *L)
+{
+	lm_tensor *const *inputs = lua_touserdata(L, 1);
+	int n = (int)lua_tointeger(L, 2);
+	luaL_checkstack(L, n + 2, "viz.show");
+	lua_pushvalue(L, 3);
+	for (int k = 0; k < n; k++) {
+		if (inputs[k]) lml_pushtensor(L, inputs[k]);
+		else lua_pushnil(L);
+	}
+	lua_call(L, n, 1);
+	lm_tensor **b = lml_tobox(L, -1);
+	if (!b || !*b) {
+		char d[LML_DESCRIBE_MAX];
+		return luaL_error(L, "the gradcheck function must return a tensor, got %s", lml_describe(L, -1, d, sizeof d));
+	}
+	return 1;
+}
+
+static lm_tensor *gc_call(void *ctx, int n, lm_tensor *const *inputs)
+{
+	gc_ctx *c = ctx;
+	lua_State *L = c->L;
+	lua_pushcfunction(L, gc_trampoline);
+	lua_pushlightuserdata(L, (void *)inputs);
+	lua_pushinteger(L, n);
+	lua_pushvalue(L, c->fn);
+	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
+		const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+		if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s", m ? m : "the function raised an error");
+		lua_pop(L, 1);
+		lm_set_error(LM_ERR_ARG, "the gradcheck function failed: %s", c->err);
+		return NULL;
+	}
+	lm_tensor *t = lm_tensor_retain(*lml_tobox(L, -1));
+	lua_pop(L, 1);
+	return t;
+}
+
+/* opts.gradcheck (a function rebuilding the graph) and opts.inputs, checked before the graph is
+ * captured (so a bad option cannot leak it): the function's stack index, the inputs, eps. */
+typedef struct gc_args {
+	int fn, n;
+	lm_tensor *ins[MAX_INPUTS];
+	double eps;
+} gc_args;
+
+static bool read_gradcheck(lua_State *L, int opts, gc_args *a)
+{
+	if (!lua_istable(L, opts)) return false;
+	if (lml_rawfield(L, opts, "gradcheck") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return false;
+	}
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, -1) != LUA_TFUNCTION)
+		lml_error(L, "option gradcheck must be a function that rebuilds the graph from its inputs, got %s",
+		          lml_describe(L, -1, d, sizeof d));
+	a->fn = lua_gettop(L); /* stays on the stack for the call */
+	if (lml_rawfield(L, opts, "inputs") != LUA_TTABLE)
+		lml_error(L, "option gradcheck needs inputs = {...}: the float64 leaves the function takes");
+	int tin = lua_gettop(L);
+	a->n = (int)lua_rawlen(L, tin);
+	if (a->n < 1 || a->n > MAX_INPUTS) lml_error(L, "option inputs must hold 1..%d tensors, got %d", MAX_INPUTS, a->n);
+	for (int k = 0; k < a->n; k++) {
+		lua_rawgeti(L, tin, k + 1);
+		a->ins[k] = lml_totensor(L, -1);
+		if (!a->ins[k]) lml_error(L, "inputs[%d] must be a tensor, got %s", k + 1, lml_describe(L, -1, d, sizeof d));
+		lua_pop(L, 1); /* the inputs table (on the stack) keeps them alive */
+	}
+	a->eps = lml_rawfield(L, opts, "eps") == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+	lua_pop(L, 1);
+	return true;
+}
+
+/* The error of each listed node of g; on failure g is freed and the error raised. */
+static void run_gradcheck(lua_State *L, const gc_args *a, lm_graph *g, double *err)
+{
+	gc_ctx c = {L, a->fn, ""};
+	lm_tensor *ins[MAX_INPUTS];
+	for (int k = 0; k < a->n; k++) ins[k] = lm_tensor_retain(a->ins[k]);
+	lm_status st = lm_graph_gradcheck(g, gc_call, &c, a->n, ins, a->eps, err);
+	for (int k = 0; k < a->n; k++) lm_tensor_release(ins[k]);
+	if (st != LM_OK) {
+		char msg[600];
+		snprintf(msg, sizeof msg, "%s", lm_last_error());
+		lm_graph_free(g);
+		lml_error(L, "%s", msg);
+	}
+}
+
+/* viz.show(x [, opts]) for a tensor: the graph when it has a grad_fn (unless scene='tensor'). */
+int lml_viz_show_tensor(lua_State *L)
+{
+	lm_tensor *t = lml_checktensor(L, 1, "argument 1");
+	const char *scene = NULL;
+	if (lua_istable(L, 2) && lml_rawfield(L, 2, "scene") == LUA_TSTRING) scene = lua_tostring(L, -1);
+	if (lua_istable(L, 2)) lua_pop(L, 1);
+	if (scene && strcmp(scene, "graph") && strcmp(scene, "tensor"))
+		lml_error(L, "a tensor is drawn by the scene 'graph' (with a grad_fn) or 'tensor', not '%s'", scene);
+	lm_viz_opts o;
+	read_rest(L, 2, &o);
+	bool graph = lm_tensor_grad_fn_name(t) && !(scene && strcmp(scene, "tensor") == 0);
+	if (scene && strcmp(scene, "graph") == 0 && !lm_tensor_grad_fn_name(t))
+		lml_error(L, "this tensor has no grad_fn, so no autograd graph (a leaf, or made without requires_grad): "
+		          "viz.show(x) draws its storage");
+	if (!graph) {
+		if (lm_viz_show_tensor(t, &o, lml_fname(L)) != LM_OK) fail(L);
+		return 0;
+	}
+	gc_args a;
+	memset(&a, 0, sizeof a);
+	bool checked = read_gradcheck(L, 2, &a);
+	lm_graph *g = lm_graph_capture(t, MAX_LISTED);
+	if (!g) lml_core_error(L);
+	double err[MAX_LISTED];
+	if (checked) run_gradcheck(L, &a, g, err);
+	if (lm_viz_show_graph(g, checked ? err : NULL, &o, lml_fname(L)) != LM_OK) fail(L); /* g is taken */
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the model */
+
+static void copy_string(lua_State *L, int t, const char *k, char *dst, size_t cap)
+{
+	dst[0] = '\0';
+	if (lml_rawfield(L, t, k) == LUA_TSTRING) snprintf(dst, cap, "%s", lua_tostring(L, -1));
+	lua_pop(L, 1);
+}
+
+/* viz._show_model({name=, params=, layers={{name=, kind=, desc=, params=, weight=}, ...}} [, opts]) */
+static int v_show_model(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lm_viz_model m;
+	memset(&m, 0, sizeof m);
+	copy_string(L, 1, "name", m.name, sizeof m.name);
+	m.params = lml_rawfield(L, 1, "params") == LUA_TNUMBER ? (int64_t)lua_tonumber(L, -1) : 0;
+	lua_pop(L, 1);
+	if (lml_rawfield(L, 1, "layers") != LUA_TTABLE) lml_error(L, "the model description has no layers");
+	int lt = lua_gettop(L);
+	int n = (int)lua_rawlen(L, lt);
+	if (n > 128) lml_error(L, "the model has %d layers; the model scene draws at most 128", n);
+	lm_viz_layer *layers = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *layers, 0);
+	memset(layers, 0, (size_t)(n > 0 ? n : 1) * sizeof *layers);
+	for (int i = 0; i < n; i++) {
+		lua_rawgeti(L, lt, i + 1);
+		int e = lua_gettop(L);
+		copy_string(L, e, "name", layers[i].name, sizeof layers[i].name);
+		copy_string(L, e, "kind", layers[i].kind, sizeof layers[i].kind);
+		copy_string(L, e, "desc", layers[i].desc, sizeof layers[i].desc);
+		layers[i].params = lml_rawfield(L, e, "params") == LUA_TNUMBER ? (int64_t)lua_tonumber(L, -1) : 0;
+		lua_pop(L, 1);
+		lml_rawfield(L, e, "weight");
+		layers[i].weight = lml_totensor(L, -1); /* the layer table keeps it alive for the call */
+		lua_pop(L, 2);
+	}
+	m.nlayers = n;
+	m.layers = layers;
+	lm_viz_opts o;
+	read_rest(L, 2, &o);
+	if (lm_viz_show_model(&m, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+/* viz._record(layer, kind, tensor): layer 1-based, kind 'activations' or 'gradients' */
+static int v_record(lua_State *L)
+{
+	int64_t layer = lml_checkinteger(L, 1, "layer");
+	static const char *const kinds[] = {"activations", "gradients", NULL};
+	int kind = lml_checkname(L, 2, "kind", kinds);
+	lm_tensor *t = lml_checktensor(L, 3, "argument 3");
+	if (layer < 1 || layer > 100000) lml_error(L, "layer must lie in 1..100000, got %lld", (long long)layer);
+	if (lm_viz_model_record((int)layer - 1, kind, t, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- curves */
+
+/* viz.plot(series, step, value): value a number or a one-element tensor */
+static int v_plot(lua_State *L)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, 1) != LUA_TSTRING)
+		lml_error(L, "the series name must be a string such as 'train/loss', got %s", lml_describe(L, 1, d, sizeof d));
+	double step = lml_checknumber(L, 2, "step");
+	double v;
+	lm_tensor *t = lml_totensor(L, 3);
+	if (t) {
+		if (lm_tensor_numel(t) != 1) lml_error(L, "the value must be a number or a one-element tensor, got %lld elements",
+		                                       (long long)lm_tensor_numel(t));
+		if (lm_tensor_item(t, &v) != LM_OK) lml_core_error(L);
+	} else {
+		v = lml_checknumber(L, 3, "value");
+	}
+	if (lm_viz_plot(lua_tostring(L, 1), step, v, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+/* viz.follow(path): live curves from a CSV log as it grows; viz.follow() -> what its reading says */
+static int v_follow(lua_State *L)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_isnoneornil(L, 1)) {
+		const char *st = lm_viz_follow_status();
+		if (!st) return 0;
+		lua_pushstring(L, st);
+		return 1;
+	}
+	if (lua_type(L, 1) != LUA_TSTRING) lml_error(L, "the path must be a string, got %s", lml_describe(L, 1, d, sizeof d));
+	if (lm_viz_follow(lua_tostring(L, 1), lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+static int v_clear(lua_State *L)
+{
+	(void)L;
+	lm_viz_curves_clear();
+	return 0;
+}
+
+/* viz.due() -> whether a live scene would draw new data now (at most 10 times a second) */
+static int v_due(lua_State *L)
+{
+	lua_pushboolean(L, lm_viz_due());
+	return 1;
+}
+
+static const luaL_Reg functions[] = {
+	{"_show_model", v_show_model}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
+};
+
+void lml_viz_data_funcs(lua_State *L, int t) { lml_setfuncs(L, t, "viz.", functions, 0); }
+
+#endif /* LUMEN_HAVE_VIZ */

@@ -1,0 +1,107 @@
+/*
+ * data.c — the entry points of the scenes drawn from data rather than from kernel runs:
+ * viz.show(tensor) (the tensor scene), viz.show(tensor with a grad_fn) (the graph scene),
+ * viz.show(module) (the model scene) and its live histograms, viz.plot and viz.follow (the curves
+ * scene). Each builds a vz_build with what it got and installs the scene as viewer.c does for runs.
+ * Read next: live.c (the data of the live scenes), scenes/curves.c, scenes/graph.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lumen/autograd.h"
+#include "viz/vz_viewer.h"
+
+#define V vz_V
+
+static lm_status show_with(const char *scene, vz_build *b)
+{
+	const vz_scene_class *c = vz_scene_find(scene);
+	if (!c) return lm_set_error(LM_ERR_INTERNAL, "%s: the scene '%s' is missing from this build", b->fname, scene);
+	return vz_viewer_install(c, b);
+}
+
+lm_status lm_viz_show_tensor(const lm_tensor *t, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {NULL, 0, o, fname, t, NULL, NULL, NULL};
+	return show_with("tensor", &b);
+}
+
+lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {NULL, 0, o, fname, NULL, g, check, NULL};
+	lm_status st = show_with("graph", &b);
+	lm_graph_free(b.graph); /* NULL when the scene kept it */
+	return st;
+}
+
+lm_status lm_viz_show_model(const lm_viz_model *m, const lm_viz_opts *o, const char *fname)
+{
+	if (m->nlayers < 0 || (m->nlayers > 0 && !m->layers))
+		return lm_set_error(LM_ERR_ARG, "%s: the model has no layer list", fname);
+	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, m};
+	return show_with("model", &b);
+}
+
+lm_status lm_viz_model_record(int layer, int kind, const lm_tensor *t, const char *fname)
+{
+	if (kind < 0 || kind > 1) return lm_set_error(LM_ERR_ARG, "%s: kind must be 0 (activations) or 1 (gradients)", fname);
+	if (!lm_dtype_is_float(lm_tensor_dtype(t)))
+		return lm_set_error(LM_ERR_DTYPE, "%s: a histogram of a %s tensor: give floats", fname,
+		                    lm_dtype_name(lm_tensor_dtype(t)));
+	/* at most VZ_HIST_SAMPLE values, every k-th of them: a histogram's shape, at a bounded cost */
+	int64_t n = lm_tensor_numel(t), k = (n + VZ_HIST_SAMPLE - 1) / VZ_HIST_SAMPLE, m = k > 0 ? n / k : 0, one = -1;
+	lm_tensor *flat = lm_reshape(t, 1, &one), *d = NULL, *c = NULL;
+	lm_tensor *few = flat && k > 1 ? lm_as_strided(flat, 1, &m, &k, lm_tensor_offset(flat)) : lm_tensor_retain(flat);
+	if (few) d = lm_to_dtype(few, LM_FLOAT64);
+	if (d) c = lm_contiguous(d);
+	lm_tensor_release(flat);
+	lm_tensor_release(few);
+	lm_tensor_release(d);
+	if (!c) return vz_error_prefix(0, fname);
+	lm_status st = vz_live_hist_record(layer, kind, lm_tensor_data(c), lm_tensor_numel(c), fname);
+	lm_tensor_release(c);
+	if (st == LM_OK && V.open && V.cls && strcmp(V.cls->name, "model") == 0) vz_viewer_changed();
+	return st;
+}
+
+/* Shows the curves when nothing else is shown (a lesson's kernel scene is not taken away). */
+static lm_status show_curves(const char *fname)
+{
+	if (V.open && V.cls) {
+		if (strcmp(V.cls->name, "curves") == 0) vz_viewer_changed();
+		return LM_OK;
+	}
+	lm_viz_opts o;
+	memset(&o, 0, sizeof o);
+	vz_build b = {NULL, 0, &o, fname, NULL, NULL, NULL, NULL};
+	return show_with("curves", &b);
+}
+
+lm_status lm_viz_plot(const char *series, double step, double value, const char *fname)
+{
+	if (vz_live_plot(series, step, value, fname) != LM_OK) return LM_ERR_ARG;
+	return show_curves(fname);
+}
+
+lm_status lm_viz_follow(const char *path, const char *fname)
+{
+	if (vz_live_follow(path, fname) != LM_OK) return LM_ERR_ARG;
+	return show_curves(fname);
+}
+
+const char *lm_viz_follow_status(void)
+{
+	vz_live_poll(vz_now(), true);
+	return vz_live_follow_status();
+}
+
+void lm_viz_curves_clear(void)
+{
+	vz_live_clear();
+	if (V.open && V.cls && strcmp(V.cls->name, "curves") == 0) { /* back to one empty step: new points are followed */
+		V.cls->update(V.scene);
+		vz_viewer_refresh();
+	}
+}

@@ -1,0 +1,366 @@
+/*
+ * live.c — the data of the live scenes, kept apart from any scene so it survives switching scenes
+ * and closing the window: the series of the curves scene (from viz.plot and from a followed CSV
+ * log) and the per-layer histograms of the model scene (viz.watch).
+ *
+ * A followed file is read incrementally from the pump, at most five times a second: new complete
+ * lines are parsed (a partial last line waits for its newline), a file that shrank was truncated
+ * or rewritten (its series start again), one that is missing is waited for, and malformed lines
+ * are counted with the first one kept for the scene to show. NaN and Inf values are gaps.
+ * Read next: scenes/curves.c, scenes/model.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "viz/vz.h"
+
+#define MAX_SERIES 32
+#define MAX_COLS 32
+#define FOLLOW_INTERVAL 0.2
+
+static vz_series series[MAX_SERIES];
+static int nseries;
+static uint64_t version;
+
+typedef struct follow {
+	bool on;
+	char path[512];
+	long offset;                 /* bytes consumed */
+	char partial[1024];          /* a line without its newline yet */
+	int ncols, xcol, splitcol, tcol;
+	char cols[MAX_COLS][32];
+	bool header;
+	int64_t rows, bad, restarts;
+	char first_bad[200];
+	char status[300];
+	double next_poll;
+} follow;
+
+static follow F;
+
+/* ---------------------------------------------------------------- series */
+
+int vz_live_series_count(void) { return nseries; }
+const vz_series *vz_live_series(int i) { return i >= 0 && i < nseries ? &series[i] : NULL; }
+uint64_t vz_live_version(void) { return version; }
+
+static const char *const splits[] = {"train", "test", "val", "valid", "validation", "eval", NULL};
+
+static bool is_split(const char *s, size_t n)
+{
+	for (int i = 0; splits[i]; i++)
+		if (strlen(splits[i]) == n && strncmp(splits[i], s, n) == 0) return true;
+	return false;
+}
+
+/* "train/loss" and "loss/train": chart loss, label train; "loss": chart and label loss. */
+static void split_name(const char *name, char *chart, size_t cc, char *label, size_t lc)
+{
+	const char *slash = strchr(name, '/');
+	if (!slash) {
+		snprintf(chart, cc, "%s", name);
+		snprintf(label, lc, "%s", name);
+	} else if (is_split(name, (size_t)(slash - name))) {
+		snprintf(chart, cc, "%s", slash + 1);
+		snprintf(label, lc, "%.*s", (int)(slash - name), name);
+	} else {
+		snprintf(chart, cc, "%.*s", (int)(slash - name), name);
+		snprintf(label, lc, "%s", slash + 1);
+	}
+}
+
+static vz_series *find_series(const char *name, bool from_file, const char *fname)
+{
+	for (int i = 0; i < nseries; i++)
+		if (strcmp(series[i].name, name) == 0) return &series[i];
+	if (nseries >= MAX_SERIES) {
+		lm_set_error(LM_ERR_ARG, "%s: at most %d series, and '%s' would be one more", fname, MAX_SERIES, name);
+		return NULL;
+	}
+	vz_series *s = &series[nseries++];
+	memset(s, 0, sizeof *s);
+	snprintf(s->name, sizeof s->name, "%s", name);
+	split_name(name, s->chart, sizeof s->chart, s->label, sizeof s->label);
+	s->from_file = from_file;
+	return s;
+}
+
+static lm_status append(vz_series *s, double x, double y, double t, const char *fname)
+{
+	if (s->n == s->cap) {
+		int64_t c = s->cap ? 2 * s->cap : 256;
+		double *nx = realloc(s->x, (size_t)c * sizeof *nx);
+		if (nx) s->x = nx;
+		double *ny = nx ? realloc(s->y, (size_t)c * sizeof *ny) : NULL;
+		if (ny) s->y = ny;
+		double *nt = ny ? realloc(s->t, (size_t)c * sizeof *nt) : NULL;
+		if (!nt) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory for series '%s'", fname, s->name);
+		s->t = nt;
+		s->cap = c;
+	}
+	s->x[s->n] = x;
+	s->y[s->n] = y;
+	s->t[s->n++] = t;
+	if (!isfinite(y)) s->nonfinite++;
+	version++;
+	return LM_OK;
+}
+
+lm_status vz_live_plot(const char *name, double step, double value, const char *fname)
+{
+	if (!*name || strlen(name) >= sizeof series[0].name)
+		return lm_set_error(LM_ERR_ARG, "%s: the series name must be 1..%zu characters, got '%.60s'", fname,
+		                    sizeof series[0].name - 1, name);
+	if (!isfinite(step))
+		return lm_set_error(LM_ERR_ARG, "%s: the step of series '%s' must be a finite number, got %g", fname, name, step);
+	vz_series *s = find_series(name, false, fname);
+	return s ? append(s, step, value, vz_now(), fname) : LM_ERR_ARG;
+}
+
+static void drop_file_series(void)
+{
+	int k = 0;
+	for (int i = 0; i < nseries; i++) {
+		if (series[i].from_file) {
+			free(series[i].x);
+			free(series[i].y);
+			free(series[i].t);
+		} else {
+			series[k++] = series[i];
+		}
+	}
+	nseries = k;
+	version++;
+}
+
+void vz_live_clear(void)
+{
+	for (int i = 0; i < nseries; i++) {
+		free(series[i].x);
+		free(series[i].y);
+		free(series[i].t);
+	}
+	nseries = 0;
+	memset(&F, 0, sizeof F);
+	version++;
+}
+
+/* ---------------------------------------------------------------- following a CSV log */
+
+const char *vz_live_follow_status(void) { return F.on ? F.status : NULL; }
+
+static void set_status(void)
+{
+	char *p = F.status;
+	size_t cap = sizeof F.status;
+	snprintf(p, cap, "following %.200s: %lld rows", F.path, (long long)F.rows);
+	if (F.restarts) vz_append(p, cap, ", restarted %lld time%s (the file was truncated)", (long long)F.restarts,
+	                         F.restarts == 1 ? "" : "s");
+	if (F.bad) vz_append(p, cap, ", %lld malformed line%s skipped (first: %s)", (long long)F.bad, F.bad == 1 ? "" : "s",
+	                    F.first_bad);
+}
+
+static void bad_line(int64_t line, const char *why)
+{
+	if (!F.bad++) snprintf(F.first_bad, sizeof F.first_bad, "line %lld: %s", (long long)line, why);
+}
+
+/* Splits a CSV line at commas (no quoting: the logs Lumen writes have none). */
+static int split_fields(char *line, char **fields, int cap)
+{
+	int n = 0;
+	for (char *p = line; n < cap;) {
+		fields[n++] = p;
+		char *c = strchr(p, ',');
+		if (!c) break;
+		*c = '\0';
+		p = c + 1;
+	}
+	return n;
+}
+
+static void read_header(char *line)
+{
+	char *f[MAX_COLS + 1];
+	int n = split_fields(line, f, MAX_COLS + 1);
+	F.ncols = n > MAX_COLS ? MAX_COLS : n;
+	F.xcol = F.splitcol = F.tcol = -1;
+	int epoch = -1;
+	for (int i = 0; i < F.ncols; i++) {
+		snprintf(F.cols[i], sizeof F.cols[i], "%s", f[i]);
+		if (strcmp(f[i], "step") == 0) F.xcol = i;
+		else if (strcmp(f[i], "epoch") == 0) epoch = i;
+		else if (strcmp(f[i], "split") == 0) F.splitcol = i;
+		else if (strcmp(f[i], "seconds") == 0 || strcmp(f[i], "time") == 0) F.tcol = i;
+	}
+	if (F.xcol < 0) F.xcol = epoch;
+	F.header = true;
+}
+
+static bool skip_col(int i) { return i == F.xcol || i == F.splitcol || i == F.tcol || strcmp(F.cols[i], "epoch") == 0; }
+
+static void read_row(char *line)
+{
+	int64_t lineno = F.rows + F.bad + 2;
+	char *f[MAX_COLS + 1];
+	int n = split_fields(line, f, MAX_COLS + 1);
+	if (n != F.ncols) {
+		char why[96];
+		snprintf(why, sizeof why, "%d fields, the header has %d", n, F.ncols);
+		bad_line(lineno, why);
+		return;
+	}
+	double v[MAX_COLS];
+	for (int i = 0; i < n; i++) {
+		if (i == F.splitcol) continue;
+		char *end = NULL;
+		v[i] = *f[i] ? strtod(f[i], &end) : NAN; /* an empty field is a gap */
+		if (*f[i] && (!end || *end != '\0')) {
+			char why[96];
+			snprintf(why, sizeof why, "'%.20s' is not a number (column %s)", f[i], F.cols[i]);
+			bad_line(lineno, why);
+			return;
+		}
+	}
+	double x = F.xcol >= 0 ? v[F.xcol] : (double)F.rows + 1;
+	double t = F.tcol >= 0 ? v[F.tcol] : NAN;
+	if (!isfinite(x)) {
+		bad_line(lineno, "the step is not a finite number");
+		return;
+	}
+	F.rows++;
+	for (int i = 0; i < n; i++) {
+		if (skip_col(i)) continue;
+		char name[64];
+		if (F.splitcol >= 0 && *f[F.splitcol]) snprintf(name, sizeof name, "%.20s/%.30s", f[F.splitcol], F.cols[i]);
+		else snprintf(name, sizeof name, "%.40s", F.cols[i]);
+		vz_series *s = find_series(name, true, "viz.follow");
+		if (s) append(s, x, v[i], t, "viz.follow");
+	}
+}
+
+static void consume(const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(F.partial);
+		if (buf[i] != '\n') {
+			if (len + 1 < sizeof F.partial) {
+				F.partial[len] = buf[i];
+				F.partial[len + 1] = '\0';
+			}
+			continue;
+		}
+		if (len && F.partial[len - 1] == '\r') F.partial[len - 1] = '\0';
+		if (!F.partial[0]) continue;
+		if (!F.header) read_header(F.partial);
+		else read_row(F.partial);
+		F.partial[0] = '\0';
+	}
+}
+
+bool vz_live_poll(double now, bool force)
+{
+	if (!F.on || (!force && now < F.next_poll)) return false;
+	F.next_poll = now + FOLLOW_INTERVAL;
+	uint64_t before = version;
+	struct stat st;
+	if (stat(F.path, &st) != 0) {
+		char prev[sizeof F.status];
+		snprintf(prev, sizeof prev, "%s", F.status);
+		snprintf(F.status, sizeof F.status, "waiting for %.200s (%.60s)", F.path, strerror(errno));
+		return strcmp(prev, F.status) != 0;
+	}
+	if ((long)st.st_size < F.offset) { /* truncated or rewritten: start again */
+		drop_file_series();
+		F.offset = 0;
+		F.partial[0] = '\0';
+		F.header = false;
+		F.rows = 0;
+		F.restarts++;
+	}
+	FILE *fp = fopen(F.path, "rb");
+	if (fp && fseek(fp, F.offset, SEEK_SET) == 0) {
+		char buf[8192];
+		size_t got;
+		while ((got = fread(buf, 1, sizeof buf, fp)) > 0) {
+			consume(buf, got);
+			F.offset += (long)got;
+		}
+	}
+	if (fp) fclose(fp);
+	char prev[sizeof F.status];
+	snprintf(prev, sizeof prev, "%s", F.status);
+	set_status();
+	return version != before || strcmp(prev, F.status) != 0;
+}
+
+lm_status vz_live_follow(const char *path, const char *fname)
+{
+	if (!*path || strlen(path) >= sizeof F.path)
+		return lm_set_error(LM_ERR_ARG, "%s: the path must be 1..%zu characters", fname, sizeof F.path - 1);
+	drop_file_series();
+	memset(&F, 0, sizeof F);
+	F.on = true;
+	snprintf(F.path, sizeof F.path, "%s", path);
+	vz_live_poll(0, true);
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- model histograms */
+
+#define MAX_LAYERS 128
+static vz_hist hists[MAX_LAYERS][2];
+static int nlayers;
+
+void vz_live_model_reset(int n)
+{
+	nlayers = n > MAX_LAYERS ? MAX_LAYERS : n;
+	memset(hists, 0, sizeof hists);
+	version++;
+}
+
+int vz_live_model_layers(void) { return nlayers; }
+
+const vz_hist *vz_live_hist(int layer, int kind)
+{
+	if (layer < 0 || layer >= nlayers || kind < 0 || kind > 1) return NULL;
+	return &hists[layer][kind];
+}
+
+lm_status vz_live_hist_record(int layer, int kind, const double *v, int64_t n, const char *fname)
+{
+	if (layer < 0 || layer >= nlayers)
+		return lm_set_error(LM_ERR_INDEX, "%s: layer %d is not in the model shown (%d layers)", fname, layer + 1, nlayers);
+	vz_hist *h = &hists[layer][kind];
+	memset(h->count, 0, sizeof h->count);
+	double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0;
+	int64_t finite = 0;
+	for (int64_t i = 0; i < n; i++) {
+		if (!isfinite(v[i])) continue;
+		finite++;
+		if (v[i] < lo) lo = v[i];
+		if (v[i] > hi) hi = v[i];
+		sum += v[i];
+	}
+	h->n = n;
+	h->nonfinite = n - finite;
+	h->mean = finite ? sum / (double)finite : NAN;
+	if (!finite) lo = hi = 0;
+	if (hi <= lo) hi = lo + 1e-12;
+	h->lo = lo;
+	h->hi = hi;
+	for (int64_t i = 0; i < n; i++) {
+		if (!isfinite(v[i])) continue;
+		int b = (int)((v[i] - lo) / (hi - lo) * VZ_HIST_BINS);
+		h->count[b < 0 ? 0 : b >= VZ_HIST_BINS ? VZ_HIST_BINS - 1 : b]++;
+		sq += (v[i] - h->mean) * (v[i] - h->mean);
+	}
+	h->std = finite ? sqrt(sq / (double)finite) : NAN;
+	h->updates++;
+	version++;
+	return LM_OK;
+}

@@ -1,0 +1,317 @@
+--[[
+test_data_scenes.lua — the scenes drawn from data, offscreen: curves (a known series at the right
+pixel heights on linear and log axes, NaN and Inf as counted gaps, a CSV log followed while it
+grows, is truncated, has bad lines or does not exist yet), graph (its node count equals the graph's,
+gradients arriving as backward would compute them without touching .grad, the per-node gradcheck,
+a 100,000-node graph summarised, a graph freed by backward), tensor (exactly the storage cells a
+view reaches, checked against the strides; the copy contiguous() makes; no elements; 8 dims),
+model (layers, parameter counts, filters, live histograms from viz.watch); and the checks every
+scene passes (scene_check.lua). Read next: test_kernel_scenes.lua.
+]]
+local test = require 'lumen.test'
+local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or 'tests/viz/'
+local check = dofile(here .. 'scene_check.lua')
+local C, cells, inside = check.C, check.cells, check.inside
+
+local function count(where) return #cells(where) end
+
+local function centre(c) return c.y + c.h / 2 end
+
+-- ---------------------------------------------------------------- curves
+
+test.case('curves: a known series at the right pixel heights, linear and log', function()
+  viz.clear()
+  local v = { 0.5, 2.0, 1.0, 1.5, 0.75, 1.25, 1.75, 0.6, 1.9, 1.1 }
+  for i, y in ipairs(v) do viz.plot('train/loss', i, y) end
+  local st = viz.state()
+  test.eq(st.scene, 'curves')
+  test.eq(st.steps, 10)
+  test.eq(st.step, 9, 'a live scene shows its newest point')
+  local plot = cells { kind = 'plot', group = 'loss' }[1]
+  local pts = {}
+  for _, c in ipairs(cells { kind = 'point', group = 'train/loss' }) do pts[c.index + 1] = c end
+  test.eq(#pts, 10)
+  -- the axis runs from 0.5 to 2 (ticks every 0.25): the lowest point on the plot's bottom edge, the
+  -- highest on its top, the others linearly between
+  local top, bottom = plot.y, plot.y + plot.h
+  for i, y in ipairs(v) do
+    test.near(centre(pts[i]), bottom - (y - 0.5) / 1.5 * (bottom - top), 1.0, 'point ' .. i)
+    test.eq(pts[i].value, y)
+  end
+  local mid = pts[3]
+  test.eq(inside { x = mid.x + mid.w / 2 - 1, y = mid.y + mid.h / 2 - 1, w = 2, h = 2 }, mid.color, 'the dot is drawn there')
+  -- log axis: heights linear in log10 (the decade 0.1 .. 10)
+  viz.variant('log')
+  pts = {}
+  for _, c in ipairs(cells { kind = 'point', group = 'train/loss' }) do pts[c.index + 1] = c end
+  plot = cells { kind = 'plot', group = 'loss' }[1]
+  for i, y in ipairs(v) do
+    test.near(centre(pts[i]), plot.y + plot.h - (math.log(y, 10) + 1) / 2 * plot.h, 1.0, 'log point ' .. i)
+  end
+  viz.variant('linear')
+  -- stepping replays the run: at step 3 only the first four points are drawn
+  viz.seek(3)
+  test.eq(count { kind = 'point', group = 'train/loss' }, 4)
+  check.check('curves', function() end, 3, { kind = 'point', group = 'train/loss' }, { kind = 'plot' }, mid.color)
+  local p = viz.pick(mid.x + mid.w / 2, mid.y + mid.h / 2)
+  test.ok(p.text:find('train/loss at step 3: 1'), p.text)
+  -- a second chart and series: train and test share their colours across charts
+  viz.plot('test/loss', 10, 1.2)
+  viz.plot('train/accuracy', 10, 0.8)
+  test.eq(viz.state().step, 3, 'a cursor moved back stays where it was')
+  viz.seek(viz.state().steps - 1)
+  test.eq(count { kind = 'plot' }, 2)
+  test.eq(cells { kind = 'point', group = 'train/accuracy' }[1].color, cells { kind = 'point', group = 'train/loss' }[1].color)
+end)
+
+test.case('curves: NaN and Inf are gaps, counted; 10,000 points drawn by columns', function()
+  viz.clear()
+  for i = 1, 30 do viz.plot('loss', i, i == 10 and 0 / 0 or i == 20 and 1 / 0 or 1 / i) end
+  local plot = cells { kind = 'plot', group = 'loss' }[1]
+  test.eq(plot.value, 2, 'two gaps')
+  test.eq(count { kind = 'point', group = 'loss' }, 28)
+  test.eq(viz.state().steps, 30)
+  viz.clear()
+  for i = 1, 10000 do viz.plot('train/loss', i, math.exp(-i / 3000) + 0.01 * math.sin(i)) end
+  test.ok(count { kind = 'points' } > 100 and count { kind = 'points' } < 2000, 'one bar per pixel column')
+  test.raises(function() viz.plot('loss', 0 / 0, 1) end, "viz.plot: the step of series 'loss' must be a finite number")
+  test.raises(function() viz.plot(3, 1, 1) end, 'viz.plot: the series name must be a string')
+  test.raises(function() viz.plot('loss', 1, 'x') end, 'viz.plot: value must be a number')
+  test.raises(function() viz.plot('loss', 1, lm.ones(2)) end, 'a one-element tensor, got 2 elements')
+  viz.plot('loss', 1, lm.tensor(0.5)) -- a 0-d tensor is its value
+  viz.clear()
+end)
+
+test.case('curves: following a CSV log that grows, is truncated, has bad lines, is missing', function()
+  viz.clear()
+  local path = check.tmp .. '/run.csv'
+  os.remove(path)
+  viz.follow(path)
+  test.ok(viz.follow():find('waiting for .*run.csv %(No such file or directory%)'), viz.follow())
+  test.eq(viz.state().scene, 'curves')
+  local f = assert(io.open(path, 'w'))
+  f:write('step,epoch,loss,accuracy,lr,seconds,split\n10,1,2.0,0.3,0.1,0.5,train\n20,1,1.5,0.5,0.1,1.0,train\n')
+  f:flush()
+  test.eq(viz.state().steps, 2)
+  test.ok(viz.follow():find('2 rows'), viz.follow())
+  f:write('30,1,1.2,0.6,0.1,1.5,train\n40,1,1.1,0.6') -- a line still being written
+  f:flush()
+  test.eq(viz.state().steps, 3, 'a partial line waits for its newline')
+  f:write(',0.1,2.0,train\n30,1,1.3,0.55,0.1,2.1,test\nthis,is,not,a,row\n50,1,abc,0.7,0.1,2.5,train\n')
+  f:close()
+  test.eq(viz.state().steps, 4)
+  local st = viz.follow()
+  test.ok(st:find('6 rows') == nil and st:find('5 rows'), st)
+  test.ok(st:find("2 malformed lines skipped %(first: line 7: 5 fields, the header has 7%)"), st)
+  test.eq(count { kind = 'plot' }, 3, 'loss, accuracy, lr')
+  test.eq(count { kind = 'point', group = 'test/loss' }, 1)
+  test.ok(viz.state().title:find("the log's seconds column"), viz.state().title)
+  -- rewritten shorter (a new run): the series start again
+  f = assert(io.open(path, 'w'))
+  f:write('step,loss,split\n1,3.0,train\n')
+  f:close()
+  test.eq(viz.state().steps, 1)
+  test.ok(viz.follow():find('restarted 1 time'), viz.follow())
+  test.eq(count { kind = 'point', group = 'train/loss' }, 1)
+  viz.clear()
+  test.eq(viz.follow(), nil)
+end)
+
+-- ---------------------------------------------------------------- graph
+
+local function neuron_inputs()
+  local x = lm.tensor({ 1, 2, 3 }, { dtype = 'float64', requires_grad = true })
+  local w = lm.tensor({ 0.5, -0.3, 0.2 }, { dtype = 'float64', requires_grad = true })
+  local b = lm.tensor(0.1, { dtype = 'float64', requires_grad = true })
+  return x, w, b
+end
+local function neuron(x, w, b) return ((x * w):sum() + b):tanh() end
+
+test.case('graph: nodes, leaves, gradients arriving node by node, no .grad touched', function()
+  local x, w, b = neuron_inputs()
+  local y = neuron(x, w, b)
+  local function show() viz.show(y) end
+  show()
+  local st = viz.state()
+  test.eq(st.scene, 'graph')
+  test.eq(count { kind = 'node' }, 4, 'Mul, Sum, Add, Tanh: the graph has four nodes')
+  test.eq(count { kind = 'leaf' }, 3)
+  test.eq(st.steps, 5)
+  test.ok(st.title:find('4 nodes, 3 leaves'), st.title)
+  test.eq(cells { kind = 'node', index = 0 }[1].group, 'TanhBackward', 'the root runs first')
+  viz.seek(1)
+  test.eq(cells { kind = 'node', index = 0 }[1].state, 'active')
+  test.eq(count { kind = 'node', state = 'pending' }, 3)
+  viz.seek(4)
+  test.eq(count { kind = 'node', state = 'done' }, 3)
+  test.eq(x.grad, nil, 'the scene ran the rules on its own copies')
+  -- what arrived at the leaves is what backward computes
+  local got = {}
+  for _, c in ipairs(cells { kind = 'leaf' }) do got[#got + 1] = c.value end
+  y:backward(nil, { retain_graph = true })
+  local want = { x.grad:norm():item(), w.grad:norm():item(), b.grad:norm():item() }
+  table.sort(got)
+  table.sort(want)
+  for i = 1, 3 do test.near(got[i], want[i], 1e-12) end
+  check.check('graph', show, 2, { kind = 'node', state = 'active' }, { kind = 'node', state = 'pending' })
+  local p = viz.pick(cells { kind = 'leaf' }[1].x + 3, cells { kind = 'leaf' }[1].y + 3)
+  test.ok(p.text:find('gradient arrived'), p.text)
+end)
+
+test.case('graph: a gradcheck per node; another graph, float32 inputs are errors', function()
+  local x, w, b = neuron_inputs()
+  local y = neuron(x, w, b)
+  viz.show(y, { gradcheck = neuron, inputs = { x, w, b } })
+  test.ok(viz.state().title:find('gradcheck per node'), viz.state().title)
+  viz.seek(4)
+  for _, c in ipairs(cells { kind = 'node' }) do
+    local e = viz.pick(c.x + 3, c.y + 3).text:match('relative error ([%d%.e%+%-]+)')
+    test.ok(e and tonumber(e) < 1e-6, c.group .. ': ' .. tostring(e))
+  end
+  test.raises(function() viz.show(y, { gradcheck = function(a) return a:sum() end, inputs = { x, w, b } }) end,
+    'builds another graph')
+  test.raises(function() viz.show(y, { gradcheck = neuron }) end, 'option gradcheck needs inputs')
+  test.raises(function() viz.show(y, { gradcheck = 3, inputs = { x } }) end, 'option gradcheck must be a function')
+  local xf = lm.tensor({ 1, 2, 3 }, { requires_grad = true })
+  test.raises(function() viz.show((xf * 2):sum(), { gradcheck = function(a) return (a * 2):sum() end, inputs = { xf } }) end,
+    'finite differences need float64')
+  test.raises(function() viz.show(y, { gradcheck = function() error('boom') end, inputs = { x, w, b } }) end, 'boom')
+end)
+
+test.case('graph: 100,000 nodes summarised, not frozen; a graph freed by backward', function()
+  local z = lm.tensor(0.5, { requires_grad = true })
+  local t0 = lm.sys.clock()
+  for _ = 1, 100000 do z = z:tanh() end
+  viz.show(z)
+  test.ok(viz.state().title:find('100000 nodes'), viz.state().title)
+  test.eq(count { kind = 'summary' }, 1)
+  test.ok(count { kind = 'node' } <= 240, 'a few hundred drawn')
+  viz.seek(viz.state().steps - 1)
+  local p = viz.pick(cells { kind = 'summary' }[1].x + 3, cells { kind = 'summary' }[1].y + 3)
+  test.ok(p.text:find('TanhBackward x100000'), p.text)
+  print(string.format('    (the 100,000-node graph: built and shown in %.2f s)', lm.sys.clock() - t0))
+  local x, w, b = neuron_inputs()
+  local y = neuron(x, w, b)
+  y:backward()
+  viz.show(y) -- drawn; its gradients cannot be recomputed, and it says so
+  test.eq(count { kind = 'node' }, 4)
+  viz.seek(2)
+  test.ok(viz.state().step_label:find('not computed'), viz.state().step_label)
+end)
+
+-- ---------------------------------------------------------------- tensor
+
+-- The storage offsets of v's elements, in C order, from its shape and strides.
+local function offsets(v, offset)
+  local shape, stride, out = v:shape(), v:stride(), {}
+  local idx = {}
+  for d = 1, #shape do idx[d] = 0 end
+  for _ = 1, v:numel() do
+    local o = offset
+    for d = 1, #shape do o = o + idx[d] * stride[d] end
+    out[#out + 1] = o
+    for d = #shape, 1, -1 do
+      idx[d] = idx[d] + 1
+      if idx[d] < shape[d] then break end
+      idx[d] = 0
+    end
+  end
+  return out
+end
+
+test.case('tensor: exactly the storage cells a view reaches, checked against the strides', function()
+  local base = lm.arange(0, 12):float():view(3, 4) -- storage cell i holds i
+  local views = {
+    { 'base', base, 0 }, { 't()', base:t(), 0 }, { 'narrow', base:narrow(2, 2, 2), 1 }, { 'select', base:select(2, 3), 2 },
+    { 'expand', base[2]:view(1, 4):expand(3, 4), 4 }, { 'permute', lm.arange(0, 24):float():view(2, 3, 4):permute(3, 1, 2), 0 },
+  }
+  for _, c in ipairs(views) do
+    local name, v, off = c[1], c[2], c[3]
+    viz.show(v)
+    test.eq(viz.state().scene, 'tensor', name)
+    local want, set = {}, {}
+    for _, o in ipairs(offsets(v, off)) do set[o] = true end
+    for o in pairs(set) do want[#want + 1] = o end
+    table.sort(want)
+    local got = {}
+    for _, cell in ipairs(cells { kind = 'storage', state = 'reached' }) do got[#got + 1] = cell.index end
+    table.sort(got)
+    test.eq(got, want, name .. ': the cells reached are offset + sum i_d stride_d')
+    -- and, the storage holding its offsets, the values of the elements say the same
+    local vals = {}
+    for _, x in ipairs(v:contiguous():view(-1):tolist()) do vals[math.tointeger(x)] = true end
+    for o in pairs(set) do test.ok(vals[o], name .. ': element value ' .. o) end
+    test.eq(count { kind = 'storage' }, name == 'permute' and 24 or 12)
+    test.eq(count { kind = 'element' }, v:numel())
+    -- step k lights element k's cell (C order)
+    local offs = offsets(v, off)
+    viz.seek(math.min(3, #offs))
+    test.eq(cells { kind = 'storage', state = 'active' }[1].index, offs[math.min(3, #offs)], name .. ': step 3')
+  end
+  local function show() viz.show(base:t()) end
+  check.check('tensor', show, 2, { kind = 'storage', state = 'active' }, { kind = 'storage', state = 'reached' })
+  -- contiguous(): a new storage in C order
+  show()
+  viz.variant('contiguous()')
+  viz.seek(viz.state().steps - 1)
+  local copy = {}
+  for _, c in ipairs(cells { kind = 'copy' }) do copy[c.index + 1] = c.value end
+  test.eq(copy, base:t():contiguous():view(-1):tolist())
+  viz.show(base)
+  viz.variant('contiguous()')
+  test.eq(count { kind = 'copy' }, 0, 'a contiguous tensor is not copied')
+  local p = viz.pick(cells { kind = 'element' }[6].x + 3, cells { kind = 'element' }[6].y + 3)
+  test.ok(p.text:find('x%[{2, 2}%] = 5') and p.text:find('0 %+ 1%*4 %+ 1%*1 = 5'), p.text)
+end)
+
+test.case('tensor: no elements, 8 dims, a leaf that requires grad', function()
+  viz.show(lm.zeros(0, 3))
+  test.eq(viz.state().steps, 1)
+  test.ok(viz.state().title:find('0 elements'), viz.state().title)
+  test.eq(count { kind = 'element' }, 0)
+  local e8 = lm.arange(0, 16):float():view(2, 1, 2, 1, 2, 1, 2, 1)
+  viz.show(e8:permute(8, 7, 6, 5, 4, 3, 2, 1))
+  test.eq(count { kind = 'element' }, 16)
+  test.eq(count { kind = 'storage', state = 'reached' }, 16)
+  viz.show(lm.ones(2, 2, { requires_grad = true }))
+  test.eq(viz.state().scene, 'tensor', 'a leaf has no graph')
+  test.raises(function() viz.show(lm.ones(3), { scene = 'graph' }) end, 'this tensor has no grad_fn')
+end)
+
+-- ---------------------------------------------------------------- model
+
+test.case('model: layers and parameter counts, filters, live histograms from viz.watch', function()
+  local m = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 3))
+  local function show() viz.show(m) end
+  show()
+  local st = viz.state()
+  test.eq(st.scene, 'model')
+  test.eq(count { kind = 'layer' }, 4)
+  local params = {}
+  for _, c in ipairs(cells { kind = 'layer' }) do params[c.index + 1] = c.value end
+  test.eq(params, { 4 * 9 + 4, 0, 0, 144 * 3 + 3 })
+  test.ok(st.title:find('475 parameters'), st.title)
+  test.eq(count { kind = 'filters' }, 1)
+  test.eq(count { kind = 'activations', state = 'no data' }, 4)
+  local w = viz.watch(m)
+  local x, y = lm.randn(2, 1, 8, 8), lm.tensor({ 1, 3 })
+  local crit = nn.CrossEntropyLoss()
+  for _ = 1, 2 do
+    local loss = crit(m(x), y)
+    m:zero_grad()
+    loss:backward()
+    w:gradients()
+  end
+  test.eq(count { kind = 'activations', state = 'live' }, 4)
+  test.eq(count { kind = 'gradients', state = 'live' }, 2, 'the layers with parameters')
+  local relu = cells { kind = 'activations', index = 1 }[1]
+  local p = viz.pick(relu.x + 3, relu.y + 3)
+  test.ok(p.text:find('range 0 ') or p.text:find('range 0%.'), 'a ReLU never goes below 0: ' .. p.text)
+  check.check('model', show, 1, { kind = 'layer', state = 'active' }, { kind = 'layer', state = 'no parameters' })
+  w:close()
+  local before = count { kind = 'activations', state = 'live' }
+  m(x)
+  test.eq(count { kind = 'activations', state = 'live' }, before)
+  test.raises(function() viz.watch({}) end, 'viz.watch: expected an nn module')
+  test.raises(function() viz._record(99, 'activations', lm.ones(2)) end, 'layer 99 is not in the model shown')
+end)
