@@ -627,6 +627,50 @@ kdoc('transpose', 'out, info',
 read down a column: 32-way bank conflicts, info.counters.bank_conflicts) or 'padded' (a padding
 column: no conflicts). out is x transposed.]])
 
+-- Student kernels (src/lua/launch.c, docs/student-kernels.md) and the puzzles (lua/lumen/puzzles.lua).
+local LOPTS = {}
+for _, o in ipairs((lm._kernels and lm._kernels.launch_options) or {}) do
+  LOPTS[#LOPTS + 1] = string.format('%s: %s (default: %s)', o.key, o.doc, o.default)
+end
+doc('kernels.launch', 'kernels.launch(fn, {grid=, block=, shared=, args=, const=, name=, racecheck=, trace_cap=, dtype=}) -> info',
+  [[Runs the Lua function fn(t, ...) once per thread on the SIMT emulator, a coroutine per thread,
+scheduled warp by warp and barrier phase by barrier phase as the shipped kernels are. t has
+threadIdx, blockIdx, blockDim, gridDim (each .x .y .z), warp, lane, shared (t.shared.NAME[i]),
+const (t.const.NAME[i]) and the methods t:sync() (__syncthreads), t:atomic_add(array, i, v)
+(returns the old value), t:add(x, y [, pad]) (an addition the counters count, in the kernel's
+dtype) and t:branch(cond) (a branch drawn as divergence). Tensor arguments are device arrays
+indexed from 0, as in CUDA C, read and written in place (views through a copy written back).
+Out-of-bounds accesses, barriers not every thread reaches, races within a barrier phase, errors
+in a thread and Ctrl-C stop the launch with a message naming block, thread, array and index.
+Returns info (source 'emu', the counters of every kernels call, info.trace: viz.show(info)).
+Options: ]] .. table.concat(LOPTS, '; ') .. '.')
+doc('kernels.racecheck', 'kernels.racecheck([on]) -> was_on',
+  [[Whether emulated runs check each barrier phase for races between the threads of a block (a
+write and another thread's read or write of the same element, on global or shared memory, with no
+barrier between them), as compute-sanitizer's racecheck does; on by default, for the shipped
+kernels and kernels.launch alike. Without an argument it only answers.]])
+doc('kernels.puzzles.list', 'kernels.puzzles.list() -> {{n=, name=, title=}, ...}',
+  [[GPU-Puzzles on the emulator, in their order: map, zip, guards, map-2d, broadcast, blocks,
+blocks-2d, shared, pooling, dot, conv1d, prefix-sum, axis-sum, matmul (lesson ece408/00-puzzles).]])
+doc('kernels.puzzles.describe', 'kernels.puzzles.describe(n [, lang]) -> text',
+  [[Puzzle n (or its name): the task, the standard input, the launch (grid, block, shared
+arrays), the targets per thread and the kernel's signature to start from.]])
+doc('kernels.puzzles.check', 'kernels.puzzles.check(n, fn [, {lang=, text=}]) -> ok, message, score',
+  [[Runs the kernel fn on puzzle n's standard input and on fresh random ones, compares every output
+with a CPU reference, then scores the standard run like GPU-Puzzles (the most global and shared
+reads and writes of one thread, from the trace) against the puzzle's targets, and its modelled
+cycles against 1.5 x the reference solution's. The message says what is wrong, where to look.]])
+doc('kernels.puzzles.run', 'kernels.puzzles.run(n, fn) -> info, out, expected, inputs',
+  [[Runs fn on puzzle n's standard input (fresh values): viz.show(info) draws every thread's reads
+and writes.]])
+doc('kernels.puzzles.show', 'kernels.puzzles.show(n, fn [, lang]) -> info, report',
+  [[As run, with a report to print: the inputs, out beside the expected values, and the score.]])
+doc('kernels.puzzles.solution', 'kernels.puzzles.solution(n [, name]) -> code',
+  [[The reference solution of puzzle n as Lua code (with name: "name = function ...").]])
+doc('kernels.puzzles.wrong', 'kernels.puzzles.wrong(n [, name]) -> code',
+  [[A plausible mistake for puzzle n, which kernels.puzzles.check refuses (the lesson's tests).]])
+doc('kernels.puzzles.reference', 'kernels.puzzles.reference(n) -> fn', [[The reference kernel of puzzle n.]])
+
 --- The counters a run of kernels.<name> gives, per backend that runs here: {{backend, names}, ...}
 --- (from running kernels.samples[name]; measured once per session).
 local counter_cache = {}

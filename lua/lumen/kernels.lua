@@ -35,6 +35,12 @@ local kernels = {
   -- What each call takes: {call = {args=, {key=, kind=, values=, default=, doc=}, ...}}, the table
   -- the binding checks options against (src/lua/kernel_opts.c); :help kernels.<call> prints it.
   options = K.options,
+  -- Student kernels (docs/student-kernels.md): kernels.launch(fn, {grid=, block=, shared=, args=,
+  -- const=}) runs fn(t, ...) once per thread on the emulator and returns info; arrays are 0-based.
+  launch = K.launch,
+  racecheck = K.racecheck, -- kernels.racecheck([on]): the race check of every emulated run
+  -- GPU-Puzzles on the emulator: kernels.puzzles.list/describe/check/run (lua/lumen/puzzles.lua)
+  puzzles = require 'lumen.puzzles',
 }
 
 --- Small inputs of each call, for :help (which counters a run gives) and the tests: returns the

@@ -32,6 +32,7 @@ lmi_simt *lmi_simt_new(const char *fname, lm_trace *trace, const lm_latency_mode
 	s->fname = fname;
 	s->trace = trace;
 	s->lat = *lat;
+	s->racecheck = lm_kernel_racecheck(); /* simt_race.c */
 	s->smem = lm_alloc(LM_KERNEL_MAX_SHARED);
 	s->threads = lm_alloc(LM_KERNEL_MAX_BLOCK * sizeof *s->threads);
 	s->raw_cap = 4096;
@@ -48,6 +49,7 @@ void lmi_simt_free(lmi_simt *s)
 {
 	if (!s) return;
 	lmi_simt_model_free(s);
+	lmi_simt_race_free(s);
 	if (s->smem) lm_free(s->smem, LM_KERNEL_MAX_SHARED);
 	if (s->threads) lm_free(s->threads, LM_KERNEL_MAX_BLOCK * sizeof *s->threads);
 	if (s->raw) lm_free(s->raw, (size_t)s->raw_cap * sizeof *s->raw);
@@ -89,28 +91,27 @@ static lmi_raw_ev *rec(lmi_simt *s, int kind, int line)
 {
 	if ((++s->poll & 1023) == 0 && lmi_check_interrupt())
 		fault(s, LM_ERR_INTERRUPTED, "interrupted at line %d", line);
-	if (s->nraw == s->raw_cap) {
-		if (s->raw_cap >= SIMT_MAX_STEP_EVENTS)
-			fault(s, LM_ERR_ARG,
-			      "more than %d events in one barrier phase of a block (an endless loop?) at line %d",
-			      SIMT_MAX_STEP_EVENTS, line);
-		int64_t ncap = s->raw_cap * 2;
-		lmi_raw_ev *n = lm_alloc((size_t)ncap * sizeof *n);
-		if (!n) fault(s, LM_ERR_NOMEM, "out of memory for %lld events", (long long)ncap);
-		memcpy(n, s->raw, (size_t)s->nraw * sizeof *n);
-		lm_free(s->raw, (size_t)s->raw_cap * sizeof *n);
-		s->raw = n;
-		s->raw_cap = ncap;
-	}
-	lmi_raw_ev *e = &s->raw[s->nraw++];
-	e->kind = (uint8_t)kind;
-	e->line = (uint16_t)line;
-	e->aux = 0;
-	e->space = LM_SPACE_NONE;
-	e->size = 0;
-	e->array = LM_TRACE_NO_ARRAY;
-	e->index = 0;
+	lm_status st;
+	lmi_raw_ev *e = lmi_simt_raw_push(s, kind, line, &st);
+	if (!e && st == LM_ERR_ARG)
+		fault(s, LM_ERR_ARG,
+		      "more than %d events in one barrier phase of a block (an endless loop?) at line %d",
+		      SIMT_MAX_STEP_EVENTS, line);
+	if (!e) fault(s, LM_ERR_NOMEM, "out of memory for %lld events", (long long)s->raw_cap * 2);
 	return e;
+}
+
+lm_status lmi_simt_raw_grow(lmi_simt *s)
+{
+	if (s->raw_cap >= SIMT_MAX_STEP_EVENTS) return LM_ERR_ARG;
+	int64_t ncap = s->raw_cap * 2;
+	lmi_raw_ev *n = lm_alloc((size_t)ncap * sizeof *n);
+	if (!n) return LM_ERR_NOMEM;
+	memcpy(n, s->raw, (size_t)s->nraw * sizeof *n);
+	lm_free(s->raw, (size_t)s->raw_cap * sizeof *n);
+	s->raw = n;
+	s->raw_cap = ncap;
+	return LM_OK;
 }
 
 static const char *access_name(int kind)
@@ -401,6 +402,13 @@ void *lmi_simt_shared_part(const char *name, void *dyn, lm_dtype dt, size_t elem
 	return s->smem + from;
 }
 
+int lmi_simt_add_shared_range(lmi_simt *s, const char *name, lm_dtype dt, size_t offset, int64_t n)
+{
+	int tid = trace_array(s, name, LM_SPACE_SHARED, dt, n, 0, 0);
+	if (tid < 0) return -1;
+	return add_range(s, name, LM_SPACE_SHARED, dt, s->smem + offset, n, false, tid);
+}
+
 void lmi_simt_set_region(lmi_simt *s, int lo, int hi)
 {
 	s->region_lo = lo;
@@ -476,7 +484,7 @@ static void abandon_block(lmi_simt *s)
 		simt_thread *th = &s->threads[t];
 		if (th->started && th->state != TH_DONE) {
 			s->cur = th;
-			lmi_fibre_abandon(th->fibre);
+			if (!s->L->external) lmi_fibre_abandon(th->fibre); /* external: the caller's */
 			th->state = TH_DONE;
 		}
 	}
@@ -547,7 +555,7 @@ static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
 		th->state = TH_READY;
 		th->started = false;
 		th->shared_decls = 0;
-		lmi_fibre_init(th->fibre, thread_main, th);
+		if (!L->external) lmi_fibre_init(th->fibre, thread_main, th);
 	}
 	s->step = 0;
 	s->block_cycles = 0;
@@ -562,7 +570,8 @@ static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
 			lmi_simt_self.thread_idx = th->idx;
 			th->ev_start = s->nraw;
 			th->started = true;
-			lmi_fibre_resume(th->fibre);
+			if (L->external) lmi_simt_ext_resume(s, th); /* external.c */
+			else lmi_fibre_resume(th->fibre);
 			th->ev_end = s->nraw;
 			if (th->state == TH_FAULT) {
 				st = s->fault_status;
@@ -575,6 +584,7 @@ static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
 			ndone += s->threads[t].state == TH_DONE;
 		}
 		if ((st = check_barrier(s, nwait, ndone, &line)) != LM_OK) goto out_abandon;
+		if (s->racecheck && (st = lmi_simt_race_phase(s)) != LM_OK) goto out_abandon;
 		if ((st = lmi_simt_model_step(s, nwait > 0, line)) != LM_OK) {
 			block_failure(s, st, "%s", lm_last_error());
 			goto out_abandon;

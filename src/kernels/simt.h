@@ -51,6 +51,9 @@ typedef struct lmi_simt_launch {
 	int narrays; /* <= LMI_SIMT_MAX_ARRAYS */
 	const lmi_simt_layout *layouts; /* for shared arrays (may be NULL) */
 	int nlayouts;
+	/* Non-NULL: the threads are the caller's (lumen/launch.h, external.c), not fibres running
+	 * entry; its shared arrays are declared by the launch. */
+	struct lm_launch *external;
 } lmi_simt_launch;
 
 /* Totals over the launches of an emulator, counted from the events (docs/trace.md defines them). */

@@ -13,6 +13,7 @@
 #include "kernels/fibre.h"
 #include "kernels/simt.h"
 #include "kernels/trace.h"
+#include "lumen/launch.h"
 
 typedef struct lmi_raw_ev {
 	double value;
@@ -123,6 +124,9 @@ struct lmi_simt {
 	const char *ran[LMI_SIMT_MAX_KERNELS];
 	int nran;
 
+	/* the race check (simt_race.c): on, and its table of the phase's addresses */
+	bool racecheck;
+	struct simt_race *race;
 };
 
 /* simt_model.c: turns the step just run into trace events, counters and cycles. barrier: the
@@ -130,5 +134,34 @@ struct lmi_simt {
 lm_status lmi_simt_model_step(lmi_simt *s, bool barrier, int line);
 lm_status lmi_simt_model_new(lmi_simt *s);
 void lmi_simt_model_free(lmi_simt *s);
+
+/* simt.c: doubles the raw event buffer: LM_ERR_ARG past SIMT_MAX_STEP_EVENTS, LM_ERR_NOMEM. */
+lm_status lmi_simt_raw_grow(lmi_simt *s);
+/* A new raw event of the step (kind and line set, no array), or NULL with *st saying why. */
+static inline lmi_raw_ev *lmi_simt_raw_push(lmi_simt *s, int kind, int line, lm_status *st)
+{
+	if (s->nraw == s->raw_cap && (*st = lmi_simt_raw_grow(s)) != LM_OK) return NULL;
+	lmi_raw_ev *e = &s->raw[s->nraw++];
+	e->kind = (uint8_t)kind;
+	e->line = (uint16_t)line;
+	e->aux = 0;
+	e->space = LM_SPACE_NONE;
+	e->size = 0;
+	e->array = LM_TRACE_NO_ARRAY;
+	e->index = 0;
+	return e;
+}
+/* simt.c: a shared array of n elements at byte offset of the block's shared memory, declared by
+ * the host before any thread runs (an external launch's): its range, or -1 with the error set. */
+int lmi_simt_add_shared_range(lmi_simt *s, const char *name, lm_dtype dt, size_t offset, int64_t n);
+
+/* external.c: runs thread th of an external launch (s->L->external) until it waits at a barrier,
+ * exits or fails, and sets th->state accordingly. */
+void lmi_simt_ext_resume(lmi_simt *s, simt_thread *th);
+
+/* simt_race.c: checks the step just run for races between its threads (LM_OK, or the failure in
+ * s->fault_msg and s->fault_status); frees the check's table. */
+lm_status lmi_simt_race_phase(lmi_simt *s);
+void lmi_simt_race_free(lmi_simt *s);
 
 #endif

@@ -68,6 +68,14 @@ static int info_gc(lua_State *L)
 	return 0;
 }
 
+lm_kernel_info **lml_newinfobox(lua_State *L)
+{
+	lm_kernel_info **box = lua_newuserdatauv(L, sizeof *box, 0);
+	*box = NULL;
+	luaL_setmetatable(L, INFO_MT);
+	return box;
+}
+
 /* info.counters (name -> value) and info.counter_names (in order) */
 static void push_counters(lua_State *L, const lm_kernel_info *info)
 {
@@ -112,7 +120,7 @@ static void push_timeline(lua_State *L, const lm_kernel_info *info)
 }
 
 /* Pushes the info table for the boxed info (the box keeps ownership until collected). */
-static void push_info(lua_State *L, lm_kernel_info *info, int tracebox, int want_trace)
+void lml_push_info(lua_State *L, lm_kernel_info *info, int tracebox, int want_trace)
 {
 	lua_createtable(L, 0, 8);
 	luaL_setmetatable(L, INFO_TABLE_MT);
@@ -183,7 +191,7 @@ static int run_call(lua_State *L, const call_args *c)
 	if (st != LM_OK) lml_kernel_error(L);
 	lml_setbox(L, out, y);
 	lua_pushvalue(L, outbox);
-	push_info(L, *ibox, tracebox, c->o.trace != 0);
+	lml_push_info(L, *ibox, tracebox, c->o.trace != 0);
 	return 2;
 }
 
@@ -369,5 +377,6 @@ void lml_open_kernels(lua_State *L, int mt, int m, int lm)
 	lua_setfield(L, -2, "Info");
 	lml_push_kernel_options(L); /* kernel_opts.c: what each call takes, for :help */
 	lua_setfield(L, -2, "options");
+	lml_open_launch(L, lua_gettop(L)); /* launch.c: kernels.launch, kernels.racecheck */
 	lua_setfield(L, lm, "_kernels"); /* lua/lumen/kernels.lua makes it the `kernels` module */
 }

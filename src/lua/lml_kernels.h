@@ -28,6 +28,13 @@ void lml_kernels_class(lua_State *L, const char *mt, const char *cls, const luaL
 /* For an __index: pushes the method named by the string key at 2 (nil when there is none). */
 int lml_kernels_method(lua_State *L);
 
+/* kernels.c: a box that owns a core info until collected (NULL inside), on the stack; the info
+ * table of the boxed info (tracebox: an empty trace box for info.trace; want_trace: add it). */
+lm_kernel_info **lml_newinfobox(lua_State *L);
+void lml_push_info(lua_State *L, lm_kernel_info *info, int tracebox, int want_trace);
+/* launch.c: kernels.launch and kernels.racecheck into the kernels table at k (after its options). */
+void lml_open_launch(lua_State *L, int k);
+
 /* kernels_trace.c: the Trace class; a new empty trace box (NULL inside) on the stack. */
 void lml_open_trace(lua_State *L);
 lm_trace **lml_newtracebox(lua_State *L);

@@ -17,11 +17,12 @@ static const vz_scene_class *const built[] = {
 	&vz_scene_scan, &vz_scene_reduce, &vz_scene_histogram, &vz_scene_divergence, &vz_scene_conv,
 	&vz_scene_matmul, &vz_scene_spmv,
 	&vz_scene_timeline, &vz_scene_curves, &vz_scene_graph, &vz_scene_tensor, &vz_scene_model,
+	&vz_scene_threads, /* last: any traced launch; the patterns' own scenes come first */
 	NULL,
 };
 
 /* Scenes of docs/API.md that a later version builds. */
-static const char *const planned[] = {"threads", NULL};
+static const char *const planned[] = {NULL};
 
 const vz_option vz_common_options[] = {
 	{"step", VZ_OPT_INT, 0, 1e9, NULL, "0", "the step shown first (0-based; past the end: the last)"},

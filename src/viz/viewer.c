@@ -372,7 +372,7 @@ lm_status lm_viz_show(const lm_viz_run *runs, int nruns, const char *scene, cons
 		if (!*c->patterns)
 			return lm_set_error(LM_ERR_ARG, "%s: scene '%s' is not drawn from kernel results (this is a %s result)",
 			                    fname, c->name, runs[0].pattern);
-		if (!strstr(c->patterns, runs[0].pattern))
+		if (!strstr(c->patterns, runs[0].pattern) && !strstr(c->patterns, "*"))
 			return lm_set_error(LM_ERR_ARG, "%s: scene '%s' draws %s results; this is a %s result "
 			                    "(%s %s)", fname, c->name, c->patterns, runs[0].pattern,
 			                    runs[0].pattern, runs[0].algo);

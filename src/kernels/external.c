@@ -1,0 +1,455 @@
+/*
+ * external.c — kernels whose threads the caller runs (lumen/launch.h): the public call
+ * lm_kernel_launch through the pattern driver (an emu-only pattern "launch"), and the emulator's
+ * side of external threads: running one until its next barrier, and the checked, recorded
+ * accesses it makes.
+ *
+ * Design: the scheduler of simt.c is unchanged; where it would resume a thread's fibre it calls
+ * lmi_simt_ext_resume, which calls the caller's run(). The calls of a running thread append raw
+ * events to the same buffer the C macros fill, with the same fields, so simt_model.c, the race
+ * check, the trace and the counters cannot tell the two kinds of kernels apart. Where a fibre's
+ * access would fault and yield for good, an external access returns the error instead (nothing
+ * longjmps), with the message of the emulator's memcheck plus "arrays are indexed from 0". The
+ * launch's shared arrays are laid out as one block of dynamic shared memory (16-byte aligned
+ * parts, as static __shared__ arrays are), zeroed for every block, and declared once per launch
+ * before its first thread runs.
+ * Read next: simt.c (the scheduler), src/lua/launch.c (the Lua side), docs/student-kernels.md.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/patterns.h"
+#include "kernels/simt_impl.h"
+
+#define MAX_ALL (LM_LAUNCH_MAX_ARRAYS + LM_LAUNCH_MAX_SHARED)
+
+struct lm_launch {
+	const lm_launch_desc *d;
+	lmi_simt *s;
+	int range_of[MAX_ALL];      /* desc array -> the emulator's range (after declared) */
+	size_t offset[MAX_ALL];     /* shared arrays: byte offset in the block's shared memory */
+	size_t shared_bytes;
+	bool declared;              /* the shared arrays are ranges of s (once per launch) */
+	bool running;               /* inside run() */
+	uint32_t thread;            /* the thread being run */
+};
+
+/* ---------------------------------------------------------------- checking the description */
+
+static bool dtype_ok(lm_dtype dt)
+{
+	return dt == LM_FLOAT32 || dt == LM_FLOAT64 || dt == LM_INT32 || dt == LM_INT64 || dt == LM_UINT8;
+}
+
+static lm_status check_array(const lm_launch_desc *d, int k, lm_launch *l, int *nglobal,
+                             int *nshared)
+{
+	const lm_launch_array *a = &d->arrays[k];
+	const char *f = d->fname;
+	if (!a->name || !*a->name || strlen(a->name) > 40)
+		return lmi_fail(LM_ERR_ARG, "%s: array %d needs a name of 1 to 40 characters", f, k + 1);
+	for (int j = 0; j < k; j++)
+		if (strcmp(d->arrays[j].name, a->name) == 0)
+			return lmi_fail(LM_ERR_ARG, "%s: two arrays are called '%s'", f, a->name);
+	if (!dtype_ok(a->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "%s: array '%s' has dtype %s; a kernel takes float32, float64, "
+		                "int32, int64 or uint8 arrays", f, a->name, lm_dtype_name(a->dtype));
+	if (a->rows < 0 || a->cols < 0 || ((a->rows || a->cols) && a->rows * a->cols != a->length))
+		return lmi_fail(LM_ERR_ARG, "%s: array '%s': a layout of %lld x %lld does not hold its %lld "
+		                "elements", f, a->name, (long long)a->rows, (long long)a->cols,
+		                (long long)a->length);
+	if (a->space == LM_SPACE_SHARED) {
+		if (a->data || a->length < 1 || a->readonly)
+			return lmi_fail(LM_ERR_ARG, "%s: shared array '%s' needs at least 1 element, no data and "
+			                "no read-only flag (every block gets it zeroed)", f, a->name);
+		if (++*nshared > LM_LAUNCH_MAX_SHARED)
+			return lmi_fail(LM_ERR_ARG, "%s: more than %d shared arrays", f, LM_LAUNCH_MAX_SHARED);
+		size_t bytes = (size_t)a->length * lm_dtype_size(a->dtype);
+		if (a->length > LM_KERNEL_MAX_SHARED || l->shared_bytes + bytes > LM_KERNEL_MAX_SHARED)
+			return lmi_fail(LM_ERR_ARG, "%s: shared memory: '%s' (%lld x %s = %lld bytes) brings the "
+			                "block's shared arrays to %lld bytes, over the limit of 48 KiB (%d bytes) "
+			                "per block", f, a->name, (long long)a->length, lm_dtype_name(a->dtype),
+			                (long long)a->length * (long long)lm_dtype_size(a->dtype),
+			                (long long)(l->shared_bytes + bytes), LM_KERNEL_MAX_SHARED);
+		l->offset[k] = l->shared_bytes;
+		l->shared_bytes += (bytes + 15) / 16 * 16;
+		if (l->shared_bytes > LM_KERNEL_MAX_SHARED) l->shared_bytes = LM_KERNEL_MAX_SHARED;
+		return LM_OK;
+	}
+	if (a->space != LM_SPACE_GLOBAL && a->space != LM_SPACE_CONSTANT)
+		return lmi_fail(LM_ERR_ARG, "%s: array '%s' must be global, constant or shared", f, a->name);
+	if (a->length < 0 || a->length >= ((int64_t)1 << 32) || (!a->data && a->length > 0))
+		return lmi_fail(LM_ERR_ARG, "%s: array '%s' of %lld elements cannot be emulated (0..2^32-1 "
+		                "elements with their data)", f, a->name, (long long)a->length);
+	if (++*nglobal > LM_LAUNCH_MAX_ARRAYS)
+		return lmi_fail(LM_ERR_ARG, "%s: more than %d global and constant arrays", f,
+		                LM_LAUNCH_MAX_ARRAYS);
+	return LM_OK;
+}
+
+static lm_status check_desc(const lm_launch_desc *d, lm_launch *l)
+{
+	const char *f = d->fname ? d->fname : "lm_kernel_launch";
+	if (!d->kernel || !*d->kernel || !d->run)
+		return lmi_fail(LM_ERR_ARG, "%s: the launch needs a kernel name and a run function", f);
+	if (d->narrays < 0 || d->narrays > MAX_ALL || (d->narrays && !d->arrays))
+		return lmi_fail(LM_ERR_ARG, "%s: %d arrays (at most %d global and constant, %d shared)", f,
+		                d->narrays, LM_LAUNCH_MAX_ARRAYS, LM_LAUNCH_MAX_SHARED);
+	int ng = 0, ns = 0;
+	for (int k = 0; k < d->narrays; k++) {
+		lm_status st = check_array(d, k, l, &ng, &ns);
+		if (st) return st;
+	}
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- the launch */
+
+static char empty_array[16]; /* the data of arrays of no elements: every access is out of bounds */
+
+static lm_status launch_emu(lmi_simt *s, const lmi_kcall *k, void *run)
+{
+	(void)k;
+	lm_launch *l = run;
+	const lm_launch_desc *d = l->d;
+	lmi_simt_array arrays[LM_LAUNCH_MAX_ARRAYS];
+	lmi_simt_layout layouts[LM_LAUNCH_MAX_SHARED];
+	int na = 0, nl = 0;
+	for (int i = 0; i < d->narrays; i++) {
+		const lm_launch_array *a = &d->arrays[i];
+		if (a->space == LM_SPACE_SHARED) {
+			if (a->rows) layouts[nl++] = (lmi_simt_layout){a->name, a->rows, a->cols};
+			continue;
+		}
+		l->range_of[i] = na; /* setup_arrays makes the launch's arrays ranges 0, 1, ... in order */
+		arrays[na++] = (lmi_simt_array){
+			.name = a->name, .space = a->space, .dtype = a->dtype,
+			.data = a->length ? a->data : empty_array, .length = a->length,
+			.rows = a->rows, .cols = a->cols,
+			.readonly = a->readonly || a->space == LM_SPACE_CONSTANT,
+		};
+	}
+	lmi_simt_launch L = {
+		.kernel = d->kernel,
+		.grid = {d->grid[0], d->grid[1], d->grid[2]},
+		.block = {d->block[0], d->block[1], d->block[2]},
+		.dyn_shared = l->shared_bytes,
+		.arrays = arrays,
+		.narrays = na,
+		.layouts = layouts,
+		.nlayouts = nl,
+		.external = l,
+	};
+	l->s = s;
+	if (d->no_racecheck) s->racecheck = false;
+	return lmi_simt_run(s, &L);
+}
+
+lm_status lm_kernel_launch(const lm_launch_desc *d, lm_kernel_info **info)
+{
+	if (!d || !info) return lmi_fail(LM_ERR_ARG, "lm_kernel_launch: desc and info must not be NULL");
+	*info = NULL;
+	lm_launch l;
+	memset(&l, 0, sizeof l);
+	l.d = d;
+	lm_status st = check_desc(d, &l);
+	if (st) return st;
+	const char *f = d->fname ? d->fname : "lm_kernel_launch";
+	lm_kernel_opts o;
+	lm_kernel_opts_init(&o);
+	o.backend = "emu";
+	o.trace_cap = d->trace_cap;
+	const char *algos[1] = {d->kernel};
+	lmi_kcall k;
+	lm_dtype dt = dtype_ok(d->dtype) ? d->dtype : LM_FLOAT32;
+	if ((st = lmi_kcall_begin(f, &o, algos, 1, 0, LMI_RUNS_NO_CPU, 1, dt, &k)) != LM_OK) return st;
+	uint64_t threads = (uint64_t)d->block[0] * d->block[1] * d->block[2];
+	k.block = threads <= LM_KERNEL_MAX_BLOCK ? (unsigned)threads : 0; /* the emulator says why */
+	k.coarsen = 1;
+	snprintf(k.name, sizeof k.name, "launch %s", d->kernel);
+	lmi_pattern pt = {
+		.name = "launch",
+		.body = d->where ? d->where : "external threads",
+		.emu = launch_emu,
+	};
+	lm_tensor *out = NULL;
+	st = lmi_pattern_run(&pt, &k, &l, &out, info);
+	lm_tensor_release(out);
+	return st;
+}
+
+/* ---------------------------------------------------------------- the running thread */
+
+/* The running thread fails (as simt.c's fault, without leaving a fibre): the message names the
+ * thread, the block and the kernel; lm_last_error() has it with the caller's name. */
+__attribute__((format(printf, 3, 4))) static lm_status ext_fault(lm_launch *l, lm_status st,
+                                                                 const char *fmt, ...)
+{
+	lmi_simt *s = l->s;
+	simt_thread *th = &s->threads[l->thread];
+	char what[360];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	snprintf(s->fault_msg, sizeof s->fault_msg, "%s by thread (%u,%u,%u) in block (%u,%u,%u) (kernel %s)",
+	         what, th->idx.x, th->idx.y, th->idx.z, s->block_idx.x, s->block_idx.y, s->block_idx.z,
+	         s->L->kernel);
+	s->fault_status = st;
+	th->state = TH_FAULT;
+	return lmi_fail(st, "%s: %s", l->d->fname ? l->d->fname : "lm_kernel_launch", s->fault_msg);
+}
+
+/* LM_OK when a thread of l is running and has not failed. */
+static lm_status running(const lm_launch *l, const char *what)
+{
+	if (!l || !l->running)
+		return lmi_fail(LM_ERR_STATE, "%s: %s called outside a running thread of its launch",
+		                l && l->d->fname ? l->d->fname : "lm_kernel_launch", what);
+	const lmi_simt *s = l->s;
+	if (s->threads[l->thread].state == TH_FAULT)
+		return lmi_fail(s->fault_status, "%s: %s", l->d->fname ? l->d->fname : "lm_kernel_launch",
+		                s->fault_msg);
+	return LM_OK;
+}
+
+static lm_status declare_shared(lm_launch *l)
+{
+	const lm_launch_desc *d = l->d;
+	for (int i = 0; i < d->narrays; i++) {
+		const lm_launch_array *a = &d->arrays[i];
+		if (a->space != LM_SPACE_SHARED) continue;
+		int r = lmi_simt_add_shared_range(l->s, a->name, a->dtype, l->offset[i], a->length);
+		if (r < 0) return ext_fault(l, LM_ERR_ARG, "%s", lm_last_error());
+		l->range_of[i] = r;
+	}
+	l->declared = true;
+	return LM_OK;
+}
+
+void lmi_simt_ext_resume(lmi_simt *s, simt_thread *th)
+{
+	lm_launch *l = s->L->external;
+	l->thread = th->linear;
+	if (!l->declared && declare_shared(l) != LM_OK) return;
+	l->running = true;
+	int r = l->d->run(l->d->ctx, l, (int)th->linear, s->step == 0);
+	l->running = false;
+	if (th->state == TH_FAULT) return;
+	if (r == LM_LAUNCH_WAIT && th->state == TH_WAIT) return;
+	if (r == LM_LAUNCH_DONE && th->state == TH_READY) {
+		th->state = TH_DONE;
+		return;
+	}
+	ext_fault(l, LM_ERR_INTERNAL, "the thread's run returned %d %s lm_launch_sync", r,
+	          th->state == TH_WAIT ? "after" : "without");
+}
+
+/* A raw event of the running thread (interrupts polled as simt.c's rec does), or NULL after
+ * failing the thread. */
+static lmi_raw_ev *ext_rec(lm_launch *l, int kind, int line)
+{
+	lmi_simt *s = l->s;
+	if ((++s->poll & 1023) == 0 && lmi_check_interrupt()) {
+		ext_fault(l, LM_ERR_INTERRUPTED, "interrupted at line %d", line);
+		return NULL;
+	}
+	lm_status st;
+	lmi_raw_ev *e = lmi_simt_raw_push(s, kind, line, &st);
+	if (!e && st == LM_ERR_ARG)
+		ext_fault(l, st, "more than %d events in one barrier phase of a block (an endless loop?) at "
+		          "line %d", SIMT_MAX_STEP_EVENTS, line);
+	else if (!e)
+		ext_fault(l, LM_ERR_NOMEM, "out of memory for %lld events", (long long)s->raw_cap * 2);
+	return e;
+}
+
+static const char *access_name(int kind)
+{
+	return kind == LM_TRACE_LOAD ? "load" : kind == LM_TRACE_STORE ? "store" : "atomicAdd";
+}
+
+/* The checks of one access (memcheck's), then its event; *p: the element. */
+static lm_status access(lm_launch *l, int array, int64_t i, int kind, int line, lmi_raw_ev **eout,
+                        char **p)
+{
+	lm_status st = running(l, access_name(kind));
+	if (st) return st;
+	if (array < 0 || array >= l->d->narrays)
+		return ext_fault(l, LM_ERR_ARG, "%s of array %d at line %d: the launch has %d arrays",
+		                 access_name(kind), array, line, l->d->narrays);
+	const simt_range *r = &l->s->ranges[l->range_of[array]];
+	if (i < 0 || i >= r->length)
+		return ext_fault(l, LM_ERR_INDEX, "out-of-bounds %s of %s array '%s' at index %lld (length "
+		                 "%lld; arrays are indexed from 0, as in CUDA C) at line %d", access_name(kind),
+		                 lm_trace_space_name(r->space), r->name, (long long)i, (long long)r->length,
+		                 line);
+	if (kind != LM_TRACE_LOAD && r->readonly)
+		return ext_fault(l, LM_ERR_ARG, "%s to read-only %s array '%s' at index %lld at line %d",
+		                 access_name(kind), lm_trace_space_name(r->space), r->name, (long long)i, line);
+	if (kind == LM_TRACE_ATOMIC && r->dtype == LM_UINT8)
+		return ext_fault(l, LM_ERR_DTYPE, "atomicAdd on uint8 array '%s' at line %d: atomicAdd takes "
+		                 "int32, int64, float32 or float64 elements", r->name, line);
+	lmi_raw_ev *e = ext_rec(l, kind, line);
+	if (!e) return l->s->fault_status;
+	e->space = (uint8_t)r->space;
+	e->array = (uint8_t)r->trace_id;
+	e->index = (uint32_t)i;
+	e->size = (uint8_t)r->elem;
+	e->range = (uint8_t)l->range_of[array];
+	*eout = e;
+	*p = (char *)r->base + (size_t)i * r->elem;
+	return LM_OK;
+}
+
+static double get(lm_dtype dt, const char *p)
+{
+	switch (dt) {
+	case LM_FLOAT32: return *(const float *)p;
+	case LM_FLOAT64: return *(const double *)p;
+	case LM_INT32: return *(const int32_t *)p;
+	case LM_INT64: return (double)*(const int64_t *)p;
+	default: return *(const uint8_t *)p;
+	}
+}
+
+/* v as an element of dt (floats rounded, integers truncated toward zero) into *out; false when it
+ * does not fit (NaN, infinite or out of an integer type's range). */
+static bool convert(lm_dtype dt, double v, double *out)
+{
+	static const double lo[] = {[LM_INT32] = -2147483648.0, [LM_INT64] = -9223372036854775808.0,
+	                            [LM_UINT8] = 0};
+	static const double hi[] = {[LM_INT32] = 2147483648.0, [LM_INT64] = 9223372036854775808.0,
+	                            [LM_UINT8] = 256};
+	if (dt == LM_FLOAT32) return *out = (float)v, true;
+	if (dt == LM_FLOAT64) return *out = v, true;
+	double t = trunc(v);
+	if (!(t >= lo[dt] && t < hi[dt])) return false;
+	return *out = t, true;
+}
+
+static void put(lm_dtype dt, char *p, double v)
+{
+	switch (dt) {
+	case LM_FLOAT32: *(float *)p = (float)v; break;
+	case LM_FLOAT64: *(double *)p = v; break;
+	case LM_INT32: *(int32_t *)p = (int32_t)v; break;
+	case LM_INT64: *(int64_t *)p = (int64_t)v; break;
+	default: *(uint8_t *)p = (uint8_t)v; break;
+	}
+}
+
+static lm_status out_of_range(lm_launch *l, const simt_range *r, const char *what, double v,
+                              int64_t i, int line)
+{
+	return ext_fault(l, LM_ERR_ARG, "%s of %g to %s array '%s' at index %lld at line %d: the value "
+	                 "does not fit in %s", what, v, lm_trace_space_name(r->space), r->name,
+	                 (long long)i, line, lm_dtype_name(r->dtype));
+}
+
+lm_status lm_launch_load(lm_launch *l, int array, int64_t i, int line, double *v)
+{
+	lmi_raw_ev *e = NULL;
+	char *p = NULL;
+	lm_status st = access(l, array, i, LM_TRACE_LOAD, line, &e, &p);
+	if (st) return st;
+	*v = e->value = get(l->s->ranges[e->range].dtype, p);
+	return LM_OK;
+}
+
+lm_status lm_launch_store(lm_launch *l, int array, int64_t i, double v, int line)
+{
+	lmi_raw_ev *e = NULL;
+	char *p = NULL;
+	lm_status st = access(l, array, i, LM_TRACE_STORE, line, &e, &p);
+	if (st) return st;
+	const simt_range *r = &l->s->ranges[e->range];
+	double c;
+	if (!convert(r->dtype, v, &c)) return out_of_range(l, r, "store", v, i, line);
+	put(r->dtype, p, c);
+	e->value = c;
+	return LM_OK;
+}
+
+lm_status lm_launch_atomic_add(lm_launch *l, int array, int64_t i, double v, int line, double *old)
+{
+	lmi_raw_ev *e = NULL;
+	char *p = NULL;
+	lm_status st = access(l, array, i, LM_TRACE_ATOMIC, line, &e, &p);
+	if (st) return st;
+	const simt_range *r = &l->s->ranges[e->range];
+	double c, was = get(r->dtype, p);
+	if (!convert(r->dtype, v, &c)) return out_of_range(l, r, "atomicAdd", v, i, line);
+	if (r->dtype == LM_INT32) { /* integers wrap around, as on the GPU */
+		*(int32_t *)p = (int32_t)((uint32_t)*(int32_t *)p + (uint32_t)(int32_t)c);
+	} else if (r->dtype == LM_INT64) {
+		*(int64_t *)p = (int64_t)((uint64_t)*(int64_t *)p + (uint64_t)(int64_t)c);
+	} else {
+		put(r->dtype, p, was + c);
+	}
+	e->value = c;
+	if (old) *old = was;
+	return LM_OK;
+}
+
+lm_status lm_launch_add(lm_launch *l, double sum, bool pad, int line)
+{
+	lm_status st = running(l, "add");
+	if (st) return st;
+	lmi_raw_ev *e = ext_rec(l, LM_TRACE_ADD, line);
+	if (!e) return l->s->fault_status;
+	e->value = sum;
+	e->aux = pad;
+	return LM_OK;
+}
+
+lm_status lm_launch_branch(lm_launch *l, bool taken, int line)
+{
+	lm_status st = running(l, "branch");
+	if (st) return st;
+	lmi_raw_ev *e = ext_rec(l, LM_TRACE_BRANCH, line);
+	if (!e) return l->s->fault_status;
+	e->aux = taken;
+	e->value = taken;
+	return LM_OK;
+}
+
+lm_status lm_launch_sync(lm_launch *l, int line)
+{
+	lm_status st = running(l, "sync");
+	if (st) return st;
+	simt_thread *th = &l->s->threads[l->thread];
+	if (th->state == TH_WAIT)
+		return ext_fault(l, LM_ERR_STATE, "a second barrier at line %d before the thread's run "
+		                 "returned", line);
+	th->state = TH_WAIT;
+	th->wait_line = (uint16_t)line;
+	return LM_OK;
+}
+
+lm_status lm_launch_fail(lm_launch *l, lm_status st, const char *what)
+{
+	lm_status r = running(l, "fail");
+	if (r) return r;
+	return ext_fault(l, st ? st : LM_ERR_INTERNAL, "%s", what ? what : "failed");
+}
+
+bool lm_launch_failed(const lm_launch *l)
+{
+	return l && l->s && l->s->threads[l->thread].state == TH_FAULT;
+}
+
+void lm_launch_where(const lm_launch *l, unsigned thread[3], unsigned block[3], unsigned block_dim[3],
+                     unsigned grid_dim[3])
+{
+	const lmi_simt *s = l ? l->s : NULL;
+	if (!s) return;
+	const lmi_dim3 t = s->threads[l->thread].idx, b = s->block_idx;
+	const lmi_simt_launch *L = s->L;
+	if (thread) thread[0] = t.x, thread[1] = t.y, thread[2] = t.z;
+	if (block) block[0] = b.x, block[1] = b.y, block[2] = b.z;
+	if (block_dim) block_dim[0] = L->block.x, block_dim[1] = L->block.y, block_dim[2] = L->block.z;
+	if (grid_dim) grid_dim[0] = L->grid.x, grid_dim[1] = L->grid.y, grid_dim[2] = L->grid.z;
+}

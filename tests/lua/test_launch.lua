@@ -1,0 +1,402 @@
+-- kernels.launch: a Lua function per thread on the SIMT emulator. Lua kernels written like the C
+-- bodies (Kogge-Stone, the shared-memory reduction) give the same outputs, counters and trace
+-- events; the sanitizer's checks (bounds, deadlocks, races, errors in a thread, a kernel that
+-- never returns) with their messages; bad input.
+local test = require 'lumen.test'
+local kernels = require 'kernels'
+
+local function randn_list(n, seed)
+  lm.manual_seed(seed)
+  return lm.rand(n)
+end
+
+-- ---------------------------------------------------------------- the kernels of the tests
+
+-- body/scan.h's scan_kogge_stone, line for line (one element per thread, inclusive, one block)
+local function kogge_stone(t, X, Y, n)
+  local XY = t.shared.XY
+  local tid = t.threadIdx.x
+  local i = t.blockIdx.x * t.blockDim.x + tid
+  local v = 0
+  if i < n then v = X[i] end
+  XY[tid] = v
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    local temp = 0
+    local adds = t:branch(tid >= stride)
+    if adds then
+      local mine = XY[tid]
+      local left = XY[tid - stride]
+      temp = t:add(mine, left, i >= n)
+    end
+    t:sync()
+    if adds then XY[tid] = temp end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[tid] end
+end
+
+-- the same without the barrier between reading and writing: a race
+local function kogge_stone_racy(t, X, Y, n)
+  local XY = t.shared.XY
+  local tid = t.threadIdx.x
+  XY[tid] = X[tid]
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    local temp = 0
+    if tid >= stride then temp = t:add(XY[tid], XY[tid - stride]) end
+    if tid >= stride then XY[tid] = temp end
+    stride = stride * 2
+  end
+  Y[tid] = XY[tid]
+end
+
+-- body/reduce.h's reduce_shared
+local function reduce_shared(t, input, output, n)
+  local input_s = t.shared.input_s
+  local bd = t.blockDim.x
+  local segment = 2 * bd * t.blockIdx.x
+  local tid = t.threadIdx.x
+  local i = segment + tid
+  local a = 0
+  if i < n then a = input[i] end
+  local b = 0
+  if i + bd < n then b = input[i + bd] end
+  input_s[tid] = t:add(a, b, i + bd >= n)
+  local stride = bd // 2
+  while stride >= 1 do
+    t:sync()
+    if t:branch(tid < stride) then
+      local mine = input_s[tid]
+      local right = input_s[tid + stride]
+      input_s[tid] = t:add(mine, right, i + stride >= n)
+    end
+    stride = stride // 2
+  end
+  if tid == 0 then t:atomic_add(output, 0, input_s[0]) end
+end
+
+-- Every counter of the C run equals the Lua run's, and every trace event (arrays by name; the
+-- source lines differ: a C header's against a Lua chunk's).
+local function same_run(c, l, what)
+  test.eq(l.source, 'emu', what)
+  test.eq(l.pattern, 'launch', what)
+  for _, name in ipairs(c.counter_names) do
+    test.eq(l.counters[name], c.counters[name], what .. ': counter ' .. name)
+  end
+  local tc, tl = c.trace, l.trace
+  test.eq(#tl, #tc, what .. ': events')
+  test.eq(#tl:steps(), #tc:steps(), what .. ': barrier phases')
+  for i = 1, #tc do
+    local a, b = tc[i], tl[i]
+    for k, v in pairs(a) do
+      if k ~= 'line' and b[k] ~= v then
+        test.eq(b[k], v, string.format('%s: event %d field %s', what, i, k))
+      end
+    end
+  end
+end
+
+-- ---------------------------------------------------------------- cases
+
+test.case('a map kernel: positional and named arguments, guards, blocks, 2-D indices', function()
+  for _, n in ipairs{1, 5, 33, 100} do
+    local a, out = randn_list(n, n), lm.zeros(n)
+    local block = 32
+    local info = kernels.launch(function(t, out, a, n)
+      local i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+      if i < n then out[i] = a[i] + 10 end
+    end, {grid = (n + block - 1) // block, block = block, args = {out, a, n}})
+    test.tensor_near(out, a + 10)
+    test.eq(info.counters.global_loads, n)
+    test.eq(info.counters.global_stores, n)
+    test.eq(info.counters.threads, ((n + block - 1) // block) * block)
+  end
+  -- by parameter name, a 2-D block, and arrays that are views: read and written through
+  local a = lm.arange(0, 12):float():view(3, 4)
+  local out = lm.zeros(3, 4)
+  kernels.launch(function(t, out, a, rows, cols)
+    local r, c = t.threadIdx.y, t.threadIdx.x
+    if r < rows and c < cols then out[r * cols + c] = a[r * cols + c] * 2 end
+  end, {block = {3, 4}, args = {a = a:t(), out = out:t(), rows = 4, cols = 3}})
+  test.tensor_near(out, a * 2)
+  -- integer arrays give integers; #a is the length
+  local h = lm.tensor({5, 6, 7}, {dtype = 'int32'})
+  local got = lm.zeros(3, {dtype = 'int64'})
+  kernels.launch(function(t, got, h)
+    local i = t.threadIdx.x
+    got[i] = math.type(h[i]) == 'integer' and h[i] * #h or -1
+  end, {block = 3, args = {got, h}})
+  test.eq(got:tolist(), {15, 18, 21})
+end)
+
+test.case('info: like every kernels call, with the trace the scenes draw', function()
+  local x = lm.ones(8)
+  function lua_map_kernel(t, x) x[t.threadIdx.x] = x[t.threadIdx.x] + 1 end
+  local info = kernels.launch(lua_map_kernel, {block = 8, args = {x}})
+  lua_map_kernel = nil
+  test.eq(info.source, 'emu')
+  test.eq(info.provenance, 'emulated, modelled cycles')
+  test.eq(info.pattern, 'launch')
+  test.eq(info.algo, 'lua_map_kernel')
+  test.ok(info.impl:find('emu: lua_map_kernel (Lua, ', 1, true), info.impl)
+  test.ok(info.counters.modelled_cycles > 0)
+  test.eq(info.counter_names[1], 'modelled_cycles')
+  test.eq(info.trace.name, 'launch lua_map_kernel')
+  test.eq(#info.trace, 16)
+  test.eq(info.trace:arrays()[1].name, 'x')
+  test.ok(tostring(info):find('launch lua_map_kernel: emulated', 1, true))
+  test.eq(x:sum():item(), 16)
+  test.eq(kernels.launch(function() end, {block = 1, name = 'empty'}).algo, 'empty')
+end)
+
+test.case('Kogge-Stone in Lua: the outputs, counters and trace events of body/scan.h', function()
+  for _, c in ipairs{{16, 16, 'float32'}, {37, 64, 'float32'}, {64, 64, 'float64'}, {5, 8, 'float64'}} do
+    local n, block, dtype = c[1], c[2], c[3]
+    local x = randn_list(n, n):to(dtype)
+    local yc, ic = kernels.scan(x, {backend = 'emu', algo = 'kogge-stone', block = block})
+    local y = lm.zeros(n, {dtype = dtype})
+    local il = kernels.launch(kogge_stone, {block = block, args = {x, y, n}, shared = {XY = block}})
+    test.eq(y:tolist(), yc:tolist(), 'outputs n=' .. n)
+    same_run(ic, il, 'kogge-stone n=' .. n .. ' ' .. dtype)
+  end
+end)
+
+test.case('the shared-memory reduction in Lua: outputs, counters and trace events of body/reduce.h', function()
+  for _, c in ipairs{{100, 64}, {1000, 64}, {37, 32}, {1, 1}} do
+    local n, block = c[1], c[2]
+    local x = randn_list(n, 7 * n)
+    local sc, ic = kernels.reduce(x, {backend = 'emu', algo = 'shared', block = block})
+    local out = lm.zeros(1)
+    local grid = (n + 2 * block - 1) // (2 * block)
+    local il = kernels.launch(reduce_shared, {grid = grid, block = block, args = {x, out, n},
+                                              shared = {input_s = block}})
+    test.eq(out[1]:item(), sc:item(), 'sum n=' .. n)
+    same_run(ic, il, 'reduce shared n=' .. n)
+  end
+end)
+
+test.case('atomics: a privatized histogram in Lua counts what kernels.histogram counts', function()
+  local n, bins = 300, 8
+  local v = {}
+  for i = 1, n do v[i] = (i * i + 3 * i) % bins end
+  local x = lm.tensor(v, {dtype = 'int32'})
+  local want = kernels.histogram(x, bins, {backend = 'cpu'})
+  local h = lm.zeros(bins, {dtype = 'int32'})
+  local info = kernels.launch(function(t, x, h, n, bins)
+    local hs = t.shared.hs
+    local tid = t.threadIdx.x
+    if tid < bins then hs[tid] = 0 end
+    t:sync()
+    local i = t.blockIdx.x * t.blockDim.x + tid
+    if i < n then t:atomic_add(hs, x[i], 1) end
+    t:sync()
+    if tid < bins then
+      local c = hs[tid]
+      if c > 0 then t:atomic_add(h, tid, c) end
+    end
+  end, {grid = 5, block = 64, args = {x, h, n, bins}, shared = {hs = {bins, 'int32'}}})
+  test.eq(h:tolist(), want:tolist())
+  test.eq(info.counters.shared_atomics, n)
+  local merged = 0 -- the blocks' nonzero bins: one global atomic each
+  for b = 0, 4 do
+    local seen = {}
+    for i = b * 64 + 1, math.min(n, b * 64 + 64) do
+      if not seen[v[i]] then seen[v[i]] = true; merged = merged + 1 end
+    end
+  end
+  test.eq(info.counters.atomics, merged)
+  test.ok(info.counters.shared_conflicts > 0)
+end)
+
+test.case('memcheck: out-of-bounds accesses and read-only arrays name thread, block, array and index', function()
+  local a = lm.zeros(8)
+  local msg = test.raises(function()
+    kernels.launch(function(t, a) local v = a[t.threadIdx.x + 1] end, {block = 8, args = {a}})
+  end, "out-of-bounds load of global array 'a' at index 8 (length 8; arrays are indexed from 0, as in "
+    .. "CUDA C) at line")
+  test.ok(msg:find('at line %d+ by thread %(7,0,0%) in block %(0,0,0%) %(kernel kernel%)'), msg)
+  test.raises(function()
+    kernels.launch(function(t, a) a[-1] = 1 end, {grid = {1, 2}, block = 2, args = {a}})
+  end, "out%-of%-bounds store of global array 'a' at index %-1 .- by thread %(0,0,0%) in block %(0,0,0%)")
+  test.raises(function()
+    kernels.launch(function(t) t.shared.s[t.threadIdx.x * 2] = 1 end, {block = 4, shared = {s = 4}})
+  end, "out%-of%-bounds store of shared array 's' at index 4 .- by thread %(2,0,0%)")
+  test.raises(function()
+    kernels.launch(function(t) t.const.m[0] = 1 end, {block = 1, const = {m = lm.ones(3)}})
+  end, "store to read-only constant array 'm' at index 0")
+  -- the traceback of the thread follows the message
+  msg = test.raises(function()
+    kernels.launch(function(t, a) local v = a[100] end, {block = 1, args = {a}})
+  end, 'index 100')
+  test.ok(msg:find('stack traceback', 1, true), msg)
+  -- a pcall inside the kernel cannot hide a failed check
+  test.raises(function()
+    kernels.launch(function(t, a) pcall(function() return a[99] end); a[0] = 1 end, {block = 1, args = {a}})
+  end, 'index 99')
+  test.eq(a:sum():item(), 0)
+end)
+
+test.case('deadlocks: a barrier not every thread of a block reaches', function()
+  test.raises(function()
+    kernels.launch(function(t) if t.threadIdx.x < 8 then t:sync() end end, {block = 40})
+  end, 'deadlock in block %(0,0,0%) %(kernel [%w_]+%): warp 0 lanes 0%-7 wait at __syncthreads on '
+    .. 'line %d+, which warp 0 lanes 8%-31, warp 1 lanes 0%-7 never reach')
+  test.raises(function()
+    kernels.launch(function(t)
+      if t.threadIdx.x % 2 == 0 then
+        t:sync()
+      else
+        t:sync()
+      end
+    end, {block = 4, grid = 3})
+  end, 'deadlock in block %(0,0,0%) .-: warp 0 lanes 0,2 wait at __syncthreads on line %d+, warp 0 '
+    .. 'lanes 1,3 at the one on line %d+')
+end)
+
+test.case('racecheck: the missing barrier of Kogge-Stone is found, and the barrier restored passes', function()
+  local n = 16
+  local x, y = lm.ones(n), lm.zeros(n)
+  local msg = test.raises(function()
+    kernels.launch(kogge_stone_racy, {block = n, args = {x, y, n}, shared = {XY = n}})
+  end, "read%-after%-write race on shared array 'XY' at index 1 %(0%-based%) in block %(0,0,0%) "
+    .. "%(kernel kernel%): thread %(1,0,0%) wrote it at line %d+ and thread %(2,0,0%) read it at line "
+    .. "%d+ in the same barrier phase %(step 1%)")
+  test.ok(msg:find('t:sync()', 1, true))
+  kernels.launch(kogge_stone, {block = n, args = {x, y, n}, shared = {XY = n}})
+  test.eq(y:tolist(), lm.arange(1, n + 1):float():tolist())
+  -- without the check the racy kernel runs, and its result is wrong in this emulated order
+  kernels.launch(kogge_stone_racy, {block = n, args = {x, y, n}, shared = {XY = n}, racecheck = false})
+  test.ok(y[n]:item() ~= n, 'the racy scan gave the right sum')
+  local was = kernels.racecheck(false)
+  test.eq(was, true)
+  kernels.launch(kogge_stone_racy, {block = n, args = {x, y, n}, shared = {XY = n}})
+  test.eq(kernels.racecheck(was), false)
+  test.eq(kernels.racecheck(), true)
+end)
+
+test.case('racecheck: global memory, write-after-read, atomics, and no race across phases', function()
+  local a = lm.zeros(4)
+  test.raises(function()
+    kernels.launch(function(t, a) local v = a[(t.threadIdx.x + 1) % 4]; a[t.threadIdx.x] = v end,
+      {block = 4, args = {a}})
+  end, "write%-after%-read race on global array 'a' at index 1 .-thread %(0,0,0%) read it at line "
+    .. "%d+ and thread %(1,0,0%) wrote it")
+  test.raises(function()
+    kernels.launch(function(t, a) a[0] = t.threadIdx.x end, {block = 2, args = {a}})
+  end, 'write%-after%-write race on global array')
+  test.raises(function()
+    kernels.launch(function(t, a) if t.threadIdx.x == 0 then a[1] = 5 else t:atomic_add(a, 1, 1) end end,
+      {block = 2, args = {a}})
+  end, "atomic and plain race on global array 'a' at index 1")
+  -- atomics among themselves, the same thread, and phases apart do not race; nor blocks
+  a:zero_()
+  kernels.launch(function(t, a)
+    t:atomic_add(a, 0, 1)
+    a[t.threadIdx.x + 1] = 1
+    local v = a[t.threadIdx.x + 1]
+    t:sync()
+    if t.threadIdx.x == 0 then a[1] = a[2] + a[3] end
+  end, {block = 2, grid = 2, args = {a}})
+  test.eq(a:tolist(), {4, 1, 1, 0})
+end)
+
+test.case('a Lua error in a thread: its message, thread, block and traceback; the state lives on', function()
+  local msg = test.raises(function()
+    kernels.launch(function(t)
+      if t.blockIdx.x == 1 and t.threadIdx.x == 3 then error('boom') end
+    end, {grid = 2, block = 4})
+  end, 'kernels.launch: .-boom by thread %(3,0,0%) in block %(1,0,0%) %(kernel kernel%)')
+  test.ok(msg:find('stack traceback:', 1, true) and msg:find('in function', 1, true), msg)
+  test.raises(function()
+    kernels.launch(function(t) local q; q.x = 1 end, {block = 1})
+  end, "attempt to index a nil value %(local 'q'%) by thread %(0,0,0%)")
+  test.raises(function()
+    kernels.launch(function(t) error({}) end, {block = 1})
+  end, 'an error object that is not a string')
+  test.raises(function()
+    kernels.launch(function(t) local v = t.shared.nothing end, {block = 1})
+  end, "t.shared.nothing is not declared: give it in the launch's options, shared = {nothing = size}")
+  test.raises(function()
+    kernels.launch(function(t) coroutine.yield() end, {block = 2})
+  end, 'the kernel yielded without t:sync%(%)')
+  -- the next launch works
+  local x = lm.zeros(2)
+  kernels.launch(function(t, x) x[t.threadIdx.x] = 1 end, {block = 2, args = {x}})
+  test.eq(x:tolist(), {1, 1})
+end)
+
+test.case('a kernel that never returns: a count hook stops it, naming the thread', function()
+  debug.sethook(function() error('budget exhausted') end, '', 200000)
+  local ok, msg = pcall(kernels.launch, function(t) while true do end end, {block = 4, grid = 2})
+  debug.sethook()
+  test.eq(ok, false)
+  test.ok(msg:find('budget exhausted by thread (0,0,0) in block (0,0,0)', 1, true), msg)
+end)
+
+test.case('bad input: clear errors, no crash', function()
+  local x = lm.zeros(4)
+  local f = function(t) end
+  test.raises(function() kernels.launch(f, {block = 1025}) end,
+    'kernels.launch: a block of 1025 x 1 x 1 = 1025 threads exceeds the limit of 1024 threads per block')
+  test.raises(function() kernels.launch(f, {block = {32, 64}}) end, '32 x 64 x 1 = 2048 threads')
+  test.raises(function() kernels.launch(f, {block = 4, shared = {s = 12289}}) end,
+    "shared memory: 's' %(12289 x float32 = 49156 bytes%) brings the block's shared arrays to 49156 "
+    .. "bytes, over the limit of 48 KiB %(49152 bytes%) per block")
+  test.raises(function() kernels.launch(f, {block = 4, shared = {a = {4096, 'float64'}, b = 8192}}) end,
+    'over the limit of 48 KiB')
+  test.raises(function() kernels.launch(42, {block = 1}) end,
+    'kernels.launch: argument 1 %(the kernel%) must be a function fn%(t, ...%), got 42')
+  test.raises(function() kernels.launch(f) end, 'argument 2 must be the launch')
+  test.raises(function() kernels.launch(f, {}) end, 'option block is required')
+  test.raises(function() kernels.launch(f, {block = 0}) end, 'option block must be at least 1, got 0')
+  test.raises(function() kernels.launch(f, {block = 2.5}) end, 'option block')
+  test.raises(function() kernels.launch(f, {block = 1, grid = {1, 0}}) end, 'option grid%[2%] must be at least 1')
+  test.raises(function() kernels.launch(f, {block = 1, colour = 1}) end, "unknown option 'colour'")
+  test.raises(function() kernels.launch(f, {block = 1, args = {{}}}) end,
+    "args%[1%] %('arg1'%) is a table; a kernel takes tensors")
+  test.raises(function() kernels.launch(function(t, a) end, {block = 1, args = {print}}) end,
+    "args%[1%] %('a'%) is a function")
+  local closed = lm.ones(2)
+  closed:close()
+  test.raises(function() kernels.launch(function(t, a) end, {block = 1, args = {closed}}) end, 'closed tensor')
+  test.raises(function() kernels.launch(function(t, a) end, {block = 1, args = {b = x}}) end,
+    "args.b: the kernel has no parameter 'b' after t")
+  test.raises(function() kernels.launch(function(t, a) end, {block = 1, args = {x, a = x}}) end, 'not both')
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = 0}}) end, "shared array 's' has 0 elements")
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, 'float16'}}}) end, 'unknown dtype')
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, rows = 3, cols = 2}}}) end,
+    'rows 3 x cols 2 must be its 4 elements')
+  test.raises(function() kernels.launch(f, {block = 1, const = {m = 3}}) end, 'must be a tensor')
+  test.raises(function() kernels.launch(f, {block = 1, dtype = 'int32'}) end, 'option dtype must be float32 or float64')
+  test.raises(function() kernels.launch(f, {block = 1, name = 'two words'}) end, 'must be one word')
+  test.raises(function()
+    kernels.launch(function(t, a) a[0] = 'x' end, {block = 1, args = {x}})
+  end, 'the value stored at line %d+ must be a number, got string')
+  test.raises(function()
+    kernels.launch(function(t, a) a[0] = 300 end, {block = 1, args = {lm.zeros(1, {dtype = 'uint8'})}})
+  end, "store of 300 to global array 'a' at index 0 at line %d+: the value does not fit in uint8")
+  test.raises(function()
+    kernels.launch(function(t, a) local v = a['k'] end, {block = 1, args = {x}})
+  end, "index of global array 'a' at line %d+ must be an integer, got string 'k' %(arrays are indexed from 0")
+  test.raises(function()
+    kernels.launch(function(t, a) t.atomic_add(a, 0, 1) end, {block = 1, args = {x}})
+  end, 'expected an array of the kernel')
+  test.raises(function()
+    kernels.launch(function(t) kernels.launch(f, {block = 1}) end, {block = 1})
+  end, 'a kernel cannot launch a kernel')
+  test.raises(function()
+    kernels.launch(function(t) kernels.scan(lm.ones(4), {backend = 'emu'}) end, {block = 1})
+  end, 'cannot be entered from a kernel')
+  -- a thread object and an array used outside their launch
+  local kept_t, kept_a
+  kernels.launch(function(t, a) kept_t, kept_a = t, a end, {block = 1, args = {x}})
+  test.raises(function() kept_t:sync() end, 't:sync%(%) is only valid inside a running kernel')
+  test.raises(function() return kept_a[0] end, 'only valid inside a running kernel')
+  test.raises(function()
+    kernels.launch(function(t) local v = kept_a[0] end, {block = 1})
+  end, "array 'a' belongs to another kernel launch")
+  test.raises(function() kernels.racecheck('yes') end, 'argument 1 must be a boolean')
+end)
