@@ -213,8 +213,8 @@ local t0 = lm.sys.clock()
 local y = scan_seq(t)
 local lua_ms = (lm.sys.clock() - t0) * 1000
 local _, cpu = kernels.scan(big, {backend = 'cpu'})
-print(string.format('Lua loop, %d adds:        %7.2f ms  (CPU measured, Lua 5.4 interpreter)', #t - 1, lua_ms))
-print(string.format('kernels.scan (cpu):       %7.2f ms  (%s)', cpu.counters.time_ms, cpu.provenance))
+print(string.format('Lua loop (%d adds): %7.2f ms, CPU measured', #t - 1, lua_ms))
+print(string.format('kernels.scan, cpu:         %7.2f ms, %s', cpu.counters.time_ms, cpu.provenance))
 print('  which ran: ' .. (cpu.impl or cpu.algo))
 ]],
     },

@@ -209,12 +209,14 @@ Atomics on different addresses proceed in parallel; atomics on one address queue
 for the one before it (a global atomic costs a round trip to memory, hundreds of cycles). So the
 same kernel is fast or slow depending on the data. Below: 4096 values in 16 bins, once uniform,
 once in runs of 256 equal values (skewed: every thread of a block hits the same bin). The
-picture's heat map shows the conflicts per bin and step; look at the row of the crowded bin.]],
+picture is the skewed run: its heat map shows the same-address atomics per bin and step, 256 in
+a queue where a whole block crowds one bin.]],
         [[
 落在不同地址上的原子操作可以并行；落在同一地址上的则要排队，每一个都要等前一个做完（全局
 原子操作要到内存走一个来回，几百个周期）。所以同一个内核是快是慢，取决于数据。下面是 16 个桶、
 4096 个值：一次均匀分布，一次是每 256 个相同的值一段（偏斜：一个块里的所有线程都落在同一个桶）。
-画面里的热力图显示每个桶、每一步的冲突；看看那个拥挤的桶所在的那一行。]]),
+画面是偏斜输入那一次运行：热力图显示每个桶、每一步里落在同一地址上的原子操作，一个块全部挤在
+一个桶上时，队伍长达 256。]]),
       code = [[
 function make_input(kind, n)
   local t = {}
@@ -230,7 +232,9 @@ for _, case in ipairs({{'uniform', uniform_input}, {'runs of 256', runs_input}})
     run.counters.atomics, run.counters.conflicts, run.counters.modelled_cycles))
 end
 ]],
-      scene = { 'histogram', input = 'runs', algo = 'global-atomic' },
+      scene = function(env)
+        return select(2, kernels.histogram(env.runs_input, 16, { algo = 'global-atomic', backend = 'emu' }))
+      end,
     },
     -- 5 ------------------------------------------------------------------------------------
     {

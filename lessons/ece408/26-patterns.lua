@@ -72,7 +72,8 @@ mask is the same for every thread and never changes, so it lives in constant mem
 broadcasts one address to a whole warp.
 
 Global loads per output pixel drop from about M^2 (naive) to (T + M - 1)^2 / T^2 (tiled, the
-textbook's count; fewer at the image's border, where ghost cells are not loaded).]],
+textbook's count; fewer at the image's border, where ghost cells are not loaded). The picture is
+one tiled run, 16 x 16 with a 5 x 5 mask and T = 8: step through a block loading its input tile.]],
         [[
 用 M x M 掩码（M = 2r + 1）做卷积时，每个输出像素要读它周围 M x M 个输入像素，所以相邻输出读的
 输入大部分相同。分块内核让一个块先把它需要的输入分块一次性载入共享内存，再计算 T x T 的输出
@@ -81,7 +82,8 @@ textbook's count; fewer at the image's border, where ghost cells are not loaded)
 地址广播给整个 warp。
 
 每个输出像素的全局内存读取次数，从大约 M^2 次（朴素版本）降到 (T + M - 1)^2 / T^2 次（分块版本，
-教科书的算法；图像边缘处更少，因为那里的幽灵单元不用读）。]]),
+教科书的算法；图像边缘处更少，因为那里的幽灵单元不用读）。画面是一次分块运行：16 x 16 的图像、5 x 5
+的掩码、T = 8，单步看一个块如何载入它的输入分块。]]),
       code = [[
 img = lm.rand(32, 32)
 print(string.format('%-6s %4s %16s %22s', 'algo', 'M', 'loads per output', 'textbook (T + M - 1)^2/T^2'))
@@ -94,6 +96,9 @@ for _, m in ipairs({3, 5, 7}) do
 end
 print('(emulated; T = 8; the naive kernel also reads the mask from global memory)')
 ]],
+      scene = function()
+        return select(2, kernels.conv2d(lm.rand(16, 16), lm.rand(5, 5), { algo = 'tiled', tile = 8, backend = 'emu' }))
+      end,
     },
     -- 3 ------------------------------------------------------------------------------------
     {
@@ -184,12 +189,14 @@ The first tiling of the course: to compute C = A·B, a block loads a T x T tile 
 into shared memory, every thread of the block multiplies and adds from there, the block moves to
 the next pair of tiles after a barrier, and so on across the shared dimension. Each element of A
 and B loaded from global memory is then used T times instead of once: the global loads fall from
-2n^3 (naive, n x n matrices) to 2n^3 / T. The code counts them on the emulator for T = 2, 4, 8.]],
+2n^3 (naive, n x n matrices) to 2n^3 / T. The code counts them on the emulator for T = 2, 4, 8;
+the picture follows the tiles of a 16 x 16 product with T = 4 phase by phase.]],
         [[
 课程里的第一种分块：计算 C = A·B 时，一个块把 A 的一个 T x T 分块和 B 的一个分块载入共享内存，
 块内每个线程都从共享内存里取数做乘加，过一道屏障后块再换下一对分块，沿着公共维度一直做下去。
 这样从全局内存读进来的 A、B 的每个元素都被用了 T 次，而不是一次：全局读取从 2n^3 次（朴素版本，
-n x n 矩阵）降到 2n^3 / T 次。下面的代码在模拟器上对 T = 2、4、8 数一数。]]),
+n x n 矩阵）降到 2n^3 / T 次。下面的代码在模拟器上对 T = 2、4、8 数一数；画面按阶段跟踪一个
+16 x 16、T = 4 的乘法里分块的移动。]]),
       code = [[
 local a, b = lm.rand(32, 32), lm.rand(32, 32)
 local _, naive = kernels.matmul(a, b, {algo = 'naive', backend = 'emu'})
@@ -204,6 +211,9 @@ end
         .. 'tile 2  :  32768 global loads (2n^3/T = 32768), right: true\n'
         .. 'tile 4  :  16384 global loads (2n^3/T = 16384), right: true\n'
         .. 'tile 8  :   8192 global loads (2n^3/T = 8192), right: true\n',
+      scene = function()
+        return select(2, kernels.matmul(lm.rand(16, 16), lm.rand(16, 16), { algo = 'tiled', tile = 4, backend = 'emu' }))
+      end,
     },
     -- 5 ------------------------------------------------------------------------------------
     {

@@ -219,7 +219,8 @@ local function cmd_lesson(arg)
     note(tostring(e), '31')
     return
   end
-  out(paint('1', T.pick(S.lesson.title)) .. paint('2', '  (' .. S.name .. ', ' .. T.pick(S.lesson.lecture) .. ')'))
+  out(paint('1', T.pick(S.lesson.title)) .. paint('2', tr('  (' .. S.name .. ', ' .. T.pick(S.lesson.lecture) .. ')',
+    '（' .. S.name .. '，' .. T.pick(S.lesson.lecture) .. '）')))
   print_text(S.lesson.summary)
   if S.index > 1 then
     note(tr(string.format('Resuming at step %d of %d (:step 1 starts over).', S.index, #S.lesson.steps),

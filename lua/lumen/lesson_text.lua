@@ -9,8 +9,8 @@ Wrapping is greedy over tokens: a Latin word (what lies between spaces), or one 
 with it to the next line (or hangs past the width after a line's only token). A word wider than
 the line is cut. Paragraphs are separated by blank
 lines; a line indented by two spaces or more is kept as it is; '- ' starts a bullet with a hanging
-indent. Lines of one paragraph are joined with a space, or with nothing next to a wide
-character (a Chinese sentence split over source lines). Read next: lumen/lesson.lua.
+indent. Lines of one paragraph are joined with a space, or with nothing between two wide
+characters or next to Chinese punctuation (a Chinese sentence split over source lines). Read next: lumen/lesson.lua.
 ]]
 local T = {}
 
@@ -256,12 +256,14 @@ local function first_cp(s)
   return cs[1] and cs[1][2] or 0
 end
 
---- Joins the lines of a paragraph: a space between them, none next to a wide character.
+--- Joins the lines of a paragraph: a space between them, none between two wide characters or
+--- next to Chinese punctuation ("log2 n" + "步" keeps its space, "8、" + "1" does not get one).
 local function join(lines)
   local out = lines[1] or ''
   for k = 2, #lines do
     local a, b = last_cp(out), first_cp(lines[k])
-    if T.cp_width(a) == 2 or T.cp_width(b) == 2 then
+    local wa, wb = T.cp_width(a) == 2, T.cp_width(b) == 2
+    if (wa and wb) or (wa and (closing[a] or opening[a])) or (wb and (closing[b] or opening[b])) then
       out = out .. lines[k]
     else
       out = out .. ' ' .. lines[k]

@@ -58,3 +58,9 @@ for _, e in ipairs(lessons) do
   end)
 end
 
+
+test.case('the lessons of issue 20 are all there', function()
+  local have = {}
+  for _, e in ipairs(lessons) do have[e.name] = true end
+  for name in pairs(issue20) do test.ok(have[name], name .. ' is missing') end
+end)
