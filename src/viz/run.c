@@ -92,7 +92,8 @@ static void count_trace(lm_viz_run *r, const lm_trace *t)
 		lm_trace_launch la;
 		if (lm_trace_launch_get(t, l, &la) != LM_OK) continue;
 		if (la.end_cycle > end) end = la.end_cycle;
-		/* per launch, the most steps with adds of any block (docs/trace.md) */
+		/* per launch, the largest sum of depth over a block's steps (docs/trace.md): a coarsened
+		 * thread's dependent adds count as steps, as the kernels' own counter has them */
 		int64_t best = 0, cur = 0;
 		uint32_t block = UINT32_MAX;
 		for (int64_t i = la.first_step; i < la.first_step + la.nsteps; i++) {
@@ -102,7 +103,8 @@ static void count_trace(lm_viz_run *r, const lm_trace *t)
 				block = s.block;
 				cur = 0;
 			}
-			if (s.adds > 0 && ++cur > best) best = cur;
+			cur += s.depth;
+			if (cur > best) best = cur;
 		}
 		steps += best;
 	}

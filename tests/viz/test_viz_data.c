@@ -160,6 +160,25 @@ static void test_input_and_counters_from_a_trace(void **state)
 	vz_run_clear(&r);
 }
 
+/* The steps counter from a trace alone is the kernel's own when a thread makes several dependent
+ * adds in one barrier phase (the coarsened reduction: its first phase is coarsen-1 steps deep) and
+ * when a scan takes several launches (hierarchical). */
+static void test_steps_from_a_trace(void **state)
+{
+	(void)state;
+	static const char *const runs[][2] = {{"reduce", "coarsened"}, {"reduce", "shared"},
+	                                      {"scan", "hierarchical"}, {"scan", "kogge-stone"}};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		lm_viz_run r = traced(runs[i][0], runs[i][1], 2000, 64), t;
+		lm_viz_run_from_trace(&t, r.trace);
+		double want = vz_run_counter(&r, "steps", -2), got = vz_run_counter(&t, "steps", -1);
+		if (got != want || want <= 0)
+			fail_msg("%s %s: steps %g from the trace, %g from the kernel", runs[i][0], runs[i][1], got,
+			         want);
+		vz_run_clear(&r); /* t borrowed r's trace */
+	}
+}
+
 static void test_options(void **state)
 {
 	(void)state;
@@ -237,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_brent_kung_flow),
 		cmocka_unit_test(test_reduce_flow),
 		cmocka_unit_test(test_input_and_counters_from_a_trace),
+		cmocka_unit_test(test_steps_from_a_trace),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_palette),
 		cmocka_unit_test(test_empty_trace),
