@@ -120,7 +120,10 @@ Caffe 1.0（和 AlexNet 所用的框架 cuda-convnet 一样）由层构成。每
 
 网络就是一串层：先按顺序做前向，再按相反的顺序做反向。]]),
       code = [[
-local function Layer(methods) return function(...) return setmetatable(methods.new(...), {__index = methods}) end end
+-- Layer{new=, forward=, backward=}: a class; calling it makes a layer
+local function Layer(methods)
+  return function(...) return setmetatable(methods.new(...), {__index = methods}) end
+end
 InnerProduct = Layer{
   new = function(W) return {W = {data = W}} end,
   forward = function(self, bottom, top) top.data = bottom.data:matmul(self.W.data) end,
@@ -143,8 +146,10 @@ SoftmaxLoss = Layer{
   end }
 -- blobs x -> h -> a -> logits -> loss, and the layers between them
 blobs = {x = {data = X}, h = {}, a = {}, logits = {}, loss = {}}
-net = {{layer = InnerProduct(W1), bottom = 'x', top = 'h'}, {layer = ReLU(), bottom = 'h', top = 'a'},
-       {layer = InnerProduct(W2), bottom = 'a', top = 'logits'}, {layer = SoftmaxLoss(y), bottom = 'logits', top = 'loss'}}
+net = {{layer = InnerProduct(W1), bottom = 'x', top = 'h'},
+       {layer = ReLU(), bottom = 'h', top = 'a'},
+       {layer = InnerProduct(W2), bottom = 'a', top = 'logits'},
+       {layer = SoftmaxLoss(y), bottom = 'logits', top = 'loss'}}
 for _, l in ipairs(net) do l.layer:forward(blobs[l.bottom], blobs[l.top]) end
 for i = #net, 1, -1 do local l = net[i]; l.layer:backward(blobs[l.top], i > 1, blobs[l.bottom]) end
 caffe = {loss = blobs.loss.data:item(), dW1 = net[1].layer.W.diff, dW2 = net[3].layer.W.diff}
@@ -186,7 +191,11 @@ TensorFlow 1.0 把“描述计算”和“执行计算”分开。先构建一�
 的顺序求出 fetches 需要的那些节点。注意，这里的运算是值（表），而不是立刻计算的调用。]]),
       code = [[
 graph = {}
-function node(op, ...) local n = {op = op, inputs = {...}, id = #graph + 1}; graph[n.id] = n; return n end
+function node(op, ...)
+  local n = {op = op, inputs = {...}, id = #graph + 1}
+  graph[n.id] = n
+  return n
+end
 function placeholder(name) local n = node('placeholder'); n.name = name; return n end
 function variable(value) local n = node('variable'); n.value = value; return n end
 ops = {   -- how each op computes, given its inputs' values
@@ -196,7 +205,11 @@ ops = {   -- how each op computes, given its inputs' values
 }
 function run(fetches, feeds)
   local need, values = {}, {}
-  local function mark(n) if not need[n.id] then need[n.id] = true; for _, i in ipairs(n.inputs) do mark(i) end end end
+  local function mark(n)
+    if need[n.id] then return end
+    need[n.id] = true
+    for _, i in ipairs(n.inputs) do mark(i) end
+  end
   for _, f in ipairs(fetches) do mark(f) end
   for id, n in ipairs(graph) do           -- the build order is a topological order
     if need[id] then
@@ -242,7 +255,8 @@ they agree with Caffe's hand-written backward to rounding.]],
 两次的地方，就把两份贡献加起来。然后一次 `run` 同时给出损失和两个梯度；它们和 Caffe 手写的
 反向结果只差舍入误差。]]),
       code = [[
-local grad_rules = {   -- for each op: the gradient nodes of its inputs, given the output's gradient g
+-- for each op: the gradient nodes of its inputs, given the gradient node g of its output
+local grad_rules = {
   matmul = function(n, g) local a, b = n.inputs[1], n.inputs[2]
     return {node('matmul', g, node('transpose', b)), node('matmul', node('transpose', a), g)} end,
   relu = function(n, g) return {node('relu_grad', g, n.inputs[1])} end,
@@ -258,10 +272,14 @@ local more_ops = {
 for name, f in pairs(more_ops) do ops[name] = f end
 function gradients(root, wrt)
   local grads, order, seen = {}, {}, {}
-  local function visit(n) if seen[n.id] then return end; seen[n.id] = true
-    for _, i in ipairs(n.inputs) do visit(i) end; order[#order + 1] = n end
+  local function visit(n)           -- inputs before the nodes that use them
+    if seen[n.id] then return end
+    seen[n.id] = true
+    for _, i in ipairs(n.inputs) do visit(i) end
+    order[#order + 1] = n
+  end
   visit(root)
-  for k = #order, 1, -1 do
+  for k = #order, 1, -1 do          -- from the loss down: each node's gradient is complete here
     local n = order[k]
     local rule = grad_rules[n.op]
     if rule and (n == root or grads[n.id]) then
@@ -280,8 +298,8 @@ dw = gradients(loss, {w1, w2})
 print(string.format('gradients() added %d nodes (the graph has %d)', #graph - before, #graph))
 local l, g1, g2 = run({loss, dw[1], dw[2]}, {x = X, labels = y})
 tf = {loss = l:item(), dW1 = g1, dW2 = g2}
-print(string.format('TF-style vs Caffe: loss %.4f, max |dW1 diff| %.1e, max |dW2 diff| %.1e', tf.loss,
-  (tf.dW1 - caffe.dW1):abs():max():item(), (tf.dW2 - caffe.dW2):abs():max():item()))
+print(string.format('TF-style vs Caffe: loss %.4f, max |dW1 diff| %.1e, max |dW2 diff| %.1e',
+  tf.loss, (tf.dW1 - caffe.dW1):abs():max():item(), (tf.dW2 - caffe.dW2):abs():max():item()))
 ]],
     },
     -- 5 ------------------------------------------------------------------------------------
@@ -316,8 +334,8 @@ function forward_pt() return F.cross_entropy(X:matmul(W1p):relu():matmul(W2p), y
 local l = forward_pt()
 print('the loss was made by ' .. l.grad_fn)
 l:backward()
-print(string.format('PyTorch-style vs Caffe: loss %.4f, max |dW1 diff| %.1e, max |dW2 diff| %.1e', l:item(),
-  (W1p.grad - caffe.dW1):abs():max():item(), (W2p.grad - caffe.dW2):abs():max():item()))
+print(string.format('PyTorch-style vs Caffe: loss %.4f, max |dW1 diff| %.1e, max |dW2 diff| %.1e',
+  l:item(), (W1p.grad - caffe.dW1):abs():max():item(), (W2p.grad - caffe.dW2):abs():max():item()))
 ]],
       scene = function(env) return env.forward_pt() end,
     },
@@ -399,6 +417,12 @@ relu(x W1) W2。]]),
             if not fok then return false, out end
             if not lm.is_tensor(out) then
               return false, say('forward(x) should return a tensor', 'forward(x) 应该返回一个张量')
+            end
+            if shape_str(out) ~= string.format('[%d, %d]', n, n_out) then
+              return false, say(string.format('forward on a [%d, %d] input returned shape %s, expected [%d, %d]: one row of %d scores per example',
+                  n, n_in, shape_str(out), n, n_out, n_out),
+                string.format('在 [%d, %d] 输入上 forward 返回的形状是 %s，应为 [%d, %d]：每个样本一行，共 %d 个分数',
+                  n, n_in, shape_str(out), n, n_out, n_out))
             end
             local want = two_layer_ref(x, w1, w2)
             local cok, msg = lesson.compare(out, want, { what = say(string.format('your forward on a [%d, %d] input', n, n_in),
@@ -550,9 +574,14 @@ optim.SGD(params, {lr = lr, momentum = momentum}) 一样。]]),
                 local cok, msg = lesson.compare(keep[k]:detach(), ref[k]:detach(), { tol = 1e-9,
                   what = say(string.format('parameter %d after step %d (lr %g, momentum %g)', k, it, lr, mom),
                     string.format('第 %d 步之后的参数 %d（lr %g，momentum %g）', it, k, lr, mom)),
-                  why = function()
+                  why = function(i, got)
                     if it == 1 then return say('on the first step buf is the gradient itself: is the update p - lr * grad?',
                       '第一步 buf 就是梯度本身：更新是 p - lr * grad 吗？') end
+                    local plain = (before[k] - keep[k].grad * lr):reshape(-1)[i]:item()
+                    if math.abs(got - plain) <= 1e-9 * math.max(1, math.abs(plain)) then
+                      return say('that is p - lr * grad: your step ignores the momentum buffer (state[i], carried from call to call)',
+                        '那正是 p - lr * grad：你的更新没有用上动量缓冲区（state[i]，要在多次调用之间保留）')
+                    end
                     return say('from the second step: buf = momentum * buf + grad (no (1 - momentum) factor), kept in state[i]',
                       '从第二步起：buf = momentum * buf + grad（没有 (1 - momentum) 这个因子），保存在 state[i] 里')
                   end })
@@ -643,7 +672,8 @@ for epoch = 1, 3 do
   local tx, ty = test.tensors[1], test.tensors[2]
   local acc = lm.no_grad(function() return model(tx):argmax(2):eq(ty):float():mean():item() end)
   viz.plot('test/accuracy', step, acc)
-  print(string.format('epoch %d, %d steps: test accuracy %.1f%% on %d images (CPU)', epoch, step, 100 * acc, #test))
+  print(string.format('epoch %d, %d steps: test accuracy %.1f%% on %d images (CPU)', epoch,
+    step, 100 * acc, #test))
 end
 ]],
       scene = 'curves',

@@ -104,7 +104,8 @@ viz.clear()
 for _, c in ipairs({1, 2, 3}) do
   local norms = activation_norms(c, 50, 100)
   for l, v in ipairs(norms) do viz.plot('activation norm/c=' .. c, l, v) end
-  print(string.format('c = %d: layer 1 %.3g, layer 10 %.3g, layer 50 %.3g', c, norms[1], norms[10], norms[50]))
+  print(string.format('c = %d: layer 1 %.3g, layer 10 %.3g, layer 50 %.3g', c, norms[1], norms[10],
+    norms[50]))
 end
 ]],
       scene = { 'curves', scale = 'log' },
@@ -124,7 +125,9 @@ function growth(c)
   local norms = activation_norms(c, 50, 256)
   return norms[50] / norms[1]
 end
-for _, c in ipairs({1.5, 2.5}) do print(string.format('c = %.1f: layer 50 / layer 1 = %.3g', c, growth(c))) end
+for _, c in ipairs({1.5, 2.5}) do
+  print(string.format('c = %.1f: layer 50 / layer 1 = %.3g', c, growth(c)))
+end
 c_stable = nil   -- your choice
 ]],
       exercise = {
@@ -140,13 +143,18 @@ shrink nor grow with depth (or give it with :check).]],
             '目标是 growth(c) 接近 1：试试 growth(1.8)、growth(2)、growth(2.2)。'),
         },
         check = function(env, answer)
-          local c = lesson.number(answer ~= nil and answer or env.c_stable)
-          if c == nil then
+          local given = answer ~= nil and answer or env.c_stable
+          local c = lesson.number(given)
+          if given == nil then
             return false, say('c_stable is not set: give a number, e.g. c_stable = 1.7', 'c_stable 还没有设：给一个数，例如 c_stable = 1.7')
+          elseif c == nil then
+            return false, say(string.format('c_stable is %s, not a number', tostring(given)),
+              string.format('c_stable 是 %s，不是一个数', tostring(given)))
           end
           if not (c > 0 and c < 100) then
-            return false, say(string.format('c = %g: the variance c/n must be positive (and not huge)', c),
-              string.format('c = %g：方差 c/n 必须是正数（而且不能太大）', c))
+            local shown = c == c and string.format('%g', c) or 'NaN'
+            return false, say(string.format('c = %s: the variance c/n must be positive (and not huge)', shown),
+              string.format('c = %s：方差 c/n 必须是正数（而且不能太大）', shown))
           end
           local g = growth(c)
           if g < 0.5 then
@@ -181,10 +189,11 @@ stays a few percent, so the scale chosen at initialization is still the scale of
 network. The full data set takes longer but tells the same story.]],
         [[
 这一讲的要点不只是“c 不对就训练不起来”。下面一个 20 层、宽度 64 的 ReLU MLP 用 SGD 训练
-40 步（每批 50 张，取自 1,000 张 Fashion-MNIST 图像），c 分别取 1、2、3。c = 1 时梯度消失，损失停在
-log(10) = 2.30；c = 3 时激活值爆炸：损失从 40 左右开始，随即溢出变成 NaN（画面里它单独一张图，
-朱红色的刻度标出了这些断点）；c = 2 能训练。而且即使训练成功，权重也几乎没动：打印出的相对变化 ||W - W0|| / ||W0|| 只有百分之几，
-所以初始化时选定的尺度，仍然是训练好的网络的尺度。换成完整数据集要训练更久，但结论一样。]]),
+40 步（每批 50 张，取自 1,000 张 Fashion-MNIST 图像），c 分别取 1、2、3。c = 1 时梯度消失，
+损失停在 log(10) = 2.30；c = 3 时激活值爆炸：损失从 40 左右开始，随即溢出变成 NaN（画面里它
+单独一张图，朱红色的刻度标出了这些断点）；c = 2 能训练。而且即使训练成功，权重也几乎没动：
+打印出的相对变化 ||W - W0|| / ||W0|| 只有百分之几，所以初始化时选定的尺度，仍然是训练好的网络
+的尺度。换成完整数据集要训练更久，但结论一样。]]),
       code = [[
 -- a depth x width ReLU MLP on 784 inputs, every weight W ~ N(0, c/n); norm: nil, 'batch', 'layer'
 function deep_mlp(c, depth, width, norm)
@@ -281,8 +290,8 @@ layer:
   z_{i+1}    = (zhat_{i+1} - E[zhat_{i+1}]) / sqrt(Var[zhat_{i+1}] + eps)
 
 E and Var are over the features of one example (the last dim), Var the biased variance (divide
-by n), eps (1e-5 by default) keeps a constant row finite. F.layer_norm(z, {n}) computes it (nn.LayerNorm
-adds a learned scale and shift). Write it yourself.]],
+by n), eps (1e-5 by default) keeps a constant row finite. F.layer_norm(z, {n}) computes it
+(nn.LayerNorm adds a learned scale and shift). Write it yourself.]],
         [[
 初始化如此重要，而训练过程中激活值的尺度还会漂移，各层之间不再“一致”。但别忘了，深度网络里
 的一层可以是任何计算。那就加一些层，把激活值的归一化修正成我们想要的样子！第一个想法叫层归一化
@@ -301,8 +310,10 @@ function layer_norm(z, eps)
 end
 local z = lm.randn(4, 10) * 3 + 5
 local want = F.layer_norm(z, {10})
-print(string.format('max |layer_norm(z) - F.layer_norm(z)| = %.3g', (layer_norm(z, 1e-5) - want):abs():max():item()))
-print(string.format('F.layer_norm: row means %.2g, row stds (biased) %.4f', want:mean(2):abs():max():item(),
+print(string.format('max |layer_norm(z) - F.layer_norm(z)| = %.3g',
+  (layer_norm(z, 1e-5) - want):abs():max():item()))
+print(string.format('F.layer_norm: row means %.2g, row stds (biased) %.4f',
+  want:mean(2):abs():max():item(),
   want:var(2, {unbiased = false}):sqrt():mean():item()))
 ]],
       exercise = {
@@ -422,8 +433,9 @@ local z = lm.randn(16, 5) * 2 + 3
 local rm, rv, rm_F, rv_F = lm.zeros(5), lm.ones(5), lm.zeros(5), lm.ones(5)
 local mine = batch_norm(z, rm, rv, true, 0.1, 1e-5)
 local theirs = F.batch_norm(z, rm_F, rv_F, nil, nil, true, 0.1, 1e-5)
-print(string.format('training: max |diff| %.2g, running mean %.2g, running var %.2g', (mine - theirs):abs():max():item(),
-  (rm - rm_F):abs():max():item(), (rv - rv_F):abs():max():item()))
+print(string.format('training: max |diff| %.2g, running mean %.2g, running var %.2g',
+  (mine - theirs):abs():max():item(), (rm - rm_F):abs():max():item(),
+  (rv - rv_F):abs():max():item()))
 local eval_mine = batch_norm(z, rm, rv, false, 0.1, 1e-5)
 local eval_F = F.batch_norm(z, rm_F, rv_F, nil, nil, false, 0.1, 1e-5)
 print(string.format('eval:     max |diff| %.2g (normalized with the running statistics)',
@@ -437,16 +449,17 @@ print(string.format('eval:     max |diff| %.2g (normalized with the running stat
 Back to the 20-layer MLP with c = 1, which did not train at all. With a BatchNorm1d or a
 LayerNorm after every linear layer, the activations are rescaled at each layer whatever the
 weights' scale: the printed std of the last hidden layer at initialization is 0.58 (a ReLU
-of a unit Gaussian) instead of 1e-4. With BatchNorm the same net, same c, same 40 SGD steps trains (the learning
-rate is larger, 0.1, which normalization also makes safe). LayerNorm fixes the scale too, but
-it trains much more slowly here: it makes every example's activations alike, which is the
-weakness the previous step pointed out. The curves compare the three.]],
+of a unit Gaussian) instead of 1e-4. With BatchNorm the same net, same c, same 40 SGD steps
+trains (the learning rate is larger, 0.1, which normalization also makes safe). LayerNorm fixes
+the scale too, but it trains much more slowly here: it makes every example's activations alike,
+which is the weakness the previous step pointed out. The curves compare the three.]],
         [[
 回到那个 c = 1、完全训练不动的 20 层 MLP。在每个线性层之后加上 BatchNorm1d 或 LayerNorm，
 不管权重是什么尺度，激活值在每一层都会被重新缩放：打印出的初始化时最后一个隐藏层的标准差
-约为 0.58（单位高斯经过 ReLU 后的标准差），而不是 1e-4。有了 BatchNorm，同样的网络、同样的 c、同样 40 步 SGD 就能训练起来
-（学习率调大到 0.1，归一化也让这样做变得安全）。LayerNorm 同样修正了尺度，但在这里训练得慢
-得多：它让每个样本的激活值都变得相似，这正是上一步指出的弱点。曲线比较这三种情况。]]),
+约为 0.58（单位高斯经过 ReLU 后的标准差），而不是 1e-4。有了 BatchNorm，同样的网络、同样的
+c、同样 40 步 SGD 就能训练起来（学习率调大到 0.1，归一化也让这样做变得安全）。LayerNorm 同样
+修正了尺度，但在这里训练得慢得多：它让每个样本的激活值都变得相似，这正是上一步指出的弱点。
+曲线比较这三种情况。]]),
       code = [[
 viz.clear()
 for _, norm in ipairs({'none', 'batch', 'layer'}) do
@@ -458,8 +471,8 @@ for _, norm in ipairs({'none', 'batch', 'layer'}) do
     return h
   end)
   local last = fit(model, 40, 'loss/c=1, ' .. norm, 0.1)
-  print(string.format('c = 1, norm %-5s: last hidden std at init %.3g, loss after 40 steps %.3f', norm,
-    hidden:std():item(), last))
+  print(string.format('c = 1, norm %-5s: last hidden std at init %.3g, loss after 40 steps %.3f',
+    norm, hidden:std():item(), last))
 end
 ]],
       scene = 'curves',
@@ -502,16 +515,18 @@ w1.grad = g:clone()
 optim.SGD({w1}, {lr = lr, weight_decay = lambda}):step()          -- weight decay
 ;((w2 * g):sum() + (w2 * w2):sum() * (lambda / 2)):backward()      -- L2 in the loss
 optim.SGD({w2}, {lr = lr}):step()
-print(string.format('SGD: weight_decay vs L2 in the loss, max |diff| %.2g', (w1 - w2):abs():max():item()))
+print(string.format('SGD: weight_decay vs L2 in the loss, max |diff| %.2g',
+  (w1 - w2):abs():max():item()))
 for _, name in ipairs({'Adam', 'AdamW'}) do
   local w = lm.tensor({1.0, 1.0}, {requires_grad = true})
   local opt = optim[name]({w}, {lr = 0.01, weight_decay = 0.1})
   for s = 1, 100 do
-    w.grad = lm.tensor({s % 2 == 0 and 10.0 or -10.0, 0.0})         -- weight 1: large gradients; weight 2: none
+    -- weight 1: large gradients (alternating in sign); weight 2: none
+    w.grad = lm.tensor({s % 2 == 0 and 10.0 or -10.0, 0.0})
     opt:step()
   end
-  print(string.format('%-5s after 100 steps: weight with large gradients %.3f, weight without %.3f', name,
-    w[1]:item(), w[2]:item()))
+  print(string.format('%-5s after 100 steps: weight with large gradients %.3f, weight without %.3f',
+    name, w[1]:item(), w[2]:item()))
 end
 ]],
     },
@@ -543,7 +558,8 @@ dropout 0.5、权重衰减（Adam 的 L2，0.01）。两者都不加时，训练
 `lumen examples/mlp_fashion.lua --epochs 10 --viz`。]]),
       code = [[
 local d = F.dropout(lm.ones(10000), 0.5, true)
-print(string.format('dropout(p = 0.5): %d of 10000 kept, mean %.3f (expected 1)', d:gt(0):sum():item(), d:mean():item()))
+print(string.format('dropout(p = 0.5): %d of 10000 kept, mean %.3f (expected 1)',
+  d:gt(0):sum():item(), d:mean():item()))
 local train = data.FashionMNIST{split = 'train', limit = 200}
 local test = data.FashionMNIST{split = 'test', limit = 500}
 local x, y = train.tensors[1]:reshape(200, 784), train.tensors[2]
@@ -551,7 +567,8 @@ local tx, ty = test.tensors[1]:reshape(500, 784), test.tensors[2]
 viz.clear()
 for _, cfg in ipairs({{'plain', 0, 0}, {'dropout', 0.5, 0}, {'weight decay', 0, 0.01}}) do
   lm.manual_seed(2)
-  local model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Dropout(cfg[2]), nn.Linear(128, 10))
+  local model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Dropout(cfg[2]),
+    nn.Linear(128, 10))
   local opt = optim.Adam(model:parameters(), {lr = 3e-3, weight_decay = cfg[3]})
   local test_loss
   for s = 1, 80 do

@@ -71,10 +71,11 @@ local rgb_in, hidden = 256 * 256 * 3, 1000
 print(string.format('256x256 RGB image: %d inputs; fully connected to %d hidden units: %d weights',
   rgb_in, hidden, rgb_in * hidden))
 local gray = 256 * 256
-print(string.format('256x256 grayscale -> 256x256 hidden, fully connected: %d weights', gray * gray))
+print(string.format('256x256 grayscale -> 256x256 hidden, fully connected: %d weights',
+  gray * gray))
 local conv = nn.Conv2d(1, 1, 3, {bias = false})
-print(string.format('the same map as a 3x3 convolution: %d weights (nn.Conv2d(1, 1, 3))', #conv:parameters() == 1
-  and conv.weight:numel() or -1))
+print(string.format('the same map as a 3x3 convolution: %d weights (nn.Conv2d(1, 1, 3))',
+  conv.weight:numel()))
 ]],
       expect = '256x256 RGB image: 196608 inputs; fully connected to 1000 hidden units: 196608000 weights\n'
         .. '256x256 grayscale -> 256x256 hidden, fully connected: 4294967296 weights\n'
@@ -116,7 +117,9 @@ function conv_loops(x, w)
       for j = 1, wd - k + 1 do
         local acc = 0
         for r = 1, cin do
-          for a = 1, k do for b = 1, k do acc = acc + X[r][i + a - 1][j + b - 1] * Wt[s][r][a][b] end end
+          for a = 1, k do
+            for b = 1, k do acc = acc + X[r][i + a - 1][j + b - 1] * Wt[s][r][a][b] end
+          end
         end
         out[s][i][j] = acc
       end
@@ -160,10 +163,13 @@ block's window reach past the border.]],
 画面是 ECE408 内核里保持尺寸的 3x3 卷积：图像周围画斜线的幽灵单元（ghost cells）正是补的零，它们
 从不被加载。单步看看，一个块的窗口是怎样伸出边界的。]]),
       code = [[
-for _, c in ipairs({{28, 3, 0, 1}, {28, 3, 1, 1}, {28, 5, 2, 1}, {28, 3, 1, 2}, {7, 3, 0, 2}, {256, 3, 1, 1}}) do
+-- {n, k, p, s}: an n x n image, a k x k filter, padding p, stride s
+for _, c in ipairs({{28, 3, 0, 1}, {28, 3, 1, 1}, {28, 5, 2, 1}, {28, 3, 1, 2}, {7, 3, 0, 2},
+                    {256, 3, 1, 1}}) do
   local n, k, p, s = table.unpack(c)
   local y = F.conv2d(lm.zeros(1, 1, n, n), lm.zeros(1, 1, k, k), nil, {padding = p, stride = s})
-  print(string.format('n = %3d, k = %d, padding %d, stride %d: output %d x %d', n, k, p, s, y:size(3), y:size(4)))
+  print(string.format('n = %3d, k = %d, padding %d, stride %d: output %d x %d', n, k, p, s,
+    y:size(3), y:size(4)))
 end
 function conv_out(n, k, p, s)
   return n - k + 1     -- TODO: padding and stride
@@ -267,7 +273,8 @@ function im2col(x, k, p, s)
   local cols = {}
   for a = 1, k do
     for b = 1, k do
-      cols[#cols + 1] = x:narrow(3, a, Ho):narrow(4, b, Wo)   -- entry (a, b) of every window: (N, C, Ho, Wo)
+      -- entry (a, b) of every window: a (N, C, Ho, Wo) view
+      cols[#cols + 1] = x:narrow(3, a, Ho):narrow(4, b, Wo)
     end
   end
   return lm.stack(cols, 3):permute(1, 4, 5, 2, 3):reshape(N * Ho * Wo, C * k * k)
@@ -428,11 +435,18 @@ function conv_matmul(x, w, p, s)
 end
 lm.manual_seed(12)
 local x, w = lm.randn(16, 3, 32, 32), lm.randn(16, 3, 3, 3)
-local function ms(f) local t0 = lm.sys.clock(); for _ = 1, 5 do f() end; return (lm.sys.clock() - t0) / 5 * 1e3 end
+local function ms(f)                        -- the mean wall time of 5 calls, in ms
+  local t0 = lm.sys.clock()
+  for _ = 1, 5 do f() end
+  return (lm.sys.clock() - t0) / 5 * 1e3
+end
 local ours = conv_matmul(x, w, 1, 1)
-print(string.format('max |patches @ W^T - F.conv2d| %.2g', (ours - F.conv2d(x, w, nil, {padding = 1})):abs():max():item()))
-print(string.format('patches + matmul (this step, Lua): %.2f ms; F.conv2d (Lumen, im2col): %.2f ms (CPU, measured)',
-  ms(function() conv_matmul(x, w, 1, 1) end), ms(function() F.conv2d(x, w, nil, {padding = 1, algo = 'im2col'}) end)))
+print(string.format('max |patches @ W^T - F.conv2d| %.2g',
+  (ours - F.conv2d(x, w, nil, {padding = 1})):abs():max():item()))
+local t_ours = ms(function() conv_matmul(x, w, 1, 1) end)
+local t_lumen = ms(function() F.conv2d(x, w, nil, {padding = 1, algo = 'im2col'}) end)
+print(string.format('patches + matmul (this step, Lua): %.2f ms; F.conv2d (Lumen, im2col): %.2f ms'
+  .. ' (CPU, measured)', t_ours, t_lumen))
 print(string.format('the im2col matrix holds %d numbers, the image %d: k^2 = 9 times as many',
   patches(x, 3, 1, 1):numel(), x:numel()))
 ]],
@@ -455,8 +469,8 @@ float64 central differences as you step (Lumen's conv2d is an Im2col node and a 
         [[
 要把卷积放进自动微分库，需要它的两个伴随乘积：传进来的梯度 G 分别乘上 d conv / d x 和
 d conv / d W。把卷积写成对 x 的矩阵乘法：z = What x，What 是一个装着卷积核权重的带状矩阵。那么
-G What^T 仍然是一个卷积：G 与翻转后的卷积核做卷积，输入、输出通道互换，填充为 k - 1 - p（即
-“转置卷积”）。如果改写成对 W 的乘积，z = Xhat w，Xhat 就是 im2col 矩阵，于是 W 的梯度是
+G What^T 仍然是一个卷积：G 与翻转后的卷积核做卷积，输入、输出通道互换，填充为 k - 1 - p
+（即“转置卷积”）。如果改写成对 W 的乘积，z = Xhat w，Xhat 就是 im2col 矩阵，于是 W 的梯度是
 Xhat^T G：又用到了 im2col 矩阵，这就是为什么库会把它从前向计算中保留下来。
 
 下面用手算的两个伴随与自动微分对比，再用 float64 做 lm.autograd.gradcheck。画面是这个卷积的自动
@@ -471,7 +485,8 @@ F.conv2d(x, w, nil, {padding = 1}):mul(g):sum():backward()
 -- d/dx: g convolved with the flipped filters, channels swapped, padding k - 1 - p = 1
 local dx = F.conv2d(g, w:detach():flip({3, 4}):transpose(1, 2), nil, {padding = 1})
 -- d/dW: the im2col matrix, transposed, times g
-local dw = g:permute(1, 3, 4, 2):reshape(-1, 4):t():matmul(patches(x:detach(), 3, 1, 1)):reshape(4, 3, 3, 3)
+local g_rows = g:permute(1, 3, 4, 2):reshape(-1, 4)                 -- (N Ho Wo, C_out), as Z
+local dw = g_rows:t():matmul(patches(x:detach(), 3, 1, 1)):reshape(4, 3, 3, 3)
 print(string.format('max |dx by hand - x.grad| %.2g, max |dW by hand - w.grad| %.2g',
   (dx - x.grad):abs():max():item(), (dw - w.grad):abs():max():item()))
 conv_f = function(a, b) return F.conv2d(a, b, nil, {stride = 2, padding = 1}):relu():sum() end
@@ -500,9 +515,13 @@ ReLU、2 倍最大池化、3x3 卷积（16 个）、ReLU、2 倍最大池化，�
 两个 epoch（80 步，几秒钟）；画面是实时的损失曲线，以及每个 epoch 之后在 500 张测试图像上的
 准确率。在全部 60,000 张图像上的完整版本是 `lumen examples/cnn_fashion.lua --epochs 3 --viz`。]]),
       code = [[
+function make_cnn()
+  return nn.Sequential(nn.Conv2d(1, 8, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Conv2d(8, 16, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+end
 lm.manual_seed(5)
-cnn = nn.Sequential(nn.Conv2d(1, 8, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-  nn.Conv2d(8, 16, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+cnn = make_cnn()
 local n_params = 0
 for _, p in ipairs(cnn:parameters()) do n_params = n_params + p:numel() end
 print(n_params .. ' parameters')
@@ -523,9 +542,12 @@ for epoch = 1, 2 do
     viz.plot('train/loss', step, loss)
   end
   cnn:eval()
-  local acc = lm.no_grad(function() return cnn(test.tensors[1]):argmax(2):eq(test.tensors[2]):float():mean():item() end)
+  local acc = lm.no_grad(function()
+    return cnn(test.tensors[1]):argmax(2):eq(test.tensors[2]):float():mean():item()
+  end)
   viz.plot('test/accuracy', step, acc)
-  print(string.format('epoch %d, %d steps: test accuracy %.1f%% on %d images (CPU)', epoch, step, 100 * acc, #test))
+  print(string.format('epoch %d, %d steps: test accuracy %.1f%% on %d images (CPU)', epoch, step,
+    100 * acc, #test))
 end
 ]],
       scene = 'curves',
@@ -551,12 +573,12 @@ an orientation (a light row or column beside a dark one); train longer (the full
 检测器。]]),
       code = [[
 lm.manual_seed(5)
-local init = nn.Sequential(nn.Conv2d(1, 8, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
-  nn.Conv2d(8, 16, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+local init = make_cnn()                           -- the same seed: the weights cnn started from
 for _, i in ipairs({1, 4, 8}) do
   local w, w0 = cnn[i].weight:detach(), init[i].weight:detach()
-  print(string.format('layer %d (%s): weight %s, moved %.0f%% from its initialization', i, getmetatable(cnn[i]).__name,
-    table.concat(w:shape(), ' x '), 100 * ((w - w0):norm() / w0:norm()):item()))
+  local moved = ((w - w0):norm() / w0:norm()):item()
+  print(string.format('layer %d (%s): weight %s, moved %.0f%% from its initialization', i,
+    getmetatable(cnn[i]).__name, table.concat(w:shape(), ' x '), 100 * moved))
 end
 local watch = viz.watch(cnn, {always = true})      -- the model scene, with live histograms
 local test = data.FashionMNIST{split = 'test', limit = 100}
