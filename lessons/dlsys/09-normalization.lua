@@ -116,10 +116,10 @@ end
       text = say([[
 `growth(c)` runs the same experiment at width 256 and returns how many times larger the
 activations are at layer 50 than at layer 1. A stable network keeps that near 1; at 50 layers
-even a small error in c compounds: (c/2)^25 is the factor in the norm. Try a few values.]],
+even a small error in c compounds: the norm changes by about (c/2)^25. Try a few values.]],
         [[
 `growth(c)` 在宽度 256 上做同样的实验，返回第 50 层的激活值是第 1 层的多少倍。稳定的网络让这个
-倍数接近 1；而在 50 层里，c 哪怕差一点也会累积起来：范数上的因子是 (c/2)^25。试几个值看看。]]),
+倍数接近 1；而在 50 层里，c 哪怕差一点也会累积起来：范数大约变为 (c/2)^25 倍。试几个值看看。]]),
       code = [[
 function growth(c)
   local norms = activation_norms(c, 50, 256)
@@ -488,12 +488,13 @@ plain SGD its gradient step is
   W = W - lr (grad + lambda W) = (1 - lr lambda) W - lr grad
 
 the weights shrink by a constant factor each step: "weight decay", the weight_decay option.
-Normalization layers change what it means (a BatchNorm before a ReLU makes the output
-independent of W's scale), and so does the optimizer: Adam divides the gradient, L2 term
-included, by a running RMS, so a weight with large gradients is hardly decayed and a weight
-with none is pulled to 0 at full speed. AdamW decouples the decay (W = (1 - lr lambda) W after
-the Adam step), the same factor for every weight. Below: SGD's weight_decay against L2 in the
-loss, then Adam against AdamW on a weight with large gradients and one with none.]],
+Normalization layers change what it means (after a BatchNorm the output no longer depends on
+the scale of the W before it, so shrinking W changes the effective step size, not the
+function), and so does the optimizer: Adam divides the gradient, L2 term included, by a running
+RMS, so a weight with large gradients is hardly decayed and a weight with none is pulled to 0
+at full speed. AdamW decouples the decay (W = (1 - lr lambda) W after the Adam step), the same
+factor for every weight. Below: SGD's weight_decay against L2 in the loss, then Adam against
+AdamW on a weight with large gradients and one with none.]],
         [[
 正则化限制网络能表示的函数的复杂度，让它能够泛化。最常见的是 L2 正则化，即最小化
 loss + lambda/2 ||W||^2。对普通 SGD，它的梯度步是
@@ -501,11 +502,11 @@ loss + lambda/2 ||W||^2。对普通 SGD，它的梯度步是
   W = W - lr (grad + lambda W) = (1 - lr lambda) W - lr grad
 
 每一步权重都按一个固定的比例缩小：这就是“权重衰减”，也就是 weight_decay 选项。归一化层会改变
-它的含义（ReLU 之前的 BatchNorm 让输出与 W 的尺度无关），优化器也会：Adam 把梯度（连同 L2 项）
-除以一个滑动的均方根，所以梯度大的权重几乎不衰减，而没有梯度的权重会被全速拉向 0。AdamW 把衰减
-解耦出来（在 Adam 的一步之后做 W = (1 - lr lambda) W），对每个权重都是同一个比例。下面先比较
-SGD 的 weight_decay 和损失里的 L2 项，再在一个梯度很大的权重和一个没有梯度的权重上比较 Adam 和
-AdamW。]]),
+它的含义（经过 BatchNorm 之后，输出不再依赖它前面那个 W 的尺度，所以缩小 W 改变的是等效步长，
+而不是函数本身），优化器也会：Adam 把梯度（连同 L2 项）除以一个滑动的均方根，所以梯度大的
+权重几乎不衰减，而没有梯度的权重会被全速拉向 0。AdamW 把衰减解耦出来（在 Adam 的一步之后做
+W = (1 - lr lambda) W），对每个权重都是同一个比例。下面先比较 SGD 的 weight_decay 和损失里的
+L2 项，再在一个梯度很大的权重和一个没有梯度的权重上比较 Adam 和 AdamW。]]),
       code = [[
 local lambda, lr = 0.1, 0.5
 local g = lm.tensor({0.5, 0.1, -0.3})

@@ -1,7 +1,8 @@
 --[[
 dlsys Lecture 10: convolutional networks — the parameter count of a fully connected layer against
 a 3x3 convolution on a 256x256 image, convolution with channels (and what a shift does to it),
-padding, stride and the output size (the student's formula, checked against F.conv2d's shapes),
+padding, stride, groups and dilation, the output size (the student's formula, checked against
+F.conv2d's shapes),
 im2col (the student writes it; checked against the check's own loops), convolution as a matrix
 multiply, differentiating convolution (the adjoints by hand, gradcheck, the graph scene with a
 per-node gradcheck), and a small CNN on a Fashion-MNIST subset with live curves and its filters
@@ -149,6 +150,11 @@ max or a mean over each window). Together, along each dimension:
 
   out = floor((n + 2p - k) / s) + 1
 
+Two more elements of practical convolutions: grouped convolutions (groups = g) connect each
+output channel to only C_in/g input channels, dividing the weights by g (depthwise when
+g = C_in); dilation d spreads the window's entries d pixels apart, so a 3x3 filter spans 5x5
+pixels at d = 2 and k in the formula becomes d(k - 1) + 1.
+
 The picture is the same-size convolution of ECE408's kernels with a 3x3 mask: the hatched ghost
 cells around the image are exactly the zero padding, never loaded. Step through it to see a
 block's window reach past the border.]],
@@ -159,6 +165,11 @@ block's window reach past the border.]],
 每个维度上：
 
   out = floor((n + 2p - k) / s) + 1
+
+实用卷积还有两个要素：分组卷积（groups = g）让每个输出通道只连接 C_in/g 个输入通道，权重数
+变为原来的 1/g（g = C_in 时就是逐通道卷积，depthwise）；空洞卷积（dilation d）让窗口里的元素
+彼此相隔 d 个像素，于是 d = 2 时一个 3x3 卷积核覆盖 5x5 个像素，公式里的 k 要换成
+d(k - 1) + 1。
 
 画面是 ECE408 内核里保持尺寸的 3x3 卷积：图像周围画斜线的幽灵单元（ghost cells）正是补的零，它们
 从不被加载。单步看看，一个块的窗口是怎样伸出边界的。]]),
@@ -171,13 +182,22 @@ for _, c in ipairs({{28, 3, 0, 1}, {28, 3, 1, 1}, {28, 5, 2, 1}, {28, 3, 1, 2}, 
   print(string.format('n = %3d, k = %d, padding %d, stride %d: output %d x %d', n, k, p, s,
     y:size(3), y:size(4)))
 end
+local full = nn.Conv2d(16, 16, 3, {bias = false})
+local depthwise = nn.Conv2d(16, 16, 3, {groups = 16, bias = false})
+print(string.format('16 -> 16 channels, 3x3: %d weights; groups = 16 (depthwise): %d',
+  full.weight:numel(), depthwise.weight:numel()))
+local dilated = F.conv2d(lm.zeros(1, 1, 28, 28), lm.zeros(1, 1, 3, 3), nil, {dilation = 2})
+print(string.format('n = 28, k = 3, dilation 2: output %d x %d (the window spans 5 pixels)',
+  dilated:size(3), dilated:size(4)))
 function conv_out(n, k, p, s)
   return n - k + 1     -- TODO: padding and stride
 end
 ]],
       expect = 'n =  28, k = 3, padding 0, stride 1: output 26 x 26\nn =  28, k = 3, padding 1, stride 1: output 28 x 28\n'
         .. 'n =  28, k = 5, padding 2, stride 1: output 28 x 28\nn =  28, k = 3, padding 1, stride 2: output 14 x 14\n'
-        .. 'n =   7, k = 3, padding 0, stride 2: output 3 x 3\nn = 256, k = 3, padding 1, stride 1: output 256 x 256\n',
+        .. 'n =   7, k = 3, padding 0, stride 2: output 3 x 3\nn = 256, k = 3, padding 1, stride 1: output 256 x 256\n'
+        .. '16 -> 16 channels, 3x3: 2304 weights; groups = 16 (depthwise): 144\n'
+        .. 'n = 28, k = 3, dilation 2: output 24 x 24 (the window spans 5 pixels)\n',
       scene = { 'conv', h = 10, w = 10, mask = 3, tile = 4, algo = 'tiled-input' },
       exercise = {
         prompt = say([[
