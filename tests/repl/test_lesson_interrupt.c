@@ -1,0 +1,208 @@
+/*
+ * test_lesson_interrupt.c — issue 21's bad input: "a training step interrupted with Ctrl-C leaves
+ * the lesson at that step with the model usable". `lumen --lesson demo/01-train` under a
+ * pseudo-terminal (term.h), on a small lesson written here whose second step trains a two-layer
+ * network with nn, F.mse_loss and optim.SGD in a loop that only Ctrl-C ends (a real lesson's
+ * training step ends in seconds, too soon to be sure a key lands inside it).
+ *
+ * It checks: the step's code interrupted when the step is entered and again under :run, each
+ * time "interrupted!" and the prompt; :where still at step 2; the training had taken steps; the
+ * model's forward pass gives outputs of the right shape and finite parameters; grad mode is on
+ * (a Ctrl-C inside lm.no_grad must not leave it off); one more SGD step with backward works and
+ * the loss is finite; :next goes on to step 3.
+ * The program is LUMEN_EXE when the build defines it, else `lumen` next to the tests' directory
+ * (build/tests/test_x -> build/lumen). Same environment as test_lesson_repl.c.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "term.h"
+
+#define WAIT 60.0 /* seconds: generous, for sanitizer builds on a busy machine */
+
+static term T;
+static char dir[64];
+static int mark;
+
+/* Step 2 trains until interrupted; steps_done counts the SGD steps taken. */
+static const char *const train_lesson =
+	"return { title = 'Training', course = 'demo', lecture = 'Demo', summary = 'A training loop.',\n"
+	"  steps = {\n"
+	"    { text = lesson.say('A model.', '一个模型。'), code = [[\n"
+	"lm.manual_seed(1)\n"
+	"model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))\n"
+	"x = lm.randn(64, 4)\n"
+	"y = x:sum(2, true)\n"
+	"opt = optim.SGD(model:parameters(), {lr = 0.01, momentum = 0.9})\n"
+	"steps_done = 0\n"
+	"print('model ready')\n"
+	"]] },\n"
+	"    { text = lesson.say('Training.', '训练。'), code = [[\n"
+	"print('training')\n"
+	"while true do\n"
+	"  opt:zero_grad()\n"
+	"  local loss = F.mse_loss(model(x), y)\n"
+	"  loss:backward()\n"
+	"  opt:step()\n"
+	"  lm.no_grad(function() return model(x) end)\n"
+	"  steps_done = steps_done + 1\n"
+	"end\n"
+	"]] },\n"
+	"    { text = lesson.say('Three.', '三。'), code = 'print(\"third step\")' },\n"
+	"  } }\n";
+
+static const char *lumen_exe(void)
+{
+#ifdef LUMEN_EXE
+	return LUMEN_EXE;
+#else
+	static char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0) fail_msg("cannot read /proc/self/exe");
+	exe[n] = '\0';
+	for (int cut = 0; cut < 2; cut++) { /* build/tests/test_x -> build */
+		char *slash = strrchr(exe, '/');
+		if (!slash) fail_msg("unexpected test path %s", exe);
+		*slash = '\0';
+	}
+	size_t len = strlen(exe);
+	snprintf(exe + len, sizeof exe - len, "/lumen");
+	if (access(exe, X_OK) != 0) fail_msg("%s is not an executable (build lumen first)", exe);
+	return exe;
+#endif
+}
+
+static void start(const char *lesson)
+{
+	static char home[96], state[128], path[128];
+	snprintf(home, sizeof home, "HOME=%s", dir);
+	snprintf(state, sizeof state, "XDG_STATE_HOME=%s/state", dir);
+	snprintf(path, sizeof path, "LUMEN_LESSON_PATH=%s/lessons", dir);
+	const char *env[] = {home, state, path, "TERM=xterm", "NO_COLOR=1", "LANG=C.UTF-8", "LUMEN_LANG",
+	                     "SDL_VIDEODRIVER=offscreen", "LP_NUM_THREADS=1", "OMP_NUM_THREADS=1",
+	                     "COLUMNS=40", NULL};
+	char *argv[] = {(char *)lumen_exe(), "--lesson", (char *)lesson, NULL};
+	if (!term_start(&T, argv, env, dir)) fail_msg("cannot start %s", argv[0]);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/lumen-train-XXXXXX");
+	if (!mkdtemp(dir)) fail_msg("mkdtemp failed");
+	char p[160];
+	snprintf(p, sizeof p, "%s/lessons", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof p, "%s/lessons/demo", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof p, "%s/lessons/demo/01-train.lua", dir);
+	FILE *f = fopen(p, "w");
+	if (!f) fail_msg("cannot write %s", p);
+	fputs(train_lesson, f);
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	term_close(&T);
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0) fprintf(stderr, "test_lesson_interrupt: could not remove %s\n", dir);
+	return 0;
+}
+
+static void failed(const char *what, const char *detail)
+{
+	term_dump(&T, stderr);
+	fail_msg("%s: %s", what, detail);
+}
+
+static void prompt(void)
+{
+	if (term_wait_prompt(&T, mark + 1, "> ", WAIT) < 0) failed("no prompt", "> ");
+}
+
+static void type(const char *line)
+{
+	mark = term_cursor_line(&T);
+	term_send(&T, line);
+	term_send(&T, "\r");
+}
+
+static void expect(const char *text)
+{
+	if (term_wait_line(&T, mark + 1, text, false, WAIT) < 0) failed("missing", text);
+}
+
+static void command(const char *line, const char *text)
+{
+	type(line);
+	expect(text);
+	prompt();
+}
+
+/* Lets the loop take a few steps, then Ctrl-C until "interrupted!" shows. */
+static void interrupt(void)
+{
+	term_sleep(0.5);
+	int got = -1;
+	for (int i = 0; i < 3 && got < 0; i++) {
+		term_send(&T, "\003");
+		got = term_wait_line(&T, mark + 1, "interrupted!", false, i < 2 ? 5.0 : WAIT);
+	}
+	if (got < 0) failed("Ctrl-C", "no 'interrupted!'");
+	prompt();
+}
+
+/* After an interrupt: the lesson at step 2, the model trained a little and still usable. */
+static void model_usable(void)
+{
+	command(":where", "step 2 of 3");
+	command("print('trained ' .. tostring(steps_done > 0))", "trained true");
+	command("print('grad mode ' .. tostring(lm.is_grad_enabled()))", "grad mode true");
+	command("print('forward ' .. table.concat(model(lm.randn(3, 4)):size(), 'x'))", "forward 3x1");
+	command("local s = 0 for _, p in ipairs(model:parameters()) do s = s + p:abs():sum():item() end "
+	        "print('finite ' .. tostring(s == s and s < math.huge))",
+	        "finite true");
+	command("opt:zero_grad() local l = F.mse_loss(model(x), y) l:backward() opt:step() "
+	        "print('one more step ' .. tostring(l:item() < math.huge))",
+	        "one more step true");
+}
+
+static void test_training_step_interrupted(void **state)
+{
+	(void)state;
+	start("demo/01-train");
+	mark = 0;
+	expect("model ready");
+	prompt();
+	type(":next"); /* entering the step runs its training loop */
+	expect("training");
+	interrupt();
+	model_usable();
+	type(":run"); /* and again when asked */
+	expect("training");
+	interrupt();
+	model_usable();
+	command(":next", "third step");
+	command(":where", "step 3 of 3");
+	type(":q");
+	if (!term_wait_exit(&T, WAIT)) failed(":q", "the program did not end");
+	assert_true(WIFEXITED(T.status) && WEXITSTATUS(T.status) == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_training_step_interrupted, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
