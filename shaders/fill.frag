@@ -15,13 +15,15 @@ out vec4 outColor;
 void main()
 {
 	vec2 p = uv * size;
-	float d = min(min(p.x, size.x - p.x), min(p.y, size.y - p.y)); // to the nearest edge
+	// to the nearest edge; a border takes d <= width, so an edge exactly half a pixel past the last
+	// pixel centre (d = 1 there) still gets its line
+	float d = min(min(p.x, size.x - p.x), min(p.y, size.y - p.y));
 	vec4 c = fcolor;
 	if (fkind == 1) {
 		c = mod(gl_FragCoord.x + gl_FragCoord.y, 6.0) < 2.0 ? fcolor2 : fcolor;
 	} else if (fkind == 5) {
-		if (d >= fb.x) discard;
-	} else if (fb.x > 0.0 && d < fb.x) {
+		if (d > fb.x) discard;
+	} else if (fb.x > 0.0 && d <= fb.x) {
 		c = fcolor2;
 	}
 	outColor = c;

@@ -6,6 +6,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lumen=${1:-$root/build/lumen}
 [ -x "$lumen" ] || { echo "tools/gallery.sh: $lumen is not an executable (build first)" >&2; exit 1; }
+lumen=$(cd "$(dirname "$lumen")" && pwd)/$(basename "$lumen")
+cd "$root" # paths in the pictures (the followed CSV) read from the checkout, not this machine
 out=$root/assets/gallery
 mkdir -p "$out"
 size=width=1280,height=720
@@ -15,9 +17,21 @@ shots=(
 	"reduce 3 n=128"
 	"histogram 5 input=pmpp"
 	"divergence 11 pattern=even-odd,warps=4"
+	"conv 5 h=16,w=16,tile=4"
+	"matmul 3 m=8,tile=4"
+	"spmv 2 format=ell"
+	"timeline 9 segments=4"
+	"curves 96 csv=tests/viz/data/mlp_run.csv"
+	"tensor 5 view=transpose,variant=contiguous()"
 )
 for shot in "${shots[@]}"; do
 	read -r scene step opts <<< "$shot"
 	"$lumen" --snapshot "$scene" "$out/$scene.png" --step "$step" --opts "$opts,$size"
+	printf '%-12s %s (%s bytes)\n' "$scene" "assets/gallery/$scene.png" "$(wc -c < "$out/$scene.png")"
+done
+# the model after a few steps of training with its histograms, and a perceptron's graph with its
+# gradcheck: made by a program (Fashion-MNIST: apt-get install dataset-fashion-mnist)
+"$lumen" --headless "$root/tools/gallery.lua" "$out"
+for scene in model graph; do
 	printf '%-12s %s (%s bytes)\n' "$scene" "assets/gallery/$scene.png" "$(wc -c < "$out/$scene.png")"
 done

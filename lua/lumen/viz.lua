@@ -68,17 +68,19 @@ end
 viz.watch(model [, opts]) -> watcher: shows the model and records, at most about 10 times a second,
 each layer's activations (a forward hook on every leaf module) and, when watcher:gradients() is
 called after backward, each layer's parameter gradients, as live histograms. watcher:close()
-removes the hooks. opts.show = false records without switching the window to the model.
+removes the hooks. opts.show = false records without switching the window to the model;
+opts.always = true records every forward (scripts, tests: not paced by the clock).
 ]]
 function viz.watch(model, opts)
   local nn = nn_module(model)
   if not nn then error('viz.watch: expected an nn module, got ' .. type(model), 2) end
   local d = describe(model)
-  if not (opts and opts.show == false) then viz._show_model(d, opts and { step = opts.step } or nil) end
+  local always = opts and opts.always
+  if not (opts and opts.show == false) then viz._show_model(d) end
   local w = { on = false, handles = {}, layers = d.layers }
   for i, l in ipairs(d.layers) do
     w.handles[i] = l.module:register_forward_hook(function(_, _, out)
-      if i == 1 then w.on = viz.due() end
+      if i == 1 then w.on = always or viz.due() end
       if w.on and lm.is_tensor(out) and out:dtype():find('float') then viz._record(i, 'activations', out:detach()) end
     end)
   end

@@ -293,7 +293,8 @@ static int v_show(lua_State *L)
 {
 	if (lml_tobox(L, 1)) return lml_viz_show_tensor(L);
 	lm_viz_run runs[8];
-	lua_newtable(L); /* keeps what the runs borrow (their spans) for the call */
+	lua_settop(L, 2); /* the options stay at 2 */
+	lua_newtable(L);  /* keeps what the runs borrow (their spans) for the call */
 	int n = read_runs(L, 1, runs, 8, lua_gettop(L));
 	const char *scene = NULL;
 	if (lua_istable(L, 2)) {

@@ -151,6 +151,7 @@ static void run_gradcheck(lua_State *L, const gc_args *a, lm_graph *g, double *e
 int lml_viz_show_tensor(lua_State *L)
 {
 	lm_tensor *t = lml_checktensor(L, 1, "argument 1");
+	lua_settop(L, 2);
 	const char *scene = NULL;
 	if (lua_istable(L, 2) && lml_rawfield(L, 2, "scene") == LUA_TSTRING) scene = lua_tostring(L, -1);
 	if (lua_istable(L, 2)) lua_pop(L, 1);
@@ -190,6 +191,7 @@ static void copy_string(lua_State *L, int t, const char *k, char *dst, size_t ca
 static int v_show_model(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 2); /* the options stay at 2 whatever is pushed below */
 	lm_viz_model m;
 	memset(&m, 0, sizeof m);
 	copy_string(L, 1, "name", m.name, sizeof m.name);

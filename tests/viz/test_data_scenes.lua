@@ -261,7 +261,7 @@ test.case('tensor: exactly the storage cells a view reaches, checked against the
   viz.variant('contiguous()')
   test.eq(count { kind = 'copy' }, 0, 'a contiguous tensor is not copied')
   local p = viz.pick(cells { kind = 'element' }[6].x + 3, cells { kind = 'element' }[6].y + 3)
-  test.ok(p.text:find('x%[{2, 2}%] = 5') and p.text:find('0 %+ 1%*4 %+ 1%*1 = 5'), p.text)
+  test.ok(p.text:find('x%[{2, 2}%] = 5') and p.text:find('0 %+ %(2%-1%)%*4 %+ %(2%-1%)%*1 = 5'), p.text)
 end)
 
 test.case('tensor: no elements, 8 dims, a leaf that requires grad', function()
@@ -312,6 +312,13 @@ test.case('model: layers and parameter counts, filters, live histograms from viz
   local before = count { kind = 'activations', state = 'live' }
   m(x)
   test.eq(count { kind = 'activations', state = 'live' }, before)
+  -- opts.always: every forward is recorded (not paced by the clock), so three in a row are three updates
+  local wa = viz.watch(m, { always = true })
+  for _ = 1, 3 do m(x) end
+  local conv = cells { kind = 'activations', index = 0 }[1]
+  local pa = viz.pick(conv.x + 3, conv.y + 3)
+  test.ok(pa.text:find('update 3%)'), 'three forwards, three updates: ' .. pa.text)
+  wa:close()
   test.raises(function() viz.watch({}) end, 'viz.watch: expected an nn module')
   test.raises(function() viz._record(99, 'activations', lm.ones(2)) end, 'layer 99 is not in the model shown')
 end)

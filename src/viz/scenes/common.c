@@ -319,7 +319,7 @@ vz_cell *vzs_grid_draw(vz_frame *f, vzs_grid *g, vz_rect r, int rows, int cols, 
 bool vzs_matrix_dense(const vz_frame *f, vz_rect r, int rows, int cols)
 {
 	float cw = cols > 0 ? r.w / (float)cols * vz_zoom(f) : 0;
-	return cw < 6 * f->scale || (int64_t)rows * cols > 4096;
+	return cw < 10 * f->scale || (int64_t)rows * cols > 4096; /* no room for values: one image */
 }
 
 void vzs_matrix_fill(vz_cell *c, const vzs_matrix *m, int64_t i)
@@ -347,6 +347,11 @@ vz_cell *vzs_matrix_draw(vz_frame *f, vzs_grid *g, vz_rect r, const vzs_matrix *
 		return c;
 	}
 	float cw = r.w / (float)m->cols, ch = r.h / (float)m->rows;
+	bool values = m->show_values && m->value;
+	for (int64_t i = 0; values && i < (int64_t)m->rows * m->cols; i++) { /* all the values, or none */
+		char t[32];
+		if (!isnan(m->value[i]) && !vz_text_fits(f, VZ_FONT_TINY, vzs_short(t, sizeof t, m->value[i]), cw)) values = false;
+	}
 	for (int y = 0; y < m->rows; y++)
 		for (int x = 0; x < m->cols; x++) {
 			vz_rect cr = vz_r(r.x + (float)x * cw, r.y + (float)y * ch, cw, ch);
@@ -356,8 +361,7 @@ vz_cell *vzs_matrix_draw(vz_frame *f, vzs_grid *g, vz_rect r, const vzs_matrix *
 				vz_hatch(f, cr, m->color[i], vz_th.hatch);
 				vz_outline(f, cr, 1, vz_mix(m->color[i], VZ_RGB(0, 0, 0), 0.25));
 			} else {
-				vzs_value_cell(f, cr, m->color[i], m->value ? m->value[i] : 0,
-				               m->show_values && m->value && !isnan(m->value[i]));
+				vzs_value_cell(f, cr, m->color[i], m->value ? m->value[i] : 0, values && !isnan(m->value[i]));
 			}
 			vz_cell *c = vz_cell_add(f, cr, m->kind);
 			c->group = m->group;
@@ -379,6 +383,27 @@ char *vzs_short(char *buf, size_t cap, double v)
 	else if (v == floor(v) && fabs(v) < 1e7) snprintf(buf, cap, "%.0f", v);
 	else snprintf(buf, cap, "%.3g", v);
 	return buf;
+}
+
+/* Shortens t (UTF-8, cap bytes) to fit w: the longest start of whole characters that fits with an
+ * ellipsis after it (nothing when not even that fits). */
+void vzs_fit_text(const vz_frame *f, vz_font font, char *t, size_t cap, float w)
+{
+	if (vz_text_fits(f, font, t, w)) return;
+	char buf[256];
+	size_t n = strlen(t);
+	if (n > sizeof buf - 4) n = sizeof buf - 4;
+	while (n > 0) {
+		do n--; while (n > 0 && ((unsigned char)t[n] & 0xC0) == 0x80); /* whole characters */
+		if (n + 4 > cap) continue;
+		memcpy(buf, t, n);
+		memcpy(buf + n, "\xE2\x80\xA6", 4); /* U+2026 and the terminator */
+		if (vz_text_fits(f, font, buf, w)) {
+			memcpy(t, buf, n + 4);
+			return;
+		}
+	}
+	if (cap) t[0] = '\0';
 }
 
 void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool show_value)

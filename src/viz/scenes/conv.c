@@ -481,10 +481,30 @@ static void colour_step(conv_scene *s, int k)
 
 /* ---------------------------------------------------------------- drawing */
 
+/* The image's range, for its idle cells' greys. */
+static void image_range(const conv_scene *s, double *lo, double *hi)
+{
+	*lo = INFINITY, *hi = -INFINITY;
+	for (int64_t i = 0; i < s->h * s->w; i++) *lo = fmin(*lo, s->img[i]), *hi = fmax(*hi, s->img[i]);
+	if (!(*hi > *lo)) *hi = *lo + 1;
+}
+
+/* The colours of n cells from off by their states; the input's idle cells: the image in greys. */
+static void cell_colors(conv_scene *s, int64_t off, int64_t n)
+{
+	double lo, hi;
+	image_range(s, &lo, &hi);
+	for (int64_t i = off; i < off + n; i++) {
+		s->col[i] = state_color(s->state[i]);
+		if (i < s->h * s->w && s->state[i] == S_IDLE)
+			s->col[i] = vz_mix(VZ_RGB(246, 246, 244), VZ_RGB(150, 150, 150), (s->img[i] - lo) / (hi - lo));
+	}
+}
+
 static void draw_matrix(vz_frame *f, conv_scene *s, vzs_grid *g, vz_rect r, int rows, int cols, int64_t off,
                         const char *kind, const char *group, bool values)
 {
-	for (int64_t i = 0; i < (int64_t)rows * cols; i++) s->col[off + i] = state_color(s->state[off + i]);
+	cell_colors(s, off, (int64_t)rows * cols);
 	vzs_matrix m = {rows, cols, s->col + off, s->val + off, s->state + off, state_names, kind, group, 0,
 	                (int32_t)off, values, s->hatch + off};
 	vzs_matrix_draw(f, g, r, &m);
@@ -709,7 +729,7 @@ static void conv_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	if (c->rows > 0 && c->cols > 0) { /* an element of a matrix drawn as an image */
 		colour_step(s, (int)floor(s->t + 1e-9));
 		int64_t off = c->tag, el = (int64_t)c->row * c->cols + c->col;
-		for (int64_t j = 0; j < (int64_t)c->rows * c->cols; j++) s->col[off + j] = state_color(s->state[off + j]);
+		cell_colors(s, off, (int64_t)c->rows * c->cols);
 		vzs_matrix m = {c->rows, c->cols, s->col + off, s->val + off, s->state + off, state_names, c->kind, c->group,
 		                0, c->tag, true, NULL};
 		vzs_matrix_fill(c, &m, el);

@@ -495,8 +495,13 @@ static void draw_box(vz_frame *f, graph_scene *s, int i, int k)
 	if (b->kind == B_NODE && b->node == 0) vz_outline(f, b->r, 2, vz_th.text);
 	float lh = vz_text_height(f, VZ_FONT_SMALL), pad = 0.15f * lh;
 	vz_color tc = vz_text_on(c);
-	if (b->r.h * vz_zoom(f) >= lh * 1.1f && vz_text_fits(f, VZ_FONT_SMALL, b->name, b->r.w))
-		vz_text_draw(f, b->r.x + b->r.w / 2, b->r.y + pad, VZ_FONT_SMALL, VZ_ALIGN_CENTER, tc, b->name);
+	if (b->r.h * vz_zoom(f) >= lh * 1.1f) { /* the name; a long one in the small print, cut to fit */
+		char name[sizeof b->name];
+		vz_font nf = vz_text_fits(f, VZ_FONT_SMALL, b->name, b->r.w - 2 * pad) ? VZ_FONT_SMALL : VZ_FONT_TINY;
+		snprintf(name, sizeof name, "%s", b->name);
+		vzs_fit_text(f, nf, name, sizeof name, b->r.w - 2 * pad);
+		vz_text_draw(f, b->r.x + b->r.w / 2, b->r.y + pad, nf, VZ_ALIGN_CENTER, tc, name);
+	}
 	if (b->r.h * vz_zoom(f) >= lh * 2.1f && vz_text_fits(f, VZ_FONT_TINY, b->shape, b->r.w))
 		vz_text_draw(f, b->r.x + b->r.w / 2, b->r.y + pad + lh * 1.05f, VZ_FONT_TINY, VZ_ALIGN_CENTER, tc, b->shape);
 	bool ran = b->kind == B_NODE ? b->node < k : strcmp(st, "done") == 0 || strcmp(st, "active") == 0;

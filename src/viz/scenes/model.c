@@ -183,7 +183,7 @@ static void model_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	s->lh = vz_text_height(f, VZ_FONT_SMALL);
 	float top = s->lh * 3.0f, gap = s->lh * 0.35f;
 	float box_w = fminf(c->w * 0.3f, 44 * vz_char_width(f, VZ_FONT_SMALL));
-	float fx = box_w + s->lh, hx = fx + c->w * 0.26f, hw = (c->w - hx - 2 * s->lh) / 2;
+	float fx = box_w + s->lh, hx = fx + c->w * 0.26f, hw = (c->w - hx - 3 * s->lh) / 2;
 	/* rows: 2.4 lines each, a Conv2d as tall as its filter grid needs (wrapped to its column) */
 	float units = 0;
 	for (int i = 0; i < s->n; i++) units += s->L[i].fo ? 3.2f : 1;
@@ -307,14 +307,20 @@ static void model_draw(void *p, vz_frame *f)
 		vz_color c = cur ? vz_th.active : l->params ? vz_mix(vz_th.common, vz_th.bg, 0.6) : vz_th.idle;
 		vz_cell_fill(f, l->box, c, 1, vz_mix(c, VZ_RGB(0, 0, 0), 0.3));
 		char pc[32];
-		snprintf(t, sizeof t, "%s %s %s", l->name, l->kind, l->desc);
-		vz_clip(f, vz_r(vz_sx(f, l->box.x), vz_sy(f, l->box.y), l->box.w * vz_zoom(f), l->box.h * vz_zoom(f)));
-		vz_text_draw(f, l->box.x + s->lh * 0.4f, l->box.y + (fminf(l->box.h, s->lh * 2.5f) - s->lh) / 2, VZ_FONT_SMALL,
-		             VZ_ALIGN_LEFT, vz_text_on(c), t);
+		float pad = s->lh * 0.4f, y1 = l->box.y + (fminf(l->box.h, s->lh * 2.5f) - s->lh) / 2;
+		float cw = l->params ? vz_text_width(f, VZ_FONT_SMALL, vz_number(pc, sizeof pc, (double)l->params)) + pad : 0;
+		bool two = l->box.h >= s->lh * 2.4f && l->desc[0]; /* the description on a line of its own */
+		snprintf(t, sizeof t, two ? "%s %s" : "%s %s %s", l->name, l->kind, l->desc);
+		vzs_fit_text(f, VZ_FONT_SMALL, t, sizeof t, l->box.w - 2 * pad - cw);
+		vz_text_draw(f, l->box.x + pad, two ? l->box.y + pad : y1, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_text_on(c), t);
+		if (two) {
+			snprintf(t, sizeof t, "%s", l->desc);
+			vzs_fit_text(f, VZ_FONT_TINY, t, sizeof t, l->box.w - 2 * pad);
+			vz_text_draw(f, l->box.x + pad, l->box.y + pad + s->lh * 1.15f, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_text_on(c), t);
+		}
 		if (l->params)
-			vz_text_draw(f, l->box.x + l->box.w - s->lh * 0.4f, l->box.y + (fminf(l->box.h, s->lh * 2.5f) - s->lh) / 2,
-			             VZ_FONT_SMALL, VZ_ALIGN_RIGHT, vz_text_on(c), vz_number(pc, sizeof pc, (double)l->params));
-		vz_clip(f, f->area);
+			vz_text_draw(f, l->box.x + l->box.w - pad, two ? l->box.y + pad : y1, VZ_FONT_SMALL, VZ_ALIGN_RIGHT,
+			             vz_text_on(c), pc);
 		vz_cell *cell = vz_cell_add(f, l->box, "layer");
 		cell->group = l->name;
 		cell->state = cur ? "active" : l->params ? "parameters" : "no parameters";
@@ -364,8 +370,8 @@ static void model_counters(void *p, vz_panel *pn)
 			vz_panel_set(pn, col, name, (double)s->L[i].params);
 		}
 	vz_panel_set(pn, col, "total", (double)s->params);
-	vz_panel_note(pn, "histograms: the last batch's layer outputs and parameter gradients (up to %d values, every k-th), "
-	              "at most 10 times a second (viz.watch); bar heights on a square-root scale", VZ_HIST_SAMPLE);
+	vz_panel_note(pn, "histograms (viz.watch): the last batch's outputs and parameter gradients, up to %d values each; "
+	              "bars on a square-root scale", VZ_HIST_SAMPLE);
 }
 
 static void model_describe(void *p, vz_cell *c, char *buf, size_t cap)

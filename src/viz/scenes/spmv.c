@@ -29,6 +29,8 @@ enum { S_ZERO, S_PENDING, S_ACTIVE, S_DONE, S_PAD, S_INDEX, S_LONGEST, NSTATES }
 static const char *const state_names[NSTATES] = {"zero", "pending", "active", "done", "padding", "index", "longest"};
 
 #define MAXARR 5
+#define MAXLINES 4 /* a flat array wraps into at most this many lines of the format column */
+#define NGRIDS (5 + MAXARR * MAXLINES)
 
 typedef struct sarr {
 	const char *name;
@@ -71,8 +73,9 @@ typedef struct spmv_scene {
 	uint8_t *state;
 	double *val;
 	bool *hatch;
-	vzs_grid grids[12];
-	float cs, ac, bar_h;
+	vzs_grid grids[NGRIDS];
+	float cs, ac, pc, bar_h; /* cells: matrix, flat arrays, ELL/JDS packed rows; a thread's bar */
+	int64_t per;             /* cells per line of a flat array */
 	vz_rect mat_r, x_r, y_r, fmt_r, work_r;
 	double t;
 	char fname[32];
@@ -205,7 +208,7 @@ static void spmv_destroy(void *p)
 	if (!s) return;
 	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
 	for (int i = 0; i < NFMT; i++) sfmt_free(&s->f[i]);
-	for (int i = 0; i < 12; i++) vzs_grid_free(&s->grids[i]);
+	for (int i = 0; i < NGRIDS; i++) vzs_grid_free(&s->grids[i]);
 	free(s->rows);
 	free(s->cols);
 	free(s->vals);
@@ -398,6 +401,26 @@ static const char *spmv_variant_name(void *p, int v) { (void)p; return fmts[v]; 
 static void spmv_set_variant(void *p, int v) { ((spmv_scene *)p)->variant = v; }
 static int spmv_initial_variant(void *p) { return ((spmv_scene *)p)->variant; }
 
+/* The flat arrays' cells: the largest that fit the format column's width and the height left, an
+ * array wrapping into up to MAXLINES lines (ELL: whole slots a line, slot t of every row). */
+static void lay_arrays(spmv_scene *s, const sfmt *fm, float lh, float big, float room)
+{
+	int64_t longest = 1;
+	for (int i = 0; i < fm->narr; i++)
+		if (fm->arr[i].len > longest) longest = fm->arr[i].len;
+	s->per = longest;
+	s->ac = fminf(s->fmt_r.w / (float)(longest + 1), big);
+	for (int lines = 2; lines <= MAXLINES; lines++) {
+		int64_t per = (longest + lines - 1) / lines;
+		if (s->variant == ELL && per > s->m) per = (per + s->m - 1) / s->m * s->m;
+		float ac = fminf(s->fmt_r.w / (float)(per + 1), big), h = 0;
+		for (int i = 0; i < fm->narr; i++)
+			if (!(s->variant == JDS && strcmp(fm->arr[i].name, "perm") == 0))
+				h += lh * 1.45f + (float)((fm->arr[i].len + per - 1) / per) * ac;
+		if (ac > s->ac && h <= room) s->per = per, s->ac = ac;
+	}
+}
+
 static void spmv_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 {
 	spmv_scene *s = p;
@@ -412,12 +435,16 @@ static void spmv_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	const sfmt *fm = &s->f[s->variant];
 	s->work_r = vz_r(c->w * 0.76f, top, c->w * 0.24f, h);
 	s->fmt_r = vz_r(fx, top, s->work_r.x - gap - fx, h);
-	/* array cells: the longest flat array fits the format column */
-	int64_t longest = 1;
-	for (int i = 0; i < fm->narr; i++)
-		if (fm->arr[i].len > longest) longest = fm->arr[i].len;
-	s->ac = fminf(s->fmt_r.w / (float)(longest + 1), fmaxf(s->cs, 14 * c->scale));
-	s->ac = fminf(s->ac, 30 * c->scale);
+	/* ELL's and JDS's packed rows: at most 40% of the column's height */
+	bool packed = s->variant == ELL || s->variant == JDS;
+	float big = fminf(fmaxf(s->cs, 14 * c->scale), 30 * c->scale), used = 0;
+	if (packed) {
+		float wide = (float)(fm->width > 0 ? fm->width : 1) + 2;
+		s->pc = fminf(big, fminf(s->fmt_r.h * 0.4f / (float)s->m, s->fmt_r.w / wide));
+		used = lh * 1.7f + (float)s->m * s->pc;
+	}
+	if (s->variant == ELL) used += lh * 1.2f; /* the note on the storage order */
+	lay_arrays(s, fm, lh, big, s->fmt_r.h - used);
 	int rows_of_threads = fm->nthreads + fm->nthreads / (fm->block > 0 ? fm->block : 1);
 	s->bar_h = fminf(lh * 1.1f, (h - lh * 2) / (float)(rows_of_threads > 0 ? rows_of_threads : 1));
 	*ww = c->w;
@@ -446,11 +473,11 @@ static int iter_state(int iter, int k)
 
 /* A matrix of cells from the per-frame buffers at *off (advanced). */
 static void draw_block(vz_frame *f, spmv_scene *s, int g, vz_rect r, int rows, int cols, int64_t *off,
-                       const char *kind, int32_t tag)
+                       const char *kind, int32_t tag, int32_t first)
 {
 	for (int64_t i = 0; i < (int64_t)rows * cols; i++) s->col[*off + i] = state_color(s->state[*off + i]);
 	vzs_matrix m = {rows, cols, s->col + *off, s->val + *off, s->state + *off, state_names, kind,
-	                fmts[s->variant], 0, tag, true, s->hatch + *off};
+	                fmts[s->variant], first, tag, true, s->hatch + *off};
 	vzs_matrix_draw(f, &s->grids[g], r, &m);
 	*off += (int64_t)rows * cols;
 }
@@ -478,7 +505,7 @@ static void draw_matrix(vz_frame *f, spmv_scene *s, int k, int64_t *off)
 		}
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	label(f, s->x_r.x, s->x_r.y - lh * 1.1f, "x");
-	draw_block(f, s, 0, s->mat_r, (int)s->m, (int)s->n, off, "matrix", 0);
+	draw_block(f, s, 0, s->mat_r, (int)s->m, (int)s->n, off, "matrix", 0, 0);
 	vz_outline(f, s->mat_r, 1, vz_th.text_dim);
 	o = *off;
 	for (int64_t j = 0; j < s->n; j++) {
@@ -486,7 +513,7 @@ static void draw_matrix(vz_frame *f, spmv_scene *s, int k, int64_t *off)
 		s->val[o + j] = s->x[j];
 		s->hatch[o + j] = false;
 	}
-	draw_block(f, s, 1, s->x_r, 1, (int)s->n, off, "x", 1);
+	draw_block(f, s, 1, s->x_r, 1, (int)s->n, off, "x", 1, 0);
 	o = *off;
 	for (int64_t r = 0; r < s->m; r++) { /* y[r] is written when its thread is done */
 		int th = -1, len = 0;
@@ -498,7 +525,7 @@ static void draw_matrix(vz_frame *f, spmv_scene *s, int k, int64_t *off)
 		s->hatch[o + r] = false;
 	}
 	label(f, s->y_r.x, s->mat_r.y - lh * 1.1f, "y");
-	draw_block(f, s, 2, s->y_r, (int)s->m, 1, off, "y", 2);
+	draw_block(f, s, 2, s->y_r, (int)s->m, 1, off, "y", 2, 0);
 }
 
 /* A flat array of the format: index arrays plain, val / col lit by the iteration that reads them. */
@@ -518,9 +545,15 @@ static float draw_array(vz_frame *f, spmv_scene *s, int g, const sarr *a, float 
 	char t[64];
 	snprintf(t, sizeof t, "%s[%lld]", a->name, (long long)a->len);
 	label(f, s->fmt_r.x, y, t);
-	float yy = y + lh * 1.05f; /* ac is small enough for the longest array to fit the column */
-	draw_block(f, s, g, vz_r(s->fmt_r.x, yy, (float)a->len * ac, ac), 1, (int)a->len, off, a->name, (int32_t)(100 + g));
-	return yy + ac + lh * 0.4f;
+	float yy = y + lh * 1.05f; /* ac and per make the longest array fit the column */
+	int64_t per = (a->len + MAXLINES - 1) / MAXLINES; /* never more lines than grids */
+	if (s->per > per) per = s->per;
+	for (int64_t at = 0, line = 0; at < a->len; at += per, line++, yy += ac) {
+		int64_t n = a->len - at < per ? a->len - at : per;
+		draw_block(f, s, 5 + g * MAXLINES + (int)line, vz_r(s->fmt_r.x, yy, (float)n * ac, ac), 1, (int)n, off, a->name,
+		           (int32_t)(100 + g), (int32_t)at);
+	}
+	return yy + lh * 0.4f;
 }
 
 /* ELL and JDS as the lecture draws them: rows packed to the left (JDS: sorted, with perm). */
@@ -543,8 +576,8 @@ static float draw_packed(vz_frame *f, spmv_scene *s, float y, int k, int64_t *of
 		}
 	label(f, s->fmt_r.x, y, s->variant == ELL ? "ELL: every row padded to the longest (hatched: padding)"
 	                                          : "JDS: rows sorted by length; perm says where each came from");
-	float ac = fminf(s->ac, (s->fmt_r.h * 0.45f) / (float)s->m), x0 = s->fmt_r.x + (s->variant == JDS ? ac * 1.5f : 0);
-	draw_block(f, s, 3, vz_r(x0, y + lh * 1.1f, (float)W * ac, (float)s->m * ac), (int)s->m, (int)W, off, "packed", 3);
+	float ac = s->pc, x0 = s->fmt_r.x + (s->variant == JDS ? ac * 1.5f : 0);
+	draw_block(f, s, 3, vz_r(x0, y + lh * 1.1f, (float)W * ac, (float)s->m * ac), (int)s->m, (int)W, off, "packed", 3, 0);
 	if (s->variant == JDS) {
 		const sarr *perm = array_of(fm, "perm");
 		int64_t o2 = *off;
@@ -553,7 +586,7 @@ static float draw_packed(vz_frame *f, spmv_scene *s, float y, int k, int64_t *of
 			s->val[o2 + r] = perm && r < perm->len ? perm->v[r] : NAN;
 			s->hatch[o2 + r] = false;
 		}
-		draw_block(f, s, 4, vz_r(s->fmt_r.x, y + lh * 1.1f, ac, (float)s->m * ac), (int)s->m, 1, off, "perm", 4);
+		draw_block(f, s, 4, vz_r(s->fmt_r.x, y + lh * 1.1f, ac, (float)s->m * ac), (int)s->m, 1, off, "perm", 4, 0);
 	}
 	return y + lh * 1.1f + (float)s->m * ac + lh * 0.6f;
 }
@@ -565,7 +598,7 @@ static void draw_format(vz_frame *f, spmv_scene *s, int k, int64_t *off)
 	if (s->variant == ELL || s->variant == JDS) y = draw_packed(f, s, y, k, off);
 	for (int i = 0; i < fm->narr; i++) {
 		if (s->variant == JDS && strcmp(fm->arr[i].name, "perm") == 0) continue;
-		y = draw_array(f, s, 5 + i, &fm->arr[i], y, k, off);
+		y = draw_array(f, s, i, &fm->arr[i], y, k, off);
 	}
 	if (s->variant == ELL)
 		vz_textf(f, s->fmt_r.x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,

@@ -203,7 +203,7 @@ static void tensor_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	s->ec = fmaxf(s->ec, 0.5f);
 	s->el_r = vz_r(label_w, top, (float)s->cols * s->ec, ((float)s->rows + (float)gaps * 0.5f) * s->ec);
 	s->st_r = vz_r(label_w, s->el_r.y + s->el_r.h + lh * 3.2f, (float)s->per_row * s->sc, st_h);
-	s->cp_r = vz_r(label_w, s->st_r.y + st_h + lh * 2.7f, (float)s->per_row * s->sc, cp_h);
+	s->cp_r = vz_r(label_w, s->st_r.y + st_h + lh * 1.6f, (float)s->per_row * s->sc, cp_h); /* its label under it */
 	*ww = c->w;
 	*wh = c->h;
 }
@@ -256,7 +256,8 @@ static void formula(const tensor_scene *s, int64_t e, char *buf, size_t cap)
 		r = s->shape[d] ? r / s->shape[d] : 0;
 	}
 	snprintf(buf, cap, "%lld", (long long)s->offset);
-	for (int d = 0; d < s->ndim; d++) vz_append(buf, cap, " + %lld*%lld", (long long)idx[d], (long long)s->stride[d]);
+	for (int d = 0; d < s->ndim; d++) /* Lua's index i, 0-based in the sum: (i-1)*stride */
+		vz_append(buf, cap, " + (%lld-1)*%lld", (long long)idx[d] + 1, (long long)s->stride[d]);
 	vz_append(buf, cap, " = %lld", (long long)s->off[e]);
 }
 
@@ -353,6 +354,14 @@ static void draw_header(vz_frame *f, const tensor_scene *s, int64_t cur)
 	}
 }
 
+/* A label on the background, so that the links under it do not cross its letters. */
+static void boxed_label(vz_frame *f, float y, const char *t)
+{
+	float pad = vz_char_width(f, VZ_FONT_SMALL) * 0.5f;
+	vz_fill(f, vz_r(0, y, vz_text_width(f, VZ_FONT_SMALL, t) + pad, vz_text_height(f, VZ_FONT_SMALL)), vz_th.bg);
+	vz_text_draw(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, t);
+}
+
 static void tensor_draw(void *p, vz_frame *f)
 {
 	tensor_scene *s = p;
@@ -369,8 +378,6 @@ static void tensor_draw(void *p, vz_frame *f)
 	vz_layer(f);
 	vz_text_draw(f, 0, s->el_r.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "elements");
 	draw_elements(f, s, cur);
-	vz_textf(f, 0, s->st_r.y - lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "storage: %lld elements (0-based offsets)",
-	         (long long)s->storage);
 	draw_storage(f, s, &s->g_st, s->st_r, s->storage, o, "storage");
 	storage_ticks(f, s, s->st_r, s->storage);
 	for (int64_t i = 0; i < s->storage && s->sc * vz_zoom(f) >= 14; i++) /* stride 0: one cell, several elements */
@@ -379,17 +386,12 @@ static void tensor_draw(void *p, vz_frame *f)
 			vz_textf(f, r.x + r.w - 1, r.y, VZ_FONT_TINY, VZ_ALIGN_RIGHT, vz_th.text, "x%d", s->hits[i]);
 		}
 	if (s->copy) {
-		if (s->contiguous) {
-			vz_text_draw(f, 0, s->cp_r.y - lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-			             "contiguous() of a contiguous tensor returns it: no copy, the same storage");
-		} else {
+		if (!s->contiguous) {
 			int64_t c = s->numel + s->storage;
 			for (int64_t e = 0; e < s->numel; e++) {
 				s->state[c + e] = e == cur ? S_ACTIVE : e < cur ? S_COPY : S_PENDING;
 				s->val[c + e] = e <= cur ? s->val[e] : NAN;
 			}
-			vz_textf(f, 0, s->cp_r.y - lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-			         "contiguous(): a new storage of %lld, the elements in C order (strides of a fresh tensor)", (long long)s->numel);
 			draw_storage(f, s, &s->g_cp, s->cp_r, s->numel, c, "copy");
 			if (cur >= 0 && s->off[cur] >= 0 && s->off[cur] < s->storage) {
 				vz_rect a = storage_rect(s, s->st_r, s->off[cur]), b = storage_rect(s, s->cp_r, cur);
@@ -397,6 +399,16 @@ static void tensor_draw(void *p, vz_frame *f)
 				vz_arrow(f, a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y, 2.5f, 9, vz_th.active);
 			}
 		}
+	}
+	vz_layer(f); /* the labels over the faint links, the current link over them */
+	char t[160];
+	snprintf(t, sizeof t, "storage: %lld elements (0-based offsets)", (long long)s->storage);
+	boxed_label(f, s->st_r.y - lh * 1.2f, t);
+	if (s->copy) {
+		if (s->contiguous) snprintf(t, sizeof t, "contiguous() of a contiguous tensor returns it: no copy, the same storage");
+		else snprintf(t, sizeof t, "contiguous(): a new storage of %lld, the elements in C order (strides of a fresh tensor)",
+		              (long long)s->numel);
+		boxed_label(f, s->contiguous ? s->cp_r.y - lh * 0.4f : s->cp_r.y + s->cp_r.h + lh * 0.3f, t);
 	}
 	vz_layer(f);
 	draw_links(f, s, cur);

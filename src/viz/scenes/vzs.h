@@ -152,6 +152,8 @@ void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool sh
 float vzs_legend(vz_frame *f, float x, float y, vz_color c, bool hatched, const char *label);
 /* Formats a value of a cell briefly ("136", "2.5", "1e+06"). */
 char *vzs_short(char *buf, size_t cap, double v);
+/* Shortens t (UTF-8, in place, cap bytes) to fit w as drawn now, ending it with an ellipsis when cut. */
+void vzs_fit_text(const vz_frame *f, vz_font font, char *t, size_t cap, float w);
 
 /* A small line chart of series over x values (log2 axes when logx, logy): title, axes with the
  * ticks that fit, a polyline with dots per series, their labels, a dashed marker at mark_x (> 0). */
