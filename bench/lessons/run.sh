@@ -5,13 +5,19 @@
 #                frame (the piped line `viz.redraw()`), then :quit; against `lumen -e ''` and against
 #                the same scene's first frame without the lesson (`viz.scene` + `viz.redraw()`)
 #   walk         the headless walk of every lesson (tests/lessons: code, scenes, exercises), total
-#                and per lesson
-# Run under the CPU lock: flock /tmp/lumen-cpu.lock bench/lessons/run.sh [path/to/lumen]
+#                and per lesson, in the release build and in the ASan + UBSan build (issue 21
+#                "Measure": Lessons I + II, both builds, under 4 minutes together)
+# Run under the CPU lock:
+#   flock /tmp/lumen-cpu.lock bench/lessons/run.sh [path/to/lumen [path/to/asan/lumen]]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lumen=${1:-$root/build/lumen}
+asan=${2:-$root/build-asan/lumen} # the walk again under ASan + UBSan (skipped when absent)
 [ -x "$lumen" ] || { echo "bench/lessons: $lumen is not an executable (build first)" >&2; exit 1; }
 export LP_NUM_THREADS=${LP_NUM_THREADS:-1} SDL_VIDEODRIVER=offscreen NO_COLOR=1 LUMEN_LANG=en
+# the ASan walk as ctest runs it (the visualizer's known leaks of Mesa suppressed)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+	LSAN_OPTIONS=suppressions=$root/tests/viz/lsan.supp:print_suppressions=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_STATE_HOME=$tmp/state
@@ -41,12 +47,33 @@ printf '%-58s %9s %10s %8s\n' "lumen --headless --lesson ece408/16-scan, to the 
 	"$(awk -v s="$f" 'BEGIN{print (s<1000)?"yes":"NO"}')" "$(awk -v s="$f" -v b="$b" 'BEGIN{printf "%.1f", s/b}')"
 echo
 
-t0=$EPOCHREALTIME
-"$lumen" --test "$root/tests/lessons" > "$tmp/walk" 2> "$tmp/walk.err" || { cat "$tmp/walk" "$tmp/walk.err"; exit 1; }
-t1=$EPOCHREALTIME
-printf '%-58s %9s\n' "bench/lessons walk (tests/lessons, one run)" "s"
-sed -n 's/^test_lessons: \(.*\) walked in \([0-9.]*\) s.*/\1 \2/p' "$tmp/walk.err" |
-	while read -r name secs; do printf '  %-56s %9s\n' "$name" "$secs"; done
-printf '%-58s %9s %10s\n' "the whole walk, start to end of the program" \
-	"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" "(< 120 s)"
-tail -n1 "$tmp/walk"
+# The walk in the release build and, when there is one, the ASan build: a row per lesson.
+walk() { # walk LUMEN TAG: per-lesson seconds into $tmp/TAG.rows, the whole run's into $tmp/TAG.total
+	local t0 t1
+	t0=$EPOCHREALTIME
+	XDG_STATE_HOME=$tmp/state-$2 "$1" --test "$root/tests/lessons" > "$tmp/$2.out" 2> "$tmp/$2.err" ||
+		{ cat "$tmp/$2.out" "$tmp/$2.err"; exit 1; }
+	t1=$EPOCHREALTIME
+	sed -n 's/^test_lessons: \(.*\) walked in \([0-9.]*\) s.*/\1 \2/p' "$tmp/$2.err" > "$tmp/$2.rows"
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }' > "$tmp/$2.total"
+}
+walk "$lumen" release
+if [ -x "$asan" ]; then
+	walk "$asan" asan
+else
+	: > "$tmp/asan.rows"; echo "-" > "$tmp/asan.total"
+fi
+printf '%-58s %9s %9s %8s\n' "bench/lessons walk (tests/lessons, one run each)" "release s" "ASan s" "ASan/rel"
+while read -r name secs; do
+	a=$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/asan.rows")
+	printf '  %-56s %9s %9s %8s\n' "$name" "$secs" "${a:--}" \
+		"$([ -n "$a" ] && awk -v a="$a" -v r="$secs" 'BEGIN { printf "%.1f", (r > 0) ? a / r : 0 }')"
+done < "$tmp/release.rows"
+rt=$(cat "$tmp/release.total") at=$(cat "$tmp/asan.total")
+printf '%-58s %9s %9s\n' "the whole walk, start to end of the program" "$rt" "$at"
+if [ "$at" != "-" ]; then
+	printf '%-58s %9s %9s\n' "both builds together (< 240 s: the lesson suite in CI)" \
+		"$(awk -v a="$rt" -v b="$at" 'BEGIN { printf "%.2f", a + b }')" \
+		"$(awk -v a="$rt" -v b="$at" 'BEGIN { print (a + b < 240) ? "yes" : "NO" }')"
+fi
+tail -n1 "$tmp/release.out"
