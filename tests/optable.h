@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend/backend.h"
 #include "lumen/autograd.h"
 #include "lumen/core.h"
 #include "lumen/ops.h"
@@ -116,5 +117,15 @@ double ot_get_linear(const lm_tensor *t, int64_t i);
  */
 bool ot_close(const lm_tensor *got, const lm_tensor *want, double rtol, double atol, char *why,
               size_t cap);
+
+/* ---------------------------------------------------------------- running rows (optable_run.c) */
+
+/* t on device dev with t's very geometry (its whole storage copied there); t (+1) when there. */
+lm_tensor *ot_place(const lm_tensor *t, lm_device dev);
+/* Every row on each of the nbe tables as one cmocka group (a non-CPU table: placement, values,
+ * gradients against the CPU's, mixed-device errors). after_case (may be NULL) is asked after
+ * each case and returns a failure message or NULL. Returns cmocka's status. */
+int ot_run_rows(const char *group, int nbe, const lmi_backend *const *bes,
+                const char *(*after_case)(void));
 
 #endif

@@ -176,11 +176,16 @@ static lm_tensor *run_nn(const ot_case *c)
 	case N_BATCH_NORM_TRAIN:
 	case N_BATCH_NORM_EVAL: {
 		int64_t C = lm_tensor_shape(in[0])[1];
-		lm_tensor *rm = lm_zeros(1, &C, lm_tensor_dtype(in[0])), *rv = lm_ones(1, &C, lm_tensor_dtype(in[0]));
+		lm_tensor *h[2] = {lm_zeros(1, &C, lm_tensor_dtype(in[0])), lm_ones(1, &C, lm_tensor_dtype(in[0]))};
 		if (c->op->fn == N_BATCH_NORM_EVAL) { /* running stats 0.25 and 2 */
-			lm_fill_(rm, 0.25);
-			lm_fill_(rv, 2);
+			lm_fill_(h[0], 0.25);
+			lm_fill_(h[1], 2);
 		}
+		/* the running stats on the input's device (ot_run_rows runs rows on other devices) */
+		lm_tensor *rm = lm_to_device(h[0], lm_tensor_device(in[0]));
+		lm_tensor *rv = lm_to_device(h[1], lm_tensor_device(in[0]));
+		lm_tensor_release(h[0]);
+		lm_tensor_release(h[1]);
 		lm_tensor *y = lm_batch_norm(in[0], rm, rv, in[1], in[2], c->op->fn == N_BATCH_NORM_TRAIN,
 		                             c->p[1], c->p[0]);
 		lm_tensor_release(rm);

@@ -104,7 +104,7 @@ lm_tensor *lm_full(int ndim, const int64_t *shape, lm_dtype dt, double value);
 lm_tensor *lm_scalar(double value, lm_dtype dt); /* 0-d */
 /* Copies numel(shape) elements of dtype dt from data (C order). */
 lm_tensor *lm_from_data(const void *data, int ndim, const int64_t *shape, lm_dtype dt);
-/* A tensor with the same shape and dtype as t (contiguous), uninitialised / zero. */
+/* A tensor with the same shape, dtype and device as t (contiguous), uninitialised / zero. */
 lm_tensor *lm_empty_like(const lm_tensor *t);
 lm_tensor *lm_zeros_like(const lm_tensor *t);
 /* [start, stop) by step (step != 0); length ceil((stop - start) / step). */
@@ -174,6 +174,14 @@ lm_tensor *lm_contiguous(const lm_tensor *t);
 lm_tensor *lm_clone(const lm_tensor *t); /* a contiguous copy */
 /* t (+1) when already of dtype dt, else a converted contiguous copy. */
 lm_tensor *lm_to_dtype(const lm_tensor *t, lm_dtype dt);
+/* t (+1) when already on device dev, else a contiguous copy there (differentiable: the gradient
+ * comes back to t's device). The first tensor moved to LM_CUDA loads the CUDA backend; without
+ * one, LM_ERR_DEVICE says why (built without CUDA, no driver, no device). */
+lm_tensor *lm_to_device(const lm_tensor *t, lm_device dev);
+/* A contiguous copy of CPU tensor t in page-locked memory, which crosses to a GPU without
+ * staging (needs a CUDA backend); t (+1) when it is pinned already. */
+lm_tensor *lm_pin_memory(const lm_tensor *t);
+bool lm_tensor_is_pinned(const lm_tensor *t);
 /* Copies src into dst with broadcasting and dtype conversion (float to int truncates toward 0). */
 lm_status lm_copy_(lm_tensor *dst, const lm_tensor *src);
 lm_status lm_fill_(lm_tensor *t, double value);

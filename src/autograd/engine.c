@@ -289,7 +289,8 @@ lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph)
 	/* rules and sums run without recording, even when the given grad requires grad */
 	bool was = lm_set_grad_enabled(false);
 	lm_tensor *g0 = grad ? lm_tensor_retain((lm_tensor *)grad)
-	                     : lm_ones(root->ndim, root->shape, root->dtype);
+	                     : lmi_full_on("backward", root->storage->device, root->ndim, root->shape,
+	                                   root->dtype, 1);
 	if (!g0) {
 		lm_set_grad_enabled(was);
 		return lm_last_status();

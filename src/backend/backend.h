@@ -10,29 +10,35 @@
  * A device may leave slots NULL: its supports_op answers false for them, and the op fails with a
  * message naming itself, the device and the loop (LMI_BE). No slot records autograd nodes.
  *
- * The CPU fills every slot (cpu/backend_cpu.c: the loops of that directory) and is always registered. A
- * CUDA tensor backend (src/backend/cuda, a later issue) fills a second table in the CUDA module,
- * exported beside the module's device table (cuda_module.h: plain C, no CUDA types, the same
- * version-checked lookup through lmi_cuda_module_symbol), and the loader registers it; no op file
- * changes. Read next: cpu/backend_cpu.c, backend.c, ../ops/ops.h.
+ * The CPU fills every slot (cpu/backend_cpu.c: the loops of that directory) and is always
+ * registered. The CUDA table (cuda/backend_cuda.c, in liblumen: plain C that turns each slot's
+ * tensors into pointers, shapes and strides for the CUDA module's kernels, cuda/tensor_api.h) is
+ * registered on first use, when a tensor is first moved to the GPU (lmi_backend_for(LM_CUDA)
+ * loads it); no op file names a device. A device other than the CPU also carries what the core
+ * needs to keep tensors there (mem: memory, raw copies, the copy / fill / random loops), which
+ * registration hands to the core (lmi_device_set). Read next: cpu/backend_cpu.c, backend.c,
+ * cuda/backend_cuda.c, ../ops/ops.h.
  */
 #ifndef LUMEN_BACKEND_H
 #define LUMEN_BACKEND_H
 
 #include "core/lmi.h"
 #include "lumen/ops.h"
+#include "lumen/optim.h"
 
 #define LMI_DEVICE_COUNT (LM_CUDA + 1)
 
-/* 1: the first table (CPU). Bumped when a slot changes, like LMI_CUDA_MODULE_VERSION. */
-#define LMI_BACKEND_VERSION 1
+/* 2: mem, the optimizers' updates and the batch augmentations. Bumped when a slot changes, like
+ * LMI_CUDA_MODULE_VERSION. */
+#define LMI_BACKEND_VERSION 2
 
 /* The slots, once: their names (for supports_op and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
 	X(unary) X(binary) X(where) X(add_scaled) X(reduce_dims) X(matmul) X(matmul_batch_sum)         \
 	X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)                          \
 	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
-	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill)
+	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
+	X(rmsprop_step) X(crop_batch) X(flip_batch)
 
 #define LMI_BE_ENUM_(name) LMI_BE_OP_##name,
 typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
@@ -54,6 +60,8 @@ typedef struct lmi_backend {
 	int version;      /* LMI_BACKEND_VERSION */
 	const char *name; /* "cpu" */
 	lm_device device;
+	/* memory and the core's loops on this device (NULL for the CPU, which the core serves) */
+	const lmi_device_ops *mem;
 	/* Whether the device runs op on data of dtype dt (the dtype of the tensor the op asks about:
 	 * its output, or its first input where the output's dtype is fixed). */
 	bool (*supports_op)(lmi_be_op op, lm_dtype dt);
@@ -120,6 +128,24 @@ typedef struct lmi_backend {
 	lm_status (*triangle)(const lm_tensor *x, int64_t B, int64_t M, int64_t N, int64_t k, bool upper,
 	                      lm_tensor *out);
 	lm_status (*repeat_fill)(lm_tensor *out, const int64_t *xshape, const int64_t *reps);
+
+	/* ---- the optimizers' fused updates (lumen/optim.h states the arithmetic); every tensor
+	 * contiguous, of p's shape and float dtype; the optional states NULL when unused */
+	lm_status (*sgd_step)(lm_tensor *p, const lm_tensor *g, lm_tensor *buf, const lm_sgd_opts *o,
+	                      bool first);
+	/* step_size = lr / (1 - beta1^step), bc2_sqrt = sqrt(1 - beta2^step) */
+	lm_status (*adam_step)(lm_tensor *p, const lm_tensor *g, lm_tensor *m, lm_tensor *v,
+	                       lm_tensor *vmax, const lm_adam_opts *o, double step_size,
+	                       double bc2_sqrt);
+	lm_status (*rmsprop_step)(lm_tensor *p, const lm_tensor *g, lm_tensor *sq, lm_tensor *buf,
+	                          lm_tensor *gavg, const lm_rmsprop_opts *o);
+
+	/* ---- the data loader's whole-batch augmentations (contiguous x (N, ...), checked) */
+	/* out (N, C, oh, ow) = x (N, C, H, W) zero-padded by pad, cut at offsets (N, 2) int64 */
+	lm_status (*crop_batch)(const lm_tensor *x, const lm_tensor *offsets, int64_t pad,
+	                        lm_tensor *out);
+	/* out = x with the last dim reversed for the samples whose mask (N) uint8 entry is set */
+	lm_status (*flip_batch)(const lm_tensor *x, const lm_tensor *mask, lm_tensor *out);
 } lmi_backend;
 
 /* ---------------------------------------------------------------- the registry (backend.c) */
@@ -127,11 +153,21 @@ typedef struct lmi_backend {
 /* The CPU's table (cpu/backend_cpu.c), registered from the start. */
 extern const lmi_backend lmi_cpu_backend;
 
-/* Registers b as the table of b->device, in place of the one registered before (NULL: none; the
- * CPU's cannot be removed). Returns the table it replaced. */
+/* Registers b as the table of b->device, in place of the one registered before, and hands its
+ * mem to the core. Returns the table it replaced (NULL: none). */
 const lmi_backend *lmi_backend_register(const lmi_backend *b);
-/* The table of device d, or NULL when none is registered. */
+/* Removes the table of device d (not the CPU's); returns it. For tests that register their own. */
+const lmi_backend *lmi_backend_unregister(lm_device d);
+/* The table of device d, or NULL when none is registered (the ops ask this: a tensor on d exists
+ * only once d's table is registered). */
 const lmi_backend *lmi_backend_for(lm_device d);
+/* The same, loading it on the first ask (what moving a tensor to d calls): LM_CUDA's comes from
+ * lmi_cuda_backend_load. NULL with LM_ERR_DEVICE and a message starting with fname that says why
+ * (built without CUDA, no driver, no device). */
+const lmi_backend *lmi_backend_open(const char *fname, lm_device d);
+/* The CUDA table: the CUDA module loaded and a device found, or NULL with the error set
+ * (cuda_loader.c). */
+const lmi_backend *lmi_cuda_backend_load(const char *fname);
 /* The registered tables, in device order (for tests that run every op on every backend). */
 int lmi_backend_count(void);
 const lmi_backend *lmi_backend_at(int i);

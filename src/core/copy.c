@@ -1,7 +1,9 @@
 /*
  * copy.c — strided copies with broadcasting and dtype conversion, and fills: the loops every other
  * op uses to move data between layouts. No autograd here (see ../ops/copy.c for the public,
- * differentiable lm_contiguous / lm_clone / lm_to_dtype / lm_copy_).
+ * differentiable lm_contiguous / lm_clone / lm_to_dtype / lm_copy_). Tensors on another device
+ * are copied and filled by that device's loops (lmi_device_ops), and copies between the host and
+ * a device go through device.c.
  */
 #include <math.h>
 #include <string.h>
@@ -111,7 +113,8 @@ static bool try_transpose(const lmi_iter *it, size_t es)
 	return true;
 }
 
-lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
+/* Copies between two CPU tensors. */
+static lm_status copy_cpu(lm_tensor *dst, const lm_tensor *src)
 {
 	lmi_iter it;
 	const lm_tensor *ops[2] = {dst, src};
@@ -127,6 +130,14 @@ lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
 		return lmi_iter_run(&it, copy_bytes, &es);
 	}
 	return lmi_iter_run(&it, copy_kernels[dst->dtype][src->dtype], NULL);
+}
+
+lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
+{
+	lm_device dd = dst->storage->device, sd = src->storage->device;
+	if (dd == LM_CPU && sd == LM_CPU) return copy_cpu(dst, src);
+	if (dd == sd) return lmi_device_ops_for(dd)->copy(dst, src);
+	return lmi_copy_across(dst, src, copy_cpu);
 }
 
 #define FILL_KERNEL(T)                                                                              \
@@ -151,6 +162,7 @@ static const lmi_iter_kernel fill_kernels[LM_DTYPE_COUNT] = {fill_float, fill_do
 
 lm_status lmi_fill(lm_tensor *t, double value)
 {
+	if (t->storage->device != LM_CPU) return lmi_device_ops_for(t->storage->device)->fill(t, value);
 	union {
 		float f;
 		double d;
@@ -187,7 +199,7 @@ lm_status lm_zero_(lm_tensor *t)
 	lm_status s = lmi_inplace_check("zero_", t);
 	if (s) return s;
 	lmi_bump_version(t);
-	if (lm_tensor_is_contiguous(t)) {
+	if (lm_tensor_is_contiguous(t) && t->storage->device == LM_CPU) {
 		memset(lmi_data(t), 0, lm_tensor_nbytes(t));
 		return LM_OK;
 	}
@@ -196,7 +208,7 @@ lm_status lm_zero_(lm_tensor *t)
 
 lm_tensor *lmi_contiguous_copy(const lm_tensor *t, lm_dtype dt)
 {
-	lm_tensor *out = lmi_empty("contiguous", t->ndim, t->shape, dt);
+	lm_tensor *out = lmi_empty_as("contiguous", t, t->ndim, t->shape, dt);
 	if (!out) return NULL;
 	if (lmi_copy(out, t)) {
 		lm_tensor_release(out);

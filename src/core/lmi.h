@@ -24,9 +24,11 @@ typedef struct lm_storage {
 	void *data;
 	size_t nbytes;
 	uint64_t version; /* bumped by in-place writes; autograd compares saved versions */
-	/* How data is freed: NULL means lm_free(data, nbytes). */
+	/* How data is freed: NULL means lm_free(data, nbytes) on the CPU, the device's free
+	 * (lmi_device_ops) elsewhere. */
 	void (*free_fn)(void *ctx, void *data, size_t nbytes);
 	void *free_ctx;
+	bool pinned; /* CPU memory page-locked for fast device copies (lm_tensor_pin_memory) */
 } lm_storage;
 
 struct lmi_node;
@@ -70,6 +72,55 @@ const char *lmi_dims_s(int ndim, const int64_t *shape);
 	} while (0)
 _Noreturn void lmi_assert_fail(const char *what, const char *file, int line);
 
+/* ---------------------------------------------------------------- devices (device.c) */
+/*
+ * What the core needs of a device other than the CPU to hold tensors there: memory, bytes moved
+ * between it and the host, and the three loops the core itself runs (copies, fills, random
+ * numbers). A device table of the backend (../backend/backend.h) carries these and registers
+ * them with lmi_device_set when it is registered, so that the core reaches the device through
+ * pointers and never calls up into the backend. Every function fails with the thread's error set.
+ */
+typedef enum lmi_copy_kind { LMI_TO_DEVICE, LMI_TO_HOST, LMI_ON_DEVICE } lmi_copy_kind;
+
+/* A call of the random-number loop: the values of philox.h for blocks offset, offset + 1, ...
+ * written in order to a contiguous tensor of any dtype (lmi_store's conversion). */
+typedef struct lmi_rng_call {
+	int kind;        /* LMI_RNG_UNIFORM, NORMAL, RANDINT, BERNOULLI (philox.h) */
+	bool f64;        /* 53-bit values (a float64 result) rather than 24-bit ones */
+	double a, b;     /* uniform [a, b), normal (mean a, std b), bernoulli p = a */
+	int64_t lo;      /* randint: lo + (64 bits mod range) */
+	uint64_t range;
+	uint64_t seed, offset;
+} lmi_rng_call;
+
+typedef struct lmi_device_ops {
+	/* device memory of nbytes (a valid address for 0 bytes too); LM_ERR_NOMEM when the device
+	 * has none left */
+	void *(*alloc)(size_t nbytes);
+	void (*free)(void *p, size_t nbytes);
+	/* n raw bytes: host to device, device to host (returns when the bytes are on the host),
+	 * or within the device; host_pinned: the host side is page-locked (no staging) */
+	lm_status (*memcpy)(void *dst, const void *src, size_t n, lmi_copy_kind kind, bool host_pinned);
+	/* dst = src broadcast to dst's shape, converting dtype; both on this device, any strides */
+	lm_status (*copy)(lm_tensor *dst, const lm_tensor *src);
+	lm_status (*fill)(lm_tensor *t, double value);
+	/* contiguous t from call */
+	lm_status (*random)(lm_tensor *t, const lmi_rng_call *call);
+	/* page-locked host memory for fast copies (NULL when the device has none) */
+	void *(*host_alloc)(size_t nbytes);
+	void (*host_free)(void *p, size_t nbytes);
+} lmi_device_ops;
+
+/* dst = src between the CPU and a device (device.c): the bytes cross once, in the smaller of the
+ * two layouts, and the conversion and broadcast run on one side; cpu_copy is the CPU's loop. */
+lm_status lmi_copy_across(lm_tensor *dst, const lm_tensor *src,
+                          lm_status (*cpu_copy)(lm_tensor *, const lm_tensor *));
+/* Sets the operations of device d (not the CPU; NULL: none). */
+void lmi_device_set(lm_device d, const lmi_device_ops *ops);
+/* The operations of device d, or NULL (always NULL for the CPU, which the core serves itself). */
+const lmi_device_ops *lmi_device_ops_for(lm_device d);
+static inline lm_device lmi_dev(const lm_tensor *t) { return t->storage->device; }
+
 /* ---------------------------------------------------------------- storage and tensors */
 
 lm_storage *lmi_storage_new(size_t nbytes, lm_device dev);
@@ -80,8 +131,23 @@ void lmi_storage_release(lm_storage *s);
 lm_status lmi_numel_checked(const char *fname, int ndim, const int64_t *shape, int64_t *out);
 /* Validates ndim and sizes for a new tensor, naming fname in the error. */
 lm_status lmi_check_shape(const char *fname, int ndim, const int64_t *shape);
-/* A new contiguous tensor; fname names the caller in errors. */
+/* A new contiguous tensor on the CPU; fname names the caller in errors. */
 lm_tensor *lmi_empty(const char *fname, int ndim, const int64_t *shape, lm_dtype dt);
+/* The same on device dev, and on the device of tensor like (where the ops put their results). */
+lm_tensor *lmi_empty_on(const char *fname, lm_device dev, int ndim, const int64_t *shape,
+                        lm_dtype dt);
+/* (variadic: a shape may be a compound literal, whose commas a macro would split) */
+#define lmi_empty_as(fname, like, ...) lmi_empty_on(fname, lmi_dev(like), __VA_ARGS__)
+/* Filled with v, zeros, and a 0-d tensor holding v, on device dev (zeros: on like's device). */
+lm_tensor *lmi_full_on(const char *fname, lm_device dev, int ndim, const int64_t *shape,
+                       lm_dtype dt, double v);
+#define lmi_zeros_on(fname, dev, ...) lmi_full_on(fname, dev, __VA_ARGS__, 0)
+#define lmi_zeros_as(like, ...) lmi_full_on("zeros", lmi_dev(like), __VA_ARGS__, 0)
+#define lmi_scalar_on(dev, v, dt) lmi_full_on("scalar", dev, 0, NULL, dt, v)
+/* t's values on device dev: t itself (+1) when it is there, else a contiguous copy (no
+ * autograd). lmi_on_cpu: for code that reads elements through pointers. */
+lm_tensor *lmi_on_device(const lm_tensor *t, lm_device dev);
+#define lmi_on_cpu(t) lmi_on_device(t, LM_CPU)
 /* A new tensor header over s (+1 on s) with the given geometry; no checks. */
 lm_tensor *lmi_tensor_wrap(lm_storage *s, lm_dtype dt, int ndim, const int64_t *shape,
                            const int64_t *stride, int64_t offset);

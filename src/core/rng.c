@@ -11,31 +11,11 @@
 #include <string.h>
 
 #include "iter.h"
-
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
+#include "philox.h"
 
 void lm_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
-	uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-	uint32_t k0 = key[0], k1 = key[1];
-	for (int r = 0; r < 10; r++) {
-		uint64_t p0 = (uint64_t)PHILOX_M0 * c0, p1 = (uint64_t)PHILOX_M1 * c2;
-		uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
-		uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
-		c0 = hi1 ^ c1 ^ k0;
-		c1 = lo1;
-		c2 = hi0 ^ c3 ^ k1;
-		c3 = lo0;
-		k0 += PHILOX_W0;
-		k1 += PHILOX_W1;
-	}
-	out[0] = c0;
-	out[1] = c1;
-	out[2] = c2;
-	out[3] = c3;
+	lmi_philox_rounds(ctr, key, out);
 }
 
 static uint64_t g_seed = 0x853c49e6748fea9bull, g_offset;
@@ -53,19 +33,9 @@ void lm_rng_set_state(uint64_t seed, uint64_t offset)
 	g_offset = offset;
 }
 
-static inline void block(uint64_t seed, uint64_t b, uint32_t w[4])
-{
-	uint32_t ctr[4] = {(uint32_t)b, (uint32_t)(b >> 32), 0, 0};
-	uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-	lm_philox4x32(ctr, key, w);
-}
-
-static inline double u53(uint32_t a, uint32_t b) /* [0, 1) */
-{
-	return (double)(((uint64_t)a << 21) ^ (b >> 11)) * 0x1.0p-53;
-}
-
-typedef enum { K_UNIFORM, K_NORMAL, K_RANDINT, K_BERNOULLI } kind;
+enum { K_UNIFORM = LMI_RNG_UNIFORM, K_NORMAL = LMI_RNG_NORMAL, K_RANDINT = LMI_RNG_RANDINT,
+       K_BERNOULLI = LMI_RNG_BERNOULLI };
+typedef int kind;
 
 typedef struct gen {
 	kind k;
@@ -76,48 +46,14 @@ typedef struct gen {
 	uint64_t seed, offset;
 } gen;
 
-static int per_block(const gen *g)
-{
-	if (g->k == K_NORMAL) return 2;
-	if (g->k == K_RANDINT) return 2;
-	if ((g->k == K_UNIFORM || g->k == K_BERNOULLI) && g->dt == LM_FLOAT64) return 2;
-	return 4;
-}
+static int per_block(const gen *g) { return lmi_rng_per_block(g->k, g->dt == LM_FLOAT64); }
 
-/* Values of block bi into v[0..per_block). */
+/* Values of block bi into v[0..per_block) (philox.h: the same arithmetic as the GPU's). */
 static void values(const gen *g, uint64_t bi, double *v)
 {
 	uint32_t w[4];
-	block(g->seed, g->offset + bi, w);
-	switch (g->k) {
-	case K_UNIFORM:
-	case K_BERNOULLI:
-		if (g->dt == LM_FLOAT64) {
-			v[0] = u53(w[0], w[1]);
-			v[1] = u53(w[2], w[3]);
-		} else {
-			for (int i = 0; i < 4; i++) v[i] = (double)(w[i] >> 8) * 0x1.0p-24;
-		}
-		for (int i = 0; i < per_block(g); i++) {
-			if (g->k == K_UNIFORM) {
-				v[i] = g->a + (g->b - g->a) * v[i];
-				/* float32 rounding can land on b: keep the interval half-open */
-				if (g->dt == LM_FLOAT32 && (float)v[i] >= (float)g->b && g->b > g->a)
-					v[i] = nextafterf((float)g->b, (float)g->a);
-			} else {
-				v[i] = v[i] < g->a ? 1.0 : 0.0;
-			}
-		}
-		break;
-	case K_NORMAL: {
-		double u1 = u53(w[0], w[1]), u2 = u53(w[2], w[3]);
-		double r = sqrt(-2.0 * log(1.0 - u1)); /* 1 - u1 in (0, 1] */
-		v[0] = g->a + g->b * r * cos(2 * M_PI * u2);
-		v[1] = g->a + g->b * r * sin(2 * M_PI * u2);
-		break;
-	}
-	case K_RANDINT: break; /* randint_values: exact integers, not doubles */
-	}
+	lmi_philox_block(g->seed, g->offset + bi, w);
+	lmi_rng_values(g->k, g->dt == LM_FLOAT64, g->a, g->b, w, v);
 }
 
 /* randint's values of block bi: lo + (64 random bits mod range), in unsigned arithmetic (the sum
@@ -126,14 +62,14 @@ static void values(const gen *g, uint64_t bi, double *v)
 static void randint_values(const gen *g, uint64_t bi, int64_t *v)
 {
 	uint32_t w[4];
-	block(g->seed, g->offset + bi, w);
-	uint64_t x0 = ((uint64_t)w[0] << 32) | w[1], x1 = ((uint64_t)w[2] << 32) | w[3];
-	v[0] = (int64_t)((uint64_t)g->lo + x0 % g->range);
-	v[1] = (int64_t)((uint64_t)g->lo + x1 % g->range);
+	lmi_philox_block(g->seed, g->offset + bi, w);
+	lmi_rng_randint(w, g->lo, g->range, v);
 }
 
-/* Fills contiguous t (numel n) from the generator; advances the global offset. */
-static void generate(gen *g, lm_tensor *t)
+/* Fills contiguous t (numel n) from the generator; advances the global offset. A tensor on
+ * another device is filled there by its device's loop (lmi_device_ops.random), which draws the
+ * same blocks (philox.h). */
+static lm_status generate(gen *g, lm_tensor *t)
 {
 	int64_t n = lm_tensor_numel(t);
 	int pb = per_block(g);
@@ -141,6 +77,12 @@ static void generate(gen *g, lm_tensor *t)
 	g->seed = g_seed;
 	g->offset = g_offset;
 	g_offset += nblocks;
+	if (t->storage->device != LM_CPU) {
+		const lmi_device_ops *dev = lmi_device_ops_for(t->storage->device);
+		lmi_rng_call c = {g->k, g->dt == LM_FLOAT64, g->a, g->b, g->lo, g->range, g->seed, g->offset};
+		if (!dev) return lmi_fail(LM_ERR_DEVICE, "random: no %s device", lm_device_name(t->storage->device));
+		return n ? dev->random(t, &c) : LM_OK;
+	}
 	char *d = lmi_data(t);
 	size_t es = lm_dtype_size(t->dtype);
 	int64_t nb = (int64_t)nblocks;
@@ -173,6 +115,7 @@ static void generate(gen *g, lm_tensor *t)
 				lmi_store(d + j * (int64_t)es, t->dtype, v[i]);
 		}
 	}
+	return LM_OK;
 }
 
 /* Generates into t, through a contiguous temporary when t is a strided view. */
@@ -182,14 +125,11 @@ static lm_status generate_into(const char *fname, gen *g, lm_tensor *t)
 	if (s) return s;
 	g->dt = t->dtype;
 	lmi_bump_version(t);
-	if (lm_tensor_is_contiguous(t)) {
-		generate(g, t);
-		return LM_OK;
-	}
-	lm_tensor *tmp = lmi_empty(fname, t->ndim, t->shape, t->dtype);
+	if (lm_tensor_is_contiguous(t)) return generate(g, t);
+	lm_tensor *tmp = lmi_empty_on(fname, t->storage->device, t->ndim, t->shape, t->dtype);
 	if (!tmp) return lm_last_status();
-	generate(g, tmp);
-	s = lmi_copy(t, tmp);
+	s = generate(g, tmp);
+	if (!s) s = lmi_copy(t, tmp);
 	lm_tensor_release(tmp);
 	return s;
 }
@@ -226,11 +166,12 @@ lm_status lm_bernoulli_(lm_tensor *t, double p)
 	if (s) return s;
 	g.dt = t->dtype == LM_FLOAT64 ? LM_FLOAT64 : LM_FLOAT32;
 	lmi_bump_version(t);
-	lm_tensor *tmp = lm_tensor_is_contiguous(t) ? lm_tensor_retain(t)
-	                                            : lmi_empty("bernoulli_", t->ndim, t->shape, t->dtype);
+	lm_tensor *tmp = lm_tensor_is_contiguous(t)
+	                     ? lm_tensor_retain(t)
+	                     : lmi_empty_on("bernoulli_", t->storage->device, t->ndim, t->shape, t->dtype);
 	if (!tmp) return lm_last_status();
-	generate(&g, tmp);
-	s = tmp == t ? LM_OK : lmi_copy(t, tmp);
+	s = generate(&g, tmp);
+	if (!s && tmp != t) s = lmi_copy(t, tmp);
 	lm_tensor_release(tmp);
 	return s;
 }
@@ -240,7 +181,7 @@ static lm_tensor *make(const char *fname, gen *g, int ndim, const int64_t *shape
 	lm_tensor *t = lmi_empty(fname, ndim, shape, dt);
 	if (!t) return NULL;
 	g->dt = dt;
-	generate(g, t);
+	generate(g, t); /* a CPU tensor: cannot fail */
 	return t;
 }
 

@@ -21,12 +21,13 @@ int64_t lmi_live_tensors(void) { return atomic_load(&live_tensors); }
 
 lm_storage *lmi_storage_new(size_t nbytes, lm_device dev)
 {
-	if (dev != LM_CPU)
-		return lmi_fail_null(LM_ERR_DEVICE, "storage: device '%s' is not available in the core",
+	const lmi_device_ops *ops = dev == LM_CPU ? NULL : lmi_device_ops_for(dev);
+	if (dev != LM_CPU && !ops)
+		return lmi_fail_null(LM_ERR_DEVICE, "storage: no %s device is set up",
 		                     lm_device_name(dev));
 	lm_storage *s = lm_alloc(sizeof *s);
 	if (!s) return NULL;
-	void *data = lm_alloc(nbytes);
+	void *data = ops ? ops->alloc(nbytes) : lm_alloc(nbytes);
 	if (!data) {
 		lm_free(s, sizeof *s);
 		return NULL;
@@ -42,6 +43,8 @@ void lmi_storage_release(lm_storage *s)
 	if (!s || --s->refcount > 0) return;
 	if (s->free_fn)
 		s->free_fn(s->free_ctx, s->data, s->nbytes);
+	else if (s->device != LM_CPU)
+		lmi_device_ops_for(s->device)->free(s->data, s->nbytes);
 	else
 		lm_free(s->data, s->nbytes);
 	lm_free(s, sizeof *s);
@@ -122,6 +125,12 @@ lm_tensor *lmi_tensor_wrap(lm_storage *s, lm_dtype dt, int ndim, const int64_t *
 
 lm_tensor *lmi_empty(const char *fname, int ndim, const int64_t *shape, lm_dtype dt)
 {
+	return lmi_empty_on(fname, LM_CPU, ndim, shape, dt);
+}
+
+lm_tensor *lmi_empty_on(const char *fname, lm_device dev, int ndim, const int64_t *shape,
+                        lm_dtype dt)
+{
 	int64_t n;
 	size_t nbytes;
 	if (dt < 0 || dt >= LM_DTYPE_COUNT)
@@ -130,7 +139,7 @@ lm_tensor *lmi_empty(const char *fname, int ndim, const int64_t *shape, lm_dtype
 	if (__builtin_mul_overflow((size_t)n, lm_dtype_size(dt), &nbytes))
 		return lmi_fail_null(LM_ERR_OVERFLOW, "%s: the byte size of shape %s overflows", fname,
 		                     lmi_dims_s(ndim, shape));
-	lm_storage *s = lmi_storage_new(nbytes, LM_CPU);
+	lm_storage *s = lmi_storage_new(nbytes, dev);
 	if (!s) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", lm_last_error());
@@ -211,10 +220,13 @@ lm_tensor *lm_from_data(const void *data, int ndim, const int64_t *shape, lm_dty
 
 lm_tensor *lm_empty_like(const lm_tensor *t)
 {
-	return lmi_empty("empty_like", t->ndim, t->shape, t->dtype);
+	return lmi_empty_as("empty_like", t, t->ndim, t->shape, t->dtype);
 }
 
-lm_tensor *lm_zeros_like(const lm_tensor *t) { return lm_zeros(t->ndim, t->shape, t->dtype); }
+lm_tensor *lm_zeros_like(const lm_tensor *t)
+{
+	return lmi_full_on("zeros_like", lmi_dev(t), t->ndim, t->shape, t->dtype, 0);
+}
 
 lm_tensor *lm_arange(double start, double stop, double step, lm_dtype dt)
 {
@@ -392,13 +404,26 @@ static lm_status check_index(const char *fname, const lm_tensor *t, const int64_
 	return LM_OK;
 }
 
+/* One element at p of t's storage as a double (a device's is copied to the host first). */
+static lm_status load_elem(const lm_tensor *t, const char *p, double *out)
+{
+	if (t->storage->device == LM_CPU) {
+		*out = lmi_load(p, t->dtype);
+		return LM_OK;
+	}
+	double buf;
+	lm_status s = lmi_device_ops_for(t->storage->device)
+	                  ->memcpy(&buf, p, lm_dtype_size(t->dtype), LMI_TO_HOST, false);
+	if (!s) *out = lmi_load(&buf, t->dtype);
+	return s;
+}
+
 lm_status lm_tensor_get(const lm_tensor *t, const int64_t *idx, double *out)
 {
 	int64_t k[LM_MAX_DIMS];
 	lm_status s = check_index("get", t, idx, k);
 	if (s) return s;
-	*out = lmi_load(lmi_elem_ptr(t, k), t->dtype);
-	return LM_OK;
+	return load_elem(t, lmi_elem_ptr(t, k), out);
 }
 
 lm_status lm_tensor_set(lm_tensor *t, const int64_t *idx, double value)
@@ -406,7 +431,16 @@ lm_status lm_tensor_set(lm_tensor *t, const int64_t *idx, double value)
 	int64_t k[LM_MAX_DIMS];
 	lm_status s = check_index("set", t, idx, k);
 	if (s) return s;
-	lmi_store(lmi_elem_ptr(t, k), t->dtype, value);
+	char *p = lmi_elem_ptr(t, k);
+	if (t->storage->device == LM_CPU) {
+		lmi_store(p, t->dtype, value);
+	} else {
+		double buf;
+		lmi_store(&buf, t->dtype, value);
+		s = lmi_device_ops_for(t->storage->device)
+		        ->memcpy(p, &buf, lm_dtype_size(t->dtype), LMI_TO_DEVICE, false);
+		if (s) return s;
+	}
 	lmi_bump_version(t);
 	return LM_OK;
 }
@@ -417,6 +451,5 @@ lm_status lm_tensor_item(const lm_tensor *t, double *out)
 	if (n != 1)
 		return lmi_fail(LM_ERR_SHAPE, "item: the tensor has %lld elements (shape %s), not 1",
 		                (long long)n, lmi_shape_s(t));
-	*out = lmi_load(lmi_data(t), t->dtype);
-	return LM_OK;
+	return load_elem(t, lmi_data(t), out);
 }

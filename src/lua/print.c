@@ -196,9 +196,18 @@ static void add_block(luaL_Buffer *b, const lm_tensor *t, const fmt *f, int d, i
 	luaL_addchar(b, ']');
 }
 
+/* A tensor on a device, copied to the host for its values (not recorded for autograd). */
+static lm_tensor *host_copy(const lm_tensor *t)
+{
+	lm_tensor *d = lm_detach(t), *h = d ? lm_to_device(d, LM_CPU) : NULL;
+	lm_tensor_release(d);
+	return h;
+}
+
 int lml_tensor_tostring(lua_State *L)
 {
-	lm_tensor *t = lml_checkself(L);
+	lm_tensor *self = lml_checkself(L), *t = self;
+	if (lm_tensor_device(self) != LM_CPU) LML_PUSH(L, t, host_copy(self)); /* (on the stack) */
 	char tmp[LM_SHAPE_STR_MAX + 160];
 	luaL_Buffer b;
 	fmt f;
@@ -219,11 +228,12 @@ int lml_tensor_tostring(lua_State *L)
 	}
 	char shape[LM_SHAPE_STR_MAX];
 	lm_shape_str(n, lm_tensor_shape(t), shape, sizeof shape);
-	const char *gf = lm_tensor_grad_fn_name(t);
-	snprintf(tmp, sizeof tmp, "\n[%s tensor of shape %s on %s%s%s%s]",
-	         lm_dtype_name(lm_tensor_dtype(t)), shape, lm_device_name(lm_tensor_device(t)),
-	         gf ? ", grad_fn=" : "", gf ? gf : "",
-	         !gf && lm_tensor_requires_grad(t) ? ", requires_grad" : "");
+	const char *gf = lm_tensor_grad_fn_name(self);
+	lm_device dev = lm_tensor_device(self);
+	snprintf(tmp, sizeof tmp, "\n[%s tensor of shape %s on %s%s%s%s%s]",
+	         lm_dtype_name(lm_tensor_dtype(t)), shape, lm_device_name(dev),
+	         dev == LM_CPU ? "" : ":0", gf ? ", grad_fn=" : "", gf ? gf : "",
+	         !gf && lm_tensor_requires_grad(self) ? ", requires_grad" : "");
 	luaL_addstring(&b, tmp);
 	luaL_pushresult(&b);
 	return 1;

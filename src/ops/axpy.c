@@ -63,7 +63,7 @@ lm_tensor *lm_add_scaled(const lm_tensor *a, const lm_tensor *b, double alpha)
 	lm_dtype ct = lm_promote_types(a->dtype, b->dtype);
 	if (check_alpha("add_scaled", ct, alpha)) return NULL;
 	lm_tensor *ac = lmi_as_dtype(a, ct), *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
-	if (bc) out = lmi_empty("add_scaled", nd, shape, ct);
+	if (bc) out = lmi_empty_as("add_scaled", ac, nd, shape, ct);
 	if (out && LMI_BE("add_scaled", out, add_scaled, out, ac, bc, alpha)) {
 		lm_tensor_release(out);
 		out = NULL;

@@ -6,7 +6,9 @@
  * rows: one memcpy per row, spread over the threads for large batches — no per-sample Lua work and
  * no per-sample tensors. Permutations are Fisher-Yates driven by Philox keyed by the loader's seed,
  * counter = (stream, i), so they depend only on (seed, epoch), never on the thread count or on
- * what else drew random numbers. None of these record autograd nodes. Read next: ../lua/data.c.
+ * what else drew random numbers. The augmentations check here and run the device's loops
+ * (backend.h's crop_batch, flip_batch; ../backend/cpu/train.c). None of these record autograd
+ * nodes. Read next: ../lua/data.c.
  */
 #include <string.h>
 
@@ -17,6 +19,19 @@ static int threads_for(int64_t work) { return work >= LMI_PARALLEL_GRAIN ? lmi_n
 
 /* ---------------------------------------------------------------- gathering rows */
 
+/* A source on a device: the rows gathered there by index_select (the indices cross once). */
+static lm_tensor *take_rows_on_device(const lm_tensor *src, const int64_t *idx, int64_t n)
+{
+	lm_tensor *hi = lm_from_data(idx, 1, &n, LM_INT64);
+	lm_tensor *di = hi ? lmi_on_device(hi, lmi_dev(src)) : NULL;
+	bool was = lm_set_grad_enabled(false);
+	lm_tensor *out = di ? lm_index_select(src, 0, di) : NULL;
+	lm_set_grad_enabled(was);
+	lm_tensor_release(hi);
+	lm_tensor_release(di);
+	return out;
+}
+
 lm_tensor *lm_take_rows(const lm_tensor *src, const int64_t *idx, int64_t n)
 {
 	static const char *const fname = "take_rows";
@@ -25,12 +40,12 @@ lm_tensor *lm_take_rows(const lm_tensor *src, const int64_t *idx, int64_t n)
 	if (src->ndim < 1)
 		return lmi_fail_null(LM_ERR_SHAPE, "%s: the source must have a dim to take rows from, got a 0-d "
 		                     "tensor", fname);
-	if (src->storage->device != LM_CPU) return lmi_fail_null(LM_ERR_DEVICE, "%s: the source is not on the CPU", fname);
 	int64_t rows = src->shape[0];
 	for (int64_t i = 0; i < n; i++)
 		if (idx[i] < 0 || idx[i] >= rows)
 			return lmi_fail_null(LM_ERR_INDEX, "%s: index %lld at position %lld is out of range for %lld "
 			                     "rows", fname, (long long)idx[i] + 1, (long long)i + 1, (long long)rows);
+	if (src->storage->device != LM_CPU) return take_rows_on_device(src, idx, n);
 	lm_tensor *sc = lm_tensor_is_contiguous(src) ? lm_tensor_retain((lm_tensor *)src)
 	                                             : lmi_contiguous_copy(src, src->dtype);
 	if (!sc) return NULL;
@@ -80,17 +95,19 @@ static lm_status check_images(const char *fname, const lm_tensor *x, int min_dim
 	if (x->ndim < min_dims)
 		return lmi_fail(LM_ERR_SHAPE, "%s: the batch must be (N, C, H, W), got shape %s", fname,
 		                lmi_shape_s(x));
-	if (x->storage->device != LM_CPU) return lmi_fail(LM_ERR_DEVICE, "%s: the batch is not on the CPU", fname);
+	if (!lmi_backend_for(x->storage->device))
+		return lmi_fail(LM_ERR_DEVICE, "%s: no %s backend", fname, lm_device_name(x->storage->device));
 	return LM_OK;
 }
 
-/* offsets (N, 2) as a contiguous int64 copy, each checked against [0, hi] */
+/* offsets (N, 2) as a contiguous int64 copy on the CPU, each checked against [0, hi] */
 static lm_tensor *check_offsets(const lm_tensor *off, int64_t N, int64_t hi_top, int64_t hi_left)
 {
 	if (!off || off->ndim != 2 || off->shape[0] != N || off->shape[1] != 2 || lm_dtype_is_float(off->dtype))
 		return lmi_fail_null(LM_ERR_SHAPE, "crop_batch: offsets must be an integer tensor (N, 2) = "
 		                     "(%lld, 2), got %s", (long long)N, off ? lmi_shape_s(off) : "NULL");
-	lm_tensor *o = lmi_contiguous_copy(off, LM_INT64);
+	lm_tensor *oc = lmi_contiguous_copy(off, LM_INT64), *o = oc ? lmi_on_cpu(oc) : NULL;
+	lm_tensor_release(oc);
 	if (!o) return NULL;
 	const int64_t *v = (const int64_t *)lmi_data(o);
 	for (int64_t i = 0; i < N; i++)
@@ -116,26 +133,15 @@ lm_tensor *lm_crop_batch(const lm_tensor *x, const lm_tensor *offsets, int64_t o
 		                     (long long)W, (long long)pad);
 	lm_tensor *o = check_offsets(offsets, N, H + 2 * pad - oh, W + 2 * pad - ow);
 	if (!o) return NULL;
-	lm_tensor *xc = lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *out = xc ? lm_zeros(4, (int64_t[]){N, C, oh, ow}, x->dtype) : NULL;
-	if (out) {
-		const int64_t *v = (const int64_t *)lmi_data(o);
-		size_t sz = lm_dtype_size(x->dtype);
-		const char *src = lmi_data(xc);
-		char *dst = lmi_data(out);
-#pragma omp parallel for schedule(static) num_threads(threads_for(N * C * oh * ow))
-		for (int64_t n = 0; n < N; n++) {
-			int64_t top = v[2 * n] - pad, left = v[2 * n + 1] - pad;
-			int64_t j0 = left < 0 ? -left : 0, j1 = W - left < ow ? W - left : ow; /* columns inside */
-			for (int64_t c = 0; c < C; c++)
-				for (int64_t i = 0; i < oh; i++) {
-					int64_t y = top + i;
-					if (y < 0 || y >= H || j1 <= j0) continue;
-					memcpy(dst + (size_t)(((n * C + c) * oh + i) * ow + j0) * sz,
-					       src + (size_t)(((n * C + c) * H + y) * W + left + j0) * sz, (size_t)(j1 - j0) * sz);
-				}
-		}
+	lm_tensor *od = lmi_on_device(o, lmi_dev(x)); /* checked here, read there */
+	lm_tensor *xc = od ? lmi_contiguous_copy(x, x->dtype) : NULL;
+	const int64_t shape[4] = {N, C, oh, ow};
+	lm_tensor *out = xc ? lmi_zeros_as(x, 4, shape, x->dtype) : NULL;
+	if (out && LMI_BE(fname, x, crop_batch, xc, od, pad, out)) {
+		lm_tensor_release(out);
+		out = NULL;
 	}
+	lm_tensor_release(od);
 	lm_tensor_release(o);
 	lm_tensor_release(xc);
 	return out;
@@ -145,30 +151,21 @@ lm_tensor *lm_flip_batch(const lm_tensor *x, const lm_tensor *mask)
 {
 	static const char *const fname = "flip_batch";
 	if (check_images(fname, x, 2)) return NULL;
-	int64_t N = x->shape[0], W = x->shape[x->ndim - 1];
+	int64_t N = x->shape[0];
 	if (!mask || mask->ndim != 1 || mask->shape[0] != N)
 		return lmi_fail_null(LM_ERR_SHAPE, "%s: the mask must be (N) = (%lld), got %s", fname, (long long)N,
 		                     mask ? lmi_shape_s(mask) : "NULL");
-	lm_tensor *m = lmi_contiguous_copy(mask, LM_UINT8), *out = m ? lmi_contiguous_copy(x, x->dtype) : NULL;
-	if (out && W > 1) {
-		const uint8_t *mv = (const uint8_t *)lmi_data(m);
-		size_t sz = lm_dtype_size(x->dtype);
-		int64_t lines = N ? lm_tensor_numel(x) / N / W : 0;
-		char *d = lmi_data(out);
-#pragma omp parallel for schedule(static) num_threads(threads_for(lm_tensor_numel(x)))
-		for (int64_t n = 0; n < N; n++) {
-			if (!mv[n]) continue;
-			for (int64_t l = 0; l < lines; l++) {
-				char *row = d + (size_t)((n * lines + l) * W) * sz;
-				for (int64_t a = 0, b = W - 1; a < b; a++, b--) {
-					char t[8];
-					memcpy(t, row + a * (int64_t)sz, sz);
-					memcpy(row + a * (int64_t)sz, row + b * (int64_t)sz, sz);
-					memcpy(row + b * (int64_t)sz, t, sz);
-				}
-			}
-		}
+	/* nonzero is set, in any dtype */
+	lm_tensor *mh = lmi_on_device(mask, lmi_dev(x)), *m = NULL, *out = NULL, *xc = NULL;
+	if (mh) m = mh->dtype == LM_UINT8 ? lmi_contiguous_copy(mh, LM_UINT8) : lm_binary_scalar(LM_NE, mh, 0);
+	lm_tensor_release(mh);
+	if (m) xc = lmi_contiguous_copy(x, x->dtype);
+	if (xc) out = lmi_empty_as(fname, x, x->ndim, x->shape, x->dtype);
+	if (out && LMI_BE(fname, x, flip_batch, xc, m, out)) {
+		lm_tensor_release(out);
+		out = NULL;
 	}
+	lm_tensor_release(xc);
 	lm_tensor_release(m);
 	return out;
 }

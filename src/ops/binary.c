@@ -118,7 +118,7 @@ static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 		break;
 	case LM_POW: {
 		lm_tensor *zero;
-		RULE_T(&sc, zero, lmi_grad_scalar(0, g->dtype));
+		RULE_T(&sc, zero, lmi_grad_scalar(g, 0, g->dtype));
 		if (need_a) { /* where(b == 0, 0, g b a^(b-1)) */
 			RULE_T(&sc, t0, lm_binary_scalar(LM_SUB, b, 1));
 			RULE_T(&sc, t1, lm_pow(a, t0));
@@ -147,13 +147,13 @@ static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 		}
 		break;
 	case LM_FLOOR_DIVIDE:
-		RULE_T(&sc, ga, lm_zeros(g->ndim, g->shape, g->dtype));
+		RULE_T(&sc, ga, lmi_zeros_as(g, g->ndim, g->shape, g->dtype));
 		gb = ga;
 		break;
 	case LM_MAXIMUM:
 	case LM_MINIMUM: { /* w = [a selected] with 1/2 at ties; ga = g w, gb = g - g w */
 		lm_tensor *half;
-		RULE_T(&sc, half, lmi_grad_scalar(0.5, g->dtype));
+		RULE_T(&sc, half, lmi_grad_scalar(g, 0.5, g->dtype));
 		RULE_T(&sc, t0, lm_binary(op == LM_MAXIMUM ? LM_GT : LM_LT, a, b));
 		RULE_T(&sc, t1, lm_binary(LM_EQ, a, b));
 		RULE_T(&sc, t2, lm_where(t1, half, t0));
@@ -182,7 +182,7 @@ static lm_status where_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin
 	if (s) return s;
 	lmi_scope sc = {0};
 	lm_tensor *zero, *t;
-	RULE_T(&sc, zero, lmi_grad_scalar(0, g->dtype));
+	RULE_T(&sc, zero, lmi_grad_scalar(g, 0, g->dtype));
 	if (n->in[0].needs_grad) {
 		RULE_T(&sc, t, lm_where(c, g, zero));
 		if (!(gin[0] = lmi_sum_to(t, n->in[0].ndim, n->in[0].shape))) goto fail;
@@ -247,7 +247,7 @@ lm_tensor *lm_binary(lm_binop op, const lm_tensor *a, const lm_tensor *b)
 	lm_dtype rt = lm_binop_is_comparison(op) ? LM_UINT8 : ct;
 	lm_tensor *ac = lmi_as_dtype(a, ct), *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
 	if (!bc) goto done;
-	out = lmi_empty(name, nd, shape, rt);
+	out = lmi_empty_as(name, ac, nd, shape, rt);
 	if (out && run_binary(op, out, ac, bc, name)) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -275,7 +275,7 @@ static lm_dtype scalar_dtype(lm_dtype dt, double s)
 lm_tensor *lm_binary_scalar(lm_binop op, const lm_tensor *a, double s)
 {
 	if (!a) return lmi_fail_null(LM_ERR_ARG, "%s: first operand is NULL", lm_binop_name(op));
-	lm_tensor *b = lm_scalar(s, scalar_dtype(a->dtype, s));
+	lm_tensor *b = lmi_scalar_on(lmi_dev(a), s, scalar_dtype(a->dtype, s));
 	if (!b) return NULL;
 	lm_tensor *out = lm_binary(op, a, b);
 	lm_tensor_release(b);
@@ -285,7 +285,7 @@ lm_tensor *lm_binary_scalar(lm_binop op, const lm_tensor *a, double s)
 lm_tensor *lm_rbinary_scalar(lm_binop op, double s, const lm_tensor *a)
 {
 	if (!a) return lmi_fail_null(LM_ERR_ARG, "%s: second operand is NULL", lm_binop_name(op));
-	lm_tensor *b = lm_scalar(s, scalar_dtype(a->dtype, s));
+	lm_tensor *b = lmi_scalar_on(lmi_dev(a), s, scalar_dtype(a->dtype, s));
 	if (!b) return NULL;
 	lm_tensor *out = lm_binary(op, b, a);
 	lm_tensor_release(b);
@@ -348,7 +348,7 @@ static bool scalar_fast_path(lm_binop op, lm_tensor *a, double s, lm_status *st)
 	case LM_DIV: code = LMI_DIV_S; break;
 	default: return false;
 	}
-	if (!lm_dtype_is_float(a->dtype) || a->storage->device != LM_CPU) return false;
+	if (!lm_dtype_is_float(a->dtype)) return false;
 	char name[32];
 	snprintf(name, sizeof name, "%s_", binop_names[op]);
 	if ((*st = lmi_inplace_check(name, a))) return true;
@@ -367,7 +367,7 @@ lm_status lm_binary_scalar_(lm_binop op, lm_tensor *a, double s)
 	if (!a) return lmi_fail(LM_ERR_ARG, "%s_: first operand is NULL", lm_binop_name(op));
 	lm_status fast;
 	if (op >= 0 && op < LM_BINOP_COUNT && scalar_fast_path(op, a, s, &fast)) return fast;
-	lm_tensor *b = lm_scalar(s, scalar_dtype(a->dtype, s));
+	lm_tensor *b = lmi_scalar_on(lmi_dev(a), s, scalar_dtype(a->dtype, s));
 	if (!b) return lm_last_status();
 	lm_status st = lm_binary_(op, a, b);
 	lm_tensor_release(b);
@@ -405,7 +405,7 @@ lm_tensor *lm_where(const lm_tensor *cond, const lm_tensor *a, const lm_tensor *
 	                                       : lm_binary_scalar(LM_NE, cond, 0);
 	lm_tensor *ac = c ? lmi_as_dtype(a, ct) : NULL, *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
 	if (!bc) goto done;
-	out = lmi_empty("where", nd, shape, ct);
+	out = lmi_empty_as("where", ac, nd, shape, ct);
 	if (out && LMI_BE("where", out, where, out, c, ac, bc)) {
 		lm_tensor_release(out);
 		out = NULL;

@@ -100,8 +100,8 @@ static lm_status conv_plan_make(const lm_tensor *x, const lm_tensor *w, const lm
 		                "%lldx%lld, groups %lld (algo 'im2col' or 'auto' computes it)",
 		                (long long)p->R, (long long)p->S, (long long)st[0], (long long)st[1],
 		                (long long)dl[0], (long long)dl[1], (long long)g);
-	if (p->algo == LM_CONV_WINOGRAD && lm_tensor_device(x) != LM_CPU)
-		return lmi_fail(LM_ERR_UNSUPPORTED, "conv2d: algo 'winograd' runs on the CPU only");
+	if (p->algo == LM_CONV_WINOGRAD && !lmi_be("conv2d", x, LMI_BE_OP_winograd_conv))
+		return lm_last_status(); /* the device has no Winograd loop */
 	if (p->algo == LM_CONV_AUTO)
 		p->algo = wino && winograd_by_default(x, p) ? LM_CONV_WINOGRAD : LM_CONV_IM2COL;
 	return LM_OK;
@@ -165,8 +165,8 @@ static lm_status winograd_backward(lmi_node *n, const lm_tensor *g, lm_tensor **
 	bool nx = n->in[0].needs_grad, nw = n->in[1].needs_grad, nb = n->nin > 2 && n->in[2].needs_grad;
 	lm_tensor *gc = lm_tensor_is_contiguous(g) ? lm_tensor_retain((lm_tensor *)g)
 	                                           : lmi_contiguous_copy(g, g->dtype);
-	lm_tensor *gx = gc && nx ? lmi_empty("conv2d backward", 4, x->shape, x->dtype) : NULL;
-	lm_tensor *gw = gc && nw ? lmi_empty("conv2d backward", 4, w->shape, w->dtype) : NULL;
+	lm_tensor *gx = gc && nx ? lmi_empty_as("conv2d backward", x, 4, x->shape, x->dtype) : NULL;
+	lm_tensor *gw = gc && nw ? lmi_empty_as("conv2d backward", w, 4, w->shape, w->dtype) : NULL;
 	lm_tensor *gb = NULL;
 	if (!gc || (nx && !gx) || (nw && !gw) ||
 	    ((nx || nw) && LMI_BE("conv2d backward", gc, winograd_conv_backward, x, w, gc, n->i[0],
@@ -206,7 +206,7 @@ static lm_tensor *conv2d_winograd(const lm_tensor *x, const lm_tensor *w, const 
 	                                                 : lmi_contiguous_copy(w, w->dtype)) : NULL;
 	lm_tensor *bc = wc && b ? (lm_tensor_is_contiguous(b) ? lm_tensor_retain((lm_tensor *)b)
 	                                                      : lmi_contiguous_copy(b, b->dtype)) : NULL;
-	lm_tensor *y = wc && (!b || bc) ? lmi_empty("conv2d", 4, (int64_t[]){p->N, p->K, p->OH, p->OW},
+	lm_tensor *y = wc && (!b || bc) ? lmi_empty_as("conv2d", x, 4, (int64_t[]){p->N, p->K, p->OH, p->OW},
 	                                            x->dtype) : NULL;
 	if (y && LMI_BE("conv2d", y, winograd_conv, xc, wc, bc, p->win.ph, p->win.pw, y)) {
 		lm_tensor_release(y);
@@ -278,7 +278,8 @@ static lm_status max_pool_backward(lmi_node *n, const lm_tensor *g, lm_tensor **
 	lm_status s = lmi_node_saved(n, 0, &ix);
 	if (s) return s;
 	const int64_t *xs = n->in[0].shape;
-	lm_tensor *z = lm_zeros(2, (int64_t[]){xs[0] * xs[1], xs[2] * xs[3]}, g->dtype);
+	const int64_t zs[2] = {xs[0] * xs[1], xs[2] * xs[3]};
+	lm_tensor *z = lmi_zeros_as(g, 2, zs, g->dtype);
 	lm_tensor *g2 = z ? lm_reshape(g, 2, ix->shape) : NULL;
 	lm_tensor *sc = g2 ? lm_scatter_add(z, 1, ix, g2) : NULL;
 	lm_tensor *r = sc ? lm_reshape(sc, 4, xs) : NULL;
@@ -300,8 +301,8 @@ lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *o, lm_tensor 
 	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *y = xc ? lmi_empty("max_pool2d", 4, (int64_t[]){N, C, OH, OW}, x->dtype) : NULL;
-	lm_tensor *ix = y ? lmi_empty("max_pool2d", 2, (int64_t[]){N * C, OH * OW}, LM_INT64) : NULL;
+	lm_tensor *y = xc ? lmi_empty_as("max_pool2d", x, 4, (int64_t[]){N, C, OH, OW}, x->dtype) : NULL;
+	lm_tensor *ix = y ? lmi_empty_as("max_pool2d", x, 2, (int64_t[]){N * C, OH * OW}, LM_INT64) : NULL;
 	if (ix && LMI_BE("max_pool2d", y, max_pool2d, xc, y, ix, N * C, H, W, OH, OW,
 	                 (int64_t[]){win.kh, win.kw}, (int64_t[]){win.sh, win.sw},
 	                 (int64_t[]){win.ph, win.pw})) {
@@ -362,14 +363,20 @@ lm_tensor *lm_embedding(const lm_tensor *idx, const lm_tensor *w)
 	lm_tensor *fl = lmi_contiguous_copy(flat, LM_INT64);
 	lm_tensor_release(flat);
 	if (!fl) return NULL;
-	const int64_t *v = (const int64_t *)lmi_data(fl);
-	for (int64_t i = 0; i < lm_tensor_numel(fl); i++)
+	lm_tensor *h = lmi_on_cpu(fl); /* the indices checked on the host */
+	bool ok = h != NULL;
+	const int64_t *v = h ? (const int64_t *)lmi_data(h) : NULL;
+	for (int64_t i = 0; ok && i < lm_tensor_numel(h); i++)
 		if (v[i] < 0 || v[i] >= w->shape[0]) {
 			lmi_fail(LM_ERR_INDEX, "embedding: index %lld out of range for %lld embeddings",
 			         (long long)v[i], (long long)w->shape[0]);
-			lm_tensor_release(fl);
-			return NULL;
+			ok = false;
 		}
+	lm_tensor_release(h);
+	if (!ok) {
+		lm_tensor_release(fl);
+		return NULL;
+	}
 	lm_tensor *rows = lm_index_select(w, 0, fl);
 	lm_tensor_release(fl);
 	if (!rows) return NULL;

@@ -7,11 +7,20 @@
 static lm_status copy_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
 static const lmi_opdef clone_def = {"CloneBackward", copy_backward};
 static const lmi_opdef to_def = {"ToCopyBackward", copy_backward};
+static lm_status device_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
+static const lmi_opdef to_device_def = {"ToCopyBackward", device_backward};
 
 /* The gradient passes through, converted back to the input's dtype. */
 static lm_status copy_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	gin[0] = lmi_contiguous_copy(g, n->in[0].dtype);
+	return gin[0] ? LM_OK : lm_last_status();
+}
+
+/* Across devices: the gradient goes back to the input's device (node i[0]). */
+static lm_status device_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	gin[0] = lmi_on_device(g, (lm_device)n->i[0]);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
@@ -46,11 +55,11 @@ lm_tensor *lm_to_dtype(const lm_tensor *t, lm_dtype dt)
 
 lm_status lm_copy_(lm_tensor *dst, const lm_tensor *src)
 {
-	const lm_tensor *both[2] = {dst, src};
 	lm_status s;
 	if ((s = lmi_check_arg("copy_", "destination", dst)) || (s = lmi_check_arg("copy_", "source", src)) ||
-	    (s = lmi_check_device("copy_", 2, both)) || (s = lmi_inplace_check("copy_", dst)))
-		return s;
+	    (s = lmi_check_device("copy_", 1, (const lm_tensor *const *)&dst)) || (s = lmi_check_device("copy_", 1, &src)) ||
+	    (s = lmi_inplace_check("copy_", dst)))
+		return s; /* (across devices too: the bytes cross, core/device.c) */
 	if (src->requires_grad && lmi_grad_enabled())
 		return lmi_fail(LM_ERR_STATE, "copy_: the source of shape %s requires grad, and in-place "
 		                "copies are not recorded; use where/cat, or detach the source",
@@ -78,3 +87,58 @@ lm_status lm_copy_(lm_tensor *dst, const lm_tensor *src)
 	lm_tensor_release(sc);
 	return s;
 }
+
+lm_tensor *lm_to_device(const lm_tensor *t, lm_device dev)
+{
+	if (lmi_check_arg("to", "input", t)) return NULL;
+	if (dev < 0 || dev >= LMI_DEVICE_COUNT)
+		return lmi_fail_null(LM_ERR_DEVICE, "to: invalid device %d", (int)dev);
+	if (t->storage->device == dev) return lm_tensor_retain((lm_tensor *)t);
+	if (!lmi_backend_open("to", dev)) return NULL;
+	lm_tensor *out = lmi_on_device(t, dev);
+	lmi_node *node = NULL;
+	out = lmi_finish(out, &to_device_def, 1, &t, 0, NULL, &node);
+	if (node) node->i[0] = t->storage->device;
+	return out;
+}
+
+static void free_pinned(void *ctx, void *data, size_t nbytes)
+{
+	((const lmi_device_ops *)ctx)->host_free(data, nbytes);
+}
+
+lm_tensor *lm_pin_memory(const lm_tensor *t)
+{
+	static const char *const fname = "pin_memory";
+	if (lmi_check_arg(fname, "input", t)) return NULL;
+	if (t->storage->device != LM_CPU)
+		return lmi_fail_null(LM_ERR_DEVICE, "%s: only CPU tensors can be pinned, this one is on %s",
+		                     fname, lm_device_name(t->storage->device));
+	if (t->storage->pinned && lm_tensor_is_contiguous(t)) return lm_tensor_retain((lm_tensor *)t);
+	const lmi_backend *b = lmi_backend_open(fname, LM_CUDA);
+	if (!b) return NULL;
+	if (!b->mem->host_alloc)
+		return lmi_fail_null(LM_ERR_UNSUPPORTED, "%s: the %s backend has no page-locked memory",
+		                     fname, b->name);
+	size_t nbytes = lm_tensor_nbytes(t);
+	void *data = b->mem->host_alloc(nbytes);
+	if (!data) return NULL;
+	lm_storage *s = lm_alloc(sizeof *s);
+	if (!s) {
+		b->mem->host_free(data, nbytes);
+		return NULL;
+	}
+	*s = (lm_storage){.refcount = 1, .device = LM_CPU, .data = data, .nbytes = nbytes,
+	                  .free_fn = free_pinned, .free_ctx = (void *)b->mem, .pinned = true};
+	int64_t stride[LM_MAX_DIMS];
+	lmi_contiguous_strides(t->ndim, t->shape, stride);
+	lm_tensor *out = lmi_tensor_wrap(s, t->dtype, t->ndim, t->shape, stride, 0);
+	lmi_storage_release(s); /* out holds it */
+	if (out && lmi_copy(out, t)) {
+		lm_tensor_release(out);
+		return NULL;
+	}
+	return out;
+}
+
+bool lm_tensor_is_pinned(const lm_tensor *t) { return t && t->storage->pinned; }

@@ -85,7 +85,7 @@ static lm_tensor *scatter_into_zeros(lmi_node *n, int k, int dim, const lm_tenso
                                      const lm_tensor *g)
 {
 	const lmi_edge *e = &n->in[k];
-	lm_tensor *z = lm_zeros(e->ndim, e->shape, g->dtype);
+	lm_tensor *z = lmi_zeros_as(g, e->ndim, e->shape, g->dtype);
 	if (!z) return NULL;
 	lm_tensor *r = lm_scatter_add(z, dim, index, g);
 	lm_tensor_release(z);
@@ -153,7 +153,7 @@ static lm_status scatter_add_backward(lmi_node *n, const lm_tensor *g, lm_tensor
 	bool same = gs && gs->ndim == e->ndim;
 	for (int i = 0; same && i < e->ndim; i++) same = gs->shape[i] == e->shape[i];
 	if (gs && !same) { /* src larger than index: the gathered block in a corner of zeros */
-		lm_tensor *z = lm_zeros(e->ndim, e->shape, gs->dtype);
+		lm_tensor *z = lmi_zeros_as(gs, e->ndim, e->shape, gs->dtype);
 		lm_tensor *w = z ? lmi_view_of(z, gs->ndim, gs->shape, z->stride, 0) : NULL;
 		s = w ? lmi_copy(w, gs) : lm_last_status();
 		lm_tensor_release(w);
@@ -182,7 +182,7 @@ static lm_status masked_fill_backward(lmi_node *n, const lm_tensor *g, lm_tensor
 	const lm_tensor *mask;
 	lm_status s = lmi_node_saved(n, 0, &mask);
 	if (s) return s;
-	lm_tensor *zero = lm_scalar(0, g->dtype);
+	lm_tensor *zero = lmi_scalar_on(lmi_dev(g), 0, g->dtype);
 	lm_tensor *w = zero ? lm_where(mask, zero, g) : NULL;
 	lm_tensor_release(zero);
 	if (!w) return lm_last_status();
@@ -225,7 +225,7 @@ lm_tensor *lm_index_select(const lm_tensor *x, int dim, const lm_tensor *index)
 	lm_tensor *ic = !xc ? NULL
 	                : lm_tensor_is_contiguous(index) ? lm_tensor_retain((lm_tensor *)index)
 	                                                 : lmi_contiguous_copy(index, index->dtype);
-	lm_tensor *out = ic ? lmi_empty("index_select", ond, shape, x->dtype) : NULL;
+	lm_tensor *out = ic ? lmi_empty_as("index_select", x, ond, shape, x->dtype) : NULL;
 	if (out && LMI_BE("index_select", out, index_select, "index_select", xc, outer, size, inner, ic, out)) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -274,7 +274,7 @@ lm_tensor *lm_gather(const lm_tensor *x, int dim, const lm_tensor *index)
 	    check_range("gather", index, x->ndim ? x->shape[d] : 1, d))
 		return NULL;
 	lm_tensor *x1 = at_least_1d(x), *i1 = x1 ? at_least_1d(index) : NULL, *out = NULL;
-	if (i1) out = lmi_empty("gather", i1->ndim, i1->shape, x->dtype);
+	if (i1) out = lmi_empty_as("gather", x, i1->ndim, i1->shape, x->dtype);
 	if (out && LMI_BE("gather", out, gather, x1, d, i1, out)) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -340,8 +340,8 @@ lm_tensor *lm_masked_fill(const lm_tensor *x, const lm_tensor *mask, double valu
 	/* any dtype of mask: nonzero is true */
 	lm_tensor *c = mask->dtype == LM_UINT8 ? lm_tensor_retain((lm_tensor *)mask)
 	                                       : lm_binary_scalar(LM_NE, mask, 0);
-	lm_tensor *v = c ? lm_scalar(value, x->dtype) : NULL;
-	lm_tensor *out = v ? lmi_empty("masked_fill", nd, shape, x->dtype) : NULL;
+	lm_tensor *v = c ? lmi_scalar_on(lmi_dev(x), value, x->dtype) : NULL;
+	lm_tensor *out = v ? lmi_empty_as("masked_fill", x, nd, shape, x->dtype) : NULL;
 	if (out && LMI_BE("masked_fill", out, where, out, c, v, x)) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -394,7 +394,7 @@ lm_tensor *lm_one_hot(const lm_tensor *index, int64_t num_classes)
 	shape[index->ndim] = num_classes;
 	lm_tensor *out = check_range("one_hot", ic, num_classes, -1)
 	                     ? NULL
-	                     : lmi_empty("one_hot", index->ndim + 1, shape, LM_INT64);
+	                     : lmi_empty_as("one_hot", index, index->ndim + 1, shape, LM_INT64);
 	if (out && (lm_zero_(out) || LMI_BE("one_hot", out, one_hot, ic, num_classes, out))) {
 		lm_tensor_release(out);
 		out = NULL;

@@ -41,7 +41,7 @@ static lm_status cat_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 		bool skipped = e->ndim != g->ndim;
 		int64_t len = skipped ? 0 : e->shape[dim];
 		if (e->needs_grad) {
-			gin[k] = skipped ? lm_zeros(e->ndim, e->shape, e->dtype)
+			gin[k] = skipped ? lmi_zeros_as(g, e->ndim, e->shape, e->dtype)
 			                 : as_input_dtype(n, k, lm_narrow(g, dim, off, len));
 			if (!gin[k]) return release_all(n, gin);
 		}
@@ -126,7 +126,7 @@ lm_tensor *lm_cat(int n, lm_tensor *const *ts, int dim)
 		if (__builtin_add_overflow(shape[d], t->shape[d], &shape[d]))
 			return lmi_fail_null(LM_ERR_OVERFLOW, "cat: the size of dim %d overflows", d + 1);
 	}
-	lm_tensor *out = lmi_empty("cat", r->ndim, shape, dt);
+	lm_tensor *out = lmi_empty_as("cat", r, r->ndim, shape, dt);
 	if (!out) return NULL;
 	int64_t off = 0;
 	for (int k = 0; k < n; k++) {
@@ -166,7 +166,7 @@ lm_tensor *lm_stack(int n, lm_tensor *const *ts, int dim)
 	}
 	int64_t shape[LM_MAX_DIMS];
 	for (int i = 0, j = 0; i <= r->ndim; i++) shape[i] = i == d ? n : r->shape[j++];
-	lm_tensor *out = lmi_empty("stack", r->ndim + 1, shape, dt);
+	lm_tensor *out = lmi_empty_as("stack", r, r->ndim + 1, shape, dt);
 	if (!out) return NULL;
 	/* slab k: out with dim d removed, offset k * stride[d] */
 	int64_t st[LM_MAX_DIMS];

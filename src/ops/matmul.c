@@ -146,7 +146,7 @@ static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor
 	}
 	int64_t nbatch;
 	if (lmi_numel_checked(name, bnd, bshape, &nbatch)) goto done;
-	out = lmi_empty(name, ond, oshape, ct);
+	out = lmi_empty_as(name, a, ond, oshape, ct);
 	if (!out) goto done;
 	lm_status s = LMI_BE(name, out, matmul, A, B, bnd, bshape, out);
 	if (s) {
@@ -176,7 +176,7 @@ lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b)
 	int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1];
 	LM_ASSERT(b->shape[nd - 2] == K);
 	for (int i = 0; i < nd - 2; i++) LM_ASSERT(a->shape[i] == b->shape[i]);
-	lm_tensor *out = lmi_empty("matmul", 2, (int64_t[]){M, N}, a->dtype);
+	lm_tensor *out = lmi_empty_as("matmul", a, 2, (int64_t[]){M, N}, a->dtype);
 	if (out && LMI_BE("matmul", out, matmul_batch_sum, a, b, out)) {
 		lm_tensor_release(out);
 		out = NULL;

@@ -91,7 +91,7 @@ static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg
 	}
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *y = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;
+	lm_tensor *y = xc ? lmi_empty_as(name, x, x->ndim, x->shape, x->dtype) : NULL;
 	/* no elements: no lines to run ([2^32, 0] has 2^32) */
 	if (y && lm_tensor_numel(y) > 0 && LMI_BE(name, y, softmax, xc, y, outer, R, inner, lg)) {
 		lm_tensor_release(y);
@@ -118,7 +118,7 @@ static lm_status gelu_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	const lm_tensor *x;
 	lm_status s = lmi_node_saved(n, 0, &x);
 	if (s) return s;
-	lm_tensor *out = lmi_empty("gelu backward", g->ndim, g->shape, g->dtype);
+	lm_tensor *out = lmi_empty_as("gelu backward", g, g->ndim, g->shape, g->dtype);
 	lm_tensor *xc = out ? lmi_as_dtype(x, g->dtype) : NULL;
 	if (xc && (s = LMI_BE("gelu backward", out, gelu, out, xc, g, n->i[0] != 0))) {
 		lm_tensor_release(out);
@@ -134,7 +134,7 @@ static const lmi_opdef gelu_def = {"GeluBackward", gelu_backward};
 lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
 {
 	if (lmi_check_float("gelu", "input", x) || lmi_check_device("gelu", 1, &x)) return NULL;
-	lm_tensor *y = lmi_empty("gelu", x->ndim, x->shape, x->dtype);
+	lm_tensor *y = lmi_empty_as("gelu", x, x->ndim, x->shape, x->dtype);
 	if (y && LMI_BE("gelu", y, gelu, y, x, NULL, tanh_approx)) {
 		lm_tensor_release(y);
 		y = NULL;
@@ -168,17 +168,23 @@ static lm_tensor *check_target(const char *name, const lm_tensor *logp, const lm
 	*L = 1;
 	for (int i = 2; i < logp->ndim; i++) *L *= logp->shape[i];
 	lm_tensor *t = lmi_contiguous_copy(target, LM_INT64);
-	if (!t) return NULL;
-	const int64_t *v = (const int64_t *)lmi_data(t);
-	int64_t n = lm_tensor_numel(t);
+	lm_tensor *h = t ? lmi_on_cpu(t) : NULL; /* the values checked on the host */
+	if (!h) {
+		lm_tensor_release(t);
+		return NULL;
+	}
+	const int64_t *v = (const int64_t *)lmi_data(h);
+	int64_t n = lm_tensor_numel(h);
 	for (int64_t i = 0; i < n; i++)
 		if (v[i] < 0 || v[i] >= *C) {
 			/* class and position count from 1 in messages (lumen/core.h) */
 			lmi_fail(LM_ERR_INDEX, "%s: target %lld at position %lld is out of range for %lld "
 			         "classes", name, (long long)v[i] + 1, (long long)i + 1, (long long)*C);
 			lm_tensor_release(t);
+			lm_tensor_release(h);
 			return NULL;
 		}
+	lm_tensor_release(h);
 	return t;
 }
 
@@ -188,7 +194,7 @@ static lm_status nll_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	const lm_tensor *t;
 	lm_status s = lmi_node_saved(n, 0, &t);
 	if (s) return s;
-	lm_tensor *gx = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
+	lm_tensor *gx = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 	lm_tensor *gc = gx ? lmi_contiguous_copy(g, g->dtype) : NULL;
 	s = gc ? LMI_BE("nll_loss backward", gx, nll_grad, gc, t, gx, n->i[0], n->i[1], n->i[2])
 	       : lm_last_status();
@@ -207,12 +213,14 @@ static const lmi_opdef nll_def = {"NllLossBackward", nll_backward};
 static lm_tensor *nll_none(const char *name, const lm_tensor *logp, const lm_tensor *target)
 {
 	int64_t N = 0, C = 0, L = 0;
-	if (lmi_check_float(name, "input", logp) || lmi_check_device(name, 1, &logp)) return NULL;
+	if (lmi_check_float(name, "input", logp) || lmi_check_arg(name, "target", target) ||
+	    lmi_check_device(name, 2, (const lm_tensor *const[]){logp, target}))
+		return NULL;
 	lm_tensor *t = check_target(name, logp, target, &N, &C, &L);
 	if (!t) return NULL;
 	lm_tensor *lc = lm_tensor_is_contiguous(logp) ? lm_tensor_retain((lm_tensor *)logp)
 	                                              : lmi_contiguous_copy(logp, logp->dtype);
-	lm_tensor *out = lc ? lmi_empty(name, target->ndim, target->shape, logp->dtype) : NULL;
+	lm_tensor *out = lc ? lmi_empty_as(name, logp, target->ndim, target->shape, logp->dtype) : NULL;
 	if (out && LMI_BE(name, out, nll, lc, t, out, N, C, L)) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -340,7 +348,7 @@ lm_tensor *lm_dropout(const lm_tensor *x, double p, bool training)
 	if (!(p >= 0 && p <= 1))
 		return lmi_fail_null(LM_ERR_ARG, "dropout: probability %g is outside [0, 1]", p);
 	if (!training || p == 0) return lm_tensor_retain((lm_tensor *)x);
-	lm_tensor *mask = lmi_empty("dropout", x->ndim, x->shape, x->dtype), *out = NULL;
+	lm_tensor *mask = lmi_empty_as("dropout", x, x->ndim, x->shape, x->dtype), *out = NULL;
 	if (!mask) return NULL;
 	if (p == 1 ? lm_zero_(mask) == LM_OK
 	           : (lm_bernoulli_(mask, 1 - p) == LM_OK &&
@@ -399,7 +407,9 @@ lm_tensor *lm_layer_norm(const lm_tensor *x, int nshape, const int64_t *shape, c
 lm_tensor *lm_batch_norm(const lm_tensor *x, lm_tensor *rmean, lm_tensor *rvar, const lm_tensor *w,
                          const lm_tensor *b, bool training, double momentum, double eps)
 {
-	if (lmi_check_float("batch_norm", "input", x)) return NULL;
+	if (lmi_check_float("batch_norm", "input", x) ||
+	    lmi_check_device("batch_norm", 5, (const lm_tensor *const[]){x, rmean, rvar, w, b}))
+		return NULL;
 	if (x->ndim < 2)
 		return lmi_fail_null(LM_ERR_SHAPE, "batch_norm: input must be (N, C, ...), got shape %s",
 		                     lmi_shape_s(x));

@@ -5,9 +5,10 @@
  * Adam step as ~8, each a pass over memory; here each is one loop that reads p, g and the states
  * once and writes them once, doing the same arithmetic in the same order in the parameter's dtype
  * (scalars converted to it as PyTorch does), so float32 results agree with torch.optim's to
- * rounding. Loops are written once as macros over the element type and run in parallel above
- * LMI_PARALLEL_GRAIN elements. A non-contiguous parameter or gradient goes through a contiguous
- * copy (and the parameter is copied back). Clipping sums squares in double. Read next: batch.c.
+ * rounding. This file checks and prepares; the loops are the device's (backend.h's sgd_step,
+ * adam_step, rmsprop_step: ../backend/cpu/train.c on the CPU), so a parameter on the GPU is
+ * updated there. A non-contiguous parameter or gradient goes through a contiguous copy (and the
+ * parameter is copied back). Clipping sums squares in double. Read next: batch.c.
  */
 #include <math.h>
 
@@ -30,6 +31,9 @@ static lm_status same_geometry(const char *fname, const char *what, const lm_ten
 		                lm_dtype_name(p->dtype));
 	if (need_contiguous && !lm_tensor_is_contiguous(t))
 		return lmi_fail(LM_ERR_ARG, "%s: the state %s must be contiguous", fname, what);
+	if (t->storage->device != p->storage->device)
+		return lmi_fail(LM_ERR_DEVICE, "%s: %s is on %s, the parameter on %s", fname, what,
+		                lm_device_name(t->storage->device), lm_device_name(p->storage->device));
 	return LM_OK;
 }
 
@@ -39,7 +43,6 @@ static lm_status check_param(const char *fname, const lm_tensor *p, const lm_ten
 	if (!lm_dtype_is_float(p->dtype))
 		return lmi_fail(LM_ERR_DTYPE, "%s: parameters must be float32 or float64, got %s", fname,
 		                lm_dtype_name(p->dtype));
-	if (p->storage->device != LM_CPU) return lmi_fail(LM_ERR_DEVICE, "%s: the parameter is not on the CPU", fname);
 	if (!(lr >= 0) || !isfinite(lr))
 		return lmi_fail(LM_ERR_ARG, "%s: the learning rate must be a finite number >= 0, got %g", fname, lr);
 	if (lmi_has_internal_overlap(p))
@@ -57,11 +60,10 @@ static lm_tensor *work_param(lm_tensor *p, lm_tensor **copy)
 	return *copy;
 }
 
-/* After the update: write a copy back, bump versions. */
-static lm_status finish_param(lm_tensor *p, lm_tensor *copy)
+/* After the update (status s): write a copy back, bump versions. */
+static lm_status finish_param(lm_tensor *p, lm_tensor *copy, lm_status s)
 {
-	lm_status s = LM_OK;
-	if (copy) s = lmi_copy(p, copy);
+	if (copy && !s) s = lmi_copy(p, copy);
 	lm_tensor_release(copy);
 	lmi_bump_version(p);
 	return s;
@@ -73,25 +75,6 @@ static void bump(lm_tensor *t)
 }
 
 /* ---------------------------------------------------------------- SGD */
-
-#define SGD_LOOP(T)                                                                                \
-	do {                                                                                         \
-		T *w = (T *)lmi_data(pw), *bf = buf ? (T *)lmi_data(buf) : NULL;                           \
-		const T *gr = (const T *)lmi_data(gc);                                                   \
-		const T lr = (T)o->lr, wd = (T)o->weight_decay, mo = (T)o->momentum;                     \
-		const T damp = (T)(1 - o->dampening), sign = o->maximize ? (T)-1 : (T)1;                 \
-		_Pragma("omp parallel for schedule(static) num_threads(threads_for(n))")                 \
-		for (int64_t i = 0; i < n; i++) {                                                        \
-			T d = sign * gr[i];                                                                  \
-			if (wd != 0) d = d + wd * w[i];                                                      \
-			if (mo != 0) {                                                                       \
-				T b = first ? d : bf[i] * mo + d * damp;                                         \
-				bf[i] = b;                                                                       \
-				d = nesterov ? d + b * mo : b;                                                   \
-			}                                                                                    \
-			w[i] = w[i] - lr * d;                                                                \
-		}                                                                                        \
-	} while (0)
 
 lm_status lm_sgd_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *buf, const lm_sgd_opts *o,
                        bool first)
@@ -112,47 +95,13 @@ lm_status lm_sgd_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *buf, cons
 		lm_tensor_release(gc);
 		return lm_last_status();
 	}
-	int64_t n = lm_tensor_numel(p);
-	bool nesterov = o->nesterov;
-	if (p->dtype == LM_FLOAT32) SGD_LOOP(float);
-	else SGD_LOOP(double);
+	s = LMI_BE(fname, pw, sgd_step, pw, gc, buf, o, first);
 	lm_tensor_release(gc);
 	bump(buf);
-	return finish_param(p, copy);
+	return finish_param(p, copy, s);
 }
 
 /* ---------------------------------------------------------------- Adam, AdamW */
-
-#define ADAM_LOOP(T, SQRT)                                                                         \
-	do {                                                                                         \
-		T *w = (T *)lmi_data(pw), *m1 = (T *)lmi_data(m), *m2 = (T *)lmi_data(v);                \
-		T *mx = vmax ? (T *)lmi_data(vmax) : NULL;                                               \
-		const T *gr = (const T *)lmi_data(gc);                                                   \
-		const T b1 = (T)o->beta1, b2 = (T)o->beta2, c1 = (T)(1 - o->beta1), c2 = (T)(1 - o->beta2); \
-		const T wd = (T)o->weight_decay, decay = (T)(1 - o->lr * o->weight_decay);               \
-		const T step_size = (T)step_size_d, bc2s = (T)bc2_sqrt, eps = (T)o->eps;                 \
-		const T sign = o->maximize ? (T)-1 : (T)1;                                               \
-		const bool decoupled = o->decoupled, ams = o->amsgrad;                                   \
-		_Pragma("omp parallel for schedule(static) num_threads(threads_for(n))")                 \
-		for (int64_t i = 0; i < n; i++) {                                                        \
-			T g = sign * gr[i], x = w[i];                                                        \
-			if (wd != 0) {                                                                       \
-				if (decoupled) x = x * decay;                                                    \
-				else g = g + wd * x;                                                             \
-			}                                                                                    \
-			T a = m1[i] * b1 + g * c1;                                                           \
-			T b = m2[i] * b2 + c2 * g * g; /* addcmul: value * t1 * t2 */                       \
-			m1[i] = a;                                                                           \
-			m2[i] = b;                                                                           \
-			if (ams) {                                                                           \
-				T mv = mx[i] > b ? mx[i] : b;                                                    \
-				mx[i] = mv;                                                                      \
-				b = mv;                                                                          \
-			}                                                                                    \
-			T denom = SQRT(b) / bc2s + eps;                                                      \
-			w[i] = x - step_size * (a / denom);                                                  \
-		}                                                                                        \
-	} while (0)
 
 lm_status lm_adam_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *m, lm_tensor *v,
                         lm_tensor *vmax, const lm_adam_opts *o)
@@ -179,50 +128,15 @@ lm_status lm_adam_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *m, lm_te
 		lm_tensor_release(gc);
 		return lm_last_status();
 	}
-	int64_t n = lm_tensor_numel(p);
-	if (p->dtype == LM_FLOAT32) ADAM_LOOP(float, sqrtf);
-	else ADAM_LOOP(double, sqrt);
+	s = LMI_BE(fname, pw, adam_step, pw, gc, m, v, vmax, o, step_size_d, bc2_sqrt);
 	lm_tensor_release(gc);
 	bump(m);
 	bump(v);
 	bump(vmax);
-	return finish_param(p, copy);
+	return finish_param(p, copy, s);
 }
 
 /* ---------------------------------------------------------------- RMSprop */
-
-#define RMSPROP_LOOP(T, SQRT)                                                                      \
-	do {                                                                                         \
-		T *w = (T *)lmi_data(pw), *sa = (T *)lmi_data(sq);                                       \
-		T *bf = buf ? (T *)lmi_data(buf) : NULL, *ga = gavg ? (T *)lmi_data(gavg) : NULL;        \
-		const T *gr = (const T *)lmi_data(gc);                                                   \
-		const T al = (T)o->alpha, c = (T)(1 - o->alpha), wd = (T)o->weight_decay;                \
-		const T lr = (T)o->lr, eps = (T)o->eps, mo = (T)o->momentum;                             \
-		const T sign = o->maximize ? (T)-1 : (T)1;                                               \
-		_Pragma("omp parallel for schedule(static) num_threads(threads_for(n))")                 \
-		for (int64_t i = 0; i < n; i++) {                                                        \
-			T g = sign * gr[i];                                                                  \
-			if (wd != 0) g = g + wd * w[i];                                                      \
-			T s2 = sa[i] * al + c * g * g;                                                       \
-			sa[i] = s2;                                                                          \
-			T avg;                                                                               \
-			if (ga) {                                                                            \
-				T a = ga[i] * al + g * c;                                                        \
-				ga[i] = a;                                                                       \
-				avg = SQRT(s2 + a * a * (T)-1);                                                  \
-			} else {                                                                             \
-				avg = SQRT(s2);                                                                  \
-			}                                                                                    \
-			avg = avg + eps;                                                                     \
-			if (bf) {                                                                            \
-				T b = bf[i] * mo + g / avg;                                                      \
-				bf[i] = b;                                                                       \
-				w[i] = w[i] - lr * b;                                                            \
-			} else {                                                                             \
-				w[i] = w[i] - lr * (g / avg);                                                    \
-			}                                                                                    \
-		}                                                                                        \
-	} while (0)
 
 lm_status lm_rmsprop_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *sq, lm_tensor *buf,
                            lm_tensor *gavg, const lm_rmsprop_opts *o)
@@ -246,14 +160,12 @@ lm_status lm_rmsprop_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *sq, l
 		lm_tensor_release(gc);
 		return lm_last_status();
 	}
-	int64_t n = lm_tensor_numel(p);
-	if (p->dtype == LM_FLOAT32) RMSPROP_LOOP(float, sqrtf);
-	else RMSPROP_LOOP(double, sqrt);
+	s = LMI_BE(fname, pw, rmsprop_step, pw, gc, sq, buf, gavg, o);
 	lm_tensor_release(gc);
 	bump(sq);
 	bump(buf);
 	bump(gavg);
-	return finish_param(p, copy);
+	return finish_param(p, copy, s);
 }
 
 /* ---------------------------------------------------------------- clipping */
@@ -299,7 +211,8 @@ lm_status lm_clip_grad_norm_(int64_t n, lm_tensor *const *grads, double max_norm
 		if (!lm_dtype_is_float(g->dtype))
 			return lmi_fail(LM_ERR_DTYPE, "%s: gradient %lld is %s", fname, (long long)k + 1,
 			                lm_dtype_name(g->dtype));
-		lm_tensor *c = lm_contiguous(g);
+		/* a device's gradient is read on the host, in float64 */
+		lm_tensor *c = g->storage->device == LM_CPU ? lm_contiguous(g) : lm_to_device(g, LM_CPU);
 		if (!c) return lm_last_status();
 		double part = norm_part(c, p);
 		lm_tensor_release(c);

@@ -52,8 +52,8 @@ static lm_tensor *prod_others(const lm_tensor *x, int dim)
 {
 	lmi_scope sc = {0};
 	lm_tensor *r = NULL, *zero, *one, *z, *cnt, *xnz, *pnz, *none, *one_zero, *at_zero, *other, *t;
-	RULE_T(&sc, zero, lmi_grad_scalar(0, x->dtype));
-	RULE_T(&sc, one, lmi_grad_scalar(1, x->dtype));
+	RULE_T(&sc, zero, lmi_grad_scalar(x, 0, x->dtype));
+	RULE_T(&sc, one, lmi_grad_scalar(x, 1, x->dtype));
 	RULE_T(&sc, z, lm_binary_scalar(LM_EQ, x, 0));        /* the zeros */
 	RULE_T(&sc, cnt, lm_sum(z, dim, true));                /* their count per slice */
 	RULE_T(&sc, xnz, lm_where(z, one, x));                 /* x' */
@@ -74,7 +74,7 @@ fail:
 static lm_tensor *norm_grad(const lm_tensor *x, const lm_tensor *yk, const lm_tensor *gk, double p,
                             int dim)
 {
-	if (p == 0) return lm_zeros(x->ndim, x->shape, gk->dtype);
+	if (p == 0) return lmi_zeros_as(gk, x->ndim, x->shape, gk->dtype);
 	lmi_scope sc = {0};
 	lm_tensor *r = NULL, *t0, *t1, *t2, *t3, *num, *den, *bad;
 	if (p == 1) { /* sign(x) */
@@ -104,7 +104,7 @@ static lm_tensor *norm_grad(const lm_tensor *x, const lm_tensor *yk, const lm_te
 		RULE_T(&sc, t2, lm_binary_scalar(LM_EQ, yk, 0));
 		RULE_T(&sc, t3, lm_binary_scalar(LM_EQ, x, 0));
 		RULE_T(&sc, bad, lm_add(t2, t3));
-		RULE_T(&sc, t0, lmi_grad_scalar(0, gk->dtype));
+		RULE_T(&sc, t0, lmi_grad_scalar(gk, 0, gk->dtype));
 		r = lm_where(bad, t0, t1);
 	}
 fail:
@@ -118,11 +118,12 @@ static lm_tensor *pick_grad(const lm_tensor *x, const lm_tensor *yk, const lm_te
                             const lm_tensor *gk, int dim, int64_t R)
 {
 	lmi_scope sc = {0};
-	lm_tensor *r = NULL, *t0, *t1, *t2, *t3;
+	lm_tensor *r = NULL, *t0, *t1, *t2, *t3, *ar;
 	if (ix) { /* mask = [position along dim == index] */
 		int64_t ps[LM_MAX_DIMS];
 		for (int i = 0; i < x->ndim; i++) ps[i] = i == dim ? R : 1;
-		RULE_T(&sc, t0, lm_arange(0, (double)R, 1, LM_INT64));
+		RULE_T(&sc, ar, lm_arange(0, (double)R, 1, LM_INT64));
+		RULE_T(&sc, t0, lmi_on_device(ar, lmi_dev(x))); /* positions on x's device */
 		RULE_T(&sc, t1, lm_reshape(t0, x->ndim, ps));
 		RULE_T(&sc, t2, lmi_grad_keepdim(ix, x->ndim, x->shape, dim));
 		RULE_T(&sc, t3, lm_binary(LM_EQ, t1, t2));
@@ -250,8 +251,8 @@ static lm_tensor *reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim,
 		                     d < 0 ? "tensor" : "dim", lmi_shape_s(x));
 	if (op == LM_NORM && isnan(p)) return lmi_fail_null(LM_ERR_ARG, "norm: p is NaN");
 	lm_tensor *xc = lm_tensor_retain((lm_tensor *)x); /* saved as it is: views are not copied */
-	lm_tensor *out = lmi_empty(name, nd, shape, result_dtype(op, x->dtype));
-	lm_tensor *ix = idx && out ? lmi_empty(name, nd, shape, LM_INT64) : NULL;
+	lm_tensor *out = lmi_empty_as(name, x, nd, shape, result_dtype(op, x->dtype));
+	lm_tensor *ix = idx && out ? lmi_empty_as(name, x, nd, shape, LM_INT64) : NULL;
 	uint32_t mask = d >= 0 ? 1u << d : (uint32_t)((1u << x->ndim) - 1);
 	if (!out || (idx && !ix) || LMI_BE(name, out, reduce_dims, op, x, mask, out, ix, p)) {
 		lm_tensor_release(out);

@@ -15,11 +15,14 @@ lm_tensor *lmi_grad_keepdim(const lm_tensor *g, int ndim, const int64_t *shape, 
 	return lm_reshape(g, ndim, k);
 }
 
-lm_tensor *lmi_grad_scalar(double v, lm_dtype dt) { return lm_scalar(v, dt); }
+lm_tensor *lmi_grad_scalar(const lm_tensor *like, double v, lm_dtype dt)
+{
+	return lmi_scalar_on(lmi_dev(like), v, dt);
+}
 
 lm_tensor *lmi_grad_mask(const lm_tensor *g, const lm_tensor *mask)
 {
-	lm_tensor *zero = lm_scalar(0, g->dtype);
+	lm_tensor *zero = lmi_scalar_on(lmi_dev(g), 0, g->dtype);
 	if (!zero) return NULL;
 	lm_tensor *r = lm_where(mask, g, zero);
 	lm_tensor_release(zero);

@@ -58,8 +58,8 @@ static inline lm_status lmi_rule_end(lmi_scope *s, lm_tensor **gin, bool fail)
  * the input. +1. */
 lm_tensor *lmi_grad_keepdim(const lm_tensor *g, int ndim, const int64_t *shape, int dim);
 
-/* A 0-d tensor holding v in dtype dt. +1. */
-lm_tensor *lmi_grad_scalar(double v, lm_dtype dt);
+/* A 0-d tensor holding v in dtype dt, on like's device. +1. */
+lm_tensor *lmi_grad_scalar(const lm_tensor *like, double v, lm_dtype dt);
 
 /* where(mask, g, 0): g where mask is nonzero, else zero, broadcast. +1. */
 lm_tensor *lmi_grad_mask(const lm_tensor *g, const lm_tensor *mask);

@@ -66,7 +66,7 @@ static lm_status repeat_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 			if (!r) {
 				int64_t shape[LM_MAX_DIMS];
 				for (int i = 0; i < t->ndim; i++) shape[i] = i == d ? s : t->shape[i];
-				next = lm_zeros(t->ndim, shape, t->dtype);
+				next = lmi_zeros_as(t, t->ndim, shape, t->dtype);
 			}
 			for (int64_t k = 1; k < r && next; k++) {
 				lm_tensor *sl = lm_narrow(t, d, k * s, s);
@@ -130,7 +130,7 @@ lm_tensor *lm_cumsum(const lm_tensor *x, int dim)
 	lm_dtype rt = lm_dtype_is_float(x->dtype) ? x->dtype : LM_INT64;
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *out = xc ? lmi_empty("cumsum", x->ndim, x->shape, rt) : NULL;
+	lm_tensor *out = xc ? lmi_empty_as("cumsum", x, x->ndim, x->shape, rt) : NULL;
 	if (out && LMI_BE("cumsum", out, cumsum, xc, outer, R, inner, out)) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -157,7 +157,7 @@ static lm_tensor *triangle(const char *name, const lmi_opdef *def, const lm_tens
 	k = k > N ? N : k < -M ? -M : k;
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *out = xc ? lmi_empty(name, x->ndim, x->shape, x->dtype) : NULL;
+	lm_tensor *out = xc ? lmi_empty_as(name, x, x->ndim, x->shape, x->dtype) : NULL;
 	if (out && LMI_BE(name, out, triangle, xc, B, M, N, k, upper, out)) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -194,7 +194,7 @@ lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats)
 			return lmi_fail_null(LM_ERR_OVERFLOW, "repeat: dim %d of size %lld repeated %lld times "
 			                     "overflows", d + 1, (long long)xshape[d], (long long)repeats[d]);
 	}
-	lm_tensor *out = lmi_empty("repeat", nrep, shape, x->dtype);
+	lm_tensor *out = lmi_empty_as("repeat", x, nrep, shape, x->dtype);
 	if (!out) return NULL;
 	if (lm_tensor_numel(out) > 0) {
 		/* x into the corner block: out's strides, x's (padded) shape */
@@ -302,7 +302,7 @@ lm_tensor *lm_pad(const lm_tensor *x, int npairs, const int64_t *pads, double va
 	if (!lm_dtype_is_float(x->dtype) && !(value == value))
 		return lmi_fail_null(LM_ERR_ARG, "pad: cannot pad the %s tensor with NaN",
 		                     lm_dtype_name(x->dtype));
-	lm_tensor *out = lmi_empty("pad", x->ndim, shape, x->dtype);
+	lm_tensor *out = lmi_empty_as("pad", x, x->ndim, shape, x->dtype);
 	if (!out) return NULL;
 	for (int p = 0; p < npairs; p++) start += pads[2 * p] * out->stride[x->ndim - 1 - p];
 	lm_tensor *w = lm_tensor_numel(x) ? lmi_view_of(out, x->ndim, x->shape, out->stride, start)

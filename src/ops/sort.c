@@ -15,7 +15,7 @@ static lm_status sort_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	lm_status s = lmi_node_saved(n, 0, &indices);
 	if (s) return s;
 	const lmi_edge *e = &n->in[0];
-	lm_tensor *z = lm_zeros(e->ndim, e->shape, g->dtype);
+	lm_tensor *z = lmi_zeros_as(g, e->ndim, e->shape, g->dtype);
 	gin[0] = z ? lm_scatter_add(z, (int)n->i[0], indices, g) : NULL;
 	lm_tensor_release(z);
 	return gin[0] ? LM_OK : lm_last_status();
@@ -53,8 +53,8 @@ static lm_status sorted(const char *name, const lmi_opdef *def, const lm_tensor 
 	for (int i = 0; i < x->ndim; i++) shape[i] = i == d ? k : x->shape[i];
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *v = xc ? lmi_empty(name, x->ndim, shape, x->dtype) : NULL;
-	lm_tensor *ix = v ? lmi_empty(name, x->ndim, shape, LM_INT64) : NULL;
+	lm_tensor *v = xc ? lmi_empty_as(name, x, x->ndim, shape, x->dtype) : NULL;
+	lm_tensor *ix = v ? lmi_empty_as(name, x, x->ndim, shape, LM_INT64) : NULL;
 	s = ix ? LMI_BE(name, v, sort, xc, outer, R, inner, k, descending, v, ix) : lm_last_status();
 	lm_tensor_release(xc);
 	if (s) {

@@ -123,7 +123,7 @@ static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin
 	case LM_FLOOR:
 	case LM_CEIL:
 	case LM_ROUND: /* piecewise constant: 0 */
-		r = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
+		r = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 		break;
 	case LM_RSQRT: /* d x^(-1/2) = -1/2 x^(-3/2) = -out^3 / 2 */
 		RULE_T(&sc, a, lm_unary(LM_SQUARE, y));
@@ -153,7 +153,7 @@ static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin
 		break;
 	case LMI_POW_SCALAR: /* d x^p = p x^(p-1); 0 for p = 0 */
 		if (p0 == 0) {
-			r = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
+			r = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 			break;
 		}
 		RULE_T(&sc, a, lm_pow_scalar(x, p0 - 1));
@@ -181,7 +181,7 @@ static lm_tensor *apply(const char *name, int op, const lm_tensor *x, lm_dtype r
 	if (lmi_check_arg(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
 	lm_tensor *xc = lmi_as_dtype(x, rdt);
 	if (!xc) return NULL;
-	lm_tensor *out = lmi_empty(name, x->ndim, x->shape, rdt);
+	lm_tensor *out = lmi_empty_as(name, x, x->ndim, x->shape, rdt);
 	if (out && LMI_BE(name, out, unary, op, out, xc, p0, p1)) {
 		lm_tensor_release(out);
 		out = NULL;

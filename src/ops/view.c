@@ -37,7 +37,7 @@ static lm_status permute_backward(lmi_node *n, const lm_tensor *g, lm_tensor **g
 /* narrow / select: zeros of the input's shape with the gradient written into the window. */
 static lm_status window_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin, bool select)
 {
-	lm_tensor *z = lm_zeros(n->in[0].ndim, n->in[0].shape, g->dtype);
+	lm_tensor *z = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 	if (!z) return lm_last_status();
 	lm_tensor *w = select ? lm_select(z, (int)n->i[0], n->i[1])
 	                      : lm_narrow(z, (int)n->i[0], n->i[1], n->i[2]);

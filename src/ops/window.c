@@ -99,7 +99,7 @@ lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
 		return lmi_fail_null(LM_ERR_OVERFLOW, "im2col: C*kh*kw overflows for shape %s",
 		                     lmi_shape_s(x));
 	int64_t shape[3] = {N, rows, L};
-	lm_tensor *out = lmi_empty("im2col", batched ? 3 : 2, shape + !batched, x->dtype);
+	lm_tensor *out = lmi_empty_as("im2col", x, batched ? 3 : 2, shape + !batched, x->dtype);
 	lm_tensor *xc = !out ? NULL
 	                : lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                             : lmi_contiguous_copy(x, x->dtype);
@@ -141,7 +141,7 @@ lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t
 		                     (long long)wd, (long long)want, (long long)oh,
 		                     (long long)ow, (long long)(oh * ow));
 	int64_t shape[4] = {N, channels, h, wd};
-	lm_tensor *out = lmi_empty("col2im", batched ? 4 : 3, shape + !batched, cols->dtype);
+	lm_tensor *out = lmi_empty_as("col2im", cols, batched ? 4 : 3, shape + !batched, cols->dtype);
 	lm_tensor *cc = !out ? NULL
 	                : lm_tensor_is_contiguous(cols) ? lm_tensor_retain((lm_tensor *)cols)
 	                                                : lmi_contiguous_copy(cols, cols->dtype);

@@ -15,8 +15,9 @@ status=0
 # CPU backend's loops, the CUDA loader); graph = src/autograd/graph.c, the recording of nodes that
 # every op does; src/ops; autograd = the rest of src/autograd (backward engine, gradcheck);
 # src/kernels; src/io. "from -> to: symbol ..." allows single symbols against the order.
-# The ops reach the backend only through the device tables (src/backend/backend.h): lmi_be and
-# lmi_backend_for, never a device's loops by name.
+# The ops reach the backend only through the device tables (src/backend/backend.h): lmi_be,
+# lmi_backend_for and lmi_backend_open (a table loaded on first use), never a device's loops
+# by name.
 allow='
 core:
 backend: core
@@ -26,7 +27,7 @@ autograd: core graph ops
 kernels: core backend ops
 io: core ops
 core -> graph: lmi_node_release
-ops -> backend: lmi_be lmi_backend_for
+ops -> backend: lmi_be lmi_backend_for lmi_backend_open
 '
 
 # Prints "from to symbol object" for each call between layers in the objects below $1.

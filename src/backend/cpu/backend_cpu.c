@@ -10,6 +10,7 @@
 #include "backend/cpu/axpy.h"
 #include "backend/cpu/cpu_move.h"
 #include "backend/cpu/nn.h"
+#include "backend/cpu/train.h"
 
 static bool supports_op(lmi_be_op op, lm_dtype dt)
 {
@@ -45,4 +46,9 @@ const lmi_backend lmi_cpu_backend = {
 	.cumsum = lmi_cpu_cumsum,
 	.triangle = lmi_cpu_triangle,
 	.repeat_fill = lmi_cpu_repeat_fill,
+	.sgd_step = lmi_cpu_sgd_step,
+	.adam_step = lmi_cpu_adam_step,
+	.rmsprop_step = lmi_cpu_rmsprop_step,
+	.crop_batch = lmi_cpu_crop_batch,
+	.flip_batch = lmi_cpu_flip_batch,
 };

@@ -1,0 +1,348 @@
+/*
+ * test_devices.c — tensors on a second device without a GPU: the fake device of
+ * tests/fake_device.h (LM_CUDA served by the CPU's loops on memory nothing else can read) stands
+ * for the GPU, so that the device plumbing of the core and the ops is tested here: storage on a
+ * device, copies across devices in every layout and dtype, placement, mixed-device errors, random
+ * streams equal to the CPU's, the optimizers' updates and batch augmentations through the
+ * device's slots, out of device memory, and every op-table row through the dispatch (values,
+ * gradients, placement and mixed inputs: ot_run_rows).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/philox.h"
+#include "fake_device.h"
+#include "lumen/optim.h"
+#include "optable.h"
+#include "testutil.h"
+
+static lm_tensor *seq(int ndim, const int64_t *shape, lm_dtype dt)
+{
+	lm_tensor *t = lm_empty(ndim, shape, dt);
+	int64_t n = lm_tensor_numel(t);
+	for (int64_t i = 0; i < n; i++) ot_set_linear(t, i, (double)((i * 37) % 101) - 50);
+	return t;
+}
+
+static void assert_same(const lm_tensor *got, const lm_tensor *want)
+{
+	char why[256];
+	lm_tensor *h = lm_to_device(got, LM_CPU);
+	assert_non_null(h);
+	if (!ot_close(h, want, 0, 0, why, sizeof why)) fail_msg("%s", why);
+	lm_tensor_release(h);
+}
+
+/* Copies to and from the device: every dtype pair, contiguous and strided, broadcast sources
+ * crossing once in their compact form. */
+static void test_copies(void **state)
+{
+	(void)state;
+	const int64_t shape[3] = {3, 5, 7};
+	for (int a = 0; a < LM_DTYPE_COUNT; a++) {
+		lm_tensor *x = seq(3, shape, (lm_dtype)a), *d = lm_to_device(x, LM_CUDA);
+		assert_non_null(d);
+		assert_int_equal(lm_tensor_device(d), LM_CUDA);
+		assert_true(lm_tensor_is_contiguous(d));
+		assert_same(d, x);
+		for (int b = 0; b < LM_DTYPE_COUNT; b++) {
+			/* device -> host converting, into a transposed destination */
+			lm_tensor *h = lm_empty(3, (int64_t[]){7, 5, 3}, (lm_dtype)b);
+			lm_tensor *ht = lm_permute(h, (int[]){2, 1, 0});
+			assert_int_equal(lm_copy_(ht, d), LM_OK);
+			lm_tensor *want = lm_to_dtype(x, (lm_dtype)b);
+			char why[256];
+			if (!ot_close(ht, want, 0, 0, why, sizeof why))
+				fail_msg("to host %d->%d: %s", a, b, why);
+			/* host (strided) -> device converting */
+			lm_tensor *dd = lm_empty_like(d);
+			assert_int_equal(lm_copy_(dd, ht), LM_OK);
+			lm_tensor *back = lm_to_dtype(dd, (lm_dtype)a);
+			lm_tensor *exp_ = lm_to_dtype(want, (lm_dtype)a);
+			assert_same(back, exp_);
+			lm_tensor_release(exp_);
+			lm_tensor_release(back);
+			lm_tensor_release(dd);
+			lm_tensor_release(want);
+			lm_tensor_release(ht);
+			lm_tensor_release(h);
+		}
+		lm_tensor_release(d);
+		lm_tensor_release(x);
+	}
+	/* a (1, 7) row expanded to (1000, 7) crosses as 7 values */
+	lm_tensor *row = seq(2, (int64_t[]){1, 7}, LM_FLOAT32);
+	lm_tensor *big = lm_expand(row, 2, (int64_t[]){1000, 7});
+	lm_tensor *dbig = lm_empty(2, (int64_t[]){1000, 7}, LM_FLOAT32);
+	lm_tensor *dev = lm_to_device(dbig, LM_CUDA);
+	fake_device_stats s0 = fake_device_get_stats();
+	assert_int_equal(lm_copy_(dev, big), LM_OK);
+	fake_device_stats s1 = fake_device_get_stats();
+	assert_int_equal(s1.to_device - s0.to_device, 7 * 4);
+	assert_same(dev, big);
+	lm_tensor_release(dev);
+	lm_tensor_release(dbig);
+	lm_tensor_release(big);
+	lm_tensor_release(row);
+	assert_int_equal(fake_device_get_stats().live_bytes, 0);
+}
+
+/* Results stay on their inputs' device; a device tensor meets a CPU one only in an error naming
+ * both; get/set/item read and write one element through a copy. */
+static void test_placement_and_errors(void **state)
+{
+	(void)state;
+	lm_tensor *x = seq(2, (int64_t[]){4, 6}, LM_FLOAT32), *d = lm_to_device(x, LM_CUDA);
+	lm_tensor *y = lm_add(d, d);
+	assert_int_equal(lm_tensor_device(y), LM_CUDA);
+	lm_tensor *z = lm_add(d, x);
+	assert_null(z);
+	assert_int_equal(lm_last_status(), LM_ERR_DEVICE);
+	assert_non_null(strstr(lm_last_error(), "add"));
+	assert_non_null(strstr(lm_last_error(), "cuda"));
+	assert_non_null(strstr(lm_last_error(), "cpu"));
+	lm_tensor *m = lm_matmul(x, lm_tensor_retain(d));
+	assert_null(m);
+	lm_tensor_release(d); /* the extra retain */
+	assert_int_equal(lm_last_status(), LM_ERR_DEVICE);
+	double v = 0;
+	assert_int_equal(lm_tensor_get(d, (int64_t[]){2, 3}, &v), LM_OK);
+	assert_true(v == ot_get_linear(x, 2 * 6 + 3));
+	assert_int_equal(lm_tensor_set(d, (int64_t[]){2, 3}, 42.5), LM_OK);
+	assert_int_equal(lm_tensor_get(d, (int64_t[]){2, 3}, &v), LM_OK);
+	assert_true(v == 42.5);
+	lm_tensor *s = lm_sum(d, LM_DIM_ALL, false);
+	assert_int_equal(lm_tensor_device(s), LM_CUDA);
+	assert_int_equal(lm_tensor_item(s, &v), LM_OK);
+	/* x + x to the same; dtype conversion, views and in-place ops stay there */
+	lm_tensor *t = lm_transpose(d, 0, 1), *c = lm_contiguous(t), *i = lm_to_dtype(c, LM_INT32);
+	assert_int_equal(lm_tensor_device(c), LM_CUDA);
+	assert_int_equal(lm_tensor_device(i), LM_CUDA);
+	assert_int_equal(lm_binary_scalar_(LM_MUL, c, 2), LM_OK);
+	assert_int_equal(lm_fill_(t, 1), LM_OK);
+	assert_int_equal(lm_zero_(c), LM_OK);
+	/* the backward's first gradient and the leaf's .grad on the device */
+	lm_tensor *w = lm_to_device(x, LM_CUDA);
+	lm_tensor_requires_grad_(w, true);
+	lm_tensor *q = lm_mul(w, w), *qs = lm_sum(q, LM_DIM_ALL, false);
+	assert_int_equal(lm_backward(qs, NULL, false), LM_OK);
+	assert_int_equal(lm_tensor_device(lm_tensor_grad(w)), LM_CUDA);
+	lm_tensor *g2 = lm_binary_scalar(LM_MUL, x, 2);
+	assert_same(lm_tensor_grad(w), g2);
+	/* moving back to the CPU is differentiable too: the gradient returns to the device */
+	lm_tensor *w2 = lm_to_device(x, LM_CUDA);
+	lm_tensor_requires_grad_(w2, true);
+	lm_tensor *hcpu = lm_to_device(w2, LM_CPU), *hs = lm_sum(hcpu, LM_DIM_ALL, false);
+	assert_int_equal(lm_backward(hs, NULL, false), LM_OK);
+	assert_int_equal(lm_tensor_device(lm_tensor_grad(w2)), LM_CUDA);
+	lm_tensor *tensors[] = {y, s, t, c, i, w, q, qs, g2, w2, hcpu, hs, d, x};
+	for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++) lm_tensor_release(tensors[k]);
+	assert_int_equal(fake_device_get_stats().live_bytes, 0);
+}
+
+/* The device's random loop (philox.h, block by block) draws the CPU's streams. */
+static void test_random_streams(void **state)
+{
+	(void)state;
+	const int64_t shape[1] = {1001};
+	for (int dt = 0; dt < LM_DTYPE_COUNT; dt++) {
+		lm_tensor *h = lm_zeros(1, shape, (lm_dtype)dt), *d = lm_to_device(h, LM_CUDA);
+		bool fl = lm_dtype_is_float((lm_dtype)dt);
+		for (int kind = fl ? 0 : 2; kind < 3; kind++) {
+			lm_tensor *pair[2] = {h, d};
+			for (int k = 0; k < 2; k++) {
+				lm_manual_seed(1234 + (uint64_t)kind);
+				lm_status s = kind == 0   ? lm_uniform_(pair[k], -1, 5)
+				              : kind == 1 ? lm_normal_(pair[k], 1, 2)
+				                          : lm_bernoulli_(pair[k], 0.3);
+				assert_int_equal(s, LM_OK);
+			}
+			assert_same(d, h);
+		}
+		/* randint makes CPU tensors only: the device's loop asked directly for the same
+		 * blocks */
+		lm_manual_seed(99);
+		uint64_t seed = lm_rng_seed(), off = lm_rng_offset();
+		int64_t lo = dt == LM_UINT8 ? 3 : -1000, hi = dt == LM_UINT8 ? 250 : 100000;
+		lm_tensor *r = lm_randint(lo, hi, 1, shape, (lm_dtype)dt);
+		lmi_rng_call c = {
+		    LMI_RNG_RANDINT, dt == LM_FLOAT64, 0, 0, lo, (uint64_t)(hi - lo), seed, off};
+		assert_int_equal(lmi_device_ops_for(LM_CUDA)->random(d, &c), LM_OK);
+		assert_same(d, r);
+		lm_tensor_release(r);
+		lm_tensor_release(d);
+		lm_tensor_release(h);
+	}
+}
+
+/* The optimizers' updates run through the device's slots and agree with the CPU's. */
+static void test_optimizers(void **state)
+{
+	(void)state;
+	const int64_t shape[2] = {7, 9};
+	lm_manual_seed(7);
+	lm_tensor *p = lm_randn(2, shape, LM_FLOAT32), *g = lm_randn(2, shape, LM_FLOAT32);
+	lm_tensor *hp[3], *dp[3], *hs[3][3], *ds[3][3];
+	for (int o = 0; o < 3; o++) {
+		hp[o] = lm_clone(p);
+		dp[o] = lm_to_device(p, LM_CUDA);
+		for (int k = 0; k < 3; k++) {
+			hs[o][k] = lm_zeros(2, shape, LM_FLOAT32);
+			ds[o][k] = lm_to_device(hs[o][k], LM_CUDA);
+		}
+	}
+	lm_tensor *dg = lm_to_device(g, LM_CUDA);
+	fake_device_stats s0 = fake_device_get_stats();
+	lm_sgd_opts so = {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true};
+	lm_adam_opts ao = {.lr = 0.01,
+	                   .beta1 = 0.9,
+	                   .beta2 = 0.999,
+	                   .eps = 1e-8,
+	                   .weight_decay = 0.1,
+	                   .amsgrad = true,
+	                   .decoupled = true};
+	lm_rmsprop_opts ro = {
+	    .lr = 0.01, .alpha = 0.99, .eps = 1e-8, .momentum = 0.5, .centered = true};
+	for (int step = 1; step <= 3; step++) {
+		ao.step = step;
+		assert_int_equal(lm_sgd_step_(hp[0], g, hs[0][0], &so, step == 1), LM_OK);
+		assert_int_equal(lm_sgd_step_(dp[0], dg, ds[0][0], &so, step == 1), LM_OK);
+		assert_int_equal(lm_adam_step_(hp[1], g, hs[1][0], hs[1][1], hs[1][2], &ao), LM_OK);
+		assert_int_equal(lm_adam_step_(dp[1], dg, ds[1][0], ds[1][1], ds[1][2], &ao),
+		                 LM_OK);
+		assert_int_equal(lm_rmsprop_step_(hp[2], g, hs[2][0], hs[2][1], hs[2][2], &ro),
+		                 LM_OK);
+		assert_int_equal(lm_rmsprop_step_(dp[2], dg, ds[2][0], ds[2][1], ds[2][2], &ro),
+		                 LM_OK);
+	}
+	fake_device_stats s1 = fake_device_get_stats();
+	assert_int_equal(s1.calls[LMI_BE_OP_sgd_step] - s0.calls[LMI_BE_OP_sgd_step], 3);
+	assert_int_equal(s1.calls[LMI_BE_OP_adam_step] - s0.calls[LMI_BE_OP_adam_step], 3);
+	assert_int_equal(s1.calls[LMI_BE_OP_rmsprop_step] - s0.calls[LMI_BE_OP_rmsprop_step], 3);
+	for (int o = 0; o < 3; o++) {
+		assert_same(dp[o], hp[o]);
+		for (int k = 0; k < 3; k++) assert_same(ds[o][k], hs[o][k]);
+	}
+	/* a CPU gradient for a device parameter: an error naming both */
+	assert_int_equal(lm_sgd_step_(dp[0], g, ds[0][0], &so, false), LM_ERR_DEVICE);
+	assert_non_null(strstr(lm_last_error(), "cuda"));
+	assert_non_null(strstr(lm_last_error(), "cpu"));
+	/* clipping reads device gradients */
+	double hn = 0, dn = 0;
+	lm_tensor *hg = lm_clone(g), *dg2 = lm_to_device(g, LM_CUDA);
+	assert_int_equal(lm_clip_grad_norm_(1, &hg, 1.0, 2, &hn), LM_OK);
+	assert_int_equal(lm_clip_grad_norm_(1, &dg2, 1.0, 2, &dn), LM_OK);
+	assert_true(fabs(hn - dn) <= 1e-12 * hn);
+	assert_same(dg2, hg);
+	lm_tensor_release(hg);
+	lm_tensor_release(dg2);
+	for (int o = 0; o < 3; o++) {
+		lm_tensor_release(hp[o]);
+		lm_tensor_release(dp[o]);
+		for (int k = 0; k < 3; k++) {
+			lm_tensor_release(hs[o][k]);
+			lm_tensor_release(ds[o][k]);
+		}
+	}
+	lm_tensor_release(dg);
+	lm_tensor_release(p);
+	lm_tensor_release(g);
+	assert_int_equal(fake_device_get_stats().live_bytes, 0);
+}
+
+/* Batches: rows taken from a device data set, crops and flips run by the device's slots. */
+static void test_batches(void **state)
+{
+	(void)state;
+	lm_tensor *x = seq(4, (int64_t[]){5, 2, 6, 7}, LM_FLOAT32), *d = lm_to_device(x, LM_CUDA);
+	int64_t idx[4] = {4, 0, 0, 2};
+	lm_tensor *hr = lm_take_rows(x, idx, 4), *dr = lm_take_rows(d, idx, 4);
+	assert_non_null(dr);
+	assert_int_equal(lm_tensor_device(dr), LM_CUDA);
+	assert_same(dr, hr);
+	int64_t offv[10] = {0, 0, 4, 4, 1, 3, 2, 0, 3, 1};
+	lm_tensor *off = lm_from_data(offv, 2, (int64_t[]){5, 2}, LM_INT64);
+	lm_tensor *hc = lm_crop_batch(x, off, 6, 7, 2), *dc = lm_crop_batch(d, off, 6, 7, 2);
+	assert_non_null(dc);
+	assert_int_equal(lm_tensor_device(dc), LM_CUDA);
+	assert_same(dc, hc);
+	uint8_t mv[5] = {1, 0, 1, 1, 0};
+	lm_tensor *mask = lm_from_data(mv, 1, (int64_t[]){5}, LM_UINT8);
+	lm_tensor *hf = lm_flip_batch(x, mask), *df = lm_flip_batch(d, mask);
+	assert_non_null(df);
+	assert_int_equal(lm_tensor_device(df), LM_CUDA);
+	assert_same(df, hf);
+	fake_device_stats s = fake_device_get_stats();
+	assert_true(s.calls[LMI_BE_OP_crop_batch] >= 1 && s.calls[LMI_BE_OP_flip_batch] >= 1);
+	lm_tensor *tensors[] = {x, d, hr, dr, off, hc, dc, mask, hf, df};
+	for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++) lm_tensor_release(tensors[k]);
+	assert_int_equal(fake_device_get_stats().live_bytes, 0);
+}
+
+/* Out of device memory: a clear error, nothing leaked, the device usable afterwards. */
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	lm_tensor *x = seq(2, (int64_t[]){8, 8}, LM_FLOAT32), *d = lm_to_device(x, LM_CUDA);
+	fake_device_fail_after(0);
+	lm_tensor *y = lm_exp(d);
+	fake_device_fail_after(-1);
+	assert_null(y);
+	assert_int_equal(lm_last_status(), LM_ERR_NOMEM);
+	assert_non_null(strstr(lm_last_error(), "device memory"));
+	y = lm_exp(d);
+	assert_non_null(y);
+	lm_tensor_release(y);
+	lm_tensor_release(d);
+	lm_tensor_release(x);
+	assert_int_equal(fake_device_get_stats().live_bytes, 0);
+}
+
+/* Pinned host memory crosses without staging. */
+static void test_pinned(void **state)
+{
+	(void)state;
+	lm_tensor *x = seq(2, (int64_t[]){3, 4}, LM_FLOAT64), *p = lm_pin_memory(x);
+	assert_non_null(p);
+	assert_true(lm_tensor_is_pinned(p));
+	assert_false(lm_tensor_is_pinned(x));
+	fake_device_stats s0 = fake_device_get_stats();
+	lm_tensor *d = lm_to_device(p, LM_CUDA);
+	assert_int_equal(fake_device_get_stats().pinned_copies - s0.pinned_copies, 1);
+	assert_same(d, x);
+	lm_tensor *again = lm_pin_memory(p);
+	assert_ptr_equal(again, p);
+	assert_null(lm_pin_memory(d));
+	assert_int_equal(lm_last_status(), LM_ERR_DEVICE);
+	lm_tensor_release(again);
+	lm_tensor_release(d);
+	lm_tensor_release(p);
+	lm_tensor_release(x);
+}
+
+/* A CPU tensor that reached a fake slot: an op placed something on the wrong device. */
+static const char *after_case(void)
+{
+	static int64_t seen;
+	fake_device_stats s = fake_device_get_stats();
+	if (s.foreign == seen) return NULL;
+	seen = s.foreign;
+	return "a CPU tensor reached the device's loop";
+}
+
+int main(void)
+{
+	fake_device_register();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_copies),         cmocka_unit_test(test_placement_and_errors),
+	    cmocka_unit_test(test_random_streams), cmocka_unit_test(test_optimizers),
+	    cmocka_unit_test(test_batches),        cmocka_unit_test(test_out_of_memory),
+	    cmocka_unit_test(test_pinned),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	const lmi_backend *fake[1] = {&fake_device_backend};
+	rc |= ot_run_rows("devices (fake)", 1, fake, after_case);
+	fake_device_unregister();
+	return rc;
+}
