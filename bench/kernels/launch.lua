@@ -14,7 +14,8 @@ Run under the CPU lock from the source tree:
              per-coroutine count hook (Ctrl-C, the visualizer's pump) costs against plain Lua
   racecheck  the shipped kernels and a Lua kernel with the race check on and off
 
-Times are the median of 5 runs (wall clock, lm.sys.clock), after a warm-up.
+Times are the median of 5 runs (wall clock, lm.sys.clock), after a warm-up; the phases and map
+kernels' outputs are checked (a fast wrong run would not count).
 ]]
 local kernels = require 'kernels'
 local clock = lm.sys.clock
@@ -55,6 +56,8 @@ local info
 local lua_ms = median_ms(function()
   info = kernels.launch(phases, { block = 1024, args = { out }, shared = { buf = 1024 } })
 end)
+-- the figures count only if the kernel did its work: out[tid] = the neighbour's last store
+for tid = 0, 1023 do assert(out[tid + 1]:item() == (tid + 1) % 1024 + 10, 'phases: wrong output') end
 row('kernels.launch (Lua kernel)', lua_ms, string.format('%d barriers, %d events; target < 100 ms',
   info.counters.barriers, info.counters.events))
 local plain_ms = median_ms(function()
@@ -84,6 +87,8 @@ local map_ms = median_ms(function()
   info = kernels.launch(map, { grid = n // 256, block = 256, args = { o, a, n } })
 end)
 local map_events = info.counters.events
+assert(info.counters.threads == n and info.counters.global_stores == n, 'map: not every thread ran')
+assert((o - a - 10):abs():max():item() < 1e-5, 'map: wrong output')
 row('kernels.launch, 256 blocks of 256 threads', map_ms, string.format('%d events, %.1f M events/s; target < 2000 ms',
   map_events, map_events / map_ms / 1e3))
 local big = lm.rand(n)

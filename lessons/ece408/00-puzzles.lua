@@ -56,7 +56,9 @@ as in CUDA C, and not from 1 as everywhere else in Lua: a[0] is the first elemen
 write goes through the emulator, which checks it, counts it, models its cycles and draws it.
 
 The code runs one block of 8 threads, each writing its own index. In the picture the threads are
-a row of cells, the array below them, and each arrow is one write.]],
+a row of cells, the array below them, and each arrow is one write. In the puzzles that follow, the
+arrays a kernel only reads (its inputs) are drawn above the threads, with an arrow into a thread
+for each read; shared arrays and outputs below.]],
         [[
 CUDA 的核函数（kernel）是一个由网格里所有线程共同执行的函数。线程之间除了编号之外没有区别，
 所以每个线程都靠自己的编号来挑出属于自己的那份工作。Lumen 可以在 SIMT 模拟器上运行用 Lua
@@ -69,7 +71,8 @@ args 里传入的张量，在核函数里就是设备上的数组。在核函数
 检查、计数、估算周期，并把它画出来。
 
 下面的代码启动一个 8 线程的线程块，每个线程写下自己的编号。图中上面一排格子是线程，下面是
-数组，每个箭头就是一次写入。]]),
+数组，每个箭头就是一次写入。后面的谜题里，核函数只读不写的数组（输入）画在线程上方，每读一次
+就有一个箭头指向线程；共享内存数组和输出数组画在下方。]]),
       code = [[
 ids = lm.zeros(8)
 info = kernels.launch(function(t, out)

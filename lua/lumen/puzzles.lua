@@ -286,7 +286,8 @@ P[8] = {
     zh = '通过共享内存完成 out[i] = a[i] + 10：每个线程把自己那个 a 的元素拷进 t.shared.cache（4 个元素，属于本线程块），在 t:sync() 处等待，再从 cache 里算出 out[i]。',
   },
   params = 't, out, a, size',
-  cases = function(r) return { { size = 8 }, { size = r(1, 16) }, { size = r(5, 15) } } end,
+  -- the last size is never a multiple of the block: the last block has threads past the end
+  cases = function(r) return { { size = 8 }, { size = r(1, 16) }, { size = 4 * r(1, 3) + r(1, 3) } } end,
   inputs = { a = function(c) return c.size end },
   out = function(c) return c.size end,
   launch = function(c) return { grid = (c.size + 3) // 4, block = 4, shared = { cache = 4 } } end,
@@ -622,7 +623,7 @@ P[14] = {
   out = function(c) return c.size * c.size end,
   launch = function(c)
     local g = (c.size + 2) // 3
-    return { grid = { g, g }, block = { 3, 3 }, shared = { a_s = { 9, rows = 3, cols = 3 }, b_s = { 9, rows = 3, cols = 3 } } }
+    return { grid = { g, g }, block = { 3, 3 }, shared = { a_s = { rows = 3, cols = 3 }, b_s = { rows = 3, cols = 3 } } }
   end,
   args = function(c, out, x) return { out, x.a, x.b, c.size } end,
   spec = function(c, x)
@@ -765,6 +766,9 @@ local function score_of(info)
   }
 end
 
+-- "1 global read", "2 global reads"
+local function times(k, word) return string.format('%d %s%s', k, word, k == 1 and '' or 's') end
+
 local SCORE = { 'global_reads', 'global_writes', 'shared_reads', 'shared_writes' }
 local SCORE_TEXT = {
   en = { 'global reads', 'global writes', 'shared reads', 'shared writes' },
@@ -846,8 +850,8 @@ function M.check(n, fn, opts)
   end
   for j, key in ipairs(SCORE) do
     if sc[key] > p.target[j] then
-      return result(false, string.format('the output is right, but one thread makes %d %s (target: at most %d)', sc[key],
-          sc[key] == 1 and SCORE_TEXT.en[j]:sub(1, -2) or SCORE_TEXT.en[j], p.target[j]),
+      return result(false, string.format('the output is right, but one thread makes %s (target: at most %d)',
+          times(sc[key], SCORE_TEXT.en[j]:sub(1, -2)), p.target[j]),
         string.format('结果是对的，但有一个线程做了 %d %s（目标：至多 %d 次）。', sc[key], SCORE_TEXT.zh[j], p.target[j]), sc)
     end
   end
@@ -858,7 +862,6 @@ function M.check(n, fn, opts)
       string.format('结果是对的，但要 %d 个模拟周期，超过参考解（%d）的 1.5 倍：多出来的等待（屏障、串行的读）在哪里？',
         sc.cycles, ref_cycles), sc)
   end
-  local function times(k, word) return string.format('%d %s%s', k, word, k == 1 and '' or 's') end
   local cyc_en = ref_cycles and string.format('; %d modelled cycles (the reference solution: %d)', sc.cycles, ref_cycles) or ''
   local cyc_zh = ref_cycles and string.format('；模拟周期 %d（参考解 %d）', sc.cycles, ref_cycles) or ''
   return result(true, string.format('puzzle %d (%s) solved: at most %s, %s, %s and %s per thread%s', n,
@@ -906,9 +909,14 @@ function M.show(n, fn, lang)
   end
   lines[#lines + 1] = '  out      = ' .. list_text(got, len)
   lines[#lines + 1] = (zh and '  应为     = ' or '  expected = ') .. list_text(want, len)
-  lines[#lines + 1] = string.format(zh and '  每个线程至多：全局读 %d、全局写 %d、共享读 %d、共享写 %d；模拟周期 %d（模拟器）'
-      or '  most per thread: %d global reads, %d global writes, %d shared reads, %d shared writes; %d modelled cycles (emulated)',
-    sc.global_reads, sc.global_writes, sc.shared_reads, sc.shared_writes, sc.cycles)
+  if zh then
+    lines[#lines + 1] = string.format('  每个线程至多：全局读 %d、全局写 %d、共享读 %d、共享写 %d；模拟周期 %d（模拟器）',
+      sc.global_reads, sc.global_writes, sc.shared_reads, sc.shared_writes, sc.cycles)
+  else
+    lines[#lines + 1] = string.format('  most per thread: %s, %s, %s, %s; %d modelled cycles (emulated)',
+      times(sc.global_reads, 'global read'), times(sc.global_writes, 'global write'),
+      times(sc.shared_reads, 'shared read'), times(sc.shared_writes, 'shared write'), sc.cycles)
+  end
   return info, table.concat(lines, '\n')
 end
 
@@ -951,19 +959,27 @@ function M.describe(n, lang)
   end
   local shared = {}
   for k, v in pairs(cfg.shared or {}) do
-    shared[#shared + 1] = string.format('t.shared.%s[%d]', k, type(v) == 'table' and v[1] or v)
+    local size = type(v) ~= 'table' and v or v.size or v[1] or v.rows * v.cols
+    shared[#shared + 1] = string.format('t.shared.%s[%d]', k, size)
   end
   table.sort(shared)
   local t = p.target
+  local nblocks, nthreads = 1, 1
+  for _, v in ipairs(type(cfg.grid) == 'table' and cfg.grid or { cfg.grid or 1 }) do nblocks = nblocks * v end
+  for _, v in ipairs(type(cfg.block) == 'table' and cfg.block or { cfg.block }) do nthreads = nthreads * v end
   local lines = {
     string.format(zh and '谜题 %d：%s' or 'Puzzle %d: %s', n, say(p.title, lang)),
     say(p.task, lang),
-    string.format(zh and '标准输入：%s；网格 %s 个块，每块 %s 个线程%s。' or 'Standard input: %s; grid %s blocks of %s threads%s.',
-      case_text(c), dims(cfg.grid), dims(cfg.block),
-      #shared > 0 and (zh and '，共享内存 ' or ', shared ') .. table.concat(shared, ', ') or ''),
-    string.format(zh and '目标（每个线程至多）：全局读 %d、全局写 %d、共享读 %d、共享写 %d；模拟周期不超过参考解的 1.5 倍。'
-      or 'Targets (most of one thread): %d global reads, %d global writes, %d shared reads, %d shared writes; modelled cycles at most 1.5 x the reference solution\'s.',
-      t[1], t[2], t[3], t[4]),
+    zh and string.format('标准输入：%s；网格 %s 个块，每块 %s 个线程%s。', case_text(c), dims(cfg.grid),
+      dims(cfg.block), #shared > 0 and '，共享内存 ' .. table.concat(shared, ', ') or '')
+      or string.format('Standard input: %s; a grid of %s %s, each of %s %s%s.', case_text(c), dims(cfg.grid),
+        nblocks == 1 and 'block' or 'blocks', dims(cfg.block), nthreads == 1 and 'thread' or 'threads',
+        #shared > 0 and '; shared memory ' .. table.concat(shared, ', ') or ''),
+    zh and string.format('目标（每个线程至多）：全局读 %d、全局写 %d、共享读 %d、共享写 %d；模拟周期不超过参考解的 1.5 倍。',
+      t[1], t[2], t[3], t[4])
+      or string.format('Targets (the most any one thread may make): %s, %s, %s and %s; modelled cycles at most '
+        .. "1.5 x the reference solution's.", times(t[1], 'global read'), times(t[2], 'global write'),
+        times(t[3], 'shared read'), times(t[4], 'shared write')),
     zh and '数组在核函数里从 0 开始编号，和 CUDA C 一样。' or 'Arrays are indexed from 0 inside a kernel, as in CUDA C.',
     string.format('function(%s)\n  -- %s\nend', p.params, zh and '在这里写代码' or 'FILL ME IN'),
   }

@@ -141,7 +141,7 @@ static lm_status report(lmi_simt *s, const lmi_raw_ev *e, int first, int kind1, 
 	snprintf(s->fault_msg, sizeof s->fault_msg,
 	         "%s race on %s array '%s' at index %u (0-based) in block (%u,%u,%u) (kernel %s): thread "
 	         "(%u,%u,%u) %s it at line %d and thread (%u,%u,%u) %s it at line %d in the same barrier "
-	         "phase (step %u), so on a GPU either may come first; a barrier between them "
+	         "phase (phase %u of the block, counted from 0), so on a GPU either may come first; a barrier between them "
 	         "(__syncthreads, t:sync()) orders them",
 	         hazard, lm_trace_space_name(rg->space), rg->name, e->index, k.x, k.y, k.z, s->L->kernel,
 	         a.x, a.y, a.z, verb(kind1), line1, b.x, b.y, b.z, verb(kind2), e->line, s->step);

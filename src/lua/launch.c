@@ -478,15 +478,59 @@ static void read_args(lua_State *L, launch_state *st, int opts)
 	st->nargs = (int)n;
 }
 
+/* A shared array's declaration: a size, {size [, dtype]}, or {size=, dtype=, rows=, cols=} (read
+ * by the shared option reader; rows x cols alone give the size). */
+typedef struct shared_decl {
+	int64_t size, rows, cols;
+	lm_dtype dtype;
+} shared_decl;
+
+static const lml_field shared_fields[] = {
+	LML_FIELD(shared_decl, size, LML_INTEGER, .def = "rows x cols", .doc = "elements"),
+	LML_FIELD(shared_decl, dtype, LML_DTYPE, .def = "the kernel's", .doc = "the elements' dtype"),
+	LML_FIELD(shared_decl, rows, LML_INTEGER, .def = "none", .doc = "rows of a 2-D array (row after row)"),
+	LML_FIELD(shared_decl, cols, LML_INTEGER, .def = "none", .doc = "its columns"),
+	LML_FIELDS_END,
+};
+
+static void read_shared_decl(lua_State *L, int v, const char *name, shared_decl *d)
+{
+	char dsc[LML_DESCRIBE_MAX];
+	if (lua_type(L, v) == LUA_TNUMBER) {
+		d->size = lml_checkinteger(L, v, "a shared array's size");
+	} else if (lua_type(L, v) != LUA_TTABLE || lml_tobox(L, v)) {
+		lml_typeerror(L, v, "option shared's values", "a size, {size, dtype} or {size=, dtype=, rows=, cols=}");
+	} else if (lml_isopts(L, v)) {
+		lml_readopts(L, v, "key of a shared array", shared_fields, d);
+	} else { /* {size, dtype} (either order) and nothing after them */
+		lua_Integer len = (lua_Integer)lua_rawlen(L, v);
+		for (lua_Integer i = 1; i <= len && i <= 2; i++) {
+			lua_rawgeti(L, v, i);
+			if (lua_type(L, -1) == LUA_TSTRING) d->dtype = lml_checkdtype(L, -1, "a shared array's dtype");
+			else d->size = lml_checkinteger(L, -1, "a shared array's size");
+			lua_pop(L, 1);
+		}
+		lua_pushinteger(L, len < 2 ? len : 2);
+		if (lua_next(L, v)) {
+			if (lua_type(L, -2) == LUA_TSTRING) snprintf(dsc, sizeof dsc, "'%.40s'", lua_tostring(L, -2));
+			else lml_describe(L, -2, dsc, sizeof dsc);
+			lml_error(L, "shared array '%s': {size, dtype} takes nothing more, got key %s (a 2-D array: "
+			          "{size=, dtype=, rows=, cols=})", name, dsc);
+		}
+	}
+	if (!d->size && d->rows > 0 && d->cols > 0) d->size = d->rows * d->cols;
+}
+
 /* Declares the arrays of the table opts[key] (const: name -> tensor; shared: name -> size or
- * {size [, dtype] [, rows=, cols=]}) and pushes the table t.<key> of their proxies: its index. */
+ * a declaration read by read_shared_decl) and pushes the table t.<key> of their proxies: its index. */
 static int read_named(lua_State *L, launch_state *st, int opts, const char *key)
 {
 	bool shared = key[0] == 's';
 	int t = lml_rawfield(L, opts, key) == LUA_TNIL ? 0 : lua_gettop(L);
 	if (t && lua_type(L, t) != LUA_TTABLE)
 		lml_typeerror(L, t, shared ? "option shared" : "option const",
-		              shared ? "a table {name = size or {size, dtype}}" : "a table {name = tensor}");
+		              shared ? "a table {name = size, {size, dtype} or {size=, rows=, cols=, dtype=}}"
+		                     : "a table {name = tensor}");
 	lua_newtable(L);
 	int out = lua_gettop(L);
 	luaL_setmetatable(L, shared ? NAMED_MT "s" : NAMED_MT "c");
@@ -504,25 +548,10 @@ static int read_named(lua_State *L, launch_state *st, int opts, const char *key)
 			if (!x) lml_typeerror(L, -1, "a constant array (option const)", "a tensor");
 			tensor_array(L, st, x, name, LM_SPACE_CONSTANT);
 		} else {
-			int64_t n = 0, rows = 0, cols = 0;
-			lm_dtype dt = st->dtype;
-			int v = lua_gettop(L);
-			if (lua_type(L, v) == LUA_TTABLE && !lml_tobox(L, v)) {
-				for (int i = 1; i <= 2; i++) {
-					lua_rawgeti(L, v, i);
-					if (lua_type(L, -1) == LUA_TSTRING) dt = lml_checkdtype(L, -1, "a shared array's dtype");
-					else if (!lua_isnil(L, -1)) n = lml_checkinteger(L, -1, "a shared array's size");
-					lua_pop(L, 1);
-				}
-				if (lml_rawfield(L, v, "rows") != LUA_TNIL) rows = lml_checkinteger(L, -1, "rows");
-				if (lml_rawfield(L, v, "cols") != LUA_TNIL) cols = lml_checkinteger(L, -1, "cols");
-				lua_pop(L, 2);
-				if (!n && rows > 0 && cols > 0) n = rows * cols;
-			} else if (lua_type(L, v) == LUA_TNUMBER) {
-				n = lml_checkinteger(L, v, "a shared array's size");
-			} else {
-				lml_typeerror(L, v, "option shared's values", "a size or {size, dtype}");
-			}
+			shared_decl sd = {.dtype = st->dtype};
+			read_shared_decl(L, lua_gettop(L), name, &sd);
+			int64_t n = sd.size, rows = sd.rows, cols = sd.cols;
+			lm_dtype dt = sd.dtype;
 			if (n < 1 || n > LM_KERNEL_MAX_SHARED)
 				lml_error(L, "shared array '%s' has %lld elements; give 1 to %d", name, (long long)n,
 				          LM_KERNEL_MAX_SHARED);
@@ -705,7 +734,7 @@ static const lml_field launch_fields[] = {
 	{.key = "block", .kind = LML_CUSTOM, .check = ignore, .def = "required",
 	 .doc = "threads per block: a number or {x, y, z} (at most 1024 threads)"},
 	{.key = "shared", .kind = LML_CUSTOM, .check = ignore, .def = "none",
-	 .doc = "shared arrays {NAME = size or {size, dtype}, ...}, each block's own, zeroed: t.shared.NAME[i]"},
+	 .doc = "shared arrays {NAME = size, {size, dtype} or {size=, dtype=, rows=, cols=}, ...}, each block's own, zeroed: t.shared.NAME[i]"},
 	{.key = "args", .kind = LML_CUSTOM, .check = ignore, .def = "none",
 	 .doc = "the kernel's arguments after t: a list, or a table by parameter name; tensors become 0-based arrays"},
 	{.key = "const", .kind = LML_CUSTOM, .check = ignore, .def = "none",

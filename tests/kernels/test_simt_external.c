@@ -188,7 +188,7 @@ static void test_race_found_and_fixed(void **state)
 	assert_non_null(strstr(m, "test: read-after-write race on shared array 'XY' at index 1 (0-based) in "
 	                          "block (0,0,0) (kernel ks): thread (1,0,0) wrote it at line "));
 	assert_non_null(strstr(m, "and thread (2,0,0) read it at line "));
-	assert_non_null(strstr(m, "in the same barrier phase (step 1)"));
+	assert_non_null(strstr(m, "in the same barrier phase (phase 1 of the block, counted from 0)"));
 	/* the check off: the racy scan runs, and in the emulator's order its sums come out wrong */
 	d.no_racecheck = true;
 	assert_int_equal(lm_kernel_launch(&d, &info), LM_OK);

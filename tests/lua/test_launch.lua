@@ -263,7 +263,7 @@ test.case('racecheck: the missing barrier of Kogge-Stone is found, and the barri
     kernels.launch(kogge_stone_racy, {block = n, args = {x, y, n}, shared = {XY = n}})
   end, "read%-after%-write race on shared array 'XY' at index 1 %(0%-based%) in block %(0,0,0%) "
     .. "%(kernel kernel%): thread %(1,0,0%) wrote it at line %d+ and thread %(2,0,0%) read it at line "
-    .. "%d+ in the same barrier phase %(step 1%)")
+    .. "%d+ in the same barrier phase %(phase 1 of the block, counted from 0%)")
   test.ok(msg:find('t:sync()', 1, true))
   kernels.launch(kogge_stone, {block = n, args = {x, y, n}, shared = {XY = n}})
   test.eq(y:tolist(), lm.arange(1, n + 1):float():tolist())
@@ -367,8 +367,20 @@ test.case('bad input: clear errors, no crash', function()
   test.raises(function() kernels.launch(function(t, a) end, {block = 1, args = {x, a = x}}) end, 'not both')
   test.raises(function() kernels.launch(f, {block = 1, shared = {s = 0}}) end, "shared array 's' has 0 elements")
   test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, 'float16'}}}) end, 'unknown dtype')
-  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, rows = 3, cols = 2}}}) end,
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {size = 4, rows = 3, cols = 2}}}) end,
     'rows 3 x cols 2 must be its 4 elements')
+  -- a shared array's declaration: no key is ignored
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {rows = 2, colls = 2}}}) end,
+    "kernels.launch: unknown key of a shared array 'colls' %(kernels.launch takes size, dtype, rows or cols%)")
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, 'float32', rows = 2}}}) end,
+    "shared array 's': {size, dtype} takes nothing more, got key 'rows'")
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, 'float32', 8}}}) end,
+    "{size, dtype} takes nothing more, got key 3")
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {rows = 2.5, cols = 2}}}) end,
+    'option rows must be an integer')
+  local sh = kernels.launch(function(t) t.shared.m[5] = 1 end, {block = 1, shared = {m = {rows = 2, cols = 3, dtype = 'float64'}}})
+  test.eq(sh.trace:arrays()[1].length, 6)
+  test.eq(sh.trace:arrays()[1].dtype, 'float64')
   test.raises(function() kernels.launch(f, {block = 1, const = {m = 3}}) end, 'must be a tensor')
   test.raises(function() kernels.launch(f, {block = 1, dtype = 'int32'}) end, 'option dtype must be float32 or float64')
   test.raises(function() kernels.launch(f, {block = 1, name = 'two words'}) end, 'must be one word')

@@ -47,6 +47,13 @@ test.case('threads: a launch phase by phase, reads and writes, idle lanes', func
   test.eq(#written, 6)
   test.eq(inside(written[1]), C.active)
   test.ok(viz.state().step_label:find('ends at the barrier on line', 1, true), viz.state().step_label)
+  -- top to bottom: the input it only reads, the threads, its shared array, the output it writes
+  -- (each arrow then reaches its array without crossing another)
+  local y = {}
+  for _, g in ipairs { 'a', 'cache', 'out' } do y[g] = cells { kind = 'element', group = g }[1].y end
+  local ty = cells { kind = 'thread', thread = 0 }[1].y
+  test.ok(y.a < ty and ty < y.cache and y.cache < y.out, string.format('a %g, threads %g, cache %g, out %g',
+    y.a, ty, y.cache, y.out))
   -- phase 1: the sums, known from the stores
   viz.seek(2)
   local out = {}

@@ -2,8 +2,9 @@
  * threads.c — the generic scene of any traced launch, a student's kernel (kernels.launch) first:
  * GPU-Puzzles' picture of each thread's reads and writes, on the emulator's trace. One block at a
  * time (Tab cycles the blocks): its threads as cells in rows of 32 (a row is a warp, coloured by
- * warp; a lane that does nothing in the phase is grey), the arrays it touches below them (global
- * and constant arrays, the block's shared arrays) as cells with their values, and for the
+ * warp; a lane that does nothing in the phase is grey), the arrays it touches as cells with their
+ * values — those it only reads (inputs, constants) above the threads, its shared arrays right below
+ * them, then the global arrays it writes, so that an arrow seldom crosses another array — and for the
  * current barrier phase an arrow per access: from the element into the thread that read it, from
  * the thread to the element it wrote (atomics in their own colour). Stepping goes phase by phase;
  * step 0 is the arrays before the block runs. Hovering a thread gives its whole history, an
@@ -47,6 +48,7 @@ typedef struct tarr {
 	lm_trace_array a;
 	int64_t lo, n;
 	int cols, rows;
+	bool above;       /* drawn above the threads: the block only reads it (an input) */
 	double *vals;     /* (nphases + 1) x n; NaN: unknown */
 	uint8_t *touch;   /* (nphases + 1) x n: T_READ | T_WRITE | T_ATOMIC in that phase */
 	vz_rect box;
@@ -167,10 +169,12 @@ static lm_status choose_arrays(thr_scene *s)
 {
 	int na = lm_trace_array_count(s->t);
 	int64_t lo[256], hi[256];
+	bool written[256] = {false};
 	for (int id = 0; id < na && id < 256; id++) lo[id] = INT64_MAX, hi[id] = -1;
 	for (int i = 0; i < s->nacc; i++) {
 		int id = s->acc[i].array;
 		if (id >= na) continue;
+		if (s->acc[i].kind != LM_TRACE_LOAD) written[id] = true;
 		if (s->acc[i].index < lo[id]) lo[id] = s->acc[i].index;
 		if ((int64_t)s->acc[i].index > hi[id]) hi[id] = s->acc[i].index;
 	}
@@ -194,6 +198,7 @@ static lm_status choose_arrays(thr_scene *s)
 				t->n = hi[id] - lo[id] + 1 < MAX_SHOWN ? hi[id] - lo[id] + 1 : MAX_SHOWN;
 			}
 			if (t->n < 1) t->n = 1;
+			t->above = !shared && hi[id] >= 0 && !written[id];
 			size_t cells = (size_t)(s->nphases + 1) * (size_t)t->n;
 			if (!(t->vals = malloc(cells * sizeof *t->vals)) || !(t->touch = calloc(cells, 1)))
 				return nomem(s);
@@ -393,22 +398,33 @@ static void thr_set_variant(void *p, int v)
 
 /* ---------------------------------------------------------------- layout */
 
-/* Places the threads (cols a row) and the arrays at cell size cell; returns the height. */
+/* Places array t at y (its label left of the cells, up to three lines); returns the y below it. */
+static float place_array(tarr *t, int cols, float cell, float lh, float x, float y)
+{
+	bool grid2d = t->a.rows > 1 && t->a.cols <= cols && t->lo == 0 && t->n == t->a.length;
+	t->cols = grid2d ? (int)t->a.cols : (int)(t->n < cols ? t->n : cols);
+	t->rows = (int)((t->n + t->cols - 1) / t->cols);
+	t->box = vz_r(x, y, (float)t->cols * cell, (float)t->rows * cell);
+	return y + fmaxf((float)t->rows * cell, lh * (t->n < t->a.length ? 3.1f : 2.1f));
+}
+
+/* Places the arrays the block only reads, the threads (cols a row), its shared arrays and the
+ * global arrays it writes, top to bottom, at cell size cell; returns the height. */
 static float place(thr_scene *s, int cols, float cell, float lh)
 {
 	s->cols = cols;
 	s->cell = cell;
-	float y = s->top + lh * 1.3f;
-	s->thr_y = y;
-	y += (float)((s->nthreads + cols - 1) / cols) * cell + lh * 2.2f;
-	for (int i = 0; i < s->narr; i++) { /* the label left of the cells, up to three lines */
-		tarr *t = &s->arr[i];
-		bool grid2d = t->a.rows > 1 && t->a.cols <= cols && t->lo == 0 && t->n == t->a.length;
-		t->cols = grid2d ? (int)t->a.cols : (int)(t->n < cols ? t->n : cols);
-		t->rows = (int)((t->n + t->cols - 1) / t->cols);
-		t->box = vz_r(s->label_w, y, (float)t->cols * cell, (float)t->rows * cell);
-		y += fmaxf((float)t->rows * cell, lh * (t->n < t->a.length ? 3.1f : 2.1f)) + lh * 1.2f;
-	}
+	float y = s->top + lh * 0.5f;
+	for (int i = 0; i < s->narr; i++)
+		if (s->arr[i].above) y = place_array(&s->arr[i], cols, cell, lh, s->label_w, y) + lh * 1.6f;
+	s->thr_y = y + lh * 1.3f;
+	y = s->thr_y + (float)((s->nthreads + cols - 1) / cols) * cell + lh * 2.2f;
+	for (int pass = 0; pass < 2; pass++) /* shared arrays next to the threads, then the outputs */
+		for (int i = 0; i < s->narr; i++) {
+			tarr *t = &s->arr[i];
+			if (!t->above && (t->a.space == LM_SPACE_SHARED) == (pass == 0))
+				y = place_array(t, cols, cell, lh, s->label_w, y) + lh * 1.2f;
+		}
 	return y;
 }
 
@@ -493,9 +509,9 @@ static void draw_threads(vz_frame *f, thr_scene *s, int k)
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	unsigned bx, by, bz;
 	block_xyz(s, (uint32_t)s->variant, &bx, &by, &bz);
+	/* in the label column: arrows from the arrays above pass right of it */
 	vz_textf(f, 0, s->thr_y - lh * 1.25f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	         "threads of block (%u,%u,%u), %s:", bx, by, bz,
-	         per == 1 ? "a row per warp of 32 lanes" : "warps of 32 lanes side by side");
+	         "block (%u,%u,%u)", bx, by, bz);
 	int every = s->cell >= lh * 0.8f ? 1 : (int)ceilf(lh / s->cell);
 	for (int r = 0; r < rows; r += every) {
 		float y = s->thr_y + (float)r * s->cell + (s->cell - lh) / 2;
@@ -587,7 +603,8 @@ static void draw_arrows(vz_frame *f, thr_scene *s, int k)
 		const tarr *t = array_of(s, a->array);
 		if (!t || (int64_t)a->index < t->lo || (int64_t)a->index >= t->lo + t->n) continue;
 		vz_rect tr = thread_rect(s, a->thread), er = element_rect(t, s->cell, (int64_t)a->index - t->lo);
-		float tx = tr.x + tr.w / 2, ty = tr.y + tr.h, ex = er.x + er.w / 2, ey = er.y;
+		float tx = tr.x + tr.w / 2, ty = t->above ? tr.y : tr.y + tr.h;
+		float ex = er.x + er.w / 2, ey = t->above ? er.y + er.h : er.y;
 		vz_color c = a->kind == LM_TRACE_ATOMIC ? vz_okabe_ito[VZ_OI_VERMILLION] : warp_color(a->thread / 32);
 		float head = fminf(s->cell * 0.35f, 9 * z);
 		if (a->kind == LM_TRACE_LOAD)
@@ -610,7 +627,8 @@ static void thr_draw(void *p, vz_frame *f)
 	x = vzs_legend(f, x, 0, vz_th.active, false, "written");
 	x = vzs_legend(f, x, 0, vz_mix(vz_okabe_ito[VZ_OI_VERMILLION], VZ_RGB(255, 255, 255), 0.35), false,
 	               "atomicAdd");
-	(void)x;
+	vz_text_draw(f, x, 0, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+	             "?: not known yet (the trace shows a value once it is read or written)");
 	draw_arrows(f, s, k); /* under the cells: an arrow to a far array passes beneath the others */
 	vz_layer(f);
 	draw_threads(f, s, k);
