@@ -3,7 +3,9 @@
  * the lesson at that step with the model usable". `lumen --lesson demo/01-train` under a
  * pseudo-terminal (term.h), on a small lesson written here whose second step trains a two-layer
  * network with nn, F.mse_loss and optim.SGD in a loop that only Ctrl-C ends (a real lesson's
- * training step ends in seconds, too soon to be sure a key lands inside it).
+ * training step ends in seconds, too soon to be sure a key lands inside it); and the real
+ * aics/02-regression-to-mlp, its training function run long at the prompt and interrupted
+ * (skipped when the lesson or Fashion-MNIST is missing).
  *
  * It checks: the step's code interrupted when the step is entered and again under :run, each
  * time "interrupted!" and the prompt; :where still at step 2; the training had taken steps; the
@@ -199,10 +201,63 @@ static void test_training_step_interrupted(void **state)
 	assert_true(WIFEXITED(T.status) && WEXITSTATUS(T.status) == 0);
 }
 
+/* A real lesson: aics/02-regression-to-mlp's under- and over-fitting step (found by its code,
+ * which defines fit(model, name, steps): full-batch Adam on 256 Fashion-MNIST images with live
+ * curves). Its own step runs in about a second, too short to be sure a key lands inside it, so
+ * the student trains longer with the lesson's fit at the prompt and presses Ctrl-C; then the
+ * lesson is at that step, the interrupted model runs forward, and :run trains to the end. */
+static void test_real_lesson_training_interrupted(void **state)
+{
+	(void)state;
+	const char *src = getenv("LUMEN_SOURCE_DIR");
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/lessons/aics/02-regression-to-mlp.lua", src ? src : ".");
+	if (!src || access(p, R_OK) != 0) {
+		fprintf(stderr, "test_lesson_interrupt: %s is not there: skipped\n", p);
+		skip();
+	}
+	start("aics/02-regression-to-mlp");
+	mark = 0;
+	prompt();
+	type("print('data ' .. tostring((pcall(data.FashionMNIST, {split = 'test', limit = 1}))))");
+	int at = term_wait_line(&T, mark + 1, "data ", false, WAIT);
+	if (at < 0) failed("missing", "data ...");
+	if (strstr(term_line(&T, at), "data false")) {
+		fprintf(stderr, "test_lesson_interrupt: Fashion-MNIST is not installed: skipped\n");
+		skip();
+	}
+	prompt();
+	type("for i, s in ipairs((lesson.current()).steps) do "
+	     "if s.code:find('function fit(', 1, true) then fit_step = i end end "
+	     "print('fit step ' .. tostring(fit_step))");
+	at = term_wait_line(&T, mark + 1, "fit step ", false, WAIT);
+	int n = 0;
+	if (at < 0 || sscanf(strstr(term_line(&T, at), "fit step ") + 9, "%d", &n) != 1 || n < 1)
+		failed("the lesson has no step defining fit(model, name, steps)", at < 0 ? "" : term_line(&T, at));
+	prompt();
+	char cmd[64], where[32];
+	snprintf(cmd, sizeof cmd, ":step %d", n);
+	command(cmd, "hidden 256:"); /* the step's own training, to its end */
+	type("long = nn.Sequential(nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 10)) "
+	     "fit(long, 'long run', 1000000)");
+	interrupt();
+	snprintf(where, sizeof where, "step %d of", n);
+	command(":where", where);
+	command("print('grad mode ' .. tostring(lm.is_grad_enabled()))", "grad mode true");
+	command("print('forward ' .. table.concat(long(xte):size(), 'x'))", "forward 1000x10");
+	command("print('again ' .. tostring(fit(long, 'long run', 5).train < math.huge))", "again true");
+	command(":run", "hidden 256:");
+	command(":where", where);
+	type(":q");
+	if (!term_wait_exit(&T, WAIT)) failed(":q", "the program did not end");
+	assert_true(WIFEXITED(T.status) && WEXITSTATUS(T.status) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_training_step_interrupted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_real_lesson_training_interrupted, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
