@@ -303,6 +303,236 @@ print('barriers ' .. info.counters.barriers)
     },
     -- 6 ------------------------------------------------------------------------------------
     {
+      title = say('Your Kogge-Stone kernel', '你自己的 Kogge-Stone 内核'),
+      text = say([[
+Now write the kernel yourself, in Lua, and run it on the same emulator with kernels.launch. The
+kernel is a function ks_kernel(t, X, Y, n) that every thread runs: t.threadIdx.x is the thread's
+index, t.shared.XY the block's shared array, t:sync() is __syncthreads(), and t:add(a, b) is an
+add the counters count (a plain + works too, but is not counted). X and Y are the tensors,
+indexed from 0 inside a kernel, as in CUDA C.
+
+The starting point below loads X into XY and writes XY back to Y: it copies instead of scanning.
+Add the loop of step 5: strides 1, 2, 4, ... below blockDim.x, a barrier before reading
+XY[i - stride] and another before writing XY[i]. `run_ks(kernel, x)` launches one block sized to
+x; the picture is your kernel's own trace.]],
+        [[
+现在自己写这个内核：用 Lua 写，再用 kernels.launch 在同一个模拟器上运行。内核是一个每个线程都
+要执行的函数 ks_kernel(t, X, Y, n)：t.threadIdx.x 是线程的下标，t.shared.XY 是块的共享数组，
+t:sync() 就是 __syncthreads()，t:add(a, b) 是一次会被计数器数到的加法（直接写 + 也能算，
+只是不计数）。X 和 Y 是张量，在内核里和 CUDA C 一样从 0 开始编号。
+
+下面的起点代码把 X 载入 XY，再把 XY 写回 Y：它只是复制，没有扫描。把第 5 步的循环加进去：
+步长 1、2、4……直到小于 blockDim.x，读 XY[i - stride] 之前一道屏障，写 XY[i] 之前再一道。
+`run_ks(kernel, x)` 用一个和 x 一样大的块来启动；画面是你自己的内核留下的记录。]]),
+      code = [[
+-- launches kernel on one block with one thread per element of x (at most 1024)
+function run_ks(kernel, x)
+  local n = x:numel()
+  local block = 1
+  while block < n do block = block * 2 end
+  local y = lm.zeros(n)
+  local info = kernels.launch(kernel, {grid = 1, block = block, shared = {XY = block}, args = {x, y, n}})
+  return y, info
+end
+function ks_kernel(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  -- TODO: the Kogge-Stone loop
+  if i < n then Y[i] = XY[i] end
+end
+y, ks_info = run_ks(ks_kernel, lm.tensor({3, 1, 7, 0, 4, 1, 6, 3}):float())
+print('your kernel: ' .. table.concat(y:int():tolist(), ' '))
+]],
+      scene = function(env) return env.ks_info end,
+      exercise = {
+        prompt = say([[
+Complete `ks_kernel(t, X, Y, n)` so that `run_ks(ks_kernel, x)` returns the inclusive scan of x.
+It is run on fresh random inputs of 8 to 1000 elements and compared with a sequential scan.]],
+          [[
+把 `ks_kernel(t, X, Y, n)` 补完整，使 `run_ks(ks_kernel, x)` 返回 x 的包含扫描。检查时会在 8 到
+1000 个元素的新随机输入上运行它，并和顺序扫描比较。]]),
+        hints = {
+          say('local stride = 1; while stride < t.blockDim.x do ... stride = stride * 2 end',
+              'local stride = 1; while stride < t.blockDim.x do ... stride = stride * 2 end'),
+          say('Inside: t:sync(); read temp = t:add(XY[i], XY[i - stride]) when i >= stride; t:sync(); then write XY[i] = temp.',
+              '循环里：t:sync()；当 i >= stride 时读 temp = t:add(XY[i], XY[i - stride])；t:sync()；再写 XY[i] = temp。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'ks_kernel')
+          if not ok then return false, fn end
+          local run = env.run_ks
+          for _, n in ipairs({ 8, 13, 64, math.random(200, 1000) }) do
+            local x = lm.randint(0, 10, { n }):float()
+            local rok, y, kind = lesson.try(run, fn, x)
+            if not rok then
+              if kind == 'race' then
+                return false, lesson.say(string.format('on %d elements, %s. Did every thread wait at a barrier between reading XY[i - stride] and writing XY[i]?', n, y.en),
+                  string.format('在 %d 个元素上，%s（在读 XY[i - stride] 和写 XY[i] 之间，每个线程都在屏障处等了吗？）', n, y.zh))
+              end
+              return false, y
+            end
+            local cok, msg = lesson.compare(y, x:cumsum(1), {
+              what = lesson.say(string.format('your scan of %d elements', n), string.format('你对 %d 个元素的扫描', n)),
+              zero_based = true,
+              why = function(i, g, w)
+                if g == x[i]:item() then
+                  return lesson.say('it is still the input: is the loop there, and does it write XY[i]?', '还是输入本身：循环写了吗？它有没有写回 XY[i]？')
+                end
+                return lesson.say('did every thread wait at the barrier, and does the stride double up to blockDim.x?',
+                                  '每个线程都在屏障处等了吗？步长有没有一直翻倍到 blockDim.x？')
+              end })
+            if not cok then return false, msg end
+          end
+          return true, lesson.say('your kernel scans every input right on the emulator; to watch it: y, ks_info = run_ks(ks_kernel, x) viz.show(ks_info)',
+                                  '你的内核在模拟器上对每组输入都扫描正确；想看它怎么跑：y, ks_info = run_ks(ks_kernel, x) viz.show(ks_info)')
+        end,
+        solution = [[
+function ks_kernel(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    local temp
+    if i >= stride then temp = t:add(XY[i], XY[i - stride]) end
+    t:sync()
+    if i >= stride then XY[i] = temp end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[i] end
+end
+y, ks_info = run_ks(ks_kernel, lm.tensor({3, 1, 7, 0, 4, 1, 6, 3}):float())
+]],
+        wrong = {
+          [[
+function ks_kernel(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    if i >= stride then XY[i] = t:add(XY[i], XY[i - stride]) end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[i] end
+end
+]],
+          [[
+function ks_kernel(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  local stride = 1
+  while stride < t.blockDim.x // 2 do
+    t:sync()
+    local temp
+    if i >= stride then temp = t:add(XY[i], XY[i - stride]) end
+    t:sync()
+    if i >= stride then XY[i] = temp end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[i] end
+end
+]],
+        },
+      },
+    },
+    -- 7 ------------------------------------------------------------------------------------
+    {
+      title = say('Remove a barrier, meet the race', '去掉一道屏障，看看数据竞争'),
+      text = say([[
+Why two barriers? Between them every thread only reads XY, after the second only writes. Remove
+the one before the write and, in the same phase, thread i + stride may read XY[i] while thread i
+overwrites it: on a GPU either may come first, and the answer changes from run to run. The
+emulator runs threads in a fixed order, so the wrong answer could even look right; its race
+checker (as compute-sanitizer's racecheck does) looks at every phase instead and stops the kernel,
+naming the array, the index, the two threads and their lines.
+
+Make a copy of a working kernel called ks_racy, delete that barrier and run it: the code below
+shows how to catch the report instead of stopping.]],
+        [[
+为什么要两道屏障？两道之间，每个线程都只读 XY；第二道之后都只写。把写之前的那道去掉，在同一个
+区段里，线程 i + stride 可能正在读 XY[i]，而线程 i 同时在改写它：在 GPU 上谁先谁后都有可能，
+答案每次运行都可能不一样。模拟器按固定顺序运行线程，所以错的结果甚至可能看起来是对的；它的
+竞争检查器（和 compute-sanitizer 的 racecheck 一样）则检查每一个区段，并叫停内核，报出数组、
+下标、两个线程以及它们所在的行。
+
+复制一份能正常工作的内核，取名 ks_racy，删掉那道屏障再运行：下面的代码演示如何把报告接住，
+而不是让程序停下来。]]),
+      code = [[
+-- a working kernel to start from (the solution of step 6)
+function ks_good(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    local temp
+    if i >= stride then temp = t:add(XY[i], XY[i - stride]) end
+    t:sync()
+    if i >= stride then XY[i] = temp end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[i] end
+end
+local ok, err = pcall(run_ks, ks_good, lm.rand(16))
+print('ks_good ran: ' .. tostring(ok))
+-- define ks_racy: ks_good without the t:sync() before XY[i] = temp; then
+--   print(pcall(run_ks, ks_racy, lm.rand(16)))
+]],
+      expect = 'ks_good ran: true\n',
+      exercise = {
+        prompt = say([[
+Define `ks_racy`: ks_good without the barrier between reading XY[i - stride] and writing XY[i].
+The check runs it and expects the race checker to stop it.]],
+          [[
+定义 `ks_racy`：就是去掉了“读 XY[i - stride]”和“写 XY[i]”之间那道屏障的 ks_good。检查时会
+运行它，并期望竞争检查器把它叫停。]]),
+        hints = {
+          say('Copy ks_good under the name ks_racy and delete the second t:sync() inside the loop.',
+              '把 ks_good 复制一份，改名为 ks_racy，再删掉循环里的第二个 t:sync()。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'ks_racy')
+          if not ok then return false, fn end
+          local rok, err = pcall(env.run_ks, fn, lm.rand(16))
+          if rok then
+            return false, lesson.say('ks_racy ran without a race: remove the t:sync() between reading XY[i - stride] and writing XY[i]',
+                                     'ks_racy 运行时没有发生竞争：请删掉“读 XY[i - stride]”和“写 XY[i]”之间的那个 t:sync()')
+          end
+          local e = tostring(err)
+          if e:find('interrupted!', 1, true) then error(err, 0) end
+          if not e:find('race', 1, true) then
+            return false, lesson.say('ks_racy stopped, but not on a race: ' .. e, 'ks_racy 停下了，但不是因为竞争：' .. e)
+          end
+          local report = e:gsub('^.-kernels%.launch: ', '')
+          return true, lesson.say('the race checker said: ' .. report, '竞争检查器报告：' .. report)
+        end,
+        solution = [[
+function ks_racy(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    local temp
+    if i >= stride then temp = t:add(XY[i], XY[i - stride]) end
+    if i >= stride then XY[i] = temp end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[i] end
+end
+]],
+        wrong = { [[ks_racy = ks_good]] },
+      },
+    },
+    -- 8 ------------------------------------------------------------------------------------
+    {
       title = say('Counting the adds', '数一数加法'),
       text = say([[
 In the step with stride s, the threads i >= s add (counting i from 0): n - s of them. Over the
@@ -359,9 +589,9 @@ Write `ks_adds(n)` returning how many adds Kogge-Stone does on n elements (n a p
                 and say('n·log2 n counts every thread in every step, but the threads with index < stride do not add',
                         'n·log2 n 把每一步的每个线程都算上了，但下标小于步长的线程并不做加法')
                 or say('the step with stride s has n - s threads that add', '步长为 s 的一步有 n - s 个线程做加法')
-              return false, say(string.format('for n = %d the emulator counted %d adds, ks_adds(%d) gives %s: %s', n,
-                  want, n, tostring(got), extra.en),
-                string.format('n = %d 时模拟器数出 %d 次加法，ks_adds(%d) 给出 %s：%s', n, want, n, tostring(got), extra.zh))
+              return false, say(string.format('for n = %d the emulator counted %d add%s, ks_adds(%d) gives %s: %s', n,
+                  want, want == 1 and '' or 's', n, lesson.show(got), extra.en),
+                string.format('n = %d 时模拟器数出 %d 次加法，ks_adds(%d) 给出 %s：%s', n, want, n, lesson.show(got), extra.zh))
             end
           end
           return true, say(string.format('it matches the emulator at n = %d, %d and %d', pick[1], pick[2], pick[3]),
@@ -387,7 +617,7 @@ end
         },
       },
     },
-    -- 7 ------------------------------------------------------------------------------------
+    -- 9 ------------------------------------------------------------------------------------
     {
       title = say('Fast, but not work-efficient', '快，但不省工作量'),
       text = say([[

@@ -118,7 +118,7 @@ random arrays.]],
             if not rok then return false, got end
             local want = upsweep_ref(x)
             local cok, msg = lesson.compare(got, want, {
-              what = say(string.format('upsweep of %d numbers', n), string.format('%d 个数的 upsweep 结果', n)),
+              what = say(string.format('upsweep({%s})', table.concat(x, ',')), string.format('upsweep({%s}) 的结果', table.concat(x, ','))),
               why = function(i, g, w)
                 if i == n then
                   return say(string.format('the last element must hold the sum of all %d inputs: does the stride double until it reaches n?', n),
@@ -299,8 +299,8 @@ two, 2 to 2048). It is compared with the emulator's count for several n.]],
                                     '这只算了向上归约；向下还有 log2 n - 1 步')
                 or say('count one step per level: up log2 n, down log2 n - 1', '每层算一步：向上 log2 n，向下 log2 n - 1')
               return false, say(string.format('for n = %d the emulator counted %d steps, bk_steps(%d) gives %s: %s', n,
-                want, n, tostring(got), why.en),
-                string.format('n = %d 时模拟器数出 %d 步，bk_steps(%d) 给出 %s：%s', n, want, n, tostring(got), why.zh))
+                want, n, lesson.show(got), why.en),
+                string.format('n = %d 时模拟器数出 %d 步，bk_steps(%d) 给出 %s：%s', n, want, n, lesson.show(got), why.zh))
             end
           end
           return true, say(string.format('it matches the emulator at n = %d, %d and %d', pick[1], pick[2], pick[3]),
@@ -354,7 +354,8 @@ Lumen 的分层内核还做了线程粗化（coarsening）：每个线程先自�
 long = lm.rand(2048)
 y, info = kernels.scan(long, {algo = 'hierarchical', block = 64, backend = 'emu'})
 for i, l in ipairs(info.trace:launches()) do
-  print(string.format('launch %d: %-16s %d blocks of %d threads', i, l.kernel, l.grid[1], l.block[1]))
+  print(string.format('launch %d: %-16s %d block%s of %d threads', i, l.kernel, l.grid[1],
+    l.grid[1] == 1 and '' or 's', l.block[1]))
 end
 print('equal to cumsum: ' .. tostring(lm.allclose(y, long:cumsum(1), 1e-4, 1e-3)))
 -- write hier_blocks(n, block): the blocks of the first launch (coarsening 4 elements per thread)
@@ -362,7 +363,7 @@ function hier_blocks(n, block)
   return 0  -- TODO
 end
 ]],
-      expect = 'launch 1: scan_coarsened   8 blocks of 64 threads\nlaunch 2: scan_coarsened   1 blocks of 64 threads\n'
+      expect = 'launch 1: scan_coarsened   8 blocks of 64 threads\nlaunch 2: scan_coarsened   1 block of 64 threads\n'
         .. 'launch 3: scan_add_sums    7 blocks of 64 threads\nequal to cumsum: true\n',
       scene = { 'scan', n = 64, block = 8, input = 'random' },
       exercise = {
@@ -396,9 +397,9 @@ multiple of the section). It is compared with the launches the emulator records.
                                                       '每个线程处理 4 个元素，所以一个块覆盖 4·block 个')
                 or say('a block covers a section of 4·block elements', '一个块覆盖 4·block 个元素的一段')
               return false, say(string.format('for n = %d and block = %d the emulator launched %d blocks, hier_blocks gives %s: %s',
-                n, block, want, tostring(got), why.en),
+                n, block, want, lesson.show(got), why.en),
                 string.format('n = %d、block = %d 时模拟器启动了 %d 个块，hier_blocks 给出 %s：%s', n, block, want,
-                  tostring(got), why.zh))
+                  lesson.show(got), why.zh))
             end
           end
           return true, say('it matches the launches the emulator made', '和模拟器实际的启动一致')

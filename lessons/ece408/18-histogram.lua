@@ -263,6 +263,153 @@ end
     },
     -- 6 ------------------------------------------------------------------------------------
     {
+      title = say('Your privatized kernel', '你自己的私有化内核'),
+      text = say([[
+Write the privatized kernel yourself with kernels.launch. The starting point below is the
+global-atomic kernel in Lua: each thread strides over the input (i, i + all the grid's threads,
+...) and does t:atomic_add(histo, input[i], 1) on the global histogram. Privatize it:
+
+- clear the block's copy t.shared.h (bins entries; thread b clears b, b + blockDim.x, ...);
+- t:sync(), then count into h with t:atomic_add(h, input[i], 1);
+- t:sync() again, then add each bin of h into histo, one global atomic per bin.
+
+`run_hist(kernel, input, bins)` launches 4 blocks of 64 threads with h in shared memory and
+returns the histogram and the info. The check compares your histogram with Lumen's on fresh
+inputs and your global atomics with the privatized kernel's: one per bin per block.]],
+        [[
+用 kernels.launch 自己写私有化内核。下面的起点是 Lua 写的全局原子操作版本：每个线程以整个网格的
+线程数为步长遍历输入（i、i + 网格线程总数……），对全局直方图做 t:atomic_add(histo, input[i], 1)。
+把它私有化：
+
+- 先清零本块的副本 t.shared.h（共 bins 项；线程 b 负责 b、b + blockDim.x……）；
+- t:sync()，然后用 t:atomic_add(h, input[i], 1) 往 h 里数；
+- 再 t:sync()，最后把 h 的每个桶加到 histo 上，每个桶一次全局原子操作。
+
+`run_hist(kernel, input, bins)` 启动 4 个 64 线程的块，h 放在共享内存里，返回直方图和 info。检查时
+会在新的输入上把你的直方图和 Lumen 的比较，并把你的全局原子操作次数和私有化内核的比较：每个块
+每个桶一次。]]),
+      code = [[
+function run_hist(kernel, input, bins)
+  local histo = lm.zeros(bins, {dtype = 'int32'})
+  local info = kernels.launch(kernel, {grid = 4, block = 64, shared = {h = {'int32', bins}},
+    args = {input, histo, input:numel(), bins}})
+  return histo, info
+end
+function hist_private(t, input, histo, n, bins)
+  local i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  while i < n do
+    t:atomic_add(histo, input[i], 1)  -- TODO: into the block's copy t.shared.h instead
+    i = i + t.blockDim.x * t.gridDim.x
+  end
+end
+local h, run = run_hist(hist_private, uniform_input, 16)
+print(string.format('%d global atomics, %d shared atomics, %d modelled cycles', run.counters.atomics,
+  run.counters.shared_atomics, run.counters.modelled_cycles))
+]],
+      scene = function(env) return select(2, env.run_hist(env.hist_private, env.make_input('runs', 512), 16)) end,
+      exercise = {
+        prompt = say([[
+Privatize `hist_private(t, input, histo, n, bins)`: the same histogram as Lumen's on every input,
+with at most one global atomic per bin per block.]],
+          [[
+把 `hist_private(t, input, histo, n, bins)` 私有化：在每个输入上都得到和 Lumen 一样的直方图，并且
+每个块每个桶最多一次全局原子操作。]]),
+        hints = {
+          say('local h = t.shared.h; local b = t.threadIdx.x; while b < bins do h[b] = 0; b = b + t.blockDim.x end; t:sync()',
+              'local h = t.shared.h; local b = t.threadIdx.x; while b < bins do h[b] = 0; b = b + t.blockDim.x end; t:sync()'),
+          say('After counting into h: t:sync(), then the same loop over b doing t:atomic_add(histo, b, h[b]).',
+              '往 h 里数完以后：t:sync()，再用同样的 b 循环做 t:atomic_add(histo, b, h[b])。'),
+          say('Without the second t:sync() a thread may merge a bin another thread is still counting: the race checker says so.',
+              '少了第二个 t:sync()，一个线程可能在别的线程还在往某个桶里数的时候就去合并它：竞争检查器会指出来。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'hist_private')
+          if not ok then return false, fn end
+          for _, case in ipairs({ { 'uniform', 1000, 16 }, { 'runs', 2048, 16 }, { 'uniform', 777, 8 } }) do
+            local kind, n, bins = case[1], case[2], case[3]
+            local t = {}
+            for i = 1, n do t[i] = kind == 'runs' and ((i - 1) // 256) % bins or math.random(0, bins - 1) end
+            local input = lm.tensor(t, { dtype = 'uint8' })
+            local rok, histo, info = lesson.try(env.run_hist, fn, input, bins)
+            if not rok then
+              if info == 'race' then
+                return false, say(histo.en .. '. Does every thread wait (t:sync()) after clearing h and again before the merge reads it?',
+                                  histo.zh .. '（清零 h 之后、合并读取 h 之前，每个线程都用 t:sync() 等齐了吗？）')
+              end
+              return false, histo
+            end
+            local want, ref = kernels.histogram(input, bins, { algo = 'privatized', backend = 'emu' })
+            local cok, msg = lesson.compare(histo, want, {
+              what = say(string.format('your histogram of %d %s values', n, kind), string.format('你对 %d 个%s值的直方图', n, kind == 'runs' and '成段' or '均匀')),
+              zero_based = true,
+              why = function() return say('is h cleared before counting, and are all threads done (t:sync()) before the merge?',
+                                          'h 在计数之前清零了吗？合并之前所有线程都数完了吗（t:sync()）？') end })
+            if not cok then return false, msg end
+            local limit = 4 * bins
+            if info.counters.atomics > limit then
+              local blocks = ref.trace:launches()[1].grid[1]
+              return false, say(string.format('the histogram is right, but your kernel did %d global atomics on %d values; privatized, 4 blocks of %d bins need at most %d (Lumen\'s privatized kernel, on %d block%s, did %d): count into t.shared.h, then merge once per bin',
+                  info.counters.atomics, n, bins, limit, blocks, blocks == 1 and '' or 's', ref.counters.atomics),
+                string.format('直方图是对的，但你的内核在 %d 个值上做了 %d 次全局原子操作；私有化以后，4 个块、%d 个桶最多只要 %d 次（Lumen 的私有化内核用 %d 个块，做了 %d 次）：先往 t.shared.h 里数，再每个桶合并一次',
+                  n, info.counters.atomics, bins, limit, blocks, ref.counters.atomics))
+            end
+          end
+          return true, say('right, with one global atomic per bin per block', '对，而且每个块每个桶只有一次全局原子操作')
+        end,
+        solution = [[
+function hist_private(t, input, histo, n, bins)
+  local h = t.shared.h
+  local b = t.threadIdx.x
+  while b < bins do h[b] = 0; b = b + t.blockDim.x end
+  t:sync()
+  local i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  while i < n do
+    t:atomic_add(h, input[i], 1)
+    i = i + t.blockDim.x * t.gridDim.x
+  end
+  t:sync()
+  b = t.threadIdx.x
+  while b < bins do
+    t:atomic_add(histo, b, h[b])
+    b = b + t.blockDim.x
+  end
+end
+]],
+        wrong = {
+          [[
+function hist_private(t, input, histo, n, bins)
+  local h = t.shared.h
+  local b = t.threadIdx.x
+  while b < bins do h[b] = 0; b = b + t.blockDim.x end
+  t:sync()
+  local i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  while i < n do
+    t:atomic_add(h, input[i], 1)
+    i = i + t.blockDim.x * t.gridDim.x
+  end
+  b = t.threadIdx.x
+  while b < bins do
+    t:atomic_add(histo, b, h[b])
+    b = b + t.blockDim.x
+  end
+end
+]],
+          [[
+function hist_private(t, input, histo, n, bins)
+  local h = t.shared.h
+  local i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  while i < n do
+    t:atomic_add(h, input[i], 1)
+    t:atomic_add(histo, input[i], 1)
+    i = i + t.blockDim.x * t.gridDim.x
+  end
+end
+]],
+        },
+      },
+    },
+    -- 7 ------------------------------------------------------------------------------------
+    {
       title = say('Aggregation', '聚合'),
       text = say([[
 When the input has runs of equal values (an image's sky, a text's spaces), a thread that handles
@@ -284,7 +431,7 @@ end
 ]],
       scene = { 'histogram', input = 'runs', algo = 'aggregated' },
     },
-    -- 7 ------------------------------------------------------------------------------------
+    -- 8 ------------------------------------------------------------------------------------
     {
       title = say('Choosing a kernel by its counters', '根据计数器选择内核'),
       text = say([[

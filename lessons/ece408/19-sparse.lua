@@ -252,6 +252,126 @@ print(string.format('work per thread: max %d, mean %.2f; SIMD efficiency %.2f (%
     },
     -- 5 ------------------------------------------------------------------------------------
     {
+      title = say('Your CSR kernel', '你自己的 CSR 内核'),
+      text = say([=[
+Write the CSR kernel of step 4 in Lua: spmv_csr(t, row_ptr, col, val, x, y, m), one thread per
+row. The arrays are the tensors of A:arrays('csr') and x, y; inside the kernel they are indexed
+from 0, as in CUDA C, so row r's nonzeros are val[row_ptr[r]] .. val[row_ptr[r + 1] - 1]. The
+grid may have more threads than rows: guard with row < m. `run_csr(kernel, S, v)` launches blocks
+of 32 threads over the m rows of a sparse matrix S and returns y and the info; the picture is your
+kernel's trace, one row per warp.]=],
+        [=[
+用 Lua 写出第 4 步的 CSR 内核：spmv_csr(t, row_ptr, col, val, x, y, m)，每行一个线程。这些数组就是
+A:arrays('csr') 的张量以及 x、y；在内核里它们和 CUDA C 一样从 0 开始编号，所以第 r 行的非零元是
+val[row_ptr[r]] .. val[row_ptr[r + 1] - 1]。网格里的线程可能比行多：用 row < m 做保护。
+`run_csr(kernel, S, v)` 以每块 32 个线程覆盖稀疏矩阵 S 的 m 行来启动，返回 y 和 info；画面是你的内核
+的记录，每个 warp 一行。]=]),
+      code = [[
+function run_csr(kernel, S, v)
+  local m = S.shape[1]
+  local csr = S:arrays('csr')
+  local y = lm.zeros(m)
+  local info = kernels.launch(kernel, {grid = (m + 31) // 32, block = 32,
+    args = {csr.row_ptr, csr.col, csr.val, v, y, m}})
+  return y, info
+end
+function spmv_csr(t, row_ptr, col, val, x, y, m)
+  local row = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  -- TODO: if row < m, y[row] = the dot product of row `row` with x
+end
+y, csr_run = run_csr(spmv_csr, A, x)
+print('your y = ' .. table.concat(y:int():tolist(), ' ') .. '   (expected 6 0 20 5)')
+]],
+      scene = function(env) return env.csr_run end,
+      exercise = {
+        prompt = say([[
+Complete `spmv_csr(t, row_ptr, col, val, x, y, m)` so that `run_csr(spmv_csr, S, v)` equals Lumen's
+CSR SpMV on fresh random sparse matrices (empty rows, long rows, m not a multiple of 32).]],
+          [[
+把 `spmv_csr(t, row_ptr, col, val, x, y, m)` 补完整，使 `run_csr(spmv_csr, S, v)` 在新的随机稀疏矩阵
+上（有空行、有长行、m 不是 32 的倍数）都和 Lumen 的 CSR SpMV 结果相同。]]),
+        hints = {
+          say('if row < m then local dot = 0; for i = row_ptr[row], row_ptr[row + 1] - 1 do ... end; y[row] = dot end',
+              'if row < m then local dot = 0; for i = row_ptr[row], row_ptr[row + 1] - 1 do ... end; y[row] = dot end'),
+          say('Inside the loop: dot = dot + val[i] * x[col[i]].', '循环里：dot = dot + val[i] * x[col[i]]。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'spmv_csr')
+          if not ok then return false, fn end
+          for _, size in ipairs({ { 4, 4 }, { 37, 20 }, { 70, 50 } }) do
+            local S = kernels.sparse(lm.tensor(random_rows(size[1], size[2])):float())
+            local v = lm.randint(0, 5, { size[2] }):float()
+            local rok, y, kind = lesson.try(env.run_csr, fn, S, v)
+            if not rok then
+              local arr = kind == 'memcheck' and lesson.text(y):match("global array '([%w_]+)'")
+              if arr == 'row_ptr' or arr == 'col' or arr == 'val' then
+                return false, say(string.format('on a %d x %d matrix, %s. The grid has more threads than rows: does every thread check row < m before it reads row_ptr[row + 1]?', size[1], size[2], y.en),
+                  string.format('在 %d x %d 的矩阵上，%s（网格里的线程比行多：每个线程读 row_ptr[row + 1] 之前都检查了 row < m 吗？）', size[1], size[2], y.zh))
+              elseif arr == 'x' then
+                return false, say(string.format('on a %d x %d matrix, %s. x is indexed by the column of the nonzero, col[i], not by its position i in val', size[1], size[2], y.en),
+                  string.format('在 %d x %d 的矩阵上，%s（x 的下标应该是非零元所在的列 col[i]，而不是它在 val 中的位置 i）', size[1], size[2], y.zh))
+              end
+              return false, y
+            end
+            local want = kernels.spmv(S, v, { format = 'csr', backend = 'emu' })
+            local cok, msg = lesson.compare(y, want, {
+              what = say(string.format('your y of a %d x %d matrix', size[1], size[2]),
+                         string.format('你对 %d x %d 矩阵算出的 y', size[1], size[2])),
+              zero_based = true,
+              why = function(i, g, w)
+                local n = S:row_nnz():tolist()[i]
+                if g == 0 and w ~= 0 then
+                  return say(string.format('row %d (0-based) has %d nonzeros: is y[row] written for every row < m?', i - 1, n),
+                             string.format('第 %d 行（从 0 数）有 %d 个非零元：每个 row < m 都写了 y[row] 吗？', i - 1, n))
+                end
+                return say(string.format('row %d (0-based) has %d nonzeros, val[row_ptr[row]] .. val[row_ptr[row + 1] - 1]', i - 1, n),
+                           string.format('第 %d 行（从 0 数）有 %d 个非零元，即 val[row_ptr[row]] .. val[row_ptr[row + 1] - 1]', i - 1, n))
+              end })
+            if not cok then return false, msg end
+          end
+          return true, say('your kernel matches Lumen\'s CSR SpMV', '你的内核和 Lumen 的 CSR SpMV 结果一致')
+        end,
+        solution = [==[
+function spmv_csr(t, row_ptr, col, val, x, y, m)
+  local row = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  if row < m then
+    local dot = 0
+    for i = row_ptr[row], row_ptr[row + 1] - 1 do
+      dot = dot + val[i] * x[col[i]]
+    end
+    y[row] = dot
+  end
+end
+y, csr_run = run_csr(spmv_csr, A, x)
+]==],
+        wrong = {
+          [==[
+function spmv_csr(t, row_ptr, col, val, x, y, m)
+  local row = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  local dot = 0
+  for i = row_ptr[row], row_ptr[row + 1] - 1 do
+    dot = dot + val[i] * x[col[i]]
+  end
+  y[row] = dot
+end
+]==],
+          [==[
+function spmv_csr(t, row_ptr, col, val, x, y, m)
+  local row = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  if row < m then
+    local dot = 0
+    for i = row_ptr[row], row_ptr[row + 1] - 1 do
+      dot = dot + val[i] * x[i]
+    end
+    y[row] = dot
+  end
+end
+]==],
+        },
+      },
+    },
+    -- 6 ------------------------------------------------------------------------------------
+    {
       title = say('ELL: padding for regularity', 'ELL：用填充换规整'),
       text = say([[
 ELL pads every row with zeros to the length of the longest row, then stores the padded rows
@@ -311,9 +431,9 @@ kernels.sparse on fresh random matrices.]],
                 or say(string.format('%d rows padded to the longest row (%d) hold %d slots', #lengths, max, #lengths * max),
                        string.format('%d 行都补到最长行的长度（%d），共 %d 个位置', #lengths, max, #lengths * max))
               return false, say(string.format('for row lengths {%s} ELL pads %d slots, ell_padding gives %s: %s',
-                  table.concat(lengths, ','), S.padding, tostring(got), why.en),
+                  table.concat(lengths, ','), S.padding, lesson.show(got), why.en),
                 string.format('行长度为 {%s} 时 ELL 填充 %d 个位置，ell_padding 给出 %s：%s',
-                  table.concat(lengths, ','), S.padding, tostring(got), why.zh))
+                  table.concat(lengths, ','), S.padding, lesson.show(got), why.zh))
             end
           end
           return true, say('it matches kernels.sparse on four fresh matrices', '在四个新的随机矩阵上都和 kernels.sparse 一致')
@@ -346,7 +466,7 @@ end
         },
       },
     },
-    -- 6 ------------------------------------------------------------------------------------
+    -- 7 ------------------------------------------------------------------------------------
     {
       title = say('JDS: sort the rows', 'JDS：给行排序'),
       text = say([[
@@ -374,7 +494,7 @@ print('y = ' .. table.concat(y:int():tolist(), ' ') .. ' (in the original row or
       scene = function(env) return env.jds_run end,
       expect = 'perm     2 0 3 1\nlengths  3 2 2 0\niter_ptr 0 3 6 7\ny = 6 0 20 5 (in the original row order)\n',
     },
-    -- 7 ------------------------------------------------------------------------------------
+    -- 8 ------------------------------------------------------------------------------------
     {
       title = say('The longest row decides', '最长的行说了算'),
       text = say([[

@@ -153,9 +153,9 @@ an M x M mask (M odd). It is compared with the emulator's tiles for several T an
                 or say(string.format('the input tile is %d x %d', T + M - 1, T + M - 1),
                        string.format('输入分块是 %d x %d', T + M - 1, T + M - 1))
               return false, say(string.format('for T = %d, M = %d the emulator runs %d threads per block, so %d halo cells; halo_cells gives %s: %s',
-                  T, M, run.counters.block, want, tostring(got), why.en),
+                  T, M, run.counters.block, want, lesson.show(got), why.en),
                 string.format('T = %d、M = %d 时模拟器每块 %d 个线程，所以光环单元有 %d 个；halo_cells 给出 %s：%s',
-                  T, M, run.counters.block, want, tostring(got), why.zh))
+                  T, M, run.counters.block, want, lesson.show(got), why.zh))
             end
           end
           return true, say('it matches the emulator\'s tiles', '和模拟器的分块一致')
@@ -299,9 +299,9 @@ a 条指令的路径 A，其余通道走 b 条指令的路径 B（a、b >= 1）�
                 or (got and math.abs(got - k / 32) < 1e-9) and say('both paths are issued, each to all 32 lanes', '两条路径都会发射，每次都占满 32 个通道')
                 or say('active lane-instructions k·a + (32 - k)·b over issued 32·(a + b)',
                        '活跃的“通道·指令” k·a + (32 - k)·b，除以发射的 32·(a + b)')
-              return false, say(string.format('branch_efficiency(%d, %d, %d) gives %s, expected %.4f: %s', k, a, b,
-                  tostring(got), want, why.en),
-                string.format('branch_efficiency(%d, %d, %d) 给出 %s，应为 %.4f：%s', k, a, b, tostring(got), want, why.zh))
+              return false, say(string.format('branch_efficiency(%d, %d, %d) gives %s, expected %s: %s', k, a, b,
+                  lesson.show(got), lesson.show(want), why.en),
+                string.format('branch_efficiency(%d, %d, %d) 给出 %s，应为 %s：%s', k, a, b, lesson.show(got), lesson.show(want), why.zh))
             end
           end
           return true, say('right, including the branches that do not diverge', '对，包括不发散的分支')

@@ -808,8 +808,10 @@ lesson files and the messages of checks).]])
 doc('lesson.text', 'lesson.text(t) -> string', [[A text (a string or {en=, zh=}) in the current language.]])
 doc('lesson.lang', 'lesson.lang() -> "en" or "zh"', [[The language of the lessons: :lang, else
 LUMEN_LANG, else LANG (zh_* gives Chinese), else English.]])
-doc('lesson.try', 'lesson.try(fn, ...) -> true, results... or false, text', [[Calls a student's
-function protected (for checks): an error becomes a message (a text) instead of stopping the check.]])
+doc('lesson.try', 'lesson.try(fn, ...) -> true, results... or false, text, kind', [[Calls a student's
+function protected (for checks): an error becomes a message (a text) instead of stopping the check.
+kind says what stopped it: 'race' or 'memcheck' (kernels.launch's checkers stopped the student's
+kernel; the text carries their report), 'deadlock', 'kernel' (an error inside a kernel), 'error'.]])
 doc('lesson.need', 'lesson.need(env, name [, kind]) -> ok, value or text', [[env[name] when it is a
 kind ('function' by default, 'table', 'number', 'tensor', 'any'), else a message saying what to define.]])
 doc('lesson.compare', 'lesson.compare(got, want [, {what=, tol=, zero_based=, why=}]) -> ok, text',
@@ -817,6 +819,8 @@ doc('lesson.compare', 'lesson.compare(got, want [, {what=, tol=, zero_based=, wh
 element that differs, its value and the expected one, and what why(i, got, want) adds.]])
 doc('lesson.number', 'lesson.number(v) -> number or nil', [[v as a number: a number, a one-element
 tensor or a numeric string.]])
+doc('lesson.show', 'lesson.show(v) -> string', [[A value as a check's message shows it: integers
+without a fraction (100, not 100.0), other numbers to 6 significant digits, anything else by tostring.]])
 
 -- ---------------------------------------------------------------- availability and lookup
 

@@ -380,6 +380,9 @@ local function num_text(v)
 end
 M._num_text = num_text
 
+--- lesson.show(v): a value as a message shows it (100, not 100.0; 0.692308, not 0.69230769230769).
+M.show = num_text
+
 --- lesson.number(v): v as a number (a number, a 0-d or one-element tensor, a numeric string).
 function M.number(v)
   if type(v) == 'number' then return v end
@@ -388,16 +391,38 @@ function M.number(v)
   return nil
 end
 
---- lesson.try(fn, ...): calls the student's fn protected: true, results... or false, a text.
+-- What kernels.launch's checkers stopped (the kind), and the report without the function's name
+-- and, for the checkers' own reports, without the traceback (the report names the line).
+local function launch_failure(e)
+  local report = e:match('kernels%.launch: (.*)$')
+  if not report then return nil end
+  local first = report:match('^[^\n]*')
+  if first:find(' race on ', 1, true) then return 'race', first end
+  if first:find('^out%-of%-bounds') then return 'memcheck', first end
+  if first:find('^deadlock') then return 'deadlock', first end
+  return 'kernel', report
+end
+
+--- lesson.try(fn, ...): calls the student's fn protected: true, results... or false, a text and
+--- the kind of failure: 'race' or 'memcheck' (kernels.launch's checkers stopped the student's
+--- kernel; the text gives their report), 'deadlock', 'kernel' (an error inside the kernel), 'error'.
 function M.try(fn, ...)
   if type(fn) ~= 'function' and not (type(fn) == 'table' and getmetatable(fn) and getmetatable(fn).__call) then
-    return false, say('expected a function here, got ' .. type(fn), '这里需要一个函数，拿到的是 ' .. type(fn))
+    return false, say('expected a function here, got ' .. type(fn), '这里需要一个函数，拿到的是 ' .. type(fn)), 'error'
   end
   local r = table.pack(pcall(fn, ...))
   if not r[1] then
     local e = tostring(r[2])
     if e:find('interrupted!', 1, true) then error(r[2], 0) end
-    return false, say('your code raised an error: ' .. e, '你的代码出错了：' .. e)
+    local kind, report = launch_failure(e)
+    if kind == 'race' then
+      return false, say('the race checker stopped your kernel: ' .. report, '竞争检查器叫停了你的内核：' .. report), kind
+    elseif kind == 'memcheck' then
+      return false, say('the memory checker stopped your kernel: ' .. report, '内存检查器叫停了你的内核：' .. report), kind
+    elseif kind then
+      return false, say('your kernel stopped: ' .. report, '你的内核出错停下了：' .. report), kind
+    end
+    return false, say('your code raised an error: ' .. e, '你的代码出错了：' .. e), 'error'
   end
   return table.unpack(r, 1, r.n)
 end
@@ -418,6 +443,14 @@ function M.need(env, name, kind)
   end
   return true, v
 end
+
+-- a .. b in Chinese text: a space between a Latin (or digit) end and a Chinese start, as the
+-- lessons write `用 Lua 写`.
+local function zh_join(a, b)
+  if a:match('[%w%)%]\'`_]$') and b:byte(1) and b:byte(1) >= 0xE0 then return a .. ' ' .. b end
+  return a .. b
+end
+M._zh_join = zh_join
 
 local function as_array(v)
   if lm.is_tensor(v) then
@@ -440,12 +473,12 @@ function M.compare(got, want, opts)
   if g == nil then
     return false, say(string.format('%s is %s; expected %d numbers (a tensor or a table)', whats.en,
       got == nil and 'nil (nothing was returned)' or 'a ' .. type(got), #w),
-      string.format('%s是 %s；应该是 %d 个数（张量或表）', whats.zh,
-        got == nil and 'nil（什么也没有返回）' or type(got), #w))
+      string.format('%s；应该是 %d 个数（张量或表）', zh_join(whats.zh, '是 ' ..
+        (got == nil and 'nil（什么也没有返回）' or type(got))), #w))
   end
   if #g ~= #w then
-    return false, say(string.format('%s has %d elements, expected %d', whats.en, #g, #w),
-      string.format('%s有 %d 个元素，应该有 %d 个', whats.zh, #g, #w))
+    return false, say(string.format('%s has %d element%s, expected %d', whats.en, #g, #g == 1 and '' or 's', #w),
+      zh_join(whats.zh, string.format('有 %d 个元素，应该有 %d 个', #g, #w)))
   end
   local tol = opts.tol or 1e-4
   for i = 1, #w do
@@ -455,8 +488,8 @@ function M.compare(got, want, opts)
       local idx_zh = opts.zero_based and string.format('（从 0 数的下标 %d）', i - 1) or ''
       local en = string.format('element %d%s of %s is %s, expected %s', i, idx_en, whats.en,
         a == nil and tostring(g[i]) or num_text(a), num_text(b))
-      local zh = string.format('%s中第 %d 个元素%s是 %s，应为 %s', whats.zh, i, idx_zh,
-        a == nil and tostring(g[i]) or num_text(a), num_text(b))
+      local zh = zh_join(whats.zh, string.format('中第 %d 个元素%s是 %s，应为 %s', i, idx_zh,
+        a == nil and tostring(g[i]) or num_text(a), num_text(b)))
       local why = opts.why and opts.why(i, a, b)
       if why then
         en = en .. ': ' .. T.pick(why, 'en')

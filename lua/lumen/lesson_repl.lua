@@ -38,11 +38,35 @@ end
 
 -- ---------------------------------------------------------------- showing a step
 
-local function rule(title)
+-- s cut to at most cols columns, with '…' in place of what is cut.
+local function cut(s, cols)
+  if T.width(s) <= cols then return s end
+  local kept, used = {}, 0
+  for _, ch in ipairs(T.chars(s)) do
+    local cw = T.cp_width(ch[2])
+    if used + cw > cols - 1 then break end
+    kept[#kept + 1] = ch[1]
+    used = used + cw
+  end
+  return table.concat(kept) .. '…'
+end
+
+-- The header line of a step, `── lesson title · i/n · step title ───`, within the width: the
+-- step title is cut first, then the lesson title, so the position always shows.
+local function rule(title, pos, step_title)
   local w = T.columns()
-  local s = '── ' .. title .. ' '
-  local n = w - T.width(s)
-  return s .. string.rep('─', math.max(3, n))
+  local room = w - 3 - 1 - 3 -- '── ', ' ' and at least '───'
+  local head = title .. pos
+  local s
+  if T.width(head .. step_title) <= room then
+    s = head .. step_title
+  elseif T.width(head) <= room then
+    s = room - T.width(head) >= 8 and cut(head .. step_title, room) or head
+  else
+    s = cut(title, math.max(1, room - T.width(pos))) .. pos
+  end
+  s = '── ' .. s .. ' '
+  return s .. string.rep('─', math.max(3, w - T.width(s)))
 end
 
 local function print_text(text, indent)
@@ -136,8 +160,8 @@ local function show_step(i, opts)
   local step = S.lesson.steps[i]
   local title = T.pick(S.lesson.title)
   out('')
-  out(paint('1', rule(string.format('%s · %d/%d%s', title, i, #S.lesson.steps,
-    step.title and (' · ' .. T.pick(step.title)) or ''))))
+  out(paint('1', rule(title, string.format(' · %d/%d', i, #S.lesson.steps),
+    step.title and (' · ' .. T.pick(step.title)) or '')))
   print_text(step.text)
   out('')
   print_code(S.drafts[i] and S.drafts[i] or step.code,
@@ -238,7 +262,7 @@ local function cmd_move(dir)
       for k, e in ipairs(cat) do if e.name == S.name and cat[k + 1] then nextname = cat[k + 1].name end end
       note(tr(string.format('This was the last step of %s (%d/%d).', S.name, S.index, #S.lesson.steps),
         string.format('这已经是 %s 的最后一步（%d/%d）。', S.name, S.index, #S.lesson.steps))
-        .. (nextname and tr(' Next lesson: :lesson ' .. nextname, ' 下一课：:lesson ' .. nextname) or ''))
+        .. (nextname and tr(' Next lesson: :lesson ' .. nextname, '下一课：:lesson ' .. nextname) or ''))
     else
       note(tr('This is the first step (:next goes on).', '这已经是第一步（:next 继续）。'))
     end

@@ -343,12 +343,50 @@ test.case('compare: the first element that differs, 1-based, and the reason', fu
   ok, msg = lesson.compare(nil, { 1, 2 })
   test.ok(msg.en:find('nil (nothing was returned); expected 2 numbers', 1, true), msg.en)
   ok, msg = lesson.compare({ 1 }, { 1, 2 })
-  test.ok(msg.en:find('has 1 elements, expected 2', 1, true), msg.en)
+  test.ok(msg.en:find('has 1 element, expected 2', 1, true), msg.en)
+  ok, msg = lesson.compare({ 1 }, { 1, 2 }, { what = lesson.say('my_csr.row_ptr', 'my_csr.row_ptr') })
+  test.eq(msg.zh, 'my_csr.row_ptr 有 1 个元素，应该有 2 个') -- a space between Latin and Chinese
+  ok, msg = lesson.compare({ 2 }, { 1 }, { what = lesson.say('upsweep({1})', 'upsweep({1}) 的结果') })
+  test.eq(msg.zh, 'upsweep({1}) 的结果中第 1 个元素是 2，应为 1')
+  test.eq({ lesson.show(100.0), lesson.show(0.69230769230769), lesson.show(-3), lesson.show('a') },
+    { '100', '0.692308', '-3', 'a' })
   test.eq(lesson.compare(lm.tensor({ 1.00001, 2 }), { 1, 2 }), true)
   test.eq(lesson.compare({ 0 / 0 }, { 1 }), false)
   test.eq(lesson.number(lm.tensor(3)), 3)
   test.eq(lesson.number('9217'), 9217)
   test.eq(lesson.number({}), nil)
+end)
+
+test.case('try: what stopped a student kernel (race, memory, deadlock, error) and the report', function()
+  local x = lm.zeros(4)
+  local function racy(t, a)
+    local i = t.threadIdx.x
+    a[i] = i
+    if i > 0 then a[i - 1] = a[i - 1] + a[i] end
+  end
+  local function oob(t, a) a[t.threadIdx.x + 1] = 1 end
+  local function stuck(t) if t.threadIdx.x == 0 then t:sync() end end
+  local function launch(k) return kernels.launch(k, { grid = 1, block = 4, args = { x }, name = 'k' }) end
+  local ok, msg, kind = lesson.try(launch, racy)
+  test.eq({ ok, kind }, { false, 'race' })
+  test.ok(msg.en:find('^the race checker stopped your kernel: [%w-]+ race on global array'), msg.en)
+  test.ok(msg.zh:find('^竞争检查器叫停了你的内核：'), msg.zh)
+  test.ok(not msg.en:find('traceback', 1, true) and not msg.en:find('kernels.launch', 1, true), msg.en)
+  ok, msg, kind = lesson.try(launch, oob)
+  test.eq({ ok, kind }, { false, 'memcheck' })
+  test.ok(msg.en:find("^the memory checker stopped your kernel: out%-of%-bounds store of global array"), msg.en)
+  ok, msg, kind = lesson.try(launch, stuck)
+  test.eq({ ok, kind }, { false, 'deadlock' })
+  test.ok(msg.en:find('^your kernel stopped: deadlock'), msg.en)
+  ok, msg, kind = lesson.try(launch, function(t) error('boom') end)
+  test.eq({ ok, kind }, { false, 'kernel' })
+  test.ok(msg.en:find('boom', 1, true), msg.en)
+  ok, msg, kind = lesson.try(function() error('plain') end)
+  test.eq({ ok, kind }, { false, 'error' })
+  test.ok(msg.en:find('^your code raised an error: .*plain'), msg.en)
+  test.eq({ lesson.try(function(a) return a + 1, 'b' end, 1) }, { true, 2, 'b' })
+  ok, msg, kind = lesson.try(nil)
+  test.eq({ ok, kind }, { false, 'error' })
 end)
 
 -- ------------------------------------------------------------------ the commands (piped REPL)
