@@ -85,7 +85,7 @@ local function try_pipeline(f, segs, where)
   for i, d in ipairs(segs) do
     rows[i] = string.format('%d: %.4g/%.4g/%.4g', i, d.h2d, d.kernel, d.d2h)
   end
-  local list, gave, ends = table.concat(rows, ', '), tostring(r[2]), lesson._num_text(want)
+  local list, gave, ends = table.concat(rows, ', '), tostring(r[2]), string.format('%.6g', want)
   local why_en, why_zh = '', ''
   local alone = kernels_together(segs)
   if got ~= nil and close(got, alone) and not close(alone, want) then
