@@ -152,6 +152,7 @@ P[4] = {
   },
   params = 't, out, a, size',
   cases = function(r) return { { size = 2 }, { size = 3 }, { size = r(1, 3) } } end,
+  shapes = function(c) return { a = { c.size, c.size }, out = { c.size, c.size } } end,
   inputs = { a = function(c) return c.size * c.size end },
   out = function(c) return c.size * c.size end,
   launch = function(c) return { block = { 3, 3 } } end,
@@ -185,6 +186,7 @@ P[5] = {
   },
   params = 't, out, a, b, size',
   cases = function(r) return { { size = 2 }, { size = 3 }, { size = r(1, 3) } } end,
+  shapes = function(c) return { out = { c.size, c.size } } end,
   inputs = { a = function(c) return c.size end, b = function(c) return c.size end },
   out = function(c) return c.size * c.size end,
   launch = function(c) return { block = { 3, 3 } } end,
@@ -252,6 +254,7 @@ P[7] = {
   },
   params = 't, out, a, size',
   cases = function(r) return { { size = 5 }, { size = r(1, 7) }, { size = r(4, 8) } } end,
+  shapes = function(c) return { a = { c.size, c.size }, out = { c.size, c.size } } end,
   inputs = { a = function(c) return c.size * c.size end },
   out = function(c) return c.size * c.size end,
   launch = function(c) return { grid = { (c.size + 2) // 3, (c.size + 2) // 3 }, block = { 3, 3 } } end,
@@ -560,6 +563,7 @@ P[13] = {
   },
   params = 't, out, a, size',
   cases = function(r) return { { size = 6, batch = 4 }, { size = r(1, 8), batch = r(1, 5) }, { size = r(2, 8), batch = r(2, 5) } } end,
+  shapes = function(c) return { a = { c.batch, c.size } } end,
   inputs = { a = function(c) return c.batch * c.size end },
   out = function(c) return c.batch end,
   launch = function(c) return { grid = { 1, c.batch }, block = 8, shared = { cache = 8 } } end,
@@ -619,6 +623,7 @@ P[14] = {
   },
   params = 't, out, a, b, size',
   cases = function(r) return { { size = 8 }, { size = r(1, 3) }, { size = r(4, 9) } } end,
+  shapes = function(c) return { a = { c.size, c.size }, b = { c.size, c.size }, out = { c.size, c.size } } end,
   inputs = { a = function(c) return c.size * c.size end, b = function(c) return c.size * c.size end },
   out = function(c) return c.size * c.size end,
   launch = function(c)
@@ -711,8 +716,12 @@ local function rng()
   end
 end
 
+-- Inputs are 1-D tensors of p.inputs[k](c) elements, or matrices where p.shapes(c) gives
+-- {rows, cols} (the kernel indexes them row after row all the same; the threads scene draws them
+-- as grids).
 local function make_inputs(p, c, r)
   local lists, tensors = {}, {}
+  local shapes = p.shapes and p.shapes(c) or {}
   local names = {}
   for k in pairs(p.inputs) do names[#names + 1] = k end
   table.sort(names)
@@ -724,21 +733,35 @@ local function make_inputs(p, c, r)
     lists[k] = v
     tensors[k] = lm.tensor(#l > 0 and l or { 0 }):float()
     if #l == 0 then tensors[k] = lm.zeros(0) end
+    local shape = shapes[k]
+    if shape and shape[1] * shape[2] == len then tensors[k] = tensors[k]:view(shape[1], shape[2]) end
   end
   return lists, tensors
+end
+
+-- The output tensor of case c (a matrix where the puzzle says so) and its values as a 0-based list.
+local function make_out(p, c)
+  local len, shape = p.out(c), p.shapes and p.shapes(c).out
+  if shape and shape[1] * shape[2] == len then return lm.zeros(shape[1], shape[2]) end
+  return lm.zeros(len)
+end
+
+local function out_list(out)
+  local got = {}
+  for i, v in ipairs(out:view(out:numel()):tolist()) do got[i - 1] = v end
+  return got
 end
 
 -- One launch of fn on case c: info (or nil, the error), the output as a 0-based list, the
 -- expected one, and the inputs.
 local function launch(p, fn, c, r)
   local lists, x = make_inputs(p, c, r)
-  local out = lm.zeros(p.out(c))
+  local out = make_out(p, c)
   local cfg = p.launch(c)
   cfg.args = p.args(c, out, x)
   cfg.name = p.name:gsub('-', '_')
   local ok, info = pcall(K().launch, fn, cfg)
-  local got = {}
-  for i, v in ipairs(out:tolist()) do got[i - 1] = v end
+  local got = out_list(out)
   return ok and info or nil, got, p.spec(c, lists), lists, not ok and info or nil, out
 end
 
@@ -895,8 +918,7 @@ function M.show(n, fn, lang)
   lang = lang or lang_of()
   local info, out, want, inputs = M.run(n, fn)
   local c = p.cases(function(lo) return lo end)[1]
-  local got = {}
-  for i, v in ipairs(out:tolist()) do got[i - 1] = v end
+  local got = out_list(out)
   local len = p.out(c)
   local sc = score_of(info)
   local zh = lang == 'zh'

@@ -394,6 +394,11 @@ test.case('bad input: clear errors, no crash', function()
     kernels.launch(function(t, a) local v = a['k'] end, {block = 1, args = {x}})
   end, "index of global array 'a' at line %d+ must be an integer, got string 'k' %(arrays are indexed from 0")
   test.raises(function()
+    kernels.launch(function(t, a) if t.threadIdx.x == 3 then a[t.threadIdx.x / 2] = 1 end end,
+      {block = 4, args = {x}}) -- 3 / 2 = 1.5: Lua's / is not C's integer division (use //)
+  end, "index of global array 'a' at line %d+ must be an integer, got 1.5 %(arrays are indexed from 0, as in "
+    .. "CUDA C%) by thread %(3,0,0%) in block %(0,0,0%)")
+  test.raises(function()
     kernels.launch(function(t, a) t.atomic_add(a, 0, 1) end, {block = 1, args = {x}})
   end, 'expected an array of the kernel')
   test.raises(function()

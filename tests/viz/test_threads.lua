@@ -147,3 +147,23 @@ test.case('threads: a kernel that touches nothing, and bad input', function()
   test.raises(function() viz.show(pool_info(), { launch = 3 }) end, 'option launch 3: the trace has 1 launches')
   test.raises(function() viz.show(pool_info(), { block = -1 }) end, 'option block')
 end)
+
+test.case('threads: matrices drawn as grids, arrays side by side, the picture fits the window', function()
+  local info = kernels.puzzles.run(14, kernels.puzzles.reference(14)) -- 8 x 8 tiled matmul
+  viz.show(info)
+  viz.seek(2)
+  local function at(g, i) return cells { kind = 'element', group = g, index = i }[1] end
+  test.eq(at('a', 8).x, at('a', 0).x, 'a[8] starts the second row of a')
+  test.ok(at('a', 8).y > at('a', 0).y)
+  test.eq(at('a', 7).y, at('a', 0).y)
+  test.eq(at('b', 0).y, at('a', 0).y, 'b beside a')
+  test.ok(at('b', 0).x > at('a', 7).x)
+  test.eq(at('a_s', 3).x, at('a_s', 0).x, 'a_s is 3 x 3')
+  local ty = cells { kind = 'thread', thread = 0 }[1].y
+  test.ok(at('a', 63).y < ty and ty < at('a_s', 0).y and at('a_s', 8).y < at('out', 0).y)
+  -- it fits the scene's area at full size: the cells are big enough for their numbers
+  local area, last = viz.state().area, at('out', 63)
+  test.ok(last.y + last.h <= area.y + area.h, string.format('out ends at %g, the area at %g', last.y + last.h,
+    area.y + area.h))
+  test.ok(last.w >= 12, 'cells of ' .. last.w .. ' pixels')
+end)

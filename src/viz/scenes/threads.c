@@ -398,38 +398,63 @@ static void thr_set_variant(void *p, int v)
 
 /* ---------------------------------------------------------------- layout */
 
-/* Places array t at y (its label left of the cells, up to three lines); returns the y below it. */
-static float place_array(tarr *t, int cols, float cell, float lh, float x, float y)
+/* The line above an array's cells: its name, space, dtype, length (and the part drawn). */
+static int array_label(const tarr *t, char *buf, size_t cap)
 {
-	bool grid2d = t->a.rows > 1 && t->a.cols <= cols && t->lo == 0 && t->n == t->a.length;
-	t->cols = grid2d ? (int)t->a.cols : (int)(t->n < cols ? t->n : cols);
-	t->rows = (int)((t->n + t->cols - 1) / t->cols);
-	t->box = vz_r(x, y, (float)t->cols * cell, (float)t->rows * cell);
-	return y + fmaxf((float)t->rows * cell, lh * (t->n < t->a.length ? 3.1f : 2.1f));
+	int n = snprintf(buf, cap, "%s  %s %s x%lld", t->a.name, lm_trace_space_name(t->a.space),
+	                 lm_dtype_name(t->a.dtype), (long long)t->a.length);
+	if (t->n < t->a.length)
+		n += snprintf(buf + n, cap - (size_t)n, " [%lld..%lld]", (long long)t->lo, (long long)(t->lo + t->n - 1));
+	return n;
+}
+
+/* Which band an array is drawn in: 0 above the threads (it is only read), 1 its shared arrays
+ * right below them, 2 the global arrays it writes. */
+static int band_of(const tarr *t) { return t->above ? 0 : t->a.space == LM_SPACE_SHARED ? 1 : 2; }
+
+/* Places the arrays of band b side by side from y, a new line when the next does not fit the
+ * width; returns the y below them. Each has its label line on the side away from the threads, so
+ * that no arrow crosses it. */
+static float place_band(thr_scene *s, int b, int cols, float cell, float lh, float cw, float avail, float y)
+{
+	float x = s->label_w, line_h = 0;
+	char label[160];
+	for (int i = 0; i < s->narr; i++) {
+		tarr *t = &s->arr[i];
+		if (band_of(t) != b) continue;
+		bool grid2d = t->a.rows > 1 && t->a.cols <= cols && t->lo == 0 && t->n == t->a.length;
+		t->cols = grid2d ? (int)t->a.cols : (int)(t->n < cols ? t->n : cols);
+		t->rows = (int)((t->n + t->cols - 1) / t->cols);
+		float w = fmaxf((float)t->cols * cell, (float)array_label(t, label, sizeof label) * cw);
+		float h = lh * 1.15f + (float)t->rows * cell;
+		if (x > s->label_w && x + w > s->label_w + avail) { /* a new line */
+			y += line_h + lh * 0.8f;
+			x = s->label_w;
+			line_h = 0;
+		}
+		t->box = vz_r(x, b == 0 ? y + lh * 1.15f : y, (float)t->cols * cell, (float)t->rows * cell);
+		x += w + 2 * cw;
+		line_h = fmaxf(line_h, h);
+	}
+	return y + line_h;
 }
 
 /* Places the arrays the block only reads, the threads (cols a row), its shared arrays and the
  * global arrays it writes, top to bottom, at cell size cell; returns the height. */
-static float place(thr_scene *s, int cols, float cell, float lh)
+static float place(thr_scene *s, int cols, float cell, float lh, float cw, float avail)
 {
 	s->cols = cols;
 	s->cell = cell;
-	float y = s->top + lh * 0.5f;
-	for (int i = 0; i < s->narr; i++)
-		if (s->arr[i].above) y = place_array(&s->arr[i], cols, cell, lh, s->label_w, y) + lh * 1.6f;
-	s->thr_y = y + lh * 1.3f;
-	y = s->thr_y + (float)((s->nthreads + cols - 1) / cols) * cell + lh * 2.2f;
-	for (int pass = 0; pass < 2; pass++) /* shared arrays next to the threads, then the outputs */
-		for (int i = 0; i < s->narr; i++) {
-			tarr *t = &s->arr[i];
-			if (!t->above && (t->a.space == LM_SPACE_SHARED) == (pass == 0))
-				y = place_array(t, cols, cell, lh, s->label_w, y) + lh * 1.2f;
-		}
-	return y;
+	float y = place_band(s, 0, cols, cell, lh, cw, avail, s->top + lh * 0.3f);
+	s->thr_y = y + lh * 2.0f;
+	y = s->thr_y + (float)((s->nthreads + cols - 1) / cols) * cell + lh * 1.5f;
+	y = place_band(s, 1, cols, cell, lh, cw, avail, y);
+	return place_band(s, 2, cols, cell, lh, cw, avail, y + lh * 0.8f) + lh;
 }
 
 /* A row of 32 threads (a warp) and arrays in rows of 32 when that fits the area; else rows of
- * 64, 128, ... (several warps a row), so that a big block is not drawn smaller than it must. */
+ * 64, 128, ... (several warps a row), so that a big block is not drawn smaller than it must; and
+ * when the rows are not what makes it tall (matrices, many arrays), smaller cells. */
 static void thr_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 {
 	thr_scene *s = p;
@@ -441,11 +466,18 @@ static void thr_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	int64_t widest = s->nthreads;
 	for (int i = 0; i < s->narr; i++)
 		if (s->arr[i].n > widest) widest = s->arr[i].n;
-	float h = 0;
-	for (int cols = 32;; cols *= 2) {
-		h = place(s, cols, fminf(avail / (float)cols, 34 * c->scale), lh);
-		if (h <= c->h || cols >= 1024 || cols >= widest) break;
+	float full = 34 * c->scale;
+	float h = place(s, 32, fminf(avail / 32, full), lh, cw, avail);
+	for (int cols = 64; h > c->h && cols <= 1024 && cols / 2 < widest; cols *= 2) {
+		float h2 = place(s, cols, fminf(avail / (float)cols, full), lh, cw, avail);
+		if (h2 > h * 0.9f) { /* wider rows do not make it shorter (matrices keep their rows) */
+			h = place(s, cols / 2, fminf(avail / (float)(cols / 2), full), lh, cw, avail);
+			break;
+		}
+		h = h2;
 	}
+	while (h > c->h && s->cell > 12 * c->scale) /* smaller cells, while their numbers can show */
+		h = place(s, s->cols, s->cell * 0.9f, lh, cw, avail);
 	*ww = c->w;
 	*wh = fmaxf(c->h, h);
 }
@@ -505,7 +537,7 @@ static vz_color element_look(const tarr *t, int64_t j, int k, const char **state
 
 static void draw_threads(vz_frame *f, thr_scene *s, int k)
 {
-	int rows = (s->nthreads + s->cols - 1) / s->cols, per = s->cols / 32;
+	int rows = (s->nthreads + s->cols - 1) / s->cols, per = s->cols / 32, last = (s->nthreads - 1) / 32;
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	unsigned bx, by, bz;
 	block_xyz(s, (uint32_t)s->variant, &bx, &by, &bz);
@@ -516,8 +548,9 @@ static void draw_threads(vz_frame *f, thr_scene *s, int k)
 	for (int r = 0; r < rows; r += every) {
 		float y = s->thr_y + (float)r * s->cell + (s->cell - lh) / 2;
 		if (per == 1) vz_textf(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp %d", r);
-		else vz_textf(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warps %d-%d", r * per,
-		              r * per + per - 1);
+		else if (last > r * per) vz_textf(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warps %d-%d",
+		                                  r * per, last < r * per + per - 1 ? last : r * per + per - 1);
+		else vz_textf(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp %d", r * per);
 	}
 	const char *state;
 	if (dense(f, s)) {
@@ -552,12 +585,11 @@ static void draw_threads(vz_frame *f, thr_scene *s, int k)
 static void draw_array(vz_frame *f, thr_scene *s, tarr *t, int k)
 {
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
-	vz_text_draw(f, 0, t->box.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, t->a.name);
-	vz_textf(f, 0, t->box.y + lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "%s %s x%lld",
-	         lm_trace_space_name(t->a.space), lm_dtype_name(t->a.dtype), (long long)t->a.length);
-	if (t->n < t->a.length)
-		vz_textf(f, 0, t->box.y + 2 * lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "[%lld..%lld]",
-		         (long long)t->lo, (long long)(t->lo + t->n - 1));
+	float y = t->above ? t->box.y - lh * 1.15f : t->box.y + t->box.h + lh * 0.1f;
+	char label[160];
+	array_label(t, label, sizeof label);
+	float w = vz_text_draw(f, t->box.x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, t->a.name);
+	vz_text_draw(f, t->box.x + w, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, label + strlen(t->a.name));
 	const double *vals = t->vals + (size_t)(k > 0 ? k : 0) * (size_t)t->n;
 	const char *state;
 	if (dense(f, s)) {
