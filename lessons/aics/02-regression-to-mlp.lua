@@ -50,11 +50,12 @@ local function qr_lstsq(X, y)
   return w, b
 end
 
--- The gradient of J(w, b) = 1/(2m) sum (X w + b - y)^2 at (w, b): its largest component.
-local function grad_norm(X, y, w, b)
+-- The gradient of J(w, b) = 1/(2m) sum (X w + b - y)^2 at (w, b): the largest component of
+-- dJ/dw, and dJ/db (the mean residual).
+local function gradient(X, y, w, b)
   local r = X:matmul(w) + b - y
   local gw = X:t():matmul(r) / X:size(1)
-  return math.max(gw:abs():max():item(), math.abs(r:mean():item())), r:mean():item()
+  return gw:abs():max():item(), r:mean():item()
 end
 
 -- Random features for the check: m points of n features, and targets with noise.
@@ -116,7 +117,7 @@ finds is the rule behind the points.]],
 
   H(x) = w x + b
 
-下面八个点大致排成一条直线。哪一组 w、b 拟合得最好？这一章用损失函数来衡量"好"，即 m 个点上的
+下面八个点大致排成一条直线。哪一组 w、b 拟合得最好？这一章用损失函数来衡量“好”，即 m 个点上的
 均方误差：
 
   J(w, b) = 1/(2m) * sum_i (w x_i + b - y_i)^2
@@ -310,7 +311,7 @@ fresh random data of several shapes and compares with a least-squares fit comput
             local rok, w, b = lesson.try(fn, X, y)
             if not rok then return false, w end
             local want_w, want_b = qr_lstsq(X, y)
-            local what = say(string.format('w of least_squares on %d samples of %d features', m, n),
+            local what = say(string.format('w of least_squares on %d samples with %d feature%s', m, n, n == 1 and '' or 's'),
                              string.format('least_squares 在 %d 个样本、%d 个特征上的 w', m, n))
             local bn = lesson.number(b)
             if bn == nil then
@@ -326,13 +327,13 @@ fresh random data of several shapes and compares with a least-squares fit comput
             end
             if not cok then
               if wt and wt:numel() == n then
-                local g, rmean = grad_norm(X, y, wt:reshape(n), bn)
-                if math.abs(rmean) > 1e-6 then
-                  return false, say(msg.en .. string.format(': the residuals of your fit average %.4g, not 0; is b fitted (the column of ones)?', rmean),
-                                    msg.zh .. string.format('：你的拟合残差的平均值是 %.4g，不是 0；b 拟合了吗（那一列 1）？', rmean))
+                local gw, gb = gradient(X, y, wt:reshape(n), bn)
+                if gw < 1e-6 and math.abs(gb) > 1e-6 then
+                  return false, say(msg.en .. string.format(': dJ/dw is 0 at your fit but the residuals average %.4g, not 0: is b fitted (the column of ones)?', gb),
+                                    msg.zh .. string.format('：在你的拟合处 dJ/dw 为 0，但残差的平均值是 %.4g，不是 0：b 拟合了吗（那一列 1）？', gb))
                 end
-                return false, say(msg.en .. string.format(': the gradient of J at your (w, b) is still %.3g; the least-squares fit makes it 0 (the normal equations)', g),
-                                  msg.zh .. string.format('：J 在你的 (w, b) 处的梯度还有 %.3g；最小二乘解让它为 0（正规方程）', g))
+                return false, say(msg.en .. string.format(': the gradient of J at your (w, b) is still %.3g; the least-squares fit makes it 0 (the normal equations use every sample)', math.max(gw, math.abs(gb))),
+                                  msg.zh .. string.format('：J 在你的 (w, b) 处的梯度还有 %.3g；最小二乘解让它为 0（正规方程用到了每一个样本）', math.max(gw, math.abs(gb))))
               end
               return false, msg
             end
