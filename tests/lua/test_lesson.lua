@@ -418,6 +418,31 @@ test.case('the commands: list, open, next past the end, prev at the start, check
   has("unknown command ':nosuch'")
 end)
 
+test.case(':run runs the step again; :edit ! runs what the editor saved; :lang zh; colours only on a terminal', function()
+  os.remove(state .. '/lumen/lessons')
+  -- the "editor": writes the answer into the file it is given
+  local ed = write(tmp .. '-editor.sh', "#!/bin/sh\nprintf 'function total(t) local s = 0 for _, v in ipairs(t) "
+    .. "do s = s + v end return s end\\nprint(\"saved \" .. total({2, 3}))\\n' > \"$1\"\n")
+  os.execute('chmod +x ' .. q(ed))
+  local out, err = run('', table.concat({ ':lesson sums', ':run', ':next', ':edit !', ':check', ':lang zh', ':where',
+    ':next' }, '\n') .. '\n', 'EDITOR=' .. q(ed) .. ' VISUAL= TERM=xterm')
+  local function has(s) test.ok(out:find(s, 1, true), 'missing ' .. s .. ' in:\n' .. out .. err) end
+  local _, runs = out:gsub('sum 11', '')
+  test.eq(runs, 2, ':run shows the output again:\n' .. out)
+  has('running what you saved:')
+  has('saved 5')
+  has('✓ Correct. right')
+  has('语言：中文')
+  has('demo/01-sums（求和），第 2 步，共 3 步；做对的练习：1/1。')
+  has('── 求和 · 3/3')
+  has('结束。')
+  test.ok(not out:find('\27[', 1, true), 'no colour escapes when the output is not a terminal')
+  -- an editor that fails: nothing changes
+  out = run('', ':lesson sums\n:step 2\n:edit !\n:check\n', 'EDITOR=false VISUAL=')
+  has('the editor (false) failed; nothing changed')
+  has('✗ Not yet: total is not defined yet')
+end)
+
 test.case('progress: saved and resumed; a corrupt file is ignored with a warning, never a crash', function()
   local pfile = state .. '/lumen/lessons'
   os.remove(pfile)
