@@ -195,10 +195,10 @@ of the bowl by walking downhill: start anywhere, compute the gradient, step agai
   w <- w - alpha * dJ/dw,   b <- b - alpha * dJ/db
 
 The step size alpha is the learning rate. The code runs 60 steps from w = b = 0 with three rates
-and plots J after each step (on a log axis; Tab switches to a linear one). A small rate creeps down, a larger one gets close to
-the least-squares line, and one past the limit makes every step overshoot further: J grows
-without bound. For this bowl the limit is 2 / 5.12 = 0.39, where 5.12 is the largest curvature
-of J (the largest eigenvalue of its Hessian).]],
+and plots J after each step (on a log axis; Tab switches to a linear one). A small rate creeps
+down, a larger one gets close to the least-squares line, and one past the limit makes every step
+overshoot further: J grows without bound. For this bowl the limit is 2 / 5.12 = 0.39, where 5.12
+is the largest curvature of J (the largest eigenvalue of its Hessian).]],
         [[
 直线有闭式解，但大多数模型没有。梯度下降沿着下坡走去找碗底：从任意一点出发，算出梯度，
 朝梯度的反方向走一步。
@@ -207,10 +207,10 @@ of J (the largest eigenvalue of its Hessian).]],
   dJ/db = 1/m * sum_i (w x_i + b - y_i)
   w <- w - alpha * dJ/dw,   b <- b - alpha * dJ/db
 
-步长 alpha 就是学习率。下面的代码从 w = b = 0 出发，用三种学习率各走 60 步，每步之后把 J 画
-出来（用对数坐标；按 Tab 切换到线性坐标）。学习率小，下降得慢；大一些，就接近最小二乘那条直线；超过了
-极限，每一步都越冲越远，J 无限增大。对这个碗来说极限是 2 / 5.12 = 0.39，其中 5.12 是 J 最大
-的曲率（它的 Hessian 矩阵的最大特征值）。]]),
+步长 alpha 就是学习率。下面的代码从 w = b = 0 出发，用三种学习率各走 60 步，每步之后把 J
+画出来（用对数坐标；按 Tab 切换到线性坐标）。学习率小，下降得慢；大一些，就接近最小二乘那条
+直线；超过了极限，每一步都越冲越远，J 无限增大。对这个碗来说极限是 2 / 5.12 = 0.39，其中
+5.12 是 J 最大的曲率（它的 Hessian 矩阵的最大特征值）。]]),
       code = [[
 function descend(alpha, steps)
   local w, b = 0, 0
@@ -225,7 +225,8 @@ end
 viz.clear()
 for _, alpha in ipairs({0.05, 0.3, 0.42}) do
   local w, b = descend(alpha, 60)
-  print(string.format('alpha = %-4s after 60 steps: w = %10.4f, b = %10.4f, J = %.4g', alpha, w, b, J(w, b)))
+  print(string.format('alpha = %-4s after 60 steps: w = %10.4f, b = %10.4f, J = %.4g', alpha, w, b,
+    J(w, b)))
 end
 print(string.format('least squares:              w = %10.4f, b = %10.4f', w_ls, b_ls))
 ]],
@@ -282,11 +283,14 @@ function solve(M, v)
 end
 lm.manual_seed(2)
 X2 = lm.rand(50, 2, {dtype = 'float64'}) * 4
-y2 = X2:matmul(lm.tensor({3, -2}, {dtype = 'float64'})) + 0.5 + lm.randn(50, {dtype = 'float64'}) * 0.1
+local noise = lm.randn(50, {dtype = 'float64'}) * 0.1
+y2 = X2:matmul(lm.tensor({3, -2}, {dtype = 'float64'})) + 0.5 + noise
 local A = lm.cat({X2, lm.ones(50, 1, {dtype = 'float64'})}, 2)
 local theta = solve(A:t():matmul(A), A:t():matmul(y2))
-print(string.format('w1 = %.2f, w2 = %.2f, b = %.2f', theta[1]:item(), theta[2]:item(), theta[3]:item()))
+print(string.format('w1 = %.2f, w2 = %.2f, b = %.2f', theta[1]:item(), theta[2]:item(),
+  theta[3]:item()))
 ]],
+      expect = 'w1 = 2.99, w2 = -2.01, b = 0.52\n',
       exercise = {
         prompt = say([[
 Write `least_squares(X, y)`: X is an (m, n) tensor of features (no column of ones), y has m
@@ -417,7 +421,8 @@ repeat
     end
   end
 until not changed
-print(string.format('perceptron: all 40 points right after %d corrections in %d passes', corrections, pass))
+print(string.format('perceptron: all 40 points right after %d corrections in %d passes',
+  corrections, pass))
 -- a sigmoid neuron on one input, its graph recorded for backward
 nw = lm.tensor({0.5, -1.0}, {dtype = 'float64', requires_grad = true})
 nb = lm.tensor(0.1, {dtype = 'float64', requires_grad = true})
@@ -652,7 +657,8 @@ xte, yte = test_set.data:flatten(2), test_set.targets
 -- fit(model, name, steps, opts): full-batch Adam on the 256 images, curves in chart `name`;
 -- returns the last training loss, the last test loss, the lowest test loss and its step
 function fit(model, name, steps, opts)
-  local opt = optim.Adam(model:parameters(), {lr = 3e-3, weight_decay = opts and opts.weight_decay or 0})
+  local decay = opts and opts.weight_decay or 0
+  local opt = optim.Adam(model:parameters(), {lr = 3e-3, weight_decay = decay})
   local r = {best = math.huge}
   for s = 1, steps do
     model:train()

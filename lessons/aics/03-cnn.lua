@@ -238,10 +238,10 @@ a filter of k, padding p and stride s,
 
   out = floor((n + 2p - k) / s) + 1
 
-The picture is the same convolution run by the tiled GPU kernel of PMPP chapter 7 (output tiles
-of 4x4) on the SIMT emulator, on channel 1 of the image with channel 1 of the filter: its ghost cells (hatched, outside the
-image) are loaded as 0, which is padding 1, so the 6x6 image gives a 6x6 output, equal to F.conv2d
-with padding = 1. Step through it to see each block load its tile.]],
+The picture is the same convolution run by the tiled GPU kernel of PMPP chapter 7 (output tiles of
+4x4) on the SIMT emulator, on channel 1 of the image with channel 1 of the filter: its ghost cells
+(hatched, outside the image) are loaded as 0, which is padding 1, so the 6x6 image gives a 6x6
+output, equal to F.conv2d with padding = 1. Step through it to see each block load its tile.]],
         [[
 边界扩充（padding）在输入四周补上一圈 0：它防止深度网络里图像一层层被动地变小，也让边缘的
 像素和其他像素一样受到重视。卷积步长（stride）是滑动滤波器时每次移动的像素数。两者一起决定
@@ -249,10 +249,10 @@ with padding = 1. Step through it to see each block load its tile.]],
 
   out = floor((n + 2p - k) / s) + 1
 
-画面是同一个卷积，由 PMPP 第 7 章的分块 GPU 内核（输出块为 4x4）在 SIMT 模拟器上运行：用的是图像的第 1 个通道和
-滤波器的第 1 个通道。它的 ghost cell（图像外面、画成斜线的格子）按 0 读入，这正是 padding 1，
-所以 6x6 的图像得到 6x6 的输出，与 padding = 1 的 F.conv2d 相同。单步执行，看每个块怎样读入
-它的那一块。]]),
+画面是同一个卷积，由 PMPP 第 7 章的分块 GPU 内核（输出块为 4x4）在 SIMT 模拟器上运行：用的是
+图像的第 1 个通道和滤波器的第 1 个通道。它的 ghost cell（图像外面、画成斜线的格子）按 0 读入，
+这正是 padding 1，所以 6x6 的图像得到 6x6 的输出，与 padding = 1 的 F.conv2d 相同。单步执行，
+看每个块怎样读入它的那一块。]]),
       code = [[
 for _, o in ipairs({{0, 1}, {1, 1}, {1, 2}, {0, 2}}) do
   local y = F.conv2d(image, filter, nil, {padding = o[1], stride = o[2]})
@@ -284,7 +284,8 @@ is a third kind). The chapter's 4x4 example with 2x2 windows and stride 2:]],
 特征的鲁棒性；平均池化（avg pooling）保留平均值（L2 pooling 取均方根，是第三种）。讲义中 4x4
 的例子，窗口 2x2、步长 2：]]),
       code = [[
-local x = lm.tensor({{2, 3, 1, 5}, {2, 3, 7, 4}, {5, 2, 3, 1}, {3, 9, 6, 0}}):float():view(1, 1, 4, 4)
+local x = lm.tensor({{2, 3, 1, 5}, {2, 3, 7, 4}, {5, 2, 3, 1}, {3, 9, 6, 0}}):float()
+x = x:view(1, 1, 4, 4)
 local function rows(t)   -- the rows of a 1x1xHxW tensor, separated by |
   local out = {}
   for _, r in ipairs(t:view(t:size(3), t:size(4)):tolist()) do
@@ -486,11 +487,11 @@ block doubles the channels. Two stacked 3x3 convolutions see a 5x5 window with 2
 weights instead of 25 C^2, and add one more non-linearity. VGG16 has 13 convolutional and 3
 fully connected layers; on ImageNet its error rate was 24.7% top-1 and 7.5% top-5.
 
-The copy below has two blocks of two convolutions (1 -> 8 -> 16 channels) for 28x28 Fashion-
-MNIST images, and a BatchNorm after each convolution: BatchNorm appeared a year after VGG, and
-it lets this small network learn in a few steps. It trains for 40 steps of 32 images (a little more
-than one pass over 1024 images, under a second) and is tested on 1000 test images. The picture is the model
-scene: each layer with its parameter count, the first convolution's 8 filters as images. The
+The copy below has two blocks of two convolutions (1 -> 8 -> 16 channels) for 28x28 Fashion-MNIST
+images, and a BatchNorm after each convolution: BatchNorm appeared a year after VGG, and it lets
+this small network learn in a few steps. It trains for 40 steps of 32 images (a little more than
+one pass over 1024 images, under a second) and is tested on 1000 test images. The picture is the
+model scene: each layer with its parameter count, the first convolution's 8 filters as images. The
 full version is `lumen examples/cnn_fashion.lua --epochs 3` (a smaller CNN, all 60,000 images).]],
         [[
 VGG（Simonyan 与 Zisserman，《Very deep convolutional networks for large-scale image
@@ -537,7 +538,8 @@ function train(model, steps, name)
   model:eval()
   local mean = 0
   for _, v in ipairs(recent) do mean = mean + v / #recent end
-  return lm.no_grad(function() return model(test_set.data):argmax(2):eq(test_set.targets):float():mean():item() end), mean
+  local right = lm.no_grad(function() return model(test_set.data):argmax(2):eq(test_set.targets) end)
+  return right:float():mean():item(), mean
 end
 lm.manual_seed(1)
 local layers = vgg_block({}, 1, 8, 2)                   -- 28x28 -> 14x14
@@ -549,7 +551,8 @@ vgg = nn.Sequential(table.unpack(layers))
 local acc = train(vgg, 40)
 local params = 0
 for _, p in ipairs(vgg:parameters()) do params = params + p:numel() end
-print(string.format('small VGG: %d parameters, test accuracy %.1f%% after 40 steps', params, 100 * acc))
+print(string.format('small VGG: %d parameters, test accuracy %.1f%% after 40 steps', params,
+  100 * acc))
 ]],
       scene = function(env) return env.vgg end,
     },
@@ -739,7 +742,9 @@ function deep_net(blocks, residual)
   local layers = {nn.Conv2d(1, 8, 3, {padding = 1, stride = 2}), nn.BatchNorm2d(8), nn.ReLU(),
     nn.MaxPool2d(2)}
   for _ = 1, blocks do layers[#layers + 1] = DemoBlock(8, residual) end
-  for _, l in ipairs({nn.AvgPool2d(7), nn.Flatten(), nn.Linear(8, 10)}) do layers[#layers + 1] = l end
+  for _, l in ipairs({nn.AvgPool2d(7), nn.Flatten(), nn.Linear(8, 10)}) do
+    layers[#layers + 1] = l
+  end
   return nn.Sequential(table.unpack(layers))
 end
 function degradation(steps)
@@ -747,7 +752,8 @@ function degradation(steps)
   for _, net in ipairs({{'plain 6', 2, false}, {'plain 18', 8, false}, {'residual 18', 8, true}}) do
     lm.manual_seed(1)
     local _, loss = train(deep_net(net[2], net[3]), steps, net[1])
-    print(string.format('%-12s after %d steps: training loss %.3f (mean of the last 20 steps)', net[1], steps, loss))
+    print(string.format('%-12s after %d steps: training loss %.3f (mean of the last 20 steps)',
+      net[1], steps, loss))
   end
 end
 degradation(60)
