@@ -430,6 +430,8 @@ local x1 = lm.tensor({1.0, 2.0}, {dtype = 'float64'})
 neuron = lm.sigmoid((nw * x1):sum() + nb)
 print(string.format('sigmoid neuron: y = %.4f', neuron:item()))
 ]],
+      expect = 'perceptron: all 40 points right after 73 corrections in 25 passes\n'
+        .. 'sigmoid neuron: y = 0.1978\n',
       scene = function(env) return env.neuron end,
     },
     -- 6 ------------------------------------------------------------------------------------
