@@ -8,6 +8,9 @@
 #define LUMEN_CUDA_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "lumen/core.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +23,18 @@ bool lm_cuda_is_available(void);
 const char *lm_cuda_unavailable_reason(void);
 /* The name of device 0 ("NVIDIA H100 80GB HBM3"), or NULL with the error set when there is none. */
 const char *lm_cuda_device_name(void);
+
+/* Device memory (src/backend/cuda: the caching allocator). Tensors' blocks are rounded up to
+ * size classes; freed blocks stay cached for reuse. All 0 before the first tensor is moved to
+ * the GPU (nothing is loaded to answer them). */
+size_t lm_cuda_memory_allocated(void);     /* bytes of the blocks tensors hold */
+size_t lm_cuda_max_memory_allocated(void); /* its peak since start or the last reset */
+size_t lm_cuda_memory_cached(void);        /* bytes of the free blocks kept */
+void lm_cuda_reset_peak_memory_stats(void);
+/* Returns the cached free blocks to the driver. */
+lm_status lm_cuda_empty_cache(void);
+/* Waits until the GPU has run everything queued. */
+lm_status lm_cuda_synchronize(void);
 
 #ifdef __cplusplus
 }

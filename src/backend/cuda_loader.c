@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/backend.h"
 #include "backend/cuda_module.h"
 #include "core/lmi.h"
 #include "lumen/cuda.h"
@@ -159,10 +158,3 @@ const char *lm_cuda_device_name(void)
 	return device_name;
 }
 
-const lmi_backend *lmi_cuda_backend_load(const char *fname)
-{
-	/* the module's tensor backend (src/backend/cuda/): absent from this build's module */
-	if (!lmi_cuda_module_symbol(fname, "lm_cuda_tensor_api")) return NULL;
-	return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'cuda' is not available: the CUDA module has "
-	                     "no tensor backend", fname);
-}

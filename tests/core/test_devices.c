@@ -13,6 +13,7 @@
 
 #include "core/philox.h"
 #include "fake_device.h"
+#include "lumen/cuda.h"
 #include "lumen/optim.h"
 #include "optable.h"
 #include "testutil.h"
@@ -331,8 +332,27 @@ static const char *after_case(void)
 	return "a CPU tensor reached the device's loop";
 }
 
+/* Without a GPU (this machine): moving a tensor there says why, and nothing is registered. */
+static void test_no_gpu(void **state)
+{
+	(void)state;
+	if (lm_cuda_is_available()) skip();
+	lm_tensor *x = lm_zeros(1, (int64_t[]){3}, LM_FLOAT32);
+	assert_null(lm_to_device(x, LM_CUDA));
+	assert_int_equal(lm_last_status(), LM_ERR_DEVICE);
+	assert_non_null(strstr(lm_last_error(), "to: backend 'cuda' is not available"));
+	assert_null(lm_pin_memory(x));
+	assert_non_null(strstr(lm_last_error(), "pin_memory: backend 'cuda' is not available"));
+	assert_null(lmi_backend_for(LM_CUDA));
+	assert_int_equal(lm_cuda_memory_allocated(), 0);
+	assert_int_equal(lm_cuda_empty_cache(), LM_OK);
+	lm_tensor_release(x);
+}
+
 int main(void)
 {
+	const struct CMUnitTest first[] = {cmocka_unit_test(test_no_gpu)};
+	int rc0 = cmocka_run_group_tests(first, NULL, NULL);
 	fake_device_register();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_copies),         cmocka_unit_test(test_placement_and_errors),
@@ -344,5 +364,5 @@ int main(void)
 	const lmi_backend *fake[1] = {&fake_device_backend};
 	rc |= ot_run_rows("devices (fake)", 1, fake, after_case);
 	fake_device_unregister();
-	return rc;
+	return rc | rc0;
 }

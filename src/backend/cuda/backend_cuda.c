@@ -1,0 +1,468 @@
+/*
+ * backend_cuda.c — the CUDA device table (../backend.h), liblumen's side: plain C that turns each
+ * slot's tensors into arrays (tensor_api.h) for the CUDA module's kernels, the device memory
+ * behind storage (the caching allocator, cache.h, over the module's cudaMalloc), and the
+ * lm.cuda.memory_* figures.
+ *
+ * The table is made on the first move of a tensor to the GPU (lmi_backend_open ->
+ * lmi_cuda_backend_load): the module loaded, a device found, the module's stream and cuBLAS
+ * handle made; start-up never touches CUDA. Slots not written here stay NULL, so supports_op
+ * says no and the op fails naming itself, the device and the loop (LMI_BE); the slots written
+ * take float32 / float64 (binary and reduce_dims also answer for their uint8 / int64 outputs,
+ * and refuse other inputs themselves). Read next: tensor.cu, cache.c.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/cuda/cache.h"
+#include "backend/cuda/tensor_api.h"
+#include "backend/cuda_module.h"
+#include "lumen/cuda.h"
+
+_Static_assert((int)LMI_CU_CLAMP == (int)LMI_CLAMP && (int)LMI_CU_DIV_S == (int)LMI_DIV_S,
+               "tensor_api.h's unary codes follow backend.h's");
+_Static_assert(LM_MAX_DIMS <= LMI_CU_MAX_DIMS, "lmi_cu_arr holds every tensor");
+
+static const lmi_cuda_tensor_api *api;
+static lmi_cache *cache;
+
+/* ---------------------------------------------------------------- helpers */
+
+/* A module call's result as a Lumen status: out of memory, or a device error with CUDA's
+ * message, named after fname. */
+static lm_status cu(const char *fname, int err, const char *msg)
+{
+	if (!err) return LM_OK;
+	if (err == LMI_CU_ERR_OOM)
+		return lmi_fail(LM_ERR_NOMEM, "%s: out of device memory (%s)", fname, msg);
+	return lmi_fail(LM_ERR_DEVICE, "%s: %s", fname, msg);
+}
+
+#define CU(fname, call)                                                                            \
+	do {                                                                                       \
+		char msg[512] = "";                                                                \
+		size_t cap = sizeof msg;                                                           \
+		return cu(fname, (call), msg);                                                     \
+	} while (0)
+
+static lmi_cu_arr arr(const lm_tensor *t)
+{
+	lmi_cu_arr a;
+	memset(&a, 0, sizeof a);
+	a.data = lmi_data(t);
+	a.dtype = t->dtype;
+	a.ndim = t->ndim;
+	for (int i = 0; i < t->ndim; i++) a.shape[i] = t->shape[i], a.stride[i] = t->stride[i];
+	return a;
+}
+
+static bool is_float(lm_dtype dt)
+{
+	return dt == LM_FLOAT32 || dt == LM_FLOAT64;
+}
+
+/* LMI_BE's message, for inputs a slot that answered for the output's dtype does not take. */
+static lm_status no_loop(const char *slot, lm_dtype dt)
+{
+	return lmi_fail(LM_ERR_UNSUPPORTED, "cuda: the cuda backend has no %s loop for %s inputs",
+	                slot, lm_dtype_name(dt));
+}
+
+/* ---------------------------------------------------------------- memory and the core's loops */
+
+static int raw_alloc(void *ctx, void **p, size_t n, bool *oom, char *msg, size_t cap)
+{
+	(void)ctx;
+	int e = api->malloc(p, n, msg, cap);
+	*oom = e == LMI_CU_ERR_OOM;
+	return e;
+}
+
+static int raw_free(void *ctx, void *p, char *msg, size_t cap)
+{
+	(void)ctx;
+	return api->free(p, msg, cap);
+}
+
+static void *m_alloc(size_t n)
+{
+	return lmi_cache_alloc(cache, "cuda", n);
+}
+static void m_free(void *p, size_t n)
+{
+	lmi_cache_free(cache, p, n);
+}
+
+static lm_status m_memcpy(void *dst, const void *src, size_t n, lmi_copy_kind k, bool pinned)
+{
+	int kind = k == LMI_TO_DEVICE ? 0 : k == LMI_TO_HOST ? 1 : 2;
+	CU("cuda copy", api->memcpy(dst, src, n, kind, pinned, msg, cap));
+}
+
+static lm_status m_copy(lm_tensor *dst, const lm_tensor *src)
+{
+	lmi_cu_arr d = arr(dst), s = arr(src);
+	CU("cuda copy", api->copy(&d, &s, msg, cap));
+}
+
+static lm_status m_fill(lm_tensor *t, double v)
+{
+	lmi_cu_arr d = arr(t);
+	CU("cuda fill", api->fill(&d, v, msg, cap));
+}
+
+static lm_status m_random(lm_tensor *t, const lmi_rng_call *c)
+{
+	lmi_cu_arr d = arr(t);
+	lmi_cu_rng r = {c->kind, c->f64, c->a, c->b, c->lo, c->range, c->seed, c->offset};
+	CU("cuda random", api->random(&d, &r, msg, cap));
+}
+
+static void *m_host_alloc(size_t n)
+{
+	void *p = NULL;
+	char msg[512] = "";
+	lm_status s = cu("pin_memory", api->host_alloc(&p, n, msg, sizeof msg), msg);
+	return s ? NULL : p;
+}
+
+static void m_host_free(void *p, size_t n)
+{
+	char msg[512];
+	(void)n;
+	api->host_free(p, msg, sizeof msg);
+}
+
+static const lmi_device_ops cuda_mem = {
+    .alloc = m_alloc,
+    .free = m_free,
+    .memcpy = m_memcpy,
+    .copy = m_copy,
+    .fill = m_fill,
+    .random = m_random,
+    .host_alloc = m_host_alloc,
+    .host_free = m_host_free,
+};
+
+/* ---------------------------------------------------------------- elementwise */
+
+static lm_status s_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, double p1)
+{
+	lmi_cu_arr o = arr(out), a = arr(x);
+	CU("cuda unary", api->unary(op, &o, &a, p0, p1, msg, cap));
+}
+
+static lm_status s_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b)
+{
+	if (!is_float(a->dtype)) return no_loop("binary", a->dtype);
+	lmi_cu_arr o = arr(out), x = arr(a), y = arr(b);
+	CU("cuda binary", api->binary(op, &o, &x, &y, msg, cap));
+}
+
+static lm_status s_where(lm_tensor *out, const lm_tensor *c, const lm_tensor *a, const lm_tensor *b)
+{
+	lmi_cu_arr o = arr(out), m = arr(c), x = arr(a), y = arr(b);
+	CU("where", api->where(&o, &m, &x, &y, msg, cap));
+}
+
+static lm_status s_add_scaled(lm_tensor *out, const lm_tensor *a, const lm_tensor *b, double al)
+{
+	lmi_cu_arr o = arr(out), x = arr(a), y = arr(b);
+	CU("add_scaled", api->add_scaled(&o, &x, &y, al, msg, cap));
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+/* x with the dims of mask moved last, as a contiguous copy on the device; *rows, *R set. */
+static lm_tensor *rows_of(const lm_tensor *x, uint32_t mask, int64_t *rows, int64_t *R)
+{
+	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
+	int k = 0;
+	*rows = *R = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int d = 0; d < x->ndim; d++)
+			if ((((mask >> d) & 1u) != 0) == (pass == 1)) {
+				shape[k] = x->shape[d];
+				stride[k++] = x->stride[d];
+				*(pass ? R : rows) *= x->shape[d];
+			}
+	lm_tensor *v = lmi_tensor_wrap(x->storage, x->dtype, x->ndim, shape, stride, x->offset);
+	lm_tensor *c = v ? lmi_contiguous_copy(v, x->dtype) : NULL;
+	lm_tensor_release(v);
+	return c;
+}
+
+static lm_status s_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
+                               lm_tensor *idx, double p)
+{
+	(void)p;
+	bool arg = op == LM_ARGMAX || op == LM_ARGMIN;
+	if (!is_float(x->dtype)) return no_loop("reduce_dims", x->dtype);
+	if (!(op == LM_SUM || op == LM_MEAN || op == LM_MAX || op == LM_MIN || arg))
+		return lmi_fail(LM_ERR_UNSUPPORTED,
+		                "cuda: the cuda backend's reduce_dims loop has sum, "
+		                "mean, max, min, argmax and argmin only (op %d)",
+		                (int)op);
+	int64_t rows, R;
+	lm_tensor *c = rows_of(x, mask, &rows, &R);
+	if (!c) return lm_last_status();
+	char msg[512] = "";
+	int e = api->reduce_rows(op, x->dtype, lmi_data(c), rows, R, arg ? NULL : lmi_data(out),
+	                         arg   ? (int64_t *)lmi_data(out)
+	                         : idx ? (int64_t *)lmi_data(idx)
+	                               : NULL,
+	                         msg, sizeof msg);
+	lm_tensor_release(c);
+	return cu("cuda reduce_dims", e, msg);
+}
+
+/* ---------------------------------------------------------------- products */
+
+/* t (..., r, c) as a contiguous (batch..., r, c) over bnd batch dims of bshape: its stride
+ * between matrices is r*c, or 0 when t has one matrix for every batch entry (*sm). */
+static lm_tensor *batch_operand(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t *sm)
+{
+	int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1], mine = 1;
+	for (int i = 0; i < t->ndim - 2; i++) mine *= t->shape[i];
+	*sm = mine == 1 ? 0 : r * c;
+	if (mine == 1) /* one matrix: just contiguous */
+		return lmi_contiguous_copy(t, t->dtype);
+	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
+	int nd = bnd + 2, off = nd - t->ndim;
+	for (int d = 0; d < nd; d++) {
+		int j = d - off;
+		shape[d] = d < bnd ? bshape[d] : t->shape[j];
+		stride[d] = j < 0 || (t->shape[j] == 1 && shape[d] != 1) ? 0 : t->stride[j];
+	}
+	lm_tensor *v = lmi_tensor_wrap(t->storage, t->dtype, nd, shape, stride, t->offset);
+	lm_tensor *cc = v ? lmi_contiguous_copy(v, t->dtype) : NULL;
+	lm_tensor_release(v);
+	return cc;
+}
+
+static lm_status s_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const int64_t *bshape,
+                          lm_tensor *out)
+{
+	int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1], N = b->shape[b->ndim - 1];
+	int64_t batch = 1, sA, sB;
+	for (int i = 0; i < bnd; i++) batch *= bshape[i];
+	lm_tensor *A = batch_operand(a, bnd, bshape, &sA),
+	          *B = A ? batch_operand(b, bnd, bshape, &sB) : NULL;
+	lm_status s = B ? LM_OK : lm_last_status();
+	if (!s) {
+		char msg[512] = "";
+		s = cu("matmul",
+		       api->gemm(a->dtype, batch, M, N, K, lmi_data(A), sA, lmi_data(B), sB,
+		                 lmi_data(out), M * N, 0, msg, sizeof msg),
+		       msg);
+	}
+	lm_tensor_release(A);
+	lm_tensor_release(B);
+	return s;
+}
+
+/* sum_i a_i b_i = [a_1 ... a_n] (M x nK) [b_1; ...; b_n] (nK x N): a permuted to (M, n, K). */
+static lm_status s_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b, lm_tensor *out)
+{
+	int nd = a->ndim;
+	int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1], n = 1;
+	for (int i = 0; i < nd - 2; i++) n *= a->shape[i];
+	lm_tensor *ac = lmi_contiguous_copy(a, a->dtype),
+	          *bc = ac ? lmi_contiguous_copy(b, b->dtype) : NULL;
+	lm_tensor *ap = NULL, *apc = NULL;
+	if (bc) /* (n, M, K) contiguous seen as (M, n, K) */
+		ap = lmi_tensor_wrap(ac->storage, ac->dtype, 3, (int64_t[]){M, n, K},
+		                     (int64_t[]){K, M * K, 1}, ac->offset);
+	if (ap) apc = lmi_contiguous_copy(ap, a->dtype);
+	lm_status s = apc ? LM_OK : lm_last_status();
+	if (!s) {
+		char msg[512] = "";
+		s = cu("matmul",
+		       api->gemm(a->dtype, 1, M, N, n * K, lmi_data(apc), 0, lmi_data(bc), 0,
+		                 lmi_data(out), 0, 0, msg, sizeof msg),
+		       msg);
+	}
+	lm_tensor_release(ac);
+	lm_tensor_release(bc);
+	lm_tensor_release(ap);
+	lm_tensor_release(apc);
+	return s;
+}
+
+/* ---------------------------------------------------------------- nn */
+
+static lm_status s_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64_t R,
+                           int64_t inner, bool logsm)
+{
+	CU(logsm ? "log_softmax" : "softmax",
+	   api->softmax(x->dtype, lmi_data(x), lmi_data(y), outer, R, inner, logsm, msg, cap));
+}
+
+static lm_status s_nll(const lm_tensor *logp, const lm_tensor *t, lm_tensor *out, int64_t N,
+                       int64_t C, int64_t L)
+{
+	CU("nll_loss", api->nll(logp->dtype, lmi_data(logp), (const int64_t *)lmi_data(t),
+	                        lmi_data(out), N, C, L, msg, cap));
+}
+
+static lm_status s_nll_grad(const lm_tensor *g, const lm_tensor *t, lm_tensor *gx, int64_t N,
+                            int64_t C, int64_t L)
+{
+	CU("nll_loss backward", api->nll_grad(g->dtype, lmi_data(g), (const int64_t *)lmi_data(t),
+	                                      lmi_data(gx), N, C, L, msg, cap));
+}
+
+static lm_status s_sgd_step(lm_tensor *p, const lm_tensor *g, lm_tensor *buf, const lm_sgd_opts *o,
+                            bool first)
+{
+	double f[7] = {o->lr,       o->momentum, o->dampening, o->weight_decay,
+	               o->nesterov, o->maximize, first};
+	CU("sgd_step_", api->sgd(p->dtype, lmi_data(p), lmi_data(g), buf ? lmi_data(buf) : NULL,
+	                         lm_tensor_numel(p), f, msg, cap));
+}
+
+static lm_status s_adam_step(lm_tensor *p, const lm_tensor *g, lm_tensor *m, lm_tensor *v,
+                             lm_tensor *vmax, const lm_adam_opts *o, double step_size,
+                             double bc2_sqrt)
+{
+	double f[10] = {o->beta1,  o->beta2, o->eps,       o->weight_decay, o->lr,
+	                step_size, bc2_sqrt, o->decoupled, o->amsgrad,      o->maximize};
+	CU("adam_step_", api->adam(p->dtype, lmi_data(p), lmi_data(g), lmi_data(m), lmi_data(v),
+	                           vmax ? lmi_data(vmax) : NULL, lm_tensor_numel(p), f, msg, cap));
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static bool supports_op(lmi_be_op op, lm_dtype dt)
+{
+	switch (op) {
+	case LMI_BE_OP_binary:      /* uint8 results of comparisons; the slot checks its inputs */
+	case LMI_BE_OP_reduce_dims: /* int64 results of arg ops, likewise */
+		return dt >= 0 && dt < LM_DTYPE_COUNT;
+	case LMI_BE_OP_unary:
+	case LMI_BE_OP_where:
+	case LMI_BE_OP_add_scaled:
+	case LMI_BE_OP_matmul:
+	case LMI_BE_OP_matmul_batch_sum:
+	case LMI_BE_OP_softmax:
+	case LMI_BE_OP_nll:
+	case LMI_BE_OP_nll_grad:
+	case LMI_BE_OP_sgd_step:
+	case LMI_BE_OP_adam_step: return is_float(dt);
+	default: return false; /* the slots left NULL */
+	}
+}
+
+static const lmi_backend cuda_backend = {
+    .version = LMI_BACKEND_VERSION,
+    .name = "cuda",
+    .device = LM_CUDA,
+    .mem = &cuda_mem,
+    .supports_op = supports_op,
+    .unary = s_unary,
+    .binary = s_binary,
+    .where = s_where,
+    .add_scaled = s_add_scaled,
+    .reduce_dims = s_reduce_dims,
+    .matmul = s_matmul,
+    .matmul_batch_sum = s_matmul_batch_sum,
+    .softmax = s_softmax,
+    .nll = s_nll,
+    .nll_grad = s_nll_grad,
+    .sgd_step = s_sgd_step,
+    .adam_step = s_adam_step,
+};
+
+/* ---------------------------------------------------------------- loading */
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char load_error[768];
+
+static void load(void)
+{
+	const lmi_cuda_tensor_api *(*get)(void);
+	void *sym = lmi_cuda_module_symbol("cuda", LMI_CUDA_TENSOR_SYMBOL);
+	if (!sym) {
+		snprintf(load_error, sizeof load_error, "%s", lm_last_error());
+		return;
+	}
+	*(void **)&get = sym;
+	const lmi_cuda_tensor_api *a = get();
+	if (!a || a->version != LMI_CUDA_TENSOR_VERSION) {
+		snprintf(load_error, sizeof load_error,
+		         "cuda: the CUDA module's tensor kernels are not of "
+		         "this build (version %d, expected %d)",
+		         a ? a->version : -1, LMI_CUDA_TENSOR_VERSION);
+		return;
+	}
+	char msg[512] = "";
+	int e = a->init(msg, sizeof msg);
+	if (e) {
+		snprintf(load_error, sizeof load_error, "cuda: setting up the device failed: %s",
+		         msg);
+		return;
+	}
+	api = a;
+	lmi_raw_alloc raw = {raw_alloc, raw_free, NULL};
+	if (!(cache = lmi_cache_new(&raw))) {
+		api = NULL;
+		snprintf(load_error, sizeof load_error, "%s", lm_last_error());
+	}
+}
+
+const lmi_backend *lmi_cuda_backend_load(const char *fname)
+{
+	pthread_once(&once, load);
+	if (!api) {
+		/* the reason starts "cuda: " or "cuda.<x>: ": name the caller instead */
+		const char *why = strchr(load_error, ':');
+		return lmi_fail_null(LM_ERR_DEVICE, "%s%s", fname, why ? why : load_error);
+	}
+	return &cuda_backend;
+}
+
+/* ---------------------------------------------------------------- lm.cuda.memory_* */
+
+/* The cache, or NULL without touching CUDA when no tensor was ever moved to the GPU. */
+static lmi_cache *cache_if_loaded(void)
+{
+	return api ? cache : NULL;
+}
+
+size_t lm_cuda_memory_allocated(void)
+{
+	lmi_cache *c = cache_if_loaded();
+	return c ? lmi_cache_get_stats(c).allocated : 0;
+}
+
+size_t lm_cuda_max_memory_allocated(void)
+{
+	lmi_cache *c = cache_if_loaded();
+	return c ? lmi_cache_get_stats(c).max_allocated : 0;
+}
+
+size_t lm_cuda_memory_cached(void)
+{
+	lmi_cache *c = cache_if_loaded();
+	return c ? lmi_cache_get_stats(c).cached : 0;
+}
+
+lm_status lm_cuda_empty_cache(void)
+{
+	lmi_cache *c = cache_if_loaded();
+	return c ? lmi_cache_empty(c) : LM_OK;
+}
+
+void lm_cuda_reset_peak_memory_stats(void)
+{
+	lmi_cache *c = cache_if_loaded();
+	if (c) lmi_cache_reset_peak(c);
+}
+
+lm_status lm_cuda_synchronize(void)
+{
+	if (!api) return LM_OK;
+	CU("cuda.synchronize", api->sync(msg, cap));
+}

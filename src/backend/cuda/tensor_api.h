@@ -1,0 +1,112 @@
+/*
+ * tensor_api.h — the CUDA module's tensor kernels as liblumen sees them (plain C, no CUDA
+ * types): what backend_cuda.c's table calls after turning tensors into arrays (lmi_cu_arr: the
+ * first element's device address, dtype, shape and strides in elements). Every function returns
+ * 0 or the cudaError_t / cublasStatus_t it met, with a message naming the call in msg; launches
+ * are checked; all work runs in order on the module's one stream, and a copy to the host returns
+ * when the bytes are there. Exported as LMI_CUDA_TENSOR_SYMBOL, found through
+ * lmi_cuda_module_symbol. Read next: tensor.cu (the kernels), backend_cuda.c.
+ */
+#ifndef LUMEN_BACKEND_CUDA_TENSOR_API_H
+#define LUMEN_BACKEND_CUDA_TENSOR_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LMI_CUDA_TENSOR_VERSION 1
+#define LMI_CUDA_TENSOR_SYMBOL  "lm_cuda_tensor_api"
+#define LMI_CU_MAX_DIMS         8
+#define LMI_CU_ERR_OOM          2 /* cudaErrorMemoryAllocation */
+/* The unary loops with parameters after lm_unop's (backend.h's lmi_cpu_unop_ext, checked equal
+ * in backend_cuda.c) */
+enum {
+	LMI_CU_CLAMP = 17,
+	LMI_CU_LEAKY_RELU,
+	LMI_CU_POW_SCALAR,
+	LMI_CU_ADD_SCALED,
+	LMI_CU_ADD_S,
+	LMI_CU_MUL_S,
+	LMI_CU_DIV_S
+};
+
+typedef struct lmi_cu_arr {
+	void *data; /* the first element */
+	int dtype;  /* lm_dtype */
+	int ndim;
+	int64_t shape[LMI_CU_MAX_DIMS];
+	int64_t stride[LMI_CU_MAX_DIMS]; /* elements; 0 on broadcast dims */
+} lmi_cu_arr;
+
+/* The draw of lmi_rng_call (core/lmi.h), for philox.h on the device. */
+typedef struct lmi_cu_rng {
+	int kind, f64;
+	double a, b;
+	int64_t lo;
+	uint64_t range, seed, offset;
+} lmi_cu_rng;
+
+typedef struct lmi_cuda_tensor_api {
+	int version; /* LMI_CUDA_TENSOR_VERSION */
+	/* device 0 selected, the stream and the cuBLAS handle made */
+	int (*init)(char *msg, size_t cap);
+	int (*malloc)(void **p, size_t n, char *msg, size_t cap); /* LMI_CU_ERR_OOM: no memory */
+	int (*free)(void *p, char *msg, size_t cap);
+	int (*host_alloc)(void **p, size_t n, char *msg, size_t cap); /* page-locked */
+	int (*host_free)(void *p, char *msg, size_t cap);
+	/* kind 0 host to device, 1 device to host, 2 on the device; a large pageable host side
+	 * crosses through pinned staging buffers */
+	int (*memcpy)(void *dst, const void *src, size_t n, int kind, int host_pinned, char *msg,
+	              size_t cap);
+	/* dst = src (src's shape broadcast to dst's by its strides), converting dtype */
+	int (*copy)(const lmi_cu_arr *dst, const lmi_cu_arr *src, char *msg, size_t cap);
+	int (*fill)(const lmi_cu_arr *dst, double v, char *msg, size_t cap);
+	int (*random)(const lmi_cu_arr *dst, const lmi_cu_rng *r, char *msg, size_t cap);
+	/* elementwise on float32 / float64 inputs of one dtype, any strides (broadcast by stride 0)
+	 */
+	int (*unary)(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0, double p1,
+	             char *msg, size_t cap);
+	int (*binary)(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
+	              char *msg, size_t cap);
+	int (*where)(const lmi_cu_arr *out, const lmi_cu_arr *c, const lmi_cu_arr *a,
+	             const lmi_cu_arr *b, char *msg, size_t cap);
+	int (*add_scaled)(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
+	                  double alpha, char *msg, size_t cap);
+	/* rows of contiguous x (rows, R) reduced into out (rows) and idx (int64, may be NULL):
+	 * op LM_SUM, LM_MEAN, LM_MAX, LM_MIN, LM_ARGMAX, LM_ARGMIN; float32 / float64 */
+	int (*reduce_rows)(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
+	                   int64_t *idx, char *msg, size_t cap);
+	/* row-major C_i = A_i B_i (M x K times K x N) for i < batch, contiguous, strides between
+	 * the matrices in elements (0: the same matrix for every i); beta 1 adds into C */
+	int (*gemm)(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,
+	            int64_t sA, const void *B, int64_t sB, void *C, int64_t sC, double beta,
+	            char *msg, size_t cap);
+	/* contiguous x viewed as (outer, R, inner): softmax or log_softmax along R */
+	int (*softmax)(int dtype, const void *x, void *y, int64_t outer, int64_t R, int64_t inner,
+	               int log_softmax, char *msg, size_t cap);
+	/* out (N, L) = -logp[n, t, l]; gx (N, C, L, zeroed) at the targets -= g */
+	int (*nll)(int dtype, const void *logp, const int64_t *t, void *out, int64_t N, int64_t C,
+	           int64_t L, char *msg, size_t cap);
+	int (*nll_grad)(int dtype, const void *g, const int64_t *t, void *gx, int64_t N, int64_t C,
+	                int64_t L, char *msg, size_t cap);
+	/* the optimizers' fused updates (lumen/optim.h's arithmetic), contiguous, n elements;
+	 * f: sgd {lr, momentum, dampening, weight_decay, nesterov, maximize, first};
+	 * adam {beta1, beta2, eps, weight_decay, lr, step_size, bc2_sqrt, decoupled, amsgrad,
+	 * maximize} */
+	int (*sgd)(int dtype, void *p, const void *g, void *buf, int64_t n, const double *f,
+	           char *msg, size_t cap);
+	int (*adam)(int dtype, void *p, const void *g, void *m, void *v, void *vmax, int64_t n,
+	            const double *f, char *msg, size_t cap);
+	/* waits for the stream (before host reads of pageable memory, timing) */
+	int (*sync)(char *msg, size_t cap);
+} lmi_cuda_tensor_api;
+
+const lmi_cuda_tensor_api *lm_cuda_tensor_api(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
