@@ -1,9 +1,10 @@
 -- Every lesson under lessons/ walked headless, step by step (lesson.verify, what
 -- `lumen --check-lesson` runs): each step's code runs in a fresh environment and prints its
--- `expect`; its scene renders offscreen; each exercise refuses the untouched state and every
--- `wrong` answer, with a message in both languages, and accepts its `solution`; every text lays
--- out in English and in Chinese. Lumen's lessons must have both languages everywhere (a warning
--- is a failure here), and the lessons of issues 20 and 21 at least 6 steps, a scene, 2 exercises.
+-- `expect`; its scene renders offscreen (the frames drawn are counted); each exercise refuses
+-- the untouched state and every `wrong` answer, with a message in both languages, and accepts
+-- its `solution`; every text lays out in English and in Chinese. Lumen's lessons must have both
+-- languages everywhere (a warning is a failure here), and the lessons of issues 20 and 21 at
+-- least 6 steps, a scene, 2 exercises.
 -- Lessons added by anyone are walked too: the list comes from the directory.
 -- ctest runs this with SDL_VIDEODRIVER=offscreen (CMakeLists.txt, label lessons).
 local test = require 'lumen.test'
@@ -41,14 +42,34 @@ local issue21 = {
   ['ece408/21-22-gpu-in-pc'] = true,
 }
 
+-- Frames drawn during a walk: every step with a scene must draw at least one (offscreen; a
+-- step's code may draw more).
+local frames = 0
+local viz = F.scenes() and require('viz') or nil
+if viz then
+  local redraw = viz.redraw
+  viz.redraw = function(...)
+    frames = frames + 1
+    return redraw(...)
+  end
+end
+
 for _, e in ipairs(lessons) do
   test.case(e.name .. ': every step walked (code, scene, exercises) in English and Chinese', function()
     local t0 = lm.sys.clock()
+    frames = 0
     local ok, problems, warnings = lesson.verify(e.path)
+    local drawn = frames
     test.ok(ok, table.concat(problems or {}, '\n'))
     test.eq(warnings, {}, 'both languages everywhere: ' .. table.concat(warnings, '\n'))
     local l = assert(F.load(e.path))
     test.eq(F.languages(l), { 'en', 'zh' })
+    if viz then
+      local with_scene = 0
+      for _, s in ipairs(l.steps) do if s.scene ~= nil then with_scene = with_scene + 1 end end
+      test.ok(drawn >= with_scene, string.format('%s: %d frames drawn offscreen for %d steps with a scene',
+        e.name, drawn, with_scene))
+    end
     if issue20[e.name] or issue21[e.name] then
       local scenes, exercises = 0, 0
       for _, s in ipairs(l.steps) do

@@ -258,6 +258,25 @@ return { title = 'T', course = 'bad', lecture = 'L', summary = 'S', steps = {
   test.ok(err:find('step 1: exercise.check: its message is not a text in every language', 1, true) == nil, err)
   test.ok(err:find('step 2: expect: the code printed', 1, true), err)
   test.ok(err:find('step 3: exercise.solution: the check refuses it: no', 1, true), err)
+  -- what only the walk finds: a scene that does not render, a check that accepts anything
+  local walk = write(root .. '/bad/06-walk.lua', [[
+return { title = 'T', course = 'bad', lecture = 'L', summary = 'S', steps = {
+  { text = 't', code = 'x = 1', scene = { 'scan', n = 8, input = 'nosuch' } },
+  { text = 't', code = 'info = nil', scene = function(env) return env.info end },
+  { text = 't', code = 'y = 1', scene = function(env) error('drawing failed') end },
+  { text = 't', code = 'z = nil', exercise = { prompt = 'p', check = function() return true end,
+    solution = 'z = 1', wrong = 'z = 2' } },
+} }
+]])
+  out, err, code = run('--check-lesson ' .. q(walk))
+  test.eq(code, 1)
+  if F.scenes() then
+    test.ok(err:find("step 1: scene: viz.scene: option input of scene 'scan' must be one of", 1, true), err)
+    test.ok(err:find('step 2: scene: .*viz.show: expected the info of a kernels call'), err)
+    test.ok(err:find('step 3: scene: the function failed: .*drawing failed'), err)
+  end
+  test.ok(err:find('step 4: exercise.check: accepts the untouched state', 1, true), err)
+  test.ok(err:find('step 4: exercise.wrong[1]: the check accepts it', 1, true), err)
   out, err, code = run('--check-lesson')
   test.eq(code, 1)
   test.ok(err:find('--check-lesson needs a lesson file', 1, true), err)
