@@ -119,7 +119,15 @@ function M.run(spec)
   local log = o.log and nn.utils.MetricsLog(o.log)
   -- --viz: curves from viz.plot (drawn at most ~10 times a second); the model's histograms by viz.watch
   local watch
-  if o.viz then viz.clear() end
+  if o.viz then
+    viz.clear()
+    -- the window opens and draws its first frame now, before the steps are timed (unless a scene is
+    -- shown already: a lesson's picture is not taken away; the curves then come with viz.scene('curves'))
+    if o.viz == 'curves' and not viz.state().scene then
+      viz.scene('curves')
+      viz.redraw()
+    end
+  end
   if o.viz == 'model' then watch = viz.watch(model) end
   local rows = log or o.viz
   history = {}

@@ -192,6 +192,31 @@ static void release_window(void)
 	pixels_ok = false;
 }
 
+/* One small shape of every kind drawn (and cleared by the next frame): llvmpipe compiles a program
+ * at its first draw, 5-15 ms each, which would otherwise fall into the first frames with data, while
+ * a script trains (the training waits for the frame: the hook draws on its thread). */
+static void warm_up(void)
+{
+	vz_frame f;
+	memset(&f, 0, sizeof f);
+	vz_frame_begin(&f, V.win.dw, V.win.dh, V.win.scale, V.text);
+	vz_image *im = vz_image_new(2, 2);
+	vz_color c = vz_th.text;
+	vz_fill(&f, vz_r(0, 0, 8, 8), c);
+	vz_cell_fill(&f, vz_r(8, 0, 8, 8), c, 1, vz_th.bg);
+	vz_hatch(&f, vz_r(16, 0, 8, 8), c, vz_th.bg);
+	vz_outline(&f, vz_r(24, 0, 8, 8), 1, c);
+	vz_disc(&f, 36, 4, 4, c);
+	vz_line(&f, 0, 10, 30, 12, 1, c);
+	vz_arrow(&f, 0, 14, 30, 16, 1, 5, c);
+	vz_text_draw(&f, 0, 20, VZ_FONT_SMALL, VZ_ALIGN_LEFT, c, "0");
+	if (im) vz_draw_image(&f, vz_r(40, 0, 8, 8), im);
+	vz_gpu_draw(V.gpu, &f, vz_th.bg);
+	vz_gpu_finish(V.gpu);
+	vz_image_free(im);
+	vz_frame_free(&f);
+}
+
 static lm_status make_window(int w, int h, bool offscreen, const char *fname)
 {
 	if (vz_window_open(&V.win, w, h, offscreen, "Lumen", fname) != LM_OK) return LM_ERR_UNSUPPORTED;
@@ -201,6 +226,7 @@ static lm_status make_window(int w, int h, bool offscreen, const char *fname)
 	if (!V.text) goto fail;
 	V.text_scale = V.win.scale;
 	vz_gpu_upload_text(V.gpu, V.text);
+	warm_up();
 	return LM_OK;
 fail:;
 	lm_status st = lm_last_status();

@@ -53,6 +53,14 @@ test.case('conv: output tile, halo, ghost cells, N_s, outputs against a referenc
   test.ok(halo.color[1] ~= C.active[1], 'halo cells are not the output tile')
   test.ok(viz.state().step_label:find('25 global loads, 11 ghost cells'), viz.state().step_label)
   check.check('conv', show, 1, { kind = 'input', state = 'active' }, { kind = 'input', state = 'idle' })
+  -- loads per output pixel and the reuse beside the mask, against the textbook's formulas
+  show()
+  viz.seek(1)
+  local loads = cells { kind = 'loads' }[1]
+  test.near(loads.value, info.counters.global_loads_per_output, 1e-9, 'the run\'s own counter')
+  local lt = viz.pick(loads.x + 4, loads.y + 4).text
+  test.ok(lt:find('2%.25 textbook: %(T%+2r%)%^2/T%^2', 1) and lt:find('T%^2%(2r%+1%)%^2/%(T%+2r%)%^2') -- 36/16; 16*9/36 = 4
+    and lt:find('  4 textbook') and lt:find('this block: 25 loads of N for 16 outputs', 1, true), lt)
   -- the outputs, block by block, against the naive loops
   local ref = conv_ref(img, mask)
   viz.seek(2)
@@ -92,6 +100,12 @@ test.case('matmul: tiles through shared memory, partial sums, loads per element'
     test.eq(c.value, a[{ c.index // 4 + 1, c.index % 4 + 1 }]:item(), 'Mds holds the A tile')
   end
   check.check('matmul', show, 1, { kind = 'A', state = 'active' }, { kind = 'A', state = 'idle' })
+  show()
+  viz.seek(1)
+  local loads = cells { kind = 'loads' }[1]
+  test.eq(loads.value, info.counters.global_loads)
+  local lt = viz.pick(loads.x + 4, loads.y + 4).text
+  test.ok(lt:find('textbook 2mnk/T = 256', 1, true) and lt:find('global loads 32, shared loads 0', 1, true), lt)
   local el = cells { kind = 'A', state = 'active', index = 0 }[1]
   test.ok(viz.pick(el.x + 2, el.y + 2).text:find('loaded 1 time '), 'tiled: once per block')
   viz.seek(2) -- compute: partial sums over k = 0..3

@@ -8,6 +8,7 @@
  * Read next: scan.c.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +405,17 @@ void vzs_fit_text(const vz_frame *f, vz_font font, char *t, size_t cap, float w)
 		}
 	}
 	if (cap) t[0] = '\0';
+}
+
+void vzs_text_line(vz_frame *f, char *keep, size_t cap, float x, float y, vz_color c, const char *fmt, ...)
+{
+	char t[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t, sizeof t, fmt, ap);
+	va_end(ap);
+	vz_text_draw(f, x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, c, t);
+	vz_append(keep, cap, "%s%s", keep[0] ? "\n" : "", t);
 }
 
 void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool show_value)

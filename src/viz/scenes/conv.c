@@ -72,6 +72,7 @@ typedef struct conv_scene {
 	/* layout (world) */
 	float cs, csh, top;
 	vz_rect in_r, sh_r, mask_r, out_r, text_r;
+	char numbers[1024];      /* the numbers beside the mask as last drawn (their hover) */
 	double t;
 	char fname[32];
 } conv_scene;
@@ -572,32 +573,39 @@ static void draw_legend(vz_frame *f, const conv_scene *s)
 }
 
 /* The loads of the whole run and of the current block, against the textbook's formulas. */
-static void draw_numbers(vz_frame *f, const conv_scene *s, int b)
+static void draw_numbers(vz_frame *f, conv_scene *s, int b)
 {
 	const crun *r = cur_run(s);
 	int a = cur_algo(s);
-	float lh = vz_text_height(f, VZ_FONT_SMALL), y = s->text_r.y;
+	float lh = vz_text_height(f, VZ_FONT_SMALL), x = s->text_r.x, y0 = s->text_r.y, y = y0;
 	double m2 = (double)(s->mh * s->mw), t2 = (double)(s->tile * s->tile), i2 = (double)(s->in_h * s->in_w);
 	double per_out = vz_run_counter(&r->run, "global_loads_per_output", NAN);
 	double formula = a == NAIVE ? 2 * m2 : a == CONSTANT ? m2 : i2 / t2;
-	vz_textf(f, s->text_r.x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "global loads per output pixel:");
-	vz_textf(f, s->text_r.x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "  %.3g emulated, all blocks", per_out);
-	vz_textf(f, s->text_r.x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "  %.3g textbook: %s", formula,
-	         a == NAIVE ? "2(2r+1)^2" : a == CONSTANT ? "(2r+1)^2" : "(T+2r)^2/T^2");
+	char *k = s->numbers;
+	size_t kc = sizeof s->numbers;
+	k[0] = '\0';
+	vzs_text_line(f, k, kc, x, y, vz_th.text, "global loads per output pixel:");
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text, "  %.3g emulated, all blocks", per_out);
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  %.3g textbook: %s", formula,
+	              a == NAIVE ? "2(2r+1)^2" : a == CONSTANT ? "(2r+1)^2" : "(T+2r)^2/T^2");
 	double nload = (double)r->nloads, adds = vz_run_counter(&r->run, "adds", 0);
 	double reuse = nload > 0 ? adds / nload : NAN, reuse_tb = tiled(a) ? t2 * m2 / i2 : 1;
-	vz_textf(f, s->text_r.x, y += lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "uses of each loaded input:");
-	vz_textf(f, s->text_r.x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "  %.3g emulated (mults / N loads)", reuse);
-	vz_textf(f, s->text_r.x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "  %.3g textbook: %s", reuse_tb,
-	         tiled(a) ? "T^2(2r+1)^2/(T+2r)^2" : "1 (no reuse)");
-	vz_textf(f, s->text_r.x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "  (interior tiles; ghosts are not loaded)");
-	if (b < 0) return;
-	const cblock *bl = &r->blocks[b];
-	vz_textf(f, s->text_r.x, y += lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	         "this block: %lld loads of N for %lld outputs", (long long)bl->count, (long long)bl->ocount);
-	if (!bl->complete)
-		vz_textf(f, s->text_r.x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.highlight,
-		         "(the trace was truncated inside this block)");
+	vzs_text_line(f, k, kc, x, y += lh * 1.3f, vz_th.text, "uses of each loaded input:");
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text, "  %.3g emulated (mults / N loads)", reuse);
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  %.3g textbook: %s", reuse_tb,
+	              tiled(a) ? "T^2(2r+1)^2/(T+2r)^2" : "1 (no reuse)");
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  (interior tiles; ghosts are not loaded)");
+	if (b >= 0) {
+		const cblock *bl = &r->blocks[b];
+		vzs_text_line(f, k, kc, x, y += lh * 1.3f, vz_th.text, "this block: %lld loads of N for %lld outputs",
+		              (long long)bl->count, (long long)bl->ocount);
+		if (!bl->complete) vzs_text_line(f, k, kc, x, y += lh, vz_th.highlight, "(the trace was truncated inside this block)");
+	}
+	vz_cell *c = vz_cell_add(f, vz_r(x, y0, s->text_r.w, y + lh - y0), "loads"); /* the hover repeats them */
+	c->group = algos[a];
+	c->state = "emulated";
+	c->value = per_out;
+	c->has_value = !isnan(per_out);
 }
 
 static void draw_arrows(vz_frame *f, const conv_scene *s, int b, int ph)
@@ -720,6 +728,10 @@ static void conv_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	conv_scene *s = p;
 	int64_t hw = s->h * s->w, nsh = s->in_h * s->in_w;
+	if (strcmp(c->kind, "loads") == 0) {
+		snprintf(buf, cap, "%s", s->numbers);
+		return;
+	}
 	if (strcmp(c->kind, "ghost") == 0) {
 		snprintf(buf, cap, "ghost cell (%d, %d): outside the image\nthe input tile holds 0 here; it is never loaded",
 		         c->row, c->col);

@@ -54,6 +54,7 @@ typedef struct mm_scene {
 	double *val;
 	vzs_grid g_a, g_b, g_c, g_ms, g_ns;
 	vz_rect a_r, b_r, c_r, ms_r, ns_r, text_r;
+	char numbers[512];       /* the numbers beside the tiles as last drawn (their hover) */
 	float cs;
 	double t;
 	char fname[32];
@@ -503,10 +504,10 @@ static void draw_outlines(vz_frame *f, const mm_scene *s, int k)
 	}
 }
 
-static void draw_numbers(vz_frame *f, const mm_scene *s, int k)
+static void draw_numbers(vz_frame *f, mm_scene *s, int k)
 {
 	const mvar *v = cur(s);
-	float lh = vz_text_height(f, VZ_FONT_SMALL), x = s->text_r.x, y = s->text_r.y;
+	float lh = vz_text_height(f, VZ_FONT_SMALL), x = s->text_r.x, y0 = s->text_r.y, y = y0;
 	int64_t gl = 0, sl = 0;
 	int ph = -1;
 	bool load = false;
@@ -515,15 +516,21 @@ static void draw_numbers(vz_frame *f, const mm_scene *s, int k)
 		gl += v->gl[i];
 		sl += load && i == ph ? 0 : v->sl[i];
 	}
-	vz_textf(f, x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "block (%d, %d) so far (emulated):", v->bx, v->by);
-	vz_textf(f, x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "  global loads %lld, shared loads %lld",
-	         (long long)gl, (long long)sl);
+	char *t = s->numbers;
+	size_t tc = sizeof s->numbers;
+	t[0] = '\0';
+	vzs_text_line(f, t, tc, x, y, vz_th.text, "block (%d, %d) so far (emulated):", v->bx, v->by);
+	vzs_text_line(f, t, tc, x, y += lh, vz_th.text, "  global loads %lld, shared loads %lld", (long long)gl, (long long)sl);
 	double g = vz_run_counter(&v->run, "global_loads", NAN), mnk = (double)(s->m * s->n * s->k);
-	vz_textf(f, x, y += lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "whole kernel: %.0f global loads", g);
-	vz_textf(f, x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "  textbook %s = %.0f", v->naive ? "2mnk" : "2mnk/T",
-	         v->naive ? 2 * mnk : 2 * mnk / v->tile);
-	if (!v->complete)
-		vz_text_draw(f, x, y += lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.highlight, "(the trace was truncated in this block)");
+	vzs_text_line(f, t, tc, x, y += lh * 1.2f, vz_th.text, "whole kernel: %.0f global loads", g);
+	vzs_text_line(f, t, tc, x, y += lh, vz_th.text_dim, "  textbook %s = %.0f", v->naive ? "2mnk" : "2mnk/T",
+	              v->naive ? 2 * mnk : 2 * mnk / v->tile);
+	if (!v->complete) vzs_text_line(f, t, tc, x, y += lh, vz_th.highlight, "(the trace was truncated in this block)");
+	vz_cell *c = vz_cell_add(f, vz_r(x, y0, s->text_r.w, y + lh - y0), "loads"); /* the hover repeats them */
+	c->group = v->name;
+	c->state = "emulated";
+	c->value = g;
+	c->has_value = !isnan(g);
 }
 
 static void mm_draw(void *p, vz_frame *f)
@@ -621,6 +628,10 @@ static void mm_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	mm_scene *s = p;
 	const mvar *v = cur(s);
 	int64_t T = v->tile, la = s->m * s->k, lb = s->k * s->n, lc = s->m * s->n, off = c->tag;
+	if (strcmp(c->kind, "loads") == 0) {
+		snprintf(buf, cap, "%s", s->numbers);
+		return;
+	}
 	if (c->rows > 0 && c->cols > 0) {
 		colour_step(s, (int)floor(s->t + 1e-9));
 		for (int64_t j = 0; j < (int64_t)c->rows * c->cols; j++) s->col[off + j] = state_color(s->state[off + j]);

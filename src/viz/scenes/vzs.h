@@ -152,6 +152,10 @@ void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool sh
 float vzs_legend(vz_frame *f, float x, float y, vz_color c, bool hatched, const char *label);
 /* Formats a value of a cell briefly ("136", "2.5", "1e+06"). */
 char *vzs_short(char *buf, size_t cap, double v);
+/* A line of small text at (x, y), also appended to keep (cap bytes, a line each): the numbers beside
+ * a picture, kept for the hover of the cell the scene registers over them. */
+void vzs_text_line(vz_frame *f, char *keep, size_t cap, float x, float y, vz_color c, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
 /* Shortens t (UTF-8, in place, cap bytes) to fit w as drawn now, ending it with an ellipsis when cut. */
 void vzs_fit_text(const vz_frame *f, vz_font font, char *t, size_t cap, float w);
 
