@@ -134,6 +134,9 @@ function M.find(spec)
     local short = e.name:match('/(.*)$')
     if e.name == spec then return e end
     if short == spec or e.slug == spec then matches[#matches + 1] = e end
+    -- 'dlsys/07' and 'dlsys/7': the course and the lecture number without the slug
+    local c, nn = spec:match('^([%w_-]+)/(%d+)$')
+    if c and e.course == c and e.nn == tonumber(nn) then matches[#matches + 1] = e end
   end
   if #matches == 1 then return matches[1] end
   local cands = {}

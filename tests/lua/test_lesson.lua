@@ -284,10 +284,10 @@ end)
 
 -- ------------------------------------------------------------------ finding and running
 
-test.case('find: the full name, NN-slug, the slug, a number; unknown names suggest the nearest', function()
-  local out = run("-e 'for _, n in ipairs({\"demo/01-sums\", \"01-sums\", \"sums\", \"more\"}) do "
+test.case('find: the full name, NN-slug, the slug, course/NN, a number; unknown names suggest the nearest', function()
+  local out = run("-e 'for _, n in ipairs({\"demo/01-sums\", \"01-sums\", \"sums\", \"more\", \"demo/02\", \"demo/1\"}) do "
     .. "print(lesson.find(n).name) end print(select(2, lesson.find(\"demo/01-sun\")))'")
-  test.ok(out:find('demo/01-sums\ndemo/01-sums\ndemo/01-sums\ndemo/02-more\n', 1, true), out)
+  test.ok(out:find('demo/01-sums\ndemo/01-sums\ndemo/01-sums\ndemo/02-more\ndemo/02-more\ndemo/01-sums\n', 1, true), out)
   test.ok(out:find("there is no lesson 'demo/01-sun'; the nearest: demo/01-sums", 1, true), out)
   local _, err, code = run('--lesson sumz')
   test.eq(code, 1)
