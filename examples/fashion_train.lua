@@ -5,6 +5,7 @@ clean stop on Ctrl-C. Written out in full so it can be read and copied; the two 
 define their model.
 
 Options: --epochs N  --lr X  --batch N  --optim sgd|adam  --threads N  --seed N  --log FILE.csv
+         --device cpu|cuda (where the model and the batches live; cuda without a GPU says why)
          --limit N (train on the first N images)  --log-every N (steps per log row, 10)  --quiet
          --viz (live curves in the visualizer's window while training; --viz=model: the layers
          with live histograms of activations and gradients; viz.scene('curves') shows the curves)
@@ -18,6 +19,7 @@ local M = {}
 local function usage(name, defaults)
   return string.format([[usage: lumen examples/%s.lua [--epochs N] [--lr X] [--batch N] [--optim sgd|adam]
                 [--threads N] [--seed N] [--log FILE.csv] [--limit N] [--log-every N] [--quiet]
+                [--device cpu|cuda]
                 [--viz | --viz=model]
 defaults: --epochs %d --lr %g (sgd; adam: %g) --batch %d --optim sgd --seed %d]], name, defaults.epochs,
     defaults.lr, defaults.adam_lr, defaults.batch, defaults.seed)
@@ -53,6 +55,11 @@ function M.parse(argv, name, defaults)
       if o.optim ~= 'sgd' and o.optim ~= 'adam' then
         error(name .. ": --optim must be 'sgd' or 'adam', got '" .. o.optim .. "'\n" .. usage(name, defaults), 0)
       end
+    elseif a == '--device' then
+      o.device = value()
+      if o.device ~= 'cpu' and o.device ~= 'cuda' then
+        error(name .. ": --device must be 'cpu' or 'cuda', got '" .. o.device .. "'\n" .. usage(name, defaults), 0)
+      end
     elseif a == '--log' then
       o.log = value()
     elseif a == '--quiet' then
@@ -71,20 +78,21 @@ function M.parse(argv, name, defaults)
     i = i + 1
   end
   o.lr = o.lr or (o.optim == 'adam' and defaults.adam_lr or defaults.lr)
+  o.device = o.device or 'cpu'
   return o
 end
 
 --- Mean loss and accuracy of model over a data set (evaluation mode, no graph).
-function M.evaluate(model, ds, batch)
+function M.evaluate(model, ds, batch, device)
   local was_training = model.training
   model:eval()
   local loss_sum, correct, n = 0, 0, 0
   local sum_loss = nn.CrossEntropyLoss({ reduction = 'sum' })
   lm.no_grad(function()
     for x, y in data.DataLoader(ds, { batch_size = batch or 500 }):iter() do
-      local out = model(x)
-      loss_sum = loss_sum + sum_loss(out, y):item()
-      correct = correct + out:argmax(2):eq(y):sum():item()
+      local out = model(x:to(device or 'cpu'))
+      loss_sum = loss_sum + sum_loss(out, y:to(device or 'cpu')):item()
+      correct = correct + out:cpu():argmax(2):eq(y):sum():item()
       n = n + x:size(1)
     end
   end)
@@ -98,6 +106,9 @@ function M.run(spec)
   local name, defaults = spec.name, spec.defaults
   local o = M.parse(spec.args, name, defaults)
   if o.help then return end
+  if o.device == 'cuda' and not lm.cuda.is_available() then
+    error(name .. ': --device cuda: no GPU can be used: ' .. lm.cuda.unavailable_reason(), 0)
+  end
   local say = o.quiet and function() end or print
   if o.threads then lm.set_num_threads(o.threads) end
   lm.manual_seed(o.seed)
@@ -107,6 +118,7 @@ function M.run(spec)
   say(string.format('Fashion-MNIST: %d training and %d test images, loaded in %.2f s (CPU, %d threads)',
     #train_set, #test_set, lm.sys.clock() - t0, lm.get_num_threads()))
   model = spec.make_model()
+  if o.device == 'cuda' then model:to('cuda') end -- before the optimizer takes the parameters
   criterion = nn.CrossEntropyLoss()
   if o.optim == 'adam' then
     optimizer = optim.Adam(model:parameters(), { lr = o.lr })
@@ -140,8 +152,9 @@ function M.run(spec)
     local row_loss, row_correct, row_n, row_batches = 0, 0, 0, 0
     for x, y in loader:iter() do
       optimizer:zero_grad()
-      local out = model(x)
-      local loss = criterion(out, y)
+      local xd, yd = x:to(o.device), y:to(o.device)
+      local out = model(xd)
+      local loss = criterion(out, yd)
       loss:backward()
       if watch then watch:gradients() end
       optimizer:step()
@@ -150,7 +163,7 @@ function M.run(spec)
       bar:update(x:size(1), l)
       if rows then
         row_loss, row_batches = row_loss + l, row_batches + 1
-        row_correct, row_n = row_correct + out:argmax(2):eq(y):sum():item(), row_n + x:size(1)
+        row_correct, row_n = row_correct + out:cpu():argmax(2):eq(y):sum():item(), row_n + x:size(1)
         if step % o.log_every == 0 then
           if log then
             log:write { step = step, epoch = epoch, loss = row_loss / row_batches, accuracy = row_correct / row_n,
@@ -167,10 +180,11 @@ function M.run(spec)
     end
     local train_loss, seconds = bar:done()
     if stopped then break end
-    local test_loss, acc = M.evaluate(model, test_set)
+    local test_loss, acc = M.evaluate(model, test_set, nil, o.device)
     history[epoch] = { train_loss = train_loss, test_loss = test_loss, accuracy = acc, seconds = seconds }
-    say(string.format('epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.1f s, %.0f images/s; CPU ' ..
-      'measured, Lumen)', epoch, train_loss or 0 / 0, test_loss, 100 * acc, seconds, #train_set / seconds))
+    say(string.format('epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%% (%.1f s, %.0f images/s; %s ' ..
+      'measured, Lumen)', epoch, train_loss or 0 / 0, test_loss, 100 * acc, seconds, #train_set / seconds,
+      o.device == 'cuda' and 'CUDA' or 'CPU'))
     if log then
       log:write { step = step, epoch = epoch, loss = test_loss, accuracy = acc, lr = optimizer.param_groups[1].lr,
         seconds = lm.sys.clock() - start, split = 'test' }

@@ -24,6 +24,9 @@ const char *lm_cuda_unavailable_reason(void);
 /* The name of device 0 ("NVIDIA H100 80GB HBM3"), or NULL with the error set when there is none. */
 const char *lm_cuda_device_name(void);
 
+/* The devices the driver reports (0 without a usable GPU; Lumen uses device 0). */
+int lm_cuda_device_count(void);
+
 /* Device memory (src/backend/cuda: the caching allocator). Tensors' blocks are rounded up to
  * size classes; freed blocks stay cached for reuse. All 0 before the first tensor is moved to
  * the GPU (nothing is loaded to answer them). */

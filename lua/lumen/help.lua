@@ -314,14 +314,25 @@ doc('Tensor:int', 'x:int() -> Tensor', [[x as int32 (floats truncated toward zer
 doc('Tensor:long', 'x:long() -> Tensor', [[x as int64.]])
 doc('Tensor:byte', 'x:byte() -> Tensor', [[x as uint8.]])
 doc('Tensor:to', "x:to(dtype_or_device) or x:to({dtype=, device=}) -> Tensor",
-  [[x converted to a dtype ('float64', ...) or a device ('cpu'); x itself when nothing changes.]])
+  [[x converted to a dtype ('float64', ...) or moved to a device ('cpu', 'cuda'); x itself when
+nothing changes. Moving is differentiable: the gradient comes back to x's device.]])
 doc('Tensor:cuda', 'x:cuda() -> Tensor',
-  [[x on the GPU. Tensors live on the CPU in this version, so this raises and says why.]])
-doc('Tensor:cpu', 'x:cpu() -> Tensor', [[x on the CPU (x itself in this version).]])
-doc('Tensor:pin_memory', 'x:pin_memory() -> Tensor', [[x in pinned (page-locked) host memory, which GPU copies read faster.]])
-doc('lm.cuda.memory_allocated', 'lm.cuda.memory_allocated() -> bytes', [[Bytes of GPU memory held by tensors.]])
+  [[x on the GPU (a copy; x itself when it is there). Without a GPU it raises and says why (no
+driver, no device, or a build without CUDA). Ops on tensors of two devices are an error naming
+both; print(x) copies a GPU tensor back and says "on cuda:0".]])
+doc('Tensor:cpu', 'x:cpu() -> Tensor', [[x on the CPU (a copy of a GPU tensor; x itself when it is there).]])
+doc('Tensor:pin_memory', 'x:pin_memory() -> Tensor',
+  [[A copy of x in pinned (page-locked) host memory, which crosses to the GPU without staging.
+Needs a GPU.]])
+doc('Tensor:is_pinned', 'x:is_pinned() -> boolean', [[Whether x lies in pinned host memory.]])
+doc('lm.cuda.device_count', 'lm.cuda.device_count() -> integer', [[GPUs the driver reports (0 without one); Lumen uses GPU 0.]])
+doc('lm.cuda.memory_allocated', 'lm.cuda.memory_allocated() -> bytes',
+  [[Bytes of GPU memory held by tensors (the caching allocator's blocks, rounded up to size classes).]])
 doc('lm.cuda.max_memory_allocated', 'lm.cuda.max_memory_allocated() -> bytes', [[The peak of lm.cuda.memory_allocated().]])
+doc('lm.cuda.memory_cached', 'lm.cuda.memory_cached() -> bytes', [[Bytes of freed GPU blocks kept for reuse.]])
+doc('lm.cuda.reset_peak_memory_stats', 'lm.cuda.reset_peak_memory_stats()', [[Restarts max_memory_allocated from now.]])
 doc('lm.cuda.empty_cache', 'lm.cuda.empty_cache()', [[Gives cached GPU memory back to the driver.]])
+doc('lm.cuda.synchronize', 'lm.cuda.synchronize()', [[Waits until the GPU has run everything queued.]])
 doc('lm.float32', 'lm.float32, lm.float64, lm.int32, lm.int64, lm.uint8 (strings)',
   [[The dtype names, so {dtype = lm.float64} and x:dtype() == lm.float64 read as in PyTorch (the
 strings 'float64' work the same). Aliases: lm.float, lm.double, lm.int, lm.long.]])

@@ -87,14 +87,8 @@ lm.planned = {
     save_npy = 'saving NumPy .npy files',
     load_npy = 'loading NumPy .npy files',
   },
-  ['lm.cuda'] = {
-    memory_allocated = 'GPU tensor memory statistics (there are no GPU tensors yet)',
-    max_memory_allocated = 'GPU tensor memory statistics (there are no GPU tensors yet)',
-    empty_cache = 'a GPU tensor allocator (there are no GPU tensors yet)',
-  },
-  Tensor = {
-    pin_memory = 'pinned (page-locked) host memory for GPU copies',
-  },
+  ['lm.cuda'] = {},
+  Tensor = {},
 }
 
 -- The message for a planned name that is not built (full: the name as the user wrote it).

@@ -108,7 +108,9 @@ static void load(void)
 	}
 	char msg[512] = "";
 	int count = 0, err = a->device_count(&count, msg, sizeof msg);
-	if (err == LMI_CUDA_ERR_NO_DRIVER || err == LMI_CUDA_ERR_NO_DEVICE) {
+	if (err == LMI_CUDA_ERR_NO_DRIVER) {
+		snprintf(reason, sizeof reason, "no usable CUDA driver (%s)", msg);
+	} else if (err == LMI_CUDA_ERR_NO_DEVICE) {
 		snprintf(reason, sizeof reason, "no CUDA device (%s)", msg);
 	} else if (err) {
 		snprintf(reason, sizeof reason, "the CUDA driver failed: %s", msg);
@@ -158,3 +160,9 @@ const char *lm_cuda_device_name(void)
 	return device_name;
 }
 
+
+int lm_cuda_device_count(void)
+{
+	pthread_once(&once, load);
+	return api ? ndevices : 0;
+}

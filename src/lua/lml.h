@@ -250,13 +250,14 @@ typedef struct lml_opts {
 	int has_dtype;
 	int requires_grad;
 	lm_device device;
+	int has_device;
 } lml_opts;
 
 /* Reads {dtype=, requires_grad=, device=} at idx (nil/none allowed); unknown keys are errors. */
 void lml_checkopts(lua_State *L, int idx, lml_opts *o);
 /* A dtype name argument. */
 lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what);
-/* Raises the reason why a tensor cannot be put on the GPU (no device, or no GPU tensors yet). */
+/* Raises the reason why a tensor cannot be put on the GPU (no driver or device, or asked at creation). */
 _Noreturn void lml_nocuda(lua_State *L);
 /* Applies requires_grad / device of o to the tensor in box (after creation). */
 void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o);

@@ -284,7 +284,9 @@ void lml_checkopts(lua_State *L, int idx, lml_opts *o)
 		LML_FIELDS_END,
 	};
 	*o = (lml_opts){.dtype = LM_FLOAT32, .device = LM_CPU};
-	o->has_dtype = lml_readopts(L, idx, NULL, fields, o) & 1;
+	unsigned set = lml_readopts(L, idx, NULL, fields, o);
+	o->has_dtype = set & 1;
+	o->has_device = (set >> 2) & 1;
 }
 
 void lml_checkdevice(lua_State *L, const lml_opts *o)
@@ -296,8 +298,8 @@ _Noreturn void lml_nocuda(lua_State *L)
 {
 	if (!lm_cuda_is_available())
 		lml_error(L, "device 'cuda' is not available (no GPU): %s", lm_cuda_unavailable_reason());
-	lml_error(L, "tensors on the GPU are not supported yet (the core stores tensors on the CPU; "
-	          "the GPU runs the kernels of the kernels module)");
+	lml_error(L, "device 'cuda' at creation is not supported: create the tensor on the CPU and "
+	          "move it with :cuda()");
 }
 
 void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o)

@@ -243,8 +243,60 @@ static const luaL_Reg functions[] = {
 	{NULL, NULL},
 };
 
+/* lm.cuda.memory_allocated() and the rest: the caching allocator's figures, in bytes (0 before
+ * the first tensor moves to the GPU: nothing is loaded to answer them). */
+static int l_cuda_memory_allocated(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)lm_cuda_memory_allocated());
+	return 1;
+}
+
+static int l_cuda_max_memory_allocated(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)lm_cuda_max_memory_allocated());
+	return 1;
+}
+
+static int l_cuda_memory_cached(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)lm_cuda_memory_cached());
+	return 1;
+}
+
+static int l_cuda_reset_peak(lua_State *L)
+{
+	(void)L;
+	lm_cuda_reset_peak_memory_stats();
+	return 0;
+}
+
+static int l_cuda_empty_cache(lua_State *L)
+{
+	if (lm_cuda_empty_cache()) lml_core_error(L);
+	return 0;
+}
+
+static int l_cuda_synchronize(lua_State *L)
+{
+	if (lm_cuda_synchronize()) lml_core_error(L);
+	return 0;
+}
+
+static int l_cuda_device_count(lua_State *L)
+{
+	lua_pushinteger(L, lm_cuda_device_count());
+	return 1;
+}
+
 static const luaL_Reg cuda_functions[] = {
 	{"is_available", l_cuda_is_available},
+	{"device_count", l_cuda_device_count},
+	{"memory_allocated", l_cuda_memory_allocated},
+	{"max_memory_allocated", l_cuda_max_memory_allocated},
+	{"memory_cached", l_cuda_memory_cached},
+	{"reset_peak_memory_stats", l_cuda_reset_peak},
+	{"empty_cache", l_cuda_empty_cache},
+	{"synchronize", l_cuda_synchronize},
 	{"device_name", l_cuda_device_name},
 	{"unavailable_reason", l_cuda_unavailable_reason},
 	{NULL, NULL},

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lml.h"
+#include "lumen/cuda.h"
 
 /* ---------------------------------------------------------------- lifetime */
 
@@ -356,17 +357,35 @@ static int t_int(lua_State *L) { return convert(L, lml_checkself(L), LM_INT32); 
 static int t_long(lua_State *L) { return convert(L, lml_checkself(L), LM_INT64); }
 static int t_byte(lua_State *L) { return convert(L, lml_checkself(L), LM_UINT8); }
 
-static int t_cpu(lua_State *L)
+/* x:cpu(), x:cuda(): x itself when it is there, else a copy (differentiable, lm_to_device) */
+static int to_device(lua_State *L, lm_device dev)
 {
-	lml_checkself(L);
-	lua_pushvalue(L, 1);
+	lm_tensor *t = lml_checkself(L), *r;
+	if (lm_tensor_device(t) == dev) {
+		lua_pushvalue(L, 1);
+		return 1;
+	}
+	if (dev == LM_CUDA && !lm_cuda_is_available()) lml_nocuda(L); /* says why */
+	LML_PUSH(L, r, lm_to_device(t, dev));
 	return 1;
 }
 
-static int t_cuda(lua_State *L)
+static int t_cpu(lua_State *L) { return to_device(L, LM_CPU); }
+static int t_cuda(lua_State *L) { return to_device(L, LM_CUDA); }
+
+/* x:pin_memory(): a copy in page-locked memory (fast copies to the GPU); x:is_pinned() */
+static int t_pin_memory(lua_State *L)
 {
-	lml_checkself(L);
-	lml_nocuda(L);
+	lm_tensor *t = lml_checkself(L), *r;
+	if (lm_tensor_device(t) == LM_CPU && !lm_cuda_is_available()) lml_nocuda(L);
+	LML_PUSH(L, r, lm_pin_memory(t));
+	return 1;
+}
+
+static int t_is_pinned(lua_State *L)
+{
+	lua_pushboolean(L, lm_tensor_is_pinned(lml_checkself(L)));
+	return 1;
 }
 
 /* x:to('float64'), x:to('cpu'), x:to({dtype=, device=}) */
@@ -385,10 +404,16 @@ static int t_to(lua_State *L)
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		lml_opts o;
 		lml_checkopts(L, 2, &o);
-		lml_checkdevice(L, &o);
 		if (o.requires_grad) lml_error(L, "requires_grad is not an option of to (use requires_grad_)");
-		if (!o.has_dtype) return t_cpu(L);
-		return convert(L, t, o.dtype);
+		if (o.has_device) { /* the device first, then the dtype on it */
+			to_device(L, o.device);
+			lua_replace(L, 1);
+		}
+		if (!o.has_dtype) {
+			lua_pushvalue(L, 1);
+			return 1;
+		}
+		return convert(L, lml_checkself(L), o.dtype);
 	}
 	char d[LML_DESCRIBE_MAX];
 	lml_error(L, "expected a dtype name, a device name or an options table, got %s",
@@ -539,6 +564,8 @@ static const luaL_Reg methods[] = {
 	{"nbytes", t_nbytes},
 	{"dtype", t_dtype},
 	{"device", t_device},
+	{"pin_memory", t_pin_memory},
+	{"is_pinned", t_is_pinned},
 	{"is_contiguous", t_is_contiguous},
 	{"item", t_item},
 	{"tolist", t_tolist},

@@ -485,16 +485,26 @@ function Module:load_state_dict(sd, opts)
   return { missing_keys = strip(missing), unexpected_keys = strip(unexpected) }
 end
 
---- Converts floating parameters and buffers to dtype ('float32', 'float64'), or checks a device
---- ('cpu'; 'cuda' is refused: tensors live on the CPU in this version). Parameters are replaced
---- by converted ones: call it before creating the optimizer.
+--- Converts floating parameters and buffers to dtype ('float32', 'float64'), or moves every
+--- parameter and buffer to a device ('cpu', 'cuda'). Parameters are replaced by converted or
+--- moved ones (leaves that require grad): call it before creating the optimizer.
 function Module:to(what)
-  if what == 'cpu' then return self end
-  if what == 'cuda' or (type(what) == 'string' and what:match('^cuda:')) then
-    if not lm.cuda.is_available() then
-      M.raise(self:_label() .. ":to: device 'cuda' is not available (no GPU): " .. lm.cuda.unavailable_reason())
+  local device = what == 'cpu' and 'cpu' or
+    ((what == 'cuda' or (type(what) == 'string' and what:match('^cuda:'))) and 'cuda') or nil
+  if device == 'cuda' and not lm.cuda.is_available() then
+    M.raise(self:_label() .. ":to: device 'cuda' is not available (no GPU): " .. lm.cuda.unavailable_reason())
+  end
+  if device then
+    for _, m in ipairs(self:modules()) do
+      local p, b = rawget(m, '_parameters'), rawget(m, '_buffers')
+      for k, t in next, p do
+        if t:device() ~= device then p[k] = t:detach():to(device):requires_grad_(true) end
+      end
+      for k, t in next, b do
+        if t:device() ~= device then b[k] = t:to(device) end
+      end
     end
-    M.raise(self:_label() .. ':to: tensors on the GPU are not supported yet (the core stores tensors on the CPU)')
+    return self
   end
   if what ~= 'float32' and what ~= 'float64' and what ~= 'float' and what ~= 'double' then
     M.raise(self:_label() .. ":to: expected 'float32', 'float64', 'cpu' or 'cuda', got " .. tostring(what))
