@@ -86,8 +86,10 @@ for _, e in ipairs(lessons) do
 end
 
 
-test.case('the lessons of issue 20 are all there', function()
-  local have = {}
-  for _, e in ipairs(lessons) do have[e.name] = true end
-  for name in pairs(issue20) do test.ok(have[name], name .. ' is missing') end
-end)
+for _, issue in ipairs({ { 20, issue20 }, { 21, issue21 } }) do
+  test.case('the lessons of issue ' .. issue[1] .. ' are all there', function()
+    local have = {}
+    for _, e in ipairs(lessons) do have[e.name] = true end
+    for name in pairs(issue[2]) do test.ok(have[name], name .. ' is missing') end
+  end)
+end
