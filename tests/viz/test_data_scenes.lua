@@ -322,3 +322,35 @@ test.case('model: layers and parameter counts, filters, live histograms from viz
   test.raises(function() viz.watch({}) end, 'viz.watch: expected an nn module')
   test.raises(function() viz._record(99, 'activations', lm.ones(2)) end, 'layer 99 is not in the model shown')
 end)
+
+-- ---------------------------------------------------------------- the examples' --viz
+
+test.case('examples take --viz: curves while mlp_fashion trains; --viz=model the layers, live', function()
+  local f = io.open('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz', 'rb')
+  if not f then
+    print('  skipped: Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)')
+    return
+  end
+  f:close()
+  local example = here .. '../../examples/mlp_fashion.lua'
+  local function run(...)
+    local saved = _G.arg -- the example reads the global arg (the test runs in an environment of its own)
+    _G.arg = { [0] = example, '--limit', '512', '--batch', '64', '--log-every', '2', '--quiet', '--threads', '1', ... }
+    dofile(example)
+    _G.arg = saved
+  end
+  viz.close()
+  run('--viz')
+  local st = viz.state()
+  test.eq(st.scene, 'curves', 'the window opened on the curves')
+  test.eq(#cells { kind = 'point', group = 'train/loss' }, 512 / 64 / 2, 'a train/loss point per log row (8 steps, every 2)')
+  test.eq(#cells { kind = 'point', group = 'test/accuracy' }, 1, 'the epoch ends with the test accuracy')
+  local acc = cells { kind = 'point', group = 'test/accuracy' }[1]
+  test.near(acc.value, _G.history[1].accuracy, 1e-9, 'the point is the accuracy the example printed')
+  run('--viz=model')
+  st = viz.state()
+  test.eq(st.scene, 'model')
+  test.eq(count { kind = 'layer' }, 4) -- Flatten, Linear, ReLU, Linear
+  test.ok(count { kind = 'activations', state = 'live' } >= 1, 'histograms recorded while it trained')
+  viz.close()
+end)

@@ -78,10 +78,11 @@ static void gather(curves_scene *s)
 	int64_t n = 0;
 	for (int i = 0; i < vz_live_series_count(); i++) {
 		const vz_series *se = vz_live_series(i);
+		if (se->n <= 0) continue; /* a series emptied by viz.clear: no points, maybe no arrays */
 		memcpy(s->xs + n, se->x, (size_t)se->n * sizeof *se->x);
 		n += se->n;
 	}
-	qsort(s->xs, (size_t)n, sizeof *s->xs, cmp_double);
+	if (n > 0) qsort(s->xs, (size_t)n, sizeof *s->xs, cmp_double);
 	int64_t u = 0;
 	for (int64_t i = 0; i < n; i++)
 		if (u == 0 || s->xs[i] != s->xs[u - 1]) s->xs[u++] = s->xs[i];
