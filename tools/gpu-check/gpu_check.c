@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 	}
 	gc_kernels_two(api, &tl, quick);
 	gc_model_rankings(api, &tl, quick);
+	gc_tensor_backend(&tl, quick);
 	printf("\ngpu-check: %d runs, %d failed, %.1f s\n", tl.runs, tl.failures, (now_ms() - t0) / 1e3);
 	return tl.failures ? 1 : 0;
 }

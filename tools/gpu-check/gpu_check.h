@@ -21,5 +21,8 @@ int gc_int(int lo, int hi);
 void gc_kernels_two(const lmi_cuda_kernels *api, tally *tl, int quick);
 /* The lectures' comparisons: the emulator's modelled cycles beside CUDA's times (gpu_check_model.c). */
 void gc_model_rankings(const lmi_cuda_kernels *api, tally *tl, int quick);
+/* The tensor backend's kernels against CPU references, and issue 22's Measure rows
+ * (gpu_check_tensor.c). */
+void gc_tensor_backend(tally *tl, int quick);
 
 #endif
