@@ -64,6 +64,44 @@ test.case('curves: a known series at the right pixel heights, linear and log', f
   test.eq(cells { kind = 'point', group = 'train/accuracy' }[1].color, cells { kind = 'point', group = 'train/loss' }[1].color)
 end)
 
+test.case('curves: the smoothed line where the formula puts it; [ and ] change it', function()
+  viz.clear()
+  local n, a = 30, 0.6 -- 30 points (smoothed from 20 on): 1, 2, 1, 2, ...
+  for i = 1, n do viz.plot('train/loss', i, i % 2 == 1 and 1 or 2) end
+  local function smoothed(alpha, upto) -- the scene's: acc = a acc + (1 - a) y, divided by the weights so far
+    local acc, w = 0, 0
+    for i = 1, upto do acc, w = alpha * acc + (1 - alpha) * (i % 2 == 1 and 1 or 2), alpha * w + (1 - alpha) end
+    return acc / w
+  end
+  local function line_at_last(alpha) -- the solid line 2 px before the last point, between the last two
+    local plot = cells { kind = 'plot', group = 'loss' }[1]
+    local p1 = cells { kind = 'point', group = 'train/loss', index = n - 2 }[1]
+    local p2 = cells { kind = 'point', group = 'train/loss', index = n - 1 }[1]
+    local x1, x2 = p1.x + p1.w / 2, p2.x + p2.w / 2
+    local x = math.floor(x2) - 2
+    local v = smoothed(alpha, n - 1) + (smoothed(alpha, n) - smoothed(alpha, n - 1)) * (x + 0.5 - x1) / (x2 - x1)
+    local c1, c2 = centre(p1), centre(p2) -- the raw dots at 1 and 2 give the axis
+    if p1.value == 2 then c1, c2 = c2, c1 end
+    local y = c1 + (v - 1) * (c2 - c1)
+    local best -- the pixel of the column in the series' full colour nearest y (the raw line is faded)
+    for yy = math.floor(plot.y), math.floor(plot.y + plot.h) do
+      local r, g, b = viz.pixel(x, yy)
+      if r == p2.color[1] and g == p2.color[2] and b == p2.color[3] and (not best or math.abs(yy + 0.5 - y) < math.abs(best + 0.5 - y)) then best = yy end
+    end
+    return best and math.abs(best + 0.5 - y) or math.huge, y
+  end
+  local d = line_at_last(a)
+  test.ok(d <= 2.5, 'the solid line passes through the smoothed value, in the series colour: ' .. d .. ' px off')
+  local _, y6 = line_at_last(a)
+  viz.key(']') -- more smoothing: 0.7
+  local d7, y7 = line_at_last(0.7)
+  test.ok(d7 <= 2.5 and math.abs(y7 - y6) > 5, 'after ]: the line of smoothing 0.7, elsewhere: ' .. d7 .. ' px off, ' .. math.abs(y7 - y6) .. ' px away')
+  viz.key('[')
+  viz.key('[')
+  test.ok(line_at_last(0.5) <= 2.5, 'after [ [: smoothing 0.5')
+  viz.clear()
+end)
+
 test.case('curves: NaN and Inf are gaps, counted; 10,000 points drawn by columns', function()
   viz.clear()
   for i = 1, 30 do viz.plot('loss', i, i == 10 and 0 / 0 or i == 20 and 1 / 0 or 1 / i) end
