@@ -3,9 +3,9 @@
  * CPU references, and the Measure rows of issue 22: SGEMM 4096^2 through the backend's gemm
  * against cuBLAS called directly (ratio >= 0.95), and elementwise add and sum of 2^26 float32 in
  * GB/s against a device-to-device copy (>= 70%). Inputs are small integers, so sums and products
- * are exact in any order; softmax compares within 1e-12 in float64. Random numbers must equal
- * core/philox.h's on the host bit for bit (the CPU's streams).
- * Read next: ../../src/backend/cuda/tensor.cu, docs/gpu-check.md.
+ * are exact in any order; softmax compares within 1e-12 in float64; im2col and col2im exactly.
+ * Random numbers must equal core/philox.h's on the host bit for bit (the CPU's streams). Read next:
+ * ../../src/backend/cuda/tensor.cu, docs/gpu-check.md.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -39,8 +39,14 @@ static void *dev(size_t n)
 	return p;
 }
 
-static void up(void *d, const void *h, size_t n) { T->memcpy(d, h, n, 0, 0, msg, sizeof msg); }
-static void down(void *h, const void *d, size_t n) { T->memcpy(h, d, n, 1, 0, msg, sizeof msg); }
+static void up(void *d, const void *h, size_t n)
+{
+	T->memcpy(d, h, n, 0, 0, msg, sizeof msg);
+}
+static void down(void *h, const void *d, size_t n)
+{
+	T->memcpy(h, d, n, 1, 0, msg, sizeof msg);
+}
 
 static lmi_cu_arr arr(void *p, int dt, int nd, const int64_t *shape)
 {
@@ -74,7 +80,8 @@ static void check_random(tally *tl)
 		lmi_rng_values(LMI_RNG_UNIFORM, 0, -1, 3, w, v);
 		for (int k = 0; k < 4 && b * 4 + k < N; k++) want[b * 4 + k] = (float)v[k];
 	}
-	row(tl, "random uniform float32 (Philox, CPU's stream)", !e && !memcmp(h, want, sizeof h), e ? msg : "");
+	row(tl, "random uniform float32 (Philox, CPU's stream)", !e && !memcmp(h, want, sizeof h),
+	    e ? msg : "");
 	T->free(d, msg, sizeof msg);
 }
 
@@ -92,7 +99,8 @@ static void check_binary_reduce(tally *tl)
 	down(hout, dout, sizeof hout);
 	for (int i = 0; ok && i < 37; i++)
 		for (int j = 0; j < 4; j++)
-			for (int k = 0; k < 5; k++) ok &= hout[(i * 4 + j) * 5 + k] == ha[i * 5 + k] + hb[j * 5 + k];
+			for (int k = 0; k < 5; k++)
+				ok &= hout[(i * 4 + j) * 5 + k] == ha[i * 5 + k] + hb[j * 5 + k];
 	row(tl, "add (37,1,5)+(4,5) broadcast, float32", ok, e ? msg : "");
 	/* row sums, maxima and argmaxima of (1000, 1037) */
 	enum { R = 1000, C = 1037 };
@@ -135,13 +143,15 @@ static void check_gemm_softmax(tally *tl)
 	double *dc = dev(sizeof(double) * B * M * N);
 	up(da, ha, sizeof(double) * M * K);
 	up(db, hb, sizeof(double) * B * K * N);
-	int e = T->gemm(LM_FLOAT64, B, M, N, K, da, 0, db, K * N, dc, M * N, 0, msg, sizeof msg), ok = !e;
+	int e = T->gemm(LM_FLOAT64, B, M, N, K, da, 0, db, K * N, dc, M * N, 0, msg, sizeof msg),
+	    ok = !e;
 	down(hc, dc, sizeof(double) * B * M * N);
 	for (int b = 0; ok && b < B; b++)
 		for (int i = 0; i < M; i++)
 			for (int j = 0; j < N; j++) {
 				double s = 0;
-				for (int k = 0; k < K; k++) s += ha[i * K + k] * hb[(b * K + k) * N + j];
+				for (int k = 0; k < K; k++)
+					s += ha[i * K + k] * hb[(b * K + k) * N + j];
 				ok &= hc[(b * M + i) * N + j] == s;
 			}
 	row(tl, "gemm float64 batch 3 (A shared), 65x129x33", ok, e ? msg : "");
@@ -170,6 +180,48 @@ static void check_gemm_softmax(tally *tl)
 	free(ha), free(hb), free(hc);
 	T->free(da, msg, sizeof msg), T->free(db, msg, sizeof msg), T->free(dc, msg, sizeof msg);
 	T->free(dx, msg, sizeof msg), T->free(dy, msg, sizeof msg);
+}
+
+/* im2col against the definition, col2im by the adjoint identity <col2im(c), x> = <c, im2col(x)>
+ * (integers: exact), on a window with stride, padding and dilation. */
+static void check_windows(tally *tl)
+{
+	enum { P = 3, H = 7, W = 8 };
+	const int64_t w[8] = {3, 2, 2, 1, 1, 0, 1, 2}; /* kh kw sh sw ph pw dh dw */
+	int64_t oh = (H + 2 * w[4] - w[6] * (w[0] - 1) - 1) / w[2] + 1;
+	int64_t ow = (W + 2 * w[5] - w[7] * (w[1] - 1) - 1) / w[3] + 1;
+	int64_t nc = P * w[0] * w[1] * oh * ow;
+	double hx[P * H * W], *hc = malloc(sizeof(double) * (size_t)nc),
+	                      *hr = malloc(sizeof(double) * (size_t)nc);
+	double *hg = malloc(sizeof(double) * (size_t)nc), hb[P * H * W];
+	for (int i = 0; i < P * H * W; i++) hx[i] = gc_int(-2, 3);
+	for (int64_t i = 0; i < nc; i++) hg[i] = gc_int(-2, 3);
+	double *dx = dev(sizeof hx), *dc = dev(sizeof(double) * (size_t)nc),
+	       *dg = dev(sizeof(double) * (size_t)nc);
+	double *db = dev(sizeof hb);
+	up(dx, hx, sizeof hx);
+	up(dg, hg, sizeof(double) * (size_t)nc);
+	int e = T->im2col(LM_FLOAT64, dx, dc, P, H, W, w, oh, ow, msg, sizeof msg);
+	if (!e) e = T->col2im(LM_FLOAT64, dg, db, P, H, W, w, oh, ow, msg, sizeof msg);
+	down(hc, dc, sizeof(double) * (size_t)nc);
+	down(hb, db, sizeof hb);
+	int ok = !e;
+	double lhs = 0, rhs = 0;
+	for (int64_t i = 0; i < nc; i++) {
+		int64_t ox = i % ow, r = i / ow, oy = r % oh;
+		r /= oh;
+		int64_t kj = r % w[1], ki = (r / w[1]) % w[0], p = r / w[1] / w[0];
+		int64_t iy = oy * w[2] - w[4] + ki * w[6], ix = ox * w[3] - w[5] + kj * w[7];
+		hr[i] = iy >= 0 && iy < H && ix >= 0 && ix < W ? hx[(p * H + iy) * W + ix] : 0;
+		ok &= hc[i] == hr[i];
+		rhs += hg[i] * hr[i];
+	}
+	for (int i = 0; i < P * H * W; i++) lhs += hb[i] * hx[i];
+	row(tl, "im2col float64, 3x2 window, stride 2x1, pad 1x0, dil 1x2", ok, e ? msg : "");
+	row(tl, "col2im float64: <col2im(g), x> = <g, im2col(x)>", !e && lhs == rhs, e ? msg : "");
+	free(hc), free(hr), free(hg);
+	T->free(dx, msg, sizeof msg), T->free(dc, msg, sizeof msg), T->free(dg, msg, sizeof msg);
+	T->free(db, msg, sizeof msg);
 }
 
 /* The median of 5 timed runs (after one warm-up) of f, in ms, the stream synchronised. */
@@ -210,8 +262,8 @@ static void run_cublas(void *p)
 {
 	bufs *q = p;
 	const float one = 1, zero = 0;
-	cublasSgemm(q->h, CUBLAS_OP_N, CUBLAS_OP_N, 4096, 4096, 4096, &one, q->b, 4096, q->a, 4096, &zero,
-	            q->c, 4096);
+	cublasSgemm(q->h, CUBLAS_OP_N, CUBLAS_OP_N, 4096, 4096, 4096, &one, q->b, 4096, q->a, 4096,
+	            &zero, q->c, 4096);
 }
 
 static void run_add(void *p)
@@ -238,7 +290,8 @@ static void measure(tally *tl, int quick)
 {
 	bufs q = {0};
 	q.n = quick ? (1 << 22) : (1 << 26);
-	size_t big = (size_t)q.n * 4 > (size_t)4096 * 4096 * 4 ? (size_t)q.n * 4 : (size_t)4096 * 4096 * 4;
+	size_t big =
+	    (size_t)q.n * 4 > (size_t)4096 * 4096 * 4 ? (size_t)q.n * 4 : (size_t)4096 * 4096 * 4;
 	q.a = dev(big), q.b = dev(big), q.c = dev(big);
 	lmi_cu_arr fa = arr(q.a, LM_FLOAT32, 1, (int64_t[]){(int64_t)(big / 4)});
 	lmi_cu_arr fb = arr(q.b, LM_FLOAT32, 1, (int64_t[]){(int64_t)(big / 4)});
@@ -248,15 +301,18 @@ static void measure(tally *tl, int quick)
 	double tg = timed(run_gemm, &q), tc = timed(run_cublas, &q);
 	double flop = 2.0 * 4096 * 4096 * 4096;
 	char d[160];
-	snprintf(d, sizeof d, "backend %.2f ms (%.1f TFLOP/s), cuBLAS %.2f ms: ratio %.3f (>= 0.95)", tg,
+	snprintf(d, sizeof d,
+	         "backend %.2f ms (%.1f TFLOP/s), cuBLAS %.2f ms: ratio %.3f (>= 0.95)", tg,
 	         flop / tg / 1e9, tc, tc / tg);
 	row(tl, "Measure: SGEMM 4096^2 backend vs cuBLAS", tc / tg >= 0.95, d);
 	double tcp = timed(run_copy, &q), ta = timed(run_add, &q), ts = timed(run_sum, &q);
 	double gcp = 2.0 * 4 * (double)q.n / tcp / 1e6, ga = 3.0 * 4 * (double)q.n / ta / 1e6,
 	       gs = 4.0 * (double)q.n / ts / 1e6;
-	snprintf(d, sizeof d, "add %.0f GB/s, copy %.0f GB/s: %.0f%% (>= 70%%)", ga, gcp, 100 * ga / gcp);
+	snprintf(d, sizeof d, "add %.0f GB/s, copy %.0f GB/s: %.0f%% (>= 70%%)", ga, gcp,
+	         100 * ga / gcp);
 	row(tl, "Measure: add of 2^26 float32 vs D2D copy", ga >= 0.7 * gcp, d);
-	snprintf(d, sizeof d, "sum %.0f GB/s, copy %.0f GB/s: %.0f%% (>= 70%%)", gs, gcp, 100 * gs / gcp);
+	snprintf(d, sizeof d, "sum %.0f GB/s, copy %.0f GB/s: %.0f%% (>= 70%%)", gs, gcp,
+	         100 * gs / gcp);
 	row(tl, "Measure: sum of 2^26 float32 vs D2D copy", gs >= 0.7 * gcp, d);
 	cublasDestroy(q.h);
 	T->free(q.a, msg, sizeof msg), T->free(q.b, msg, sizeof msg), T->free(q.c, msg, sizeof msg);
@@ -265,7 +321,8 @@ static void measure(tally *tl, int quick)
 void gc_tensor_backend(tally *tl, int quick)
 {
 	T = lm_cuda_tensor_api();
-	printf("\nthe tensor backend's kernels (src/backend/cuda/tensor.cu) against CPU references\n");
+	printf(
+	    "\nthe tensor backend's kernels (src/backend/cuda/tensor.cu) against CPU references\n");
 	if (T->version != LMI_CUDA_TENSOR_VERSION || T->init(msg, sizeof msg)) {
 		row(tl, "tensor backend: init", 0, msg);
 		return;
@@ -273,5 +330,6 @@ void gc_tensor_backend(tally *tl, int quick)
 	check_random(tl);
 	check_binary_reduce(tl);
 	check_gemm_softmax(tl);
+	check_windows(tl);
 	measure(tl, quick);
 }

@@ -333,6 +333,24 @@ static lm_status s_adam_step(lm_tensor *p, const lm_tensor *g, lm_tensor *m, lm_
 	                           vmax ? lmi_data(vmax) : NULL, lm_tensor_numel(p), f, msg, cap));
 }
 
+/* x (N, C, H, W) contiguous -> cols (N, C*kh*kw, oh*ow), and the adjoint into out (N, C, H, W) */
+static lm_status s_im2col(const lm_tensor *x, const lm_window2d *w, int64_t oh, int64_t ow,
+                          lm_tensor *cols)
+{
+	const int64_t win[8] = {w->kh, w->kw, w->sh, w->sw, w->ph, w->pw, w->dh, w->dw};
+	CU("im2col", api->im2col(x->dtype, lmi_data(x), lmi_data(cols), x->shape[0] * x->shape[1],
+	                         x->shape[2], x->shape[3], win, oh, ow, msg, cap));
+}
+
+static lm_status s_col2im(const lm_tensor *cols, const lm_window2d *w, int64_t oh, int64_t ow,
+                          lm_tensor *out)
+{
+	const int64_t win[8] = {w->kh, w->kw, w->sh, w->sw, w->ph, w->pw, w->dh, w->dw};
+	CU("col2im",
+	   api->col2im(cols->dtype, lmi_data(cols), lmi_data(out), out->shape[0] * out->shape[1],
+	               out->shape[2], out->shape[3], win, oh, ow, msg, cap));
+}
+
 /* ---------------------------------------------------------------- the table */
 
 static bool supports_op(lmi_be_op op, lm_dtype dt)
@@ -350,7 +368,9 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	case LMI_BE_OP_nll:
 	case LMI_BE_OP_nll_grad:
 	case LMI_BE_OP_sgd_step:
-	case LMI_BE_OP_adam_step: return is_float(dt);
+	case LMI_BE_OP_adam_step:
+	case LMI_BE_OP_im2col:
+	case LMI_BE_OP_col2im: return is_float(dt);
 	default: return false; /* the slots left NULL */
 	}
 }
@@ -373,6 +393,8 @@ static const lmi_backend cuda_backend = {
     .nll_grad = s_nll_grad,
     .sgd_step = s_sgd_step,
     .adam_step = s_adam_step,
+    .im2col = s_im2col,
+    .col2im = s_col2im,
 };
 
 /* ---------------------------------------------------------------- loading */

@@ -796,12 +796,100 @@ static int t_adam(int dtype, void *p, const void *g, void *m, void *v, void *vma
 	return 0;
 }
 
+/* ---------------------------------------------------------------- im2col, col2im */
+
+struct Win {
+	int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+/* One thread per entry of cols: (p, ki, kj, oy, ox) -> x[p, iy, ix] or 0. */
+template <typename T>
+__global__ void k_im2col(const T *x, T *cols, int64_t planes, int64_t H, int64_t W, Win w,
+                         int64_t oh, int64_t ow)
+{
+	int64_t n = planes * w.kh * w.kw * oh * ow;
+	GRID_LOOP(i, n)
+	{
+		int64_t ox = i % ow, r = i / ow, oy = r % oh;
+		r /= oh;
+		int64_t kj = r % w.kw;
+		r /= w.kw;
+		int64_t ki = r % w.kh, p = r / w.kh;
+		int64_t iy = oy * w.sh - w.ph + ki * w.dh, ix = ox * w.sw - w.pw + kj * w.dw;
+		cols[i] = iy >= 0 && iy < H && ix >= 0 && ix < W ? x[(p * H + iy) * W + ix] : (T)0;
+	}
+}
+
+/* One thread per entry of out: the sum of the cols entries whose window covers it. */
+template <typename T>
+__global__ void k_col2im(const T *cols, T *out, int64_t planes, int64_t H, int64_t W, Win w,
+                         int64_t oh, int64_t ow)
+{
+	GRID_LOOP(i, planes * H * W)
+	{
+		int64_t x = i % W, y = (i / W) % H, p = i / (H * W);
+		T acc = 0;
+		for (int64_t ki = 0; ki < w.kh; ki++) {
+			int64_t ty = y + w.ph - ki * w.dh;
+			if (ty < 0 || ty % w.sh) continue;
+			int64_t oy = ty / w.sh;
+			if (oy >= oh) continue;
+			for (int64_t kj = 0; kj < w.kw; kj++) {
+				int64_t tx = x + w.pw - kj * w.dw;
+				if (tx < 0 || tx % w.sw) continue;
+				int64_t ox = tx / w.sw;
+				if (ox >= ow) continue;
+				acc += cols[(((p * w.kh + ki) * w.kw + kj) * oh + oy) * ow + ox];
+			}
+		}
+		out[i] = acc;
+	}
+}
+
+static Win win_of(const int64_t *w)
+{
+	Win r = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+	return r;
+}
+
+static int t_im2col(int dtype, const void *x, void *cols, int64_t planes, int64_t H, int64_t W,
+                    const int64_t *w, int64_t oh, int64_t ow, char *msg, size_t cap)
+{
+	Win v = win_of(w);
+	int64_t n = planes * v.kh * v.kw * oh * ow;
+	if (!n) return 0;
+	if (dtype == LM_FLOAT32)
+		k_im2col<float><<<blocks_for(n), THREADS, 0, stream>>>((const float *)x, (float *)cols,
+		                                                       planes, H, W, v, oh, ow);
+	else
+		k_im2col<double><<<blocks_for(n), THREADS, 0, stream>>>((const double *)x, (double *)cols,
+		                                                        planes, H, W, v, oh, ow);
+	LAUNCHED("k_im2col");
+	return 0;
+}
+
+static int t_col2im(int dtype, const void *cols, void *out, int64_t planes, int64_t H, int64_t W,
+                    const int64_t *w, int64_t oh, int64_t ow, char *msg, size_t cap)
+{
+	Win v = win_of(w);
+	int64_t n = planes * H * W;
+	if (!n) return 0;
+	if (dtype == LM_FLOAT32)
+		k_col2im<float><<<blocks_for(n), THREADS, 0, stream>>>((const float *)cols, (float *)out,
+		                                                       planes, H, W, v, oh, ow);
+	else
+		k_col2im<double><<<blocks_for(n), THREADS, 0, stream>>>((const double *)cols, (double *)out,
+		                                                        planes, H, W, v, oh, ow);
+	LAUNCHED("k_col2im");
+	return 0;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 static const lmi_cuda_tensor_api api = {
 	LMI_CUDA_TENSOR_VERSION, t_init, t_malloc, t_free, t_host_alloc, t_host_free, t_memcpy,
 	t_copy, t_fill, t_random, t_unary, t_binary, t_where, t_add_scaled, t_reduce_rows, t_gemm,
-	t_softmax, t_nll, t_nll_grad, t_sgd, t_adam, t_sync,
+	t_softmax, t_nll, t_nll_grad, t_sgd, t_adam, t_sync, t_im2col, t_col2im,
 };
 
 extern "C" const lmi_cuda_tensor_api *lm_cuda_tensor_api(void) { return &api; }

@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define LMI_CUDA_TENSOR_VERSION 1
+#define LMI_CUDA_TENSOR_VERSION 2 /* 2: im2col, col2im */
 #define LMI_CUDA_TENSOR_SYMBOL  "lm_cuda_tensor_api"
 #define LMI_CU_MAX_DIMS         8
 #define LMI_CU_ERR_OOM          2 /* cudaErrorMemoryAllocation */
@@ -102,6 +102,14 @@ typedef struct lmi_cuda_tensor_api {
 	            const double *f, char *msg, size_t cap);
 	/* waits for the stream (before host reads of pageable memory, timing) */
 	int (*sync)(char *msg, size_t cap);
+	/* contiguous x (planes, H, W) -> cols (planes, kh*kw, oh*ow) for the window w = {kh, kw,
+	 * sh, sw, ph, pw, dh, dw} (lm_window2d's order), zeros outside; col2im: the adjoint into
+	 * out (planes, H, W), each output gathering its windows' entries (no atomics:
+	 * deterministic) */
+	int (*im2col)(int dtype, const void *x, void *cols, int64_t planes, int64_t H, int64_t W,
+	              const int64_t *w, int64_t oh, int64_t ow, char *msg, size_t cap);
+	int (*col2im)(int dtype, const void *cols, void *out, int64_t planes, int64_t H, int64_t W,
+	              const int64_t *w, int64_t oh, int64_t ow, char *msg, size_t cap);
 } lmi_cuda_tensor_api;
 
 const lmi_cuda_tensor_api *lm_cuda_tensor_api(void);
