@@ -24,13 +24,8 @@
 
 #include <cmocka.h>
 
-#include "term.h"
+#include "lesson_pty.h"
 
-#define WAIT 60.0 /* seconds: generous, for sanitizer builds on a busy machine */
-
-static term T;
-static char dir[64];
-static int mark;
 
 /* Step 2 trains until interrupted; steps_done counts the SGD steps taken. */
 static const char *const train_lesson =
@@ -96,59 +91,15 @@ static void start(const char *lesson)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/lumen-train-XXXXXX");
-	if (!mkdtemp(dir)) fail_msg("mkdtemp failed");
-	char p[160];
-	snprintf(p, sizeof p, "%s/lessons", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof p, "%s/lessons/demo", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof p, "%s/lessons/demo/01-train.lua", dir);
-	FILE *f = fopen(p, "w");
-	if (!f) fail_msg("cannot write %s", p);
-	fputs(train_lesson, f);
-	fclose(f);
+	lesson_dir_make("lumen-train", "01-train.lua", train_lesson);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	term_close(&T);
-	char cmd[200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0) fprintf(stderr, "test_lesson_interrupt: could not remove %s\n", dir);
+	lesson_dir_remove("test_lesson_interrupt");
 	return 0;
-}
-
-static void failed(const char *what, const char *detail)
-{
-	term_dump(&T, stderr);
-	fail_msg("%s: %s", what, detail);
-}
-
-static void prompt(void)
-{
-	if (term_wait_prompt(&T, mark + 1, "> ", WAIT) < 0) failed("no prompt", "> ");
-}
-
-static void type(const char *line)
-{
-	mark = term_cursor_line(&T);
-	term_send(&T, line);
-	term_send(&T, "\r");
-}
-
-static void expect(const char *text)
-{
-	if (term_wait_line(&T, mark + 1, text, false, WAIT) < 0) failed("missing", text);
-}
-
-static void command(const char *line, const char *text)
-{
-	type(line);
-	expect(text);
-	prompt();
 }
 
 /* Lets the loop take a few steps, then Ctrl-C until "interrupted!" shows. */

@@ -20,17 +20,12 @@
 
 #include <cmocka.h>
 
-#include "term.h"
+#include "lesson_pty.h"
 
 #ifndef LUMEN_EXE
 #error "LUMEN_EXE (the path of the lumen program) must be defined by the build"
 #endif
 
-#define WAIT 60.0 /* seconds: generous, for sanitizer builds on a busy machine */
-
-static term T;
-static char dir[64];
-static int mark;
 
 /* A lesson whose second step loops forever (written to <dir>/lessons/demo/01-loop.lua). */
 static const char *const loop_lesson =
@@ -56,60 +51,15 @@ static void start(const char *lesson)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/lumen-lesson-XXXXXX");
-	if (!mkdtemp(dir)) fail_msg("mkdtemp failed");
-	char p[160];
-	snprintf(p, sizeof p, "%s/lessons", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof p, "%s/lessons/demo", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof p, "%s/lessons/demo/01-loop.lua", dir);
-	FILE *f = fopen(p, "w");
-	if (!f) fail_msg("cannot write %s", p);
-	fputs(loop_lesson, f);
-	fclose(f);
+	lesson_dir_make("lumen-lesson", "01-loop.lua", loop_lesson);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	term_close(&T);
-	char cmd[200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0) fprintf(stderr, "test_lesson_repl: could not remove %s\n", dir);
+	lesson_dir_remove("test_lesson_repl");
 	return 0;
-}
-
-static void failed(const char *what, const char *detail)
-{
-	term_dump(&T, stderr);
-	fail_msg("%s: %s", what, detail);
-}
-
-static void prompt(void)
-{
-	if (term_wait_prompt(&T, mark + 1, "> ", WAIT) < 0) failed("no prompt", "> ");
-}
-
-static void type(const char *line)
-{
-	mark = term_cursor_line(&T);
-	term_send(&T, line);
-	term_send(&T, "\r");
-}
-
-static void expect(const char *text)
-{
-	if (term_wait_line(&T, mark + 1, text, false, WAIT) < 0) failed("missing", text);
-}
-
-/* Types a command and waits for a line containing text, then the prompt. */
-static void command(const char *line, const char *text)
-{
-	type(line);
-	expect(text);
-	prompt();
 }
 
 /* The cursor's line is exactly text (an input line being edited). */
