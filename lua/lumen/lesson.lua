@@ -130,13 +130,15 @@ function M.find(spec)
     end
   end
   local matches = {}
+  -- 'dlsys/07' and 'dlsys/7': the course and the lecture number without the slug
+  local course, nn = spec:match('^([%w_-]+)/(%d+)$')
+  nn = tonumber(nn)
   for _, e in ipairs(cat) do
     local short = e.name:match('/(.*)$')
     if e.name == spec then return e end
-    if short == spec or e.slug == spec then matches[#matches + 1] = e end
-    -- 'dlsys/07' and 'dlsys/7': the course and the lecture number without the slug
-    local c, nn = spec:match('^([%w_-]+)/(%d+)$')
-    if c and e.course == c and e.nn == tonumber(nn) then matches[#matches + 1] = e end
+    if short == spec or e.slug == spec or (course and e.course == course and e.nn == nn) then
+      matches[#matches + 1] = e
+    end
   end
   if #matches == 1 then return matches[1] end
   local cands = {}
