@@ -70,3 +70,60 @@ test.case('errors of reductions name the method', function()
   test.raises(function() return x:sum(0) end, 'Tensor:sum: dim 0 is out of range')
   test.raises(function() return x:sum(1, 'yes') end, 'Tensor:sum: keepdim must be a boolean')
 end)
+
+-- The dense-line path (a float line of stride 1 per output: argmax(2) of logits) against a naive
+-- loop and against the general path (the same values through a transposed copy, stride > 1):
+-- NaN wins at its first position, ties give the first index, -inf and +inf are ordinary values.
+test.case('max/min/argmax/argmin over dense float lines: NaN first, ties to the first', function()
+  lm.manual_seed(7)
+  local special = { 0 / 0, math.huge, -math.huge, 0.0, 1.0 }
+  for _, dtype in ipairs({ 'float32', 'float64' }) do
+    for _, R in ipairs({ 1, 2, 3, 10, 17 }) do
+      local n = 9
+      local vals = {}
+      for i = 1, n do
+        vals[i] = {}
+        for k = 1, R do
+          local u = math.random()
+          vals[i][k] = u < 0.15 and special[math.random(#special)] or math.floor(u * 4) -- ties
+        end
+      end
+      local x = lm.tensor(vals, { dtype = dtype })
+      local strided = x:t():contiguous():t()
+      if R > 1 then test.eq(strided:stride(2), n, 'the reference goes the general way') end
+      for _, op in ipairs({ 'max', 'min' }) do
+        local hi = op == 'max'
+        local want_v, want_i = {}, {}
+        for i = 1, n do
+          local b, bi = vals[i][1], 1
+          if b == b then
+            for k = 2, R do
+              local v = vals[i][k]
+              if v ~= v then b, bi = v, k; break end
+              if (hi and v > b) or (not hi and v < b) then b, bi = v, k end
+            end
+          end
+          want_v[i], want_i[i] = b, bi
+        end
+        local v, i = x[op](x, 2)
+        local sv, si = strided[op](strided, 2)
+        local a = x['arg' .. op](x, 2)
+        local ctx = string.format('%s %s R=%d', op, dtype, R)
+        test.eq(i:tolist(), want_i, ctx .. ' indices')
+        test.eq(a:tolist(), want_i, ctx .. ' arg')
+        test.eq(si:tolist(), want_i, ctx .. ' general path')
+        local got, sgot = v:tolist(), sv:tolist()
+        for r = 1, n do
+          local w = want_v[r]
+          if w ~= w then
+            test.ok(got[r] ~= got[r] and sgot[r] ~= sgot[r], ctx .. ' NaN value at row ' .. r)
+          else
+            test.eq(got[r], w, ctx .. ' value at row ' .. r)
+            test.eq(sgot[r], w, ctx .. ' general value at row ' .. r)
+          end
+        end
+        test.eq(x:amax(2):tolist()[1] == x:amax(2):tolist()[1], want_v[1] == want_v[1], ctx .. ' amax')
+      end
+    end
+  end
+end)
