@@ -1,7 +1,7 @@
 --[[
 bench/viz/loop.lua MODE — a training-like loop (a two-layer MLP's forward and backward on a batch,
 tensor ops through autograd) and a pure Lua loop, timed; MODE: 'none' (no window), 'idle' (a
-visible window open: the event pump runs from the Lua hook every 16 ms), 'play' (the window
+visible window open: the event pump runs from the Lua hook every 40 ms), 'play' (the window
 animating at 60 frames a second while the loop runs). bench/viz/run.sh runs it under Xvfb.
 Prints: MODE train_ms lua_ms frames
 ]]

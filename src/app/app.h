@@ -68,7 +68,7 @@ void app_set_tick(app_tick_fn fn, void *ud);
 /* Calls the tick function, if any. */
 void app_tick(void);
 /* A window that needs its events handled while Lua runs opened (true) or closed (false): from
- * then on app_docall calls the tick about every 16 ms through the one Lua hook (run.c). */
+ * then on app_docall calls the tick about every 40 ms through the one Lua hook (run.c). */
 void app_tick_live(bool on);
 /* Whether app_docall is running Lua now (the tick then comes from the hook). */
 bool app_lua_running(void);

@@ -275,7 +275,16 @@ lm_status lm_viz_open(const lm_viz_open_opts *o, const char *fname)
 		         "what the window would show", why);
 		notice_pending = true;
 	}
-	if (!V.win.offscreen && live_cb) live_cb(true);
+	if (!V.win.offscreen) {
+		/* the display server's first events (shown, exposed, focus) taken now: SDL spends
+		 * milliseconds on them (the keyboard's state, the input method), which would otherwise
+		 * fall into the first tick of a training loop */
+		vz_window_sync(&V.win);
+		SDL_Event e;
+		while (V.open && SDL_PollEvent(&e)) vz_input_event(&e);
+		if (!V.open) return lm_set_error(LM_ERR_STATE, "%s: the window was closed as it opened", fname);
+		if (live_cb) live_cb(true);
+	}
 	return LM_OK;
 }
 
@@ -565,14 +574,15 @@ static void pump(double min_interval)
 	double now = vz_now();
 	advance(now);
 	live_sync();
-	/* busy: at most 10 frames a second, and a frame's own time (render and swap) at most 1/300
-	 * of the time: the display server and the GL driver's threads spend about as much again on
-	 * each frame, on the cores the computation uses (bench/viz, the MLP epoch with --viz: 1.07x
-	 * at 1/100, 1.04x at 1/300) */
+	/* busy: at most 10 frames a second, and a frame's own time (render, swap and the display
+	 * server's share, vz_window_sync) at most 1/300 of the time: the GL driver's threads spend
+	 * about as much again, on the cores the computation uses (bench/viz, the MLP epoch with
+	 * --viz: 1.07x at 1/100, 1.04x at 1/300 before the server's share was waited for) */
 	double interval = min_interval > 0 ? fmax(min_interval, V.last_frame_ms * 0.3) : 0;
 	if (!V.drawn && now - last_drawn_at >= interval) {
 		render();
 		vz_window_swap(&V.win);
+		vz_window_sync(&V.win);
 		V.last_frame_ms = (vz_now() - now) * 1e3;
 		last_drawn_at = now;
 	}
@@ -605,6 +615,7 @@ double lm_viz_redraw(void)
 	vz_gpu_finish(V.gpu);
 	double ms = (vz_now() - t0) * 1e3;
 	vz_window_swap(&V.win);
+	vz_window_sync(&V.win); /* the display server has it too: nothing of it is left for later */
 	/* the busy pump's budget counts this frame too: the next one waits its interval */
 	V.last_frame_ms = (vz_now() - t0) * 1e3;
 	last_drawn_at = t0;

@@ -25,6 +25,8 @@ void vz_window_close(vz_window *w);
 /* Reads the sizes and the UI scale again (after a resize). */
 void vz_window_sizes(vz_window *w);
 void vz_window_swap(vz_window *w);
+/* Waits until the display server has taken in the frames swapped so far (X11; else nothing). */
+void vz_window_sync(vz_window *w);
 void vz_window_title(vz_window *w, const char *title);
 /* Why the window is offscreen ("no display (DISPLAY is not set)", "--headless", ...), or "". */
 const char *vz_window_why(void);

@@ -12,6 +12,10 @@
  *    so LP_NUM_THREADS defaults to 1 there (2 on larger machines) unless the user set it.
  *  - Swap interval 0: the pump runs inside the REPL's tick and the Lua hook; a vsync'ed swap would
  *    block them for up to a frame.
+ *  - vz_window_sync after a frame: on X11 a swap only queues the picture (with llvmpipe, a
+ *    1280 x 720 image) for the display server, which takes it in afterwards, on the cores a
+ *    training loop uses; waiting for the server's reply (XSync) puts that time in the frame's
+ *    own (bench/viz, the MLP epoch with --viz). libX11 is SDL's, found already loaded (no link).
  * Read next: viewer.c.
  */
 #include <math.h>
@@ -20,7 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include <SDL.h>
+#include <SDL_syswm.h>
 #include <epoxy/gl.h>
 
 #include "viz/vz_window.h"
@@ -165,6 +172,37 @@ void vz_window_close(vz_window *w)
 void vz_window_swap(vz_window *w)
 {
 	if (w->win && !w->offscreen) SDL_GL_SwapWindow(w->win);
+}
+
+#ifdef SDL_VIDEO_DRIVER_X11
+typedef int (*xsync_fn)(Display *, Bool);
+
+/* XSync from the libX11 that SDL loaded (NULL when it is not loaded: another video driver) */
+static xsync_fn xsync_lookup(void)
+{
+	static bool looked;
+	static xsync_fn fn;
+	if (looked) return fn;
+	looked = true;
+	void *lib = dlopen("libX11.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	if (lib) {
+		*(void **)&fn = dlsym(lib, "XSync");
+		dlclose(lib); /* NOLOAD took a reference of its own: SDL keeps the library loaded */
+	}
+	return fn;
+}
+#endif
+
+void vz_window_sync(vz_window *w)
+{
+	if (!w->win || w->offscreen) return;
+#ifdef SDL_VIDEO_DRIVER_X11
+	SDL_SysWMinfo info;
+	SDL_VERSION(&info.version);
+	if (!SDL_GetWindowWMInfo(w->win, &info) || info.subsystem != SDL_SYSWM_X11) return;
+	xsync_fn xsync = xsync_lookup();
+	if (xsync) xsync(info.info.x11.display, False);
+#endif
 }
 
 void vz_window_title(vz_window *w, const char *title)
