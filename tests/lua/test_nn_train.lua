@@ -128,3 +128,38 @@ test.case('lumen -i examples/mlp_fashion.lua: Ctrl-C stops training, the prompt 
   test.ok(csv:find(',test\n'), 'a test row per epoch')
   os.execute("rm -rf '" .. dir .. "'")
 end)
+
+-- The log's train rows: the loss and accuracy of the batches since the previous row. With a
+-- learning rate too small to move a weight (1e-30), the model after training is the model of every
+-- step, so each row's accuracy can be recounted from the same seeded batches, independently.
+test.case('the example log: each train row is the accuracy of its own batches', function()
+  if skip() then return end
+  local path = os.tmpname()
+  local saved_arg = _G.arg -- the example reads the real globals (the test file has an env of its own)
+  _G.arg = { [0] = root .. 'examples/mlp_fashion.lua', '--limit', '230', '--batch', '20', '--log-every', '4',
+    '--lr', '1e-30', '--epochs', '1', '--quiet', '--seed', '3', '--log', path }
+  dofile(root .. 'examples/mlp_fashion.lua')
+  _G.arg = saved_arg
+  local model, train_set = _G.model, _G.train_set
+  local rows = {}
+  for line in io.lines(path) do
+    local step, acc, split = line:match('^(%d+),%d+,[^,]+,([^,]+),[^,]+,[^,]+,(%a+)$')
+    if split == 'train' then rows[#rows + 1] = { step = tonumber(step), acc = tonumber(acc) } end
+  end
+  os.remove(path)
+  test.eq(#rows, 3, '12 batches of 20 (the last of 10), a row every 4: rows at steps 4, 8 and 12')
+  model:eval()
+  local counted, n, k = {}, {}, 0
+  lm.no_grad(function()
+    for x, y in data.DataLoader(train_set, { batch_size = 20, shuffle = true, seed = 3 }):iter() do
+      k = k + 1
+      local r = (k - 1) // 4 + 1
+      counted[r] = (counted[r] or 0) + model(x):argmax(2):eq(y):sum():item()
+      n[r] = (n[r] or 0) + x:size(1)
+    end
+  end)
+  for r, row in ipairs(rows) do
+    test.eq(row.step, 4 * r)
+    test.near(row.acc, counted[r] / n[r], 1e-6, 'row ' .. r .. ' (the log writes 6 digits)')
+  end
+end)
