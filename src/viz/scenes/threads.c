@@ -674,8 +674,9 @@ static void thr_title(void *p, char *buf, size_t cap)
 	thr_scene *s = p;
 	unsigned bx, by, bz;
 	block_xyz(s, (uint32_t)s->variant, &bx, &by, &bz);
-	snprintf(buf, cap, "threads: %s, block (%u,%u,%u) of %u, %d threads, %d barrier phases (emulated)%s",
-	         s->la.kernel, bx, by, bz, s->nblocks, s->nthreads, s->nphases,
+	snprintf(buf, cap, "threads: %s, block (%u,%u,%u) of %u, %d thread%s, %d barrier phase%s (emulated)%s",
+	         s->la.kernel, bx, by, bz, s->nblocks, s->nthreads, s->nthreads == 1 ? "" : "s", s->nphases,
+	         s->nphases == 1 ? "" : "s",
 	         s->truncated ? "; the trace was truncated: some events are missing" : "");
 }
 

@@ -177,6 +177,10 @@ static const char *tl_variant_name(void *p, int v) { return ((tl_scene *)p)->v[v
 static void tl_set_variant(void *p, int v) { ((tl_scene *)p)->variant = v; }
 static int tl_initial_variant(void *p) { return ((tl_scene *)p)->variant; }
 
+/* The engines' rows: H2D copies, compute, D2H copies; with one copy engine, both directions share
+ * its row (no empty D2H row). */
+static int engine_rows(const tl_scene *s) { return s->copy_engines == 1 ? 2 : 3; }
+
 static void tl_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 {
 	tl_scene *s = p;
@@ -184,8 +188,8 @@ static void tl_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	s->lh = vz_text_height(f, VZ_FONT_SMALL);
 	s->label_w = 22 * vz_char_width(f, VZ_FONT_SMALL);
 	const tvar *v = cur(s);
-	/* rows: serial (1 stream + 3 engines), overlapped (segments + 3 engines), titles and the axis */
-	float rows = 1 + 3 * 0.5f + (float)v->segments + 3 * 0.5f;
+	/* rows: serial (1 stream + the engines), overlapped (segments + the engines), titles and the axis */
+	float rows = 1 + (float)engine_rows(s) * 0.5f + (float)v->segments + (float)engine_rows(s) * 0.5f;
 	s->row_h = fminf(3.2f * s->lh, (c->h - 11 * s->lh) / rows);
 	s->chart_r = vz_r(s->label_w, s->lh * 2.4f, c->w - s->label_w - 2 * vz_char_width(f, VZ_FONT_SMALL), c->h - 3 * s->lh);
 	*ww = c->w;
@@ -256,7 +260,8 @@ static float draw_schedule(vz_frame *f, const tl_scene *s, const char *sched, fl
 		vz_textf(f, 0, y + (float)st * rh + (rh - s->lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "stream %d", st);
 	static const char *const engines[3] = {"copy engine H2D", "compute", "copy engine D2H"};
 	float ey = y + (float)streams * rh + s->lh * 0.3f;
-	for (int e = 0; e < 3; e++)
+	int ne = engine_rows(s);
+	for (int e = 0; e < ne; e++)
 		vz_text_draw(f, 0, ey + (float)e * eh + (eh - s->lh) / 2, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_th.text_dim,
 		             e == 0 && s->copy_engines == 1 ? "copy engine (one)" : engines[e]);
 	for (int i = 0; i < v->run.nspans; i++) {
@@ -267,8 +272,8 @@ static float draw_schedule(vz_frame *f, const tl_scene *s, const char *sched, fl
 		int er = strcmp(sp->track, "copy") == 0 ? (op_of(sp->op) == OP_KERNEL ? 1 : 0) : engine_row(sp);
 		draw_span(f, s, sp, ey + (float)er * eh + eh * 0.12f, eh * 0.76f, now, false);
 	}
-	vz_line(f, s->chart_r.x, ey + 3 * eh + 2, s->chart_r.x + s->chart_r.w, ey + 3 * eh + 2, 1, vz_th.grid);
-	return ey + 3 * eh + s->lh * 0.9f;
+	vz_line(f, s->chart_r.x, ey + (float)ne * eh + 2, s->chart_r.x + s->chart_r.w, ey + (float)ne * eh + 2, 1, vz_th.grid);
+	return ey + (float)ne * eh + s->lh * 0.9f;
 }
 
 static void draw_axis(vz_frame *f, const tl_scene *s, float y)
@@ -316,8 +321,8 @@ static void tl_title(void *p, char *buf, size_t cap)
 	tl_scene *s = p;
 	const tvar *v = cur(s);
 	char src[128];
-	snprintf(buf, cap, "streams: vector add in %d segments, serial vs overlapped (%s)", v->segments,
-	         vz_run_source_label(&v->run, src, sizeof src));
+	snprintf(buf, cap, "streams: vector add in %d segment%s, serial vs overlapped; times %s", v->segments,
+	         v->segments == 1 ? "" : "s", vz_run_source_label(&v->run, src, sizeof src));
 }
 
 static void tl_step_label(void *p, int step, char *buf, size_t cap)
