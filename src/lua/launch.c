@@ -627,11 +627,18 @@ static bool find_key(lua_State *L, int fn, char *buf, size_t cap)
 	return found;
 }
 
-/* The kernel's name: opts.name, the global it is stored in (in the caller's environment: a
- * lesson's, a test file's, or _G), or "kernel". */
+/* Whether the name is one word of at most 40 characters (not a temporary like "(for state)"). */
+static bool word_name(const char *k)
+{
+	return k && *k && *k != '(' && strlen(k) <= 40 && !strpbrk(k, " \t\n");
+}
+
+/* The kernel's name: opts.name, the local or upvalue of the caller that holds it, the global it is
+ * stored in (in the caller's environment: a lesson's, a test file's, or _G), or "anonymous" (an
+ * inline function: messages then say "(kernel anonymous)"; option name= names it). */
 static const char *kernel_name(lua_State *L, int fn, const char *given, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "kernel");
+	snprintf(buf, cap, "anonymous");
 	if (given) {
 		if (!*given || strlen(given) > 40) lml_error(L, "option name must have 1 to 40 characters");
 		if (strpbrk(given, " \t\n")) lml_error(L, "option name '%.40s' must be one word", given);
@@ -639,10 +646,28 @@ static const char *kernel_name(lua_State *L, int fn, const char *given, char *bu
 		return buf;
 	}
 	lua_Debug ar;
-	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "f", &ar)) { /* the caller's _ENV */
+	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "f", &ar)) {
 		int caller = lua_gettop(L);
 		const char *up;
-		for (int i = 1; (up = lua_getupvalue(L, caller, i)) != NULL; i++) {
+		for (int i = 1; (up = lua_getlocal(L, &ar, i)) != NULL; i++) { /* local function add1 ... */
+			bool hit = word_name(up) && lua_rawequal(L, -1, fn);
+			lua_pop(L, 1);
+			if (hit) {
+				snprintf(buf, cap, "%s", up);
+				lua_settop(L, caller - 1);
+				return buf;
+			}
+		}
+		for (int i = 1; (up = lua_getupvalue(L, caller, i)) != NULL; i++) { /* ... one scope out */
+			bool hit = strcmp(up, "_ENV") != 0 && word_name(up) && lua_rawequal(L, -1, fn);
+			lua_pop(L, 1);
+			if (hit) {
+				snprintf(buf, cap, "%s", up);
+				lua_settop(L, caller - 1);
+				return buf;
+			}
+		}
+		for (int i = 1; (up = lua_getupvalue(L, caller, i)) != NULL; i++) { /* the caller's _ENV */
 			if (strcmp(up, "_ENV") == 0 && lua_istable(L, -1) && find_key(L, fn, buf, cap)) {
 				lua_settop(L, caller - 1);
 				return buf;

@@ -217,7 +217,7 @@ test.case('memcheck: out-of-bounds accesses and read-only arrays name thread, bl
     kernels.launch(function(t, a) local v = a[t.threadIdx.x + 1] end, {block = 8, args = {a}})
   end, "out-of-bounds load of global array 'a' at index 8 (length 8; arrays are indexed from 0, as in "
     .. "CUDA C) at line")
-  test.ok(msg:find('at line %d+ by thread %(7,0,0%) in block %(0,0,0%) %(kernel kernel%)'), msg)
+  test.ok(msg:find('at line %d+ by thread %(7,0,0%) in block %(0,0,0%) %(kernel anonymous%)'), msg)
   test.raises(function()
     kernels.launch(function(t, a) a[-1] = 1 end, {grid = {1, 2}, block = 2, args = {a}})
   end, "out%-of%-bounds store of global array 'a' at index %-1 .- by thread %(0,0,0%) in block %(0,0,0%)")
@@ -262,7 +262,7 @@ test.case('racecheck: the missing barrier of Kogge-Stone is found, and the barri
   local msg = test.raises(function()
     kernels.launch(kogge_stone_racy, {block = n, args = {x, y, n}, shared = {XY = n}})
   end, "read%-after%-write race on shared array 'XY' at index 1 %(0%-based%) in block %(0,0,0%) "
-    .. "%(kernel kernel%): thread %(1,0,0%) wrote it at line %d+ and thread %(2,0,0%) read it at line "
+    .. "%(kernel kogge_stone_racy%): thread %(1,0,0%) wrote it at line %d+ and thread %(2,0,0%) read it at line "
     .. "%d+ in the same barrier phase %(phase 1 of the block, counted from 0%)")
   test.ok(msg:find('t:sync()', 1, true))
   kernels.launch(kogge_stone, {block = n, args = {x, y, n}, shared = {XY = n}})
@@ -308,7 +308,7 @@ test.case('a Lua error in a thread: its message, thread, block and traceback; th
     kernels.launch(function(t)
       if t.blockIdx.x == 1 and t.threadIdx.x == 3 then error('boom') end
     end, {grid = 2, block = 4})
-  end, 'kernels.launch: .-boom by thread %(3,0,0%) in block %(1,0,0%) %(kernel kernel%)')
+  end, 'kernels.launch: .-boom by thread %(3,0,0%) in block %(1,0,0%) %(kernel anonymous%)')
   test.ok(msg:find('stack traceback:', 1, true) and msg:find('in function', 1, true), msg)
   test.raises(function()
     kernels.launch(function(t) local q; q.x = 1 end, {block = 1})
@@ -416,4 +416,19 @@ test.case('bad input: clear errors, no crash', function()
     kernels.launch(function(t) local v = kept_a[0] end, {block = 1})
   end, "array 'a' belongs to another kernel launch")
   test.raises(function() kernels.racecheck('yes') end, 'argument 1 must be a boolean')
+end)
+
+test.case("the kernel's name: option name=, the caller's local or upvalue, a global, else 'anonymous'", function()
+  local function add_one(t, a) a[t.threadIdx.x] = a[t.threadIdx.x] + 1 end
+  local a = lm.zeros(4)
+  test.eq(kernels.launch(add_one, {block = 4, args = {a}}).algo, 'add_one', 'a local of the caller')
+  test.eq((function() return kernels.launch(add_one, {block = 4, args = {a}}).algo end)(), 'add_one',
+    'an upvalue of the caller')
+  test.eq(kernels.launch(add_one, {block = 4, args = {a}, name = 'inc'}).algo, 'inc')
+  test.eq(kernels.launch(function(t, x) end, {block = 4, args = {a}}).algo, 'anonymous')
+  test.eq(a:tolist(), {3, 3, 3, 3})
+  local msg = test.raises(function()
+    kernels.launch(function(t) local s = nil .. 'x' end, {block = 2})
+  end, 'by thread %(0,0,0%) in block %(0,0,0%) %(kernel anonymous%)')
+  test.ok(not msg:find('kernel kernel', 1, true), msg)
 end)
