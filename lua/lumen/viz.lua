@@ -55,7 +55,9 @@ local function describe(m)
       weight = (rawget(cls, '__name') == 'Conv2d' and w) and lm.no_grad(function() return w:detach():float() end) or nil,
       module = l.module }
   end
-  return { name = rawget(getmetatable(m), '__name') or 'model', params = numel_sum(m:parameters()), layers = layers }
+  -- id: this module (not another of the same layers): shown again, it keeps its live histograms
+  return { name = rawget(getmetatable(m), '__name') or 'model', params = numel_sum(m:parameters()), layers = layers,
+    id = string.format('%p', m) }
 end
 
 --- viz.show(x [, opts]): a kernel result, a trace, a tensor, or an nn module.

@@ -187,7 +187,7 @@ static void copy_string(lua_State *L, int t, const char *k, char *dst, size_t ca
 	lua_pop(L, 1);
 }
 
-/* viz._show_model({name=, params=, layers={{name=, kind=, desc=, params=, weight=}, ...}} [, opts]) */
+/* viz._show_model({name=, id=, params=, layers={{name=, kind=, desc=, params=, weight=}, ...}} [, opts]) */
 static int v_show_model(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
@@ -195,6 +195,7 @@ static int v_show_model(lua_State *L)
 	lm_viz_model m;
 	memset(&m, 0, sizeof m);
 	copy_string(L, 1, "name", m.name, sizeof m.name);
+	copy_string(L, 1, "id", m.id, sizeof m.id);
 	m.params = lml_rawfield(L, 1, "params") == LUA_TNUMBER ? (int64_t)lua_tonumber(L, -1) : 0;
 	lua_pop(L, 1);
 	if (lml_rawfield(L, 1, "layers") != LUA_TTABLE) lml_error(L, "the model description has no layers");

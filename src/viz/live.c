@@ -315,9 +315,12 @@ lm_status vz_live_follow(const char *path, const char *fname)
 #define MAX_LAYERS 128
 static vz_hist hists[MAX_LAYERS][2];
 static int nlayers;
+static uint64_t model_sig;
 
-void vz_live_model_reset(int n)
+void vz_live_model_reset(int n, uint64_t sig)
 {
+	if (sig == model_sig && (n > MAX_LAYERS ? MAX_LAYERS : n) == nlayers) return; /* shown again */
+	model_sig = sig;
 	nlayers = n > MAX_LAYERS ? MAX_LAYERS : n;
 	memset(hists, 0, sizeof hists);
 	version++;

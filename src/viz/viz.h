@@ -135,6 +135,7 @@ typedef struct lm_viz_layer {
 
 typedef struct lm_viz_model {
 	char name[64];    /* the model's class */
+	char id[32];      /* which model (its address): shown again, it keeps its histograms */
 	int nlayers;
 	const lm_viz_layer *layers;
 	int64_t params;

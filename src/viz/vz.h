@@ -439,7 +439,9 @@ typedef struct vz_hist {
 	int64_t n, nonfinite;
 	uint64_t updates;   /* 0: nothing recorded yet */
 } vz_hist;
-void vz_live_model_reset(int nlayers);
+/* The histograms belong to a model of nlayers layers whose description hashes to sig: a model
+ * shown again (the same sig) keeps them, another one starts empty. */
+void vz_live_model_reset(int nlayers, uint64_t sig);
 int vz_live_model_layers(void);
 const vz_hist *vz_live_hist(int layer, int kind); /* kind 0: activations, 1: gradients */
 lm_status vz_live_hist_record(int layer, int kind, const double *v, int64_t n, const char *fname);

@@ -345,6 +345,14 @@ test.case('model: layers and parameter counts, filters, live histograms from viz
   local relu = cells { kind = 'activations', index = 1 }[1]
   local p = viz.pick(relu.x + 3, relu.y + 3)
   test.ok(p.text:find('range 0 ') or p.text:find('range 0%.'), 'a ReLU never goes below 0: ' .. p.text)
+  show() -- the same model shown again keeps its histograms
+  test.eq(count { kind = 'activations', state = 'live' }, 4, 'viz.show(model) again')
+  test.eq(count { kind = 'gradients', state = 'live' }, 2)
+  local twin = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 3))
+  viz.show(twin) -- another model of the same layers has none of them
+  test.eq(count { kind = 'activations', state = 'no data' }, 4, 'another model')
+  show()
+  test.eq(count { kind = 'activations', state = 'no data' }, 4, 'the first model after another: recorded afresh')
   check.check('model', show, 1, { kind = 'layer', state = 'active' }, { kind = 'layer', state = 'no parameters' })
   w:close()
   local before = count { kind = 'activations', state = 'live' }

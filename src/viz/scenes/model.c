@@ -33,7 +33,7 @@ typedef struct mlayer {
 } mlayer;
 
 typedef struct model_scene {
-	char name[64];
+	char name[64], id[32];
 	int64_t params;
 	bool demo;
 	mlayer L[MAXLAYERS];
@@ -126,6 +126,31 @@ static lm_status demo_model(model_scene *s)
 	return LM_OK;
 }
 
+/* FNV-1a over the model's name and identity, parameter count and layers (name, kind, description,
+ * count): the same model shown again, unless its layers changed. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t model_sig(const model_scene *s)
+{
+	uint64_t h = fnv(14695981039346656037ull, s->name, strlen(s->name) + 1);
+	h = fnv(h, s->id, strlen(s->id) + 1);
+	h = fnv(h, &s->params, sizeof s->params);
+	h = fnv(h, &s->demo, sizeof s->demo);
+	for (int i = 0; i < s->n; i++) {
+		const mlayer *l = &s->L[i];
+		h = fnv(h, l->name, strlen(l->name) + 1);
+		h = fnv(h, l->kind, strlen(l->kind) + 1);
+		h = fnv(h, l->desc, strlen(l->desc) + 1);
+		h = fnv(h, &l->params, sizeof l->params);
+	}
+	return h;
+}
+
 static void *model_create(const vz_build *b)
 {
 	model_scene *s = vz_calloc(1, sizeof *s);
@@ -142,6 +167,7 @@ static void *model_create(const vz_build *b)
 		                  m->nlayers, MAXLAYERS);
 	else {
 		snprintf(s->name, sizeof s->name, "%s", m->name);
+		snprintf(s->id, sizeof s->id, "%s", m->id);
 		s->params = m->params;
 		for (int i = 0; i < m->nlayers && st == LM_OK; i++) {
 			mlayer *l = &s->L[s->n++];
@@ -152,7 +178,8 @@ static void *model_create(const vz_build *b)
 			if (m->layers[i].weight) st = copy_filters(l, m->layers[i].weight, b->fname);
 		}
 	}
-	if (st == LM_OK) vz_live_model_reset(s->n); /* the histograms are this model's from now on */
+	/* the histograms are this model's from now on (kept when the same model is shown again) */
+	if (st == LM_OK) vz_live_model_reset(s->n, model_sig(s));
 	if (st != LM_OK) {
 		model_destroy(s);
 		return NULL;
