@@ -3,8 +3,10 @@
  * tick and, while Lua runs, from the one Lua hook (run.c's live tick); --headless; --snapshot
  * SCENE OUT.png [--step N] [--opts k=v,...]; waiting for a window that a script left open.
  *
- * Built without the visualizer (no LUMEN_HAVE_VIZ), --headless is accepted (there is no window to
- * avoid) and --snapshot says that this build has no window. Read next: src/viz/viz.h, run.c.
+ * The window code is a module loaded on the first call into viz (src/lua/lml_viz.h): these hooks
+ * are set when it loads, and a run that showed nothing never loads it. Built without the
+ * visualizer (no LUMEN_HAVE_VIZ), --headless is accepted (there is no window to avoid) and
+ * --snapshot says that this build has no window. Read next: src/lua/viz_loader.c, run.c.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -14,26 +16,39 @@
 #include "app.h"
 
 #ifdef LUMEN_HAVE_VIZ
-#include "viz/viz.h"
+#include "lua/lml_viz.h"
 
 const char *app_viz_description(void)
 {
-	return "yes (SDL2 + OpenGL 3.3 core; a window on a display, offscreen without one)";
+	return "yes (SDL2 + OpenGL 3.3 core, module " LUMEN_VIZ_MODULE_NAME " loaded on first use; a "
+	       "window on a display, offscreen without one)";
 }
+
+static const lml_viz_module *viz;
+static bool headless_wanted;
 
 /* From the REPL's tick (waiting for input) or from the Lua hook (a script runs). */
 static void pump(void *ud)
 {
 	(void)ud;
-	if (app_lua_running()) lm_viz_pump_busy();
-	else lm_viz_pump();
+	if (app_lua_running()) viz->pump_busy();
+	else viz->pump();
+}
+
+/* The module just loaded (the first call into viz): its window is the program's from now on. */
+static void on_load(const lml_viz_module *m)
+{
+	viz = m;
+	viz->set_headless(headless_wanted);
+	viz->set_live_callback(app_tick_live);
+	app_set_tick(pump, NULL);
 }
 
 void app_viz_init(bool headless)
 {
-	lm_viz_set_headless(headless);
-	lm_viz_set_live_callback(app_tick_live);
-	app_set_tick(pump, NULL);
+	headless_wanted = headless;
+	if (viz) viz->set_headless(headless);
+	lml_viz_on_load(on_load);
 }
 
 static volatile int stop_waiting;
@@ -46,7 +61,8 @@ static void on_sigint(int sig)
 
 void app_viz_finish(bool interactive)
 {
-	if (!interactive && lm_viz_is_open() && !lm_viz_is_offscreen(NULL)) {
+	if (!viz) return; /* nothing was shown: the module was never loaded */
+	if (!interactive && viz->is_open() && !viz->is_offscreen(NULL)) {
 		/* a script showed something: keep it on screen until the window is closed (or Ctrl-C) */
 		fprintf(stderr, APP_NAME ": the window stays open until you close it (Esc) or press Ctrl-C\n");
 		struct sigaction sa, old;
@@ -54,44 +70,20 @@ void app_viz_finish(bool interactive)
 		sa.sa_handler = on_sigint;
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGINT, &sa, &old);
-		lm_viz_wait_closed(&stop_waiting);
+		viz->wait_closed(&stop_waiting);
 		sigaction(SIGINT, &old, NULL);
 	}
-	lm_viz_shutdown();
+	viz->shutdown();
 }
 
 static int snapshot(const char *scene, const char *out, const char *step, const char *opts)
 {
-	const char *fname = "--snapshot";
-	lm_viz_opts o;
-	memset(&o, 0, sizeof o);
-	lm_viz_set_headless(true);
-	if (opts && lm_viz_opts_parse(&o, opts, fname) != LM_OK) goto fail;
-	if (step && !strstr(opts ? opts : "", "step=") && lm_viz_opts_add(&o, "step", step, fname) != LM_OK)
-		goto fail;
-	if (step) {
-		char *end;
-		long v = strtol(step, &end, 10);
-		if (*end || v < 0) {
-			lm_set_error(LM_ERR_ARG, "%s: --step needs a step number (0 or more), got '%s'", fname, step);
-			goto fail;
-		}
+	const lml_viz_module *m = lml_viz_load();
+	if (!m) {
+		fprintf(stderr, APP_NAME ": --snapshot: %s\n", lm_last_error());
+		return 1;
 	}
-	if (lm_viz_scene(scene, &o, fname) != LM_OK) goto fail;
-	lm_viz_state st;
-	lm_viz_get_state(&st);
-	if (step && atol(step) >= st.steps) {
-		lm_set_error(LM_ERR_ARG, "%s: --step %s is past the end: scene '%s' has steps 0..%d", fname, step,
-		             scene, st.steps - 1);
-		goto fail;
-	}
-	if (lm_viz_snapshot(out, fname) != LM_OK) goto fail;
-	lm_viz_shutdown();
-	return 0;
-fail:
-	fprintf(stderr, APP_NAME ": %s\n", lm_last_error());
-	lm_viz_shutdown();
-	return 1;
+	return m->snapshot(scene, out, step, opts);
 }
 
 #else /* no visualizer in this build */

@@ -51,7 +51,7 @@ void lml_kernel_opts(lua_State *L, int idx, const char *call, struct lm_kernel_o
 /* Pushes {call = {args=, {key=, kind=, values=, default=, doc=}, ...}, ...}: the same rows, for
  * :help (lm._kernels.options). */
 void lml_push_kernel_options(lua_State *L);
-void lml_open_viz(lua_State *L, int mt, int m, int lm);     /* viz.c: lm._viz */
+void lml_open_viz(lua_State *L, int mt, int m, int lm);     /* viz_loader.c: lm._viz */
 void lml_open_io(lua_State *L, int mt, int m, int lm);      /* io.c: lm.save, lm.load, ... */
 void lml_open_optim(lua_State *L, int mt, int m, int lm);   /* optim.c: lm._optim, F.bce_with_logits */
 void lml_open_data(lua_State *L, int mt, int m, int lm);    /* data.c: lm._data */

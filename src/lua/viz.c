@@ -6,60 +6,19 @@
  *
  * Design: as every binding (lml.h): arguments checked first, then one call into src/viz, whose
  * messages already name the Lua function (it is given lml_fname). The traces of the runs are
- * borrowed from their userdata for the call; a scene keeps its own references. Without SDL2 at
- * build time (no LUMEN_HAVE_VIZ) every call but viz.is_open says clearly that this build has no
- * window. Read next: src/viz/viz.h, src/viz/viewer.c, docs/viz.md.
+ * borrowed from their userdata for the call; a scene keeps its own references. Part of the
+ * visualizer module (lml_viz.h); without SDL2 at build time the program's viz_loader.c says that
+ * this build has no window. Read next: src/viz/viz.h, src/viz/viewer.c, docs/viz.md.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "lml_viz.h"
 
-#ifdef LUMEN_HAVE_VIZ
 #include "viz/viz.h"
-#endif
 
 #define TRACE_MT "lumen.Trace" /* kernels.c: a box holding one lm_trace * */
 
-#ifndef LUMEN_HAVE_VIZ
-
-static int no_window(lua_State *L)
-{
-	return luaL_error(L, "%s: this Lumen was built without a window: SDL2, SDL2_ttf, libepoxy or "
-	                  "libpng were missing at build time (apt-get install libsdl2-dev libsdl2-ttf-dev "
-	                  "libepoxy-dev libpng-dev, then rebuild)", lml_fname(L));
-}
-
-static int v_false(lua_State *L)
-{
-	lua_pushboolean(L, 0);
-	return 1;
-}
-
-void lml_open_viz(lua_State *L, int mt, int m, int lm)
-{
-	(void)mt;
-	(void)m;
-	static const char *const names[] = {"open", "close", "show", "scene", "step", "play", "pause",
-	                                    "snapshot", "pick", "layout", "state", "scenes", "colors",
-	                                    "pixel", "key", "pointer", "seek", "variant", "redraw",
-	                                    "pump", "zoom", "pan", "plot", "follow", "clear", "due",
-	                                    "_show_model", "_record", NULL};
-	lua_newtable(L);
-	for (int i = 0; names[i]; i++) {
-		lua_pushfstring(L, "viz.%s", names[i]);
-		lua_pushcclosure(L, no_window, 1);
-		lua_setfield(L, -2, names[i]);
-	}
-	lua_pushliteral(L, "viz.is_open");
-	lua_pushcclosure(L, v_false, 1);
-	lua_setfield(L, -2, "is_open");
-	lua_pushboolean(L, 0);
-	lua_setfield(L, -2, "built");
-	lua_setfield(L, lm, "_viz");
-}
-
-#else /* LUMEN_HAVE_VIZ */
 
 static int fail(lua_State *L) { return luaL_error(L, "%s", lm_last_error()); }
 
@@ -633,16 +592,10 @@ static const luaL_Reg functions[] = {
 	{NULL, NULL},
 };
 
-void lml_open_viz(lua_State *L, int mt, int m, int lm)
+/* The viz.* C functions into the table at t (the module's open_lua). */
+void lml_viz_open_funcs(lua_State *L, int t)
 {
-	(void)mt;
-	(void)m;
-	lua_newtable(L);
-	lml_setfuncs(L, -1, "viz.", functions, 0);
-	lml_viz_data_funcs(L, lua_gettop(L));
-	lua_pushboolean(L, 1);
-	lua_setfield(L, -2, "built");
-	lua_setfield(L, lm, "_viz");
+	t = lua_absindex(L, t);
+	lml_setfuncs(L, t, "viz.", functions, 0);
+	lml_viz_data_funcs(L, t);
 }
-
-#endif /* LUMEN_HAVE_VIZ */
