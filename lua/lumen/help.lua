@@ -841,6 +841,7 @@ local roots = {
 }
 
 local function field(t, k)
+  if t == _G then t = { [k] = lm._global(k) } end -- a module global not read yet: loaded now
   local hops = 0
   while type(t) == 'table' and hops < 8 do
     local v = rawget(t, k)
@@ -859,7 +860,7 @@ function H.available(name)
     local sep, m = rest:match('^([.:])([%w_]+)$')
     return sep ~= ':' or field(lm.Tensor, m) ~= nil
   end
-  local root = roots[head] and roots[head]() or rawget(_G, head) or package.loaded['lumen.' .. head]
+  local root = roots[head] and roots[head]() or lm._global(head) or package.loaded['lumen.' .. head]
   if root == nil then return false, head end
   local v = root
   for seg in rest:gmatch('[.:]([%w_]+)') do

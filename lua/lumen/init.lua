@@ -107,6 +107,11 @@ local function guard(t, where, prefix)
   end
   local old = rawget(mt, '__index')
   mt.__index = function(tbl, k)
+    if where == 'globals' and lm._lazy[k] then -- a module of the program, loaded on first use
+      local m = require(k)
+      rawset(tbl, k, m)
+      return m
+    end
     local list = lm.planned[where]
     local what = type(k) == 'string' and list and rawget(list, k)
     if what then error(not_built(prefix .. k, what), 2) end
@@ -124,6 +129,20 @@ if type(lm.cuda) == 'table' then guard(lm.cuda, 'lm.cuda', 'lm.cuda.') end
 lm._tensor_missing = function(k)
   local what = type(k) == 'string' and rawget(lm.planned.Tensor, k)
   if what then error(not_built('Tensor:' .. k, what), 3) end
+end
+
+--- The lumen program's module globals (nn, optim, data, kernels, viz, lesson: src/app/state.c
+--- names those this build has), each required the first time its global is read.
+lm._lazy = {}
+
+--- The global name, loading it first if it is one of lm._lazy (for code that looks at globals
+--- without reading them: completion, :help); nil when there is none, never an error.
+function lm._global(name)
+  local v = rawget(_G, name)
+  if v ~= nil or not lm._lazy[name] then return v end
+  local m = require(name)
+  rawset(_G, name, m)
+  return m
 end
 
 --- For the lumen program's globals (src/app/state.c): a planned module that is not built says so

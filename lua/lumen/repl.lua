@@ -39,6 +39,7 @@ local baseline = {} -- the globals that exist before the user types anything
 --- Notes the globals of a fresh state (called once, before -e chunks and scripts run).
 function M.init()
   for k in pairs(_G) do baseline[k] = true end
+  for k in pairs(lm._lazy) do baseline[k] = true end -- the modules, globals once first read
   baseline.arg = true -- set by the program after this call
 end
 
@@ -239,14 +240,14 @@ Lua: type an expression to print it (several results are separated by tabs; `_` 
 a statement to run it; an unfinished one continues on the `..` prompt; a trailing `;` prints
 nothing. Tab completes names, fields (lm.ze), methods (x:ma), commands (:he) and file names inside
 strings. Ctrl-C stops what runs (twice within a second quits); at the prompt it clears the line.
-Globals: lm (Lumen), F (lm.nn.functional)]] .. (rawget(_G, 'nn') and ', nn' or '') ..
+Globals: lm (Lumen), F (lm.nn.functional)]] .. ((rawget(_G, 'nn') or lm._lazy.nn) and ', nn' or '') ..
     '. Topics: :help lm, :help Tensor, :help F, :help nn, :help optim, :help data, :help kernels, ' ..
     ':help viz, :help lesson.')
 end
 
 local function lesson_command(name)
   return function(arg)
-    local lesson = rawget(_G, 'lesson') or package.loaded['lumen.lesson']
+    local lesson = lm._global('lesson') or package.loaded['lumen.lesson']
     if type(lesson) == 'table' and type(lesson.command) == 'function' then
       return lesson.command(name, arg)
     end
@@ -351,7 +352,9 @@ local function resolve(path)
   local v = _G
   for name in path:gmatch('[^.]+') do
     if not is_name(name) then return nil end
-    if type(v) == 'table' then
+    if v == _G then
+      v = lm._global(name) -- a module global not read yet is loaded (Lumen's code, not the user's)
+    elseif type(v) == 'table' then
       local t, x, hops = v, nil, 0
       while type(t) == 'table' and hops < 8 do
         x = rawget(t, name)
@@ -426,6 +429,9 @@ function M.complete(line, start, stop)
   if not obj then
     if not word:match('^[%a_][%w_]*$') and word ~= '' then return out end
     for _, k in ipairs(keys_of(_G, false)) do
+      if starts(k, word) then out[#out + 1] = k end
+    end
+    for k in pairs(lm._lazy) do
       if starts(k, word) then out[#out + 1] = k end
     end
     for k in pairs(keywords) do
