@@ -224,6 +224,28 @@ static void check_windows(tally *tl)
 	T->free(db, msg, sizeof msg);
 }
 
+/* The helpers above, for gpu_check_slots.c. */
+void gc_row(tally *tl, const char *what, int ok, const char *detail)
+{
+	row(tl, what, ok, detail);
+}
+void *gc_dev(size_t n)
+{
+	return dev(n);
+}
+void gc_up(void *d, const void *h, size_t n)
+{
+	up(d, h, n);
+}
+void gc_down(void *h, const void *d, size_t n)
+{
+	down(h, d, n);
+}
+lmi_cu_arr gc_arr(void *p, int dt, int nd, const int64_t *shape)
+{
+	return arr(p, dt, nd, shape);
+}
+
 /* The median of 5 timed runs (after one warm-up) of f, in ms, the stream synchronised. */
 static double timed(void (*f)(void *), void *ctx)
 {
@@ -331,5 +353,6 @@ void gc_tensor_backend(tally *tl, int quick)
 	check_binary_reduce(tl);
 	check_gemm_softmax(tl);
 	check_windows(tl);
+	gc_tensor_slots(tl);
 	measure(tl, quick);
 }

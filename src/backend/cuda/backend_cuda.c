@@ -6,10 +6,12 @@
  *
  * The table is made on the first move of a tensor to the GPU (lmi_backend_open ->
  * lmi_cuda_backend_load): the module loaded, a device found, the module's stream and cuBLAS
- * handle made; start-up never touches CUDA. Slots not written here stay NULL, so supports_op
- * says no and the op fails naming itself, the device and the loop (LMI_BE); the slots written
- * take float32 / float64 (binary and reduce_dims also answer for their uint8 / int64 outputs,
- * and refuse other inputs themselves). Read next: tensor.cu, cache.c.
+ * handle made; start-up never touches CUDA. Slots not written here stay NULL (today the two
+ * Winograd slots: conv2d takes im2col + cuBLAS there), so supports_op says no and the op fails
+ * naming itself, the device and the loop (LMI_BE); the arithmetic slots take float32 / float64
+ * (binary and reduce_dims also answer for their uint8 / int64 outputs, and refuse other inputs
+ * themselves), the slots that move data by position every dtype. Index errors come back as the
+ * CPU words them. Read next: tensor.cu, nn.cu, move.cu, sort.cu, cache.c.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -197,23 +199,20 @@ static lm_tensor *rows_of(const lm_tensor *x, uint32_t mask, int64_t *rows, int6
 static lm_status s_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
                                lm_tensor *idx, double p)
 {
-	(void)p;
 	bool arg = op == LM_ARGMAX || op == LM_ARGMIN;
+	bool stat = op == LM_PROD || op == LM_VAR || op == LM_STD || op == LM_NORM;
 	if (!is_float(x->dtype)) return no_loop("reduce_dims", x->dtype);
-	if (!(op == LM_SUM || op == LM_MEAN || op == LM_MAX || op == LM_MIN || arg))
-		return lmi_fail(LM_ERR_UNSUPPORTED,
-		                "cuda: the cuda backend's reduce_dims loop has sum, "
-		                "mean, max, min, argmax and argmin only (op %d)",
-		                (int)op);
 	int64_t rows, R;
 	lm_tensor *c = rows_of(x, mask, &rows, &R);
 	if (!c) return lm_last_status();
 	char msg[512] = "";
-	int e = api->reduce_rows(op, x->dtype, lmi_data(c), rows, R, arg ? NULL : lmi_data(out),
-	                         arg   ? (int64_t *)lmi_data(out)
-	                         : idx ? (int64_t *)lmi_data(idx)
-	                               : NULL,
-	                         msg, sizeof msg);
+	int e = stat ? api->stat_rows(op, x->dtype, lmi_data(c), rows, R, lmi_data(out), p, msg,
+	                              sizeof msg)
+	             : api->reduce_rows(op, x->dtype, lmi_data(c), rows, R, arg ? NULL : lmi_data(out),
+	                                arg   ? (int64_t *)lmi_data(out)
+	                                : idx ? (int64_t *)lmi_data(idx)
+	                                      : NULL,
+	                                msg, sizeof msg);
 	lm_tensor_release(c);
 	return cu("cuda reduce_dims", e, msg);
 }
@@ -314,6 +313,21 @@ static lm_status s_nll_grad(const lm_tensor *g, const lm_tensor *t, lm_tensor *g
 	                                      lmi_data(gx), N, C, L, msg, cap));
 }
 
+static lm_status s_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, bool tanh_approx)
+{
+	lmi_cu_arr o = arr(out), a = arr(x), b = g ? arr(g) : arr(x);
+	CU(g ? "gelu backward" : "gelu", api->gelu(&o, &a, g ? &b : NULL, tanh_approx, msg, cap));
+}
+
+static lm_status s_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
+                              int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
+                              const int64_t *stride, const int64_t *pad)
+{
+	const int64_t win[6] = {k[0], k[1], stride[0], stride[1], pad[0], pad[1]};
+	CU("max_pool2d", api->max_pool2d(x->dtype, lmi_data(x), lmi_data(y), (int64_t *)lmi_data(idx),
+	                                 planes, H, W, OH, OW, win, msg, cap));
+}
+
 static lm_status s_sgd_step(lm_tensor *p, const lm_tensor *g, lm_tensor *buf, const lm_sgd_opts *o,
                             bool first)
 {
@@ -331,6 +345,33 @@ static lm_status s_adam_step(lm_tensor *p, const lm_tensor *g, lm_tensor *m, lm_
 	                step_size, bc2_sqrt, o->decoupled, o->amsgrad,      o->maximize};
 	CU("adam_step_", api->adam(p->dtype, lmi_data(p), lmi_data(g), lmi_data(m), lmi_data(v),
 	                           vmax ? lmi_data(vmax) : NULL, lm_tensor_numel(p), f, msg, cap));
+}
+
+static lm_status s_rmsprop_step(lm_tensor *p, const lm_tensor *g, lm_tensor *sq, lm_tensor *buf,
+                                lm_tensor *gavg, const lm_rmsprop_opts *o)
+{
+	double f[6] = {o->alpha, o->weight_decay, o->lr, o->eps, o->momentum, o->maximize};
+	CU("rmsprop_step_", api->rmsprop(p->dtype, lmi_data(p), lmi_data(g), lmi_data(sq),
+	                                 buf ? lmi_data(buf) : NULL, gavg ? lmi_data(gavg) : NULL,
+	                                 lm_tensor_numel(p), f, msg, cap));
+}
+
+static lm_status s_crop_batch(const lm_tensor *x, const lm_tensor *offsets, int64_t pad,
+                              lm_tensor *out)
+{
+	CU("crop_batch", api->crop((int)lm_dtype_size(x->dtype), lmi_data(x),
+	                           (const int64_t *)lmi_data(offsets), pad, x->shape[0], x->shape[1],
+	                           x->shape[2], x->shape[3], out->shape[2], out->shape[3],
+	                           lmi_data(out), msg, cap));
+}
+
+static lm_status s_flip_batch(const lm_tensor *x, const lm_tensor *mask, lm_tensor *out)
+{
+	int64_t N = x->shape[0], W = x->shape[x->ndim - 1];
+	int64_t lines = N && W ? lm_tensor_numel(x) / N / W : 0;
+	CU("flip_batch", api->flip((int)lm_dtype_size(x->dtype), lmi_data(x),
+	                           (const uint8_t *)lmi_data(mask), lmi_data(out), N, lines, W, msg,
+	                           cap));
 }
 
 /* x (N, C, H, W) contiguous -> cols (N, C*kh*kw, oh*ow), and the adjoint into out (N, C, H, W) */
@@ -351,6 +392,101 @@ static lm_status s_col2im(const lm_tensor *cols, const lm_window2d *w, int64_t o
 	               out->shape[2], out->shape[3], win, oh, ow, msg, cap));
 }
 
+/* ---------------------------------------------------------------- moving data by position */
+
+/* The index ops' errors: an index out of range as the CPU words it (cpu/index.c), else cu's. */
+static lm_status index_error(const char *fname, int e, const char *msg, const int64_t *bad,
+                             const lm_tensor *idx, int dim, int64_t size)
+{
+	if (e != LMI_CU_ERR_INDEX) return cu(fname, e, msg);
+	int64_t pos[LM_MAX_DIMS], q = bad[0];
+	for (int d = idx->ndim - 1; d >= 0; d--) {
+		pos[d] = idx->shape[d] ? q % idx->shape[d] : 0;
+		q = idx->shape[d] ? q / idx->shape[d] : 0;
+	}
+	return lmi_fail(LM_ERR_INDEX,
+	                "%s: index %lld at position %s is out of range for dim %d of size %lld",
+	                fname, (long long)bad[1], lmi_dims_s(idx->ndim, pos), dim, (long long)size);
+}
+
+static lm_status s_index_select(const char *fname, const lm_tensor *x, int64_t outer, int64_t size,
+                                int64_t inner, const lm_tensor *idx, lm_tensor *out)
+{
+	char msg[512] = "";
+	int64_t bad[2] = {0, 0};
+	lmi_cu_arr i = arr(idx);
+	int e = api->index_select(lmi_data(x), (int)lm_dtype_size(x->dtype), outer, size, inner, &i,
+	                          lmi_data(out), bad, msg, sizeof msg);
+	if (e == LMI_CU_ERR_INDEX)
+		return lmi_fail(LM_ERR_INDEX,
+		                "%s: index %lld (at position %lld) is out of range for a dim of size %lld",
+		                fname, (long long)bad[1], (long long)bad[0], (long long)size);
+	return cu(fname, e, msg);
+}
+
+static lm_status s_gather(const lm_tensor *x, int dim, const lm_tensor *idx, lm_tensor *out)
+{
+	char msg[512] = "";
+	int64_t bad[2] = {0, 0};
+	lmi_cu_arr a = arr(x), i = arr(idx), o = arr(out);
+	int e = api->gather(&a, dim, &i, &o, bad, msg, sizeof msg);
+	return index_error("gather", e, msg, bad, idx, dim, x->shape[dim]);
+}
+
+static lm_status s_scatter_add(lm_tensor *out, int dim, const lm_tensor *idx, const lm_tensor *src)
+{
+	char msg[512] = "";
+	int64_t bad[2] = {0, 0};
+	lmi_cu_arr o = arr(out), i = arr(idx), b = arr(src);
+	int e = api->scatter_add(&o, dim, &i, &b, bad, msg, sizeof msg);
+	return index_error("scatter_add", e, msg, bad, idx, dim, out->shape[dim]);
+}
+
+static lm_status s_one_hot(const lm_tensor *idx, int64_t classes, lm_tensor *out)
+{
+	char msg[512] = "";
+	int64_t bad[2] = {0, 0};
+	lmi_cu_arr i = arr(idx);
+	int e = api->one_hot(&i, classes, (int64_t *)lmi_data(out), bad, msg, sizeof msg);
+	if (e == LMI_CU_ERR_INDEX)
+		return lmi_fail(LM_ERR_INDEX,
+		                "one_hot: class %lld (at position %lld) is out of range for %lld classes",
+		                (long long)bad[1], (long long)bad[0], (long long)classes);
+	return cu("one_hot", e, msg);
+}
+
+static lm_status s_sort(const lm_tensor *x, int64_t outer, int64_t R, int64_t inner, int64_t k,
+                        bool descending, lm_tensor *values, lm_tensor *indices)
+{
+	if (R > LMI_CU_SORT_MAX)
+		return lmi_fail(LM_ERR_UNSUPPORTED,
+		                "sort: the cuda backend has no sort loop for lines longer than %d "
+		                "entries (this one has %lld); sort it on the CPU",
+		                LMI_CU_SORT_MAX, (long long)R);
+	CU("sort", api->sort(x->dtype, lmi_data(x), outer, R, inner, k, descending, lmi_data(values),
+	                     (int64_t *)lmi_data(indices), msg, cap));
+}
+
+static lm_status s_cumsum(const lm_tensor *x, int64_t outer, int64_t R, int64_t inner,
+                          lm_tensor *out)
+{
+	CU("cumsum", api->cumsum(x->dtype, lmi_data(x), outer, R, inner, lmi_data(out), msg, cap));
+}
+
+static lm_status s_triangle(const lm_tensor *x, int64_t B, int64_t M, int64_t N, int64_t k,
+                            bool upper, lm_tensor *out)
+{
+	CU(upper ? "triu" : "tril", api->triangle((int)lm_dtype_size(x->dtype), lmi_data(x), B, M, N,
+	                                          k, upper, lmi_data(out), msg, cap));
+}
+
+static lm_status s_repeat_fill(lm_tensor *out, const int64_t *xshape, const int64_t *reps)
+{
+	(void)reps; /* out's shape is reps * xshape */
+	CU("repeat", api->repeat_fill((int)lm_dtype_size(out->dtype), lmi_data(out), out->ndim,
+	                              out->shape, xshape, msg, cap));
+}
+
 /* ---------------------------------------------------------------- the table */
 
 static bool supports_op(lmi_be_op op, lm_dtype dt)
@@ -358,7 +494,17 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	switch (op) {
 	case LMI_BE_OP_binary:      /* uint8 results of comparisons; the slot checks its inputs */
 	case LMI_BE_OP_reduce_dims: /* int64 results of arg ops, likewise */
-		return dt >= 0 && dt < LM_DTYPE_COUNT;
+	/* moves of bit patterns and integer-exact loops: every dtype */
+	case LMI_BE_OP_index_select:
+	case LMI_BE_OP_gather:
+	case LMI_BE_OP_scatter_add:
+	case LMI_BE_OP_one_hot:
+	case LMI_BE_OP_sort:
+	case LMI_BE_OP_cumsum:
+	case LMI_BE_OP_triangle:
+	case LMI_BE_OP_repeat_fill:
+	case LMI_BE_OP_crop_batch:
+	case LMI_BE_OP_flip_batch: return dt >= 0 && dt < LM_DTYPE_COUNT;
 	case LMI_BE_OP_unary:
 	case LMI_BE_OP_where:
 	case LMI_BE_OP_add_scaled:
@@ -369,6 +515,9 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	case LMI_BE_OP_nll_grad:
 	case LMI_BE_OP_sgd_step:
 	case LMI_BE_OP_adam_step:
+	case LMI_BE_OP_rmsprop_step:
+	case LMI_BE_OP_gelu:
+	case LMI_BE_OP_max_pool2d:
 	case LMI_BE_OP_im2col:
 	case LMI_BE_OP_col2im: return is_float(dt);
 	default: return false; /* the slots left NULL */
@@ -395,6 +544,19 @@ static const lmi_backend cuda_backend = {
     .adam_step = s_adam_step,
     .im2col = s_im2col,
     .col2im = s_col2im,
+    .gelu = s_gelu,
+    .max_pool2d = s_max_pool2d,
+    .rmsprop_step = s_rmsprop_step,
+    .crop_batch = s_crop_batch,
+    .flip_batch = s_flip_batch,
+    .index_select = s_index_select,
+    .gather = s_gather,
+    .scatter_add = s_scatter_add,
+    .one_hot = s_one_hot,
+    .sort = s_sort,
+    .cumsum = s_cumsum,
+    .triangle = s_triangle,
+    .repeat_fill = s_repeat_fill,
 };
 
 /* ---------------------------------------------------------------- loading */

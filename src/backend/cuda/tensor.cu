@@ -1,7 +1,8 @@
 /*
  * tensor.cu — the CUDA module's tensor kernels (tensor_api.h): memory, copies with pinned
  * staging, strided copy / fill / Philox, elementwise ops on any strides, row reductions with
- * warp-shuffle trees, cuBLAS strided-batched GEMM, softmax, NLL and the fused optimizer updates.
+ * warp-shuffle trees (and prod / var / std / norm), cuBLAS strided-batched GEMM, softmax, NLL
+ * and the fused SGD / Adam updates; the table of every file's entries (nn.cu, move.cu, sort.cu).
  *
  * Rules: every CUDA and cuBLAS call is checked and every launch followed by cudaGetLastError
  * (the message names the call); element indices are 64-bit and kernels loop over their range
@@ -15,36 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cuda/tensor_api.h"
+#include "backend/cuda/cu_common.cuh"
 #include "core/philox.h"
-#include "lumen/ops.h"
-
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			snprintf(msg, cap, "%s failed: %s (error %d)", #call, cudaGetErrorString(e_),  \
-			         (int)e_);                                                         \
-			return (int)e_;                                                            \
-		}                                                                                  \
-	} while (0)
-#define LAUNCHED(name)                                                                             \
-	do {                                                                                       \
-		cudaError_t e_ = cudaGetLastError();                                               \
-		if (e_ != cudaSuccess) {                                                           \
-			snprintf(msg, cap, "launch of %s failed: %s (error %d)", name,                 \
-			         cudaGetErrorString(e_), (int)e_);                                 \
-			return (int)e_;                                                            \
-		}                                                                                  \
-	} while (0)
-#define BLAS(call)                                                                                 \
-	do {                                                                                       \
-		cublasStatus_t s_ = (call);                                                        \
-		if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
-			snprintf(msg, cap, "%s failed: cuBLAS status %d", #call, (int)s_);             \
-			return 1000 + (int)s_;                                                     \
-		}                                                                                  \
-	} while (0)
 
 static cudaStream_t stream;
 static cublasHandle_t blas;
@@ -52,15 +25,7 @@ static cublasHandle_t blas;
 static void *stage[2];
 static cudaEvent_t stage_ev[2];
 
-static const int THREADS = 256;
-
-/* Blocks for n items at THREADS each, capped (the kernels loop with a grid stride). */
-static unsigned blocks_for(int64_t n)
-{
-	int64_t b = (n + THREADS - 1) / THREADS;
-	if (b < 1) b = 1;
-	return (unsigned)(b > 1048576 ? 1048576 : b);
-}
+cudaStream_t lmi_cu_stream(void) { return stream; }
 
 /* ---------------------------------------------------------------- setup and memory */
 
@@ -153,51 +118,6 @@ static int t_memcpy(void *dst, const void *src, size_t n, int kind, int host_pin
 	return 0;
 }
 
-/* ---------------------------------------------------------------- strided geometry */
-
-#define MAXOPS 4
-struct Geo {
-	int nd;
-	int contiguous; /* every operand dense in out's order: offsets are the index */
-	int64_t n;
-	int64_t shape[LMI_CU_MAX_DIMS];
-	int64_t st[MAXOPS][LMI_CU_MAX_DIMS];
-};
-
-/* out's geometry with operands ops[0..k) broadcast to it by their strides. */
-static Geo make_geo(const lmi_cu_arr *out, int k, const lmi_cu_arr *const *ops)
-{
-	Geo g;
-	memset(&g, 0, sizeof g);
-	g.nd = out->ndim;
-	g.n = 1;
-	for (int d = 0; d < g.nd; d++) g.shape[d] = out->shape[d], g.n *= out->shape[d];
-	g.contiguous = 1;
-	for (int o = 0; o < k; o++) {
-		const lmi_cu_arr *a = ops[o];
-		int64_t expect = 1;
-		for (int d = g.nd - 1; d >= 0; d--) {
-			int j = d - (g.nd - a->ndim);
-			int64_t s = j < 0 || (a->shape[j] == 1 && g.shape[d] != 1) ? 0 : a->stride[j];
-			g.st[o][d] = s;
-			if (g.shape[d] != 1 && s != expect) g.contiguous = 0;
-			expect *= g.shape[d];
-		}
-	}
-	return g;
-}
-
-__device__ inline void offsets(const Geo &g, int64_t i, int k, int64_t *off)
-{
-	for (int o = 0; o < k; o++) off[o] = g.contiguous ? i : 0;
-	if (g.contiguous) return;
-	for (int d = g.nd - 1; d >= 0; d--) {
-		int64_t c = i % g.shape[d];
-		i /= g.shape[d];
-		for (int o = 0; o < k; o++) off[o] += c * g.st[o][d];
-	}
-}
-
 /* A value of any dtype, kept exact for integers. */
 struct Val {
 	double f;
@@ -232,9 +152,6 @@ __device__ inline void store(void *p, int dt, int64_t off, Val v)
 	}
 }
 
-#define GRID_LOOP(i, n)                                                                            \
-	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                  \
-	     i += (int64_t)gridDim.x * blockDim.x)
 
 /* ---------------------------------------------------------------- copy, fill, random */
 
@@ -257,8 +174,6 @@ static bool dense(const lmi_cu_arr *a)
 	}
 	return true;
 }
-
-static size_t dsize(int dt) { return dt == LM_FLOAT64 || dt == LM_INT64 ? 8 : dt == LM_UINT8 ? 1 : 4; }
 
 static int t_copy(const lmi_cu_arr *dst, const lmi_cu_arr *src, char *msg, size_t cap)
 {
@@ -526,6 +441,7 @@ struct Acc {
 __device__ inline Acc combine(int op, Acc x, Acc y)
 {
 	if (op == LM_SUM || op == LM_MEAN) return Acc{x.v + y.v, 0};
+	if (op == LM_PROD) return Acc{x.v * y.v, 0};
 	if (y.i < 0) return x;
 	if (x.i < 0) return y;
 	bool xn = x.v != x.v, yn = y.v != y.v;
@@ -587,6 +503,87 @@ static int t_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t
 		k_reduce<double><<<grid, THREADS, 0, stream>>>(op, (const double *)x, rows, R, (double *)out,
 		                                               idx);
 	LAUNCHED("k_reduce");
+	return 0;
+}
+
+/* a (every thread's) combined over the block, id filling the unused warps' slots; the result in
+ * every thread. */
+__device__ Acc block_combine(int op, Acc a, Acc id, double *sv, int64_t *si)
+{
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	a = warp_combine(op, a);
+	if (lane == 0) sv[warp] = a.v, si[warp] = a.i;
+	__syncthreads();
+	if (warp == 0) {
+		a = lane < nw ? Acc{sv[lane], si[lane]} : id;
+		a = warp_combine(op, a);
+		if (lane == 0) sv[0] = a.v, si[0] = a.i;
+	}
+	__syncthreads();
+	Acc r = {sv[0], si[0]};
+	__syncthreads();
+	return r;
+}
+
+/* The reductions with a parameter, one block per row, in double as cpu/reduce.c: prod; var / std
+ * by two passes (the mean, then the squared deviations; the CPU's Welford gives the same up to
+ * rounding, NaN for NaN or infinite entries alike) with correction p; norm for p = 2, 1, 0 (the
+ * count of nonzeros), inf (the largest magnitude, NaN winning) and any other p > 0. */
+template <typename T>
+__global__ void k_stats(int op, const T *x, int64_t rows, int64_t R, T *out, double p)
+{
+	__shared__ double sv[32];
+	__shared__ int64_t si[32];
+	const Acc zero = {0.0, 0}, one = {1.0, 0}, none = {0.0, -1};
+	for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+		const T *q = x + row * R;
+		double v;
+		if (op == LM_VAR || op == LM_STD) {
+			Acc a = zero;
+			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) a.v += (double)q[j];
+			double mean = block_combine(LM_SUM, a, zero, sv, si).v / (double)R;
+			a = zero;
+			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {
+				double d = (double)q[j] - mean;
+				a.v += d * d;
+			}
+			double m2 = block_combine(LM_SUM, a, zero, sv, si).v, dof = (double)R - p;
+			v = dof > 0 ? m2 / dof : (double)NAN;
+			if (op == LM_STD) v = sqrt(v);
+		} else if (op == LM_PROD) {
+			Acc a = one;
+			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) a.v *= (double)q[j];
+			v = block_combine(LM_PROD, a, one, sv, si).v;
+		} else if (isinf(p)) {
+			Acc a = none;
+			for (int64_t j = threadIdx.x; j < R; j += blockDim.x)
+				a = combine(LM_MAX, a, Acc{fabs((double)q[j]), j});
+			Acc r = block_combine(LM_MAX, a, none, sv, si);
+			v = r.i < 0 ? 0.0 : r.v;
+		} else {
+			Acc a = zero;
+			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {
+				double t = fabs((double)q[j]);
+				a.v += p == 2 ? t * t : p == 1 ? t : p == 0 ? (double)(q[j] != 0) : pow(t, p);
+			}
+			double s = block_combine(LM_SUM, a, zero, sv, si).v;
+			v = p == 2 ? sqrt(s) : p == 0 || p == 1 ? s : pow(s, 1.0 / p);
+		}
+		if (threadIdx.x == 0) out[row] = (T)v;
+	}
+}
+
+static int t_stat_rows(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
+                       double p, char *msg, size_t cap)
+{
+	if (!rows) return 0;
+	unsigned grid = (unsigned)(rows < 65535 ? rows : 65535);
+	if (dtype == LM_FLOAT32)
+		k_stats<float><<<grid, THREADS, 0, stream>>>(op, (const float *)x, rows, R, (float *)out, p);
+	else
+		k_stats<double><<<grid, THREADS, 0, stream>>>(op, (const double *)x, rows, R, (double *)out,
+		                                              p);
+	LAUNCHED("k_stats");
 	return 0;
 }
 
@@ -890,6 +887,10 @@ static const lmi_cuda_tensor_api api = {
 	LMI_CUDA_TENSOR_VERSION, t_init, t_malloc, t_free, t_host_alloc, t_host_free, t_memcpy,
 	t_copy, t_fill, t_random, t_unary, t_binary, t_where, t_add_scaled, t_reduce_rows, t_gemm,
 	t_softmax, t_nll, t_nll_grad, t_sgd, t_adam, t_sync, t_im2col, t_col2im,
+	/* 3 */
+	t_stat_rows, lmi_cu_gelu, lmi_cu_max_pool2d, lmi_cu_rmsprop, lmi_cu_crop, lmi_cu_flip,
+	lmi_cu_index_select, lmi_cu_gather, lmi_cu_scatter_add, lmi_cu_one_hot, lmi_cu_cumsum,
+	lmi_cu_triangle, lmi_cu_repeat_fill, lmi_cu_sort,
 };
 
 extern "C" const lmi_cuda_tensor_api *lm_cuda_tensor_api(void) { return &api; }

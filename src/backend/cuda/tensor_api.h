@@ -17,10 +17,16 @@
 extern "C" {
 #endif
 
-#define LMI_CUDA_TENSOR_VERSION 2 /* 2: im2col, col2im */
+/* 2: im2col, col2im; 3: gelu, max_pool2d, rmsprop, crop / flip, reductions with a parameter,
+ * the index ops, cumsum, triangle, repeat, sort */
+#define LMI_CUDA_TENSOR_VERSION 3
 #define LMI_CUDA_TENSOR_SYMBOL  "lm_cuda_tensor_api"
 #define LMI_CU_MAX_DIMS         8
 #define LMI_CU_ERR_OOM          2 /* cudaErrorMemoryAllocation */
+/* An index out of range (bad[0]: its position, bad[1]: its value); no CUDA error */
+#define LMI_CU_ERR_INDEX        (-1)
+/* The longest line sort takes (its lines sort in shared memory) */
+#define LMI_CU_SORT_MAX         4096
 /* The unary loops with parameters after lm_unop's (backend.h's lmi_cpu_unop_ext, checked equal
  * in backend_cuda.c) */
 enum {
@@ -110,6 +116,61 @@ typedef struct lmi_cuda_tensor_api {
 	              const int64_t *w, int64_t oh, int64_t ow, char *msg, size_t cap);
 	int (*col2im)(int dtype, const void *cols, void *out, int64_t planes, int64_t H, int64_t W,
 	              const int64_t *w, int64_t oh, int64_t ow, char *msg, size_t cap);
+
+	/* ---- 3 (nn.cu, move.cu, sort.cu, tensor.cu's stat_rows) */
+	/* rows of contiguous float x (rows, R) into out (rows): op LM_PROD, LM_VAR / LM_STD (p: the
+	 * correction; NaN where R - p <= 0) or LM_NORM (p: 0, 1, 2, inf or any other p > 0) */
+	int (*stat_rows)(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
+	                 double p, char *msg, size_t cap);
+	/* out = gelu(x), or g * gelu'(x) when g is not NULL; float, any strides, out's shape */
+	int (*gelu)(const lmi_cu_arr *out, const lmi_cu_arr *x, const lmi_cu_arr *g,
+	            int tanh_approx, char *msg, size_t cap);
+	/* contiguous x (planes, H, W) -> y (planes, OH, OW) and idx (int64 h * W + w) for the
+	 * window w = {kh, kw, sh, sw, ph, pw}: the first maximum, or the first NaN; -inf and -1
+	 * for a window wholly in the padding */
+	int (*max_pool2d)(int dtype, const void *x, void *y, int64_t *idx, int64_t planes, int64_t H,
+	                  int64_t W, int64_t OH, int64_t OW, const int64_t *w, char *msg, size_t cap);
+	/* f: {alpha, weight_decay, lr, eps, momentum, maximize}; buf, gavg NULL when unused */
+	int (*rmsprop)(int dtype, void *p, const void *g, void *sq, void *buf, void *gavg, int64_t n,
+	               const double *f, char *msg, size_t cap);
+	/* contiguous x (N, C, H, W) of esize-byte elements -> out (N, C, oh, ow) cut at offsets
+	 * (N, 2) int64 of the image padded by pad (zeros outside), written whole */
+	int (*crop)(int esize, const void *x, const int64_t *offsets, int64_t pad, int64_t N,
+	            int64_t C, int64_t H, int64_t W, int64_t oh, int64_t ow, void *out, char *msg,
+	            size_t cap);
+	/* contiguous x (N, lines, W) -> out with W reversed where mask[n] (uint8) is set */
+	int (*flip)(int esize, const void *x, const uint8_t *mask, void *out, int64_t N,
+	            int64_t lines, int64_t W, char *msg, size_t cap);
+	/* The index ops (cpu_move.h's contracts). Indices are int32 / int64 (idx->dtype); one out
+	 * of range is skipped, and the call returns LMI_CU_ERR_INDEX with bad = {its position in
+	 * idx's row-major order (the first such), its value}. */
+	/* contiguous x (outer, size, inner), contiguous idx (n) -> out (outer, n, inner) */
+	int (*index_select)(const void *x, int esize, int64_t outer, int64_t size, int64_t inner,
+	                    const lmi_cu_arr *idx, void *out, int64_t *bad, char *msg, size_t cap);
+	/* out[p] = x[p with p[dim] = idx[p]] over idx's positions; any strides */
+	int (*gather)(const lmi_cu_arr *x, int dim, const lmi_cu_arr *idx, const lmi_cu_arr *out,
+	              int64_t *bad, char *msg, size_t cap);
+	/* out[p with p[dim] = idx[p]] += src[p] by atomics (float sums in no fixed order) */
+	int (*scatter_add)(const lmi_cu_arr *out, int dim, const lmi_cu_arr *idx,
+	                   const lmi_cu_arr *src, int64_t *bad, char *msg, size_t cap);
+	/* out (n, classes) int64, zeroed: 1 at each contiguous idx entry */
+	int (*one_hot)(const lmi_cu_arr *idx, int64_t classes, int64_t *out, int64_t *bad,
+	               char *msg, size_t cap);
+	/* running sums along R of contiguous x (outer, R, inner): floats in double into x's dtype,
+	 * integers wrapping into int64 */
+	int (*cumsum)(int dtype, const void *x, int64_t outer, int64_t R, int64_t inner, void *out,
+	              char *msg, size_t cap);
+	/* contiguous x (B, M, N) -> out keeping j - i <= k (lower) or >= k (upper), zeros else */
+	int (*triangle)(int esize, const void *x, int64_t B, int64_t M, int64_t N, int64_t k,
+	                int upper, void *out, char *msg, size_t cap);
+	/* contiguous out (nd dims, shape[d] = reps[d] * xshape[d]) tiled from its corner block */
+	int (*repeat_fill)(int esize, void *out, int nd, const int64_t *shape,
+	                   const int64_t *xshape, char *msg, size_t cap);
+	/* stable sort of the lines of contiguous x (outer, R, inner) along R, R <= LMI_CU_SORT_MAX:
+	 * the first k values (bit-exact from x) and int64 indices, (outer, k, inner); NaN is the
+	 * largest, -0 equals +0 */
+	int (*sort)(int dtype, const void *x, int64_t outer, int64_t R, int64_t inner, int64_t k,
+	            int descending, void *values, int64_t *indices, char *msg, size_t cap);
 } lmi_cuda_tensor_api;
 
 const lmi_cuda_tensor_api *lm_cuda_tensor_api(void);
