@@ -291,11 +291,13 @@ const char *lml_elemptr(const lm_tensor *t, const int64_t *idx);
 
 /*
  * GC pacing: Lua sees a tensor as a small userdata, not as the memory behind it. Every tensor
- * stored in a box adds its bytes to a debt; when the debt exceeds max(LML_GC_MIN_BYTES, live
- * tensor bytes after the last collection), a full collection runs (see docs/lua.md).
+ * stored in a box adds its bytes to a debt; when the debt exceeds a threshold, a full collection
+ * runs; the threshold is what is allocated in LML_GC_TIME_FACTOR times the collection's own time,
+ * between LML_GC_MIN_BYTES and the live tensor bytes after it (see docs/lua.md).
  */
 void lml_gc_account(lua_State *L, size_t bytes);
 #define LML_GC_MIN_BYTES ((size_t)64 << 20)
+#define LML_GC_TIME_FACTOR 100.0
 #define LML_TENSOR_OVERHEAD 320 /* header + storage struct + allocator rounding, per tensor */
 /* After a core failure with LM_ERR_NOMEM: collects garbage and returns 1 (the caller retries
  * once); returns 0 for other failures. */
