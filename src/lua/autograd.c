@@ -57,19 +57,14 @@ static int t_backward(lua_State *L)
 
 /* ---------------------------------------------------------------- gradcheck */
 
-typedef struct gc_ctx {
-	lua_State *L;
-	int fn;        /* stack index of the Lua function in lm.autograd.gradcheck's frame */
-	char err[400]; /* the first error of the function */
-} gc_ctx;
-
-/* Protected: calls fn (argument 3) with the inputs as tensors; leaves its tensor result on the
- * stack. */
-static int gc_trampoline(lua_State *L)
+/* Protected: calls the function (argument 3) with the inputs as tensors; leaves its tensor
+ * result on the stack. Upvalue 1: the lml_tensor_fn. */
+static int tensor_fn_trampoline(lua_State *L)
 {
+	const lml_tensor_fn *c = lua_touserdata(L, lua_upvalueindex(1));
 	lm_tensor *const *inputs = lua_touserdata(L, 1);
 	int n = (int)lua_tointeger(L, 2);
-	luaL_checkstack(L, n + 2, "gradcheck");
+	luaL_checkstack(L, n + 2, c->what);
 	lua_pushvalue(L, 3);
 	for (int k = 0; k < n; k++) {
 		if (inputs[k])
@@ -81,26 +76,26 @@ static int gc_trampoline(lua_State *L)
 	lm_tensor **b = lml_tobox(L, -1);
 	if (!b || !*b) {
 		char d[LML_DESCRIBE_MAX];
-		return luaL_error(L, "fn must return a tensor, got %s", lml_describe(L, -1, d, sizeof d));
+		return luaL_error(L, "%s must return a tensor, got %s", c->what, lml_describe(L, -1, d, sizeof d));
 	}
 	return 1;
 }
 
-/* The lm_gradcheck_fn: never raises; an error of fn becomes a NULL result. */
-static lm_tensor *gc_call(void *ctx, int n, lm_tensor *const *inputs)
+lm_tensor *lml_call_tensor_fn(void *ctx, int n, lm_tensor *const *inputs)
 {
-	gc_ctx *c = ctx;
+	lml_tensor_fn *c = ctx;
 	lua_State *L = c->L;
-	lua_pushcfunction(L, gc_trampoline);
+	lua_pushlightuserdata(L, c);
+	lua_pushcclosure(L, tensor_fn_trampoline, 1);
 	lua_pushlightuserdata(L, (void *)inputs);
 	lua_pushinteger(L, n);
 	lua_pushvalue(L, c->fn);
 	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
 		/* only a string is read: converting a number would allocate, which could raise */
 		const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-		if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s", m ? m : "fn raised an error");
+		if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s", m ? m : "the function raised an error");
 		lua_pop(L, 1);
-		lm_set_error(LM_ERR_ARG, "fn failed: %s", c->err);
+		lm_set_error(LM_ERR_ARG, "%s failed: %s", c->what, c->err);
 		return NULL;
 	}
 	lm_tensor *t = lm_tensor_retain(*lml_tobox(L, -1));
@@ -183,13 +178,13 @@ static int l_gradcheck(lua_State *L)
 	}
 	if (!checked) lml_error(L, "no input requires grad");
 	luaL_checkstack(L, 8, "gradcheck");
-	gc_ctx c = {L, 1, ""};
+	lml_tensor_fn c = {L, 1, "fn", ""};
 	lm_gradcheck_report rep;
 	memset(&rep, 0, sizeof rep);
 	/* The inputs are held here (+1) while fn runs (fn may drop or close its own handles);
 	 * nothing between the retains and the releases can raise. */
 	for (int k = 0; k < n; k++) lm_tensor_retain(ins[k]);
-	lm_status s = lm_gradcheck(gc_call, &c, n, ins, &o, &rep);
+	lm_status s = lm_gradcheck(lml_call_tensor_fn, &c, n, ins, &o, &rep);
 	for (int k = 0; k < n; k++) lm_tensor_release(ins[k]);
 	if (s) {
 		if (c.err[0]) lml_error(L, "fn failed: %s", c.err);

@@ -287,6 +287,22 @@ void lml_pushelem(lua_State *L, lm_dtype dt, const char *p);
 /* Element addresses: data + sum(idx[i] * stride[i]) * itemsize. */
 const char *lml_elemptr(const lm_tensor *t, const int64_t *idx);
 
+/* ---------------------------------------------------------------- Lua functions of tensors */
+
+/*
+ * A Lua function of tensors called from the core (gradcheck's fn: lm_gradcheck,
+ * lm_graph_gradcheck). ctx is an lml_tensor_fn; the call is protected, so it never raises: an
+ * error of the function (or a result that is not a tensor) gives NULL, the error in lm_last_error
+ * and its first message kept in err. what names the function in messages ("fn").
+ */
+typedef struct lml_tensor_fn {
+	lua_State *L;
+	int fn;           /* stack index of the function, in the frame that runs the core call */
+	const char *what; /* "fn", "the gradcheck function" */
+	char err[400];    /* the function's first error */
+} lml_tensor_fn;
+lm_tensor *lml_call_tensor_fn(void *ctx, int n, lm_tensor *const *inputs);
+
 /* ---------------------------------------------------------------- memory and the GC */
 
 /*

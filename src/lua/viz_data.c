@@ -50,50 +50,6 @@ static void read_rest(lua_State *L, int idx, lm_viz_opts *o)
 
 /* ---------------------------------------------------------------- the graph's gradcheck */
 
-typedef struct gc_ctx {
-	lua_State *L;
-	int fn;
-	char err[400];
-} gc_ctx;
-
-static int gc_trampoline(lua_State *L)
-{
-	lm_tensor *const *inputs = lua_touserdata(L, 1);
-	int n = (int)lua_tointeger(L, 2);
-	luaL_checkstack(L, n + 2, "viz.show");
-	lua_pushvalue(L, 3);
-	for (int k = 0; k < n; k++) {
-		if (inputs[k]) lml_pushtensor(L, inputs[k]);
-		else lua_pushnil(L);
-	}
-	lua_call(L, n, 1);
-	lm_tensor **b = lml_tobox(L, -1);
-	if (!b || !*b) {
-		char d[LML_DESCRIBE_MAX];
-		return luaL_error(L, "the gradcheck function must return a tensor, got %s", lml_describe(L, -1, d, sizeof d));
-	}
-	return 1;
-}
-
-static lm_tensor *gc_call(void *ctx, int n, lm_tensor *const *inputs)
-{
-	gc_ctx *c = ctx;
-	lua_State *L = c->L;
-	lua_pushcfunction(L, gc_trampoline);
-	lua_pushlightuserdata(L, (void *)inputs);
-	lua_pushinteger(L, n);
-	lua_pushvalue(L, c->fn);
-	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
-		const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-		if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s", m ? m : "the function raised an error");
-		lua_pop(L, 1);
-		lm_set_error(LM_ERR_ARG, "the gradcheck function failed: %s", c->err);
-		return NULL;
-	}
-	lm_tensor *t = lm_tensor_retain(*lml_tobox(L, -1));
-	lua_pop(L, 1);
-	return t;
-}
 
 /* opts.gradcheck (a function rebuilding the graph) and opts.inputs, checked before the graph is
  * captured (so a bad option cannot leak it): the function's stack index, the inputs, eps. */
@@ -134,10 +90,10 @@ static bool read_gradcheck(lua_State *L, int opts, gc_args *a)
 /* The error of each listed node of g; on failure g is freed and the error raised. */
 static void run_gradcheck(lua_State *L, const gc_args *a, lm_graph *g, double *err)
 {
-	gc_ctx c = {L, a->fn, ""};
+	lml_tensor_fn c = {L, a->fn, "the gradcheck function", ""};
 	lm_tensor *ins[MAX_INPUTS];
 	for (int k = 0; k < a->n; k++) ins[k] = lm_tensor_retain(a->ins[k]);
-	lm_status st = lm_graph_gradcheck(g, gc_call, &c, a->n, ins, a->eps, err);
+	lm_status st = lm_graph_gradcheck(g, lml_call_tensor_fn, &c, a->n, ins, a->eps, err);
 	for (int k = 0; k < a->n; k++) lm_tensor_release(ins[k]);
 	if (st != LM_OK) {
 		char msg[600];
