@@ -1,6 +1,6 @@
 /*
- * gpu_check_slots.c — the CUDA tensor backend's kernels of tensor_api.h version 3 (nn.cu,
- * move.cu, sort.cu, tensor.cu's stat_rows) against plain loops written here from the CPU
+ * gpu_check_slots.c — the CUDA tensor backend's kernels of tensor_api.h versions 3 and 4 (nn.cu,
+ * move.cu, sort.cu, ewise_int.cu, tensor.cu's stat_rows) against plain loops written here from the CPU
  * backend's contracts (src/backend/cpu/cpu_move.h, nn.c, train.c, reduce.c), one row each.
  * Moves, integer sums and sums of small integers must be exact; float64 arithmetic within 1e-12
  * (relative, the device's erf / pow and fused multiply-adds round differently), float32 within
@@ -9,6 +9,7 @@
  * ../../src/backend/cuda/move.cu, docs/gpu-check.md.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +514,122 @@ static void check_sort(tally *tl)
 	release(dx), release(dv), release(di);
 }
 
+/* ---------------------------------------------------------------- integer elementwise */
+
+/* The CPU's integer arithmetic (cpu/ewise_loops.h, divmod.c) on int32, in int64 / uint32 here. */
+static int32_t ref_int(int op, int32_t a, int32_t b)
+{
+	uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+	switch (op) {
+	case LM_ADD: return (int32_t)(ua + ub);
+	case LM_SUB: return (int32_t)(ua - ub);
+	case LM_MUL: return (int32_t)(ua * ub);
+	case LM_MAXIMUM: return a > b ? a : b;
+	case LM_MINIMUM: return a < b ? a : b;
+	case LM_LT: return a < b;
+	case LM_POW: {
+		uint32_t r = 1;
+		for (int64_t e = b; e > 0; e--) r *= ua;
+		return (int32_t)r;
+	}
+	default: { /* // and %: the divisor is never 0 here */
+		if (b == -1) return op == LM_REMAINDER ? 0 : (int32_t)(0u - ua);
+		int32_t q = a / b, r = a % b;
+		if (r != 0 && ((r < 0) != (b < 0))) q -= 1, r += b;
+		return op == LM_REMAINDER ? r : q;
+	}
+	}
+}
+
+static void check_int_ewise(tally *tl)
+{
+	/* (3, 1, 4) op (5, 4) -> (3, 5, 4), int32, with INT_MIN, INT_MAX, -1 and negatives */
+	enum { A = 3, B = 5, K = 4 };
+	int32_t ha[A * K], hb[B * K], got[A * B * K];
+	uint8_t gc[A * B * K];
+	for (int i = 0; i < A * K; i++) ha[i] = gc_int(-20, 21);
+	for (int i = 0; i < B * K; i++) hb[i] = gc_int(-7, 8) ? gc_int(-7, 8) : 3;
+	for (int i = 0; i < B * K; i++) hb[i] = hb[i] ? hb[i] : -1;
+	ha[0] = INT32_MIN, ha[1] = INT32_MAX, hb[0] = -1, hb[1] = 2, hb[2] = 5;
+	int32_t *da = put(ha, sizeof ha), *db = put(hb, sizeof hb), *dout = gc_dev(sizeof got);
+	uint8_t *dc = gc_dev(sizeof gc);
+	lmi_cu_arr a = gc_arr(da, LM_INT32, 3, (int64_t[]){A, 1, K});
+	lmi_cu_arr b = gc_arr(db, LM_INT32, 2, (int64_t[]){B, K});
+	lmi_cu_arr o = gc_arr(dout, LM_INT32, 3, (int64_t[]){A, B, K});
+	lmi_cu_arr oc = gc_arr(dc, LM_UINT8, 3, (int64_t[]){A, B, K});
+	static const int ops[] = {LM_ADD, LM_SUB, LM_MUL, LM_MAXIMUM, LM_MINIMUM, LM_LT,
+	                          LM_FLOOR_DIVIDE, LM_REMAINDER};
+	int e = 0, ok = 1;
+	for (size_t k = 0; !e && k < sizeof ops / sizeof ops[0]; k++) {
+		int cmp = ops[k] == LM_LT;
+		e = T->binary(ops[k], cmp ? &oc : &o, &a, &b, msg, sizeof msg);
+		gc_down(got, dout, sizeof got);
+		gc_down(gc, dc, sizeof gc);
+		for (int i = 0; !e && i < A; i++)
+			for (int j = 0; j < B; j++)
+				for (int q = 0; q < K; q++) {
+					int at = (i * B + j) * K + q;
+					int32_t want = ref_int(ops[k], ha[i * K + q], hb[j * K + q]);
+					ok &= cmp ? gc[at] == want : got[at] == want;
+				}
+	}
+	/* pow with small exponents; a zero divisor refused */
+	int32_t pe[B * K];
+	for (int i = 0; i < B * K; i++) pe[i] = gc_int(0, 6);
+	gc_up(db, pe, sizeof pe);
+	if (!e) e = T->binary(LM_POW, &o, &a, &b, msg, sizeof msg);
+	gc_down(got, dout, sizeof got);
+	for (int i = 0; !e && i < A * B * K; i++)
+		ok &= got[i] == ref_int(LM_POW, ha[(i / (B * K)) * K + i % K], pe[i % (B * K)]);
+	pe[7] = 0;
+	gc_up(db, pe, sizeof pe);
+	int ez = T->binary(LM_REMAINDER, &o, &a, &b, msg, sizeof msg);
+	ok &= ez == LMI_CU_ERR_ZERO_DIV;
+	/* unary on int32: abs (INT_MIN wraps), neg, sign, square, clamp [-5, 7], pow 3 */
+	lmi_cu_arr x = gc_arr(da, LM_INT32, 1, (int64_t[]){A * K});
+	lmi_cu_arr y = gc_arr(dout, LM_INT32, 1, (int64_t[]){A * K});
+	static const int uops[] = {LM_ABS, LM_NEG, LM_SIGN, LM_SQUARE, LMI_CU_CLAMP, LMI_CU_POW_SCALAR};
+	for (size_t k = 0; !e && k < sizeof uops / sizeof uops[0]; k++) {
+		double p0 = uops[k] == LMI_CU_CLAMP ? -5 : 3, p1 = 7;
+		e = T->unary(uops[k], &y, &x, p0, p1, msg, sizeof msg);
+		gc_down(got, dout, sizeof(int32_t) * A * K);
+		for (int i = 0; !e && i < A * K; i++) {
+			int32_t v = ha[i];
+			uint32_t u = (uint32_t)v;
+			int32_t want = uops[k] == LM_ABS ? (v < 0 ? (int32_t)(0u - u) : v)
+			             : uops[k] == LM_NEG ? (int32_t)(0u - u)
+			             : uops[k] == LM_SIGN ? (v > 0) - (v < 0)
+			             : uops[k] == LM_SQUARE ? (int32_t)(u * u)
+			             : uops[k] == LMI_CU_CLAMP ? (v < -5 ? -5 : v > 7 ? 7 : v)
+			                                       : (int32_t)(u * u * u);
+			ok &= got[i] == want;
+		}
+	}
+	/* a + (-3) b on uint8 (wrapping), and where on int64 */
+	uint8_t u8a[40], u8b[40], u8o[40], cond[40];
+	int64_t wa[40], wb[40], wo[40];
+	for (int i = 0; i < 40; i++) {
+		u8a[i] = (uint8_t)gc_int(0, 256), u8b[i] = (uint8_t)gc_int(0, 256);
+		cond[i] = (uint8_t)gc_int(0, 2), wa[i] = gc_int(-1000, 1000) * 1000003ll, wb[i] = -i;
+	}
+	uint8_t *d8a = put(u8a, 40), *d8b = put(u8b, 40), *d8o = gc_dev(40), *dcond = put(cond, 40);
+	int64_t *dwa = put(wa, sizeof wa), *dwb = put(wb, sizeof wb), *dwo = gc_dev(sizeof wo);
+	lmi_cu_arr a8 = gc_arr(d8a, LM_UINT8, 1, (int64_t[]){40}), b8 = gc_arr(d8b, LM_UINT8, 1, (int64_t[]){40});
+	lmi_cu_arr o8 = gc_arr(d8o, LM_UINT8, 1, (int64_t[]){40});
+	if (!e) e = T->add_scaled(&o8, &a8, &b8, -3, msg, sizeof msg);
+	gc_down(u8o, d8o, 40);
+	for (int i = 0; !e && i < 40; i++) ok &= u8o[i] == (uint8_t)(u8a[i] + (uint32_t)-3 * u8b[i]);
+	lmi_cu_arr c1 = gc_arr(dcond, LM_UINT8, 1, (int64_t[]){40});
+	lmi_cu_arr xa = gc_arr(dwa, LM_INT64, 1, (int64_t[]){40}), xb = gc_arr(dwb, LM_INT64, 1, (int64_t[]){40});
+	lmi_cu_arr xo = gc_arr(dwo, LM_INT64, 1, (int64_t[]){40});
+	if (!e) e = T->where(&xo, &c1, &xa, &xb, msg, sizeof msg);
+	gc_down(wo, dwo, sizeof wo);
+	for (int i = 0; !e && i < 40; i++) ok &= wo[i] == (cond[i] ? wa[i] : wb[i]);
+	gc_row(tl, "int32 binary (broadcast) / unary, uint8 axpy, int64 where", !e && ok, e ? msg : "");
+	release(da), release(db), release(dout), release(dc), release(d8a), release(d8b);
+	release(d8o), release(dcond), release(dwa), release(dwb), release(dwo);
+}
+
 void gc_tensor_slots(tally *tl)
 {
 	T = lm_cuda_tensor_api();
@@ -527,4 +644,5 @@ void gc_tensor_slots(tally *tl)
 	check_cumsum(tl);
 	check_triangle_repeat(tl);
 	check_sort(tl);
+	check_int_ewise(tl);
 }

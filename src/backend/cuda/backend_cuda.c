@@ -8,9 +8,10 @@
  * lmi_cuda_backend_load): the module loaded, a device found, the module's stream and cuBLAS
  * handle made; start-up never touches CUDA. Slots not written here stay NULL (today the two
  * Winograd slots: conv2d takes im2col + cuBLAS there), so supports_op says no and the op fails
- * naming itself, the device and the loop (LMI_BE); the arithmetic slots take float32 / float64
- * (binary and reduce_dims also answer for their uint8 / int64 outputs, and refuse other inputs
- * themselves), the slots that move data by position every dtype. Index errors come back as the
+ * naming itself, the device and the loop (LMI_BE); the nn, product and optimizer slots take
+ * float32 / float64, the elementwise ones every dtype (integers wrap as on the CPU), reduce_dims
+ * float inputs (it answers for its int64 outputs and refuses integer inputs itself), the slots
+ * that move data by position every dtype. Index errors come back as the
  * CPU words them. Read next: tensor.cu, nn.cu, move.cu, sort.cu, cache.c.
  */
 #include <pthread.h>
@@ -158,9 +159,13 @@ static lm_status s_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, 
 
 static lm_status s_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b)
 {
-	if (!is_float(a->dtype)) return no_loop("binary", a->dtype);
 	lmi_cu_arr o = arr(out), x = arr(a), y = arr(b);
-	CU("cuda binary", api->binary(op, &o, &x, &y, msg, cap));
+	char msg[512] = "";
+	int e = api->binary(op, &o, &x, &y, msg, sizeof msg);
+	if (e == LMI_CU_ERR_ZERO_DIV) /* cpu/divmod.c's words */
+		return lmi_fail(LM_ERR_ARG, "binary: integer division by zero (the %s divisor holds a 0)",
+		                lm_dtype_name(b->dtype));
+	return cu("cuda binary", e, msg);
 }
 
 static lm_status s_where(lm_tensor *out, const lm_tensor *c, const lm_tensor *a, const lm_tensor *b)
@@ -492,8 +497,12 @@ static lm_status s_repeat_fill(lm_tensor *out, const int64_t *xshape, const int6
 static bool supports_op(lmi_be_op op, lm_dtype dt)
 {
 	switch (op) {
-	case LMI_BE_OP_binary:      /* uint8 results of comparisons; the slot checks its inputs */
-	case LMI_BE_OP_reduce_dims: /* int64 results of arg ops, likewise */
+	case LMI_BE_OP_reduce_dims: /* int64 results of arg ops; the slot refuses integer inputs */
+	/* elementwise: floats, and integers with the CPU's wrapping semantics */
+	case LMI_BE_OP_unary:
+	case LMI_BE_OP_binary:
+	case LMI_BE_OP_where:
+	case LMI_BE_OP_add_scaled:
 	/* moves of bit patterns and integer-exact loops: every dtype */
 	case LMI_BE_OP_index_select:
 	case LMI_BE_OP_gather:
@@ -505,9 +514,6 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	case LMI_BE_OP_repeat_fill:
 	case LMI_BE_OP_crop_batch:
 	case LMI_BE_OP_flip_batch: return dt >= 0 && dt < LM_DTYPE_COUNT;
-	case LMI_BE_OP_unary:
-	case LMI_BE_OP_where:
-	case LMI_BE_OP_add_scaled:
 	case LMI_BE_OP_matmul:
 	case LMI_BE_OP_matmul_batch_sum:
 	case LMI_BE_OP_softmax:

@@ -130,6 +130,22 @@ __device__ inline void offsets(const Geo &g, int64_t i, int k, int64_t *off)
 
 /* ---------------------------------------------------------------- the other files' entries */
 
+/* A device word for kernels to flag what the data decides (an index out of range, a zero
+ * divisor) with atomicMin, its bytes reset to 0x7f (LMI_CU_WORD_NONE) and read back with a wait
+ * (move.cu). */
+#define LMI_CU_WORD_NONE 0x7f7f7f7f7f7f7f7fll
+int lmi_cu_word_reset(char *msg, size_t cap);
+int64_t *lmi_cu_word(void);
+int lmi_cu_word_read(int64_t *v, char *msg, size_t cap);
+
+/* the integer elementwise loops (ewise_int.cu), for tensor.cu's unary / binary / add_scaled */
+int lmi_cu_unary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0, double p1,
+                     char *msg, size_t cap);
+int lmi_cu_binary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
+                      char *msg, size_t cap);
+int lmi_cu_axpy_int(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
+                    double alpha, char *msg, size_t cap);
+
 /* tensor_api.h's functions of version 3, for tensor.cu's table (each states its contract there) */
 int lmi_cu_gelu(const lmi_cu_arr *out, const lmi_cu_arr *x, const lmi_cu_arr *g, int t,
                 char *msg, size_t cap);

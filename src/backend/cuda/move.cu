@@ -4,7 +4,8 @@
  *
  * Indices out of range: the ops layer has checked them already (through a host copy), so this
  * is the second line: a kernel skips such an entry and records its position in idx's row-major
- * order with atomicMin on a device word; the call then reads the word back (one small copy and
+ * order with atomicMin on the module's device word (lmi_cu_word, also ewise_int.cu's zero
+ * divisor flag; one module, one stream, one caller at a time); the call then reads the word back (one small copy and
  * a wait) and returns LMI_CU_ERR_INDEX with the first bad position and its value, which the
  * table turns into the CPU's message. scatter_add adds by atomics (float sums in no fixed order:
  * the last bits may differ from the CPU's sequential sums; uint8 through a compare-and-swap on
@@ -14,40 +15,57 @@
  */
 #include "backend/cuda/cu_common.cuh"
 
+/* ---------------------------------------------------------------- the device word */
+
+static int64_t *d_word, *h_word; /* one word on the device, its pinned host copy (made once) */
+
+int lmi_cu_word_reset(char *msg, size_t cap)
+{
+	if (!d_word) {
+		TRY(cudaMalloc((void **)&d_word, sizeof *d_word));
+		TRY(cudaMallocHost((void **)&h_word, sizeof *h_word));
+	}
+	TRY(cudaMemsetAsync(d_word, 0x7f, sizeof *d_word, lmi_cu_stream())); /* LMI_CU_WORD_NONE */
+	return 0;
+}
+
+int64_t *lmi_cu_word(void)
+{
+	return d_word;
+}
+
+int lmi_cu_word_read(int64_t *v, char *msg, size_t cap)
+{
+	TRY(cudaMemcpyAsync(h_word, d_word, sizeof *d_word, cudaMemcpyDeviceToHost, lmi_cu_stream()));
+	TRY(cudaStreamSynchronize(lmi_cu_stream()));
+	*v = *h_word;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- bad indices */
-
-#define NO_BAD 0x7f7f7f7f7f7f7f7fll /* the word's bytes set to 0x7f: no bad index seen */
-
-static int64_t *d_bad, *h_bad; /* one word on the device, its pinned host copy (made once) */
 
 static int bad_reset(char *msg, size_t cap)
 {
-	if (!d_bad) {
-		TRY(cudaMalloc((void **)&d_bad, sizeof *d_bad));
-		TRY(cudaMallocHost((void **)&h_bad, sizeof *h_bad));
-	}
-	TRY(cudaMemsetAsync(d_bad, 0x7f, sizeof *d_bad, lmi_cu_stream()));
-	return 0;
+	return lmi_cu_word_reset(msg, cap);
 }
 
 /* Waits for the kernels; LMI_CU_ERR_INDEX with bad = {position, value} when one was recorded. */
 static int bad_read(const lmi_cu_arr *idx, int64_t *bad, char *msg, size_t cap)
 {
-	TRY(cudaMemcpyAsync(h_bad, d_bad, sizeof *d_bad, cudaMemcpyDeviceToHost, lmi_cu_stream()));
-	TRY(cudaStreamSynchronize(lmi_cu_stream()));
-	int64_t pos = *h_bad;
-	if (pos == NO_BAD) return 0;
+	int64_t pos;
+	int e = lmi_cu_word_read(&pos, msg, cap);
+	if (e || pos == LMI_CU_WORD_NONE) return e;
 	int64_t off = 0, q = pos;
 	for (int d = idx->ndim - 1; d >= 0; d--) {
 		off += (q % idx->shape[d]) * idx->stride[d];
 		q /= idx->shape[d];
 	}
 	size_t es = idx->dtype == LM_INT64 ? 8 : 4;
-	TRY(cudaMemcpyAsync(h_bad, (const char *)idx->data + off * (int64_t)es, es,
+	TRY(cudaMemcpyAsync(h_word, (const char *)idx->data + off * (int64_t)es, es,
 	                    cudaMemcpyDeviceToHost, lmi_cu_stream()));
 	TRY(cudaStreamSynchronize(lmi_cu_stream()));
 	bad[0] = pos;
-	bad[1] = es == 8 ? *h_bad : (int64_t) * (const int32_t *)h_bad;
+	bad[1] = es == 8 ? *h_word : (int64_t) * (const int32_t *)h_word;
 	snprintf(msg, cap, "index %lld at position %lld is out of range", (long long)bad[1],
 	         (long long)pos);
 	return LMI_CU_ERR_INDEX;
@@ -93,7 +111,7 @@ int lmi_cu_index_select(const void *x, int esize, int64_t outer, int64_t size, i
 	int e = bad_reset(msg, cap);
 	if (e) return e;
 	BY_SIZE(esize, k_index_select, total, x, outer, size, inner, idx->data, idx->dtype, n, out,
-	        d_bad);
+	        lmi_cu_word());
 	LAUNCHED("k_index_select");
 	return bad_read(idx, bad, msg, cap);
 }
@@ -167,7 +185,7 @@ int lmi_cu_gather(const lmi_cu_arr *x, int dim, const lmi_cu_arr *idx, const lmi
 	if (!g.n) return 0;
 	int e = bad_reset(msg, cap);
 	if (e) return e;
-	BY_SIZE(dsize(x->dtype), k_gather, g.n, g, x->data, idx->data, out->data, d_bad);
+	BY_SIZE(dsize(x->dtype), k_gather, g.n, g, x->data, idx->data, out->data, lmi_cu_word());
 	LAUNCHED("k_gather");
 	return bad_read(idx, bad, msg, cap);
 }
@@ -221,23 +239,23 @@ int lmi_cu_scatter_add(const lmi_cu_arr *out, int dim, const lmi_cu_arr *idx,
 	switch (out->dtype) {
 	case LM_FLOAT32:
 		k_scatter_add<float><<<nb, THREADS, 0, s>>>(g, (float *)out->data, idx->data,
-		                                            (const float *)src->data, d_bad);
+		                                            (const float *)src->data, lmi_cu_word());
 		break;
 	case LM_FLOAT64:
 		k_scatter_add<double><<<nb, THREADS, 0, s>>>(g, (double *)out->data, idx->data,
-		                                             (const double *)src->data, d_bad);
+		                                             (const double *)src->data, lmi_cu_word());
 		break;
 	case LM_INT32:
 		k_scatter_add<int32_t><<<nb, THREADS, 0, s>>>(g, (int32_t *)out->data, idx->data,
-		                                              (const int32_t *)src->data, d_bad);
+		                                              (const int32_t *)src->data, lmi_cu_word());
 		break;
 	case LM_INT64:
 		k_scatter_add<int64_t><<<nb, THREADS, 0, s>>>(g, (int64_t *)out->data, idx->data,
-		                                              (const int64_t *)src->data, d_bad);
+		                                              (const int64_t *)src->data, lmi_cu_word());
 		break;
 	default:
 		k_scatter_add<uint8_t><<<nb, THREADS, 0, s>>>(g, (uint8_t *)out->data, idx->data,
-		                                              (const uint8_t *)src->data, d_bad);
+		                                              (const uint8_t *)src->data, lmi_cu_word());
 		break;
 	}
 	LAUNCHED("k_scatter_add");
@@ -266,7 +284,7 @@ int lmi_cu_one_hot(const lmi_cu_arr *idx, int64_t classes, int64_t *out, int64_t
 	int e = bad_reset(msg, cap);
 	if (e) return e;
 	k_one_hot<<<blocks_for(n), THREADS, 0, lmi_cu_stream()>>>(idx->data, idx->dtype, n, classes,
-	                                                          out, d_bad);
+	                                                          out, lmi_cu_word());
 	LAUNCHED("k_one_hot");
 	return bad_read(idx, bad, msg, cap);
 }

@@ -294,6 +294,8 @@ template <typename T> __global__ void k_unary(Geo g, int op, T *out, const T *x,
 static int t_unary(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0, double p1,
                    char *msg, size_t cap)
 {
+	if (out->dtype != LM_FLOAT32 && out->dtype != LM_FLOAT64)
+		return lmi_cu_unary_int(op, out, x, p0, p1, msg, cap);
 	const lmi_cu_arr *ops[2] = {out, x};
 	Geo g = make_geo(out, 2, ops);
 	if (!g.n) return 0;
@@ -306,6 +308,18 @@ static int t_unary(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0
 		                                                         (const double *)x->data, p0, p1);
 	LAUNCHED("k_unary");
 	return 0;
+}
+
+/* a // b as cpu/divmod.c (CPython's algorithm): (a - fmod(a, b)) / b, corrected to the floor and
+ * rounded to the nearest integer, exact where floor(a / b) can land one off (1 // 0.1 is 9). */
+__device__ inline double floor_div(double a, double b)
+{
+	if (b == 0) return a / b;
+	double mod = fmod(a, b), div = (a - mod) / b;
+	if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+	if (div == 0) return copysign(0.0, a / b);
+	double q = floor(div);
+	return div - q > 0.5 ? q + 1 : q;
 }
 
 /* a op b for floats; comparisons give 1 or 0 (stored as uint8 by the caller's kernel) */
@@ -325,10 +339,10 @@ template <typename T> __device__ inline T binop(int op, T a, T b)
 	case LM_LE: return a <= b;
 	case LM_GT: return a > b;
 	case LM_GE: return a >= b;
-	case LM_FLOOR_DIVIDE: return floor(a / b);
-	default: { /* LM_REMAINDER: the divisor's sign */
-		T r = fmod(a, b);
-		return r != (T)0 && ((r < (T)0) != (b < (T)0)) ? r + b : r;
+	case LM_FLOOR_DIVIDE: return (T)floor_div((double)a, (double)b);
+	default: { /* LM_REMAINDER: the divisor's sign, in double as cpu/divmod.c */
+		double r = fmod((double)a, (double)b);
+		return (T)(r != 0 && ((r < 0) != (b < (T)0)) ? r + (double)b : r);
 	}
 	}
 }
@@ -346,6 +360,8 @@ template <typename T, typename O> __global__ void k_binary(Geo g, int op, O *out
 static int t_binary(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
                     char *msg, size_t cap)
 {
+	if (a->dtype != LM_FLOAT32 && a->dtype != LM_FLOAT64)
+		return lmi_cu_binary_int(op, out, a, b, msg, cap);
 	const lmi_cu_arr *ops[3] = {out, a, b};
 	Geo g = make_geo(out, 3, ops);
 	if (!g.n) return 0;
@@ -391,14 +407,18 @@ static int t_where(const lmi_cu_arr *out, const lmi_cu_arr *c, const lmi_cu_arr 
 	const lmi_cu_arr *ops[4] = {out, c, a, b};
 	Geo g = make_geo(out, 4, ops);
 	if (!g.n) return 0;
-	if (out->dtype == LM_FLOAT32)
-		k_where<float><<<blocks_for(g.n), THREADS, 0, stream>>>(
-			g, (float *)out->data, (const uint8_t *)c->data, (const float *)a->data,
-			(const float *)b->data);
+	/* a select moves bit patterns: every dtype by its size */
+	size_t es = dsize(out->dtype);
+	const uint8_t *m = (const uint8_t *)c->data;
+	if (es == 1)
+		k_where<uint8_t><<<blocks_for(g.n), THREADS, 0, stream>>>(
+			g, (uint8_t *)out->data, m, (const uint8_t *)a->data, (const uint8_t *)b->data);
+	else if (es == 4)
+		k_where<uint32_t><<<blocks_for(g.n), THREADS, 0, stream>>>(
+			g, (uint32_t *)out->data, m, (const uint32_t *)a->data, (const uint32_t *)b->data);
 	else
-		k_where<double><<<blocks_for(g.n), THREADS, 0, stream>>>(
-			g, (double *)out->data, (const uint8_t *)c->data, (const double *)a->data,
-			(const double *)b->data);
+		k_where<uint64_t><<<blocks_for(g.n), THREADS, 0, stream>>>(
+			g, (uint64_t *)out->data, m, (const uint64_t *)a->data, (const uint64_t *)b->data);
 	LAUNCHED("k_where");
 	return 0;
 }
@@ -417,6 +437,8 @@ __global__ void k_axpy(Geo g, T *out, const T *a, const T *b, T alpha)
 static int t_add_scaled(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
                         double alpha, char *msg, size_t cap)
 {
+	if (out->dtype != LM_FLOAT32 && out->dtype != LM_FLOAT64)
+		return lmi_cu_axpy_int(out, a, b, alpha, msg, cap);
 	const lmi_cu_arr *ops[3] = {out, a, b};
 	Geo g = make_geo(out, 3, ops);
 	if (!g.n) return 0;

@@ -18,13 +18,15 @@ extern "C" {
 #endif
 
 /* 2: im2col, col2im; 3: gelu, max_pool2d, rmsprop, crop / flip, reductions with a parameter,
- * the index ops, cumsum, triangle, repeat, sort */
-#define LMI_CUDA_TENSOR_VERSION 3
+ * the index ops, cumsum, triangle, repeat, sort; 4: integer unary / binary / where / add_scaled */
+#define LMI_CUDA_TENSOR_VERSION 4
 #define LMI_CUDA_TENSOR_SYMBOL  "lm_cuda_tensor_api"
 #define LMI_CU_MAX_DIMS         8
 #define LMI_CU_ERR_OOM          2 /* cudaErrorMemoryAllocation */
 /* An index out of range (bad[0]: its position, bad[1]: its value); no CUDA error */
 #define LMI_CU_ERR_INDEX        (-1)
+/* An integer // or % met a zero divisor (the results there are 0); no CUDA error */
+#define LMI_CU_ERR_ZERO_DIV     (-2)
 /* The longest line sort takes (its lines sort in shared memory) */
 #define LMI_CU_SORT_MAX         4096
 /* The unary loops with parameters after lm_unop's (backend.h's lmi_cpu_unop_ext, checked equal
@@ -71,8 +73,9 @@ typedef struct lmi_cuda_tensor_api {
 	int (*copy)(const lmi_cu_arr *dst, const lmi_cu_arr *src, char *msg, size_t cap);
 	int (*fill)(const lmi_cu_arr *dst, double v, char *msg, size_t cap);
 	int (*random)(const lmi_cu_arr *dst, const lmi_cu_rng *r, char *msg, size_t cap);
-	/* elementwise on float32 / float64 inputs of one dtype, any strides (broadcast by stride 0)
-	 */
+	/* elementwise on inputs of one dtype, any strides (broadcast by stride 0): floats, and
+	 * (version 4) int32 / int64 / uint8 with the CPU's wrapping integer semantics; binary's
+	 * integer // and % return LMI_CU_ERR_ZERO_DIV after a zero divisor */
 	int (*unary)(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0, double p1,
 	             char *msg, size_t cap);
 	int (*binary)(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
