@@ -630,6 +630,47 @@ static void check_int_ewise(tally *tl)
 	release(d8o), release(dcond), release(dwa), release(dwb), release(dwo);
 }
 
+/* ---------------------------------------------------------------- long rows (two passes) */
+
+/* Few long rows take reduce.cu's chunked path: (3, 300007) and one row of 2^22 + 3 (a full
+ * reduction), sums of small integers exact, max with its first index, argmin, a NaN winning. */
+static void check_long_rows(tally *tl)
+{
+	static const int64_t shapes[2][2] = {{3, 300007}, {1, (1 << 22) + 3}};
+	int e = 0, ok = 1;
+	for (int k = 0; !e && k < 2; k++) {
+		int64_t rows = shapes[k][0], R = shapes[k][1], n = rows * R;
+		float *hx = malloc(sizeof(float) * (size_t)n), hs[3], hm[3];
+		int64_t hi[3], ha[3];
+		for (int64_t i = 0; i < n; i++) hx[i] = (float)gc_int(-2, 3);
+		if (k == 1) hx[3000000] = NAN;
+		float *dx = put(hx, sizeof(float) * (size_t)n), *ds = gc_dev(sizeof hs), *dm = gc_dev(sizeof hm);
+		int64_t *di = gc_dev(sizeof hi), *da = gc_dev(sizeof ha);
+		e = T->reduce_rows(LM_SUM, LM_FLOAT32, dx, rows, R, ds, NULL, msg, sizeof msg);
+		if (!e) e = T->reduce_rows(LM_MAX, LM_FLOAT32, dx, rows, R, dm, di, msg, sizeof msg);
+		if (!e) e = T->reduce_rows(LM_ARGMIN, LM_FLOAT32, dx, rows, R, NULL, da, msg, sizeof msg);
+		gc_down(hs, ds, sizeof(float) * (size_t)rows);
+		gc_down(hm, dm, sizeof(float) * (size_t)rows);
+		gc_down(hi, di, sizeof(int64_t) * (size_t)rows);
+		gc_down(ha, da, sizeof(int64_t) * (size_t)rows);
+		for (int64_t r = 0; !e && r < rows; r++) {
+			const float *q = hx + r * R;
+			double sum = 0;
+			int64_t mx = 0, mn = 0;
+			for (int64_t j = 0; j < R; j++) {
+				sum += q[j];
+				if (q[mx] == q[mx] && (q[j] > q[mx] || q[j] != q[j])) mx = j;
+				if (q[mn] == q[mn] && (q[j] < q[mn] || q[j] != q[j])) mn = j;
+			}
+			ok &= (sum != sum ? hs[r] != hs[r] : hs[r] == (float)sum) && hi[r] == mx &&
+			      ha[r] == mn && (q[mx] != q[mx] ? hm[r] != hm[r] : hm[r] == q[mx]);
+		}
+		free(hx);
+		release(dx), release(ds), release(dm), release(di), release(da);
+	}
+	gc_row(tl, "sum, max, argmin of long rows (two passes), NaN", !e && ok, e ? msg : "");
+}
+
 void gc_tensor_slots(tally *tl)
 {
 	T = lm_cuda_tensor_api();
@@ -645,4 +686,5 @@ void gc_tensor_slots(tally *tl)
 	check_triangle_repeat(tl);
 	check_sort(tl);
 	check_int_ewise(tl);
+	check_long_rows(tl);
 }

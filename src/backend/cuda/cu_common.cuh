@@ -128,6 +128,57 @@ __device__ inline void offsets(const Geo &g, int64_t i, int k, int64_t *off)
 }
 
 
+/* ---------------------------------------------------------------- reduction trees */
+
+/* A running result: a sum, or a value with its index (max / min: NaN wins, then the first). */
+struct Acc {
+	double v;
+	int64_t i;
+};
+
+__device__ inline Acc combine(int op, Acc x, Acc y)
+{
+	if (op == LM_SUM || op == LM_MEAN) return Acc{x.v + y.v, 0};
+	if (op == LM_PROD) return Acc{x.v * y.v, 0};
+	if (y.i < 0) return x;
+	if (x.i < 0) return y;
+	bool xn = x.v != x.v, yn = y.v != y.v;
+	if (xn || yn) return xn && (!yn || x.i < y.i) ? x : y;
+	bool max = op == LM_MAX || op == LM_ARGMAX;
+	if (x.v == y.v) return x.i < y.i ? x : y;
+	return (max ? x.v > y.v : x.v < y.v) ? x : y;
+}
+
+__device__ inline Acc warp_combine(int op, Acc a)
+{
+	for (int o = 16; o > 0; o >>= 1) {
+		Acc b;
+		b.v = __shfl_down_sync(0xffffffffu, a.v, o);
+		b.i = __shfl_down_sync(0xffffffffu, a.i, o);
+		a = combine(op, a, b);
+	}
+	return a;
+}
+
+/* a (every thread's) combined over the block, id filling the unused warps' slots; the result in
+ * every thread. */
+__device__ inline Acc block_combine(int op, Acc a, Acc id, double *sv, int64_t *si)
+{
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	a = warp_combine(op, a);
+	if (lane == 0) sv[warp] = a.v, si[warp] = a.i;
+	__syncthreads();
+	if (warp == 0) {
+		a = lane < nw ? Acc{sv[lane], si[lane]} : id;
+		a = warp_combine(op, a);
+		if (lane == 0) sv[0] = a.v, si[0] = a.i;
+	}
+	__syncthreads();
+	Acc r = {sv[0], si[0]};
+	__syncthreads();
+	return r;
+}
+
 /* ---------------------------------------------------------------- the other files' entries */
 
 /* A device word for kernels to flag what the data decides (an index out of range, a zero
@@ -146,7 +197,12 @@ int lmi_cu_binary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const 
 int lmi_cu_axpy_int(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
                     double alpha, char *msg, size_t cap);
 
-/* tensor_api.h's functions of version 3, for tensor.cu's table (each states its contract there) */
+/* tensor_api.h's functions of versions 1 to 4 kept out of tensor.cu, for its table (each states
+ * its contract there) */
+int lmi_cu_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
+                       int64_t *idx, char *msg, size_t cap);
+int lmi_cu_stat_rows(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
+                     double p, char *msg, size_t cap);
 int lmi_cu_gelu(const lmi_cu_arr *out, const lmi_cu_arr *x, const lmi_cu_arr *g, int t,
                 char *msg, size_t cap);
 int lmi_cu_max_pool2d(int dtype, const void *x, void *y, int64_t *idx, int64_t planes, int64_t H,

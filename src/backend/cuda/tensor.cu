@@ -1,8 +1,9 @@
 /*
  * tensor.cu — the CUDA module's tensor kernels (tensor_api.h): memory, copies with pinned
- * staging, strided copy / fill / Philox, elementwise ops on any strides, row reductions with
- * warp-shuffle trees (and prod / var / std / norm), cuBLAS strided-batched GEMM, softmax, NLL
- * and the fused SGD / Adam updates; the table of every file's entries (nn.cu, move.cu, sort.cu).
+ * staging, strided copy / fill / Philox, float elementwise ops on any strides, cuBLAS
+ * strided-batched GEMM, softmax, NLL and the fused SGD / Adam updates; and the table of every
+ * file's entries (reduce.cu: row reductions; ewise_int.cu: integer elementwise; nn.cu, move.cu,
+ * sort.cu: the slots added in version 3).
  *
  * Rules: every CUDA and cuBLAS call is checked and every launch followed by cudaGetLastError
  * (the message names the call); element indices are 64-bit and kernels loop over their range
@@ -452,163 +453,6 @@ static int t_add_scaled(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu
 	return 0;
 }
 
-/* ---------------------------------------------------------------- row reductions */
-
-/* A running result: a sum, or a value with its index (max / min: NaN wins, then the first). */
-struct Acc {
-	double v;
-	int64_t i;
-};
-
-__device__ inline Acc combine(int op, Acc x, Acc y)
-{
-	if (op == LM_SUM || op == LM_MEAN) return Acc{x.v + y.v, 0};
-	if (op == LM_PROD) return Acc{x.v * y.v, 0};
-	if (y.i < 0) return x;
-	if (x.i < 0) return y;
-	bool xn = x.v != x.v, yn = y.v != y.v;
-	if (xn || yn) return xn && (!yn || x.i < y.i) ? x : y;
-	bool max = op == LM_MAX || op == LM_ARGMAX;
-	if (x.v == y.v) return x.i < y.i ? x : y;
-	return (max ? x.v > y.v : x.v < y.v) ? x : y;
-}
-
-__device__ inline Acc warp_combine(int op, Acc a)
-{
-	for (int o = 16; o > 0; o >>= 1) {
-		Acc b;
-		b.v = __shfl_down_sync(0xffffffffu, a.v, o);
-		b.i = __shfl_down_sync(0xffffffffu, a.i, o);
-		a = combine(op, a, b);
-	}
-	return a;
-}
-
-/* One block per row (a grid stride over rows): threads stride over R, then a warp-shuffle tree
- * in each warp and one across the warps' results. */
-template <typename T>
-__global__ void k_reduce(int op, const T *x, int64_t rows, int64_t R, T *out, int64_t *idx)
-{
-	__shared__ double sv[32];
-	__shared__ int64_t si[32];
-	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-	bool sum = op == LM_SUM || op == LM_MEAN;
-	for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-		Acc a = {sum ? 0.0 : 0.0, sum ? 0 : -1};
-		const T *p = x + row * R;
-		for (int64_t j = threadIdx.x; j < R; j += blockDim.x) a = combine(op, a, Acc{(double)p[j], j});
-		a = warp_combine(op, a);
-		if (lane == 0) sv[warp] = a.v, si[warp] = a.i;
-		__syncthreads();
-		if (warp == 0) {
-			a = lane < nw ? Acc{sv[lane], si[lane]} : Acc{0.0, sum ? 0 : -1};
-			a = warp_combine(op, a);
-			if (lane == 0) {
-				if (op == LM_MEAN) a.v = R ? a.v / (double)R : (double)NAN;
-				if (op == LM_ARGMAX || op == LM_ARGMIN) idx[row] = a.i;
-				else out[row] = (T)a.v;
-				if ((op == LM_MAX || op == LM_MIN) && idx) idx[row] = a.i;
-			}
-		}
-		__syncthreads();
-	}
-}
-
-static int t_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
-                         int64_t *idx, char *msg, size_t cap)
-{
-	if (!rows) return 0;
-	unsigned grid = (unsigned)(rows < 65535 ? rows : 65535);
-	if (dtype == LM_FLOAT32)
-		k_reduce<float><<<grid, THREADS, 0, stream>>>(op, (const float *)x, rows, R, (float *)out, idx);
-	else
-		k_reduce<double><<<grid, THREADS, 0, stream>>>(op, (const double *)x, rows, R, (double *)out,
-		                                               idx);
-	LAUNCHED("k_reduce");
-	return 0;
-}
-
-/* a (every thread's) combined over the block, id filling the unused warps' slots; the result in
- * every thread. */
-__device__ Acc block_combine(int op, Acc a, Acc id, double *sv, int64_t *si)
-{
-	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-	a = warp_combine(op, a);
-	if (lane == 0) sv[warp] = a.v, si[warp] = a.i;
-	__syncthreads();
-	if (warp == 0) {
-		a = lane < nw ? Acc{sv[lane], si[lane]} : id;
-		a = warp_combine(op, a);
-		if (lane == 0) sv[0] = a.v, si[0] = a.i;
-	}
-	__syncthreads();
-	Acc r = {sv[0], si[0]};
-	__syncthreads();
-	return r;
-}
-
-/* The reductions with a parameter, one block per row, in double as cpu/reduce.c: prod; var / std
- * by two passes (the mean, then the squared deviations; the CPU's Welford gives the same up to
- * rounding, NaN for NaN or infinite entries alike) with correction p; norm for p = 2, 1, 0 (the
- * count of nonzeros), inf (the largest magnitude, NaN winning) and any other p > 0. */
-template <typename T>
-__global__ void k_stats(int op, const T *x, int64_t rows, int64_t R, T *out, double p)
-{
-	__shared__ double sv[32];
-	__shared__ int64_t si[32];
-	const Acc zero = {0.0, 0}, one = {1.0, 0}, none = {0.0, -1};
-	for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-		const T *q = x + row * R;
-		double v;
-		if (op == LM_VAR || op == LM_STD) {
-			Acc a = zero;
-			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) a.v += (double)q[j];
-			double mean = block_combine(LM_SUM, a, zero, sv, si).v / (double)R;
-			a = zero;
-			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {
-				double d = (double)q[j] - mean;
-				a.v += d * d;
-			}
-			double m2 = block_combine(LM_SUM, a, zero, sv, si).v, dof = (double)R - p;
-			v = dof > 0 ? m2 / dof : (double)NAN;
-			if (op == LM_STD) v = sqrt(v);
-		} else if (op == LM_PROD) {
-			Acc a = one;
-			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) a.v *= (double)q[j];
-			v = block_combine(LM_PROD, a, one, sv, si).v;
-		} else if (isinf(p)) {
-			Acc a = none;
-			for (int64_t j = threadIdx.x; j < R; j += blockDim.x)
-				a = combine(LM_MAX, a, Acc{fabs((double)q[j]), j});
-			Acc r = block_combine(LM_MAX, a, none, sv, si);
-			v = r.i < 0 ? 0.0 : r.v;
-		} else {
-			Acc a = zero;
-			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {
-				double t = fabs((double)q[j]);
-				a.v += p == 2 ? t * t : p == 1 ? t : p == 0 ? (double)(q[j] != 0) : pow(t, p);
-			}
-			double s = block_combine(LM_SUM, a, zero, sv, si).v;
-			v = p == 2 ? sqrt(s) : p == 0 || p == 1 ? s : pow(s, 1.0 / p);
-		}
-		if (threadIdx.x == 0) out[row] = (T)v;
-	}
-}
-
-static int t_stat_rows(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
-                       double p, char *msg, size_t cap)
-{
-	if (!rows) return 0;
-	unsigned grid = (unsigned)(rows < 65535 ? rows : 65535);
-	if (dtype == LM_FLOAT32)
-		k_stats<float><<<grid, THREADS, 0, stream>>>(op, (const float *)x, rows, R, (float *)out, p);
-	else
-		k_stats<double><<<grid, THREADS, 0, stream>>>(op, (const double *)x, rows, R, (double *)out,
-		                                              p);
-	LAUNCHED("k_stats");
-	return 0;
-}
-
 /* ---------------------------------------------------------------- GEMM */
 
 static int t_gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,
@@ -907,10 +751,10 @@ static int t_col2im(int dtype, const void *cols, void *out, int64_t planes, int6
 
 static const lmi_cuda_tensor_api api = {
 	LMI_CUDA_TENSOR_VERSION, t_init, t_malloc, t_free, t_host_alloc, t_host_free, t_memcpy,
-	t_copy, t_fill, t_random, t_unary, t_binary, t_where, t_add_scaled, t_reduce_rows, t_gemm,
+	t_copy, t_fill, t_random, t_unary, t_binary, t_where, t_add_scaled, lmi_cu_reduce_rows, t_gemm,
 	t_softmax, t_nll, t_nll_grad, t_sgd, t_adam, t_sync, t_im2col, t_col2im,
 	/* 3 */
-	t_stat_rows, lmi_cu_gelu, lmi_cu_max_pool2d, lmi_cu_rmsprop, lmi_cu_crop, lmi_cu_flip,
+	lmi_cu_stat_rows, lmi_cu_gelu, lmi_cu_max_pool2d, lmi_cu_rmsprop, lmi_cu_crop, lmi_cu_flip,
 	lmi_cu_index_select, lmi_cu_gather, lmi_cu_scatter_add, lmi_cu_one_hot, lmi_cu_cumsum,
 	lmi_cu_triangle, lmi_cu_repeat_fill, lmi_cu_sort,
 };
