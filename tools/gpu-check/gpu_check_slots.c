@@ -1,7 +1,7 @@
 /*
  * gpu_check_slots.c — the CUDA tensor backend's kernels of tensor_api.h versions 3 and 4 (nn.cu,
- * move.cu, sort.cu, ewise_int.cu, tensor.cu's stat_rows) against plain loops written here from the CPU
- * backend's contracts (src/backend/cpu/cpu_move.h, nn.c, train.c, reduce.c), one row each.
+ * move.cu, sort.cu, ewise_int.cu, tensor.cu's stat_rows) against plain loops written here from the
+ * CPU backend's contracts (src/backend/cpu/cpu_move.h, nn.c, train.c, reduce.c), one row each.
  * Moves, integer sums and sums of small integers must be exact; float64 arithmetic within 1e-12
  * (relative, the device's erf / pow and fused multiply-adds round differently), float32 within
  * 1e-5. Strided inputs (transposed views), NaN, -0, ties, collisions of scatter indices and the
@@ -68,8 +68,10 @@ static double ref_stat(int op, const double *q, int64_t R, double p)
 	}
 	for (int64_t j = 0; j < R; j++) {
 		double a = fabs(q[j]);
-		if (isinf(p)) s = a != a || a > s ? (s != s ? s : a) : s;
-		else s += p == 2 ? a * a : p == 1 ? a : p == 0 ? (q[j] != 0) : pow(a, p);
+		if (isinf(p))
+			s = a != a || a > s ? (s != s ? s : a) : s;
+		else
+			s += p == 2 ? a * a : p == 1 ? a : p == 0 ? (q[j] != 0) : pow(a, p);
 	}
 	return isinf(p) || p == 0 || p == 1 ? s : p == 2 ? sqrt(s) : pow(s, 1 / p);
 }
@@ -83,14 +85,15 @@ static void check_stats(tally *tl)
 	static const struct {
 		int op;
 		double p;
-	} cs[] = {{LM_VAR, 1}, {LM_STD, 0},        {LM_NORM, 2}, {LM_NORM, 1},
+	} cs[] = {{LM_VAR, 1},  {LM_STD, 0},         {LM_NORM, 2}, {LM_NORM, 1},
 	          {LM_NORM, 0}, {LM_NORM, INFINITY}, {LM_NORM, 3}, {LM_VAR, 1001}};
 	int e = 0, ok = 1;
 	for (size_t c = 0; !e && c < sizeof cs / sizeof cs[0]; c++) {
 		e = T->stat_rows(cs[c].op, LM_FLOAT64, dx, ROWS, R, dout, cs[c].p, msg, sizeof msg);
 		gc_down(hout, dout, sizeof hout);
 		for (int r = 0; !e && r < ROWS; r++)
-			ok &= near(hout[r], ref_stat(cs[c].op, hx + r * R, R, cs[c].p), 1e-12, &worst);
+			ok &= near(hout[r], ref_stat(cs[c].op, hx + r * R, R, cs[c].p), 1e-12,
+			           &worst);
 	}
 	/* prod of float32 rows of -1, 1 and 2: exact */
 	float hp[3 * 20], hq[3];
@@ -142,7 +145,8 @@ static void check_gelu(tally *tl)
 			gc_down(hy, dy, sizeof hy);
 			for (int i = 0; !e && i < A; i++)
 				for (int j = 0; j < B; j++) {
-					double want = gelu_ref(hx[j * A + i], t, grad) * (grad ? hg[i * B + j] : 1);
+					double want = gelu_ref(hx[j * A + i], t, grad) *
+					              (grad ? hg[i * B + j] : 1);
 					ok &= near(hy[i * B + j], want, 1e-12, &worst);
 				}
 		}
@@ -166,7 +170,8 @@ static void check_max_pool(tally *tl)
 	int e = 0, ok = 1;
 	for (int c = 0; !e && c < 2; c++) {
 		const int64_t *w = wins[c];
-		int64_t OH = (H + 2 * w[4] - w[0]) / w[2] + 1, OW = (W + 2 * w[5] - w[1]) / w[3] + 1;
+		int64_t OH = (H + 2 * w[4] - w[0]) / w[2] + 1,
+		        OW = (W + 2 * w[5] - w[1]) / w[3] + 1;
 		e = T->max_pool2d(LM_FLOAT32, dx, dy, di, P, H, W, OH, OW, w, msg, sizeof msg);
 		gc_down(hy, dy, sizeof(float) * P * OH * OW);
 		gc_down(hi, di, sizeof(int64_t) * P * OH * OW);
@@ -178,7 +183,8 @@ static void check_max_pool(tally *tl)
 			for (int64_t r = i0 < 0 ? 0 : i0; r < i0 + w[0] && r < H; r++)
 				for (int64_t q = j0 < 0 ? 0 : j0; q < j0 + w[1] && q < W; q++) {
 					float v = hx[pl * H * W + r * W + q];
-					if (at < 0 || v > best || (v != v && best == best)) best = v, at = r * W + q;
+					if (at < 0 || v > best || (v != v && best == best))
+						best = v, at = r * W + q;
 				}
 			ok &= hi[o] == at && (best != best ? hy[o] != hy[o] : hy[o] == best);
 		}
@@ -219,7 +225,8 @@ static void check_crop_flip(tally *tl)
 	int64_t off[2 * N];
 	for (int i = 0; i < N * C * H * W; i++) hx[i] = (uint8_t)gc_int(1, 250);
 	for (int n = 0; n < N; n++)
-		off[2 * n] = gc_int(0, H + 2 * PAD - OH + 1), off[2 * n + 1] = gc_int(0, W + 2 * PAD - OW + 1);
+		off[2 * n] = gc_int(0, H + 2 * PAD - OH + 1),
+		        off[2 * n + 1] = gc_int(0, W + 2 * PAD - OW + 1);
 	uint8_t *dx = put(hx, sizeof hx), *dy = gc_dev(sizeof hy);
 	int64_t *doff = put(off, sizeof off);
 	int e = T->crop(1, dx, doff, PAD, N, C, H, W, OH, OW, dy, msg, sizeof msg), ok = !e;
@@ -228,8 +235,11 @@ static void check_crop_flip(tally *tl)
 		for (int c = 0; c < C; c++)
 			for (int i = 0; i < OH; i++)
 				for (int j = 0; j < OW; j++) {
-					int64_t y = off[2 * n] - PAD + i, x = off[2 * n + 1] - PAD + j;
-					uint8_t want = y >= 0 && y < H && x >= 0 && x < W ? hx[((n * C + c) * H + y) * W + x] : 0;
+					int64_t y = off[2 * n] - PAD + i,
+					        x = off[2 * n + 1] - PAD + j;
+					uint8_t want = y >= 0 && y < H && x >= 0 && x < W
+					                   ? hx[((n * C + c) * H + y) * W + x]
+					                   : 0;
 					ok &= hy[((n * C + c) * OH + i) * OW + j] == want;
 				}
 	gc_row(tl, "crop_batch uint8 (3,2,5,6) pad 2 -> 4x7", ok, e ? msg : "");
@@ -272,7 +282,8 @@ static void check_index_select(tally *tl)
 	gc_down(hy, dy, sizeof hy);
 	for (int o = 0; ok && o < O; o++)
 		for (int j = 0; j < K; j++)
-			for (int i = 0; i < I; i++) ok &= hy[(o * K + j) * I + i] == hx[(o * S + idx[j]) * I + i];
+			for (int i = 0; i < I; i++)
+				ok &= hy[(o * K + j) * I + i] == hx[(o * S + idx[j]) * I + i];
 	int64_t bi[4] = {1, 12, 3, -1};
 	int64_t *dbi = put(bi, sizeof bi);
 	lmi_cu_arr ba = gc_arr(dbi, LM_INT64, 1, (int64_t[]){4});
@@ -319,16 +330,20 @@ static void check_gather_scatter(tally *tl)
 		for (int i = 0; i < R * C + M * C; i++) {
 			int v = dt == LM_UINT8 ? gc_int(0, 256) : gc_int(-1000, 1000);
 			unsigned char *at = i < R * C ? ho + i * es : hs + (i - R * C) * es;
-			if (dt == LM_INT64) *(int64_t *)at = v;
-			else if (dt == LM_FLOAT32) *(float *)at = (float)v;
-			else *at = (uint8_t)v;
+			if (dt == LM_INT64)
+				*(int64_t *)at = v;
+			else if (dt == LM_FLOAT32)
+				*(float *)at = (float)v;
+			else
+				*at = (uint8_t)v;
 			if (i < R * C) want[i] = v;
 		}
 		for (int m = 0; m < M; m++)
 			for (int c = 0; c < C; c++) {
 				const unsigned char *at = hs + (m * C + c) * es;
-				double v = dt == LM_INT64 ? (double)*(const int64_t *)at
-				         : dt == LM_FLOAT32 ? *(const float *)at : *at;
+				double v = dt == LM_INT64     ? (double)*(const int64_t *)at
+				           : dt == LM_FLOAT32 ? *(const float *)at
+				                              : *at;
 				double *w = &want[sidx[m * C + c] * C + c];
 				*w = dt == LM_UINT8 ? (double)(uint8_t)((int)*w + (int)v) : *w + v;
 			}
@@ -339,8 +354,9 @@ static void check_gather_scatter(tally *tl)
 		gc_down(got, dout, R * C * es);
 		for (int i = 0; !e && i < R * C; i++) {
 			const unsigned char *at = got + i * es;
-			double v = dt == LM_INT64 ? (double)*(const int64_t *)at
-			         : dt == LM_FLOAT32 ? *(const float *)at : *at;
+			double v = dt == LM_INT64     ? (double)*(const int64_t *)at
+			           : dt == LM_FLOAT32 ? *(const float *)at
+			                              : *at;
 			ok &= v == want[i];
 		}
 		if (t == 0) { /* one index out of range: refused, with its position */
@@ -348,13 +364,15 @@ static void check_gather_scatter(tally *tl)
 			sidx[9] = R;
 			int32_t *dbad = put(sidx, sizeof sidx);
 			lmi_cu_arr bi = gc_arr(dbad, LM_INT32, 2, (int64_t[]){M, C});
-			ok &= index_error(T->scatter_add(&o, 0, &bi, &s, bad, msg, sizeof msg), bad, 9, R);
+			ok &= index_error(T->scatter_add(&o, 0, &bi, &s, bad, msg, sizeof msg), bad,
+			                  9, R);
 			release(dbad);
 			sidx[9] = keep;
 		}
 		release(dout), release(dsrc);
 	}
-	gc_row(tl, "scatter_add dim 0, int64 / float32 / uint8, collisions", !e && ok, e ? msg : "");
+	gc_row(tl, "scatter_add dim 0, int64 / float32 / uint8, collisions", !e && ok,
+	       e ? msg : "");
 	release(dx), release(dy), release(di), release(dsi);
 }
 
@@ -459,8 +477,10 @@ static int cmp_pos(const void *pa, const void *pb)
 	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
 	double x = sort_vals[a], y = sort_vals[b];
 	int xn = x != x, yn = y != y, c;
-	if (xn || yn) c = xn - yn;
-	else c = (x > y) - (x < y);
+	if (xn || yn)
+		c = xn - yn;
+	else
+		c = (x > y) - (x < y);
 	if (sort_desc) c = -c;
 	return c ? c : (a > b) - (a < b);
 }
@@ -469,15 +489,18 @@ static int cmp_pos(const void *pa, const void *pb)
 static int sort_case(int64_t O, int64_t R, int64_t I, int64_t k, int desc, int *err)
 {
 	int64_t n = O * R * I;
-	float *hx = malloc(sizeof(float) * (size_t)n), *hv = malloc(sizeof(float) * (size_t)(O * k * I));
-	int64_t *hi = malloc(sizeof(int64_t) * (size_t)(O * k * I)), *ord = malloc(sizeof(int64_t) * (size_t)R);
+	float *hx = malloc(sizeof(float) * (size_t)n),
+	      *hv = malloc(sizeof(float) * (size_t)(O * k * I));
+	int64_t *hi = malloc(sizeof(int64_t) * (size_t)(O * k * I)),
+	        *ord = malloc(sizeof(int64_t) * (size_t)R);
 	double *line = malloc(sizeof(double) * (size_t)R);
 	static const float pool[6] = {0.0f, -0.0f, 1.5f, -2.0f, INFINITY, -INFINITY};
 	for (int64_t i = 0; i < n; i++) {
 		int r = gc_int(0, 10);
 		hx[i] = r < 6 ? pool[r] : r == 6 ? NAN : (float)gc_int(-1000, 1000);
 	}
-	float *dx = put(hx, sizeof(float) * (size_t)n), *dv = gc_dev(sizeof(float) * (size_t)(O * k * I));
+	float *dx = put(hx, sizeof(float) * (size_t)n),
+	      *dv = gc_dev(sizeof(float) * (size_t)(O * k * I));
 	int64_t *di = gc_dev(sizeof(int64_t) * (size_t)(O * k * I));
 	*err = T->sort(LM_FLOAT32, dx, O, R, I, k, desc, dv, di, msg, sizeof msg);
 	gc_down(hv, dv, sizeof(float) * (size_t)(O * k * I));
@@ -485,13 +508,15 @@ static int sort_case(int64_t O, int64_t R, int64_t I, int64_t k, int desc, int *
 	int ok = !*err;
 	for (int64_t o = 0; ok && o < O; o++)
 		for (int64_t in = 0; in < I; in++) {
-			for (int64_t r = 0; r < R; r++) line[r] = hx[(o * R + r) * I + in], ord[r] = r;
+			for (int64_t r = 0; r < R; r++)
+				line[r] = hx[(o * R + r) * I + in], ord[r] = r;
 			sort_vals = line, sort_desc = desc;
 			qsort(ord, (size_t)R, sizeof *ord, cmp_pos);
 			for (int64_t t = 0; t < k; t++) {
 				int64_t at = (o * k + t) * I + in;
-				ok &= hi[at] == ord[t] &&
-				      !memcmp(&hv[at], &hx[(o * R + ord[t]) * I + in], sizeof(float));
+				ok &=
+				    hi[at] == ord[t] &&
+				    !memcmp(&hv[at], &hx[(o * R + ord[t]) * I + in], sizeof(float));
 			}
 		}
 	free(hx), free(hv), free(hi), free(ord), free(line);
@@ -505,7 +530,8 @@ static void check_sort(tally *tl)
 	if (!e) ok &= sort_case(5, 37, 1, 5, 1, &e);
 	if (!e) ok &= sort_case(1, LMI_CU_SORT_MAX, 1, LMI_CU_SORT_MAX, 1, &e);
 	if (!e) ok &= sort_case(3, 1, 2, 1, 0, &e);
-	gc_row(tl, "sort float32 stable: (2,1000,3), top 5 of 37 desc, 4096", !e && ok, e ? msg : "");
+	gc_row(tl, "sort float32 stable: (2,1000,3), top 5 of 37 desc, 4096", !e && ok,
+	       e ? msg : "");
 	/* a line longer than the limit is refused */
 	float *dx = gc_dev(4 * (LMI_CU_SORT_MAX + 1)), *dv = gc_dev(4 * (LMI_CU_SORT_MAX + 1));
 	int64_t *di = gc_dev(8 * (LMI_CU_SORT_MAX + 1));
@@ -557,8 +583,8 @@ static void check_int_ewise(tally *tl)
 	lmi_cu_arr b = gc_arr(db, LM_INT32, 2, (int64_t[]){B, K});
 	lmi_cu_arr o = gc_arr(dout, LM_INT32, 3, (int64_t[]){A, B, K});
 	lmi_cu_arr oc = gc_arr(dc, LM_UINT8, 3, (int64_t[]){A, B, K});
-	static const int ops[] = {LM_ADD, LM_SUB, LM_MUL, LM_MAXIMUM, LM_MINIMUM, LM_LT,
-	                          LM_FLOOR_DIVIDE, LM_REMAINDER};
+	static const int ops[] = {LM_ADD,     LM_SUB, LM_MUL,          LM_MAXIMUM,
+	                          LM_MINIMUM, LM_LT,  LM_FLOOR_DIVIDE, LM_REMAINDER};
 	int e = 0, ok = 1;
 	for (size_t k = 0; !e && k < sizeof ops / sizeof ops[0]; k++) {
 		int cmp = ops[k] == LM_LT;
@@ -569,7 +595,8 @@ static void check_int_ewise(tally *tl)
 			for (int j = 0; j < B; j++)
 				for (int q = 0; q < K; q++) {
 					int at = (i * B + j) * K + q;
-					int32_t want = ref_int(ops[k], ha[i * K + q], hb[j * K + q]);
+					int32_t want =
+					    ref_int(ops[k], ha[i * K + q], hb[j * K + q]);
 					ok &= cmp ? gc[at] == want : got[at] == want;
 				}
 	}
@@ -588,7 +615,8 @@ static void check_int_ewise(tally *tl)
 	/* unary on int32: abs (INT_MIN wraps), neg, sign, square, clamp [-5, 7], pow 3 */
 	lmi_cu_arr x = gc_arr(da, LM_INT32, 1, (int64_t[]){A * K});
 	lmi_cu_arr y = gc_arr(dout, LM_INT32, 1, (int64_t[]){A * K});
-	static const int uops[] = {LM_ABS, LM_NEG, LM_SIGN, LM_SQUARE, LMI_CU_CLAMP, LMI_CU_POW_SCALAR};
+	static const int uops[] = {LM_ABS,    LM_NEG,       LM_SIGN,
+	                           LM_SQUARE, LMI_CU_CLAMP, LMI_CU_POW_SCALAR};
 	for (size_t k = 0; !e && k < sizeof uops / sizeof uops[0]; k++) {
 		double p0 = uops[k] == LMI_CU_CLAMP ? -5 : 3, p1 = 7;
 		e = T->unary(uops[k], &y, &x, p0, p1, msg, sizeof msg);
@@ -596,12 +624,14 @@ static void check_int_ewise(tally *tl)
 		for (int i = 0; !e && i < A * K; i++) {
 			int32_t v = ha[i];
 			uint32_t u = (uint32_t)v;
-			int32_t want = uops[k] == LM_ABS ? (v < 0 ? (int32_t)(0u - u) : v)
-			             : uops[k] == LM_NEG ? (int32_t)(0u - u)
-			             : uops[k] == LM_SIGN ? (v > 0) - (v < 0)
-			             : uops[k] == LM_SQUARE ? (int32_t)(u * u)
-			             : uops[k] == LMI_CU_CLAMP ? (v < -5 ? -5 : v > 7 ? 7 : v)
-			                                       : (int32_t)(u * u * u);
+			int32_t want = uops[k] == LM_ABS         ? (v < 0 ? (int32_t)(0u - u) : v)
+			               : uops[k] == LM_NEG       ? (int32_t)(0u - u)
+			               : uops[k] == LM_SIGN      ? (v > 0) - (v < 0)
+			               : uops[k] == LM_SQUARE    ? (int32_t)(u * u)
+			               : uops[k] == LMI_CU_CLAMP ? (v < -5  ? -5
+			                                            : v > 7 ? 7
+			                                                    : v)
+			                                         : (int32_t)(u * u * u);
 			ok &= got[i] == want;
 		}
 	}
@@ -610,22 +640,27 @@ static void check_int_ewise(tally *tl)
 	int64_t wa[40], wb[40], wo[40];
 	for (int i = 0; i < 40; i++) {
 		u8a[i] = (uint8_t)gc_int(0, 256), u8b[i] = (uint8_t)gc_int(0, 256);
-		cond[i] = (uint8_t)gc_int(0, 2), wa[i] = gc_int(-1000, 1000) * 1000003ll, wb[i] = -i;
+		cond[i] = (uint8_t)gc_int(0, 2), wa[i] = gc_int(-1000, 1000) * 1000003ll,
+		wb[i] = -i;
 	}
 	uint8_t *d8a = put(u8a, 40), *d8b = put(u8b, 40), *d8o = gc_dev(40), *dcond = put(cond, 40);
 	int64_t *dwa = put(wa, sizeof wa), *dwb = put(wb, sizeof wb), *dwo = gc_dev(sizeof wo);
-	lmi_cu_arr a8 = gc_arr(d8a, LM_UINT8, 1, (int64_t[]){40}), b8 = gc_arr(d8b, LM_UINT8, 1, (int64_t[]){40});
+	lmi_cu_arr a8 = gc_arr(d8a, LM_UINT8, 1, (int64_t[]){40}),
+	           b8 = gc_arr(d8b, LM_UINT8, 1, (int64_t[]){40});
 	lmi_cu_arr o8 = gc_arr(d8o, LM_UINT8, 1, (int64_t[]){40});
 	if (!e) e = T->add_scaled(&o8, &a8, &b8, -3, msg, sizeof msg);
 	gc_down(u8o, d8o, 40);
-	for (int i = 0; !e && i < 40; i++) ok &= u8o[i] == (uint8_t)(u8a[i] + (uint32_t)-3 * u8b[i]);
+	for (int i = 0; !e && i < 40; i++)
+		ok &= u8o[i] == (uint8_t)(u8a[i] + (uint32_t)-3 * u8b[i]);
 	lmi_cu_arr c1 = gc_arr(dcond, LM_UINT8, 1, (int64_t[]){40});
-	lmi_cu_arr xa = gc_arr(dwa, LM_INT64, 1, (int64_t[]){40}), xb = gc_arr(dwb, LM_INT64, 1, (int64_t[]){40});
+	lmi_cu_arr xa = gc_arr(dwa, LM_INT64, 1, (int64_t[]){40}),
+	           xb = gc_arr(dwb, LM_INT64, 1, (int64_t[]){40});
 	lmi_cu_arr xo = gc_arr(dwo, LM_INT64, 1, (int64_t[]){40});
 	if (!e) e = T->where(&xo, &c1, &xa, &xb, msg, sizeof msg);
 	gc_down(wo, dwo, sizeof wo);
 	for (int i = 0; !e && i < 40; i++) ok &= wo[i] == (cond[i] ? wa[i] : wb[i]);
-	gc_row(tl, "int32 binary (broadcast) / unary, uint8 axpy, int64 where", !e && ok, e ? msg : "");
+	gc_row(tl, "int32 binary (broadcast) / unary, uint8 axpy, int64 where", !e && ok,
+	       e ? msg : "");
 	release(da), release(db), release(dout), release(dc), release(d8a), release(d8b);
 	release(d8o), release(dcond), release(dwa), release(dwb), release(dwo);
 }
@@ -644,11 +679,16 @@ static void check_long_rows(tally *tl)
 		int64_t hi[3], ha[3];
 		for (int64_t i = 0; i < n; i++) hx[i] = (float)gc_int(-2, 3);
 		if (k == 1) hx[3000000] = NAN;
-		float *dx = put(hx, sizeof(float) * (size_t)n), *ds = gc_dev(sizeof hs), *dm = gc_dev(sizeof hm);
+		float *dx = put(hx, sizeof(float) * (size_t)n), *ds = gc_dev(sizeof hs),
+		      *dm = gc_dev(sizeof hm);
 		int64_t *di = gc_dev(sizeof hi), *da = gc_dev(sizeof ha);
 		e = T->reduce_rows(LM_SUM, LM_FLOAT32, dx, rows, R, ds, NULL, msg, sizeof msg);
-		if (!e) e = T->reduce_rows(LM_MAX, LM_FLOAT32, dx, rows, R, dm, di, msg, sizeof msg);
-		if (!e) e = T->reduce_rows(LM_ARGMIN, LM_FLOAT32, dx, rows, R, NULL, da, msg, sizeof msg);
+		if (!e)
+			e = T->reduce_rows(LM_MAX, LM_FLOAT32, dx, rows, R, dm, di, msg,
+			                   sizeof msg);
+		if (!e)
+			e = T->reduce_rows(LM_ARGMIN, LM_FLOAT32, dx, rows, R, NULL, da, msg,
+			                   sizeof msg);
 		gc_down(hs, ds, sizeof(float) * (size_t)rows);
 		gc_down(hm, dm, sizeof(float) * (size_t)rows);
 		gc_down(hi, di, sizeof(int64_t) * (size_t)rows);
@@ -671,6 +711,74 @@ static void check_long_rows(tally *tl)
 	gc_row(tl, "sum, max, argmin of long rows (two passes), NaN", !e && ok, e ? msg : "");
 }
 
+/* Integer rows (int32 (4, 1001), uint8 (3, 70001)): sum and prod wrapping into int64, mean into
+ * float32, max with its first index and argmin in the input's dtype; exact. */
+static void check_int_rows(tally *tl)
+{
+	enum { R32 = 1001, R8 = 70001 };
+	int32_t *h32 = malloc(sizeof(int32_t) * 4 * R32);
+	uint8_t *h8 = malloc(3 * R8);
+	for (int i = 0; i < 4 * R32; i++) h32[i] = gc_int(-1000000000, 1000000000);
+	for (int i = 0; i < 3 * R8; i++) h8[i] = (uint8_t)gc_int(0, 256);
+	for (int i = 0; i < R32; i++)
+		h32[3 * R32 + i] = gc_int(1, 4); /* a product that does not wrap to 0 */
+	void *d32 = put(h32, sizeof(int32_t) * 4 * R32), *d8 = put(h8, 3 * R8);
+	int64_t *dout = gc_dev(64), hi[4], hix[4];
+	int32_t hm[4];
+	float hf[4];
+	int e = 0, ok = 1;
+	for (int k = 0; !e && k < 2; k++) {
+		int dt = k ? LM_UINT8 : LM_INT32, rows = k ? 3 : 4, R = k ? R8 : R32;
+		void *dx = k ? d8 : d32;
+		for (int r = 0; r < rows; r++) {
+			uint64_t s = 0, p = 1;
+			int64_t mx = 0, mn = 0;
+			for (int j = 0; j < R; j++) {
+				int64_t v = k ? h8[r * R + j] : h32[r * R + j];
+				int64_t bm = k ? h8[r * R + mx] : h32[r * R + mx],
+				        bn = k ? h8[r * R + mn] : h32[r * R + mn];
+				s += (uint64_t)v, p *= (uint64_t)v;
+				if (v > bm) mx = j;
+				if (v < bn) mn = j;
+			}
+			int64_t *di = (int64_t *)dout + 4;
+			e = T->reduce_rows(LM_SUM, dt, (char *)dx + (size_t)r * R * (k ? 1 : 4), 1,
+			                   R, dout, NULL, msg, sizeof msg);
+			if (!e) gc_down(hi, dout, 8), ok &= hi[0] == (int64_t)s;
+			if (!e)
+				e = T->reduce_rows(LM_PROD, dt,
+				                   (char *)dx + (size_t)r * R * (k ? 1 : 4), 1, R,
+				                   dout, NULL, msg, sizeof msg);
+			if (!e) gc_down(hi, dout, 8), ok &= hi[0] == (int64_t)p;
+			if (!e)
+				e = T->reduce_rows(LM_MEAN, dt,
+				                   (char *)dx + (size_t)r * R * (k ? 1 : 4), 1, R,
+				                   dout, NULL, msg, sizeof msg);
+			if (!e)
+				gc_down(hf, dout, 4),
+				    ok &= hf[0] == (float)((double)(int64_t)s / R);
+			if (!e)
+				e = T->reduce_rows(LM_MAX, dt,
+				                   (char *)dx + (size_t)r * R * (k ? 1 : 4), 1, R,
+				                   dout, di, msg, sizeof msg);
+			if (!e) {
+				gc_down(hm, dout, 4), gc_down(hix, di, 8);
+				int64_t got = k ? ((uint8_t *)hm)[0] : hm[0];
+				ok &= hix[0] == mx && got == (k ? h8[r * R + mx] : h32[r * R + mx]);
+			}
+			if (!e)
+				e = T->reduce_rows(LM_ARGMIN, dt,
+				                   (char *)dx + (size_t)r * R * (k ? 1 : 4), 1, R,
+				                   NULL, di, msg, sizeof msg);
+			if (!e) gc_down(hix, di, 8), ok &= hix[0] == mn;
+		}
+	}
+	gc_row(tl, "int32 / uint8 rows: sum, prod (wrapping), mean, max, argmin", !e && ok,
+	       e ? msg : "");
+	free(h32), free(h8);
+	release(d32), release(d8), release(dout);
+}
+
 void gc_tensor_slots(tally *tl)
 {
 	T = lm_cuda_tensor_api();
@@ -687,4 +795,5 @@ void gc_tensor_slots(tally *tl)
 	check_sort(tl);
 	check_int_ewise(tl);
 	check_long_rows(tl);
+	check_int_rows(tl);
 }

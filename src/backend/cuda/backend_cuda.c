@@ -10,8 +10,8 @@
  * Winograd slots: conv2d takes im2col + cuBLAS there), so supports_op says no and the op fails
  * naming itself, the device and the loop (LMI_BE); the nn, product and optimizer slots take
  * float32 / float64, the elementwise ones every dtype (integers wrap as on the CPU), reduce_dims
- * float inputs (it answers for its int64 outputs and refuses integer inputs itself), the slots
- * that move data by position every dtype. Index errors come back as the
+ * every dtype but var / std / norm of integers (it refuses those itself), the slots that move
+ * data by position every dtype. Index errors come back as the
  * CPU words them. Read next: tensor.cu, nn.cu, move.cu, sort.cu, cache.c.
  */
 #include <pthread.h>
@@ -206,7 +206,11 @@ static lm_status s_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, l
 {
 	bool arg = op == LM_ARGMAX || op == LM_ARGMIN;
 	bool stat = op == LM_PROD || op == LM_VAR || op == LM_STD || op == LM_NORM;
-	if (!is_float(x->dtype)) return no_loop("reduce_dims", x->dtype);
+	if (!is_float(x->dtype)) { /* integers: reduce_rows's exact sums, products, picks, means */
+		if (op == LM_VAR || op == LM_STD || op == LM_NORM)
+			return no_loop("reduce_dims", x->dtype);
+		stat = false;
+	}
 	int64_t rows, R;
 	lm_tensor *c = rows_of(x, mask, &rows, &R);
 	if (!c) return lm_last_status();
@@ -497,7 +501,7 @@ static lm_status s_repeat_fill(lm_tensor *out, const int64_t *xshape, const int6
 static bool supports_op(lmi_be_op op, lm_dtype dt)
 {
 	switch (op) {
-	case LMI_BE_OP_reduce_dims: /* int64 results of arg ops; the slot refuses integer inputs */
+	case LMI_BE_OP_reduce_dims: /* every dtype; the slot refuses var / std / norm of integers */
 	/* elementwise: floats, and integers with the CPU's wrapping semantics */
 	case LMI_BE_OP_unary:
 	case LMI_BE_OP_binary:

@@ -5,11 +5,11 @@
  * Indices out of range: the ops layer has checked them already (through a host copy), so this
  * is the second line: a kernel skips such an entry and records its position in idx's row-major
  * order with atomicMin on the module's device word (lmi_cu_word, also ewise_int.cu's zero
- * divisor flag; one module, one stream, one caller at a time); the call then reads the word back (one small copy and
- * a wait) and returns LMI_CU_ERR_INDEX with the first bad position and its value, which the
- * table turns into the CPU's message. scatter_add adds by atomics (float sums in no fixed order:
- * the last bits may differ from the CPU's sequential sums; uint8 through a compare-and-swap on
- * the aligned 32-bit word holding the byte). cumsum runs one thread per line, in the CPU's order
+ * divisor flag; one module, one stream, one caller at a time); the call then reads the word back
+ * (one small copy and a wait) and returns LMI_CU_ERR_INDEX with the first bad position and its
+ * value, which the table turns into the CPU's message. scatter_add adds by atomics (float sums in
+ * no fixed order: the last bits may differ from the CPU's sequential sums; uint8 through a
+ * compare-and-swap on the aligned 32-bit word holding the byte). cumsum runs one thread per line, in the CPU's order
  * (double sums for floats, wrapping int64 for integers), so its results equal the CPU's.
  * Read next: sort.cu.
  */

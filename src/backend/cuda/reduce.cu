@@ -8,7 +8,10 @@
  * so that about 2048 blocks share the work, each writing a partial (value, index) to a buffer
  * made once, and a second kernel combines each row's partials in chunk order: the same result on
  * every run (the tree's shape depends only on the sizes), max / min keeping the first maximum and
- * NaN rules of combine(). prod / var / std / norm: one block per row (k_stats).
+ * NaN rules of combine(). Integer inputs (cpu/reduce.c's semantics): max / min / arg through
+ * double as the CPU compares them (the same tree, into the input's dtype), sum / prod wrapping
+ * in uint64 into int64, mean as that sum / R into float32 (k_reduce_int, one block per row).
+ * prod / var / std / norm of floats: one block per row (k_stats).
  * Read next: nn.cu.
  */
 #include <math.h>
@@ -103,13 +106,69 @@ static int reduce_rows(int op, const T *x, int64_t rows, int64_t R, T *out, int6
 	return 0;
 }
 
+/* ---------------------------------------------------------------- integer sums, products, means */
+
+/* cpu/reduce.c's integer sums and products: wrapping, in uint64_t, into int64 (sum, prod) or
+ * float32 (mean: the int64 sum / R). One block per row. */
+template <typename T>
+__global__ void k_reduce_int(int op, const T *x, int64_t rows, int64_t R, int64_t *oi, float *of)
+{
+	__shared__ unsigned long long sh[32];
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	bool prod = op == LM_PROD;
+	for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+		unsigned long long a = prod ? 1 : 0;
+		for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {
+			unsigned long long v = (unsigned long long)(int64_t)x[row * R + j];
+			a = prod ? a * v : a + v;
+		}
+		for (int o = 16; o > 0; o >>= 1) {
+			unsigned long long b = __shfl_down_sync(0xffffffffu, a, o);
+			a = prod ? a * b : a + b;
+		}
+		if (lane == 0) sh[warp] = a;
+		__syncthreads();
+		if (warp == 0) {
+			a = lane < nw ? sh[lane] : (prod ? 1 : 0);
+			for (int o = 16; o > 0; o >>= 1) {
+				unsigned long long b = __shfl_down_sync(0xffffffffu, a, o);
+				a = prod ? a * b : a + b;
+			}
+			if (lane == 0) {
+				if (op == LM_MEAN) of[row] = R ? (float)((double)(int64_t)a / (double)R) : NAN;
+				else oi[row] = (int64_t)a;
+			}
+		}
+		__syncthreads();
+	}
+}
+
+template <typename T>
+static int reduce_int(int op, const T *x, int64_t rows, int64_t R, void *out, int64_t *idx,
+                      char *msg, size_t cap)
+{
+	if (op != LM_SUM && op != LM_PROD && op != LM_MEAN) /* picks: through double, as the CPU */
+		return reduce_rows<T>(op, x, rows, R, (T *)out, idx, msg, cap);
+	unsigned grid = (unsigned)(rows < 65535 ? rows : 65535);
+	k_reduce_int<T><<<grid, THREADS, 0, lmi_cu_stream()>>>(op, x, rows, R, (int64_t *)out,
+	                                                       (float *)out);
+	LAUNCHED("k_reduce_int");
+	return 0;
+}
+
 int lmi_cu_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
                        int64_t *idx, char *msg, size_t cap)
 {
 	if (!rows) return 0;
-	if (dtype == LM_FLOAT32)
+	switch (dtype) {
+	case LM_FLOAT32:
 		return reduce_rows<float>(op, (const float *)x, rows, R, (float *)out, idx, msg, cap);
-	return reduce_rows<double>(op, (const double *)x, rows, R, (double *)out, idx, msg, cap);
+	case LM_FLOAT64:
+		return reduce_rows<double>(op, (const double *)x, rows, R, (double *)out, idx, msg, cap);
+	case LM_INT32: return reduce_int<int32_t>(op, (const int32_t *)x, rows, R, out, idx, msg, cap);
+	case LM_INT64: return reduce_int<int64_t>(op, (const int64_t *)x, rows, R, out, idx, msg, cap);
+	default: return reduce_int<uint8_t>(op, (const uint8_t *)x, rows, R, out, idx, msg, cap);
+	}
 }
 
 /* ---------------------------------------------------------------- prod, var, std, norm */

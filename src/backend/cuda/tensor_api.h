@@ -18,8 +18,9 @@ extern "C" {
 #endif
 
 /* 2: im2col, col2im; 3: gelu, max_pool2d, rmsprop, crop / flip, reductions with a parameter,
- * the index ops, cumsum, triangle, repeat, sort; 4: integer unary / binary / where / add_scaled */
-#define LMI_CUDA_TENSOR_VERSION 4
+ * the index ops, cumsum, triangle, repeat, sort; 4: integer unary / binary / where / add_scaled;
+ * 5: integer inputs to reduce_rows */
+#define LMI_CUDA_TENSOR_VERSION 5
 #define LMI_CUDA_TENSOR_SYMBOL  "lm_cuda_tensor_api"
 #define LMI_CU_MAX_DIMS         8
 #define LMI_CU_ERR_OOM          2 /* cudaErrorMemoryAllocation */
@@ -85,7 +86,9 @@ typedef struct lmi_cuda_tensor_api {
 	int (*add_scaled)(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
 	                  double alpha, char *msg, size_t cap);
 	/* rows of contiguous x (rows, R) reduced into out (rows) and idx (int64, may be NULL):
-	 * op LM_SUM, LM_MEAN, LM_MAX, LM_MIN, LM_ARGMAX, LM_ARGMIN; float32 / float64 */
+	 * op LM_SUM, LM_MEAN, LM_MAX, LM_MIN, LM_ARGMAX, LM_ARGMIN; float32 / float64 (out of x's
+	 * dtype), and (version 5) int32 / int64 / uint8: out int64 for sum / prod (LM_PROD too,
+	 * wrapping), float32 for mean, x's dtype for max / min */
 	int (*reduce_rows)(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
 	                   int64_t *idx, char *msg, size_t cap);
 	/* row-major C_i = A_i B_i (M x K times K x N) for i < batch, contiguous, strides between
