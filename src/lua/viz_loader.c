@@ -6,7 +6,7 @@
  * Design: lm._viz is made at start-up with every name of LML_VIZ_FUNCTIONS bound to a trampoline,
  * so completion lists them and lua/lumen/viz.lua can wrap them, but nothing of SDL is loaded. The
  * first trampoline called loads liblumen_viz.so (from $LUMEN_VIZ_MODULE, the running executable's
- * directory, then the install libdir), asks it for the real functions, puts them in place of the
+ * directory, <exe dir>/../lib/lumen, then the install libdir), asks it for the real functions, puts them in place of the
  * trampolines still in the table (a name that Lua replaced, like viz.show, stays Lua's) and calls
  * the real one; a trampoline kept elsewhere (viz.lua's local show) forwards from then on.
  * viz.is_open answers false without loading anything. The program's window hooks (app_viz.c) are
@@ -74,7 +74,14 @@ static void *find_module(void)
 		exe[n] = '\0';
 		char *slash = strrchr(exe, '/');
 		if (slash) *slash = '\0';
-		h = try_open(exe, NULL);
+		h = try_open(exe, NULL); /* a build tree */
+#ifdef LUMEN_INSTALL_LIBDIR_REL
+		char lib[PATH_MAX + 64];
+		if (!h && (size_t)n + sizeof LUMEN_INSTALL_LIBDIR_REL + 5 < sizeof lib) {
+			snprintf(lib, sizeof lib, "%s/../%s", exe, LUMEN_INSTALL_LIBDIR_REL);
+			h = try_open(lib, NULL); /* an install moved elsewhere: bin/../lib/lumen */
+		}
+#endif
 	}
 #ifdef LUMEN_INSTALL_LIBDIR
 	if (!h) h = try_open(LUMEN_INSTALL_LIBDIR, NULL);
