@@ -9,9 +9,8 @@
  * handle made; start-up never touches CUDA. Slots not written here stay NULL (today the two
  * Winograd slots: conv2d takes im2col + cuBLAS there), so supports_op says no and the op fails
  * naming itself, the device and the loop (LMI_BE); the nn, product and optimizer slots take
- * float32 / float64, the elementwise ones every dtype (integers wrap as on the CPU), reduce_dims
- * every dtype but var / std / norm of integers (it refuses those itself), the slots that move
- * data by position every dtype. Index errors come back as the
+ * float32 / float64, the elementwise ones and reduce_dims every dtype (integers as on the CPU:
+ * wrapping), the slots that move data by position every dtype. Index errors come back as the
  * CPU words them. Read next: tensor.cu, nn.cu, move.cu, sort.cu, cache.c.
  */
 #include <pthread.h>
@@ -64,13 +63,6 @@ static lmi_cu_arr arr(const lm_tensor *t)
 static bool is_float(lm_dtype dt)
 {
 	return dt == LM_FLOAT32 || dt == LM_FLOAT64;
-}
-
-/* LMI_BE's message, for inputs a slot that answered for the output's dtype does not take. */
-static lm_status no_loop(const char *slot, lm_dtype dt)
-{
-	return lmi_fail(LM_ERR_UNSUPPORTED, "cuda: the cuda backend has no %s loop for %s inputs",
-	                slot, lm_dtype_name(dt));
 }
 
 /* ---------------------------------------------------------------- memory and the core's loops */
@@ -182,8 +174,10 @@ static lm_status s_add_scaled(lm_tensor *out, const lm_tensor *a, const lm_tenso
 
 /* ---------------------------------------------------------------- reductions */
 
-/* x with the dims of mask moved last, as a contiguous copy on the device; *rows, *R set. */
-static lm_tensor *rows_of(const lm_tensor *x, uint32_t mask, int64_t *rows, int64_t *R)
+/* x with the dims of mask moved last, as a contiguous copy of dtype dt on the device; *rows, *R
+ * set. */
+static lm_tensor *rows_of(const lm_tensor *x, uint32_t mask, lm_dtype dt, int64_t *rows,
+                          int64_t *R)
 {
 	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
 	int k = 0;
@@ -196,9 +190,32 @@ static lm_tensor *rows_of(const lm_tensor *x, uint32_t mask, int64_t *rows, int6
 				*(pass ? R : rows) *= x->shape[d];
 			}
 	lm_tensor *v = lmi_tensor_wrap(x->storage, x->dtype, x->ndim, shape, stride, x->offset);
-	lm_tensor *c = v ? lmi_contiguous_copy(v, x->dtype) : NULL;
+	lm_tensor *c = v ? lmi_contiguous_copy(v, dt) : NULL;
 	lm_tensor_release(v);
 	return c;
+}
+
+/* var / std / norm of integers (out float32): the rows converted to float64 and reduced in
+ * double, as the CPU computes them, into a float64 temporary stored into out. */
+static lm_status int_stats(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
+                           double p)
+{
+	int64_t rows, R;
+	lm_tensor *c = rows_of(x, mask, LM_FLOAT64, &rows, &R);
+	lm_tensor *t = c ? lmi_empty_on("cuda reduce_dims", LM_CUDA, out->ndim, out->shape, LM_FLOAT64)
+	                 : NULL;
+	lm_status s = t ? LM_OK : lm_last_status();
+	if (!s) {
+		char msg[512] = "";
+		s = cu("cuda reduce_dims",
+		       api->stat_rows(op, LM_FLOAT64, lmi_data(c), rows, R, lmi_data(t), p, msg,
+		                      sizeof msg),
+		       msg);
+	}
+	if (!s) s = m_copy(out, t);
+	lm_tensor_release(c);
+	lm_tensor_release(t);
+	return s;
 }
 
 static lm_status s_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
@@ -207,12 +224,11 @@ static lm_status s_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, l
 	bool arg = op == LM_ARGMAX || op == LM_ARGMIN;
 	bool stat = op == LM_PROD || op == LM_VAR || op == LM_STD || op == LM_NORM;
 	if (!is_float(x->dtype)) { /* integers: reduce_rows's exact sums, products, picks, means */
-		if (op == LM_VAR || op == LM_STD || op == LM_NORM)
-			return no_loop("reduce_dims", x->dtype);
+		if (op == LM_VAR || op == LM_STD || op == LM_NORM) return int_stats(op, x, mask, out, p);
 		stat = false;
 	}
 	int64_t rows, R;
-	lm_tensor *c = rows_of(x, mask, &rows, &R);
+	lm_tensor *c = rows_of(x, mask, x->dtype, &rows, &R);
 	if (!c) return lm_last_status();
 	char msg[512] = "";
 	int e = stat ? api->stat_rows(op, x->dtype, lmi_data(c), rows, R, lmi_data(out), p, msg,
@@ -501,7 +517,7 @@ static lm_status s_repeat_fill(lm_tensor *out, const int64_t *xshape, const int6
 static bool supports_op(lmi_be_op op, lm_dtype dt)
 {
 	switch (op) {
-	case LMI_BE_OP_reduce_dims: /* every dtype; the slot refuses var / std / norm of integers */
+	case LMI_BE_OP_reduce_dims:
 	/* elementwise: floats, and integers with the CPU's wrapping semantics */
 	case LMI_BE_OP_unary:
 	case LMI_BE_OP_binary:
