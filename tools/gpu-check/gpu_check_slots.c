@@ -779,6 +779,30 @@ static void check_int_rows(tally *tl)
 	release(d32), release(d8), release(dout);
 }
 
+/* Integer GEMM: int32, a batch of 2 sharing A (stride 0), products that wrap; exact. */
+static void check_igemm(tally *tl)
+{
+	enum { B = 2, M = 5, K = 7, N = 6 };
+	int32_t ha[M * K], hb[B * K * N], hc[B * M * N];
+	for (int i = 0; i < M * K; i++) ha[i] = gc_int(-100000, 100000);
+	for (int i = 0; i < B * K * N; i++) hb[i] = gc_int(-100000, 100000);
+	int32_t *da = put(ha, sizeof ha), *db = put(hb, sizeof hb), *dc = gc_dev(sizeof hc);
+	int e = T->gemm(LM_INT32, B, M, N, K, da, 0, db, K * N, dc, M * N, 0, msg, sizeof msg);
+	int ok = !e;
+	gc_down(hc, dc, sizeof hc);
+	for (int b = 0; ok && b < B; b++)
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++) {
+				uint32_t acc = 0;
+				for (int k = 0; k < K; k++)
+					acc += (uint32_t)ha[i * K + k] *
+					       (uint32_t)hb[(b * K + k) * N + j];
+				ok &= hc[(b * M + i) * N + j] == (int32_t)acc;
+			}
+	gc_row(tl, "gemm int32 batch 2 (A shared), 5x7x6, wrapping", ok, e ? msg : "");
+	release(da), release(db), release(dc);
+}
+
 void gc_tensor_slots(tally *tl)
 {
 	T = lm_cuda_tensor_api();
@@ -796,4 +820,5 @@ void gc_tensor_slots(tally *tl)
 	check_int_ewise(tl);
 	check_long_rows(tl);
 	check_int_rows(tl);
+	check_igemm(tl);
 }

@@ -518,6 +518,7 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 {
 	switch (op) {
 	case LMI_BE_OP_reduce_dims:
+	case LMI_BE_OP_matmul: /* integers: a wrapping kernel, as the CPU's */
 	/* elementwise: floats, and integers with the CPU's wrapping semantics */
 	case LMI_BE_OP_unary:
 	case LMI_BE_OP_binary:
@@ -534,7 +535,6 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	case LMI_BE_OP_repeat_fill:
 	case LMI_BE_OP_crop_batch:
 	case LMI_BE_OP_flip_batch: return dt >= 0 && dt < LM_DTYPE_COUNT;
-	case LMI_BE_OP_matmul:
 	case LMI_BE_OP_matmul_batch_sum:
 	case LMI_BE_OP_softmax:
 	case LMI_BE_OP_nll:

@@ -189,13 +189,16 @@ int lmi_cu_word_reset(char *msg, size_t cap);
 int64_t *lmi_cu_word(void);
 int lmi_cu_word_read(int64_t *v, char *msg, size_t cap);
 
-/* the integer elementwise loops (ewise_int.cu), for tensor.cu's unary / binary / add_scaled */
+/* the integer loops (ewise_int.cu), for tensor.cu's unary / binary / add_scaled / gemm */
 int lmi_cu_unary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0, double p1,
                      char *msg, size_t cap);
 int lmi_cu_binary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
                       char *msg, size_t cap);
 int lmi_cu_axpy_int(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *b,
                     double alpha, char *msg, size_t cap);
+int lmi_cu_igemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,
+                 int64_t sA, const void *B, int64_t sB, void *C, int64_t sC, double beta,
+                 char *msg, size_t cap);
 
 /* tensor_api.h's functions of versions 1 to 4 kept out of tensor.cu, for its table (each states
  * its contract there) */

@@ -7,7 +7,8 @@
  * zero divisor gives 0 there and the call LMI_CU_ERR_ZERO_DIV, found through the device word of
  * move.cu), the unary ops the ops layer sends integers (abs, neg, relu, sign, floor / ceil /
  * round as the identity, square, clamp, pow by a scalar) and a + alpha * b with an integral
- * alpha. tensor.cu's unary / binary / add_scaled entries send integer dtypes here.
+ * alpha; and matmul's integer GEMM (one thread per output, wrapping). tensor.cu's unary / binary
+ * / add_scaled / gemm entries send integer dtypes here.
  * Read next: move.cu.
  */
 #include "backend/cuda/cu_common.cuh"
@@ -200,5 +201,48 @@ int lmi_cu_axpy_int(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr
 			g, (uint8_t *)out->data, (const uint8_t *)a->data, (const uint8_t *)b->data,
 			(uint32_t)(uint64_t)ai);
 	LAUNCHED("k_axpy_int");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- integer GEMM */
+
+/* C_b = A_b B_b (+ C_b when beta), row-major, one thread per entry of C, the sum over k wrapping
+ * in UT as cpu/matmul.c's igemm (a wrapping sum does not depend on its order). */
+template <typename T, typename UT>
+__global__ void k_igemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T *A, int64_t sA,
+                        const T *B, int64_t sB, T *C, int64_t sC, int beta)
+{
+	GRID_LOOP(e, batch * M * N)
+	{
+		int64_t j = e % N, i = (e / N) % M, b = e / (M * N);
+		const T *a = A + b * sA + i * K, *bb = B + b * sB + j;
+		UT acc = beta ? (UT)C[b * sC + i * N + j] : (UT)0;
+		for (int64_t k = 0; k < K; k++) acc = (UT)(acc + (UT)a[k] * (UT)bb[k * N]);
+		C[b * sC + i * N + j] = (T)acc;
+	}
+}
+
+int lmi_cu_igemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,
+                 int64_t sA, const void *B, int64_t sB, void *C, int64_t sC, double beta,
+                 char *msg, size_t cap)
+{
+	int64_t n = batch * M * N;
+	if (!n) return 0;
+	unsigned nb = blocks_for(n);
+	cudaStream_t s = lmi_cu_stream();
+	int bt = beta != 0;
+	if (dtype == LM_INT32)
+		k_igemm<int32_t, uint32_t><<<nb, THREADS, 0, s>>>(batch, M, N, K, (const int32_t *)A, sA,
+		                                                  (const int32_t *)B, sB, (int32_t *)C,
+		                                                  sC, bt);
+	else if (dtype == LM_INT64)
+		k_igemm<int64_t, uint64_t><<<nb, THREADS, 0, s>>>(batch, M, N, K, (const int64_t *)A, sA,
+		                                                  (const int64_t *)B, sB, (int64_t *)C,
+		                                                  sC, bt);
+	else
+		k_igemm<uint8_t, uint32_t><<<nb, THREADS, 0, s>>>(batch, M, N, K, (const uint8_t *)A, sA,
+		                                                  (const uint8_t *)B, sB, (uint8_t *)C,
+		                                                  sC, bt);
+	LAUNCHED("k_igemm");
 	return 0;
 }

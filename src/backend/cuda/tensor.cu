@@ -459,6 +459,8 @@ static int t_gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, con
                   int64_t sA, const void *B, int64_t sB, void *C, int64_t sC, double beta,
                   char *msg, size_t cap)
 {
+	if (dtype != LM_FLOAT32 && dtype != LM_FLOAT64)
+		return lmi_cu_igemm(dtype, batch, M, N, K, A, sA, B, sB, C, sC, beta, msg, cap);
 	if (M > INT_MAX || N > INT_MAX || K > INT_MAX || batch > INT_MAX) {
 		snprintf(msg, cap, "gemm: sizes %lld x %lld x %lld (batch %lld) exceed cuBLAS's int",
 		         (long long)M, (long long)N, (long long)K, (long long)batch);

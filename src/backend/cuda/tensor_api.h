@@ -19,7 +19,7 @@ extern "C" {
 
 /* 2: im2col, col2im; 3: gelu, max_pool2d, rmsprop, crop / flip, reductions with a parameter,
  * the index ops, cumsum, triangle, repeat, sort; 4: integer unary / binary / where / add_scaled;
- * 5: integer inputs to reduce_rows */
+ * 5: integer inputs to reduce_rows and gemm */
 #define LMI_CUDA_TENSOR_VERSION 5
 #define LMI_CUDA_TENSOR_SYMBOL  "lm_cuda_tensor_api"
 #define LMI_CU_MAX_DIMS         8
@@ -92,7 +92,8 @@ typedef struct lmi_cuda_tensor_api {
 	int (*reduce_rows)(int op, int dtype, const void *x, int64_t rows, int64_t R, void *out,
 	                   int64_t *idx, char *msg, size_t cap);
 	/* row-major C_i = A_i B_i (M x K times K x N) for i < batch, contiguous, strides between
-	 * the matrices in elements (0: the same matrix for every i); beta 1 adds into C */
+	 * the matrices in elements (0: the same matrix for every i); beta 1 adds into C; float32 /
+	 * float64 through cuBLAS, int32 / int64 / uint8 (version 5) by a wrapping kernel */
 	int (*gemm)(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,
 	            int64_t sA, const void *B, int64_t sB, void *C, int64_t sC, double beta,
 	            char *msg, size_t cap);
