@@ -9,7 +9,9 @@
  *    opened: the offscreen driver (EGL + Mesa llvmpipe), which renders the same pixels with no
  *    X server; the user is told once. A SDL_VIDEODRIVER the user set is respected.
  *  - Mesa's llvmpipe starts render threads: on a 2-core machine they steal time from training,
- *    so LP_NUM_THREADS defaults to 1 there (2 on larger machines) unless the user set it.
+ *    so LP_NUM_THREADS defaults to 0 there (the drawing thread rasterizes: a frame drawn while a
+ *    script trains took 12.7 ms with one render thread waiting for a core, the offscreen frames
+ *    are as fast or faster; bench/viz), 2 on larger machines, unless the user set it.
  *  - Swap interval 0: the pump runs inside the REPL's tick and the Lua hook; a vsync'ed swap would
  *    block them for up to a frame.
  *  - vz_window_sync after a frame: on X11 a swap only queues the picture (with llvmpipe, a
@@ -40,7 +42,7 @@ static void set_llvmpipe_threads(void)
 {
 	if (getenv("LP_NUM_THREADS")) return;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	setenv("LP_NUM_THREADS", n <= 2 ? "1" : "2", 0);
+	setenv("LP_NUM_THREADS", n <= 2 ? "0" : "2", 0);
 }
 
 static bool has_display(void)
