@@ -1,9 +1,9 @@
 /*
  * cuda_loader.c — finds, loads and asks the CUDA module (liblumen_cuda.so) once per process.
  *
- * Design: the first call dlopens the module from, in order, $LUMEN_CUDA_MODULE, the directory of
- * the running executable, the build directory (LUMEN_BUILD_DIR) and the install libdir
- * (LUMEN_INSTALL_LIBDIR), takes its device table (cuda_module.h) and asks for the devices. The
+ * Design: the first call dlopens the module where lmi_module_open looks ($LUMEN_CUDA_MODULE, the
+ * running executable's directory, <exe dir>/../lib/lumen, the build directory, the install
+ * libdir: ../core/module.c), takes its device table (cuda_module.h) and asks for the devices. The
  * outcome, with the reason when there is no usable GPU (module missing, cudaErrorInsufficientDriver
  * = 35 or cudaErrorNoDevice = 100: no driver or no device), is kept for later calls. The parts
  * that run on the GPU take their own tables from the module by name (lmi_cuda_module_symbol; the
@@ -33,60 +33,10 @@ static int ndevices;              /* devices the driver reports */
 static char device_name[256];
 static char reason[768];          /* why there is no usable device */
 
-/* Appends text to the list of paths tried (as much as fits). */
-static void note(char *tried, size_t cap, const char *text)
-{
-	size_t n = strlen(tried), len = strlen(text);
-	if (n && n + 2 < cap) memcpy(tried + n, ", ", 3), n += 2;
-	if (len > cap - n - 1) len = cap - n - 1;
-	memcpy(tried + n, text, len);
-	tried[n + len] = '\0';
-}
-
-static void *try_open(const char *dir, const char *path, char *tried, size_t cap)
-{
-	char buf[PATH_MAX + 64];
-	if (dir) {
-		size_t d = strlen(dir), m = strlen(LUMEN_CUDA_MODULE_NAME);
-		if (d + m + 2 > sizeof buf) return NULL;
-		memcpy(buf, dir, d);
-		buf[d] = '/';
-		memcpy(buf + d + 1, LUMEN_CUDA_MODULE_NAME, m + 1);
-	} else {
-		if (strlen(path) + 1 > sizeof buf) return NULL;
-		memcpy(buf, path, strlen(path) + 1);
-	}
-	void *h = dlopen(buf, RTLD_NOW | RTLD_LOCAL);
-	if (!h) note(tried, cap, buf);
-	return h;
-}
-
-static void *open_module(char *tried, size_t cap)
-{
-	void *h = NULL;
-	const char *env = getenv("LUMEN_CUDA_MODULE");
-	if (env && *env) return try_open(NULL, env, tried, cap); /* an explicit choice is final */
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) *slash = '\0';
-		h = try_open(exe, NULL, tried, cap);
-	}
-#ifdef LUMEN_BUILD_DIR
-	if (!h) h = try_open(LUMEN_BUILD_DIR, NULL, tried, cap);
-#endif
-#ifdef LUMEN_INSTALL_LIBDIR
-	if (!h) h = try_open(LUMEN_INSTALL_LIBDIR, NULL, tried, cap);
-#endif
-	return h;
-}
-
 static void load(void)
 {
 	char tried[512] = "";
-	void *h = open_module(tried, sizeof tried);
+	void *h = lmi_module_open(LUMEN_CUDA_MODULE_NAME, "LUMEN_CUDA_MODULE", tried, sizeof tried);
 	if (!h) {
 #ifdef LUMEN_CUDA_BUILT
 		snprintf(reason, sizeof reason, "the CUDA module %s was not found or did not load (tried %s)",

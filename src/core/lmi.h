@@ -277,4 +277,9 @@ bool lmi_any_requires_grad(int n, const lm_tensor *const *ts);
 struct lmi_node;
 void lmi_node_release(struct lmi_node *n);
 
+/* dlopen of one of Lumen's modules (file, e.g. "liblumen_viz.so"): from $env when set, else next
+ * to the executable, <exe dir>/../lib/lumen, the build and the install directories (module.c).
+ * NULL when none loads, each failure noted in tried (cap bytes). */
+void *lmi_module_open(const char *file, const char *env, char *tried, size_t cap);
+
 #endif

@@ -5,20 +5,20 @@
  *
  * Design: lm._viz is made at start-up with every name of LML_VIZ_FUNCTIONS bound to a trampoline,
  * so completion lists them and lua/lumen/viz.lua can wrap them, but nothing of SDL is loaded. The
- * first trampoline called loads liblumen_viz.so (from $LUMEN_VIZ_MODULE, the running executable's
- * directory, <exe dir>/../lib/lumen, then the install libdir), asks it for the real functions, puts them in place of the
+ * first trampoline called loads liblumen_viz.so (lmi_module_open: $LUMEN_VIZ_MODULE, next to the
+ * executable, <exe dir>/../lib/lumen, the build and install directories), asks it for the real functions, puts them in place of the
  * trampolines still in the table (a name that Lua replaced, like viz.show, stays Lua's) and calls
  * the real one; a trampoline kept elsewhere (viz.lua's local show) forwards from then on.
  * viz.is_open answers false without loading anything. The program's window hooks (app_viz.c) are
  * set when the module loads (lml_viz_on_load). Read next: viz_module.c, viz.c.
  */
 #include <dlfcn.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/lmi.h"
 #include "lml_viz.h"
 
 #ifndef LUMEN_VIZ_MODULE_NAME
@@ -38,62 +38,11 @@ void lml_viz_on_load(void (*fn)(const lml_viz_module *m)) { on_load = fn; }
 
 const lml_viz_module *lml_viz_loaded(void) { return mod; }
 
-/* Appends text to why, "; " between (as much as fits). */
-static void note(const char *text)
-{
-	size_t n = strlen(why), m = strlen(text);
-	if (n && n + 2 < sizeof why) memcpy(why + n, "; ", 2), n += 2;
-	if (m > sizeof why - n - 1) m = sizeof why - n - 1;
-	memcpy(why + n, text, m);
-	why[n + m] = '\0';
-}
-
-/* dlopen of dir/name (or of path itself when dir is NULL); the failure noted in why. */
-static void *try_open(const char *dir, const char *path)
-{
-	char buf[PATH_MAX + 64];
-	if (dir && strlen(dir) + sizeof LUMEN_VIZ_MODULE_NAME + 1 > sizeof buf) return NULL;
-	if (dir) snprintf(buf, sizeof buf, "%s/%s", dir, LUMEN_VIZ_MODULE_NAME);
-	else snprintf(buf, sizeof buf, "%.*s", (int)sizeof buf - 1, path);
-	void *h = dlopen(buf, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *e = dlerror();
-		note(e ? e : buf);
-	}
-	return h;
-}
-
-static void *find_module(void)
-{
-	const char *env = getenv("LUMEN_VIZ_MODULE");
-	if (env && *env) return try_open(NULL, env); /* the user's choice, alone */
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	void *h = NULL;
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) *slash = '\0';
-		h = try_open(exe, NULL); /* a build tree */
-#ifdef LUMEN_INSTALL_LIBDIR_REL
-		char lib[PATH_MAX + 64];
-		if (!h && (size_t)n + sizeof LUMEN_INSTALL_LIBDIR_REL + 5 < sizeof lib) {
-			snprintf(lib, sizeof lib, "%s/../%s", exe, LUMEN_INSTALL_LIBDIR_REL);
-			h = try_open(lib, NULL); /* an install moved elsewhere: bin/../lib/lumen */
-		}
-#endif
-	}
-#ifdef LUMEN_INSTALL_LIBDIR
-	if (!h) h = try_open(LUMEN_INSTALL_LIBDIR, NULL);
-#endif
-	return h;
-}
-
 const lml_viz_module *lml_viz_load(void)
 {
 	if (!mod && !tried) {
 		tried = true;
-		void *h = find_module();
+		void *h = lmi_module_open(LUMEN_VIZ_MODULE_NAME, "LUMEN_VIZ_MODULE", why, sizeof why);
 		const lml_viz_module *(*entry)(void) = NULL;
 		if (h) *(void **)&entry = dlsym(h, LML_VIZ_MODULE_SYMBOL);
 		const lml_viz_module *m = entry ? entry() : NULL;
