@@ -54,7 +54,7 @@ local DTYPES = { 'float32', 'float64', 'int32', 'int64', 'uint8' }
 -- Calls that change process-wide state get it restored after each call (see restore()).
 local STATEFUL = {
   ['lm.set_memory_limit'] = true, ['lm.set_num_threads'] = true, ['lm.set_grad_enabled'] = true,
-  ['kernels.latency'] = true, ['lm.sys.fail_alloc_after'] = true,
+  ['kernels.latency'] = true, ['kernels.racecheck'] = true, ['lm.sys.fail_alloc_after'] = true,
 }
 
 -- Calls that write files at the path they are given: left out (a run must not litter the working
@@ -955,7 +955,7 @@ end
 M.FUZZ_ERROR = setmetatable({}, { __tostring = function() return 'fuzzfn: a table error' end })
 
 -- Error messages must name a function of the API (or be an error a fuzz function raised).
-local NAMES = { 'lm%.', 'Tensor[:.]', 'F%.', 'kernels%.', 'Sparse[:.]', 'sparse:', 'Trace[:.]',
+local NAMES = { 'lm%.', 'Tensor[:.]', 'F%.', 'nn%.', 'kernels%.', 'Sparse[:.]', 'sparse:', 'Trace[:.]',
                 'trace:', 'fuzzfn:' }
 
 local function names_function(msg)
@@ -1014,6 +1014,7 @@ local function restore(state)
   lm.set_memory_limit(LIMIT)
   if lm.get_num_threads() ~= state.threads then lm.set_num_threads(state.threads) end
   if state.latency_changed then kernels.latency('default'); state.latency_changed = false end
+  if kernels.racecheck() ~= state.racecheck then kernels.racecheck(state.racecheck) end
 end
 
 local function live()
@@ -1137,7 +1138,7 @@ end
 -- Returns failures, stats.
 function M.run(seed, opts)
   local api = M.api()
-  local state = { threads = lm.get_num_threads() }
+  local state = { threads = lm.get_num_threads(), racecheck = kernels.racecheck() }
   local rng_seed, rng_offset = lm.rng_state()
   local saved_limit = lm.set_memory_limit(LIMIT)
   local failures, stats = {}, { calls = 0, episodes = 0 }
