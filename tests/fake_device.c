@@ -259,6 +259,13 @@ static lm_status f_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, l
 	return cpu->reduce_dims(op, H(x), mask, H(out), H(idx), p);
 }
 
+static lm_status f_count_correct(const lm_tensor *logits, const lm_tensor *labels, int64_t base,
+                                 int64_t *count)
+{
+	BEGIN(count_correct);
+	return cpu->count_correct(H(logits), H(labels), base, count);
+}
+
 static lm_status f_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const int64_t *bshape,
                           lm_tensor *out)
 {
@@ -434,6 +441,7 @@ const lmi_backend fake_device_backend = {
     .where = f_where,
     .add_scaled = f_add_scaled,
     .reduce_dims = f_reduce_dims,
+    .count_correct = f_count_correct,
     .matmul = f_matmul,
     .matmul_batch_sum = f_matmul_batch_sum,
     .softmax = f_softmax,

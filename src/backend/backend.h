@@ -28,14 +28,14 @@
 
 #define LMI_DEVICE_COUNT (LM_CUDA + 1)
 
-/* 2: mem, the optimizers' updates and the batch augmentations. Bumped when a slot changes, like
+/* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct. Bumped when a slot changes, like
  * LMI_CUDA_MODULE_VERSION. */
-#define LMI_BACKEND_VERSION 2
+#define LMI_BACKEND_VERSION 3
 
 /* The slots, once: their names (for supports_op and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
-	X(unary) X(binary) X(where) X(add_scaled) X(reduce_dims) X(matmul) X(matmul_batch_sum)         \
-	X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)                          \
+	X(unary) X(binary) X(where) X(add_scaled) X(reduce_dims) X(count_correct) X(matmul)            \
+	X(matmul_batch_sum) X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)      \
 	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
 	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
 	X(rmsprop_step) X(crop_batch) X(flip_batch)
@@ -83,6 +83,12 @@ typedef struct lmi_backend {
 	 * and max/min with indices); p: the norm's p or the variance's correction */
 	lm_status (*reduce_dims)(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
 	                         lm_tensor *idx, double p);
+	/* *count = the rows r of logits (N, C; float, any strides, C > 0) whose argmax (the first
+	 * largest, NaN as largest, as argmax) plus base equals labels[r] (N; int32 / int64, any
+	 * stride): the accuracy of a batch in one pass, without the four ops of
+	 * argmax:eq:sum:item */
+	lm_status (*count_correct)(const lm_tensor *logits, const lm_tensor *labels, int64_t base,
+	                           int64_t *count);
 
 	/* ---- products */
 	/* out (batch..., M, N) = a (..., M, K) b (..., K, N) over the batch broadcast to bshape */

@@ -175,9 +175,24 @@ static const luaL_Reg methods[] = {
 	{NULL, NULL},
 };
 
+/* nn.utils.count_correct(logits, labels) -> the number of rows whose argmax is the label (1-based
+ * labels, as argmax's); lm._count_correct, which lua/lumen/nn/utils.lua hands out */
+static int r_count_correct(lua_State *L)
+{
+	lm_tensor *logits = lml_checktensor(L, 1, "logits");
+	lm_tensor *labels = lml_checktensor(L, 2, "labels");
+	int64_t n;
+	if (lm_count_correct(logits, labels, 1, &n)) lml_core_error(L);
+	lua_pushinteger(L, (lua_Integer)n);
+	return 1;
+}
+
 void lml_open_reduce(lua_State *L, int mt, int m, int lm)
 {
 	(void)mt;
 	lml_setfuncs(L, m, "Tensor:", methods, 0);
 	lml_setfuncs(L, lm, "lm.", methods, 0);
+	lua_pushliteral(L, "nn.utils.count_correct");
+	lua_pushcclosure(L, r_count_correct, 1);
+	lua_setfield(L, lm, "_count_correct");
 }

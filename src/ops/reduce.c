@@ -435,3 +435,62 @@ lm_status lm_min_dim(const lm_tensor *x, int dim, bool keepdim, lm_tensor **valu
 {
 	return minmax_dim(LM_MIN, x, dim, keepdim, values, indices);
 }
+
+/* ---------------------------------------------------------------- count_correct */
+
+/* The composite for a device without the slot: argmax, eq, sum, item (no graph recorded). */
+static lm_status count_by_ops(const lm_tensor *logits, const lm_tensor *labels, int64_t base,
+                              int64_t *count)
+{
+	lmi_scope s = {0};
+	bool grad = lm_set_grad_enabled(false);
+	lm_tensor *a, *ab, *e, *n;
+	double v = 0;
+	RULE_T(&s, a, lm_argmax(logits, 1, false));
+	RULE_T(&s, ab, base ? lm_binary_scalar(LM_ADD, a, (double)base) : lm_tensor_retain(a));
+	RULE_T(&s, e, lm_binary(LM_EQ, ab, labels));
+	RULE_T(&s, n, lm_sum(e, LM_DIM_ALL, false));
+	if (lm_tensor_item(n, &v)) goto fail;
+	lmi_scope_end(&s);
+	lm_set_grad_enabled(grad);
+	*count = (int64_t)v;
+	return LM_OK;
+fail:
+	lmi_scope_end(&s);
+	lm_set_grad_enabled(grad);
+	return lm_last_status();
+}
+
+lm_status lm_count_correct(const lm_tensor *logits, const lm_tensor *labels, int64_t base,
+                           int64_t *count)
+{
+	static const char fname[] = "count_correct";
+	if (!logits || !labels || !count)
+		return lm_set_error(LM_ERR_ARG, "%s: logits, labels and count must not be NULL", fname);
+	*count = 0;
+	if (logits->ndim != 2)
+		return lm_set_error(LM_ERR_SHAPE, "%s: logits must be 2-D (batch, classes), got shape %s",
+		                    fname, lmi_shape_s(logits));
+	if (!lm_dtype_is_float(logits->dtype))
+		return lm_set_error(LM_ERR_DTYPE, "%s: logits must be float32 or float64, got %s", fname,
+		                    lm_dtype_name(logits->dtype));
+	if (labels->ndim != 1 || labels->shape[0] != logits->shape[0])
+		return lm_set_error(LM_ERR_SHAPE, "%s: labels must be 1-D with one label per row of the "
+		                    "logits (%lld), got shape %s", fname, (long long)logits->shape[0],
+		                    lmi_shape_s(labels));
+	if (labels->dtype != LM_INT32 && labels->dtype != LM_INT64)
+		return lm_set_error(LM_ERR_DTYPE, "%s: labels must be int32 or int64, got %s", fname,
+		                    lm_dtype_name(labels->dtype));
+	lm_device d = logits->storage->device;
+	if (labels->storage->device != d)
+		return lm_set_error(LM_ERR_DEVICE, "%s: the logits are on %s but the labels on %s", fname,
+		                    lm_device_name(d), lm_device_name(labels->storage->device));
+	if (logits->shape[0] == 0) return LM_OK;
+	if (logits->shape[1] == 0)
+		return lm_set_error(LM_ERR_SHAPE, "%s: logits of shape %s have no classes to pick from",
+		                    fname, lmi_shape_s(logits));
+	const lmi_backend *b = lmi_backend_for(d);
+	if (b && b->count_correct && b->supports_op(LMI_BE_OP_count_correct, logits->dtype))
+		return b->count_correct(logits, labels, base, count);
+	return count_by_ops(logits, labels, base, count);
+}

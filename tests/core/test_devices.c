@@ -4,7 +4,8 @@
  * for the GPU, so that the device plumbing of the core and the ops is tested here: storage on a
  * device, copies across devices in every layout and dtype, placement, mixed-device errors, random
  * streams equal to the CPU's, the optimizers' updates and batch augmentations through the
- * device's slots, out of device memory, and every op-table row through the dispatch (values,
+ * device's slots, count_correct through its slot and through ops where a device lacks it, out of
+ * device memory, and every op-table row through the dispatch (values,
  * gradients, placement and mixed inputs: ot_run_rows).
  */
 #include <math.h>
@@ -281,6 +282,54 @@ static void test_batches(void **state)
 	assert_int_equal(fake_device_get_stats().live_bytes, 0);
 }
 
+/* count_correct on the device: through its slot, and composed of argmax, eq and sum where a
+ * device has no such slot (the same table without it), each equal to a naive count on the host. */
+static void test_count_correct(void **state)
+{
+	(void)state;
+	int64_t N = 37, C = 5;
+	lm_tensor *x = lm_empty(2, (int64_t[]){N, C}, LM_FLOAT32);
+	float *xv = (float *)lm_tensor_data(x);
+	int64_t lv[37], want = 0;
+	for (int64_t r = 0; r < N; r++) {
+		for (int64_t c = 0; c < C; c++) xv[r * C + c] = (float)(((r * 7 + c * 3) % 5) - (c == 2 ? 0.5 : 0));
+		xv[r * C + (r % C)] = r % 3 == 0 ? NAN : xv[r * C + (r % C)];
+		int64_t best = 0;
+		for (int64_t c = 1; c < C; c++) {
+			float v = xv[r * C + c], b = xv[r * C + best];
+			if (b != b) break;
+			if (v != v || v > b) best = c;
+			if (v != v) break;
+		}
+		lv[r] = (r * 11) % C + 1; /* 1-based */
+		want += best + 1 == lv[r];
+	}
+	lm_tensor *lab = lm_from_data(lv, 1, (int64_t[]){N}, LM_INT64);
+	lm_tensor *dx = lm_to_device(x, LM_CUDA), *dl = lm_to_device(lab, LM_CUDA);
+	assert_non_null(dl);
+	int64_t got = -1, host = -1;
+	assert_int_equal(lm_count_correct(x, lab, 1, &host), LM_OK);
+	assert_int_equal(host, want);
+	fake_device_stats s0 = fake_device_get_stats();
+	assert_int_equal(lm_count_correct(dx, dl, 1, &got), LM_OK);
+	assert_int_equal(got, want);
+	assert_int_equal(fake_device_get_stats().calls[LMI_BE_OP_count_correct] -
+	                     s0.calls[LMI_BE_OP_count_correct], 1);
+	lmi_backend without = fake_device_backend;
+	without.count_correct = NULL;
+	lmi_backend_register(&without);
+	got = -1;
+	assert_int_equal(lm_count_correct(dx, dl, 1, &got), LM_OK);
+	assert_int_equal(got, want);
+	lmi_backend_register(&fake_device_backend);
+	/* mixed devices: an error naming both */
+	assert_int_equal(lm_count_correct(dx, lab, 1, &got), LM_ERR_DEVICE);
+	assert_non_null(strstr(lm_last_error(), "count_correct: the logits are on cuda but the labels on cpu"));
+	lm_tensor *tensors[] = {x, lab, dx, dl};
+	for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++) lm_tensor_release(tensors[k]);
+	assert_int_equal(fake_device_get_stats().live_bytes, 0);
+}
+
 /* Out of device memory: a clear error, nothing leaked, the device usable afterwards. */
 static void test_out_of_memory(void **state)
 {
@@ -358,7 +407,7 @@ int main(void)
 	    cmocka_unit_test(test_copies),         cmocka_unit_test(test_placement_and_errors),
 	    cmocka_unit_test(test_random_streams), cmocka_unit_test(test_optimizers),
 	    cmocka_unit_test(test_batches),        cmocka_unit_test(test_out_of_memory),
-	    cmocka_unit_test(test_pinned),
+	    cmocka_unit_test(test_pinned),         cmocka_unit_test(test_count_correct),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	const lmi_backend *fake[1] = {&fake_device_backend};

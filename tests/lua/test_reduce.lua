@@ -127,3 +127,75 @@ test.case('max/min/argmax/argmin over dense float lines: NaN first, ties to the 
     end
   end
 end)
+
+-- nn.utils.count_correct(logits, labels): against a naive count (first largest, NaN largest) on
+-- random shapes with ties and specials, float32 and float64, int32 and int64 labels, labels out
+-- of range, strided logits (a transposed copy, a narrowed view with a row stride above C, an
+-- expanded row), strided labels, N = 0 and C = 1; and its errors.
+test.case('nn.utils.count_correct counts rows whose argmax is the label', function()
+  lm.manual_seed(11)
+  local special = { 0 / 0, math.huge, -math.huge }
+  local function naive(vals, labels)
+    local n = 0
+    for r, row in ipairs(vals) do
+      local b, bi = row[1], 1
+      if b == b then
+        for k = 2, #row do
+          local v = row[k]
+          if v ~= v then bi = k; break end
+          if v > b then b, bi = v, k end
+        end
+      end
+      if bi == labels[r] then n = n + 1 end
+    end
+    return n
+  end
+  for _, dtype in ipairs({ 'float32', 'float64' }) do
+    for _, shape in ipairs({ { 1, 1 }, { 5, 1 }, { 7, 3 }, { 33, 10 }, { 129, 17 }, { 300, 2 } }) do
+      local N, C = shape[1], shape[2]
+      local vals, labels = {}, {}
+      for r = 1, N do
+        vals[r] = {}
+        for k = 1, C do
+          local u = math.random()
+          vals[r][k] = u < 0.05 and special[math.random(#special)] or math.floor(u * 5)
+        end
+        labels[r] = math.random(0, C + 1) -- 0 and C + 1 are never right
+      end
+      local want = naive(vals, labels)
+      local x = lm.tensor(vals, { dtype = dtype })
+      local ctx = string.format('%s [%d, %d]', dtype, N, C)
+      for _, ldt in ipairs({ 'int64', 'int32' }) do
+        local y = lm.tensor(labels, { dtype = ldt })
+        test.eq(nn.utils.count_correct(x, y), want, ctx .. ' ' .. ldt)
+        test.eq(nn.utils.count_correct(x, y), x:argmax(2):eq(y):sum():item(), ctx .. ' as argmax:eq:sum')
+      end
+      local y = lm.tensor(labels, { dtype = 'int64' })
+      local strided = x:t():contiguous():t()
+      test.eq(nn.utils.count_correct(strided, y), want, ctx .. ' column-major logits')
+      local wide = lm.cat({ x, lm.zeros(N, 3, { dtype = dtype }) }, 2):narrow(2, 1, C)
+      test.eq(wide:stride(1), C + 3, 'a row stride above C')
+      test.eq(nn.utils.count_correct(wide, y), want, ctx .. ' narrowed logits')
+      local y2 = lm.stack({ y, y }, 2):select(2, 1)
+      test.eq(y2:stride(1), 2, 'labels of stride 2')
+      test.eq(nn.utils.count_correct(x, y2), want, ctx .. ' strided labels')
+    end
+  end
+  -- one row expanded: every row the same
+  local row = lm.tensor({ { 0.5, 2, 2, -1 } }):expand(6, 4)
+  test.eq(nn.utils.count_correct(row, lm.tensor({ 2, 3, 2, 1, 2, 4 })), 3, 'an expanded row: ties to the first')
+  test.eq(nn.utils.count_correct(lm.zeros(0, 10), lm.zeros(0, { dtype = 'int64' })), 0, 'no rows')
+  test.eq(math.type(nn.utils.count_correct(lm.zeros(2, 3), lm.tensor({ 1, 2 }))), 'integer')
+  local x, y = lm.zeros(4, 3), lm.tensor({ 1, 2, 3, 1 })
+  test.raises(function() nn.utils.count_correct(x:view(12), y) end,
+    'nn.utils.count_correct: logits must be 2-D (batch, classes), got shape [12]')
+  test.raises(function() nn.utils.count_correct(x, lm.tensor({ 1, 2, 3 })) end,
+    'nn.utils.count_correct: labels must be 1-D with one label per row of the logits (4), got shape [3]')
+  test.raises(function() nn.utils.count_correct(x, y:float()) end,
+    'nn.utils.count_correct: labels must be int32 or int64, got float32')
+  test.raises(function() nn.utils.count_correct(x:long(), y) end,
+    'nn.utils.count_correct: logits must be float32 or float64, got int64')
+  test.raises(function() nn.utils.count_correct(lm.zeros(4, 0), y) end,
+    'nn.utils.count_correct: logits of shape [4, 0] have no classes to pick from')
+  test.raises(function() nn.utils.count_correct(x) end, 'nn.utils.count_correct')
+end)

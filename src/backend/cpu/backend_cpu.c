@@ -27,6 +27,7 @@ const lmi_backend lmi_cpu_backend = {
 	.where = lmi_cpu_where,
 	.add_scaled = lmi_cpu_add_scaled,
 	.reduce_dims = lmi_cpu_reduce_dims,
+	.count_correct = lmi_cpu_count_correct,
 	.matmul = lmi_cpu_matmul,
 	.matmul_batch_sum = lmi_cpu_matmul_batch_sum,
 	.softmax = lmi_cpu_softmax,

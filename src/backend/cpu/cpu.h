@@ -37,6 +37,9 @@ lm_status lmi_cpu_reduce(lm_redop op, const lm_tensor *x, int64_t outer, int64_t
  */
 lm_status lmi_cpu_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
                               lm_tensor *idx, double p);
+/* The backend's count_correct slot (../backend.h). */
+lm_status lmi_cpu_count_correct(const lm_tensor *logits, const lm_tensor *labels, int64_t base,
+                                int64_t *count);
 
 /*
  * C = A·B for float32/float64 matrices given as (pointer, rows, cols, row stride, col stride):

@@ -506,18 +506,20 @@ static void dense_line_sums(lm_redop op, const char *base, const rgeom *g, lm_te
 	}
 }
 
-/* max/min and their indices over one dense float line per output (argmax(2) of a batch's
- * logits): the line walked directly, NaN first as in line_T, without the accumulator (4 of the 5
- * microseconds of argmax(2) of [128, 10] went to its bookkeeping). */
-#define DENSE_PICKS(T)                                                                              \
-	static void dense_picks_##T(lm_redop op, const T *x, int64_t n, int64_t *bi, T *best)       \
+/* max/min and their indices over one float line (n > 0 elements, stride st; argmax(2) of a
+ * batch's logits: dense): the line walked directly, NaN first as in line_T, without the
+ * accumulator (4 of the 5 microseconds of argmax(2) of [128, 10] went to its bookkeeping). The
+ * index is the first of equal values. */
+#define LINE_PICKS(T)                                                                               \
+	static inline void line_picks_##T(lm_redop op, const T *x, int64_t n, int64_t st, int64_t *bi, \
+	                                  T *best)                                                  \
 	{                                                                                           \
 		bool hi = op == LM_MAX || op == LM_ARGMAX;                                              \
 		T b = x[0];                                                                             \
 		int64_t i = 0;                                                                          \
 		if (b == b) {                                                                           \
 			for (int64_t k = 1; k < n; k++) {                                                   \
-				T v = x[k];                                                                     \
+				T v = x[k * st];                                                                \
 				if (v != v) {                                                                   \
 					b = v;                                                                      \
 					i = k;                                                                      \
@@ -532,8 +534,8 @@ static void dense_line_sums(lm_redop op, const char *base, const rgeom *g, lm_te
 		*bi = i;                                                                                \
 		*best = b;                                                                              \
 	}
-DENSE_PICKS(float)
-DENSE_PICKS(double)
+LINE_PICKS(float)
+LINE_PICKS(double)
 
 static void dense_line_picks(lm_redop op, const char *base, const rgeom *g, lm_dtype dt,
                              lm_tensor *out, lm_tensor *idx, int64_t o0, int64_t o1)
@@ -545,11 +547,11 @@ static void dense_line_picks(lm_redop op, const char *base, const rgeom *g, lm_d
 		int64_t bi;
 		if (dt == LM_FLOAT32) {
 			float b;
-			dense_picks_float(op, (const float *)xo, n, &bi, &b);
+			line_picks_float(op, (const float *)xo, n, 1, &bi, &b);
 			if (!arg) ((float *)lmi_data(out))[o] = b;
 		} else {
 			double b;
-			dense_picks_double(op, (const double *)xo, n, &bi, &b);
+			line_picks_double(op, (const double *)xo, n, 1, &bi, &b);
 			if (!arg) ((double *)lmi_data(out))[o] = b;
 		}
 		if (arg) ((int64_t *)lmi_data(out))[o] = bi;
@@ -842,4 +844,50 @@ lm_status lmi_cpu_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, lm
 	rgeom g;
 	geom_build(x->ndim, x->shape, x->stride, mask, free_order(op, idx), &g);
 	return reduce_geom(op, x, &g, out, idx, p);
+}
+
+/* ---------------------------------------------------------------- count_correct */
+
+/* The label at p (int32 or int64, as the ops layer sends them). */
+static inline int64_t label_at(const char *p, lm_dtype dt)
+{
+	return dt == LM_INT64 ? *(const int64_t *)p : (int64_t)*(const int32_t *)p;
+}
+
+#define COUNT_CORRECT(T)                                                                            \
+	static int64_t count_correct_##T(const T *x, int64_t N, int64_t C, int64_t s0, int64_t s1,      \
+	                                 const char *lab, int64_t ls, lm_dtype ldt, int64_t base)       \
+	{                                                                                               \
+		int64_t hits = 0;                                                                           \
+		int nt = N * C >= LMI_PARALLEL_GRAIN ? lmi_num_threads() : 1;                               \
+		_Pragma("omp parallel for schedule(static) reduction(+ : hits) num_threads(nt) if (nt > 1)") \
+		for (int64_t r = 0; r < N; r++) {                                                           \
+			int64_t bi;                                                                             \
+			T b;                                                                                    \
+			if (s1 == 1)                                                                            \
+				line_picks_##T(LM_ARGMAX, x + r * s0, C, 1, &bi, &b);                               \
+			else                                                                                    \
+				line_picks_##T(LM_ARGMAX, x + r * s0, C, s1, &bi, &b);                              \
+			hits += bi + base == label_at(lab + r * ls, ldt);                                       \
+		}                                                                                           \
+		return hits;                                                                                \
+	}
+COUNT_CORRECT(float)
+COUNT_CORRECT(double)
+
+lm_status lmi_cpu_count_correct(const lm_tensor *logits, const lm_tensor *labels, int64_t base,
+                                int64_t *count)
+{
+	int64_t N = logits->shape[0], C = logits->shape[1];
+	*count = 0;
+	if (N == 0) return LM_OK;
+	const char *lab = lmi_data(labels);
+	int64_t ls = labels->stride[0] * (int64_t)lm_dtype_size(labels->dtype);
+	if (logits->dtype == LM_FLOAT32)
+		*count = count_correct_float((const float *)lmi_data(logits), N, C,
+		                             logits->stride[0], logits->stride[1], lab, ls, labels->dtype, base);
+	else
+		*count = count_correct_double((const double *)lmi_data(logits), N, C,
+		                              logits->stride[0], logits->stride[1], lab, ls, labels->dtype, base);
+	return LM_OK;
 }
