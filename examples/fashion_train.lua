@@ -90,9 +90,10 @@ function M.evaluate(model, ds, batch, device)
   local sum_loss = nn.CrossEntropyLoss({ reduction = 'sum' })
   lm.no_grad(function()
     for x, y in data.DataLoader(ds, { batch_size = batch or 500 }):iter() do
+      local yd = y:to(device or 'cpu')
       local out = model(x:to(device or 'cpu'))
-      loss_sum = loss_sum + sum_loss(out, y:to(device or 'cpu')):item()
-      correct = correct + out:cpu():argmax(2):eq(y):sum():item()
+      loss_sum = loss_sum + sum_loss(out, yd):item()
+      correct = correct + nn.utils.count_correct(out, yd)
       n = n + x:size(1)
     end
   end)
@@ -149,9 +150,9 @@ function M.run(spec)
     model:train()
     local bar = nn.utils.Progress { total = #loader, title = string.format('epoch %d/%d', epoch, o.epochs),
       silent = o.quiet }
-    -- a row's batches: their loss, and their logits (without the graph) and labels, whose accuracy
-    -- is counted once per row (one pass instead of four small ops a step)
-    local row_loss, row_n, row_batches, row_out, row_y = 0, 0, 0, {}, {}
+    -- a row's batches: their summed loss and correct predictions (nn.utils.count_correct: one pass
+    -- over the logits in C, what logits:argmax(2):eq(y):sum():item() counts in four ops)
+    local row_loss, row_n, row_batches, row_correct = 0, 0, 0, 0
     for x, y in loader:iter() do
       optimizer:zero_grad()
       local xd, yd = x:to(o.device), y:to(o.device)
@@ -165,9 +166,8 @@ function M.run(spec)
       bar:update(x:size(1), l)
       if rows then
         row_loss, row_batches, row_n = row_loss + l, row_batches + 1, row_n + x:size(1)
-        row_out[row_batches], row_y[row_batches] = out:detach(), y
+        row_correct = row_correct + nn.utils.count_correct(out, yd)
         if step % o.log_every == 0 then
-          local row_correct = lm.cat(row_out):cpu():argmax(2):eq(lm.cat(row_y)):sum():item()
           if log then
             log:write { step = step, epoch = epoch, loss = row_loss / row_batches, accuracy = row_correct / row_n,
               lr = optimizer.param_groups[1].lr, seconds = lm.sys.clock() - start, split = 'train' }
@@ -176,7 +176,7 @@ function M.run(spec)
             viz.plot('train/loss', step, row_loss / row_batches)
             viz.plot('train/accuracy', step, row_correct / row_n)
           end
-          row_loss, row_n, row_batches, row_out, row_y = 0, 0, 0, {}, {}
+          row_loss, row_n, row_batches, row_correct = 0, 0, 0, 0
         end
       end
       if guard:requested() then stopped = true; break end
