@@ -3,8 +3,8 @@ bench/viz/train.lua [--viz] — six epochs of examples/mlp_fashion.lua (784-256-
 threads), the training loop's seconds as the example measures them (history[e].seconds: batches,
 forward, backward, SGD; not the data loading or the evaluation); with --viz the example plots its
 curves into a visible window (run under Xvfb: bench/viz/run.sh), redrawn from the Lua hook at most
-10 times a second (under llvmpipe a frame with the server's share costs ~12 ms, so one comes every
-~4 s: a window of one 0.35 s epoch holds a whole frame or none). As bench/train, the epoch is the
+10 times a second and a frame's time x 300 apart (under llvmpipe a curves frame costs 8-11 ms, so
+one comes every 2.5-3.3 s: a window of one 0.3 s epoch holds a whole frame or none). As bench/train, the epoch is the
 mean of the epochs after the first (a fresh process's first also warms the allocator's cache and
 the caches), here over 5 epochs (~2 s of training), the first shown too.
 Prints: MODE seconds scene first_epoch_seconds
