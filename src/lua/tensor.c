@@ -122,8 +122,8 @@ static int tensor_index(lua_State *L)
 		return push_field(L, lml_checkself(L), k);
 	}
 	lm_tensor *t = lml_checkself(L);
-	if (lua_isinteger(L, 2) && lm_tensor_ndim(t) > 0 &&
-	    lua_tointeger(L, 2) == lm_tensor_shape(t)[0] + 1 && called_by_ipairs(L)) {
+	if (lua_isinteger(L, 2) && lm_tensor_ndim(t) > 0 && lua_tointeger(L, 2) > 0 &&
+	    lua_tointeger(L, 2) - 1 == lm_tensor_shape(t)[0] && called_by_ipairs(L)) {
 		lua_pushnil(L);
 		return 1;
 	}

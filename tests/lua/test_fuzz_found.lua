@@ -286,3 +286,21 @@ test.case('tensors with no elements and a size near 2^63 work', function()
   test.eq((x + 1):numel(), 0)
   test.eq(lm.zeros(math.maxinteger, 0, { dtype = 'float64' }):t():contiguous():shape(), { 0, math.maxinteger })
 end)
+
+test.case('indexing a tensor of math.maxinteger rows does not overflow', function()
+  -- x[i] asked whether i was one past the last row (for ipairs) as i == rows + 1: signed overflow
+  -- for rows = math.maxinteger (UBSan)
+  local x = lm.empty(math.maxinteger, 0)
+  test.eq(x[1]:numel(), 0)
+  test.eq(x[math.maxinteger]:numel(), 0)
+  local n = 0
+  for _, row in ipairs(x) do
+    n = n + 1
+    test.eq(row:numel(), 0)
+    if n == 3 then break end
+  end
+  test.eq(n, 3)
+  local m = 0
+  for _ in ipairs(lm.zeros(4, 2)) do m = m + 1 end
+  test.eq(m, 4, 'ipairs still ends after the last row')
+end)
