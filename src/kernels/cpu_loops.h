@@ -91,3 +91,11 @@ KS_SECTION(double, ks_section_f64)
 TILE(float, tile_f32)
 TILE(double, tile_f64)
 #undef TILE
+
+/* The table's loop entries: the same names in every path's file (each file sets .isa and
+ * .scan_how, then this). */
+#define LMI_CPU_LOOPS_ENTRIES                                                                     \
+	.sum_f32 = sum_f32, .sum_f64 = sum_f64, .scan_f32 = scan_f32, .scan_f64 = scan_f64,        \
+	.ks_section_f32 = ks_section_f32, .ks_section_f64 = ks_section_f64, .count_u8 = count_u8,  \
+	.count_i32 = count_i32, .dot_f32 = dot_f32, .dot_f64 = dot_f64, .slot_f32 = slot_f32,      \
+	.slot_f64 = slot_f64, .tile_f32 = tile_f32, .tile_f64 = tile_f64

@@ -3,12 +3,10 @@
  * doubles per register; compiled for x86-64-v3 whatever the build's -march (CMakeLists.txt), so
  * it runs on an AVX2-only CPU such as AMD Zen 3.
  *
- * Scan: 32 floats per step in four registers, each scanned in the register by Kogge-Stone
- * (shift-and-add within the two 128-bit halves by 1 and 2 lanes, then the low half's total added
- * to the high half: 3 additions for 8 lanes), each register then offset by the running carry
- * plus the totals of the registers before it. Outputs that go to memory are written with
- * streaming stores where aligned. The sums keep four register accumulators; the running sum the
- * scan returns adds the same registers in the same order, so it equals sum_* bit for bit.
+ * Scan: 32 floats per step in four registers (cpu_loops_sumscan.h, shared with the AVX-512 path),
+ * each scanned in the register by Kogge-Stone (shift-and-add within the two 128-bit halves by 1
+ * and 2 lanes, then the low half's total added to the high half: 3 additions for 8 lanes), each
+ * register then offset by the running carry plus the totals of the registers before it.
  * Read next: cpu_loops_avx512.c (the same 16 wide), cpu_kernels.c (the chunks).
  */
 #include <string.h>
@@ -48,66 +46,17 @@ static inline __m256 shift1(__m256 v)
 
 static inline __m256 last8(__m256 v) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(7)); }
 
-static double sum_f32(const void *xv, int64_t n)
-{
-	const float *x = xv;
-	int64_t i = 0;
-	__m256 a = _mm256_setzero_ps(), b = a, c = a, d = a;
-	for (; i + 32 <= n; i += 32) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 16);
-		a = _mm256_add_ps(a, _mm256_loadu_ps(x + i));
-		b = _mm256_add_ps(b, _mm256_loadu_ps(x + i + 8));
-		c = _mm256_add_ps(c, _mm256_loadu_ps(x + i + 16));
-		d = _mm256_add_ps(d, _mm256_loadu_ps(x + i + 24));
-	}
-	float s = hsum8(_mm256_add_ps(_mm256_add_ps(a, b), _mm256_add_ps(c, d)));
-	for (; i < n; i++) s += x[i];
-	return s;
-}
-
-static double scan_f32(const void *xv, void *yv, int64_t n, double carry_in, int exclusive,
-                       int stream)
-{
-	const float *x = xv;
-	float *y = yv, carry = (float)carry_in;
-	int64_t i = 0;
-	stream = stream && ((uintptr_t)y & 31) == 0;
-	__m256 sa = _mm256_setzero_ps(), sb = sa, sc = sa, sd = sa, c = _mm256_set1_ps(carry);
-	for (; i + 32 <= n; i += 32) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 16);
-		__m256 xa = _mm256_loadu_ps(x + i), xb = _mm256_loadu_ps(x + i + 8);
-		__m256 xe = _mm256_loadu_ps(x + i + 16), xf = _mm256_loadu_ps(x + i + 24);
-		sa = _mm256_add_ps(sa, xa), sb = _mm256_add_ps(sb, xb);
-		sc = _mm256_add_ps(sc, xe), sd = _mm256_add_ps(sd, xf);
-		__m256 a = scan8(xa), b = scan8(xb), e = scan8(xe), f = scan8(xf);
-		/* the carry into each register: c, then c plus the totals of the registers before it */
-		__m256 cb = _mm256_add_ps(c, last8(a)), ce = _mm256_add_ps(cb, last8(b));
-		__m256 cf = _mm256_add_ps(ce, last8(e)), next = _mm256_add_ps(cf, last8(f));
-		if (exclusive) a = shift1(a), b = shift1(b), e = shift1(e), f = shift1(f);
-		a = _mm256_add_ps(a, c), b = _mm256_add_ps(b, cb);
-		e = _mm256_add_ps(e, ce), f = _mm256_add_ps(f, cf);
-		c = next;
-		if (stream) {
-			_mm256_stream_ps(y + i, a), _mm256_stream_ps(y + i + 8, b);
-			_mm256_stream_ps(y + i + 16, e), _mm256_stream_ps(y + i + 24, f);
-		} else {
-			_mm256_storeu_ps(y + i, a), _mm256_storeu_ps(y + i + 8, b);
-			_mm256_storeu_ps(y + i + 16, e), _mm256_storeu_ps(y + i + 24, f);
-		}
-	}
-	carry = _mm256_cvtss_f32(c);
-	float s = hsum8(_mm256_add_ps(_mm256_add_ps(sa, sb), _mm256_add_ps(sc, sd)));
-	for (; i < n; i++) {
-		float v = x[i];
-		y[i] = exclusive ? carry : carry + v;
-		carry += v;
-		s += v;
-	}
-	if (stream) _mm_sfence(); /* streaming stores are weakly ordered */
-	return s;
-}
+#define SS_T float
+#define SS_V __m256
+#define SS_SUF f32
+#define SS_W 8
+#define SS_OP(op) _mm256_##op##_ps
+#define SS_HSUM(v) hsum8(v)
+#define SS_SCAN(v) scan8(v)
+#define SS_SHIFT1(v) shift1(v)
+#define SS_LAST(v) last8(v)
+#define SS_FIRST(v) _mm256_cvtss_f32(v)
+#include "kernels/cpu_loops_sumscan.h"
 
 /* Tail lanes: the first `left` of 8 (left < 8). */
 static inline __m256i first_lanes8(int64_t left)
@@ -176,64 +125,17 @@ static inline __m256d shift1d(__m256d v)
 
 static inline __m256d last4(__m256d v) { return _mm256_permute4x64_pd(v, 0xFF); }
 
-static double sum_f64(const void *xv, int64_t n)
-{
-	const double *x = xv;
-	int64_t i = 0;
-	__m256d a = _mm256_setzero_pd(), b = a, c = a, d = a;
-	for (; i + 16 <= n; i += 16) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 8);
-		a = _mm256_add_pd(a, _mm256_loadu_pd(x + i));
-		b = _mm256_add_pd(b, _mm256_loadu_pd(x + i + 4));
-		c = _mm256_add_pd(c, _mm256_loadu_pd(x + i + 8));
-		d = _mm256_add_pd(d, _mm256_loadu_pd(x + i + 12));
-	}
-	double s = hsum4(_mm256_add_pd(_mm256_add_pd(a, b), _mm256_add_pd(c, d)));
-	for (; i < n; i++) s += x[i];
-	return s;
-}
-
-static double scan_f64(const void *xv, void *yv, int64_t n, double carry, int exclusive, int stream)
-{
-	const double *x = xv;
-	double *y = yv;
-	int64_t i = 0;
-	stream = stream && ((uintptr_t)y & 31) == 0;
-	__m256d sa = _mm256_setzero_pd(), sb = sa, sc = sa, sd = sa, c = _mm256_set1_pd(carry);
-	for (; i + 16 <= n; i += 16) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 8);
-		__m256d xa = _mm256_loadu_pd(x + i), xb = _mm256_loadu_pd(x + i + 4);
-		__m256d xe = _mm256_loadu_pd(x + i + 8), xf = _mm256_loadu_pd(x + i + 12);
-		sa = _mm256_add_pd(sa, xa), sb = _mm256_add_pd(sb, xb);
-		sc = _mm256_add_pd(sc, xe), sd = _mm256_add_pd(sd, xf);
-		__m256d a = scan4(xa), b = scan4(xb), e = scan4(xe), f = scan4(xf);
-		__m256d cb = _mm256_add_pd(c, last4(a)), ce = _mm256_add_pd(cb, last4(b));
-		__m256d cf = _mm256_add_pd(ce, last4(e)), next = _mm256_add_pd(cf, last4(f));
-		if (exclusive) a = shift1d(a), b = shift1d(b), e = shift1d(e), f = shift1d(f);
-		a = _mm256_add_pd(a, c), b = _mm256_add_pd(b, cb);
-		e = _mm256_add_pd(e, ce), f = _mm256_add_pd(f, cf);
-		c = next;
-		if (stream) {
-			_mm256_stream_pd(y + i, a), _mm256_stream_pd(y + i + 4, b);
-			_mm256_stream_pd(y + i + 8, e), _mm256_stream_pd(y + i + 12, f);
-		} else {
-			_mm256_storeu_pd(y + i, a), _mm256_storeu_pd(y + i + 4, b);
-			_mm256_storeu_pd(y + i + 8, e), _mm256_storeu_pd(y + i + 12, f);
-		}
-	}
-	carry = _mm256_cvtsd_f64(c);
-	double s = hsum4(_mm256_add_pd(_mm256_add_pd(sa, sb), _mm256_add_pd(sc, sd)));
-	for (; i < n; i++) {
-		double v = x[i];
-		y[i] = exclusive ? carry : carry + v;
-		carry += v;
-		s += v;
-	}
-	if (stream) _mm_sfence();
-	return s;
-}
+#define SS_T double
+#define SS_V __m256d
+#define SS_SUF f64
+#define SS_W 4
+#define SS_OP(op) _mm256_##op##_pd
+#define SS_HSUM(v) hsum4(v)
+#define SS_SCAN(v) scan4(v)
+#define SS_SHIFT1(v) shift1d(v)
+#define SS_LAST(v) last4(v)
+#define SS_FIRST(v) _mm256_cvtsd_f64(v)
+#include "kernels/cpu_loops_sumscan.h"
 
 /* Tail lanes of 4 doubles: the first `left` (left < 4), as 64-bit masks. */
 static inline __m256i first_lanes4(int64_t left)
@@ -291,20 +193,7 @@ const lmi_cpu_loops lmi_cpu_loops_avx2 = {
 	.isa = LMI_CPU_AVX2,
 	.scan_how = "8 floats (4 doubles) per AVX2 register, Kogge-Stone within the register, "
 	            "a running carry across registers",
-	.sum_f32 = sum_f32,
-	.sum_f64 = sum_f64,
-	.scan_f32 = scan_f32,
-	.scan_f64 = scan_f64,
-	.ks_section_f32 = ks_section_f32,
-	.ks_section_f64 = ks_section_f64,
-	.count_u8 = count_u8,
-	.count_i32 = count_i32,
-	.dot_f32 = dot_f32,
-	.dot_f64 = dot_f64,
-	.slot_f32 = slot_f32,
-	.slot_f64 = slot_f64,
-	.tile_f32 = tile_f32,
-	.tile_f64 = tile_f64,
+	LMI_CPU_LOOPS_ENTRIES,
 };
 #else
 typedef int lmi_cpu_loops_avx2_not_built; /* ISO C wants a declaration in every file */

@@ -2,10 +2,9 @@
  * cpu_loops_avx512.c — the AVX-512 path of the kernels' CPU loops (cpu_simd.h): 16 floats or 8
  * doubles per register, masks for the edges.
  *
- * Scan: 64 floats per step in four registers, each scanned in the register by Kogge-Stone
- * (log2(16) = 4 shift-and-add steps), each offset by the running carry plus the totals of the
- * registers before it; streaming stores where aligned. The sums keep four accumulators; the
- * running sum the scan returns adds the same registers in the same order (= sum_* bit for bit).
+ * Scan: 64 floats per step in four registers (cpu_loops_sumscan.h, shared with the AVX2 path),
+ * each scanned in the register by Kogge-Stone (log2(16) = 4 shift-and-add steps), each offset by
+ * the running carry plus the totals of the registers before it; streaming stores where aligned.
  * SpMV: CSR rows gather x 16 at a time (masked at the row's end); ELL/JDS slots gather for 16
  * consecutive rows, masked where a row has no entry in the slot.
  * Read next: cpu_loops_avx2.c, cpu_kernels.c (the chunks), cpu_spmv.c.
@@ -38,69 +37,17 @@ static inline __m512 shift1(__m512 v)
 	return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v), _mm512_setzero_si512(), 15));
 }
 
-static double sum_f32(const void *xv, int64_t n)
-{
-	const float *x = xv;
-	int64_t i = 0;
-	__m512 a = _mm512_setzero_ps(), b = a, c = a, d = a;
-	for (; i + 64 <= n; i += 64) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 32);
-		a = _mm512_add_ps(a, _mm512_loadu_ps(x + i));
-		b = _mm512_add_ps(b, _mm512_loadu_ps(x + i + 16));
-		c = _mm512_add_ps(c, _mm512_loadu_ps(x + i + 32));
-		d = _mm512_add_ps(d, _mm512_loadu_ps(x + i + 48));
-	}
-	float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a, b), _mm512_add_ps(c, d)));
-	for (; i < n; i++) s += x[i];
-	return s;
-}
-
-static double scan_f32(const void *xv, void *yv, int64_t n, double carry_in, int exclusive,
-                       int stream)
-{
-	const float *x = xv;
-	float *y = yv, carry = (float)carry_in;
-	int64_t i = 0;
-	stream = stream && ((uintptr_t)y & 63) == 0;
-	const __m512i last = _mm512_set1_epi32(15);
-	__m512 sa = _mm512_setzero_ps(), sb = sa, sc = sa, sd = sa, c = _mm512_set1_ps(carry);
-	for (; i + 64 <= n; i += 64) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 32);
-		__m512 xa = _mm512_loadu_ps(x + i), xb = _mm512_loadu_ps(x + i + 16);
-		__m512 xe = _mm512_loadu_ps(x + i + 32), xf = _mm512_loadu_ps(x + i + 48);
-		sa = _mm512_add_ps(sa, xa), sb = _mm512_add_ps(sb, xb);
-		sc = _mm512_add_ps(sc, xe), sd = _mm512_add_ps(sd, xf);
-		__m512 a = scan16(xa), b = scan16(xb), e = scan16(xe), f = scan16(xf);
-		/* the carry into each register: c, then c plus the totals of the registers before it */
-		__m512 cb = _mm512_add_ps(c, _mm512_permutexvar_ps(last, a));
-		__m512 ce = _mm512_add_ps(cb, _mm512_permutexvar_ps(last, b));
-		__m512 cf = _mm512_add_ps(ce, _mm512_permutexvar_ps(last, e));
-		__m512 next = _mm512_add_ps(cf, _mm512_permutexvar_ps(last, f)); /* into the next 64 */
-		if (exclusive) a = shift1(a), b = shift1(b), e = shift1(e), f = shift1(f);
-		a = _mm512_add_ps(a, c), b = _mm512_add_ps(b, cb);
-		e = _mm512_add_ps(e, ce), f = _mm512_add_ps(f, cf);
-		c = next;
-		if (stream) {
-			_mm512_stream_ps(y + i, a), _mm512_stream_ps(y + i + 16, b);
-			_mm512_stream_ps(y + i + 32, e), _mm512_stream_ps(y + i + 48, f);
-		} else {
-			_mm512_storeu_ps(y + i, a), _mm512_storeu_ps(y + i + 16, b);
-			_mm512_storeu_ps(y + i + 32, e), _mm512_storeu_ps(y + i + 48, f);
-		}
-	}
-	carry = _mm512_cvtss_f32(c);
-	float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(sa, sb), _mm512_add_ps(sc, sd)));
-	for (; i < n; i++) {
-		float v = x[i];
-		y[i] = exclusive ? carry : carry + v;
-		carry += v;
-		s += v;
-	}
-	if (stream) _mm_sfence(); /* streaming stores are weakly ordered */
-	return s;
-}
+#define SS_T float
+#define SS_V __m512
+#define SS_SUF f32
+#define SS_W 16
+#define SS_OP(op) _mm512_##op##_ps
+#define SS_HSUM(v) _mm512_reduce_add_ps(v)
+#define SS_SCAN(v) scan16(v)
+#define SS_SHIFT1(v) shift1(v)
+#define SS_LAST(v) _mm512_permutexvar_ps(_mm512_set1_epi32(15), v)
+#define SS_FIRST(v) _mm512_cvtss_f32(v)
+#include "kernels/cpu_loops_sumscan.h"
 
 static inline __mmask16 first16(int64_t left)
 {
@@ -159,67 +106,17 @@ static inline __m512d shift1d(__m512d v)
 	return _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(v), _mm512_setzero_si512(), 7));
 }
 
-static double sum_f64(const void *xv, int64_t n)
-{
-	const double *x = xv;
-	int64_t i = 0;
-	__m512d a = _mm512_setzero_pd(), b = a, c = a, d = a;
-	for (; i + 32 <= n; i += 32) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 16);
-		a = _mm512_add_pd(a, _mm512_loadu_pd(x + i));
-		b = _mm512_add_pd(b, _mm512_loadu_pd(x + i + 8));
-		c = _mm512_add_pd(c, _mm512_loadu_pd(x + i + 16));
-		d = _mm512_add_pd(d, _mm512_loadu_pd(x + i + 24));
-	}
-	double s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(a, b), _mm512_add_pd(c, d)));
-	for (; i < n; i++) s += x[i];
-	return s;
-}
-
-static double scan_f64(const void *xv, void *yv, int64_t n, double carry, int exclusive, int stream)
-{
-	const double *x = xv;
-	double *y = yv;
-	int64_t i = 0;
-	stream = stream && ((uintptr_t)y & 63) == 0;
-	const __m512i last = _mm512_set1_epi64(7);
-	__m512d sa = _mm512_setzero_pd(), sb = sa, sc = sa, sd = sa, c = _mm512_set1_pd(carry);
-	for (; i + 32 <= n; i += 32) {
-		LMI_CPU_PREFETCH(x + i);
-		LMI_CPU_PREFETCH(x + i + 16);
-		__m512d xa = _mm512_loadu_pd(x + i), xb = _mm512_loadu_pd(x + i + 8);
-		__m512d xe = _mm512_loadu_pd(x + i + 16), xf = _mm512_loadu_pd(x + i + 24);
-		sa = _mm512_add_pd(sa, xa), sb = _mm512_add_pd(sb, xb);
-		sc = _mm512_add_pd(sc, xe), sd = _mm512_add_pd(sd, xf);
-		__m512d a = scan8(xa), b = scan8(xb), e = scan8(xe), f = scan8(xf);
-		__m512d cb = _mm512_add_pd(c, _mm512_permutexvar_pd(last, a));
-		__m512d ce = _mm512_add_pd(cb, _mm512_permutexvar_pd(last, b));
-		__m512d cf = _mm512_add_pd(ce, _mm512_permutexvar_pd(last, e));
-		__m512d next = _mm512_add_pd(cf, _mm512_permutexvar_pd(last, f));
-		if (exclusive) a = shift1d(a), b = shift1d(b), e = shift1d(e), f = shift1d(f);
-		a = _mm512_add_pd(a, c), b = _mm512_add_pd(b, cb);
-		e = _mm512_add_pd(e, ce), f = _mm512_add_pd(f, cf);
-		c = next;
-		if (stream) {
-			_mm512_stream_pd(y + i, a), _mm512_stream_pd(y + i + 8, b);
-			_mm512_stream_pd(y + i + 16, e), _mm512_stream_pd(y + i + 24, f);
-		} else {
-			_mm512_storeu_pd(y + i, a), _mm512_storeu_pd(y + i + 8, b);
-			_mm512_storeu_pd(y + i + 16, e), _mm512_storeu_pd(y + i + 24, f);
-		}
-	}
-	carry = _mm512_cvtsd_f64(c);
-	double s = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(sa, sb), _mm512_add_pd(sc, sd)));
-	for (; i < n; i++) {
-		double v = x[i];
-		y[i] = exclusive ? carry : carry + v;
-		carry += v;
-		s += v;
-	}
-	if (stream) _mm_sfence();
-	return s;
-}
+#define SS_T double
+#define SS_V __m512d
+#define SS_SUF f64
+#define SS_W 8
+#define SS_OP(op) _mm512_##op##_pd
+#define SS_HSUM(v) _mm512_reduce_add_pd(v)
+#define SS_SCAN(v) scan8(v)
+#define SS_SHIFT1(v) shift1d(v)
+#define SS_LAST(v) _mm512_permutexvar_pd(_mm512_set1_epi64(7), v)
+#define SS_FIRST(v) _mm512_cvtsd_f64(v)
+#include "kernels/cpu_loops_sumscan.h"
 
 static inline __mmask8 first8(int64_t left)
 {
@@ -271,20 +168,7 @@ const lmi_cpu_loops lmi_cpu_loops_avx512 = {
 	.isa = LMI_CPU_AVX512,
 	.scan_how = "16 floats (8 doubles) per AVX-512 register, Kogge-Stone within the register, "
 	            "a running carry across registers",
-	.sum_f32 = sum_f32,
-	.sum_f64 = sum_f64,
-	.scan_f32 = scan_f32,
-	.scan_f64 = scan_f64,
-	.ks_section_f32 = ks_section_f32,
-	.ks_section_f64 = ks_section_f64,
-	.count_u8 = count_u8,
-	.count_i32 = count_i32,
-	.dot_f32 = dot_f32,
-	.dot_f64 = dot_f64,
-	.slot_f32 = slot_f32,
-	.slot_f64 = slot_f64,
-	.tile_f32 = tile_f32,
-	.tile_f64 = tile_f64,
+	LMI_CPU_LOOPS_ENTRIES,
 };
 #else
 typedef int lmi_cpu_loops_avx512_not_built; /* ISO C wants a declaration in every file */
