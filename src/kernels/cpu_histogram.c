@@ -178,8 +178,9 @@ static inline void atomic_count(int64_t *counts, int64_t bin, int64_t k)
 #define BYTE_BIN(i) ((int64_t)lut[x[i]])
 #define INDEX_BIN(i) ((int64_t)x[i])
 
-int lmi_cpu_histogram_atomic_u8(const uint8_t *x, int64_t n, const uint16_t lut[256],
-                                int64_t *counts, int aggregate, const atomic_int *stop)
+/* Either input (the other NULL): bytes binned through lut, or int32 bin indices. */
+static int atomic_blocks(const uint8_t *xb, const int32_t *xi, int64_t n, const uint16_t *lut,
+                         int64_t *counts, int aggregate, const atomic_int *stop)
 {
 	int64_t nblocks = (n + BLOCK - 1) / BLOCK;
 	int quit = 0, nt = lmi_cpu_kernel_threads();
@@ -191,25 +192,25 @@ int lmi_cpu_histogram_atomic_u8(const uint8_t *x, int64_t n, const uint16_t lut[
 			continue;
 		}
 		int64_t lo = blk * BLOCK, hi = n - lo < BLOCK ? n : lo + BLOCK;
-		ATOMIC_BLOCK(BYTE_BIN);
+		if (xb) {
+			const uint8_t *x = xb;
+			ATOMIC_BLOCK(BYTE_BIN);
+		} else {
+			const int32_t *x = xi;
+			ATOMIC_BLOCK(INDEX_BIN);
+		}
 	}
 	return quit;
+}
+
+int lmi_cpu_histogram_atomic_u8(const uint8_t *x, int64_t n, const uint16_t lut[256],
+                                int64_t *counts, int aggregate, const atomic_int *stop)
+{
+	return atomic_blocks(x, NULL, n, lut, counts, aggregate, stop);
 }
 
 int lmi_cpu_histogram_atomic_i32(const int32_t *x, int64_t n, int64_t *counts, int aggregate,
                                  const atomic_int *stop)
 {
-	int64_t nblocks = (n + BLOCK - 1) / BLOCK;
-	int quit = 0, nt = lmi_cpu_kernel_threads();
-	(void)nt;
-	OMP_FOR_BLOCKS
-	for (int64_t blk = 0; blk < nblocks; blk++) {
-		if (quit || stopped(stop)) {
-			quit = 1;
-			continue;
-		}
-		int64_t lo = blk * BLOCK, hi = n - lo < BLOCK ? n : lo + BLOCK;
-		ATOMIC_BLOCK(INDEX_BIN);
-	}
-	return quit;
+	return atomic_blocks(NULL, x, n, NULL, counts, aggregate, stop);
 }
