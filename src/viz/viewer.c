@@ -610,6 +610,7 @@ double lm_viz_redraw(void)
 {
 	if (!V.open) return 0;
 	double t0 = vz_now();
+	live_sync(); /* the data plotted since the last frame, as a pump's frame would have it */
 	vz_viewer_changed();
 	render();
 	vz_gpu_finish(V.gpu);
