@@ -38,6 +38,14 @@ void lm_cuda_reset_peak_memory_stats(void);
 lm_status lm_cuda_empty_cache(void);
 /* Waits until the GPU has run everything queued. */
 lm_status lm_cuda_synchronize(void);
+/* Whether the CUDA backend is loaded (a tensor was moved to the GPU); nothing is loaded to ask. */
+bool lm_cuda_in_use(void);
+/* GPU time by CUDA events on the stream every op runs on (the REPL's :time): start records the
+ * start; stop records the end, waits for the GPU to reach it and sets *ms to the milliseconds
+ * between. LM_ERR_STATE before the first tensor is on the GPU (nothing ran there to time) and for
+ * a stop without a start; LM_ERR_DEVICE with CUDA's message when an event call fails. */
+lm_status lm_cuda_timer_start(void);
+lm_status lm_cuda_timer_stop(double *ms);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include <lauxlib.h>
 
 #include "app.h"
+#include "lumen/cuda.h"
 #include "edit.h"
 
 #define REPL_KEY  "lumen.repl"  /* the registry field holding the lumen.repl table */
@@ -216,15 +217,52 @@ static bool quiet_chunk(const repl *r)
 	return n > 0 && r->chunk[n - 1] == ';';
 }
 
+/* GPU time around one command: CUDA events when the CUDA backend was loaded before it (a tensor
+ * had been moved to the GPU); else, or when an event call fails, why not. */
+typedef struct gpu_time {
+	bool started, measured;
+	double ms;
+	char why[200];
+} gpu_time;
+
+static void gpu_time_start(gpu_time *g)
+{
+	memset(g, 0, sizeof *g);
+	if (!lm_cuda_in_use()) return;
+	g->started = lm_cuda_timer_start() == LM_OK;
+	if (!g->started) {
+		snprintf(g->why, sizeof g->why, "%s", lm_last_error());
+		lm_clear_error();
+	}
+}
+
+static void gpu_time_stop(gpu_time *g)
+{
+	if (g->started) {
+		g->measured = lm_cuda_timer_stop(&g->ms) == LM_OK;
+		if (!g->measured) {
+			snprintf(g->why, sizeof g->why, "%s", lm_last_error());
+			lm_clear_error();
+		}
+	} else if (!g->why[0]) {
+		snprintf(g->why, sizeof g->why, "%s", lm_cuda_in_use()
+		         ? "this command moved the first tensor to the GPU (the next ones are timed)"
+		         : "nothing has run on the GPU (x:cuda() moves a tensor there)");
+	}
+}
+
 /* Runs the function on the stack top; prints its results (unless quiet) and the time taken
- * (always after :time, else when it took more than a second). */
+ * (always after :time, else when it took more than a second), the GPU's apart. */
 static void evaluate(repl *r, bool quiet)
 {
 	lua_State *L = r->L;
 	int base = lua_gettop(L) - 1;
+	gpu_time g;
+	gpu_time_start(&g);
 	double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	int status = app_docall(L, 0, LUA_MULTRET);
 	double wall = clock_s(CLOCK_MONOTONIC) - w0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	gpu_time_stop(&g);
 	if (status == LUA_OK) {
 		int n = lua_gettop(L) - base;
 		if (n > 0) {
@@ -239,14 +277,23 @@ static void evaluate(repl *r, bool quiet)
 	if (status != LUA_OK) report(r, L);
 	lua_settop(L, base);
 	fflush(stdout);
-	char w[32], c[32];
+	char w[32], c[32], gt[32];
 	fmt_time(w, sizeof w, wall);
 	fmt_time(c, sizeof c, cpu);
-	if (r->timed)
-		printf("%swall %s, CPU %s (all threads); GPU time is not measured: there is no CUDA tensor "
-		       "backend yet%s\n", r->colour ? C_DIM : "", w, c, r->colour ? C_RESET : "");
-	else if (wall > 1.0)
-		printf("%s(took %s, CPU %s)%s\n", r->colour ? C_DIM : "", w, c, r->colour ? C_RESET : "");
+	fmt_time(gt, sizeof gt, g.ms / 1e3);
+	if (r->timed) {
+		printf("%swall %s, CPU %s (all threads); ", r->colour ? C_DIM : "", w, c);
+		if (g.measured)
+			printf("GPU %s (CUDA events on %s: its stream from the command's first work to its "
+			       "last)", gt, lm_cuda_device_name());
+		else
+			printf("GPU not timed: %s", g.why);
+		printf("%s\n", r->colour ? C_RESET : "");
+	} else if (wall > 1.0) {
+		printf("%s(took %s, CPU %s", r->colour ? C_DIM : "", w, c);
+		if (g.measured) printf(", GPU %s", gt);
+		printf(")%s\n", r->colour ? C_RESET : "");
+	}
 	fflush(stdout);
 }
 

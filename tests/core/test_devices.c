@@ -395,6 +395,14 @@ static void test_no_gpu(void **state)
 	assert_null(lmi_backend_for(LM_CUDA));
 	assert_int_equal(lm_cuda_memory_allocated(), 0);
 	assert_int_equal(lm_cuda_empty_cache(), LM_OK);
+	/* the GPU timer of :time: nothing to time, saying so */
+	assert_false(lm_cuda_in_use());
+	assert_int_equal(lm_cuda_timer_start(), LM_ERR_STATE);
+	assert_non_null(strstr(lm_last_error(), "cuda.timer: no tensor was moved to the GPU yet"));
+	double ms = -1;
+	assert_int_equal(lm_cuda_timer_stop(&ms), LM_ERR_STATE);
+	assert_true(ms == 0);
+	assert_non_null(strstr(lm_last_error(), "cuda.timer: stopped without a start"));
 	lm_tensor_release(x);
 }
 

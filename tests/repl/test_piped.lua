@@ -70,7 +70,7 @@ test.case('commands work without a terminal', function()
   local out = repl(':help lm.ones\n:time 1 + 1\n:mem\n:who\n:lessons\n:nope\n:quit\n1 + 1\n')
   test.ok(out:find('lm.ones(d1, d2', 1, true), out)
   test.ok(out:find('\n2\nwall ', 1, true), out)
-  test.ok(out:find('GPU time is not measured: there is no CUDA tensor backend yet', 1, true), out)
+  test.ok(out:find('GPU not timed: nothing has run on the GPU (x:cuda() moves a tensor there)', 1, true), out)
   test.ok(out:find('tensor memory: ', 1, true), out)
   test.ok(out:find('No globals of yours yet', 1, true), out)
   test.ok(out:find(':lesson NAME or :lesson N opens one', 1, true), out) -- :lessons lists them

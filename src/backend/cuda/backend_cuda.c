@@ -676,3 +676,27 @@ lm_status lm_cuda_synchronize(void)
 	if (!api) return LM_OK;
 	CU("cuda.synchronize", api->sync(msg, cap));
 }
+
+bool lm_cuda_in_use(void) { return api != NULL; }
+
+static bool timer_started;
+
+lm_status lm_cuda_timer_start(void)
+{
+	if (!api)
+		return lmi_fail(LM_ERR_STATE, "cuda.timer: no tensor was moved to the GPU yet: nothing "
+		                "runs there to time");
+	char msg[512] = "";
+	lm_status st = cu("cuda.timer", api->timer(0, NULL, msg, sizeof msg), msg);
+	timer_started = st == LM_OK;
+	return st;
+}
+
+lm_status lm_cuda_timer_stop(double *ms)
+{
+	*ms = 0;
+	if (!api || !timer_started)
+		return lmi_fail(LM_ERR_STATE, "cuda.timer: stopped without a start (lm_cuda_timer_start)");
+	timer_started = false;
+	CU("cuda.timer", api->timer(1, ms, msg, cap));
+}

@@ -79,6 +79,25 @@ static int t_sync(char *msg, size_t cap)
 	return 0;
 }
 
+static int t_timer(int what, double *ms, char *msg, size_t cap)
+{
+	static cudaEvent_t ev[2];
+	static bool made;
+	if (!made) {
+		TRY(cudaEventCreate(&ev[0]));
+		TRY(cudaEventCreate(&ev[1]));
+		made = true;
+	}
+	TRY(cudaEventRecord(ev[what ? 1 : 0], stream));
+	if (what) {
+		float t = 0;
+		TRY(cudaEventSynchronize(ev[1]));
+		TRY(cudaEventElapsedTime(&t, ev[0], ev[1]));
+		*ms = t;
+	}
+	return 0;
+}
+
 /* Pageable host memory through the two pinned staging buffers, chunk by chunk: the host's
  * memcpy of one chunk overlaps the device's copy of the other. */
 static int staged(void *dst, const void *src, size_t n, bool to_device, char *msg, size_t cap)
@@ -759,6 +778,8 @@ static const lmi_cuda_tensor_api api = {
 	lmi_cu_stat_rows, lmi_cu_gelu, lmi_cu_max_pool2d, lmi_cu_rmsprop, lmi_cu_crop, lmi_cu_flip,
 	lmi_cu_index_select, lmi_cu_gather, lmi_cu_scatter_add, lmi_cu_one_hot, lmi_cu_cumsum,
 	lmi_cu_triangle, lmi_cu_repeat_fill, lmi_cu_sort,
+	/* 6 */
+	t_timer,
 };
 
 extern "C" const lmi_cuda_tensor_api *lm_cuda_tensor_api(void) { return &api; }

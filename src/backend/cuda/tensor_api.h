@@ -19,8 +19,8 @@ extern "C" {
 
 /* 2: im2col, col2im; 3: gelu, max_pool2d, rmsprop, crop / flip, reductions with a parameter,
  * the index ops, cumsum, triangle, repeat, sort; 4: integer unary / binary / where / add_scaled;
- * 5: integer inputs to reduce_rows and gemm */
-#define LMI_CUDA_TENSOR_VERSION 5
+ * 5: integer inputs to reduce_rows and gemm; 6: timer */
+#define LMI_CUDA_TENSOR_VERSION 6
 #define LMI_CUDA_TENSOR_SYMBOL  "lm_cuda_tensor_api"
 #define LMI_CU_MAX_DIMS         8
 #define LMI_CU_ERR_OOM          2 /* cudaErrorMemoryAllocation */
@@ -178,6 +178,11 @@ typedef struct lmi_cuda_tensor_api {
 	 * largest, -0 equals +0 */
 	int (*sort)(int dtype, const void *x, int64_t outer, int64_t R, int64_t inner, int64_t k,
 	            int descending, void *values, int64_t *indices, char *msg, size_t cap);
+
+	/* ---- 6 */
+	/* GPU time by two CUDA events on the stream: what 0 records the start; 1 records the end,
+	 * waits for it and sets *ms to the milliseconds between (the events made on first use) */
+	int (*timer)(int what, double *ms, char *msg, size_t cap);
 } lmi_cuda_tensor_api;
 
 const lmi_cuda_tensor_api *lm_cuda_tensor_api(void);
