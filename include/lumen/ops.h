@@ -158,10 +158,10 @@ lm_tensor *lm_amax(const lm_tensor *x, int dim, bool keepdim);
 lm_tensor *lm_amin(const lm_tensor *x, int dim, bool keepdim);
 lm_tensor *lm_argmax(const lm_tensor *x, int dim, bool keepdim);
 lm_tensor *lm_argmin(const lm_tensor *x, int dim, bool keepdim);
-/* *count = the number of rows r of logits (N, C; float32/float64, any strides) whose argmax
- * (the first largest; a NaN counts as largest, as lm_argmax) plus base equals labels[r] (N;
- * int32/int64): a batch's correct predictions in one pass (base 1 for Lua's 1-based labels).
- * No graph is recorded. N = 0 gives 0; C = 0 with N > 0 is an error. */
+/* *count = the number of rows r of logits (N, C; any dtype and strides: integers compared as
+ * float64, as lm_argmax does) whose argmax (the first largest; a NaN counts as largest) plus base
+ * equals labels[r] (N; an integer dtype): a batch's correct predictions in one pass (base 1 for
+ * Lua's 1-based labels). No graph is recorded. N = 0 gives 0; C = 0 with N > 0 is an error. */
 lm_status lm_count_correct(const lm_tensor *logits, const lm_tensor *labels, int64_t base,
                            int64_t *count);
 /* Variance with Bessel-style correction (1: unbiased, 0: population). */

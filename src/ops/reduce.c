@@ -471,16 +471,13 @@ lm_status lm_count_correct(const lm_tensor *logits, const lm_tensor *labels, int
 	if (logits->ndim != 2)
 		return lm_set_error(LM_ERR_SHAPE, "%s: logits must be 2-D (batch, classes), got shape %s",
 		                    fname, lmi_shape_s(logits));
-	if (!lm_dtype_is_float(logits->dtype))
-		return lm_set_error(LM_ERR_DTYPE, "%s: logits must be float32 or float64, got %s", fname,
-		                    lm_dtype_name(logits->dtype));
 	if (labels->ndim != 1 || labels->shape[0] != logits->shape[0])
 		return lm_set_error(LM_ERR_SHAPE, "%s: labels must be 1-D with one label per row of the "
 		                    "logits (%lld), got shape %s", fname, (long long)logits->shape[0],
 		                    lmi_shape_s(labels));
-	if (labels->dtype != LM_INT32 && labels->dtype != LM_INT64)
-		return lm_set_error(LM_ERR_DTYPE, "%s: labels must be int32 or int64, got %s", fname,
-		                    lm_dtype_name(labels->dtype));
+	if (lm_dtype_is_float(labels->dtype))
+		return lm_set_error(LM_ERR_DTYPE, "%s: labels must be an integer dtype (class numbers), got "
+		                    "%s", fname, lm_dtype_name(labels->dtype));
 	lm_device d = logits->storage->device;
 	if (labels->storage->device != d)
 		return lm_set_error(LM_ERR_DEVICE, "%s: the logits are on %s but the labels on %s", fname,
@@ -489,8 +486,21 @@ lm_status lm_count_correct(const lm_tensor *logits, const lm_tensor *labels, int
 	if (logits->shape[1] == 0)
 		return lm_set_error(LM_ERR_SHAPE, "%s: logits of shape %s have no classes to pick from",
 		                    fname, lmi_shape_s(logits));
-	const lmi_backend *b = lmi_backend_for(d);
-	if (b && b->count_correct && b->supports_op(LMI_BE_OP_count_correct, logits->dtype))
-		return b->count_correct(logits, labels, base, count);
-	return count_by_ops(logits, labels, base, count);
+	/* integer logits are compared as float64, as argmax compares them; uint8 labels as int64 */
+	lm_tensor *lf = lm_dtype_is_float(logits->dtype) ? lm_tensor_retain((lm_tensor *)logits)
+	                                                 : lm_to_dtype(logits, LM_FLOAT64);
+	lm_tensor *li = labels->dtype == LM_INT32 || labels->dtype == LM_INT64
+	                    ? lm_tensor_retain((lm_tensor *)labels)
+	                    : lm_to_dtype(labels, LM_INT64);
+	lm_status st = lm_last_status();
+	if (lf && li) {
+		const lmi_backend *b = lmi_backend_for(d);
+		if (b && b->count_correct && b->supports_op(LMI_BE_OP_count_correct, lf->dtype))
+			st = b->count_correct(lf, li, base, count);
+		else
+			st = count_by_ops(lf, li, base, count);
+	}
+	lm_tensor_release(lf);
+	lm_tensor_release(li);
+	return st;
 }

@@ -129,8 +129,8 @@ test.case('max/min/argmax/argmin over dense float lines: NaN first, ties to the 
 end)
 
 -- nn.utils.count_correct(logits, labels): against a naive count (first largest, NaN largest) on
--- random shapes with ties and specials, float32 and float64, int32 and int64 labels, labels out
--- of range, strided logits (a transposed copy, a narrowed view with a row stride above C, an
+-- random shapes with ties and specials, float32 and float64 (and integer logits), int32, int64
+-- and uint8 labels, labels out of range, strided logits (a transposed copy, a narrowed view with a row stride above C, an
 -- expanded row), strided labels, N = 0 and C = 1; and its errors.
 test.case('nn.utils.count_correct counts rows whose argmax is the label', function()
   lm.manual_seed(11)
@@ -192,9 +192,14 @@ test.case('nn.utils.count_correct counts rows whose argmax is the label', functi
   test.raises(function() nn.utils.count_correct(x, lm.tensor({ 1, 2, 3 })) end,
     'nn.utils.count_correct: labels must be 1-D with one label per row of the logits (4), got shape [3]')
   test.raises(function() nn.utils.count_correct(x, y:float()) end,
-    'nn.utils.count_correct: labels must be int32 or int64, got float32')
-  test.raises(function() nn.utils.count_correct(x:long(), y) end,
-    'nn.utils.count_correct: logits must be float32 or float64, got int64')
+    'nn.utils.count_correct: labels must be an integer dtype (class numbers), got float32')
+  -- integer logits (compared as argmax compares them) and uint8 labels
+  local xi = lm.tensor({ { 1, 5, 5 }, { 7, 2, 0 }, { -3, -1, -2 }, { 0, 0, 9 } })
+  for _, ldt in ipairs({ 'uint8', 'int32', 'int64' }) do
+    local yl = lm.tensor({ 2, 1, 2, 1 }, { dtype = ldt })
+    test.eq(nn.utils.count_correct(xi, yl), 3, 'int64 logits, ' .. ldt .. ' labels')
+    test.eq(nn.utils.count_correct(xi:int(), yl), xi:argmax(2):eq(yl:long()):sum():item())
+  end
   test.raises(function() nn.utils.count_correct(lm.zeros(4, 0), y) end,
     'nn.utils.count_correct: logits of shape [4, 0] have no classes to pick from')
   test.raises(function() nn.utils.count_correct(x) end, 'nn.utils.count_correct')

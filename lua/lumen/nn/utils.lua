@@ -3,7 +3,8 @@ lumen.nn.utils — nn.utils: what a training loop needs beside the model.
 
   clip_grad_norm_(params, max_norm [, norm_type = 2]) -> total norm (torch.nn.utils's), in C.
   count_correct(logits, labels) -> how many rows of logits (N, C) have their argmax at the label
-      (labels (N) int32/int64, 1-based as argmax's; NaN counts as largest, ties go to the first):
+      (labels (N) of an integer dtype, 1-based as argmax's; NaN counts as largest, ties go to the
+      first):
       logits:argmax(2):eq(labels):sum():item() in one pass, in C, with no graph recorded.
   Progress{total=, title=}: a progress bar redrawn in place on a terminal (one line: title, batch,
       samples/s, running loss, ETA); plain periodic lines when the stream is not a terminal.
@@ -23,7 +24,7 @@ local raise = base.raise
 
 -- ---------------------------------------------------------------- accuracy
 
---- The number of rows of logits (N, C) whose argmax is the label (labels: N, int32/int64, 1-based).
+--- The number of rows of logits (N, C) whose argmax is the label (labels: N, integers, 1-based).
 M.count_correct = lm._count_correct
 
 -- ---------------------------------------------------------------- clipping
