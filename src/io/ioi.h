@@ -9,7 +9,9 @@
 #define LUMEN_IOI_H
 
 #include <stdio.h>
+#ifndef LUMEN_NO_ZLIB
 #include <zlib.h>
+#endif
 
 #include "core/lmi.h"
 #include "lumen/io.h"
@@ -31,7 +33,9 @@ typedef struct lmi_src {
 	bool gz;
 	bool z_live;              /* inflateInit2 done */
 	bool z_end;               /* the last stream ended (and nothing follows) */
+#ifndef LUMEN_NO_ZLIB
 	z_stream z;
+#endif
 	unsigned char *zin;       /* input buffer of a file source (ZIN_SIZE bytes) */
 	uint64_t delivered;       /* bytes handed out by lmi_src_read */
 } lmi_src;

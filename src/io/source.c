@@ -46,11 +46,16 @@ static lm_status start_inflate(lmi_src *s, const unsigned char *head, size_t nhe
 	bool zlib = nhead >= 2 && (head[0] & 0x0f) == 8 && (head[0] >> 4) <= 7 &&
 	            ((unsigned)head[0] << 8 | head[1]) % 31 == 0;
 	if (!gzip && !zlib) return LM_OK;
+#ifdef LUMEN_NO_ZLIB
+	return lmi_src_fail(s, LM_ERR_UNSUPPORTED, "compressed (%s) data, but this build has no zlib: "
+	                    "decompress it first (gzip -d)", gzip ? "gzip" : "zlib");
+#else
 	memset(&s->z, 0, sizeof s->z);
 	if (inflateInit2(&s->z, 15 + 32) != Z_OK) /* 32: detect gzip or zlib headers */
 		return lmi_src_fail(s, LM_ERR_NOMEM, "zlib could not start inflating");
 	s->gz = s->z_live = true;
 	return LM_OK;
+#endif
 }
 
 lm_status lmi_src_open_file(lmi_src *s, const char *fname, const char *path, bool allow_gz)
@@ -93,7 +98,9 @@ lm_status lmi_src_open_mem(lmi_src *s, const char *fname, const void *buf, size_
 void lmi_src_close(lmi_src *s)
 {
 	if (s->f) fclose(s->f);
+#ifndef LUMEN_NO_ZLIB
 	if (s->z_live) inflateEnd(&s->z);
+#endif
 	if (s->zin) lm_free(s->zin, ZIN_SIZE);
 	s->f = NULL;
 	s->z_live = false;
@@ -125,6 +132,7 @@ static int64_t read_raw(lmi_src *s, void *buf, size_t n)
 	return (int64_t)k;
 }
 
+#ifndef LUMEN_NO_ZLIB
 /* Feeds the inflater more input when it has none; returns 0 at the end of the raw data. */
 static int64_t refill(lmi_src *s)
 {
@@ -192,6 +200,14 @@ static int64_t read_inflate(lmi_src *s, unsigned char *buf, size_t n)
 	}
 	return (int64_t)done;
 }
+#else
+static int64_t read_inflate(lmi_src *s, unsigned char *buf, size_t n)
+{
+	(void)buf, (void)n;
+	lmi_src_fail(s, LM_ERR_UNSUPPORTED, "this build has no zlib");
+	return -1;
+}
+#endif
 
 int64_t lmi_src_read(lmi_src *s, void *buf, size_t n)
 {

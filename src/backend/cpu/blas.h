@@ -2,22 +2,26 @@
  * blas.h — the OpenBLAS functions Lumen uses, reached through lmi_blas() (loaded on first use;
  * see blas.c for why it is not linked). A benchmark's "direct cblas_sgemm" anchor calls
  * lmi_blas()->sgemm: the same library and kernels Lumen uses.
+ *
+ * The CBLAS interface is declared here (its standard enum values and the signatures of
+ * cblas_sgemm / cblas_dgemm with 32-bit integer sizes, the ABI of Debian's OpenBLAS), not taken
+ * from cblas.h: the library is found at run time anyway, and liblumen then builds where no BLAS
+ * headers are installed (a lent GPU machine: tools/gpu-check.sh builds it there).
  */
 #ifndef LUMEN_BACKEND_CPU_BLAS_H
 #define LUMEN_BACKEND_CPU_BLAS_H
 
-#include <cblas.h>
-
 #include "core/lmi.h"
 
+typedef enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 } CBLAS_ORDER;
+typedef enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112, CblasConjTrans = 113 } CBLAS_TRANSPOSE;
+typedef int blasint;
+
 typedef struct lmi_blas_api {
-	void (*sgemm)(const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE, const enum CBLAS_TRANSPOSE,
-	              const blasint, const blasint, const blasint, const float, const float *,
-	              const blasint, const float *, const blasint, const float, float *, const blasint);
-	void (*dgemm)(const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE, const enum CBLAS_TRANSPOSE,
-	              const blasint, const blasint, const blasint, const double, const double *,
-	              const blasint, const double *, const blasint, const double, double *,
-	              const blasint);
+	void (*sgemm)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint, float,
+	              const float *, blasint, const float *, blasint, float, float *, blasint);
+	void (*dgemm)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint, double,
+	              const double *, blasint, const double *, blasint, double, double *, blasint);
 	void (*set_num_threads)(int);
 	int (*get_parallel)(void);
 	char *(*get_config)(void);
