@@ -67,8 +67,8 @@ function viz.show(x, opts)
 end
 
 --[[
-viz.watch(model [, opts]) -> watcher: shows the model and records, at most about 10 times a second,
-each layer's activations (a forward hook on every leaf module) and, when watcher:gradients() is
+viz.watch(model [, opts]) -> watcher: shows the model and records, at its first forward and then at
+most about 10 times a second, each layer's activations (a forward hook on every leaf module) and, when watcher:gradients() is
 called after backward, each layer's parameter gradients, as live histograms. watcher:close()
 removes the hooks. opts.show = false records without switching the window to the model;
 opts.always = true records every forward (scripts, tests: not paced by the clock).
@@ -80,9 +80,13 @@ function viz.watch(model, opts)
   local always = opts and opts.always
   if not (opts and opts.show == false) then viz._show_model(d) end
   local w = { on = false, handles = {}, layers = d.layers }
+  local first = true -- the first forward is recorded at once: the histograms appear with it
   for i, l in ipairs(d.layers) do
     w.handles[i] = l.module:register_forward_hook(function(_, _, out)
-      if i == 1 then w.on = always or viz.due() end
+      if i == 1 then
+        w.on = always or first or viz.due()
+        first = false
+      end
       if w.on and lm.is_tensor(out) and out:dtype():find('float') then viz._record(i, 'activations', out:detach()) end
     end)
   end

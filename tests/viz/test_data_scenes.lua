@@ -393,7 +393,7 @@ test.case('examples take --viz: curves while mlp_fashion trains; --viz=model the
   test.eq(#cells { kind = 'point', group = 'test/accuracy' }, 1, 'the epoch ends with the test accuracy')
   local acc = cells { kind = 'point', group = 'test/accuracy' }[1]
   test.near(acc.value, _G.history[1].accuracy, 1e-9, 'the point is the accuracy the example printed')
-  run('--viz=model')
+  run('--viz=model') -- the watcher records the first forward, then when viz.due() says so
   st = viz.state()
   test.eq(st.scene, 'model')
   test.eq(count { kind = 'layer' }, 4) -- Flatten, Linear, ReLU, Linear
