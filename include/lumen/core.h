@@ -251,6 +251,9 @@ int lm_get_num_threads(void);
  * sequential), else a message naming the build that was loaded and how to fix it. The program
  * should show it once; nothing else changes (a mismatch is slow, not wrong). */
 const char *lm_threading_warning(void);
+/* The directory of the running program (from /proc/self/exe, read once), or NULL where it cannot
+ * be read: where Lumen's modules, Lua files and shaders are looked for first. */
+const char *lm_program_dir(void);
 
 /* Asks running operations to stop (async-signal-safe). They return LM_ERR_INTERRUPTED. */
 void lm_interrupt(void);

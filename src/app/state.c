@@ -36,12 +36,8 @@ const char *app_luadir(void)
 {
 	static char dir[PATH_MAX + 32];
 	if (dir[0]) return dir;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) *slash = '\0';
+	const char *exe = lm_program_dir();
+	if (exe) {
 		snprintf(dir, sizeof dir, "%s/../share/lumen/lua", exe);
 		char real[PATH_MAX];
 		if (has_library(dir) && realpath(dir, real)) {

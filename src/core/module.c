@@ -46,18 +46,31 @@ static void *try_open(const char *dir, const char *file, char *tried, size_t cap
 	return h;
 }
 
+const char *lm_program_dir(void)
+{
+	static char dir[PATH_MAX];
+	static bool read, ok;
+	if (!read) {
+		read = true;
+		ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+		if (n > 0) {
+			dir[n] = '\0';
+			char *slash = strrchr(dir, '/');
+			if (slash) *slash = '\0';
+			ok = true;
+		}
+	}
+	return ok ? dir : NULL;
+}
+
 void *lmi_module_open(const char *file, const char *env, char *tried, size_t cap)
 {
 	if (cap) tried[0] = '\0';
 	const char *path = env ? getenv(env) : NULL;
 	if (path && *path) return try_open(NULL, path, tried, cap); /* an explicit choice is final */
 	void *h = NULL;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) *slash = '\0';
+	const char *exe = lm_program_dir();
+	if (exe) {
 		h = try_open(exe, file, tried, cap);
 #ifdef LUMEN_INSTALL_LIBDIR_REL
 		char lib[PATH_MAX + 64];

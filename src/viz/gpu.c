@@ -80,12 +80,8 @@ const char *vz_shader_dir(void)
 	const char *env = getenv("LUMEN_SHADER_DIR");
 	if (env && *env) return env;
 	if (dir[0]) return dir;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) *slash = '\0';
+	const char *exe = lm_program_dir();
+	if (exe) {
 		static const char *const rel[] = {"%s/shaders", "%s/../share/lumen/shaders"};
 		for (int i = 0; i < 2; i++) {
 			snprintf(dir, sizeof dir, rel[i], exe);
