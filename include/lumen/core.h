@@ -67,6 +67,16 @@ const char *lm_status_name(lm_status s);
 /* Sets the thread's error; returns s. For callers above the core that report their own failures. */
 lm_status lm_set_error(lm_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The language of what Lumen writes for people beyond error messages of the API: the emulator's
+ * sanitizer reports (races, out-of-bounds and uninitialised reads, deadlocks) and the labels of the
+ * visualizer's scenes. English by default; the lesson runner's :lang (and LUMEN_LANG / LANG at
+ * start) sets it. Process-wide.
+ */
+typedef enum lm_lang { LM_LANG_EN = 0, LM_LANG_ZH } lm_lang;
+void lm_set_lang(lm_lang lang);
+lm_lang lm_get_lang(void);
+
 /* ---------------------------------------------------------------- dtypes and devices */
 
 typedef enum lm_dtype {
@@ -133,6 +143,19 @@ void *lm_tensor_data(const lm_tensor *t);
 bool lm_tensor_shares_storage(const lm_tensor *a, const lm_tensor *b);
 /* Storage version: bumped by every in-place write through any view (autograd checks it). */
 uint64_t lm_tensor_version(const lm_tensor *t);
+/*
+ * Never-written elements (what lm.empty promises, checked by the kernel emulator's initcheck):
+ * marks every element of t's storage (CPU) as holding no value yet. The marks are one byte per
+ * element of the storage (1: written), from the storage's start (a tensor's element at storage
+ * offset o is marks[o]); lm_tensor_init_marks returns them while nothing has written the storage
+ * through the tensor API since (its version is unchanged), else drops them and returns NULL
+ * (NULL: every element holds a value). A caller that writes raw data sets the marks of what it
+ * wrote, then calls lm_tensor_init_marks_sync (the marks then hold for the current version; all
+ * set, they are dropped).
+ */
+lm_status lm_tensor_mark_uninitialized(lm_tensor *t);
+uint8_t *lm_tensor_init_marks(lm_tensor *t);
+void lm_tensor_init_marks_sync(lm_tensor *t);
 /* Shape as "[2, 3]" into buf (always NUL-terminated); returns buf. */
 char *lm_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap);
 #define LM_SHAPE_STR_MAX 200

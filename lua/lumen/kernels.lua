@@ -39,6 +39,9 @@ local kernels = {
   -- const=}) runs fn(t, ...) once per thread on the emulator and returns info; arrays are 0-based.
   launch = K.launch,
   racecheck = K.racecheck, -- kernels.racecheck([on]): the race check of every emulated run
+  -- kernels.last_fault(): what stopped the last emulated launch that failed, as a table (kind,
+  -- array, index, hazard, the threads, ...; nil after a launch that succeeded)
+  last_fault = K.last_fault,
   -- GPU-Puzzles on the emulator: kernels.puzzles.list/describe/check/run (lua/lumen/puzzles.lua)
   puzzles = require 'lumen.puzzles',
 }

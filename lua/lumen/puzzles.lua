@@ -526,7 +526,7 @@ function(t, out, a, size)
   local cache = t.shared.cache
   local li = t.threadIdx.x
   local i = t.blockIdx.x * t.blockDim.x + li
-  if i < size then cache[li] = a[i] end
+  if i < size then cache[li] = a[i] else cache[li] = 0 end -- shared memory starts undefined
   local stride = 1
   while stride < t.blockDim.x do
     t:sync()

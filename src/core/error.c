@@ -10,8 +10,12 @@
 
 #include "lmi.h"
 
-static _Thread_local char err_msg[512];
+static _Thread_local char err_msg[1024]; /* the emulator's reports run long, in Chinese more so */
 static _Thread_local lm_status err_status;
+static _Atomic int ui_lang = LM_LANG_EN;
+
+void lm_set_lang(lm_lang lang) { ui_lang = lang == LM_LANG_ZH ? LM_LANG_ZH : LM_LANG_EN; }
+lm_lang lm_get_lang(void) { return (lm_lang)ui_lang; }
 
 const char *lm_last_error(void) { return err_msg; }
 lm_status lm_last_status(void) { return err_status; }

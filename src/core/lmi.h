@@ -29,6 +29,11 @@ typedef struct lm_storage {
 	void (*free_fn)(void *ctx, void *data, size_t nbytes);
 	void *free_ctx;
 	bool pinned; /* CPU memory page-locked for fast device copies (lm_tensor_pin_memory) */
+	/* lm.empty's elements that hold no value yet (lm_tensor_mark_uninitialized): a byte per
+	 * element of init_elem bytes, 1 once written; valid while version == init_version. */
+	uint8_t *init_marks;
+	size_t init_elem;
+	uint64_t init_version;
 } lm_storage;
 
 struct lmi_node;

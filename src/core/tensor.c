@@ -41,6 +41,7 @@ void lmi_storage_retain(lm_storage *s) { s->refcount++; }
 void lmi_storage_release(lm_storage *s)
 {
 	if (!s || --s->refcount > 0) return;
+	if (s->init_marks) lm_free(s->init_marks, s->nbytes / s->init_elem);
 	if (s->free_fn)
 		s->free_fn(s->free_ctx, s->data, s->nbytes);
 	else if (s->device != LM_CPU)
@@ -344,6 +345,50 @@ lm_dtype lm_tensor_dtype(const lm_tensor *t) { return t->dtype; }
 lm_device lm_tensor_device(const lm_tensor *t) { return t->storage->device; }
 void *lm_tensor_data(const lm_tensor *t) { return lmi_data(t); }
 uint64_t lm_tensor_version(const lm_tensor *t) { return t->storage->version; }
+
+/* ---------------------------------------------------------------- never-written elements */
+
+static void drop_marks(lm_storage *s)
+{
+	if (!s->init_marks) return;
+	lm_free(s->init_marks, s->nbytes / s->init_elem);
+	s->init_marks = NULL;
+}
+
+lm_status lm_tensor_mark_uninitialized(lm_tensor *t)
+{
+	lm_storage *s = t->storage;
+	if (s->device != LM_CPU || s->nbytes == 0) return LM_OK;
+	drop_marks(s);
+	size_t elem = lm_dtype_size(t->dtype), n = s->nbytes / elem;
+	if (!(s->init_marks = lm_alloc(n))) return LM_ERR_NOMEM;
+	memset(s->init_marks, 0, n);
+	s->init_elem = elem;
+	s->init_version = s->version;
+	return LM_OK;
+}
+
+uint8_t *lm_tensor_init_marks(lm_tensor *t)
+{
+	lm_storage *s = t->storage;
+	if (!s->init_marks) return NULL;
+	if (s->version != s->init_version || s->init_elem != lm_dtype_size(t->dtype)) {
+		drop_marks(s); /* written through the tensor API since: every element may hold a value */
+		return NULL;
+	}
+	return s->init_marks;
+}
+
+void lm_tensor_init_marks_sync(lm_tensor *t)
+{
+	lm_storage *s = t->storage;
+	if (!s->init_marks) return;
+	s->init_version = s->version;
+	size_t n = s->nbytes / s->init_elem;
+	for (size_t i = 0; i < n; i++)
+		if (!s->init_marks[i]) return;
+	drop_marks(s); /* all written */
+}
 
 bool lm_tensor_shares_storage(const lm_tensor *a, const lm_tensor *b)
 {

@@ -129,6 +129,7 @@ static lm_status launch_emu(lmi_simt *s, const lmi_kcall *k, void *run)
 			.data = a->length ? a->data : empty_array, .length = a->length,
 			.rows = a->rows, .cols = a->cols,
 			.readonly = a->readonly || a->space == LM_SPACE_CONSTANT,
+			.init = a->space == LM_SPACE_GLOBAL && a->length ? a->init : NULL,
 		};
 	}
 	lmi_simt_launch L = {
@@ -144,6 +145,7 @@ static lm_status launch_emu(lmi_simt *s, const lmi_kcall *k, void *run)
 	};
 	l->s = s;
 	if (d->no_racecheck) s->racecheck = false;
+	if (d->no_initcheck) s->initcheck = false;
 	return lmi_simt_run(s, &L);
 }
 
@@ -189,14 +191,15 @@ __attribute__((format(printf, 3, 4))) static lm_status ext_fault(lm_launch *l, l
 {
 	lmi_simt *s = l->s;
 	simt_thread *th = &s->threads[l->thread];
-	char what[360];
+	char what[700];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	snprintf(s->fault_msg, sizeof s->fault_msg, "%s by thread (%u,%u,%u) in block (%u,%u,%u) (kernel %s)",
-	         what, th->idx.x, th->idx.y, th->idx.z, s->block_idx.x, s->block_idx.y, s->block_idx.z,
-	         s->L->kernel);
+	lmi_simt_fault_message(s, th, what);
+	if (s->fault.kind == LM_FAULT_NONE)
+		lmi_simt_note_fault(s, th, st == LM_ERR_INTERRUPTED ? LM_FAULT_INTERRUPTED : LM_FAULT_ERROR,
+		                    NULL, 0, 0, -1);
 	s->fault_status = st;
 	th->state = TH_FAULT;
 	return lmi_fail(st, "%s: %s", l->d->fname ? l->d->fname : "lm_kernel_launch", s->fault_msg);
@@ -268,7 +271,13 @@ static lmi_raw_ev *ext_rec(lm_launch *l, int kind, int line)
 
 static const char *access_name(int kind)
 {
-	return kind == LM_TRACE_LOAD ? "load" : kind == LM_TRACE_STORE ? "store" : "atomicAdd";
+	return kind == LM_TRACE_LOAD ? lmi_tr("load", "读") : kind == LM_TRACE_STORE ? lmi_tr("store", "写") : "atomicAdd";
+}
+
+static const char *space_name(int space)
+{
+	return space == LM_SPACE_GLOBAL ? lmi_tr("global", "全局") : space == LM_SPACE_SHARED ? lmi_tr("shared", "共享")
+	                                                                                 : lmi_tr("constant", "常量");
 }
 
 /* The checks of one access (memcheck's), then its event; *p: the element. */
@@ -280,18 +289,29 @@ static lm_status access(lm_launch *l, int array, int64_t i, int kind, int line, 
 	if (array < 0 || array >= l->d->narrays)
 		return ext_fault(l, LM_ERR_ARG, "%s of array %d at line %d: the launch has %d arrays",
 		                 access_name(kind), array, line, l->d->narrays);
-	const simt_range *r = &l->s->ranges[l->range_of[array]];
-	if (i < 0 || i >= r->length)
-		return ext_fault(l, LM_ERR_INDEX, "out-of-bounds %s of %s array '%s' at index %lld (length "
-		                 "%lld; arrays are indexed from 0, as in CUDA C) at line %d", access_name(kind),
-		                 lm_trace_space_name(r->space), r->name, (long long)i, (long long)r->length,
-		                 line);
-	if (kind != LM_TRACE_LOAD && r->readonly)
-		return ext_fault(l, LM_ERR_ARG, "%s to read-only %s array '%s' at index %lld at line %d",
-		                 access_name(kind), lm_trace_space_name(r->space), r->name, (long long)i, line);
+	lmi_simt *s = l->s;
+	const simt_range *r = &s->ranges[l->range_of[array]];
+	simt_thread *th = &s->threads[l->thread];
+	if (i < 0 || i >= r->length) {
+		lmi_simt_note_fault(s, th, LM_FAULT_BOUNDS, r, i, line, kind);
+		return ext_fault(l, LM_ERR_INDEX, lmi_tr("out-of-bounds %s of %s array '%s' at index %lld (length "
+		                                         "%lld; arrays are indexed from 0, as in CUDA C) at line %d",
+		                                         "越界的%s：%s数组 '%s' 的下标 %lld（长度 %lld；和 CUDA C 一样，"
+		                                         "数组从 0 开始编号），第 %d 行"),
+		                 access_name(kind), space_name(r->space), r->name, (long long)i,
+		                 (long long)r->length, line);
+	}
+	if (kind != LM_TRACE_LOAD && r->readonly) {
+		lmi_simt_note_fault(s, th, LM_FAULT_BOUNDS, r, i, line, kind);
+		return ext_fault(l, LM_ERR_ARG, lmi_tr("%s to read-only %s array '%s' at index %lld at line %d",
+		                                       "%s只读的%s数组 '%s'，下标 %lld，第 %d 行"),
+		                 access_name(kind), space_name(r->space), r->name, (long long)i, line);
+	}
 	if (kind == LM_TRACE_ATOMIC && r->dtype == LM_UINT8)
 		return ext_fault(l, LM_ERR_DTYPE, "atomicAdd on uint8 array '%s' at line %d: atomicAdd takes "
 		                 "int32, int64, float32 or float64 elements", r->name, line);
+	if (s->initcheck && kind != LM_TRACE_STORE && !lmi_simt_initialized(s, r, i))
+		lmi_simt_note_uninit(s, th, r, i, line, kind); /* reported at the end of the phase */
 	lmi_raw_ev *e = ext_rec(l, kind, line);
 	if (!e) return l->s->fault_status;
 	e->space = (uint8_t)r->space;
@@ -301,6 +321,7 @@ static lm_status access(lm_launch *l, int array, int64_t i, int kind, int line, 
 	e->range = (uint8_t)l->range_of[array];
 	*eout = e;
 	*p = (char *)r->base + (size_t)i * r->elem;
+	if (kind != LM_TRACE_LOAD) lmi_simt_mark_written(s, r, i);
 	return LM_OK;
 }
 
@@ -416,7 +437,7 @@ lm_status lm_launch_branch(lm_launch *l, bool taken, int line)
 	return LM_OK;
 }
 
-lm_status lm_launch_sync(lm_launch *l, int line)
+lm_status lm_launch_sync_at(lm_launch *l, int line, int from, uint32_t site)
 {
 	lm_status st = running(l, "sync");
 	if (st) return st;
@@ -426,8 +447,12 @@ lm_status lm_launch_sync(lm_launch *l, int line)
 		                 "returned", line);
 	th->state = TH_WAIT;
 	th->wait_line = (uint16_t)line;
+	th->wait_from = (uint16_t)(from > 0 && from < 65536 ? from : 0);
+	th->wait_site = site;
 	return LM_OK;
 }
+
+lm_status lm_launch_sync(lm_launch *l, int line) { return lm_launch_sync_at(l, line, 0, 0); }
 
 lm_status lm_launch_fail(lm_launch *l, lm_status st, const char *what)
 {

@@ -21,6 +21,10 @@
 
 _Thread_local lmi_simt_self_t lmi_simt_self;
 static _Thread_local lmi_simt *cur_sim; /* the emulator running on this OS thread */
+static _Thread_local lm_kernel_fault last_fault; /* what stopped the last failed launch */
+
+void lm_kernel_last_fault(lm_kernel_fault *out) { *out = last_fault; }
+void lm_kernel_clear_fault(void) { memset(&last_fault, 0, sizeof last_fault); }
 
 /* ---------------------------------------------------------------- lifetime */
 
@@ -33,15 +37,18 @@ lmi_simt *lmi_simt_new(const char *fname, lm_trace *trace, const lm_latency_mode
 	s->trace = trace;
 	s->lat = *lat;
 	s->racecheck = lm_kernel_racecheck(); /* simt_race.c */
+	s->initcheck = true;
 	s->smem = lm_alloc(LM_KERNEL_MAX_SHARED);
+	s->sinit = lm_alloc(LM_KERNEL_MAX_SHARED);
 	s->threads = lm_alloc(LM_KERNEL_MAX_BLOCK * sizeof *s->threads);
 	s->raw_cap = 4096;
 	s->raw = lm_alloc((size_t)s->raw_cap * sizeof *s->raw);
-	if (!s->smem || !s->threads || !s->raw || lmi_simt_model_new(s) != LM_OK) {
+	if (!s->smem || !s->sinit || !s->threads || !s->raw || lmi_simt_model_new(s) != LM_OK) {
 		lmi_simt_free(s);
 		return lmi_fail_null(LM_ERR_NOMEM, "%s: out of memory for the emulator", fname);
 	}
 	memset(s->smem, 0, LM_KERNEL_MAX_SHARED);
+	memset(s->sinit, 0, LM_KERNEL_MAX_SHARED);
 	return s;
 }
 
@@ -51,6 +58,7 @@ void lmi_simt_free(lmi_simt *s)
 	lmi_simt_model_free(s);
 	lmi_simt_race_free(s);
 	if (s->smem) lm_free(s->smem, LM_KERNEL_MAX_SHARED);
+	if (s->sinit) lm_free(s->sinit, LM_KERNEL_MAX_SHARED);
 	if (s->threads) lm_free(s->threads, LM_KERNEL_MAX_BLOCK * sizeof *s->threads);
 	if (s->raw) lm_free(s->raw, (size_t)s->raw_cap * sizeof *s->raw);
 	lm_free(s, sizeof *s);
@@ -66,18 +74,65 @@ static const char *dim3_s(lmi_dim3 d, char *buf, size_t cap)
 	return buf;
 }
 
+lm_fault_access lmi_simt_fault_access(const lmi_simt *s, const simt_thread *th, int line, int kind)
+{
+	return (lm_fault_access){
+		.thread = {th->idx.x, th->idx.y, th->idx.z},
+		.block = {s->block_idx.x, s->block_idx.y, s->block_idx.z},
+		.line = line,
+		.kind = kind,
+	};
+}
+
+void lmi_simt_note_fault(lmi_simt *s, const simt_thread *th, lm_fault_kind kind, const simt_range *r,
+                         int64_t idx, int line, int akind)
+{
+	lm_kernel_fault *f = &s->fault;
+	memset(f, 0, sizeof *f);
+	f->kind = kind;
+	snprintf(f->kernel, sizeof f->kernel, "%s", s->L->kernel);
+	if (r) {
+		snprintf(f->array, sizeof f->array, "%s", r->name);
+		f->space = r->space;
+		f->length = r->length;
+	}
+	f->index = idx;
+	f->first = lmi_simt_fault_access(s, th, line, akind);
+	f->second.kind = -1;
+}
+
+/* The fault record of the running thread: kind, and where (r: the array, or NULL). */
+static void note_fault(lmi_simt *s, lm_fault_kind kind, const simt_range *r, int64_t idx, int line,
+                       int akind)
+{
+	lmi_simt_note_fault(s, s->cur, kind, r, idx, line, akind);
+}
+
+void lmi_simt_fault_message(lmi_simt *s, const simt_thread *th, const char *what)
+{
+	char tb[40], bb[40];
+	int n = LMI_TR_SNPRINTF(s->fault_msg, sizeof s->fault_msg, "%s by thread %s in block %s (kernel %s)",
+	                        "%s，出错的是线程 %s（块 %s，内核 %s）", what, dim3_s(th->idx, tb, sizeof tb),
+	                        dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel);
+	if (s->fault_tail[0] && n > 0 && (size_t)n < sizeof s->fault_msg)
+		snprintf(s->fault_msg + n, sizeof s->fault_msg - (size_t)n, "%s", s->fault_tail);
+	s->fault_tail[0] = '\0';
+}
+
 /* Records why the running thread fails and leaves its fibre for good (the scheduler abandons
- * it). Runs on the fibre's stack. */
+ * it). Runs on the fibre's stack. A fault that note_fault did not describe is an ERROR (or an
+ * interrupt). */
 __attribute__((format(printf, 3, 4))) static _Noreturn void fault(lmi_simt *s, lm_status st,
                                                                  const char *fmt, ...)
 {
-	char what[320], tb[40], bb[40];
+	char what[640];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	snprintf(s->fault_msg, sizeof s->fault_msg, "%s by thread %s in block %s (kernel %s)", what,
-	         dim3_s(s->cur->idx, tb, sizeof tb), dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel);
+	lmi_simt_fault_message(s, s->cur, what);
+	if (s->fault.kind == LM_FAULT_NONE)
+		note_fault(s, st == LM_ERR_INTERRUPTED ? LM_FAULT_INTERRUPTED : LM_FAULT_ERROR, NULL, 0, 0, -1);
 	s->fault_status = st;
 	s->cur->state = TH_FAULT;
 	lmi_fibre_yield(s->cur->fibre);
@@ -117,10 +172,47 @@ lm_status lmi_simt_raw_grow(lmi_simt *s)
 static const char *access_name(int kind)
 {
 	switch (kind) {
-	case LM_TRACE_LOAD: return "load";
-	case LM_TRACE_STORE: return "store";
+	case LM_TRACE_LOAD: return lmi_tr("load", "读");
+	case LM_TRACE_STORE: return lmi_tr("store", "写");
 	default: return "atomicAdd";
 	}
+}
+
+static const char *space_name(int space)
+{
+	switch (space) {
+	case LM_SPACE_GLOBAL: return lmi_tr("global", "全局");
+	case LM_SPACE_SHARED: return lmi_tr("shared", "共享");
+	case LM_SPACE_CONSTANT: return lmi_tr("constant", "常量");
+	default: return lm_trace_space_name(space);
+	}
+}
+
+void lmi_simt_uninit_report(lmi_simt *s, const simt_thread *th, const simt_range *r, int64_t idx,
+                            int line, int kind, char *buf, size_t cap)
+{
+	lmi_simt_note_fault(s, th, LM_FAULT_UNINIT, r, idx, line, kind);
+	LMI_TR_SNPRINTF(buf, cap, "uninitialized %s of %s array '%s' at index %lld (0-based) at line %d",
+	                "未初始化的%s：%s数组 '%s' 的下标 %lld（从 0 开始），第 %d 行", access_name(kind),
+	                space_name(r->space), r->name, (long long)idx, line);
+	if (r->space == LM_SPACE_SHARED)
+		snprintf(s->fault_tail, sizeof s->fault_tail, "%s",
+		         lmi_tr(": no thread of this block has written that element yet, and on a GPU shared "
+		                "memory starts with whatever the last block left there (never zeroed; the "
+		                "emulator's zeros would hide it): write it before reading it (clear the array, "
+		                "then t:sync()), as compute-sanitizer's initcheck requires",
+		                "：本块还没有线程写过这个元素，而在 GPU 上共享内存里是上一个块留下的任意值（从不清零；"
+		                "模拟器的 0 会把它掩盖）：先写再读（先清零数组，再 t:sync()），这是 compute-sanitizer "
+		                "的 initcheck 的要求"));
+	else
+		snprintf(s->fault_tail, sizeof s->fault_tail, "%s",
+		         lmi_tr(": the array was made by lm.empty and nothing has written that element yet (it "
+		                "holds whatever the memory held): fill it first (lm.zeros, or a store before "
+		                "this read), as compute-sanitizer's initcheck requires; initcheck = false skips "
+		                "this check for one launch",
+		                "：这个数组是 lm.empty 创建的，还没有任何操作写过这个元素（其值是内存里残留的任意数）：先"
+		                "填好它（用 lm.zeros，或者在读之前写入），这是 compute-sanitizer 的 initcheck 的要求；"
+		                "initcheck = false 可以让某一次启动跳过这项检查"));
 }
 
 /*
@@ -146,25 +238,42 @@ static void *check_access(lmi_simt *s, const void *base, int64_t i, lm_dtype dt,
 			if (q->base <= p && (!below || q->base > below->base)) below = q;
 		}
 		if (!r) r = below; /* past the end of an array: an out-of-bounds index into it */
-		if (!r)
-			fault(s, LM_ERR_INDEX, "invalid %s at line %d through an address outside every array",
+		if (!r) {
+			note_fault(s, LM_FAULT_BOUNDS, NULL, 0, line, kind);
+			fault(s, LM_ERR_INDEX, lmi_tr("invalid %s at line %d through an address outside every array",
+			                              "无效的%s（第 %d 行）：地址不在任何数组之内"),
 			      access_name(kind), line);
+		}
 	}
-	if ((p - r->base) % r->elem != 0)
-		fault(s, LM_ERR_INDEX, "misaligned %s of %s array '%s' at line %d", access_name(kind),
-		      lm_trace_space_name(r->space), r->name, line);
+	if ((p - r->base) % r->elem != 0) {
+		note_fault(s, LM_FAULT_BOUNDS, r, 0, line, kind);
+		fault(s, LM_ERR_INDEX, lmi_tr("misaligned %s of %s array '%s' at line %d",
+		                              "未对齐的%s：%s数组 '%s'，第 %d 行"),
+		      access_name(kind), space_name(r->space), r->name, line);
+	}
 	int64_t idx = (int64_t)((p - r->base) / r->elem) + i;
-	if (r->dtype != dt)
+	if (r->dtype != dt) {
+		note_fault(s, LM_FAULT_ERROR, r, idx, line, kind);
 		fault(s, LM_ERR_DTYPE, "%s of %s from %s array '%s' (%s) at line %d", access_name(kind),
-		      lm_dtype_name(dt), lm_trace_space_name(r->space), r->name, lm_dtype_name(r->dtype),
+		      lm_dtype_name(dt), space_name(r->space), r->name, lm_dtype_name(r->dtype),
 		      line);
-	if (idx < 0 || idx >= r->length)
-		fault(s, LM_ERR_INDEX, "out-of-bounds %s of %s array '%s' at index %lld (length %lld) at line %d",
-		      access_name(kind), lm_trace_space_name(r->space), r->name, (long long)idx,
+	}
+	if (idx < 0 || idx >= r->length) {
+		note_fault(s, LM_FAULT_BOUNDS, r, idx, line, kind);
+		fault(s, LM_ERR_INDEX, lmi_tr("out-of-bounds %s of %s array '%s' at index %lld (length %lld) at line %d",
+		                              "越界的%s：%s数组 '%s' 的下标 %lld（长度 %lld），第 %d 行"),
+		      access_name(kind), space_name(r->space), r->name, (long long)idx,
 		      (long long)r->length, line);
-	if (kind != LM_TRACE_LOAD && r->readonly)
-		fault(s, LM_ERR_ARG, "%s to read-only %s array '%s' at index %lld at line %d",
-		      access_name(kind), lm_trace_space_name(r->space), r->name, (long long)idx, line);
+	}
+	if (kind != LM_TRACE_LOAD && r->readonly) {
+		note_fault(s, LM_FAULT_BOUNDS, r, idx, line, kind);
+		fault(s, LM_ERR_ARG, lmi_tr("%s to read-only %s array '%s' at index %lld at line %d",
+		                            "%s只读的%s数组 '%s'，下标 %lld，第 %d 行"),
+		      access_name(kind), space_name(r->space), r->name, (long long)idx, line);
+	}
+	if (s->initcheck && kind != LM_TRACE_STORE && !lmi_simt_initialized(s, r, idx))
+		lmi_simt_note_uninit(s, s->cur, r, idx, line, kind);
+	if (kind != LM_TRACE_LOAD) lmi_simt_mark_written(s, r, idx);
 	*rout = r;
 	*iout = idx;
 	return (char *)r->base + (size_t)idx * r->elem;
@@ -318,6 +427,7 @@ static int add_range(lmi_simt *s, const char *name, lm_trace_space space, lm_dty
 	r->name = name;
 	r->length = length;
 	r->has_parts = false;
+	r->init = NULL;
 	return s->nranges++;
 }
 
@@ -502,40 +612,83 @@ static lm_status block_failure(lmi_simt *s, lm_status st, const char *fmt, ...)
 	return st;
 }
 
-/* Checks the state of the block after a step: LM_OK to go on, else a deadlock. */
+static bool same_barrier(const simt_thread *a, const simt_thread *b)
+{
+	return a->wait_line == b->wait_line && a->wait_site == b->wait_site;
+}
+
+/* "line 5" or, for a barrier reached through a call, "line 5 (called from line 12)". */
+static const char *barrier_s(const simt_thread *th, char *buf, size_t cap)
+{
+	if (th->wait_from && th->wait_from != th->wait_line)
+		LMI_TR_SNPRINTF(buf, cap, "line %d (called from line %d)", "第 %d 行（从第 %d 行调用）",
+		                th->wait_line, th->wait_from);
+	else
+		LMI_TR_SNPRINTF(buf, cap, "line %d", "第 %d 行", th->wait_line);
+	return buf;
+}
+
+/* The fault record of a barrier failure: BARRIER (two barriers, a and b) or DEADLOCK (a). */
+static void note_barrier_fault(lmi_simt *s, lm_fault_kind kind, const simt_thread *a,
+                               const simt_thread *b)
+{
+	lm_kernel_fault *f = &s->fault;
+	memset(f, 0, sizeof *f);
+	f->kind = kind;
+	snprintf(f->kernel, sizeof f->kernel, "%s", s->L->kernel);
+	f->first = lmi_simt_fault_access(s, a, a->wait_line, -1);
+	f->second = b ? lmi_simt_fault_access(s, b, b->wait_line, -1) : (lm_fault_access){.kind = -1};
+}
+
+/* Checks the state of the block after a step: LM_OK to go on, else a deadlock, or threads waiting
+ * at different barriers (a barrier in a divergent branch: undefined behaviour in CUDA). */
 static lm_status check_barrier(lmi_simt *s, int nwait, int ndone, int *line)
 {
-	char bb[40], w[200], d[200];
+	char bb[40], w[200], d[200], ba[64], bl[64];
 	int first = -1;
 	for (int t = 0; t < s->nthreads; t++)
 		if (s->threads[t].state == TH_WAIT) {
 			if (first < 0) first = t;
-			else if (s->threads[t].wait_line != s->threads[first].wait_line) {
+			else if (!same_barrier(&s->threads[t], &s->threads[first])) {
 				/* name the two groups: those at the first barrier, and the rest */
-				int la = s->threads[first].wait_line, lb = s->threads[t].wait_line;
+				const simt_thread *a = &s->threads[first], *b = &s->threads[t];
 				for (int u = 0; u < s->nthreads; u++)
-					if (s->threads[u].state == TH_WAIT && s->threads[u].wait_line != la)
+					if (s->threads[u].state == TH_WAIT && !same_barrier(&s->threads[u], a))
 						s->threads[u].state = TH_READY; /* temporarily, for lanes_s */
 				lanes_s(s, TH_WAIT, w, sizeof w);
 				lanes_s(s, TH_READY, d, sizeof d);
 				for (int u = 0; u < s->nthreads; u++)
 					if (s->threads[u].state == TH_READY) s->threads[u].state = TH_WAIT;
-				return block_failure(
-					s, LM_ERR_STATE,
-					"deadlock in block %s (kernel %s): %s wait at __syncthreads on line %d, "
-					"%s at the one on line %d (every thread of a block must reach the same "
-					"barrier)",
-					dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel, w, la, d, lb);
+				note_barrier_fault(s, LM_FAULT_BARRIER, a, b);
+				s->fault_status = LM_ERR_STATE;
+				LMI_TR_SNPRINTF(s->fault_msg, sizeof s->fault_msg,
+				                "deadlock in block %s (kernel %s): %s wait at __syncthreads on %s, "
+				                "%s at the one on %s (every thread of a block must reach the same "
+				                "barrier: a __syncthreads in a branch that threads of a block take "
+				                "differently is undefined behaviour in CUDA; move the barrier out of "
+				                "the branch)",
+				                "块 %s 死锁（内核 %s）：%s 在 %s 的 __syncthreads 处等待，%s 却在 %s 的那一个"
+				                "（一个块的所有线程必须到达同一道屏障：块内线程走向不同的分支里放 __syncthreads，"
+				                "在 CUDA 中是未定义行为；把屏障移到分支之外）",
+				                dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel, w,
+				                barrier_s(a, ba, sizeof ba), d, barrier_s(b, bl, sizeof bl));
+				return LM_ERR_STATE;
 			}
 		}
 	*line = first >= 0 ? s->threads[first].wait_line : 0;
 	if (nwait && ndone) {
 		lanes_s(s, TH_WAIT, w, sizeof w);
 		lanes_s(s, TH_DONE, d, sizeof d);
-		return block_failure(s, LM_ERR_STATE,
-		                     "deadlock in block %s (kernel %s): %s wait at __syncthreads on line "
-		                     "%d, which %s never reach (they exited)",
-		                     dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel, w, *line, d);
+		note_barrier_fault(s, LM_FAULT_DEADLOCK, &s->threads[first], NULL);
+		s->fault_status = LM_ERR_STATE;
+		LMI_TR_SNPRINTF(s->fault_msg, sizeof s->fault_msg,
+		                "deadlock in block %s (kernel %s): %s wait at __syncthreads on %s, which %s "
+		                "never reach (they exited)",
+		                "块 %s 死锁（内核 %s）：%s 在 %s 的 __syncthreads 处等待，而 %s 永远到不了那里"
+		                "（它们已经退出）",
+		                dim3_s(s->block_idx, bb, sizeof bb), s->L->kernel, w,
+		                barrier_s(&s->threads[first], ba, sizeof ba), d);
+		return LM_ERR_STATE;
 	}
 	return LM_OK;
 }
@@ -545,6 +698,7 @@ static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
 	const lmi_simt_launch *L = s->L;
 	size_t used = (L->dyn_shared + 15) / 16 * 16 + s->static_shared;
 	memset(s->smem, 0, used); /* deterministic runs: every block starts from zeroed shared memory */
+	memset(s->sinit, 0, used); /* ... that no thread has written (the initcheck) */
 	for (int t = 0; t < s->nthreads; t++) {
 		simt_thread *th = &s->threads[t];
 		th->fibre = lmi_fibre_pool_get(pool, t);
@@ -555,6 +709,8 @@ static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
 		th->state = TH_READY;
 		th->started = false;
 		th->shared_decls = 0;
+		th->wait_from = 0;
+		th->wait_site = 0;
 		if (!L->external) lmi_fibre_init(th->fibre, thread_main, th);
 	}
 	s->step = 0;
@@ -563,6 +719,7 @@ static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
 	lm_status st = LM_OK;
 	for (;;) {
 		s->nraw = 0;
+		s->uninit.set = false;
 		for (int t = 0; t < s->nthreads; t++) {
 			simt_thread *th = &s->threads[t];
 			if (th->state != TH_READY) continue;
@@ -585,6 +742,15 @@ static lm_status run_block(lmi_simt *s, lmi_fibre_pool *pool)
 		}
 		if ((st = check_barrier(s, nwait, ndone, &line)) != LM_OK) goto out_abandon;
 		if (s->racecheck && (st = lmi_simt_race_phase(s)) != LM_OK) goto out_abandon;
+		if (s->uninit.set) { /* no race explains it: nothing wrote the element before the read */
+			char what[640];
+			const simt_thread *th = &s->threads[s->uninit.thread];
+			lmi_simt_uninit_report(s, th, &s->ranges[s->uninit.range], s->uninit.index,
+			                       s->uninit.line, s->uninit.kind, what, sizeof what);
+			lmi_simt_fault_message(s, th, what);
+			st = s->fault_status = LM_ERR_STATE;
+			goto out_abandon;
+		}
 		if ((st = lmi_simt_model_step(s, nwait > 0, line)) != LM_OK) {
 			block_failure(s, st, "%s", lm_last_error());
 			goto out_abandon;
@@ -698,15 +864,20 @@ static lm_status setup_arrays(lmi_simt *s, const lmi_simt_launch *L)
 			if (s->nknown < SIMT_MAX_KNOWN)
 				s->known[s->nknown++] = (simt_known){a->data, a->name, tid};
 		}
-		add_range(s, a->name, a->space, a->dtype, a->data, a->length, a->readonly, tid);
+		int k2 = add_range(s, a->name, a->space, a->dtype, a->data, a->length, a->readonly, tid);
+		s->ranges[k2].init = a->init;
 	}
 	return LM_OK;
 }
 
 lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *L)
 {
+	memset(&last_fault, 0, sizeof last_fault);
 	lm_status st = check_launch(s, L);
-	if (st) return st;
+	if (st) {
+		last_fault.kind = LM_FAULT_ERROR;
+		return st;
+	}
 	if (cur_sim)
 		return lmi_fail(LM_ERR_STATE, "%s: the emulator cannot be entered from a kernel", s->fname);
 	s->L = L;
@@ -743,6 +914,9 @@ lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *L)
 	note_kernel(s, L->kernel);
 	cur_sim = s;
 	s->fault_status = LM_OK;
+	memset(&s->fault, 0, sizeof s->fault);
+	s->fault_tail[0] = '\0';
+	if (s->racecheck) lmi_simt_race_launch(s);
 	s->launch_add_steps = 0;
 	lmi_simt_self.block_dim = L->block;
 	lmi_simt_self.grid_dim = L->grid;
@@ -783,6 +957,13 @@ lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *L)
 	s->c.cycles = end;
 	s->c.steps += s->launch_add_steps;
 	s->c.threads += (int64_t)nblocks * s->nthreads;
-	if (st != LM_OK) return lmi_fail(st, "%s: %s", s->fname, s->fault_msg);
+	if (st != LM_OK) {
+		if (s->fault.kind == LM_FAULT_NONE) {
+			s->fault.kind = st == LM_ERR_INTERRUPTED ? LM_FAULT_INTERRUPTED : LM_FAULT_ERROR;
+			snprintf(s->fault.kernel, sizeof s->fault.kernel, "%s", L->kernel);
+		}
+		last_fault = s->fault;
+		return lmi_fail(st, "%s: %s", s->fname, s->fault_msg);
+	}
 	return LM_OK;
 }

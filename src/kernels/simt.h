@@ -31,6 +31,7 @@ typedef struct lmi_simt_array {
 	int64_t length; /* elements (>= 1, < 2^32) */
 	int64_t rows, cols; /* 2-D layout hint for the trace (0: 1-D) */
 	bool readonly;
+	uint8_t *init;  /* per element, whether it holds a value (the initcheck; NULL: all do) */
 } lmi_simt_array;
 
 #define LMI_SIMT_MAX_ARRAYS 16
@@ -90,8 +91,10 @@ void lmi_simt_free(lmi_simt *s);
 /*
  * Runs one launch to completion. Checks the configuration first (block at most 1024 threads,
  * grid dims >= 1, dynamic shared memory at most 48 KiB); then reports, with thread, block, array,
- * index and source line: out-of-bounds accesses, stores to read-only arrays, barrier deadlocks and
- * mismatched barriers, shared memory beyond 48 KiB; LM_ERR_INTERRUPTED after lm_interrupt().
+ * index and source line: out-of-bounds accesses, stores to read-only arrays, reads of memory no
+ * thread wrote (shared memory, arrays with init flags), barrier deadlocks and mismatched barriers,
+ * races (lm_kernel_racecheck), shared memory beyond 48 KiB; LM_ERR_INTERRUPTED after
+ * lm_interrupt(). lm_kernel_last_fault says what stopped a failed launch.
  */
 lm_status lmi_simt_run(lmi_simt *s, const lmi_simt_launch *l);
 const lmi_simt_counters *lmi_simt_counters_get(const lmi_simt *s);

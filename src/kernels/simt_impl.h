@@ -10,6 +10,9 @@
 #ifndef LUMEN_KERNELS_SIMT_IMPL_H
 #define LUMEN_KERNELS_SIMT_IMPL_H
 
+#include <stdio.h>
+#include <string.h>
+
 #include "kernels/fibre.h"
 #include "kernels/simt.h"
 #include "kernels/trace.h"
@@ -36,6 +39,8 @@ typedef struct simt_thread {
 	uint8_t state;
 	bool started;
 	uint16_t wait_line;
+	uint16_t wait_from; /* the kernel's own line that led to the barrier (external threads) */
+	uint32_t wait_site; /* tells apart barrier calls on one line reached through other calls */
 	int shared_decls; /* __shared__ declarations reached in this block */
 	int64_t ev_start, ev_end;
 } simt_thread;
@@ -51,6 +56,7 @@ typedef struct simt_range {
 	const char *name;
 	int64_t length;
 	bool has_parts; /* the dynamic shared array once SHARED_PART carved it: never cached */
+	uint8_t *init;  /* global: per element, whether it holds a value (NULL: all do) */
 } simt_range;
 
 #define SIMT_MAX_SHARED_DECLS 16
@@ -114,9 +120,23 @@ struct lmi_simt {
 	int64_t nraw, raw_cap;
 	uint64_t poll;
 
-	/* the first failure of the launch */
+	/* the first failure of the launch: the message, and what it was (lm_kernel_last_fault) */
 	lm_status fault_status;
-	char fault_msg[480];
+	char fault_msg[1000];
+	char fault_tail[640]; /* said after "by thread ... (kernel K)" (then cleared), when set */
+	lm_kernel_fault fault;
+
+	/* the initcheck: on, and which bytes of the block's shared memory a thread has written */
+	bool initcheck;
+	uint8_t *sinit; /* LM_KERNEL_MAX_SHARED bytes, cleared with the block's shared memory */
+	/* The phase's first read of an element no thread had written, reported at the end of the
+	 * phase unless the race check finds a race there first: a thread reading what another thread
+	 * of the phase writes only later (in the emulator's order) is missing a barrier, not a store. */
+	struct {
+		bool set;
+		int thread, range, line, kind;
+		int64_t index;
+	} uninit;
 
 	simt_model *model;
 
@@ -159,9 +179,65 @@ int lmi_simt_add_shared_range(lmi_simt *s, const char *name, lm_dtype dt, size_t
  * exits or fails, and sets th->state accordingly. */
 void lmi_simt_ext_resume(lmi_simt *s, simt_thread *th);
 
-/* simt_race.c: checks the step just run for races between its threads (LM_OK, or the failure in
- * s->fault_msg and s->fault_status); frees the check's table. */
+/* simt_race.c: checks the step just run for races between its threads, and its global accesses
+ * against the earlier blocks' of the launch (LM_OK, or the failure in s->fault_msg, s->fault and
+ * s->fault_status); forgets the earlier launches' blocks (at the start of a launch); frees the
+ * check's tables. */
 lm_status lmi_simt_race_phase(lmi_simt *s);
+void lmi_simt_race_launch(lmi_simt *s);
 void lmi_simt_race_free(lmi_simt *s);
+
+/* simt.c: the fault record (s->fault) of thread th failing: kind, and where (r: the array, or
+ * NULL; idx; line; akind: the access, or -1). */
+void lmi_simt_note_fault(lmi_simt *s, const simt_thread *th, lm_fault_kind kind, const simt_range *r,
+                         int64_t idx, int line, int akind);
+/* simt.c: a thread's place as a fault names it (threadIdx, blockIdx, line, access kind). */
+lm_fault_access lmi_simt_fault_access(const lmi_simt *s, const simt_thread *th, int line, int kind);
+/* simt.c: the report of the initcheck, for the running thread th reading element idx of range r at
+ * line (kind: LM_TRACE_LOAD or _ATOMIC): fills s->fault, writes what happened (the part before "by
+ * thread") into buf and why it matters into s->fault_tail. */
+void lmi_simt_uninit_report(lmi_simt *s, const simt_thread *th, const simt_range *r, int64_t idx,
+                            int line, int kind, char *buf, size_t cap);
+/* simt.c: s->fault_msg = what, the thread and block, then s->fault_tail (cleared). */
+void lmi_simt_fault_message(lmi_simt *s, const simt_thread *th, const char *what);
+/* simt.c: notes a read of an element that holds no value (the first of the phase is kept). */
+static inline void lmi_simt_note_uninit(lmi_simt *s, const simt_thread *th, const simt_range *r,
+                                        int64_t idx, int line, int kind)
+{
+	if (s->uninit.set) return;
+	s->uninit.set = true;
+	s->uninit.thread = (int)th->linear;
+	s->uninit.range = (int)(r - s->ranges);
+	s->uninit.index = idx;
+	s->uninit.line = line;
+	s->uninit.kind = kind;
+}
+/* Whether element idx of r holds a value for the initcheck (shared: every byte of it was written
+ * in this block); a store marks it. */
+static inline bool lmi_simt_initialized(const lmi_simt *s, const simt_range *r, int64_t idx)
+{
+	if (r->space == LM_SPACE_SHARED) {
+		const uint8_t *m = s->sinit + (r->base - (uintptr_t)s->smem) + (size_t)idx * r->elem;
+		for (size_t k = 0; k < r->elem; k++)
+			if (!m[k]) return false;
+		return true;
+	}
+	return !r->init || r->init[idx];
+}
+static inline void lmi_simt_mark_written(lmi_simt *s, const simt_range *r, int64_t idx)
+{
+	if (r->space == LM_SPACE_SHARED)
+		memset(s->sinit + (r->base - (uintptr_t)s->smem) + (size_t)idx * r->elem, 1, r->elem);
+	else if (r->init)
+		r->init[idx] = 1;
+}
+
+/* The text in the language of lm_get_lang(): en or zh. */
+static inline const char *lmi_tr(const char *en, const char *zh) { return lm_get_lang() == LM_LANG_ZH ? zh : en; }
+/* snprintf of the English or the Chinese format, both literals the compiler checks against the
+ * same arguments (so a translation keeps their order). */
+#define LMI_TR_SNPRINTF(buf, cap, en, zh, ...)                                                     \
+	(lm_get_lang() == LM_LANG_ZH ? snprintf(buf, cap, zh, __VA_ARGS__)                         \
+	                             : snprintf(buf, cap, en, __VA_ARGS__))
 
 #endif

@@ -49,6 +49,7 @@ static int create(lua_State *L, kind k)
 		lml_error(L, "needs a float dtype, got %s", lm_dtype_name(o.dtype));
 	lm_tensor *t;
 	LML_PUSH(L, t, make(k, n, shape, o.dtype));
+	if (k == K_EMPTY && lm_tensor_mark_uninitialized(t)) lml_core_error(L); /* the initcheck's */
 	lml_applyopts(L, t, &o);
 	return 1;
 }
@@ -102,6 +103,7 @@ static int like(lua_State *L, kind k, int has_value)
 	else
 		LML_TRY(L, t, make(k, n, shape, dt));
 	lml_result(L, box, t);
+	if (k == K_EMPTY && !has_value && lm_tensor_mark_uninitialized(t)) lml_core_error(L);
 	if (exact && lm_copy_(t, exact)) lml_core_error(L);
 	lml_applyopts(L, t, &o);
 	return 1;

@@ -59,6 +59,8 @@ typedef struct launch_state {
 	int narrays;
 	lm_tensor *held[MAX_ARRAYS]; /* the arrays' tensors (retained; contiguous copies of views) */
 	lm_tensor *view[MAX_ARRAYS]; /* the view a copy is written back to (NULL: held is the arg) */
+	uint8_t *marks[MAX_ARRAYS];  /* the argument's never-written marks (lm.empty), or NULL */
+	uint8_t *gathered[MAX_ARRAYS]; /* ... gathered in C order for a view that was copied */
 	int nheld;
 } launch_state;
 
@@ -179,11 +181,26 @@ static int array_tostring(lua_State *L)
 	return 1;
 }
 
-/* t:sync(): __syncthreads() */
+/* t:sync(): __syncthreads(). The barrier is told apart from others by its line and the calls
+ * that led to it (a t:sync() inside a helper function called from two branches is two barriers):
+ * site hashes every frame's function and current line, from the t:sync() down to the kernel, whose
+ * current line is `from`. Two t:sync() calls on one line through the same calls stay one barrier
+ * (Lua gives lines, not the instruction). */
 static int t_sync(lua_State *L)
 {
 	launch_state *st = running_on(L, "t:sync()");
-	if (lm_launch_sync(st->l, caller_line(L))) raise_fault(L);
+	lua_Debug ar;
+	uint32_t site = 2166136261u;
+	int from = 0;
+	for (int level = 1; lua_getstack(L, level, &ar); level++) {
+		if (!lua_getinfo(L, "Sl", &ar)) break;
+		uint64_t parts[3] = {(uint64_t)(uintptr_t)ar.source, (uint64_t)ar.linedefined,
+		                     (uint64_t)(ar.currentline > 0 ? ar.currentline : 0)};
+		for (int k = 0; k < 3; k++) site = (site ^ (uint32_t)(parts[k] ^ parts[k] >> 32)) * 16777619u;
+		if (ar.currentline > 0) from = ar.currentline;
+	}
+	int line = caller_line(L);
+	if (lm_launch_sync_at(st->l, line, from, site)) raise_fault(L);
 	st->synced = true;
 	return lua_yield(L, 0);
 }
@@ -339,8 +356,28 @@ static void release_held(launch_state *st)
 	for (int i = 0; i < st->nheld; i++) {
 		lm_tensor_release(st->held[i]);
 		lm_tensor_release(st->view[i]);
+		if (st->gathered[i]) lm_free(st->gathered[i], (size_t)st->arrays[i].length);
+		st->gathered[i] = NULL;
 	}
 	st->nheld = 0;
+}
+
+/* The marks (storage-indexed, lm_tensor_init_marks) of x's elements to or from buf, in C order. */
+static void map_marks(const lm_tensor *x, uint8_t *marks, uint8_t *buf, bool gather)
+{
+	int nd = lm_tensor_ndim(x);
+	const int64_t *shape = lm_tensor_shape(x), *stride = lm_tensor_strides(x);
+	int64_t n = lm_tensor_numel(x), idx[LM_MAX_DIMS] = {0}, at = lm_tensor_offset(x);
+	for (int64_t j = 0; j < n; j++) {
+		if (gather) buf[j] = marks[at];
+		else marks[at] = buf[j];
+		for (int d = nd - 1; d >= 0; d--) { /* the next index, C order */
+			at += stride[d];
+			if (++idx[d] < shape[d]) break;
+			at -= stride[d] * shape[d];
+			idx[d] = 0;
+		}
+	}
 }
 
 static int state_gc(lua_State *L)
@@ -375,9 +412,19 @@ static void tensor_array(lua_State *L, launch_state *st, lm_tensor *x, const cha
 	if (c == x) lm_tensor_release(c), st->held[k] = lm_tensor_retain(x);
 	int nd = lm_tensor_ndim(x);
 	const int64_t *sh = lm_tensor_shape(x);
+	uint8_t *init = NULL; /* lm.empty's never-written elements, for the initcheck */
+	st->marks[k] = space == LM_SPACE_GLOBAL ? lm_tensor_init_marks(x) : NULL;
+	if (st->marks[k] && !st->view[k]) {
+		init = st->marks[k] + lm_tensor_offset(x);
+	} else if (st->marks[k]) {
+		if (!(st->gathered[k] = lm_alloc((size_t)lm_tensor_numel(x)))) lml_error(L, "out of memory");
+		map_marks(x, st->marks[k], st->gathered[k], true);
+		init = st->gathered[k];
+	}
 	st->arrays[st->narrays++] = (lm_launch_array){
 		.name = name, .space = space, .dtype = dt, .data = lm_tensor_data(st->held[k]),
 		.length = lm_tensor_numel(x), .rows = nd == 2 ? sh[0] : 0, .cols = nd == 2 ? sh[1] : 0,
+		.init = init,
 	};
 	karray *a = lua_newuserdatauv(L, sizeof *a, 0);
 	*a = (karray){.launch = st->id, .slot = k, .length = lm_tensor_numel(x), .dtype = dt, .space = space};
@@ -627,6 +674,19 @@ static bool find_key(lua_State *L, int fn, char *buf, size_t cap)
 	return found;
 }
 
+/* find_key in the table on the stack top, else in its metatable's __index table (a lesson's
+ * environment is a proxy whose __index holds the globals). */
+static bool find_key_env(lua_State *L, int fn, char *buf, size_t cap)
+{
+	if (find_key(L, fn, buf, cap)) return true;
+	bool found = false;
+	if (lua_getmetatable(L, -1)) {
+		if (lua_getfield(L, -1, "__index") == LUA_TTABLE) found = find_key(L, fn, buf, cap);
+		lua_pop(L, 2);
+	}
+	return found;
+}
+
 /* Whether the name is one word of at most 40 characters (not a temporary like "(for state)"). */
 static bool word_name(const char *k)
 {
@@ -646,17 +706,37 @@ static const char *kernel_name(lua_State *L, int fn, const char *given, char *bu
 		return buf;
 	}
 	lua_Debug ar;
-	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "f", &ar)) {
+	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "fu", &ar)) {
 		int caller = lua_gettop(L);
 		const char *up;
+		bool param = false; /* a parameter's name (run(kernel, x)) says less than the global's */
 		for (int i = 1; (up = lua_getlocal(L, &ar, i)) != NULL; i++) { /* local function add1 ... */
 			bool hit = word_name(up) && lua_rawequal(L, -1, fn);
 			lua_pop(L, 1);
-			if (hit) {
+			if (hit && i <= ar.nparams) {
+				snprintf(buf, cap, "%s", up);
+				param = true;
+			} else if (hit) {
 				snprintf(buf, cap, "%s", up);
 				lua_settop(L, caller - 1);
 				return buf;
 			}
+		}
+		if (param) { /* the global it is stored in, if any, else the parameter's name */
+			char global[48];
+			bool found = false;
+			for (int i = 1; !found && (up = lua_getupvalue(L, caller, i)) != NULL; i++) {
+				if (strcmp(up, "_ENV") == 0 && lua_istable(L, -1)) found = find_key_env(L, fn, global, sizeof global);
+				lua_pop(L, 1);
+			}
+			if (!found) {
+				lua_pushglobaltable(L);
+				found = find_key(L, fn, global, sizeof global);
+				lua_pop(L, 1);
+			}
+			if (found) snprintf(buf, cap, "%s", global);
+			lua_settop(L, caller - 1);
+			return buf;
 		}
 		for (int i = 1; (up = lua_getupvalue(L, caller, i)) != NULL; i++) { /* ... one scope out */
 			bool hit = strcmp(up, "_ENV") != 0 && word_name(up) && lua_rawequal(L, -1, fn);
@@ -668,7 +748,7 @@ static const char *kernel_name(lua_State *L, int fn, const char *given, char *bu
 			}
 		}
 		for (int i = 1; (up = lua_getupvalue(L, caller, i)) != NULL; i++) { /* the caller's _ENV */
-			if (strcmp(up, "_ENV") == 0 && lua_istable(L, -1) && find_key(L, fn, buf, cap)) {
+			if (strcmp(up, "_ENV") == 0 && lua_istable(L, -1) && find_key_env(L, fn, buf, cap)) {
 				lua_settop(L, caller - 1);
 				return buf;
 			}
@@ -743,7 +823,7 @@ static void make_threads(lua_State *L, launch_state *st, const unsigned *block, 
 
 typedef struct launch_opts {
 	const char *name;
-	int racecheck;
+	int racecheck, initcheck;
 	int64_t trace_cap;
 	lm_dtype dtype;
 } launch_opts;
@@ -765,7 +845,10 @@ static const lml_field launch_fields[] = {
 	{.key = "const", .kind = LML_CUSTOM, .check = ignore, .def = "none",
 	 .doc = "constant-memory arrays {NAME = tensor}: t.const.NAME[i] (read-only)"},
 	LML_FIELD(launch_opts, name, LML_STRING, .def = "the global's name", .doc = "the kernel's name in the trace and messages"),
-	LML_FIELD(launch_opts, racecheck, LML_BOOLEAN, .def = "true", .doc = "check each barrier phase for races"),
+	LML_FIELD(launch_opts, racecheck, LML_BOOLEAN, .def = "true",
+	          .doc = "check for races: in each barrier phase of a block, and between blocks"),
+	LML_FIELD(launch_opts, initcheck, LML_BOOLEAN, .def = "true",
+	          .doc = "fail a read of shared memory (or of an lm.empty tensor) that nothing wrote yet"),
 	LML_FIELD(launch_opts, trace_cap, LML_INTEGER, .def = "2^20", .doc = "events the trace keeps"),
 	LML_FIELD(launch_opts, dtype, LML_DTYPE, .def = "the first float tensor's",
 	          .doc = "what t:add rounds to and the shared arrays' default dtype"),
@@ -801,11 +884,12 @@ static int k_launch(lua_State *L)
 		lml_error(L, "argument 1 (the kernel) must be a function fn(t, ...), got %s",
 		          lml_describe(L, 1, d, sizeof d));
 	if (current) lml_error(L, "a kernel cannot launch a kernel (kernels.launch inside a running kernel)");
+	lm_kernel_clear_fault();
 	if (lua_type(L, 2) != LUA_TTABLE || lml_tobox(L, 2))
 		lml_error(L, "argument 2 must be the launch's options {grid=, block=, args=, ...}, got %s",
 		          lml_describe(L, 2, d, sizeof d));
 	lua_settop(L, 2);
-	launch_opts o = {.racecheck = -1, .dtype = (lm_dtype)-1};
+	launch_opts o = {.racecheck = -1, .initcheck = -1, .dtype = (lm_dtype)-1};
 	lml_readopts(L, 2, NULL, launch_fields, &o);
 	launch_state *st = lua_newuserdatauv(L, sizeof *st, 0);
 	memset(st, 0, sizeof *st);
@@ -861,6 +945,7 @@ static int k_launch(lua_State *L)
 		.dtype = st->dtype,
 		.trace_cap = o.trace_cap,
 		.no_racecheck = o.racecheck == 0,
+		.no_initcheck = o.initcheck == 0,
 		.run = run_thread,
 		.ctx = st,
 	};
@@ -872,16 +957,92 @@ static int k_launch(lua_State *L)
 	current = NULL;
 	char emu_msg[512];
 	snprintf(emu_msg, sizeof emu_msg, "%s", lm_last_error());
-	/* views get what the kernel wrote into their copies, whatever happened */
-	for (int i = 0; i < st->nheld; i++)
+	/* views get what the kernel wrote into their copies, whatever happened; the marks of
+	 * lm.empty's elements follow what it wrote */
+	for (int i = 0; i < st->nheld; i++) {
+		lm_tensor *arg = st->view[i] ? st->view[i] : st->held[i];
 		if (st->view[i] && st->arrays[i].space == LM_SPACE_GLOBAL && lm_copy_(st->view[i], st->held[i]))
 			lml_core_error(L);
+		if (st->gathered[i]) map_marks(arg, st->marks[i], st->gathered[i], false);
+		if (st->marks[i]) lm_tensor_init_marks_sync(arg);
+	}
 	release_held(st);
 	if (status != LM_OK) {
 		push_failure(L, st, emu_msg, desc.kernel);
 		return lua_error(L);
 	}
 	lml_push_info(L, *ibox, tracebox, 1);
+	return 1;
+}
+
+static void push_access(lua_State *L, const lm_fault_access *a)
+{
+	static const char *const xyz[3] = {"x", "y", "z"};
+	lua_createtable(L, 0, 4);
+	lua_createtable(L, 0, 3);
+	for (int k = 0; k < 3; k++) lml_setint(L, xyz[k], a->thread[k]);
+	lua_setfield(L, -2, "thread");
+	lua_createtable(L, 0, 3);
+	for (int k = 0; k < 3; k++) lml_setint(L, xyz[k], a->block[k]);
+	lua_setfield(L, -2, "block");
+	if (a->line > 0) lml_setint(L, "line", a->line);
+	if (a->kind >= 0) {
+		lua_pushstring(L, lm_trace_kind_name(a->kind));
+		lua_setfield(L, -2, "access");
+	}
+}
+
+/* kernels.last_fault() -> what stopped the last emulated launch that failed (nil after one that
+ * succeeded): {kind = 'bounds' | 'uninit' | 'race' | 'deadlock' | 'barrier' | 'error' |
+ * 'interrupted', kernel, array, space, index (0-based), length, hazard ('read-after-write',
+ * 'write-after-read', 'write-after-write', 'atomic'), across_blocks, rmw, writers, first, second
+ * ({thread = {x, y, z}, block = {x, y, z}, line, access})}: what a lesson's check reads instead of
+ * the message, which follows the language. */
+static int k_last_fault(lua_State *L)
+{
+	static const char *const kinds[] = {
+		[LM_FAULT_BOUNDS] = "bounds", [LM_FAULT_UNINIT] = "uninit", [LM_FAULT_RACE] = "race",
+		[LM_FAULT_DEADLOCK] = "deadlock", [LM_FAULT_BARRIER] = "barrier", [LM_FAULT_ERROR] = "error",
+		[LM_FAULT_INTERRUPTED] = "interrupted",
+	};
+	static const char *const hazards[] = {
+		[LM_HAZARD_RAW] = "read-after-write", [LM_HAZARD_WAR] = "write-after-read",
+		[LM_HAZARD_WAW] = "write-after-write", [LM_HAZARD_ATOMIC] = "atomic",
+	};
+	lm_kernel_fault f;
+	lm_kernel_last_fault(&f);
+	if (f.kind == LM_FAULT_NONE) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_createtable(L, 0, 14);
+	lua_pushstring(L, kinds[f.kind]);
+	lua_setfield(L, -2, "kind");
+	lua_pushstring(L, f.kernel);
+	lua_setfield(L, -2, "kernel");
+	if (f.array[0]) {
+		lua_pushstring(L, f.array);
+		lua_setfield(L, -2, "array");
+		lua_pushstring(L, lm_trace_space_name(f.space));
+		lua_setfield(L, -2, "space");
+		lml_setint(L, "index", f.index);
+		lml_setint(L, "length", f.length);
+	}
+	if (f.kind == LM_FAULT_RACE) {
+		lua_pushstring(L, hazards[f.hazard]);
+		lua_setfield(L, -2, "hazard");
+		lua_pushboolean(L, f.across_blocks);
+		lua_setfield(L, -2, "across_blocks");
+		lua_pushboolean(L, f.rmw);
+		lua_setfield(L, -2, "rmw");
+		lml_setint(L, "writers", f.writers);
+	}
+	push_access(L, &f.first);
+	lua_setfield(L, -2, "first");
+	if (f.second.kind >= 0 || f.kind == LM_FAULT_BARRIER) {
+		push_access(L, &f.second);
+		lua_setfield(L, -2, "second");
+	}
 	return 1;
 }
 
@@ -928,7 +1089,8 @@ void lml_open_launch(lua_State *L, int k)
 		lua_setfield(L, -2, "__gc");
 	}
 	lua_pop(L, 1);
-	static const luaL_Reg fns[] = {{"launch", k_launch}, {"racecheck", k_racecheck}, {NULL, NULL}};
+	static const luaL_Reg fns[] = {{"launch", k_launch}, {"racecheck", k_racecheck},
+	                               {"last_fault", k_last_fault}, {NULL, NULL}};
 	lml_setfuncs(L, k, "kernels.", fns, 0);
 	lml_push_fields(L, launch_fields); /* for :help kernels.launch (not in kernels.options, whose */
 	lua_setfield(L, k, "launch_options"); /* calls all take lm_kernel_opts) */

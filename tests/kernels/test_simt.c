@@ -10,6 +10,7 @@
 #include "kernels/simt.h"
 #include "kernels/trace.h"
 #include "ktest.h"
+#include "lumen/launch.h"
 
 /* ---------------------------------------------------------------- kernels for the tests */
 
@@ -144,6 +145,36 @@ KERNEL endless(float *out)
 	for (;;) v = ADD(v, LOAD(out, 0));
 }
 
+/* Reads an element of shared memory that no thread wrote (thread 0's): the initcheck. */
+KERNEL uninit_shared(int *out)
+{
+	SHARED(int, buf, 32);
+	unsigned t = threadIdx.x;
+	if (t > 0) STORE(buf, t, (int)t);
+	__syncthreads();
+	STORE(out, t, LOAD(buf, t));
+}
+
+/* Reads the neighbour's element without a barrier: the neighbour writes it later in the
+ * emulator's order, so the read finds nothing written, but the fault is the missing barrier (a
+ * race), not a missing store. */
+KERNEL neighbour_no_barrier(int *out)
+{
+	SHARED(int, buf, 32);
+	unsigned t = threadIdx.x;
+	STORE(buf, t, (int)t);
+	STORE(out, t, LOAD(buf, (t + 1) % 32));
+}
+
+/* Every block writes the same elements (the index forgot blockIdx). */
+KERNEL blocks_collide(int *out) { STORE(out, threadIdx.x, (int)blockIdx.x); }
+
+/* A read-modify-write of a global counter by every block. */
+KERNEL blocks_rmw(int *out) { STORE(out, threadIdx.x, LOAD(out, threadIdx.x) + 1); }
+
+/* Reads every element of in (the initcheck of global arrays with init flags). */
+KERNEL read_all(const int *in, int *out) { STORE(out, threadIdx.x, LOAD(in, threadIdx.x)); }
+
 /* Entry points: unpack the arguments and call the kernel (what cudaLaunchKernel does). */
 typedef struct args {
 	void *a, *b;
@@ -163,6 +194,11 @@ static void e_half_barrier(void *p) { half_barrier(((args *)p)->a); }
 static void e_two_barriers(void *p) { two_barriers(((args *)p)->a); }
 static void e_even_odd(void *p) { even_odd(((args *)p)->a, ((args *)p)->b); }
 static void e_endless(void *p) { endless(((args *)p)->a); }
+static void e_uninit_shared(void *p) { uninit_shared(((args *)p)->a); }
+static void e_neighbour_no_barrier(void *p) { neighbour_no_barrier(((args *)p)->a); }
+static void e_blocks_collide(void *p) { blocks_collide(((args *)p)->a); }
+static void e_blocks_rmw(void *p) { blocks_rmw(((args *)p)->a); }
+static void e_read_all(void *p) { read_all(((args *)p)->a, ((args *)p)->b); }
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -456,6 +492,89 @@ static void test_deadlock(void **state)
 	close_sim(&f);
 }
 
+/* compute-sanitizer's initcheck: shared memory holds no value until a thread of the block writes
+ * it (the emulator zeroes it, so only the check can tell); a global array's init flags likewise.
+ * A read that a later store of another thread in the same phase would have fed is the race of a
+ * missing barrier instead. */
+static void test_initcheck(void **state)
+{
+	(void)state;
+	fixture f;
+	open_sim(&f, false);
+	int out[32];
+	lmi_simt_array a = garr("out", out, 32, LM_INT32, false);
+	KT_EXPECT_ERROR(launch(&f, "uninit_shared", e_uninit_shared, out, NULL, D3(1, 1, 1), D3(32, 1, 1),
+	                       0, &a, 1),
+	                LM_ERR_STATE, "uninitialized load of shared array 'buf' at index 0 (0-based) at line",
+	                "by thread (0,0,0) in block (0,0,0) (kernel uninit_shared): no thread of this block");
+	lm_kernel_fault flt;
+	lm_kernel_last_fault(&flt);
+	assert_int_equal(flt.kind, LM_FAULT_UNINIT);
+	assert_string_equal(flt.array, "buf");
+	assert_int_equal(flt.space, LM_SPACE_SHARED);
+	assert_int_equal(flt.index, 0);
+	KT_EXPECT_ERROR(launch(&f, "neighbour_no_barrier", e_neighbour_no_barrier, out, NULL, D3(1, 1, 1),
+	                       D3(32, 1, 1), 0, &a, 1),
+	                LM_ERR_STATE, "write-after-read race on shared array 'buf' at index 1",
+	                "a barrier between them");
+	lm_kernel_last_fault(&flt);
+	assert_int_equal(flt.kind, LM_FAULT_RACE);
+	/* global init flags: elements 0..15 hold values, 16..31 do not */
+	int in[32] = {0};
+	uint8_t init[32];
+	for (int i = 0; i < 32; i++) init[i] = i < 16;
+	lmi_simt_array b[2] = {garr("in", in, 32, LM_INT32, true), garr("out", out, 32, LM_INT32, false)};
+	b[0].init = init;
+	KT_EXPECT_ERROR(launch(&f, "read_all", e_read_all, in, out, D3(1, 1, 1), D3(32, 1, 1), 0, b, 2),
+	                LM_ERR_STATE, "uninitialized load of global array 'in' at index 16 (0-based)",
+	                "by thread (16,0,0) in block (0,0,0)");
+	for (int i = 0; i < 32; i++) init[i] = 1;
+	assert_int_equal(launch(&f, "read_all", e_read_all, in, out, D3(1, 1, 1), D3(32, 1, 1), 0, b, 2), LM_OK);
+	lm_kernel_last_fault(&flt);
+	assert_int_equal(flt.kind, LM_FAULT_NONE);
+	close_sim(&f);
+}
+
+/* Blocks are never ordered: two blocks' plain accesses to one global element race whatever their
+ * phases, and the report says what fixes it. */
+static void test_race_across_blocks(void **state)
+{
+	(void)state;
+	fixture f;
+	open_sim(&f, false);
+	int out[32] = {0};
+	lmi_simt_array a = garr("out", out, 32, LM_INT32, false);
+	KT_EXPECT_ERROR(launch(&f, "blocks_collide", e_blocks_collide, out, NULL, D3(2, 1, 1), D3(32, 1, 1),
+	                       0, &a, 1),
+	                LM_ERR_STATE, "write-after-write race across blocks on global array 'out' at index 0",
+	                "thread (0,0,0) of block (0,0,0) wrote it at line",
+	                "thread (0,0,0) of block (1,0,0) wrote it at line", "does the index include the block");
+	KT_EXPECT_ERROR(launch(&f, "blocks_rmw", e_blocks_rmw, out, NULL, D3(3, 1, 1), D3(32, 1, 1), 0, &a, 1),
+	                LM_ERR_STATE, "read-after-write race across blocks on global array 'out' at index 0",
+	                "make the update atomic");
+	lm_kernel_fault flt;
+	lm_kernel_last_fault(&flt);
+	assert_int_equal(flt.kind, LM_FAULT_RACE);
+	assert_true(flt.across_blocks);
+	assert_true(flt.rmw);
+	assert_int_equal(flt.hazard, LM_HAZARD_RAW);
+	assert_int_equal(flt.first.block[0], 0);
+	assert_int_equal(flt.second.block[0], 1);
+	/* one block: no race */
+	assert_int_equal(launch(&f, "blocks_rmw", e_blocks_rmw, out, NULL, D3(1, 1, 1), D3(32, 1, 1), 0, &a, 1),
+	                 LM_OK);
+	/* with the race check off, the emulator's order */
+	bool was = lm_kernel_set_racecheck(false);
+	lmi_simt_free(f.sim);
+	lm_latency_model lat;
+	lm_kernel_latency_default(&lat);
+	f.sim = lmi_simt_new("test", NULL, &lat);
+	assert_int_equal(launch(&f, "blocks_rmw", e_blocks_rmw, out, NULL, D3(3, 1, 1), D3(32, 1, 1), 0, &a, 1),
+	                 LM_OK);
+	lm_kernel_set_racecheck(was);
+	close_sim(&f);
+}
+
 static void test_interrupt(void **state)
 {
 	(void)state;
@@ -545,7 +664,8 @@ int main(void)
 		cmocka_unit_test(test_constant_memory), cmocka_unit_test(test_out_of_bounds_global),
 		cmocka_unit_test(test_out_of_bounds_shared), cmocka_unit_test(test_deadlock),
 		cmocka_unit_test(test_interrupt),       cmocka_unit_test(test_divergence),
-		cmocka_unit_test(test_same_trace_twice),
+		cmocka_unit_test(test_same_trace_twice), cmocka_unit_test(test_initcheck),
+		cmocka_unit_test(test_race_across_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,7 +291,8 @@ test.case('racecheck: global memory, write-after-read, atomics, and no race acro
     kernels.launch(function(t, a) if t.threadIdx.x == 0 then a[1] = 5 else t:atomic_add(a, 1, 1) end end,
       {block = 2, args = {a}})
   end, "atomic and plain race on global array 'a' at index 1")
-  -- atomics among themselves, the same thread, and phases apart do not race; nor blocks
+  -- atomics among themselves, the same thread, and phases apart do not race; nor do blocks
+  -- that touch the same element only atomically, or only read it
   a:zero_()
   kernels.launch(function(t, a)
     t:atomic_add(a, 0, 1)
@@ -299,8 +300,194 @@ test.case('racecheck: global memory, write-after-read, atomics, and no race acro
     local v = a[t.threadIdx.x + 1]
     t:sync()
     if t.threadIdx.x == 0 then a[1] = a[2] + a[3] end
-  end, {block = 2, grid = 2, args = {a}})
-  test.eq(a:tolist(), {4, 1, 1, 0})
+  end, {block = 2, args = {a}})
+  test.eq(a:tolist(), {2, 1, 1, 0})
+  local b = lm.zeros(8)
+  kernels.launch(function(t, a, b)
+    t:atomic_add(a, 0, 1)
+    b[t.blockIdx.x * 2 + t.threadIdx.x] = a[3] + 1
+  end, {block = 2, grid = 4, args = {a, b}})
+  test.eq(a:tolist(), {10, 1, 1, 0})
+  test.eq(b:tolist(), {1, 1, 1, 1, 1, 1, 1, 1})
+end)
+
+-- Blocks are never ordered on a GPU (and run at the same time): plain accesses of two blocks to
+-- one global element, at least one a write, race whatever their phases; the fix named depends on
+-- what the blocks did (the race checker's advice), and kernels.last_fault() describes it.
+test.case('racecheck across blocks: read-modify-write, two writers, a read of another block\'s write', function()
+  local h = lm.zeros(4, {dtype = 'int32'})
+  local msg = test.raises(function()
+    kernels.launch(function(t, h) local i = t.threadIdx.x; h[i] = h[i] + 1 end,
+      {block = 4, grid = 3, args = {h}})
+  end, "read%-after%-write race across blocks on global array 'h' at index 0 %(0%-based%)")
+  test.ok(msg:find('thread %(0,0,0%) of block %(0,0,0%) wrote it at line %d+ and thread %(0,0,0%) of block %(1,0,0%) read it'), msg)
+  test.ok(msg:find('make the update atomic', 1, true), msg)
+  local f = kernels.last_fault()
+  test.eq({f.kind, f.hazard, f.across_blocks, f.rmw, f.array, f.index}, {'race', 'read-after-write', true, true, 'h', 0})
+  test.eq({f.first.block.x, f.second.block.x, f.first.access, f.second.access}, {0, 1, 'store', 'load'})
+  -- the same with atomics: no race, the right counts
+  h:zero_()
+  kernels.launch(function(t, h) t:atomic_add(h, t.threadIdx.x, 1) end, {block = 4, grid = 3, args = {h}})
+  test.eq(h:tolist(), {3, 3, 3, 3})
+  -- two blocks store to one element (the index forgot the block)
+  local out = lm.zeros(8)
+  msg = test.raises(function()
+    kernels.launch(function(t, out) out[t.threadIdx.x] = t.blockIdx.x end, {block = 4, grid = 2, args = {out}})
+  end, "write%-after%-write race across blocks on global array 'out' at index 0")
+  test.ok(msg:find('does the index include the block', 1, true), msg)
+  test.eq(kernels.last_fault().rmw, false)
+  -- a block reads what another wrote, phases apart: still a race (no barrier spans blocks)
+  msg = test.raises(function()
+    kernels.launch(function(t, out)
+      if t.blockIdx.x == 0 then out[5] = 1 end
+      t:sync()
+      if t.blockIdx.x == 1 then local v = out[5] end
+    end, {block = 1, grid = 2, args = {out}})
+  end, "read%-after%-write race across blocks on global array 'out' at index 5")
+  test.ok(msg:find('split the work into two launches', 1, true), msg)
+  -- an atomic in one block, a plain read in another
+  test.raises(function()
+    kernels.launch(function(t, out)
+      if t.blockIdx.x == 0 then t:atomic_add(out, 2, 1) else local v = out[2] end
+    end, {block = 1, grid = 2, args = {out}})
+  end, "atomic and plain race across blocks on global array 'out' at index 2")
+  -- racecheck = false: the emulator's order, no report; the fault is forgotten after a success
+  kernels.launch(function(t, h) local i = t.threadIdx.x; h[i] = h[i] + 1 end,
+    {block = 4, grid = 3, args = {h}, racecheck = false})
+  test.eq(kernels.last_fault(), nil)
+  -- a 2-D guard on one coordinate only: the advice says to guard each
+  local m = lm.zeros(5, 5)
+  msg = test.raises(function()
+    kernels.launch(function(t, m, size)
+      local col = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+      local row = t.blockIdx.y * t.blockDim.y + t.threadIdx.y
+      if row < size and col < size + 1 then m[row * size + col] = 1 end
+    end, {block = {3, 3}, grid = {2, 2}, args = {m, 5}})
+  end, 'is each coordinate guarded on its own')
+end)
+
+-- In a race within a block the advice follows the race: a read-modify-write needs an atomic, many
+-- threads storing one element need one writer, two 2-D threads colliding need both guards.
+test.case('racecheck within a block: the advice names the fix', function()
+  local h = lm.zeros(4, {dtype = 'int32'})
+  local msg = test.raises(function()
+    kernels.launch(function(t, h) local v = t.threadIdx.x % 4; h[v] = h[v] + 1 end, {block = 8, args = {h}})
+  end, "race on global array 'h' at index 0")
+  test.ok(msg:find('a barrier cannot order such updates, an atomic can', 1, true), msg)
+  test.ok(not msg:find('a barrier between them', 1, true), msg)
+  test.eq(kernels.last_fault().rmw, true)
+  local out = lm.zeros(1)
+  msg = test.raises(function()
+    kernels.launch(function(t, out) out[0] = t.threadIdx.x end, {block = 8, args = {out}})
+  end, 'write%-after%-write race')
+  test.ok(msg:find('let one thread write it', 1, true), msg)
+  test.eq(kernels.last_fault().writers, 8)
+  -- a plain read after another thread's write in the same phase: the barrier
+  msg = test.raises(function()
+    kernels.launch(function(t, out, x)
+      x[t.threadIdx.x] = 1
+      out[0] = x[(t.threadIdx.x + 1) % 2]
+    end, {block = 2, args = {lm.zeros(1), lm.zeros(2)}})
+  end, 'race')
+  test.ok(msg:find('a barrier between them', 1, true), msg)
+end)
+
+-- compute-sanitizer's initcheck: shared memory is not zeroed on a GPU, and lm.empty's elements
+-- hold whatever the memory held; a read (or an atomicAdd) before any write is an error naming the
+-- block, the thread, the array and the index; initcheck = false turns it off for one launch.
+test.case('initcheck: shared memory and lm.empty read before any write', function()
+  local out = lm.zeros(4)
+  local msg = test.raises(function()
+    kernels.launch(function(t, out)
+      local s = t.shared.s
+      if t.threadIdx.x > 0 then s[t.threadIdx.x] = 1 end
+      t:sync()
+      out[t.threadIdx.x] = s[t.threadIdx.x]
+    end, {block = 4, shared = {s = 4}, args = {out}})
+  end, "uninitialized load of shared array 's' at index 0 %(0%-based%) at line %d+ by thread %(0,0,0%) in block %(0,0,0%)")
+  test.ok(msg:find('shared memory starts with whatever the last block left there', 1, true), msg)
+  local f = kernels.last_fault()
+  test.eq({f.kind, f.array, f.space, f.index, f.first.thread.x}, {'uninit', 's', 'shared', 0, 0})
+  -- an atomicAdd into a private histogram nobody cleared
+  test.raises(function()
+    kernels.launch(function(t, out) t:atomic_add(t.shared.h, 0, 1) end,
+      {block = 2, shared = {h = {2, 'int32'}}, args = {out}})
+  end, "uninitialized atomicAdd of shared array 'h' at index 0")
+  -- every block starts undefined again: block 1 reads what only block 0 wrote
+  test.raises(function()
+    kernels.launch(function(t, out)
+      if t.blockIdx.x == 0 then t.shared.s[0] = 1 end
+      out[t.blockIdx.x] = t.shared.s[0]
+    end, {block = 1, grid = 2, shared = {s = 1}, args = {out}})
+  end, "uninitialized load of shared array 's' at index 0 %(0%-based%) at line %d+ by thread %(0,0,0%) in block %(1,0,0%)")
+  -- off for one launch: the emulator's zeros
+  kernels.launch(function(t, out) out[t.threadIdx.x] = t.shared.s[t.threadIdx.x] + 7 end,
+    {block = 4, shared = {s = 4}, args = {out}, initcheck = false})
+  test.eq(out:tolist(), {7, 7, 7, 7})
+  -- lm.empty: the elements a kernel reads before anything wrote them
+  local e = lm.empty(6)
+  msg = test.raises(function()
+    kernels.launch(function(t, e) e[t.threadIdx.x] = e[t.threadIdx.x] + 1 end, {block = 6, args = {e}})
+  end, "uninitialized load of global array 'e' at index 0 %(0%-based%)")
+  test.ok(msg:find('made by lm.empty', 1, true), msg)
+  -- a first launch writes half; a second reads that half fine and fails on the rest (the failed
+  -- launch above wrote every element, as it would on a GPU: a fresh buffer)
+  e = lm.empty(6)
+  kernels.launch(function(t, e) if t.threadIdx.x < 3 then e[t.threadIdx.x] = 1 end end, {block = 6, args = {e}})
+  kernels.launch(function(t, e) if t.threadIdx.x < 3 then e[t.threadIdx.x] = e[t.threadIdx.x] + 1 end end, {block = 6, args = {e}})
+  test.raises(function()
+    kernels.launch(function(t, e) local v = e[t.threadIdx.x] end, {block = 6, args = {e}})
+  end, "uninitialized load of global array 'e' at index 3")
+  -- a view of a fresh buffer: the marks follow the view's elements
+  local m = lm.empty(4, 4)
+  local col = m:select(2, 2) -- elements 1, 5, 9, 13 of the storage
+  kernels.launch(function(t, c) c[t.threadIdx.x] = 2 end, {block = 4, args = {col}})
+  kernels.launch(function(t, c) c[t.threadIdx.x] = c[t.threadIdx.x] * 3 end, {block = 4, args = {col}})
+  test.eq(col:tolist(), {6, 6, 6, 6})
+  test.raises(function()
+    kernels.launch(function(t, r) local v = r[t.threadIdx.x] end, {block = 4, args = {m:select(1, 1)}})
+  end, "uninitialized load of global array 'r' at index 0")
+  -- written through the tensor API: every element holds a value
+  e:fill_(0)
+  kernels.launch(function(t, e) e[t.threadIdx.x] = e[t.threadIdx.x] + 1 end, {block = 6, args = {e}})
+  test.eq(e:tolist(), {1, 1, 1, 1, 1, 1})
+  -- lm.zeros and lm.empty_like(x):zero_() are initialized; lm.empty_like is not
+  test.raises(function()
+    kernels.launch(function(t, e) local v = e[0] end, {block = 1, args = {lm.empty_like(out)}})
+  end, 'uninitialized load')
+end)
+
+-- __syncthreads() in a branch that the threads of a block take differently is undefined
+-- behaviour in CUDA: threads waiting at two different barriers are reported, also when the two
+-- are one t:sync() inside a helper called from two branches.
+test.case('barriers in divergent branches are reported', function()
+  local x = lm.zeros(64)
+  local function helper(t) t:sync() end
+  local msg = test.raises(function()
+    kernels.launch(function(t, x)
+      local i = t.threadIdx.x
+      if i < 16 then
+        helper(t)
+      else
+        helper(t)
+      end
+      x[i] = 1
+    end, {block = 64, args = {x}})
+  end, 'warp 0 lanes 0%-15 wait at __syncthreads on line %d+ %(called from line %d+%), warp 0 lanes 16%-31, warp 1 lanes 0%-31 at the one on line %d+ %(called from line %d+%)')
+  test.ok(msg:find('undefined behaviour in CUDA', 1, true), msg)
+  test.eq(kernels.last_fault().kind, 'barrier')
+  test.raises(function()
+    kernels.launch(function(t, x)
+      if t.threadIdx.x % 2 == 0 then
+        t:sync()
+      else
+        t:sync()
+      end
+    end, {block = 4, args = {x}})
+  end, 'wait at __syncthreads on line %d+, warp 0 lanes 1,3 at the one on line %d+')
+  -- one helper reached from one line by every thread is one barrier
+  kernels.launch(function(t, x) helper(t); x[t.threadIdx.x] = 2 end, {block = 64, args = {x}})
+  test.eq(x:sum():item(), 128)
 end)
 
 test.case('a Lua error in a thread: its message, thread, block and traceback; the state lives on', function()

@@ -39,13 +39,13 @@ test.case('every planted mistake is refused, saying what is wrong', function()
     [4] = 'out%[%d+%] is %d+, expected %d+',
     [5] = 'does the row index a and the column index b',
     [6] = 'does the index include the block',
-    [7] = 'out%-of%-bounds',
+    [7] = 'race across blocks on global array .-is each coordinate guarded on its own',
     [8] = "out%-of%-bounds load of global array 'a'",
     [9] = "read%-after%-write race on shared array 'cache'",
     [10] = "race on shared array 'cache'",
     [11] = 'one thread makes %d global reads %(target: at most 2%)',
     [12] = "read%-after%-write race on shared array 'cache'",
-    [13] = 'is the row t.blockIdx.y',
+    [13] = "write%-after%-write race across blocks on global array 'out'",
     [14] = "race on shared array '[ab]_s'",
   }
   for n = 1, P.count do
