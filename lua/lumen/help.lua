@@ -377,6 +377,11 @@ doc('lm.build_info', 'lm.build_info() -> table', [[How this Lumen was built: ver
 doc('lm.version', 'lm.version (string)', [[Lumen's version.]])
 doc('lm.lua_dir', 'lm.lua_dir (string)', [[The directory of Lumen's Lua library.]])
 doc('lm.sys.clock', 'lm.sys.clock() -> seconds', [[A monotonic clock in seconds (a float), for timing.]])
+doc('lm.sys.lang', "lm.sys.lang(['en' | 'zh' | false]) -> lang, why",
+  [[The language of what Lumen writes for people besides API errors: lessons, the emulator's
+sanitizer reports and the scenes' labels; and where it came from (':lang', 'LUMEN_LANG=...',
+'LANG=...', 'the default'). 'en' or 'zh' sets it (what the lessons' :lang does), false goes back
+to LUMEN_LANG, then LANG (zh_* gives Chinese), then English.]])
 doc('lm.sys.listdir', 'lm.sys.listdir(path) -> names or nil, message', [[The entries of a directory, without . and ...]])
 doc('lm.sys.isdir', 'lm.sys.isdir(path) -> boolean', [[True when path is a directory.]])
 doc('lm.sys.term_size', 'lm.sys.term_size() -> columns, rows or nil', [[The size of the terminal on
@@ -656,10 +661,21 @@ in a thread and Ctrl-C stop the launch with a message naming block, thread, arra
 Returns info (source 'emu', the counters of every kernels call, info.trace: viz.show(info)).
 Options: ]] .. table.concat(LOPTS, '; ') .. '.')
 doc('kernels.racecheck', 'kernels.racecheck([on]) -> was_on',
-  [[Whether emulated runs check each barrier phase for races between the threads of a block (a
-write and another thread's read or write of the same element, on global or shared memory, with no
-barrier between them), as compute-sanitizer's racecheck does; on by default, for the shipped
-kernels and kernels.launch alike. Without an argument it only answers.]])
+  [[Whether emulated runs check for races, as compute-sanitizer's racecheck does: within each
+barrier phase of a block, a write and another thread's read or write of the same element (global
+or shared memory) with no barrier between them; across blocks, any two plain accesses of one global
+element by different blocks, one a write (blocks are never ordered). The report says what fixes
+it: an atomic for a read-modify-write, one writer, a guard on each coordinate, a barrier, another
+launch. On by default, for the shipped kernels and kernels.launch alike. Without an argument it
+only answers.]])
+doc('kernels.last_fault', 'kernels.last_fault() -> {kind=, array=, index=, hazard=, first=, second=, ...} or nil',
+  [[What stopped the last emulated launch that failed (nil after one that succeeded): kind 'bounds'
+(memcheck), 'uninit' (initcheck: a read of shared memory, or of an lm.empty element, that nothing
+wrote), 'race', 'deadlock', 'barrier' (threads at two different barriers), 'error' or 'interrupted';
+the array, its space and the 0-based index; for a race the hazard ('read-after-write',
+'write-after-read', 'write-after-write', 'atomic'), across_blocks, rmw (a read-modify-write) and
+writers; first and second: {thread = {x, y, z}, block = {x, y, z}, line, access}. A lesson's check
+reads it rather than the message, which follows the language (lm.sys.lang).]])
 doc('kernels.puzzles.list', 'kernels.puzzles.list() -> {{n=, name=, title=}, ...}',
   [[GPU-Puzzles on the emulator, in their order: map, zip, guards, map-2d, broadcast, blocks,
 blocks-2d, shared, pooling, dot, conv1d, prefix-sum, axis-sum, matmul (lesson ece408/00-puzzles).]])
@@ -729,12 +745,17 @@ graph from float64 inputs); a tensor without one: its storage, shape, strides an
 doc('viz.scene', 'viz.scene(name [, opts])',
   [[Shows a scene built from options alone (it runs its own demonstration input), e.g.
 viz.scene('scan', {n=16, input='pmpp'}). viz.scenes() lists the scenes and their options.]])
-doc('viz.plot', 'viz.plot(series_name, step, value)', [[Adds a point to a live curve: 'train/loss' (or
-'loss/train') goes to the chart loss as the series train. value: a number or a one-element tensor;
-NaN and Inf are drawn as gaps and counted. Shows the curves scene when no other scene is shown; it
-redraws at most 10 times a second while Lua computes.]])
+doc('viz.plot', "viz.plot(series_name, step, value [, {x=}]) or viz.plot(series_name, xs, ys [, {x=}])",
+  [[Adds a point to a live curve: 'train/loss' (or 'loss/train') goes to the chart loss as the series
+train. value: a number or a one-element tensor; NaN and Inf are drawn as gaps and counted. xs and ys
+(tables of numbers or tensors of as many values) add a whole curve y(x) at once. The x axis says
+what x is: the option x (viz.plot('loss', lr, l, {x='lr'})), else 'step' while every x is a whole
+number that grows, else 'x'; only steps (or epochs) get a steps/s rate and a smoothed line. Shows
+the curves scene when no other scene is shown; it redraws at most 10 times a second while Lua
+computes.]])
 doc('viz.follow', 'viz.follow(csv_path) / viz.follow() -> status', [[Live curves from a CSV log as it grows
-(the examples' --log: step, epoch, loss, accuracy, lr, seconds, split). A missing file is waited
+(the examples' --log: step, epoch, loss, accuracy, lr, seconds, split). x is the step column, else
+the epoch column, else the first column, and the axis is named by its header. A missing file is waited
 for, a truncated one starts again, malformed lines are skipped and counted. viz.follow() returns
 what the reading says.]])
 doc('viz.clear', 'viz.clear()', [[Forgets every series of the curves (viz.plot's and the followed file's).]])
@@ -945,6 +966,186 @@ local function not_available(name)
   return 'Not available yet in this version of Lumen. What API.md promises:'
 end
 
+-- ---------------------------------------------------------------- near misses
+
+-- The edit distance of a and b, ignoring case, with a swap of neighbours counting one (optimal
+-- string alignment): 'zeroes' is 1 from 'zeros', 'histgram' 1 from 'histogram', 'linear' 0 from
+-- 'Linear'.
+local function distance(a, b)
+  a, b = a:lower(), b:lower()
+  local prev2, prev, cur = {}, {}, {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      local d = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+      if i > 1 and j > 1 and a:byte(i) == b:byte(j - 1) and a:byte(i - 1) == b:byte(j) then
+        d = math.min(d, prev2[j - 2] + 1)
+      end
+      cur[j] = d
+    end
+    prev2, prev = prev, cur
+  end
+  return prev[#b]
+end
+
+-- The string keys of t and of the tables its __index chain reaches (a class's methods), read
+-- with next and rawget only: no user code runs.
+local function live_keys(t)
+  local keys, seen, hops = {}, {}, 0
+  while type(t) == 'table' and hops < 8 do
+    for k in next, t do
+      if type(k) == 'string' and not seen[k] then seen[k] = true; keys[#keys + 1] = k end
+    end
+    local mt = getmetatable(t)
+    t = type(mt) == 'table' and rawget(mt, '__index') or nil
+    hops = hops + 1
+  end
+  return keys
+end
+
+--- The names nearest to a name that has no help (a typo: 'lm.zeroes' -> {'lm.zeros'}): entries,
+--- topics and what the table before the last dot holds (a user's table too), or for a bare name
+--- the globals and the entries' last parts. A longer name may be further off; at most 5, sorted.
+function H.suggest(name)
+  local n = name:gsub('^%s+', ''):gsub('%s+$', ''):gsub('%(.*$', '')
+  n = n:gsub('^lumen%.', 'lm.'):gsub('^lm%.nn%.functional%.', 'F.'):gsub('^lm%.Tensor[.:]', 'Tensor:')
+  local prefix, sep, last = n:match('^(.-)([.:])([^.:]*)$')
+  local cands = {}
+  for k in pairs(E) do cands[#cands + 1] = k end
+  for k in pairs(H.topics) do cands[#cands + 1] = k end
+  if prefix then
+    local v = prefix ~= 'Tensor' and resolve_global(prefix)
+    if lm.is_tensor(v) or (sep == ':' and v == nil) then -- x:matmull is Tensor:matmull
+      n, prefix = 'Tensor' .. sep .. last, 'Tensor'
+    elseif type(v) == 'table' then
+      for _, k in ipairs(live_keys(v)) do cands[#cands + 1] = prefix .. '.' .. k end
+    end
+  else
+    last = n
+    for k in next, _G do if type(k) == 'string' then cands[#cands + 1] = k end end
+    for k in pairs(lm._lazy) do cands[#cands + 1] = k end
+  end
+  if #last < 2 then return {} end
+  local limit = #last <= 4 and 1 or #last <= 8 and 2 or 3
+  local best, hits, seen = limit + 1, {}, {}
+  for _, c in ipairs(cands) do
+    local d = distance(n, c)
+    if not prefix then d = math.min(d, distance(n, c:match('[^.:]*$'))) end
+    if c ~= n and not seen[c] and d <= limit and d <= best then
+      if d < best then best, hits = d, {} end
+      hits[#hits + 1] = c
+      seen[c] = true
+    end
+  end
+  table.sort(hits)
+  while #hits > 5 do table.remove(hits) end
+  return hits
+end
+
+local function alternatives(list)
+  if #list == 1 then return list[1] end
+  return table.concat(list, ', ', 1, #list - 1) .. ' or ' .. list[#list]
+end
+
+-- ---------------------------------------------------------------- what a table holds
+
+local MAX_MEMBERS = 60
+
+-- The live table a topic names ('kernels', 'lm.sys', 'Tensor').
+local function topic_table(name)
+  if name == 'Tensor' then return lm.Tensor end
+  return resolve_global(name)
+end
+
+-- One line for t[k] that has no entry: a function with its parameters (a Lua function's names are
+-- read by debug.getlocal without calling it), a table with its size, a tensor with its shape, a
+-- value as it reads. Never calls a metamethod.
+local function member_line(name, k, v)
+  local full = name .. '.' .. k
+  if type(v) == 'function' then
+    local info, params = debug.getinfo(v, 'uS'), {}
+    if info.what == 'C' then return full .. '(...)' end
+    for i = 1, info.nparams do params[i] = debug.getlocal(v, i) end
+    if info.isvararg then params[#params + 1] = '...' end
+    if params[1] == 'self' then
+      table.remove(params, 1)
+      full = name .. ':' .. k
+    end
+    return full .. '(' .. table.concat(params, ', ') .. ')'
+  end
+  if lm.is_tensor(v) then
+    if v:is_closed() then return full .. '  (a closed tensor)' end
+    return full .. '  (a ' .. v:dtype() .. ' tensor of shape [' .. table.concat(v:shape(), ', ') .. '])'
+  end
+  if type(v) == 'table' then
+    local count = H.count_fields(v)
+    for t, _ in pairs(H.topics) do
+      if t ~= name and rawequal(topic_table(t), v) then return full .. '  (:help ' .. t .. ')' end
+    end
+    return string.format('%s  (a table of %d field%s: :help %s)', full, count, count == 1 and '' or 's', full)
+  end
+  if type(v) == 'string' then
+    return full .. ' = ' .. string.format('%q', #v > 40 and v:sub(1, 40) .. '...' or v):gsub('\\\n', '\\n')
+  end
+  if type(v) == 'number' or type(v) == 'boolean' then return full .. ' = ' .. tostring(v) end
+  return full .. '  (a ' .. type(v) .. ')'
+end
+
+-- The string keys of t (its __index tables too), sorted, without those starting with _ (the
+-- library's internals); for a topic (listed is true) only the tables and functions that neither
+-- its entries nor its sub-topics already show.
+local function members(name, t, listed)
+  local out = {}
+  for _, k in ipairs(live_keys(t)) do
+    local full = name .. '.' .. k
+    local v = field(t, k)
+    if k:sub(1, 1) ~= '_' and (not listed or not E[full] and not E[name .. ':' .. k] and not H.topics[full]
+        and (type(v) == 'table' or (type(v) == 'function' and not H.lookup(full)))) then
+      out[#out + 1] = k
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+--- The fields :help shows of a table: its array items and its string keys (its class's too)
+--- without those starting with _.
+function H.count_fields(t) return #t + #members('', t, false) end
+
+-- :help on a table without an entry (a user's table, math, kernels.puzzles): what it holds.
+local function show_table(name, t, paint)
+  local n, keys = #t, members(name, t, false)
+  local items = H.count_fields(t)
+  print(paint('1', name) .. string.format(' (a table of %d field%s)', items, items == 1 and '' or 's'))
+  local nn_mod = package.loaded['lumen.nn']
+  if type(nn_mod) == 'table' and nn_mod.is_module and nn_mod.is_module(t) then
+    print(wrap('An nn module: print(' .. name .. ') shows its layers and shapes, ' .. name ..
+      ':parameters() its parameters; :help nn.Module lists the methods.', '  ', 96))
+  end
+  if n > 0 then
+    local shown = {}
+    for i = 1, math.min(n, 5) do
+      local v = rawget(t, i)
+      shown[i] = (type(v) == 'number' or type(v) == 'boolean') and tostring(v)
+          or type(v) == 'string' and string.format('%q', #v > 20 and v:sub(1, 20) .. '...' or v)
+          or lm.is_tensor(v) and 'a tensor' or 'a ' .. type(v)
+    end
+    print(string.format('  %s[1..%d]  %s%s', name, n, table.concat(shown, ', '), n > 5 and ', ...' or ''))
+  end
+  for i, k in ipairs(keys) do
+    if i > MAX_MEMBERS then
+      print(string.format('  ... and %d more', #keys - MAX_MEMBERS))
+      break
+    end
+    local v = field(t, k)
+    local e = E[name .. '.' .. k] or E[name .. ':' .. k]
+    print('  ' .. (e and e.sig or member_line(name, k, v)))
+  end
+  if n == 0 and #keys == 0 then print('  (nothing in it)') end
+end
+
 local function show_entry(name, note, paint)
   local e = E[name]
   print(paint('1;32', e.sig))
@@ -991,6 +1192,12 @@ local function show_topic(name, paint)
   for t in pairs(H.topics) do
     if t:match(prefix) then print('  ' .. t .. '  (:help ' .. t .. ')') end
   end
+  -- what the live table holds beyond the entries: sub-tables (kernels.puzzles) and functions
+  -- nothing documents, so that the list is the table's own
+  local t = topic_table(name)
+  if type(t) == 'table' and name ~= 'Tensor' then
+    for _, k in ipairs(members(name, t, true)) do print('  ' .. member_line(name, k, field(t, k))) end
+  end
 end
 
 --- :help ARG: the entry, a topic, the candidates of a bare name, or why there is none.
@@ -1016,8 +1223,14 @@ function H.show(arg, repl)
     return
   end
   local v = resolve_global(name)
+  if type(v) == 'table' then return show_table(name, v, paint) end
   if v ~= nil then
     print("no help for '" .. name .. "' (a " .. type(v) .. ' value); :help lists the topics')
+    return
+  end
+  local near = H.suggest(name)
+  if #near > 0 then
+    print("no help for '" .. name .. "'; did you mean " .. paint('1', alternatives(near)) .. '?')
   else
     print("no help for '" .. name .. "'; :help lists the topics")
   end

@@ -211,7 +211,7 @@ end
 -- ---------------------------------------------------------------- commands
 
 M.commands = {
-  { 'help', '[NAME]', 'this list; with NAME, the signature and doc of a function (:help lm.zeros, :help x:matmul, :help nn)' },
+  { 'help', '[NAME]', 'this list; with NAME, the signature and doc of a function or what a table holds (:help lm.zeros, :help x:matmul, :help nn); a misspelled NAME gets the nearest names' },
   { 'time', 'EXPR', 'run EXPR (or statements) and print wall and CPU time' },
   { 'who', '', 'your globals with their types, shapes and memory' },
   { 'mem', '', 'live and peak tensor memory, the allocator cache, the Lua heap' },

@@ -90,7 +90,8 @@ int app_snapshot_main(int argc, char **argv, int i);
  * only the user's. Call it before running -e chunks or a script that precede the REPL.
  * Returns LUA_OK or reports the error. */
 int app_repl_prepare(lua_State *L);
-/* Runs the REPL on stdin until :quit or end of input; returns the process exit status. With a
+/* Runs the REPL on stdin until :quit or end of input; returns the process exit status: 1 when
+ * the input ended inside a statement (which is reported, as lua.c does), else 0. With a
  * terminal: banner, line editing, history in $HOME/.lumen_history, completion, colours. */
 int app_repl(lua_State *L);
 

@@ -209,6 +209,23 @@ static int load_chunk(repl *r)
 	return status;
 }
 
+/* Input ended inside a chunk (`for i = 1, 3 do` and no `end`): the chunk never ran, so say what
+ * is unfinished with the compiler's message, as lua.c does ("'end' expected near <eof>"; the
+ * expression's message for an unfinished expression, as load_chunk). False when no chunk was
+ * pending. */
+static bool report_unfinished(repl *r)
+{
+	if (r->len == 0) return false;
+	lua_State *L = r->L;
+	int status = r->expr ? load_as_expression(r) : luaL_loadbuffer(L, r->chunk, r->len, CHUNKNAME);
+	if (status == LUA_OK) /* cannot happen: it was incomplete when its last line came */
+		lua_pop(L, 1);
+	else
+		report(r, L);
+	chunk_reset(r);
+	return status != LUA_OK;
+}
+
 /* True when the chunk's last non-blank character is ';' (print nothing). */
 static bool quiet_chunk(const repl *r)
 {
@@ -479,6 +496,7 @@ int app_repl(lua_State *L)
 		if (!edited)
 			printf("(No line editing, history or completion: %s.)\n", edit_plain_reason());
 	}
+	int exit_status = 0;
 	/* what the command line asked for first (lumen --lesson NAME sets lumen.repl.startup) */
 	if (push_repl_fn(L, "startup") && app_docall(L, 0, 0) != LUA_OK) report(&r, L);
 	fflush(stdout);
@@ -486,7 +504,12 @@ int app_repl(lua_State *L)
 		char *line;
 		if (edited) prefill_next(L, false);
 		edit_result e = edit_read(r.len ? more : prompt, &line);
-		if (e == EDIT_EOF) break;
+		if (e == EDIT_EOF) {
+			/* a script piped in that stops inside a statement is an error, not a silent
+			 * success: its last statement did not run */
+			if (report_unfinished(&r)) exit_status = 1;
+			break;
+		}
 		if (e == EDIT_INTERRUPTED) {
 			chunk_reset(&r);
 			if (edited) prefill_next(L, true); /* drops what :edit queued */
@@ -499,5 +522,5 @@ int app_repl(lua_State *L)
 	}
 	edit_close();
 	free(r.chunk);
-	return 0;
+	return exit_status;
 }

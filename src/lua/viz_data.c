@@ -194,23 +194,91 @@ static int v_record(lua_State *L)
 
 /* ---------------------------------------------------------------- curves */
 
-/* viz.plot(series, step, value): value a number or a one-element tensor */
+#define MAX_PLOT_POINTS 100000000
+
+/* The values of a number, a table of numbers or a tensor (any shape, read in order) as n doubles
+ * in a userdata pushed on the stack (freed by the GC if a later check raises). */
+static double *plot_values(lua_State *L, int idx, const char *what, int64_t *n)
+{
+	char d[LML_DESCRIBE_MAX];
+	if (lua_type(L, idx) == LUA_TNUMBER) {
+		double *out = lua_newuserdatauv(L, sizeof *out, 0);
+		*out = lua_tonumber(L, idx);
+		*n = 1;
+		return out;
+	}
+	if (lml_tobox(L, idx)) {
+		lm_tensor *t = lml_checktensor(L, idx, what);
+		int64_t m = lm_tensor_numel(t), one = -1;
+		if (m > MAX_PLOT_POINTS)
+			lml_error(L, "%s holds %lld values, at most %d are plotted", what, (long long)m, MAX_PLOT_POINTS);
+		double *out = lua_newuserdatauv(L, (size_t)(m ? m : 1) * sizeof *out, 0);
+		lm_tensor *flat = lm_reshape(t, 1, &one);
+		lm_tensor *f64 = flat ? lm_to_dtype(flat, LM_FLOAT64) : NULL;
+		lm_tensor *c = f64 ? lm_contiguous(f64) : NULL;
+		if (c) memcpy(out, lm_tensor_data(c), (size_t)m * sizeof *out);
+		lm_tensor_release(flat);
+		lm_tensor_release(f64);
+		lm_tensor_release(c);
+		if (!c) lml_core_error(L);
+		*n = m;
+		return out;
+	}
+	if (lua_type(L, idx) != LUA_TTABLE)
+		lml_error(L, "%s must be a number, a table of numbers or a tensor, got %s", what, lml_describe(L, idx, d, sizeof d));
+	lua_Unsigned m = lua_rawlen(L, idx);
+	if (m > MAX_PLOT_POINTS)
+		lml_error(L, "%s holds %llu values, at most %d are plotted", what, (unsigned long long)m, MAX_PLOT_POINTS);
+	double *out = lua_newuserdatauv(L, (size_t)(m ? m : 1) * sizeof *out, 0);
+	for (lua_Unsigned i = 1; i <= m; i++) {
+		if (lua_rawgeti(L, idx, (lua_Integer)i) != LUA_TNUMBER)
+			lml_error(L, "%s[%llu] must be a number, got %s", what, (unsigned long long)i, lml_describe(L, -1, d, sizeof d));
+		out[i - 1] = lua_tonumber(L, -1);
+		lua_pop(L, 1);
+	}
+	*n = (int64_t)m;
+	return out;
+}
+
+typedef struct plot_opts {
+	const char *x;
+} plot_opts;
+
+/* viz.plot(series, step, value [, {x=}]): value a number or a one-element tensor; or
+ * viz.plot(series, xs, ys [, {x=}]): xs and ys tables of numbers or tensors of as many values (a
+ * curve y(x) at once). Option x names what x is ('lr'); without it x is a step while every x could
+ * be one, and "x" for a curve given at once. */
 static int v_plot(lua_State *L)
 {
+	static const lml_field fields[] = {LML_FIELD(plot_opts, x, LML_STRING, .doc = "what x is (the axis label)"),
+	                                   LML_FIELDS_END};
 	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, 1) != LUA_TSTRING)
 		lml_error(L, "the series name must be a string such as 'train/loss', got %s", lml_describe(L, 1, d, sizeof d));
-	double step = lml_checknumber(L, 2, "step");
-	double v;
-	lm_tensor *t = lml_totensor(L, 3);
-	if (t) {
-		if (lm_tensor_numel(t) != 1) lml_error(L, "the value must be a number or a one-element tensor, got %lld elements",
-		                                       (long long)lm_tensor_numel(t));
-		if (lm_tensor_item(t, &v) != LM_OK) lml_core_error(L);
-	} else {
-		v = lml_checknumber(L, 3, "value");
+	plot_opts o = {NULL};
+	lml_readopts(L, 4, NULL, fields, &o);
+	if (lua_type(L, 2) == LUA_TNUMBER || lua_isnoneornil(L, 2)) { /* one point */
+		double step = lml_checknumber(L, 2, "step");
+		double v;
+		lm_tensor *t = lml_totensor(L, 3);
+		if (t) {
+			if (lm_tensor_numel(t) != 1) lml_error(L, "the value must be a number or a one-element tensor, got %lld elements",
+			                                       (long long)lm_tensor_numel(t));
+			if (lm_tensor_item(t, &v) != LM_OK) lml_core_error(L);
+		} else {
+			v = lml_checknumber(L, 3, "value");
+		}
+		if (lm_viz_plot(lua_tostring(L, 1), &step, &v, 1, o.x, lml_fname(L)) != LM_OK) fail(L);
+		return 0;
 	}
-	if (lm_viz_plot(lua_tostring(L, 1), step, v, lml_fname(L)) != LM_OK) fail(L);
+	int64_t nx, ny;
+	const double *x = plot_values(L, 2, "x", &nx);
+	const double *y = plot_values(L, 3, "y", &ny);
+	if (nx != ny) lml_error(L, "x and y must hold as many values, got %lld and %lld", (long long)nx, (long long)ny);
+	/* a curve given at once is a function of x, not a run's steps, unless x says otherwise (one
+	 * value in a tensor is a point, as a number is) */
+	const char *xname = o.x ? o.x : lua_type(L, 2) == LUA_TTABLE || nx > 1 ? "x" : NULL;
+	if (lm_viz_plot(lua_tostring(L, 1), x, y, nx, xname, lml_fname(L)) != LM_OK) fail(L);
 	return 0;
 }
 

@@ -79,9 +79,10 @@ static lm_status show_curves(const char *fname)
 	return show_with("curves", &b);
 }
 
-lm_status lm_viz_plot(const char *series, double step, double value, const char *fname)
+lm_status lm_viz_plot(const char *series, const double *x, const double *y, int64_t n, const char *xname,
+                      const char *fname)
 {
-	if (vz_live_plot(series, step, value, fname) != LM_OK) return LM_ERR_ARG;
+	if (vz_live_plot(series, x, y, n, xname, fname) != LM_OK) return lm_last_status();
 	return show_curves(fname);
 }
 

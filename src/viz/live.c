@@ -6,7 +6,9 @@
  * A followed file is read incrementally from the pump, at most five times a second: new complete
  * lines are parsed (a partial last line waits for its newline), a file that shrank was truncated
  * or rewritten (its series start again), one that is missing is waited for, and malformed lines
- * are counted with the first one kept for the scene to show. NaN and Inf values are gaps.
+ * are counted with the first one kept for the scene to show. NaN and Inf values are gaps. x is
+ * the step column, else the epoch column, else the first column (one column: the row number),
+ * and every series keeps the name of its x, which the curves scene labels its axis with.
  * Read next: scenes/curves.c, scenes/model.c.
  */
 #include <errno.h>
@@ -33,6 +35,7 @@ typedef struct follow {
 	char partial[1024];          /* a line without its newline yet */
 	int ncols, xcol, splitcol, tcol;
 	char cols[MAX_COLS][32];
+	char xname[24];              /* the x column's header, or "row" when x counts the rows */
 	bool header;
 	int64_t rows, bad, restarts;
 	char first_bad[200];
@@ -102,6 +105,7 @@ static lm_status append(vz_series *s, double x, double y, double t, const char *
 		s->t = nt;
 		s->cap = c;
 	}
+	if (x != floor(x) || (s->n > 0 && x < s->x[s->n - 1])) s->not_steps = true;
 	s->x[s->n] = x;
 	s->y[s->n] = y;
 	s->t[s->n++] = t;
@@ -110,15 +114,38 @@ static lm_status append(vz_series *s, double x, double y, double t, const char *
 	return LM_OK;
 }
 
-lm_status vz_live_plot(const char *name, double step, double value, const char *fname)
+lm_status vz_live_plot(const char *name, const double *x, const double *y, int64_t n, const char *xname,
+                       const char *fname)
 {
 	if (!*name || strlen(name) >= sizeof series[0].name)
 		return lm_set_error(LM_ERR_ARG, "%s: the series name must be 1..%zu characters, got '%.60s'", fname,
 		                    sizeof series[0].name - 1, name);
-	if (!isfinite(step))
-		return lm_set_error(LM_ERR_ARG, "%s: the step of series '%s' must be a finite number, got %g", fname, name, step);
+	if (xname && (!*xname || strlen(xname) >= sizeof series[0].xname))
+		return lm_set_error(LM_ERR_ARG, "%s: the name of x must be 1..%zu characters, got '%.60s'", fname,
+		                    sizeof series[0].xname - 1, xname);
+	for (int64_t i = 0; i < n; i++) {
+		if (isfinite(x[i])) continue;
+		if (n == 1)
+			return lm_set_error(LM_ERR_ARG, "%s: the step of series '%s' must be a finite number, got %g", fname,
+			                    name, x[i]);
+		return lm_set_error(LM_ERR_ARG, "%s: x %lld of series '%s' must be a finite number, got %g", fname,
+		                    (long long)i + 1, name, x[i]);
+	}
 	vz_series *s = find_series(name, false, fname);
-	return s ? append(s, step, value, vz_now(), fname) : LM_ERR_ARG;
+	if (!s) return LM_ERR_ARG;
+	if (xname) snprintf(s->xname, sizeof s->xname, "%s", xname);
+	double now = vz_now();
+	for (int64_t i = 0; i < n; i++)
+		if (append(s, x[i], y[i], now, fname) != LM_OK) return LM_ERR_NOMEM;
+	return LM_OK;
+}
+
+const char *vz_series_xname(const vz_series *s) { return s->xname[0] ? s->xname : s->not_steps ? "x" : "step"; }
+
+bool vz_series_counts_progress(const vz_series *s)
+{
+	const char *x = vz_series_xname(s);
+	return strcmp(x, "step") == 0 || strcmp(x, "epoch") == 0;
 }
 
 static void drop_file_series(void)
@@ -198,6 +225,11 @@ static void read_header(char *line)
 		else if (strcmp(f[i], "seconds") == 0 || strcmp(f[i], "time") == 0) F.tcol = i;
 	}
 	if (F.xcol < 0) F.xcol = epoch;
+	/* no step or epoch column: the first column is x, as in a plotting program (lr,loss is a
+	 * loss against the learning rate), unless it is the only one (then x counts the rows) */
+	int first = F.splitcol == 0 ? 1 : 0;
+	if (F.xcol < 0 && F.ncols - (F.splitcol >= 0) >= 2) F.xcol = first;
+	snprintf(F.xname, sizeof F.xname, "%s", F.xcol >= 0 ? F.cols[F.xcol] : "row");
 	F.header = true;
 }
 
@@ -229,7 +261,9 @@ static void read_row(char *line)
 	double x = F.xcol >= 0 ? v[F.xcol] : (double)F.rows + 1;
 	double t = F.tcol >= 0 ? v[F.tcol] : NAN;
 	if (!isfinite(x)) {
-		bad_line(lineno, "the step is not a finite number");
+		char why[96];
+		snprintf(why, sizeof why, "the %s is not a finite number", F.xname);
+		bad_line(lineno, why);
 		return;
 	}
 	F.rows++;
@@ -239,7 +273,9 @@ static void read_row(char *line)
 		if (F.splitcol >= 0 && *f[F.splitcol]) snprintf(name, sizeof name, "%.20s/%.30s", f[F.splitcol], F.cols[i]);
 		else snprintf(name, sizeof name, "%.40s", F.cols[i]);
 		vz_series *s = find_series(name, true, "viz.follow");
-		if (s) append(s, x, v[i], t, "viz.follow");
+		if (!s) continue;
+		snprintf(s->xname, sizeof s->xname, "%s", F.xname);
+		append(s, x, v[i], t, "viz.follow");
 	}
 }
 

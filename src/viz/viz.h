@@ -148,11 +148,15 @@ lm_status lm_viz_model_record(int layer, int kind, const lm_tensor *t, const cha
 
 /* ---------------------------------------------------------------- live curves */
 
-/* Adds a point to a series ("train/loss": chart "loss", series "train"); NaN and Inf are gaps,
- * counted. Shows the curves scene when no other scene is shown. */
-lm_status lm_viz_plot(const char *series, double step, double value, const char *fname);
+/* Adds the n points (x[i], y[i]) to a series ("train/loss": chart "loss", series "train"); NaN
+ * and Inf values are gaps, counted; x must be finite. xname names x ("lr"); NULL leaves it to the
+ * data: "step" while every x could be a step count, else "x". Shows the curves scene when no
+ * other scene is shown. */
+lm_status lm_viz_plot(const char *series, const double *x, const double *y, int64_t n, const char *xname,
+                      const char *fname);
 /* Follows a CSV log as it grows (the header names the columns; step/epoch/split/seconds are
- * axes and labels, the other numeric columns series): read from the pump at most 5 times a
+ * axes and labels, the other numeric columns series; without a step or epoch column the first
+ * column is x, named by its header): read from the pump at most 5 times a
  * second; a file that is missing, truncated or has malformed lines is waited for, restarted, or
  * its bad lines counted and the first shown. */
 lm_status lm_viz_follow(const char *path, const char *fname);

@@ -413,17 +413,25 @@ extern const vz_scene_class vz_scene_threads;
  * series "label" in chart "chart" ("train/loss": chart loss, label train). */
 typedef struct vz_series {
 	char name[48], chart[32], label[32];
+	char xname[24];     /* what x is, as the data named it ("lr", a CSV header); "": not named */
 	double *x, *y, *t;
 	int64_t n, cap;
 	int64_t nonfinite;  /* NaN and Inf values: gaps */
 	bool from_file;
+	bool not_steps;     /* an x came that no step counter gives: not whole, or smaller than the last */
 } vz_series;
 
 int vz_live_series_count(void);
 const vz_series *vz_live_series(int i);
 /* Bumped by every change of the live data (series and histograms). */
 uint64_t vz_live_version(void);
-lm_status vz_live_plot(const char *name, double step, double value, const char *fname);
+/* Adds the n points (x[i], y[i]) to a series; xname (NULL: keep what the series has) names x. */
+lm_status vz_live_plot(const char *name, const double *x, const double *y, int64_t n, const char *xname,
+                       const char *fname);
+/* What x is: the name the data gave, else "step" while every x could be a step count, else "x". */
+const char *vz_series_xname(const vz_series *s);
+/* Whether x counts the run's progress (steps or epochs), so that x per second is a throughput. */
+bool vz_series_counts_progress(const vz_series *s);
 lm_status vz_live_follow(const char *path, const char *fname);
 void vz_live_clear(void);
 /* Reads the followed file when due (every 0.2 s, or now when force); true when something changed. */

@@ -307,6 +307,39 @@ test.case('bad input: wrong batch shapes name the module, where it sits and both
   test.raises(function() nn.MaxPool2d(2, { padding = 3 }) end, 'padding 3 must be at most half the kernel size 2')
 end)
 
+test.case("errors point at the user's line: in a file, in the REPL's and -e's chunks, in load()", function()
+  local function where(f, ...)
+    local ok, err = pcall(f, ...)
+    test.ok(not ok, 'raises')
+    return err:match('^(.-:%d+): '), err
+  end
+  local file = debug.getinfo(1, 'S').short_src
+  local Net = nn.Module:extend('Net')
+  local line
+  function Net:__init() self.fc = nn.Linear(4, 3) end
+  function Net:forward(x)
+    line = debug.getinfo(1, 'l').currentline + 1
+    local y = self.fc(x) -- the user's line, not nn.Linear's inside lua/lumen
+    return y
+  end
+  test.eq(where(Net(), lm.zeros(2, 5)), file .. ':' .. line)
+  -- The chunks typed at the REPL ('=stdin'), given to -e ('=(command line)') or to load() have no
+  -- file, and they are the user's code all the same.
+  local at, err = where(load('local m = nn.Linear(4, 3)\nlocal y = m(lm.zeros(2, 5))', '=stdin'))
+  test.eq(at, 'stdin:2', err)
+  test.ok(err:find('nn.Linear: input of shape [2, 5] does not fit in_features=4', 1, true), err)
+  at, err = where(load("local m = nn.Linear(4, 'a')", '=(command line)'))
+  test.eq(at, '(command line):1', err)
+  test.ok(err:find("nn.Linear: out_features must be a positive integer, got 'a'", 1, true), err)
+  at = where(load('local N = nn.Module:extend("N")\nfunction N:__init() self.fc = nn.Linear(4, 3) end\n' ..
+    'function N:forward(x)\n  local y = self.fc(x)\n  return y\nend\nlocal y = N()(lm.zeros(2, 5))', '=stdin'))
+  test.eq(at, 'stdin:4', "a forward typed at the REPL: its line, not the model's call")
+  at = where(load('local y = nn.Sequential(nn.Linear(4, 3), nn.Linear(4, 2))(lm.zeros(1, 4))'))
+  test.ok(at and at:find('^%[string "local y = nn.Sequential.*"%]:1$'), at)
+  at = where(load('local o = optim.SGD({}, {lr = 0.1})', '=stdin'))
+  test.eq(at, 'stdin:1', 'optim raises the same way')
+end)
+
 test.case('bad input: labels out of range, float labels, mismatched targets', function()
   local ce = nn.CrossEntropyLoss()
   local logits = lm.randn(4, 10)

@@ -137,6 +137,57 @@ test.case('lookup aliases', function()
   test.ok(text:find(':time EXPR', 1, true), text)
 end)
 
+test.case('a misspelled name: did you mean the right one?', function()
+  local function said(name) return printed(H.show, name, repl) end
+  test.eq(said('lm.zeroes'), "no help for 'lm.zeroes'; did you mean lm.zeros?")
+  test.eq(said('kernels.histgram'), "no help for 'kernels.histgram'; did you mean kernels.histogram?")
+  test.ok(said('nn.linear'):find('did you mean nn.Linear?', 1, true), 'case')
+  test.ok(said('kernel.scan'):find('did you mean kernels.scan?', 1, true), 'the module misspelled')
+  test.ok(said('x:matmull'):find('did you mean Tensor:matmul?', 1, true), 'a method of a tensor')
+  test.ok(said('zeroes'):find('did you mean lm.zeros?', 1, true), 'a bare name')
+  test.ok(said('string.frmat'):find('did you mean string.format?', 1, true), "a table's own keys")
+  rawset(_G, 'repl_test_t', { learning_rate = 0.1 })
+  test.ok(said('repl_test_t.learnig_rate'):find('did you mean repl_test_t.learning_rate?', 1, true),
+    "a user's table")
+  rawset(_G, 'repl_test_t', nil)
+  test.eq(said('qqqqqq'), "no help for 'qqqqqq'; :help lists the topics", 'nothing near: no guess')
+  test.eq(H.suggest('lm.ones'), {}, 'an exact name is no suggestion')
+end)
+
+test.case('a table: :help lists what is in it, entries by their signature', function()
+  local function said(name) return printed(H.show, name, repl) end
+  -- a user's table: values, functions with their parameters, tables, tensors, the array part;
+  -- never a metamethod of the values
+  local trap = setmetatable({}, { __index = function() error('user code ran') end,
+    __tostring = function() error('user code ran') end })
+  rawset(_G, 'repl_test_t', { 10, 20, rate = 0.5, name = 'mlp', step = function(x, y) end, trap = trap,
+    w = lm.zeros(2, 3), _private = 1 })
+  function repl_test_t:fit(data, ...) end
+  local text = said('repl_test_t')
+  rawset(_G, 'repl_test_t', nil)
+  test.ok(text:find('^repl_test_t %(a table of 8 fields%)'), text)
+  for _, line in ipairs({ 'repl_test_t[1..2]  10, 20', 'repl_test_t.rate = 0.5', 'repl_test_t.name = "mlp"',
+    'repl_test_t.step(x, y)', 'repl_test_t:fit(data, ...)', 'repl_test_t.trap  (a table of 0 fields',
+    'repl_test_t.w  (a float32 tensor of shape [2, 3])' }) do
+    test.ok(text:find('\n  ' .. line, 1, true), line .. ' in ' .. text)
+  end
+  test.ok(not text:find('_private', 1, true), 'internals (_x) are not listed')
+  -- Lumen's tables without a topic list their entries' signatures and the rest
+  text = said('kernels.puzzles')
+  test.ok(text:find('kernels.puzzles.check(n, fn', 1, true), text)
+  test.ok(text:find('kernels.puzzles.count = ', 1, true), text)
+  text = said('math')
+  test.ok(text:find('\n  math.floor(...)\n', 1, true) and text:find('math.pi = 3.14', 1, true), text)
+  -- topics list their entries and what the live table holds beyond them
+  text = said('kernels')
+  test.ok(text:find('kernels.histogram(bytes_or_tensor', 1, true), text)
+  test.ok(text:find('kernels.puzzles  (a table of', 1, true), text)
+  text = said('nn')
+  test.ok(text:find('nn.functional  (:help F)', 1, true), text)
+  text = said('lm.sys')
+  test.ok(text:find('lm.sys.clock() -> seconds', 1, true), text)
+end)
+
 local function has(list, s)
   for _, x in ipairs(list) do if x == s then return true end end
   return false

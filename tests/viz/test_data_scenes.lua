@@ -155,6 +155,70 @@ test.case('curves: following a CSV log that grows, is truncated, has bad lines, 
   test.eq(viz.follow(), nil)
 end)
 
+-- The x axis label of every chart (one per chart), the first one's text.
+local function xaxis()
+  local ax = cells { kind = 'xaxis' }
+  test.eq(#ax, count { kind = 'plot' }, 'one x axis label per chart')
+  return ax[1] and ax[1].group
+end
+
+test.case('curves: points whose x are not step counts: x on the axis, no steps/s, no smoothing', function()
+  viz.clear()
+  for i = 1, 25 do
+    local x = -1.25 + i * 0.1
+    viz.plot('parabola', x, x * x)
+  end
+  test.ok(not viz.state().title:find('/s', 1, true), viz.state().title)
+  test.ok(viz.state().step_label:find('^x 1.25: parabola'), viz.state().step_label)
+  test.eq(xaxis(), 'x')
+  local pt = cells { kind = 'point', group = 'parabola', index = 12 }[1]
+  test.eq(inside { x = pt.x + pt.w / 2 - 1, y = pt.y + pt.h / 2 - 1, w = 2, h = 2 }, pt.color,
+    'a curve y(x) is not smoothed (it would shift): its dots are not faded')
+  test.ok(viz.pick(pt.x + pt.w / 2, pt.y + pt.h / 2).text:find('parabola at x 0.05'), 'hover names x')
+  viz.clear()
+  for i = 1, 3 do viz.plot('train/loss', i, 1 / i) end
+  test.eq(xaxis(), 'step', 'viz.plot of whole steps that grow: steps')
+  viz.clear()
+end)
+
+test.case("curves: a followed CSV whose first column is not step: x is that column, named by its header", function()
+  local path = check.tmp .. '/sweep.csv'
+  local f = assert(io.open(path, 'w'))
+  f:write('lr,loss,seconds\n0.001,2.3,1\n0.01,1.9,2\n0.1,1.2,3\n1,3.5,4\n')
+  f:close()
+  viz.clear()
+  viz.follow(path)
+  test.eq(count { kind = 'plot' }, 1, 'loss against lr (seconds is the clock)')
+  test.eq(xaxis(), 'lr')
+  test.ok(not viz.state().title:find('/s', 1, true), viz.state().title)
+  test.ok(viz.state().step_label:find('^lr 1: loss 3.5'), viz.state().step_label)
+  -- a run's log still counts steps, with its rate
+  f = assert(io.open(path, 'w'))
+  f:write('step,loss,seconds\n1,2.0,0.5\n2,1.5,1.0\n3,1.2,1.5\n')
+  f:close()
+  viz.follow(path)
+  test.eq(xaxis(), 'step')
+  test.ok(viz.state().title:find('2 steps/s', 1, true), viz.state().title)
+  viz.clear()
+  os.remove(path)
+end)
+
+test.case('curves: a curve y(x) given at once (tables, tensors); the option x names x', function()
+  viz.clear()
+  viz.plot('loss', { 0.5, 1, 2, 4 }, { 3, 2, 1.5, 1.8 })
+  test.eq(xaxis(), 'x')
+  test.ok(not viz.state().title:find('/s', 1, true), viz.state().title)
+  test.ok(viz.state().step_label:find('^x 4: loss 1.8'), viz.state().step_label)
+  viz.plot('lr/loss', lm.tensor({ 1e-3, 1e-2, 1e-1 }), lm.tensor({ 2.3, 1.9, 1.2 }), { x = 'lr' })
+  test.eq(cells { kind = 'xaxis', index = 1 }[1].group, 'lr', 'the option x names it')
+  test.ok(viz.state().step_label:find('^x '), 'two names of x: the cursor says x')
+  test.raises(function() viz.plot('loss', { 1, 2 }, { 1 }) end, 'viz.plot: x and y must hold as many values, got 2 and 1')
+  test.raises(function() viz.plot('loss', { 1, 0 / 0 }, { 1, 2 }) end, "viz.plot: x 2 of series 'loss' must be a finite number")
+  test.raises(function() viz.plot('loss', { 1, 'a' }, { 1, 2 }) end, 'viz.plot: x[2] must be a number, got')
+  test.raises(function() viz.plot('loss', { 1 }, { 1 }, { x = '' }) end, 'viz.plot: the name of x must be 1..23 characters')
+  viz.clear()
+end)
+
 -- ---------------------------------------------------------------- graph
 
 local function neuron_inputs()
@@ -367,6 +431,33 @@ test.case('model: layers and parameter counts, filters, live histograms from viz
   wa:close()
   test.raises(function() viz.watch({}) end, 'viz.watch: expected an nn module')
   test.raises(function() viz._record(99, 'activations', lm.ones(2)) end, 'layer 99 is not in the model shown')
+end)
+
+test.case('model: an MLP has no filters column; the histograms take its width', function()
+  local function columns()
+    local out = {}
+    for _, c in ipairs(cells { kind = 'column' }) do out[c.group] = c end
+    return out
+  end
+  viz.show(nn.Sequential(nn.Flatten(), nn.Linear(12, 8), nn.ReLU(), nn.Linear(8, 3)))
+  local layer, hist = cells { kind = 'layer', index = 0 }[1], cells { kind = 'activations', index = 0 }[1]
+  local width = viz.state().width
+  test.ok(hist.x - (layer.x + layer.w) < 0.05 * width,
+    'the activations follow the layers, no empty column between: ' .. hist.x - (layer.x + layer.w) .. ' px')
+  test.ok(hist.w > 0.3 * width, 'the histograms are wider: ' .. hist.w .. ' px')
+  local col = columns()
+  test.eq(col.filters, nil, 'no Conv2d: no filters heading')
+  test.eq(count { kind = 'filters' }, 0)
+  local act, grad = col.activations, col.gradients
+  test.ok(act and grad, 'the histogram columns are headed')
+  test.near(hist.x, act.x, 1.0, 'the histograms sit under their heading')
+  test.ok(viz.pick(act.x + 2, act.y + act.h / 2).text:find('histogram', 1, true), 'a heading says what its column shows')
+  -- a CNN keeps its filters column, between the layers and the histograms
+  viz.show(nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 3)))
+  col = columns()
+  test.ok(col.filters, 'a Conv2d: the filters column')
+  test.ok(col.filters.x < col.activations.x and col.filters.x + col.filters.w <= col.activations.x + 1, 'in order')
+  test.eq(count { kind = 'filters' }, 1)
 end)
 
 -- ---------------------------------------------------------------- the examples' --viz

@@ -9,13 +9,20 @@ local lm = require 'lumen'
 local M = {}
 local lua_dir = lm.lua_dir
 
---- The stack level of the first caller outside Lumen's Lua library (for error positions).
+--- The stack level of the first caller outside Lumen's Lua library (for error positions), as a
+--- level for error() called by the caller of user_level. The user's code is any Lua function not
+--- in a file of lua_dir: a script ('@file'), but also a chunk with no file, which is what the REPL
+--- ('=stdin'), -e ('=(command line)'), a lesson's step and load() give; C functions (pcall, a
+--- binding) are skipped, they have no line. A frame that the user's code left by a tail call
+--- (`return self.fc(x)`) no longer exists; its caller's line is the nearest one Lua still knows.
 function M.user_level()
   for level = 3, 40 do
     local info = debug.getinfo(level, 'S')
     if not info then return 0 end
     local src = info.source
-    if src:sub(1, 1) == '@' and src:sub(2, #lua_dir + 1) ~= lua_dir then return level - 1 end
+    if info.what ~= 'C' and not (src:sub(1, 1) == '@' and src:sub(2, #lua_dir + 1) == lua_dir) then
+      return level - 1
+    end
   end
   return 0
 end

@@ -4,6 +4,10 @@
  * the raw points faded under an exponentially smoothed line, a linear or log y axis (Tab), a
  * cursor with the values at a step (the steps replay the run; a live run stays at its newest
  * point), NaN and Inf drawn as gaps and counted, and the throughput in steps per second.
+ * Not every curve is a run: the x axis is labelled with what the data call x (a CSV column's
+ * header, viz.plot's x option; "x" for points no step counter gives) and a throughput is given
+ * only where x counts steps or epochs (and only such series are smoothed: smoothing a curve y(x)
+ * would shift it).
  *
  * The data are the live series (live.c), fed by viz.plot and by a followed CSV log; the scene
  * reads them again whenever they changed (update). Series with more points than the chart has
@@ -23,6 +27,7 @@
 
 typedef struct chart {
 	char name[32];
+	char xlabel[64];  /* what x is in its series: "step", "lr", "step, x" */
 	int series[16], nseries;
 	vz_rect r, plot;
 	double lo, hi;    /* the y axis (log10 values when log) */
@@ -42,6 +47,7 @@ typedef struct curves_scene {
 	float lh;
 	int cursor_col;
 	char fname[32];
+	char xname[24];   /* what x is in every series, or "x" when they differ */
 } curves_scene;
 
 static int cmp_double(const void *a, const void *b)
@@ -50,10 +56,20 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether list ("a, b") holds the word w. */
+static bool has_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = list; (p = strstr(p, w)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ',')) return true;
+	return false;
+}
+
 /* Charts from the series' chart names (first appearance order) and the sorted distinct steps. */
 static void gather(curves_scene *s)
 {
 	s->ncharts = 0;
+	snprintf(s->xname, sizeof s->xname, "step");
 	int64_t total = 0;
 	for (int i = 0; i < vz_live_series_count(); i++) {
 		const vz_series *se = vz_live_series(i);
@@ -68,6 +84,12 @@ static void gather(curves_scene *s)
 		}
 		if (s->charts[c].nseries < 16) s->charts[c].series[s->charts[c].nseries++] = i;
 		s->from_file |= se->from_file;
+		/* the axis label: the x names of the chart's series, each once */
+		chart *k = &s->charts[c];
+		const char *xn = vz_series_xname(se);
+		if (!k->xlabel[0]) snprintf(k->xlabel, sizeof k->xlabel, "%s", xn);
+		else if (!has_word(k->xlabel, xn)) vz_append(k->xlabel, sizeof k->xlabel, ", %s", xn);
+		snprintf(s->xname, sizeof s->xname, "%s", i == 0 || strcmp(s->xname, xn) == 0 ? xn : "x");
 	}
 	if (total > s->cap_x) {
 		double *p = realloc(s->xs, (size_t)total * sizeof *p);
@@ -290,7 +312,14 @@ static void draw_axes(vz_frame *f, const curves_scene *s, const chart *k)
 		char t[32];
 		vz_text_draw(f, X, k->plot.y + k->plot.h + 5, VZ_FONT_SMALL, VZ_ALIGN_CENTER, dim, vzs_short(t, sizeof t, x));
 	}
-	vz_text_draw(f, k->plot.x + k->plot.w, k->plot.y + k->plot.h + 5 + s->lh, VZ_FONT_SMALL, VZ_ALIGN_RIGHT, dim, "step");
+	/* the axis says what x is: a run's steps, or what the data named it (a CSV header, x=) */
+	float lx = k->plot.x + k->plot.w, ly = k->plot.y + k->plot.h + 5 + s->lh;
+	vz_text_draw(f, lx, ly, VZ_FONT_SMALL, VZ_ALIGN_RIGHT, dim, k->xlabel);
+	float lw = vz_text_width(f, VZ_FONT_SMALL, k->xlabel);
+	vz_cell *c = vz_cell_add(f, vz_r(lx - lw, ly, lw, s->lh), "xaxis");
+	c->group = k->xlabel;
+	c->color = dim;
+	c->index = (int32_t)(k - s->charts); /* which chart, 0-based */
 }
 
 /* The raw points, faded, and the smoothed line; gaps at non-finite values (ticks on the axis). */
@@ -299,7 +328,8 @@ static void draw_series(vz_frame *f, curves_scene *s, const chart *k, int j, dou
 	const vz_series *se = vz_live_series(k->series[j]);
 	vz_color c = series_color(k->series[j]);
 	int64_t n = upto(se, xmax);
-	double a = se->n >= SMOOTH_MIN ? s->smoothing : 0; /* the smoothing this series gets */
+	/* the smoothing this series gets: a run's noisy steps, not a curve y(x), which it would shift */
+	double a = se->n >= SMOOTH_MIN && vz_series_counts_progress(se) ? s->smoothing : 0;
 	const double *sm = a > 0 ? smoothed(s, se, n) : NULL;
 	bool dense = (float)n > k->plot.w * vz_zoom(f) / 2;
 	float prev_x = NAN, prev_y = NAN, sprev_x = NAN, sprev_y = NAN;
@@ -363,9 +393,11 @@ static void draw_series(vz_frame *f, curves_scene *s, const chart *k, int j, dou
 	}
 }
 
-/* steps per second over the series' last points, and where the seconds come from */
+/* steps (or epochs) per second over the series' last points; NaN when x counts neither (a
+ * loss against the learning rate has no rate) or the seconds are missing */
 static double throughput(const vz_series *se, int64_t n)
 {
+	if (!vz_series_counts_progress(se)) return NAN;
 	int64_t a = n > 50 ? n - 50 : 0, b = n - 1;
 	while (a < b && !isfinite(se->t[a])) a++;
 	if (b <= a || !isfinite(se->t[b]) || se->t[b] <= se->t[a]) return NAN;
@@ -414,8 +446,8 @@ static void curves_draw(void *p, vz_frame *f)
 	curves_scene *s = p;
 	float x = 0;
 	char t[200];
-	snprintf(t, sizeof t, "faded: every point; solid: smoothed (%.2g; [ and ] change it; series of fewer than %d points: not)",
-	         s->smoothing, SMOOTH_MIN);
+	snprintf(t, sizeof t, "faded: every point; solid: smoothed (%.2g; [ and ] change it; series of fewer than %d points "
+	         "or of an x other than steps: not)", s->smoothing, SMOOTH_MIN);
 	x = vzs_legend(f, x, 0, vz_th.text_dim, false, t);
 	x = vzs_legend(f, x, 0, vz_th.highlight, false, "NaN/Inf (a gap)");
 	const char *follow = vz_live_follow_status();
@@ -444,7 +476,7 @@ static void curves_title(void *p, char *buf, size_t cap)
 	}
 	snprintf(buf, cap, "curves: %d series in %d chart%s", vz_live_series_count(), s->ncharts, s->ncharts == 1 ? "" : "s");
 	if (fast)
-		vz_append(buf, cap, ", %.3g steps/s (%s, %s)", best, fast->name,
+		vz_append(buf, cap, ", %.3g %ss/s (%s, %s)", best, vz_series_xname(fast), fast->name,
 		          fast->from_file ? "the log's seconds column" : "wall clock at viz.plot");
 }
 
@@ -457,7 +489,7 @@ static void curves_step_label(void *p, int step, char *buf, size_t cap)
 	}
 	double x = cursor_x(s, step);
 	char v[32];
-	snprintf(buf, cap, "step %s:", vzs_short(v, sizeof v, x));
+	snprintf(buf, cap, "%s %s:", s->xname, vzs_short(v, sizeof v, x));
 	for (int i = 0; i < vz_live_series_count(); i++) {
 		const vz_series *se = vz_live_series(i);
 		int64_t n = upto(se, x);
@@ -470,6 +502,7 @@ static void curves_counters(void *p, vz_panel *pn)
 {
 	curves_scene *s = p;
 	(void)s;
+	bool rates = false;
 	for (int i = 0; i < vz_live_series_count() && pn->ncols < VZ_PANEL_COLS; i++) {
 		const vz_series *se = vz_live_series(i);
 		int col = vz_panel_column(pn, se->name, se->from_file ? "the CSV log, as written" : "viz.plot, this process");
@@ -481,9 +514,14 @@ static void curves_counters(void *p, vz_panel *pn)
 		if (isfinite(lo)) vz_panel_set(pn, col, "min", lo);
 		vz_panel_set(pn, col, "nan_inf", (double)se->nonfinite);
 		double tp = throughput(se, se->n);
-		if (isfinite(tp)) vz_panel_set(pn, col, "steps_per_s", tp);
+		if (isfinite(tp)) {
+			vz_panel_set(pn, col, strcmp(vz_series_xname(se), "epoch") == 0 ? "epochs_per_s" : "steps_per_s", tp);
+			rates = true;
+		}
 	}
-	vz_panel_note(pn, "steps_per_s: over the last 50 points, from the wall clock at viz.plot or the log's seconds column");
+	if (rates)
+		vz_panel_note(pn, "steps_per_s, epochs_per_s: over the last 50 points, from the wall clock at viz.plot or the "
+		              "log's seconds column");
 	const char *st = vz_live_follow_status();
 	if (st) vz_panel_note(pn, "%s", st);
 }
@@ -496,11 +534,19 @@ static void curves_describe(void *p, vz_cell *c, char *buf, size_t cap)
 		snprintf(buf, cap, "%s (%s axis)", c->group, c->state);
 		return;
 	}
+	if (strcmp(c->kind, "xaxis") == 0) {
+		bool steps = strcmp(c->group, "step") == 0;
+		snprintf(buf, cap, "x: %s (%s)", c->group,
+		         steps ? "the step counts of viz.plot or the log"
+		               : "as the data name it: a CSV header or viz.plot's x option; x: not step counts");
+		return;
+	}
 	for (int i = 0; i < vz_live_series_count(); i++) {
 		const vz_series *se = vz_live_series(i);
 		if (strcmp(se->name, c->group) != 0 || c->index < 0 || c->index >= se->n) continue;
 		char v[32];
-		snprintf(buf, cap, "%s at step %s: %.6g", se->name, vzs_short(v, sizeof v, se->x[c->index]), se->y[c->index]);
+		snprintf(buf, cap, "%s at %s %s: %.6g", se->name, vz_series_xname(se), vzs_short(v, sizeof v, se->x[c->index]),
+		         se->y[c->index]);
 		if (!isfinite(se->y[c->index])) vz_append(buf, cap, " (not finite: drawn as a gap)");
 		if (isfinite(se->t[c->index])) vz_append(buf, cap, "\nat %.3f s (%s)", se->t[c->index] - se->t[0],
 		                                         se->from_file ? "the log's clock" : "since the first point");

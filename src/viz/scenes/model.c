@@ -8,7 +8,8 @@
  * The layers come from lua/lumen/viz.lua (the binding hands a list: lm_viz_model); the filters are
  * copied when the scene is made; the histograms live in live.c, so they survive switching scenes.
  * A step highlights one layer and says what its parameters are. From options alone the scene shows
- * a LeNet-like demonstration with random initial filters, and says so.
+ * a LeNet-like demonstration with random initial filters, and says so. A model without filters (an
+ * MLP) has no filters column: the histograms take its width.
  * Read next: live.c, lua/lumen/viz.lua (viz.watch).
  */
 #include <math.h>
@@ -38,6 +39,7 @@ typedef struct model_scene {
 	bool demo;
 	mlayer L[MAXLAYERS];
 	int n;
+	bool filters;    /* some layer has filters to draw: the filters column exists */
 	uint64_t seen;
 	float lh;
 	char fname[32];
@@ -210,7 +212,11 @@ static void model_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	s->lh = vz_text_height(f, VZ_FONT_SMALL);
 	float top = s->lh * 3.0f, gap = s->lh * 0.35f;
 	float box_w = fminf(c->w * 0.3f, 44 * vz_char_width(f, VZ_FONT_SMALL));
-	float fx = box_w + s->lh, hx = fx + c->w * 0.26f, hw = (c->w - hx - 3 * s->lh) / 2;
+	s->filters = false;
+	for (int i = 0; i < s->n; i++) s->filters |= s->L[i].fo > 0;
+	/* the filters column only when there are filters: an empty column reads as something missing */
+	float fw = s->filters ? c->w * 0.26f : 0;
+	float fx = box_w + s->lh, hx = fx + fw, hw = (c->w - hx - 3 * s->lh) / 2;
 	/* rows: 2.4 lines each, a Conv2d as tall as its filter grid needs (wrapped to its column) */
 	float units = 0;
 	for (int i = 0; i < s->n; i++) units += s->L[i].fo ? 3.2f : 1;
@@ -220,7 +226,7 @@ static void model_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 		mlayer *l = &s->L[i];
 		float h = unit * (l->fo ? 3.2f : 1);
 		l->box = vz_r(0, y, box_w, h);
-		l->filt_r = vz_r(fx, y, c->w * 0.26f - s->lh, h);
+		l->filt_r = vz_r(fx, y, fmaxf(0, fw - s->lh), h);
 		l->act_r = vz_r(hx, y, hw - s->lh * 0.5f, h);
 		l->grad_r = vz_r(hx + hw, y, hw - s->lh * 0.5f, h);
 		y += h + gap;
@@ -314,6 +320,16 @@ static void draw_hist(vz_frame *f, const model_scene *s, int li, int kind, vz_re
 	         h->mean, h->std, h->nonfinite ? " (NaN/Inf!)" : "");
 }
 
+/* A column's heading over the column r, and its cell (kind "column", group what it shows). */
+static void column_head(vz_frame *f, const model_scene *s, vz_rect r, float y, const char *what, const char *text)
+{
+	vz_text_draw(f, r.x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, text);
+	vz_cell *c = vz_cell_add(f, vz_r(r.x, y, r.w, s->lh), "column");
+	c->group = what;
+	c->tag = -1; /* no layer's */
+	c->color = vz_th.bg;
+}
+
 static void model_draw(void *p, vz_frame *f)
 {
 	model_scene *s = p;
@@ -323,9 +339,9 @@ static void model_draw(void *p, vz_frame *f)
 	         vz_number(t, sizeof t, (double)s->params));
 	float hy = s->lh * 1.7f;
 	if (s->n) {
-		vz_text_draw(f, s->L[0].filt_r.x, hy, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "Conv2d filters (- blue, + orange)");
-		vz_text_draw(f, s->L[0].act_r.x, hy, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "activations (live)");
-		vz_text_draw(f, s->L[0].grad_r.x, hy, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "parameter gradients (live)");
+		if (s->filters) column_head(f, s, s->L[0].filt_r, hy, "filters", "Conv2d filters (- blue, + orange)");
+		column_head(f, s, s->L[0].act_r, hy, "activations", "activations (live)");
+		column_head(f, s, s->L[0].grad_r, hy, "gradients", "parameter gradients (live)");
 	}
 	for (int i = 0; i < s->n; i++) {
 		mlayer *l = &s->L[i];
@@ -404,6 +420,17 @@ static void model_counters(void *p, vz_panel *pn)
 static void model_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	model_scene *s = p;
+	if (strcmp(c->kind, "column") == 0) {
+		snprintf(buf, cap, "%s",
+		         strcmp(c->group, "filters") == 0
+		             ? "each Conv2d's filters as small images (a row per output channel, its input channels side by "
+		               "side): blue negative, orange positive, one scale per layer"
+		         : strcmp(c->group, "activations") == 0
+		             ? "each layer's outputs for the last batch, as a histogram (viz.watch(model) records "
+		               "them while it trains)"
+		             : "the gradients of each layer's parameters after backward, as a histogram (watcher:gradients())");
+		return;
+	}
 	if (c->tag < 0 || c->tag >= s->n) return;
 	const mlayer *l = &s->L[c->tag];
 	char n[32];
