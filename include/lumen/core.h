@@ -69,13 +69,17 @@ lm_status lm_set_error(lm_status s, const char *fmt, ...) __attribute__((format(
 
 /*
  * The language of what Lumen writes for people beyond error messages of the API: the emulator's
- * sanitizer reports (races, out-of-bounds and uninitialised reads, deadlocks) and the labels of the
- * visualizer's scenes. English by default; the lesson runner's :lang (and LUMEN_LANG / LANG at
- * start) sets it. Process-wide.
+ * sanitizer reports (races, out-of-bounds and uninitialised reads, deadlocks), the labels of the
+ * visualizer's scenes, the lessons. Process-wide: what lm_set_lang chose (the lesson runner's
+ * :lang), else LUMEN_LANG ('zh', 'en', a locale name), else LANG (zh_* gives Chinese), else English.
  */
 typedef enum lm_lang { LM_LANG_EN = 0, LM_LANG_ZH } lm_lang;
 void lm_set_lang(lm_lang lang);
+void lm_reset_lang(void); /* back to the environment's */
 lm_lang lm_get_lang(void);
+/* The same, and where it came from (":lang", "LUMEN_LANG=zh", "LANG=...", "the default"; valid
+ * until the next call on this thread). */
+lm_lang lm_lang_why(const char **why);
 
 /* ---------------------------------------------------------------- dtypes and devices */
 

@@ -361,6 +361,10 @@ Complete `im2col(x, k, p, s)` for any padding p and stride s: x of shape (N, C, 
           return true, say('right: every window of every case, including stride 2 on a transposed view',
             '对：每个例子的每个窗口都对，包括转置视图上步长为 2 的情况')
         end,
+        equivalent = { -- a mutant of the solution that is a right answer
+          ['>= instead of > at line 4'] = say('F.pad with a padding of 0 returns the same values: padding nothing is no padding',
+            'F.pad 填充 0 个元素，返回的值不变：不填充就是没有填充'),
+        },
         solution = [[
 function im2col(x, k, p, s)
   local N, C, H, W = table.unpack(x:shape())

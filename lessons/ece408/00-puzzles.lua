@@ -23,6 +23,7 @@ local function exercise(n, name, prompt, hints)
     end,
     solution = P.solution(n, name),
     wrong = P.wrong(n, name),
+    equivalent = P.equivalent(n),
   }
 end
 

@@ -31,13 +31,16 @@ local function same(a, b)
   return true
 end
 
--- Checks a scan function (Lua arrays in, a Lua array out) on fresh random inputs.
+-- Checks a scan function (Lua arrays in, a Lua array out) on fresh random inputs. The student's
+-- function gets a copy: the expected values, the messages and the diagnosis come from the input as
+-- it was (a scan done in place would otherwise be compared with its own result).
 local function check_scan_fn(env, name, reference, why)
   local ok, fn = lesson.need(env, name)
   if not ok then return false, fn end
-  for _, n in ipairs({ 1, 8, 13, 32, 0 }) do
+  for _, n in ipairs({ 1, 8, 13, 33, 0 }) do
     local x = random_ints(n)
-    local rok, got = lesson.try(fn, x)
+    local arg = { table.unpack(x) }
+    local rok, got = lesson.try(fn, arg)
     if not rok then return false, got end
     local want = reference(x)
     local cok, msg = lesson.compare(got, want, {
@@ -46,8 +49,47 @@ local function check_scan_fn(env, name, reference, why)
       why = function(i, g, w) return why(x, got, i, g, w) end })
     if not cok then return false, msg end
   end
-  return true, say('right on five fresh inputs, from 0 to 32 elements',
-                   '在五组新的随机输入上（0 到 32 个元素）都对')
+  return true, say('right on five fresh inputs, from 0 to 33 elements',
+                   '在五组新的随机输入上（0 到 33 个元素）都对')
+end
+
+-- A Kogge-Stone kernel as the lecture writes it (the solution of step 6), for the counts a
+-- student's kernel is compared with.
+local function ks_reference(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    local temp
+    if i >= stride then temp = t:add(XY[i], XY[i - stride]) end
+    t:sync()
+    if i >= stride then XY[i] = temp end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[i] end
+end
+
+-- The same without the barrier between the read and the write (the solution of step 7).
+local function ks_racy_reference(t, X, Y, n)
+  local i = t.threadIdx.x
+  local XY = t.shared.XY
+  XY[i] = i < n and X[i] or 0
+  local stride = 1
+  while stride < t.blockDim.x do
+    t:sync()
+    local temp
+    if i >= stride then temp = t:add(XY[i], XY[i - stride]) end
+    if i >= stride then XY[i] = temp end
+    stride = stride * 2
+  end
+  if i < n then Y[i] = XY[i] end
+end
+
+-- A kernel's failure in a check on n elements: the checker's report (it names the fix).
+local function kernel_failure(n, y)
+  return say(string.format('on %d elements, %s', n, y.en), string.format('在 %d 个元素上，%s', n, y.zh))
 end
 
 return {
@@ -136,11 +178,8 @@ fresh random arrays.]],
         },
         check = function(env)
           return check_scan_fn(env, 'exclusive_scan', exclusive, function(x, got, i, g, w)
-            if same(got, inclusive(x)) then
-              return say('that is the inclusive scan: output i must leave input i out',
-                         '这是包含扫描：第 i 个输出不应包含第 i 个输入')
-            end
-            if same(got, x) then return say('the array came back unchanged', '数组原样返回了，没有做扫描') end
+            local why = lesson.scan_why(x, got, 'exclusive')
+            if why then return why end
             if i == 1 then
               return say('an exclusive scan starts with the identity, 0', '排他扫描的第一个元素是单位元 0')
             end
@@ -362,30 +401,36 @@ It is run on fresh random inputs of 8 to 1000 elements and compared with a seque
           local ok, fn = lesson.need(env, 'ks_kernel')
           if not ok then return false, fn end
           local run = env.run_ks
-          for _, n in ipairs({ 8, 13, 64, math.random(200, 1000) }) do
+          if type(run) ~= 'function' then
+            return false, say('run_ks is gone: run the step again (:run)', 'run_ks 不见了：请重新运行这一步（:run）')
+          end
+          -- sizes over one warp, odd and not powers of two (the block is the next power of two)
+          for _, n in ipairs({ 8, 13, 33, 64, math.random(200, 1000) }) do
             local x = lm.randint(0, 10, { n }):float()
-            local rok, y, kind = lesson.try(run, fn, x)
-            if not rok then
-              if kind == 'race' then
-                return false, lesson.say(string.format('on %d elements, %s. Did every thread wait at a barrier between reading XY[i - stride] and writing XY[i]?', n, y.en),
-                  string.format('在 %d 个元素上，%s（在读 XY[i - stride] 和写 XY[i] 之间，每个线程都在屏障处等了吗？）', n, y.zh))
-              end
-              return false, y
-            end
+            local rok, y, info = lesson.try(run, fn, x)
+            if not rok then return false, kernel_failure(n, y) end
             local cok, msg = lesson.compare(y, x:cumsum(1), {
-              what = lesson.say(string.format('your scan of %d elements', n), string.format('你对 %d 个元素的扫描', n)),
+              what = say(string.format('your scan of %d elements', n), string.format('你对 %d 个元素的扫描', n)),
               zero_based = true,
               why = function(i, g, w)
-                if g == x[i]:item() then
-                  return lesson.say('it is still the input: is the loop there, and does it write XY[i]?', '还是输入本身：循环写了吗？它有没有写回 XY[i]？')
-                end
-                return lesson.say('did every thread wait at the barrier, and does the stride double up to blockDim.x?',
-                                  '每个线程都在屏障处等了吗？步长有没有一直翻倍到 blockDim.x？')
+                local why = lesson.scan_why(x, y, 'inclusive')
+                if why then return why end
+                return say('did every thread wait at the barrier, and does the stride double up to blockDim.x?',
+                           '每个线程都在屏障处等了吗？步长有没有一直翻倍到 blockDim.x？')
               end })
             if not cok then return false, msg end
+            -- as many steps as the lecture's kernel: log2(blockDim.x), a barrier before the reads
+            -- and one before the writes of each
+            local _, ref = run(ks_reference, x)
+            if info.counters.barriers > ref.counters.barriers then
+              return false, say(string.format('your scan of %d elements is right, but your kernel waits at %d barriers where %d do (two for each of the log2 %d steps): does the loop run a step with stride >= blockDim.x, in which no thread adds?',
+                  n, info.counters.barriers, ref.counters.barriers, info.counters.block),
+                string.format('你对 %d 个元素的扫描是对的，但你的内核在 %d 道屏障处等待，其实 %d 道就够了（log2 %d 步，每步两道）：循环是不是多跑了一步步长 >= blockDim.x 的、没有线程做加法的空步？',
+                  n, info.counters.barriers, ref.counters.barriers, info.counters.block))
+            end
           end
-          return true, lesson.say('your kernel scans every input right on the emulator; to watch it: y, ks_info = run_ks(ks_kernel, x) viz.show(ks_info)',
-                                  '你的内核在模拟器上对每组输入都扫描正确；想看它怎么跑：y, ks_info = run_ks(ks_kernel, x) viz.show(ks_info)')
+          return true, say('your kernel scans every input right on the emulator, in log2 n steps; to watch it: y, ks_info = run_ks(ks_kernel, x) viz.show(ks_info)',
+                           '你的内核在模拟器上对每组输入都扫描正确，只用 log2 n 步；想看它怎么跑：y, ks_info = run_ks(ks_kernel, x) viz.show(ks_info)')
         end,
         solution = [[
 function ks_kernel(t, X, Y, n)
@@ -496,21 +541,54 @@ The check runs it and expects the race checker to stop it.]],
           say('Copy ks_good under the name ks_racy and delete the second t:sync() inside the loop.',
               '把 ks_good 复制一份，改名为 ks_racy，再删掉循环里的第二个 t:sync()。'),
         },
+        -- It asks for one fault: the race the missing barrier lets happen, and nothing else. So
+        -- the kernel must stop on a race in XY (not on an index out of bounds or another array),
+        -- and, run without the race check (the emulator's fixed order), behave exactly as ks_good
+        -- without that barrier: the same output and the same number of barriers.
         check = function(env)
           local ok, fn = lesson.need(env, 'ks_racy')
           if not ok then return false, fn end
-          local rok, err = pcall(env.run_ks, fn, lm.rand(16))
-          if rok then
-            return false, lesson.say('ks_racy ran without a race: remove the t:sync() between reading XY[i - stride] and writing XY[i]',
-                                     'ks_racy 运行时没有发生竞争：请删掉“读 XY[i - stride]”和“写 XY[i]”之间的那个 t:sync()')
+          for _, n in ipairs({ 16, 37 }) do
+            local x = lm.randint(0, 10, { n }):float()
+            local rok, y, kind, fault = lesson.try(env.run_ks, fn, x)
+            if rok then
+              return false, say(string.format('ks_racy ran %d elements without a race: remove the t:sync() between reading XY[i - stride] and writing XY[i]', n),
+                string.format('ks_racy 在 %d 个元素上运行时没有发生竞争：请删掉“读 XY[i - stride]”和“写 XY[i]”之间的那个 t:sync()', n))
+            end
+            if kind ~= 'race' then
+              return false, say('ks_racy stopped, but not on a race: ' .. y.en .. '. Start from ks_good and delete only the barrier.',
+                'ks_racy 停下了，但不是因为竞争：' .. y.zh .. '。从 ks_good 出发，只删掉那一道屏障。')
+            end
+            if fault.array ~= 'XY' then
+              return false, say(string.format("ks_racy races on '%s', not on XY: %s", fault.array, y.en),
+                string.format("ks_racy 的竞争发生在 '%s' 上，而不是 XY：%s", fault.array, y.zh))
+            end
+            local block = 1
+            while block < n do block = block * 2 end
+            local function order(kernel)
+              local out = lm.zeros(n)
+              local info = kernels.launch(kernel, { grid = 1, block = block, shared = { XY = block }, args = { x, out, n },
+                racecheck = false })
+              return out, info
+            end
+            local rok2, mine, info = lesson.try(order, fn)
+            local want, ref = order(ks_racy_reference)
+            if not rok2 or info.counters.barriers ~= ref.counters.barriers or not lesson.compare(mine, want) then
+              return false, say(string.format('ks_racy has a race in XY, but it is not only ks_good without the barrier before XY[i] = temp: run in the emulator\'s fixed order it %s. Copy ks_good and delete that one t:sync().',
+                  not rok2 and ('fails: ' .. mine.en) or info.counters.barriers ~= ref.counters.barriers
+                    and string.format('waits at %d barrier%s, not %d', info.counters.barriers,
+                      info.counters.barriers == 1 and '' or 's', ref.counters.barriers)
+                    or 'computes something else'),
+                string.format('ks_racy 在 XY 上有竞争，但它不只是去掉了 XY[i] = temp 之前那道屏障的 ks_good：按模拟器的固定顺序运行，它%s。复制 ks_good，只删掉那一个 t:sync()。',
+                  not rok2 and ('会出错：' .. mine.zh) or info.counters.barriers ~= ref.counters.barriers
+                    and string.format('在 %d 道屏障处等待，而不是 %d 道', info.counters.barriers, ref.counters.barriers)
+                    or '算出了别的结果'))
+            end
+            if n == 37 then
+              return true, say('the race checker caught what the missing barrier lets happen: ' .. y.en,
+                '竞争检查器抓住了少掉的那道屏障所放任的事情：' .. y.zh)
+            end
           end
-          local e = tostring(err)
-          if e:find('interrupted!', 1, true) then error(err, 0) end
-          if not e:find('race', 1, true) then
-            return false, lesson.say('ks_racy stopped, but not on a race: ' .. e, 'ks_racy 停下了，但不是因为竞争：' .. e)
-          end
-          local report = e:gsub('^.-kernels%.launch: ', '')
-          return true, lesson.say('the race checker said: ' .. report, '竞争检查器报告：' .. report)
         end,
         solution = [[
 function ks_racy(t, X, Y, n)

@@ -141,6 +141,12 @@ random arrays.]],
           end
           return true, say('right on fresh arrays of 1 to 64 elements', '在 1 到 64 个元素的新数组上都对')
         end,
+        equivalent = { -- mutants of the solution that are right answers on the sizes asked (powers of two)
+          ['<= instead of < at line 4'] = say('one more pass with stride #a, whose loop runs no iteration',
+            '多一轮步长为 #a 的循环，而这一轮的内层循环一次也不执行'),
+          ['for ... = 2 * stride, (#a) + 1 at line 5'] = say('#a + 1 is odd, never a multiple of 2 * stride: the loop stops where it did',
+            '#a + 1 是奇数，不可能是 2 * stride 的倍数：循环停在原来的地方'),
+        },
         solution = [[
 function upsweep(x)
   local a = {table.unpack(x)}

@@ -322,28 +322,36 @@ with at most one global atomic per bin per block.]],
           say('Without the second t:sync() a thread may merge a bin another thread is still counting: the race checker says so.',
               '少了第二个 t:sync()，一个线程可能在别的线程还在往某个桶里数的时候就去合并它：竞争检查器会指出来。'),
         },
+        -- Inputs larger than the grid (4 x 64 threads: the stride loop), odd sizes, and more bins
+        -- than threads in a block (the clearing and merging loops); uniform and in runs.
         check = function(env)
           local ok, fn = lesson.need(env, 'hist_private')
           if not ok then return false, fn end
-          for _, case in ipairs({ { 'uniform', 1000, 16 }, { 'runs', 2048, 16 }, { 'uniform', 777, 8 } }) do
+          if type(env.run_hist) ~= 'function' then
+            return false, say('run_hist is gone: run the step again (:run)', 'run_hist 不见了：请重新运行这一步（:run）')
+          end
+          for _, case in ipairs({ { 'uniform', 1000, 16 }, { 'runs', 2048, 16 }, { 'uniform', 777, 8 }, { 'uniform', 1531, 100 } }) do
             local kind, n, bins = case[1], case[2], case[3]
             local t = {}
             for i = 1, n do t[i] = kind == 'runs' and ((i - 1) // 256) % bins or math.random(0, bins - 1) end
             local input = lm.tensor(t, { dtype = 'uint8' })
+            local where = say(string.format('on %d %s values in %d bins, ', n, kind, bins),
+              string.format('在 %d 个%s值、%d 个桶上，', n, kind == 'runs' and '成段' or '均匀', bins))
             local rok, histo, info = lesson.try(env.run_hist, fn, input, bins)
-            if not rok then
-              if info == 'race' then
-                return false, say(histo.en .. '. Does every thread wait (t:sync()) after clearing h and again before the merge reads it?',
-                                  histo.zh .. '（清零 h 之后、合并读取 h 之前，每个线程都用 t:sync() 等齐了吗？）')
-              end
-              return false, histo
-            end
+            if not rok then return false, say(where.en .. histo.en, where.zh .. histo.zh) end
             local want, ref = kernels.histogram(input, bins, { algo = 'privatized', backend = 'emu' })
             local cok, msg = lesson.compare(histo, want, {
-              what = say(string.format('your histogram of %d %s values', n, kind), string.format('你对 %d 个%s值的直方图', n, kind == 'runs' and '成段' or '均匀')),
+              what = say(string.format('your histogram of %d %s values in %d bins', n, kind, bins),
+                string.format('你对 %d 个%s值（%d 个桶）的直方图', n, kind == 'runs' and '成段' or '均匀', bins)),
               zero_based = true,
-              why = function() return say('is h cleared before counting, and are all threads done (t:sync()) before the merge?',
-                                          'h 在计数之前清零了吗？合并之前所有线程都数完了吗（t:sync()）？') end })
+              why = function(i)
+                if bins > 64 and i > 64 then
+                  return say('bins past blockDim.x (64): do the clearing and the merging loop step by blockDim.x over all the bins?',
+                    '编号超过 blockDim.x（64）的桶：清零和合并的循环是不是以 blockDim.x 为步长走遍了所有的桶？')
+                end
+                return say('does every thread count all its elements (i, i + all the grid\'s threads, ...), and is every bin merged once per block?',
+                  '每个线程都数完了它的所有元素吗（i、i + 网格线程总数……）？每个块的每个桶都合并了一次吗？')
+              end })
             if not cok then return false, msg end
             local limit = 4 * bins
             if info.counters.atomics > limit then
@@ -354,7 +362,8 @@ with at most one global atomic per bin per block.]],
                   n, info.counters.atomics, bins, limit, blocks, ref.counters.atomics))
             end
           end
-          return true, say('right, with one global atomic per bin per block', '对，而且每个块每个桶只有一次全局原子操作')
+          return true, say('right, with one global atomic per bin per block, also with more bins than threads',
+            '对，而且每个块每个桶只有一次全局原子操作，桶比线程多时也对')
         end,
         solution = [[
 function hist_private(t, input, histo, n, bins)

@@ -396,21 +396,36 @@ function M.number(v)
   return nil
 end
 
--- What kernels.launch's checkers stopped (the kind), and the report without the function's name
--- and, for the checkers' own reports, without the traceback (the report names the line).
-local function launch_failure(e)
-  local report = e:match('kernels%.launch: (.*)$')
-  if not report then return nil end
-  local first = report:match('^[^\n]*')
-  if first:find(' race on ', 1, true) then return 'race', first end
-  if first:find('^out%-of%-bounds') then return 'memcheck', first end
-  if first:find('^deadlock') then return 'deadlock', first end
-  return 'kernel', report
+-- A message without the traceback a Lua error may carry, and without the name of the function
+-- that raised it ("kernels.launch: "): the report names the line, the rest is the runner's.
+local function first_part(e)
+  local cut = e:find('\nstack traceback:', 1, true)
+  if cut then e = e:sub(1, cut - 1) end
+  return (e:gsub('^kernels%.launch: ', ''))
 end
+M._first_part = first_part
 
---- lesson.try(fn, ...): calls the student's fn protected: true, results... or false, a text and
---- the kind of failure: 'race' or 'memcheck' (kernels.launch's checkers stopped the student's
---- kernel; the text gives their report), 'deadlock', 'kernel' (an error inside the kernel), 'error'.
+-- What a check may spend in the student's code: Lua instructions, counted by a hook every
+-- BUDGET_STEP (kernels.launch passes the hook to every thread of a kernel). An endless loop in a
+-- mutant or a student's code stops there, reported as such, instead of hanging :check. The
+-- checks of the shipped solutions spend at most ~0.2 million (the puzzles' matmul, im2col); an
+-- endless kernel loop with a barrier in it runs ~10 million instructions a second on the emulator.
+M.budget = 20000000
+local BUDGET_STEP = 100000
+local BUDGET_MARK = 'lesson: stopped after'
+
+-- What kernels.last_fault() names, as lesson.try's kinds.
+local FAULT_KIND = {
+  race = 'race', bounds = 'memcheck', uninit = 'initcheck', deadlock = 'deadlock', barrier = 'deadlock',
+  error = 'kernel',
+}
+
+--- lesson.try(fn, ...): calls the student's fn protected: true, results... or false, a text, the
+--- kind of failure and, for a kernel the emulator stopped, what stopped it (kernels.last_fault()):
+--- 'race', 'memcheck' (an index out of bounds), 'initcheck' (a read of memory nothing wrote),
+--- 'deadlock' (a barrier some threads never reach, or two different ones), 'kernel' (another
+--- error inside a kernel), 'budget' (an endless loop: it ran past the check's budget), 'error'.
+--- The text is the checker's report (or the error) without a traceback.
 function M.try(fn, ...)
   if type(fn) ~= 'function' and not (type(fn) == 'table' and getmetatable(fn) and getmetatable(fn).__call) then
     return false, say('expected a function here, got ' .. type(fn), '这里需要一个函数，拿到的是 ' .. type(fn)), 'error'
@@ -419,18 +434,52 @@ function M.try(fn, ...)
   if not r[1] then
     local e = tostring(r[2])
     if e:find('interrupted!', 1, true) then error(r[2], 0) end
-    local kind, report = launch_failure(e)
-    if kind == 'race' then
-      return false, say('the race checker stopped your kernel: ' .. report, '竞争检查器叫停了你的内核：' .. report), kind
-    elseif kind == 'memcheck' then
-      return false, say('the memory checker stopped your kernel: ' .. report, '内存检查器叫停了你的内核：' .. report), kind
-    elseif kind then
-      return false, say('your kernel stopped: ' .. report, '你的内核出错停下了：' .. report), kind
+    local report = first_part(e)
+    if e:find(BUDGET_MARK, 1, true) then
+      return false, say(report, report), 'budget'
     end
-    return false, say('your code raised an error: ' .. e, '你的代码出错了：' .. e), 'error'
+    local fault = e:find('kernels.launch: ', 1, true) and require('kernels').last_fault() or nil
+    local kind = fault and FAULT_KIND[fault.kind]
+    if kind == 'race' then
+      return false, say('the race checker stopped your kernel: ' .. report, '竞争检查器叫停了你的内核：' .. report), kind, fault
+    elseif kind == 'memcheck' then
+      return false, say('the memory checker stopped your kernel: ' .. report, '内存检查器叫停了你的内核：' .. report), kind, fault
+    elseif kind == 'initcheck' then
+      return false, say('the initcheck stopped your kernel: ' .. report, '初始化检查叫停了你的内核：' .. report), kind, fault
+    elseif kind then
+      return false, say('your kernel stopped: ' .. report, '你的内核出错停下了：' .. report), kind, fault
+    end
+    return false, say('your code raised an error: ' .. report, '你的代码出错了：' .. report), 'error'
   end
   return table.unpack(r, 1, r.n)
 end
+
+-- Calls fn(...) with the budget: ok, results... as pcall; past the budget every instruction
+-- raises (a pcall in the student's code cannot swallow it), so the whole call ends.
+local budgeted
+budgeted = function(fn, ...)
+  local old_fn, old_mask, old_count = debug.gethook()
+  local spent, limit = 0, M.budget
+  local function hook()
+    spent = spent + BUDGET_STEP
+    if spent > limit then
+      -- back in budgeted itself (the pcall has returned): let it put the old hook back
+      local running = debug.getinfo(2, 'f')
+      if running and running.func == budgeted then return end
+      debug.sethook(hook, '', 1)
+      local where = debug.getinfo(2, 'Sl')
+      local at = where and where.currentline and where.currentline > 0
+        and string.format(' (last at %s:%d)', where.short_src, where.currentline) or ''
+      error(string.format('%s %d million Lua instructions without finishing%s: an endless loop? (a loop whose condition never turns false: a stride that stays 0, an index that never grows)',
+        BUDGET_MARK, limit // 1000000, at), 0)
+    end
+  end
+  debug.sethook(hook, '', BUDGET_STEP)
+  local r = table.pack(pcall(fn, ...))
+  debug.sethook(old_fn, old_mask or '', old_count or 0)
+  return r, spent
+end
+M._budgeted = budgeted
 
 --- lesson.need(env, name [, kind]): env[name] when it is of type kind (default 'function'): true,
 --- value; else false, a text saying what to define.
@@ -504,6 +553,36 @@ function M.compare(got, want, opts)
     end
   end
   return true
+end
+
+--- lesson.scan_why(x, got, asked): a text naming the scan mistake that got shows for the input x
+--- (arrays of numbers or tensors; asked: 'inclusive' or 'exclusive', the scan that was asked
+--- for), or nil: the other scan (exclusive for inclusive, inclusive for exclusive), the other scan
+--- shifted, the input unchanged. Compare with the input as it was before the student's code ran.
+function M.scan_why(x, got, asked)
+  x, got = as_array(x), as_array(got)
+  if not x or not got or #got ~= #x then return nil end
+  local inc, exc, s = {}, {}, 0
+  for i = 1, #x do exc[i] = s; s = s + x[i]; inc[i] = s end
+  local function same(a, b)
+    for i = 1, #b do
+      local v = tonumber(a[i])
+      if not v or math.abs(v - b[i]) > 1e-4 * math.max(1, math.abs(b[i])) then return false end
+    end
+    return true
+  end
+  if #x > 0 and asked == 'exclusive' and same(got, inc) then
+    return say('that is the inclusive scan: output i of an exclusive scan leaves input i out (start from 0; store, then add)',
+      '这是包含扫描：排他扫描的第 i 个输出不含第 i 个输入（从 0 开始；先存，再加）')
+  end
+  if #x > 0 and asked == 'inclusive' and same(got, exc) then
+    return say('that is the exclusive scan: output i of an inclusive scan includes input i (add, then store)',
+      '这是排他扫描：包含扫描的第 i 个输出要包含第 i 个输入（先加，再存）')
+  end
+  if #x > 1 and same(got, x) then
+    return say('that is the input unchanged: the scan was not applied', '这就是原样的输入：扫描没有做')
+  end
+  return nil
 end
 
 -- ---------------------------------------------------------------- opening and moving
@@ -607,18 +686,25 @@ local function answer_value(text)
   return v
 end
 
---- Calls the exercise's check; returns ok and the message as a text (not yet picked).
+--- Calls the exercise's check (within the budget of Lua instructions); returns ok and the message
+--- as a text (not yet picked), and whether the check itself raised.
 local function call_check(ex, answer)
   S.capture, S.echo = {}, false -- a check's own prints stay out of the way
-  local r = table.pack(pcall(ex.check, S.env, answer))
+  local r = budgeted(ex.check, S.env, answer)
   S.capture, S.echo = nil, true
   if not r[1] then
     local e = tostring(r[2])
     if e:find('interrupted!', 1, true) then error(r[2], 0) end
-    return false, say('the check stopped with an error: ' .. e, '检查时出错：' .. e), true
+    local part = first_part(e)
+    if e:find(BUDGET_MARK, 1, true) then
+      return false, say('your code ' .. part:gsub('^' .. BUDGET_MARK, 'was stopped after'),
+        '你的代码运行了 ' .. (M.budget // 1000000) .. ' 百万条 Lua 指令仍未结束，被叫停了：是不是死循环？（循环条件永远不会变假：步长一直是 0，或下标从不增长）'), false
+    end
+    return false, say('the check stopped with an error: ' .. part, '检查时出错：' .. part), true
   end
   return r[2] == true, r[3]
 end
+M._call_check = function(ex, answer) return call_check(ex, answer) end
 
 --- lesson.check([answer]): checks the current step's exercise (answer: a value, passed to the
 --- check). Returns ok, message (in the current language).
@@ -828,6 +914,60 @@ function M._walk(lesson, path, langs, problems, opts)
       end
     end
   end
+end
+
+-- ---------------------------------------------------------------- the mutation corpus
+
+--- lesson.mutants(path [, {ops=, sample=, on_mutant=}]): every exercise whose solution defines a function
+--- is checked against the mutants of that function (lumen.mutants: a dropped t:sync() or atomic,
+--- a guard's < for <=, an index or a loop bound off by one, a dropped zero-fill, a stride loop run
+--- once), each run in the lesson's environment at its step and then checked as a student's answer
+--- would be. Returns a report: {lesson =, exercises = {{step =, generated =, refused =, equivalent
+--- =, survivors = {mutant...}}}}. An exercise may list mutants that are right answers
+--- (exercise.equivalent = {[what] = why}): they are counted apart and must be accepted.
+function M.mutants(path, opts)
+  opts = opts or {}
+  local Fm = format()
+  local Mu = require 'lumen.mutants'
+  local lesson = assert(Fm.load(path))
+  local saved = { S.lesson, S.name, S.path, S.index, S.env, S.proxy, S.ran, S.hints, S.drafts, S.record }
+  local report = { lesson = (path:match('([^/]+/[^/]+)%.lua$') or path), exercises = {} }
+  local ok, e = pcall(function()
+    M._open_table(lesson, report.lesson, { record = false, path = path })
+    for i, step in ipairs(lesson.steps) do
+      S.index = i
+      M.run()
+      local ex = step.exercise
+      if ex and ex.solution:find('function', 1, true) then
+        local r = { step = i, generated = 0, refused = 0, equivalent = 0, survivors = {}, wrongly_refused = {} }
+        local equivalent = ex.equivalent or {}
+        for _, m in ipairs(Mu.generate(ex.solution, { ops = opts.ops })) do
+          if opts.sample and not opts.sample(m) then goto next_mutant end
+          r.generated = r.generated + 1
+          M.run(m.code, { name = chunkname(i, 'mutant') }) -- a run that fails still defines the function
+          local cok, msg = call_check(ex, nil)
+          if opts.on_mutant then opts.on_mutant(i, m, cok, msg) end
+          if equivalent[m.what] then
+            r.equivalent = r.equivalent + 1
+            if not cok then r.wrongly_refused[#r.wrongly_refused + 1] = m end
+          elseif cok then
+            r.survivors[#r.survivors + 1] = m
+          else
+            r.refused = r.refused + 1
+          end
+          ::next_mutant::
+        end
+        M.run(ex.solution, { name = chunkname(i, 'solution') })
+        report.exercises[#report.exercises + 1] = r
+      end
+    end
+  end)
+  S.lesson, S.name, S.path, S.index, S.env, S.proxy, S.ran, S.hints, S.drafts, S.record = table.unpack(saved, 1, 10)
+  if not ok then
+    if tostring(e):find('interrupted!', 1, true) then error(e, 0) end
+    report.error = tostring(e)
+  end
+  return report
 end
 
 --- lesson.validate(path): ok, problems, warnings (the fields only; lesson.verify runs it too).

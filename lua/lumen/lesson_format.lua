@@ -51,6 +51,12 @@ F.exercise_fields = {
       for _, s in ipairs(v) do if not T.is_text(s) then return false end end
       return true
     end },
+  { 'equivalent', false, "a table {[a mutant's description] = why it is a right answer (a text)}",
+    function(v)
+      if type(v) ~= 'table' then return false end
+      for k, why in pairs(v) do if type(k) ~= 'string' or not T.is_text(why) then return false end end
+      return true
+    end },
 }
 
 local function describe(v)

@@ -12,12 +12,12 @@ lines; a line indented by two spaces or more is kept as it is; '- ' starts a bul
 indent. Lines of one paragraph are joined with a space, or with nothing between two wide
 characters or next to Chinese punctuation (a Chinese sentence split over source lines). Read next: lumen/lesson.lua.
 ]]
+local lm = require 'lumen'
 local T = {}
 
 -- ---------------------------------------------------------------- language
 
 T.langs = { 'en', 'zh' }
-local chosen = nil -- set by :lang
 
 --- The language from a locale-like string ('zh', 'zh_CN.UTF-8', 'en_US' ...), or nil.
 local function from_locale(s)
@@ -28,28 +28,19 @@ local function from_locale(s)
   return nil
 end
 
---- The current language and why: 'en' or 'zh', and a phrase naming where it came from.
-function T.lang()
-  if chosen then return chosen, ':lang' end
-  local l = os.getenv('LUMEN_LANG')
-  if l and l ~= '' then
-    local v = from_locale(l)
-    if v then return v, 'LUMEN_LANG=' .. l end
-  end
-  local lang = os.getenv('LANG')
-  if lang and lang:lower():match('^zh') then return 'zh', 'LANG=' .. lang end
-  return 'en', lang and lang ~= '' and ('LANG=' .. lang) or 'the default'
-end
+--- The current language and why: 'en' or 'zh', and a phrase naming where it came from. The one
+--- process-wide setting of the core (lm.sys.lang): the emulator's reports and the scenes' labels
+--- follow it too.
+function T.lang() return lm.sys.lang() end
 
 --- Sets the language ('en' or 'zh'; nil goes back to the environment's). Returns it or raises.
 function T.set_lang(l)
-  if l == nil then chosen = nil return T.lang() end
+  if l == nil then return (lm.sys.lang(false)) end
   local v = from_locale(l)
   if not v then
     error(string.format("lesson: unknown language '%s' (en or zh)", tostring(l)), 2)
   end
-  chosen = v
-  return v
+  return (lm.sys.lang(v))
 end
 
 --- Whether v is a text: a string, or a table of strings keyed by language.

@@ -53,7 +53,7 @@ P[1] = {
     zh = '把 a 的每个元素加 10 存进 out：out[i] = a[i] + 10。每个元素正好对应一个线程。',
   },
   params = 't, out, a',
-  cases = function(r) return { { size = 4 }, { size = r(1, 32) }, { size = r(1, 32) } } end,
+  cases = function(r) return { { size = 4 }, { size = r(1, 32) }, { size = r(33, 100) } } end,
   inputs = { a = function(c) return c.size end },
   out = function(c) return c.size end,
   launch = function(c) return { block = c.size } end,
@@ -86,7 +86,7 @@ P[2] = {
     zh = '把 a 和 b 逐元素相加：out[i] = a[i] + b[i]。每个元素一个线程。',
   },
   params = 't, out, a, b',
-  cases = function(r) return { { size = 4 }, { size = r(1, 32) }, { size = r(1, 32) } } end,
+  cases = function(r) return { { size = 4 }, { size = r(1, 32) }, { size = r(33, 100) } } end,
   inputs = { a = function(c) return c.size end, b = function(c) return c.size end },
   out = function(c) return c.size end,
   launch = function(c) return { block = c.size } end,
@@ -220,7 +220,7 @@ P[6] = {
     zh = '还是 out[i] = a[i] + 10，但每个线程块只有 4 个线程，比元素少：网格里有足够多的块来覆盖 a，一个线程负责的元素是 i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x。',
   },
   params = 't, out, a, size',
-  cases = function(r) return { { size = 9 }, { size = r(1, 20) }, { size = r(5, 20) } } end,
+  cases = function(r) return { { size = 9 }, { size = r(1, 20) }, { size = r(33, 90) } } end,
   inputs = { a = function(c) return c.size end },
   out = function(c) return c.size end,
   launch = function(c) return { grid = (c.size + 3) // 4, block = 4 } end,
@@ -253,7 +253,7 @@ P[7] = {
     zh = '又是二维映射，但矩阵（size x size）比一个 3 x 3 的线程块大：网格也是二维的，线程的列号是 t.blockIdx.x * t.blockDim.x + t.threadIdx.x，行号同理用 y。',
   },
   params = 't, out, a, size',
-  cases = function(r) return { { size = 5 }, { size = r(1, 7) }, { size = r(4, 8) } } end,
+  cases = function(r) return { { size = 5 }, { size = r(1, 7) }, { size = r(9, 13) } } end,
   shapes = function(c) return { a = { c.size, c.size }, out = { c.size, c.size } } end,
   inputs = { a = function(c) return c.size * c.size end },
   out = function(c) return c.size * c.size end,
@@ -290,7 +290,7 @@ P[8] = {
   },
   params = 't, out, a, size',
   -- the last size is never a multiple of the block: the last block has threads past the end
-  cases = function(r) return { { size = 8 }, { size = r(1, 16) }, { size = 4 * r(1, 3) + r(1, 3) } } end,
+  cases = function(r) return { { size = 8 }, { size = r(1, 16) }, { size = 4 * r(8, 16) + r(1, 3) } } end,
   inputs = { a = function(c) return c.size end },
   out = function(c) return c.size end,
   launch = function(c) return { grid = (c.size + 3) // 4, block = 4, shared = { cache = 4 } } end,
@@ -302,6 +302,11 @@ P[8] = {
   end,
   target = { 1, 1, 1, 1 },
   needs_shared = true,
+  -- mutants of the solution that are right answers (lumen.mutants; the lesson's test runs them)
+  equivalent = {
+    ['no t:sync() at line 6'] = { en = 'each thread reads back only the element it wrote itself: no other thread\'s write to wait for',
+      zh = '每个线程只读回它自己写的那个元素：不需要等别的线程写' },
+  },
   why = { en = 'is the load from a guarded by i < size, and does each thread use its place t.threadIdx.x in the cache?',
           zh = '从 a 读数时有 i < size 的保护吗？每个线程用的是不是自己在 cache 里的位置 t.threadIdx.x？' },
   solution = [[
@@ -438,7 +443,8 @@ P[11] = {
   },
   params = 't, out, a, b, a_size, b_size',
   cases = function(r)
-    return { { size = 6, b_size = 3 }, { size = r(9, 15), b_size = r(2, 4) }, { size = r(1, 15), b_size = r(1, 4) } }
+    return { { size = 6, b_size = 3 }, { size = r(9, 15), b_size = r(2, 4) }, { size = r(1, 15), b_size = r(1, 4) },
+             { size = 16 + r(0, 2), b_size = 4 }, { size = r(33, 60), b_size = r(1, 4) } }
   end,
   inputs = { a = function(c) return c.size end, b = function(c) return c.b_size end },
   out = function(c) return c.size end,
@@ -457,6 +463,10 @@ P[11] = {
   end,
   target = { 2, 1, 8, 2 },
   needs_shared = true,
+  equivalent = {
+    ['<= instead of < at line 9'] = { en = 'one more halo element, past the last one a window reads: loaded, never used',
+      zh = '多装入一个光环元素，它在所有窗口读到的范围之外：装了，但从来不用' },
+  },
   why = { en = 'near the end of a block, do its last threads find the halo elements (past its 8) in the shared tile?',
           zh = '在线程块的末尾，最后几个线程能在共享内存的数据块里找到光环元素（本块 8 个之后的那几个）吗？' },
   solution = [[
@@ -505,7 +515,7 @@ P[12] = {
     zh = '对每个线程块的 8 个元素求包含式前缀和（out[i] = a[start] + ... + a[i]，start 是本块第一个元素），在 t.shared.cache 里用 Kogge-Stone 算法：共 log2 8 = 3 步，每一步读左边相隔 stride 的元素。GPU-Puzzles 原题只保留每块的总和；这里做课上讲的完整扫描。',
   },
   params = 't, out, a, size',
-  cases = function(r) return { { size = 8 }, { size = r(9, 20) }, { size = r(1, 20) } } end,
+  cases = function(r) return { { size = 8 }, { size = r(9, 20) }, { size = r(1, 20) }, { size = r(33, 70) } } end,
   inputs = { a = function(c) return c.size end },
   out = function(c) return c.size end,
   launch = function(c) return { grid = (c.size + 7) // 8, block = 8, shared = { cache = 8 } } end,
@@ -519,6 +529,10 @@ P[12] = {
   end,
   target = { 1, 1, 7, 4 },
   needs_shared = true,
+  equivalent = {
+    ['<= instead of < at line 7'] = { en = 'one more step, with stride 8, in which no thread adds: right, only slower',
+      zh = '多跑一步（步长 8），这一步没有线程做加法：结果对，只是慢一点' },
+  },
   why = { en = 'between reading the left element and writing your own, does every thread wait at a t:sync()?',
           zh = '在读左边的元素和写自己的元素之间，每个线程都在 t:sync() 处等过了吗？' },
   solution = [[
@@ -622,7 +636,7 @@ P[14] = {
     zh = 'out = a b，a、b 都是 size x size 的矩阵（按行存放），用分块（tiling）来算：线程块是 3 x 3 个线程，每块算 out 的一个 3 x 3 小块；沿着公共维度每次取 3 列（行）宽的一条，块内先把 a 的一个小块放进 t.shared.a_s、b 的一个小块放进 t.shared.b_s（各 3 x 3，越界处填 0），等待，累加乘积，并在下一批小块覆盖它们之前再等一次。',
   },
   params = 't, out, a, b, size',
-  cases = function(r) return { { size = 8 }, { size = r(1, 3) }, { size = r(4, 9) } } end,
+  cases = function(r) return { { size = 8 }, { size = r(1, 3) }, { size = 3 * r(1, 3) + 1 }, { size = r(10, 13) } } end,
   shapes = function(c) return { a = { c.size, c.size }, b = { c.size, c.size }, out = { c.size, c.size } } end,
   inputs = { a = function(c) return c.size * c.size end, b = function(c) return c.size * c.size end },
   out = function(c) return c.size * c.size end,
@@ -644,6 +658,10 @@ P[14] = {
   end,
   target = { 6, 1, 18, 6 }, -- size 8: 3 strips, each a load of a and b and 3 products' operands
   needs_shared = true,
+  equivalent = {
+    ['for ... = 0, (size - 1) + 1 at line 8'] = { en = 'a strip starting at size holds only the zeros past the edge: it adds nothing',
+      zh = '从 size 开始的那一条只含越界补的 0：什么也不会加上' },
+  },
   why = { en = "are the tiles' elements past the edge of the matrices zero, and does the block wait both before computing and before loading the next tiles?",
           zh = '小块里越过矩阵边界的元素是 0 吗？线程块在计算之前、以及在装入下一批小块之前，都等待了吗？' },
   solution = [[
@@ -953,6 +971,11 @@ end
 function M.solution(n, name)
   local p = puzzle(n, 'solution')
   return name and (name .. ' = ' .. p.solution) or p.solution
+end
+
+--- The mutants of puzzle n's solution (lumen.mutants) that are right answers: {[what] = why}.
+function M.equivalent(n)
+  return puzzle(n, 'equivalent').equivalent or {}
 end
 
 --- A plausible mistake's code (check refuses it); with name, as an assignment.

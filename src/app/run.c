@@ -44,6 +44,11 @@ static bool main_thread_known;
  */
 static volatile sig_atomic_t tick_due;       /* the live timer fired: pump the window (below) */
 
+/* The hook the live tick found on the state (a debug.sethook count hook: a lesson check's budget,
+ * a user's), put back after the tick instead of no hook at all. */
+static lua_Hook saved_hook;
+static int saved_mask, saved_count;
+
 static void app_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
@@ -51,7 +56,8 @@ static void app_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, app_hook, LUA_MASKCOUNT, 1);
 		luaL_error(L, "interrupted!");
 	}
-	lua_sethook(L, NULL, 0, 0);
+	lua_sethook(L, saved_hook, saved_hook ? saved_mask : 0, saved_hook ? saved_count : 0);
+	saved_hook = NULL;
 	if (tick_due) {
 		tick_due = 0;
 		app_tick(); /* the window's events; it runs no Lua */
@@ -187,6 +193,12 @@ static void on_live_tick(int sig)
 		lua_State *L = running;
 		if (L && live && !interrupting) {
 			tick_due = 1;
+			lua_Hook h = lua_gethook(L);
+			if (h != app_hook) { /* keep the state's own hook for after the tick */
+				saved_hook = h;
+				saved_mask = lua_gethookmask(L);
+				saved_count = lua_gethookcount(L);
+			}
 			lua_sethook(L, app_hook, LUA_MASKCOUNT, 1);
 		}
 	}
@@ -268,6 +280,7 @@ int app_docall(lua_State *L, int narg, int nres)
 	if (!outer) {
 		/* the interrupt ends with the call that received it */
 		lua_sethook(L, NULL, 0, 0);
+		saved_hook = NULL;
 		interrupting = 0;
 		tick_due = 0;
 		lm_interrupt_clear();

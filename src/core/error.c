@@ -12,10 +12,52 @@
 
 static _Thread_local char err_msg[1024]; /* the emulator's reports run long, in Chinese more so */
 static _Thread_local lm_status err_status;
-static _Atomic int ui_lang = LM_LANG_EN;
+static _Atomic int ui_lang = -1; /* -1: from the environment */
 
 void lm_set_lang(lm_lang lang) { ui_lang = lang == LM_LANG_ZH ? LM_LANG_ZH : LM_LANG_EN; }
-lm_lang lm_get_lang(void) { return (lm_lang)ui_lang; }
+void lm_reset_lang(void) { ui_lang = -1; }
+
+/* 'zh', 'zh_CN.UTF-8' -> zh; 'en_US', 'C', 'POSIX', 'C.UTF-8' -> en; else -1. */
+static int from_locale(const char *s)
+{
+	if (!s || !*s) return -1;
+	char l[3] = {(char)(s[0] | 0x20), s[1] ? (char)(s[1] | 0x20) : 0, 0};
+	if (strcmp(l, "zh") == 0) return LM_LANG_ZH;
+	if (strcmp(l, "en") == 0 || strcmp(s, "C") == 0 || strcmp(s, "c") == 0 || strcmp(s, "POSIX") == 0 ||
+	    strncmp(s, "C.", 2) == 0 || strncmp(s, "c.", 2) == 0)
+		return LM_LANG_EN;
+	return -1;
+}
+
+lm_lang lm_lang_why(const char **why)
+{
+	static _Thread_local char buf[96];
+	int v = ui_lang;
+	if (v >= 0) {
+		*why = ":lang";
+		return (lm_lang)v;
+	}
+	const char *l = getenv("LUMEN_LANG");
+	if ((v = from_locale(l)) >= 0) {
+		snprintf(buf, sizeof buf, "LUMEN_LANG=%.70s", l);
+		*why = buf;
+		return (lm_lang)v;
+	}
+	l = getenv("LANG");
+	if (l && *l) {
+		snprintf(buf, sizeof buf, "LANG=%.80s", l);
+		*why = buf;
+		return from_locale(l) == LM_LANG_ZH ? LM_LANG_ZH : LM_LANG_EN;
+	}
+	*why = "the default";
+	return LM_LANG_EN;
+}
+
+lm_lang lm_get_lang(void)
+{
+	const char *why;
+	return lm_lang_why(&why);
+}
 
 const char *lm_last_error(void) { return err_msg; }
 lm_status lm_last_status(void) { return err_status; }

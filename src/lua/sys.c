@@ -218,6 +218,27 @@ static int l_fail_alloc_after(lua_State *L)
 
 /* lm.sys.term_size() -> columns, rows of the terminal on stdout (else stderr), or nil when
  * neither is a terminal (the lesson runner wraps its text to the width) */
+/* lm.sys.lang([l]) -> the language of messages, scenes and lessons ('en' or 'zh') and where it
+ * came from; with l ('en', 'zh', a locale name) sets it, with false goes back to the
+ * environment's (lumen/core.h, lm_lang_why). */
+static int l_lang(lua_State *L)
+{
+	if (lua_type(L, 1) == LUA_TSTRING) {
+		const char *l = lua_tostring(L, 1);
+		if ((l[0] | 0x20) == 'z' && (l[1] | 0x20) == 'h') lm_set_lang(LM_LANG_ZH);
+		else if ((l[0] | 0x20) == 'e' && (l[1] | 0x20) == 'n') lm_set_lang(LM_LANG_EN);
+		else lml_error(L, "unknown language '%s' (en or zh)", l);
+	} else if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) {
+		lm_reset_lang();
+	} else if (!lua_isnoneornil(L, 1)) {
+		lml_typeerror(L, 1, "argument 1", "'en', 'zh' or false");
+	}
+	const char *why;
+	lua_pushstring(L, lm_lang_why(&why) == LM_LANG_ZH ? "zh" : "en");
+	lua_pushstring(L, why);
+	return 2;
+}
+
 static int l_term_size(lua_State *L)
 {
 	struct winsize w;
@@ -309,6 +330,7 @@ static const luaL_Reg sys_functions[] = {
 	{"term_size", l_term_size},
 	{"executable", l_executable},
 	{"fail_alloc_after", l_fail_alloc_after},
+	{"lang", l_lang},
 	{NULL, NULL},
 };
 

@@ -352,6 +352,48 @@ test.case('check: the untouched state and a wrong answer are refused, the soluti
   test.eq(v, true)
 end)
 
+-- An endless loop in the student's code (a mutant's `while stride >= 0`, a kernel whose loop never
+-- ends, a pcall that swallows the stop) is stopped by the check's budget of Lua instructions and
+-- refused as such; :check never hangs. The budget is lowered here to keep the test fast.
+test.case('check: an endless loop, in Lua or in a kernel, is stopped by the budget and refused', function()
+  local env = setmetatable({}, { __index = _G })
+  lesson.open(demo_path, { env = env, record = false, step = 2 })
+  lesson.run()
+  local budget = lesson.budget
+  lesson.budget = 2000000
+  local t0 = lm.sys.clock()
+  lesson.run('function total(t) local s = 0 while true do s = s + 1 end end')
+  local ok, msg = lesson.check()
+  test.eq(ok, false)
+  test.ok(msg:find('stopped after 2 million Lua instructions without finishing', 1, true)
+    and msg:find('an endless loop', 1, true), msg)
+  -- a pcall in the student's code cannot swallow it
+  lesson.run('function total(t) while true do pcall(function() while true do end end) end end')
+  ok, msg = lesson.check()
+  test.eq(ok, false)
+  test.ok(msg:find('endless loop', 1, true), msg)
+  -- a kernel that never leaves its loop, a barrier in it (the emulator runs phase after phase)
+  lesson.run([[function total(t)
+    local out = lm.zeros(1)
+    kernels.launch(function(th, out)
+      local stride = 4
+      while stride >= 0 do th:sync(); stride = stride // 2 end
+      out[0] = 1
+    end, {block = 8, args = {out}})
+    return 0
+  end]])
+  ok, msg = lesson.check()
+  test.eq(ok, false)
+  test.ok(msg:find('endless loop', 1, true) and msg:find('by thread', 1, true), msg)
+  test.ok(lm.sys.clock() - t0 < 30, 'the three took ' .. (lm.sys.clock() - t0) .. ' s')
+  -- the hook is gone afterwards, and a right answer still passes within the budget
+  test.eq(debug.gethook(), nil)
+  lesson.run(lesson.current().steps[2].exercise.solution)
+  ok, msg = lesson.check()
+  test.eq(ok, true, msg)
+  lesson.budget = budget
+end)
+
 test.case('compare: the first element that differs, 1-based, and the reason', function()
   local ok, msg = lesson.compare({ 3, 4, 11, 11, 11 }, lm.tensor({ 3, 4, 11, 11, 15 }), {
     what = lesson.say('your scan', '你的扫描'), zero_based = true,
