@@ -262,7 +262,13 @@ three numbers.]],
       code = [[
 -- solve(M, v): t with M t = v (Gaussian elimination with partial pivoting; M square)
 function solve(M, v)
-  local a, r, n = M:tolist(), v:tolist(), M:size(1)
+  local n = M:dim() == 2 and M:size(1) or 0
+  if M:dim() ~= 2 or M:size(2) ~= n or v:numel() ~= n then
+    error(string.format('solve(M, v): M is %s and v has %d elements; M must be n x n and v have n '
+      .. 'elements (the normal equations: A:t():matmul(A) and A:t():matmul(y))',
+      table.concat(M:shape(), ' x '), v:numel()), 2)
+  end
+  local a, r = M:tolist(), v:reshape(n):tolist()
   for k = 1, n do
     local p = k
     for i = k + 1, n do if math.abs(a[i][k]) > math.abs(a[p][k]) then p = i end end

@@ -351,9 +351,20 @@ sqrt(var + eps) with the biased variance, no learned scale or shift.]],
                 table.concat(out:shape(), ', ')), string.format('在 %s 上 layer_norm 返回的形状是 [%s]：应该保持 z 的形状', what,
                 table.concat(out:shape(), ', ')))
             end
+            -- the same function in float64: right there and wrong in float32 means a formula that
+            -- loses digits (E[z^2] - E[z]^2 on values near 100: two numbers near 10000 whose
+            -- difference is 0.0001), not a wrong formula
+            local function exact()
+              local dok, dout = lesson.try(fn, z:double(), eps)
+              return dok and lm.is_tensor(dout) and lesson.compare(dout:double(), want, { tol = 2e-3 })
+            end
             local cok, msg = lesson.compare(out:double(), want, { tol = 2e-3,
               what = say('your layer_norm on ' .. what, '你的 layer_norm 在 ' .. what .. ' 上的结果'),
               why = function()
+                if exact() then
+                  return say('your formula is right, but float32 loses it: in float64 it gives the right values. Computing the variance as mean(z^2) - mean(z)^2 subtracts two large, nearly equal numbers (cancellation); subtract the mean first: ((z - mean)^2):mean(-1, true)',
+                    '你的公式本身是对的，但在 float32 下丢了精度：换成 float64 就能得到正确的值。用 mean(z^2) - mean(z)^2 算方差，是两个很大又几乎相等的数相减（相消，cancellation）；先减去均值：((z - mean)^2):mean(-1, true)')
+                end
                 return say('mean and variance over the last dim of each row, the variance divided by n (not n - 1), eps inside the square root',
                   '均值和方差都在每行的最后一维上求，方差除以 n（不是 n - 1），eps 在平方根里面')
               end })

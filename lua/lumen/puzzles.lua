@@ -529,6 +529,17 @@ P[12] = {
   end,
   target = { 1, 1, 7, 4 },
   needs_shared = true,
+  -- an exclusive scan where the inclusive one is due (each block's, from 0)
+  diagnose = function(c, x, got)
+    local s = 0
+    for i = 0, c.size - 1 do
+      if i % 8 == 0 then s = 0 end
+      if got[i] ~= s then return nil end
+      s = s + x.a[i]
+    end
+    return { en = 'that is the exclusive scan of each block: out[i] must include a[i] (add, then store)',
+             zh = '这是每个块的排他扫描：out[i] 要包含 a[i]（先加，再存）' }
+  end,
   equivalent = {
     ['<= instead of < at line 7'] = { en = 'one more step, with stride 8, in which no thread adds: right, only slower',
       zh = '多跑一步（步长 8），这一步没有线程做加法：结果对，只是慢一点' },
@@ -876,8 +887,9 @@ function M.check(n, fn, opts)
     for i = 0, p.out(c) - 1 do
       if got[i] ~= want[i] then
         local g, w = math.tointeger(got[i]) or got[i], math.tointeger(want[i]) or want[i]
-        return result(false, string.format('out[%d] is %s, expected %s (%s): %s', i, g, w, where, p.why.en),
-          string.format('out[%d] 是 %s，应为 %s（%s）：%s', i, g, w, where, p.why.zh))
+        local why = p.diagnose and p.diagnose(c, lists, got) or p.why
+        return result(false, string.format('out[%d] is %s, expected %s (%s): %s', i, g, w, where, why.en),
+          string.format('out[%d] 是 %s，应为 %s（%s）：%s', i, g, w, where, why.zh))
       end
     end
     if k == 1 then standard = info end

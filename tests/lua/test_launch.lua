@@ -619,3 +619,24 @@ test.case("the kernel's name: option name=, the caller's local or upvalue, a glo
   end, 'by thread %(0,0,0%) in block %(0,0,0%) %(kernel anonymous%)')
   test.ok(not msg:find('kernel kernel', 1, true), msg)
 end)
+
+-- The sanitizer's reports follow the language (lm.sys.lang: the lessons' :lang); what stopped the
+-- launch (kernels.last_fault) does not change with it.
+test.case('the checkers report in Chinese under lm.sys.lang("zh")', function()
+  local before = lm.sys.lang()
+  lm.sys.lang('zh')
+  local h = lm.zeros(4, {dtype = 'int32'})
+  local ok, msg = pcall(kernels.launch, function(t, h) local v = t.threadIdx.x % 4; h[v] = h[v] + 1 end,
+    {block = 8, args = {h}})
+  local f = kernels.last_fault()
+  local ok2, msg2 = pcall(kernels.launch, function(t, a) local v = a[t.threadIdx.x + 4] end, {block = 1, args = {lm.zeros(4)}})
+  local ok3, msg3 = pcall(kernels.launch, function(t, o) o[0] = t.shared.s[0] end,
+    {block = 1, shared = {s = 1}, args = {lm.zeros(1)}})
+  lm.sys.lang(false)
+  test.eq(before, lm.sys.lang())
+  test.eq(ok, false)
+  test.ok(msg:find('竞争', 1, true) and msg:find('原子操作', 1, true) and msg:find("全局数组 'h'", 1, true), msg)
+  test.eq({f.kind, f.rmw, f.array}, {'race', true, 'h'})
+  test.ok(not ok2 and msg2:find("越界的读：全局数组 'a' 的下标 4", 1, true), msg2)
+  test.ok(not ok3 and msg3:find('未初始化的读', 1, true), msg3)
+end)
