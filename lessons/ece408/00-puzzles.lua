@@ -18,7 +18,8 @@ local function exercise(n, name, prompt, hints)
     check = function(env)
       local ok, fn = lesson.need(env, name)
       if not ok then return false, fn end
-      local solved, msg = P.check(n, fn, { text = true })
+      local solved, msg, score = P.check(n, fn, { text = true })
+      if score and score.info then lesson.trace(score.info) end -- :check draws the student's run
       return solved, msg
     end,
     solution = P.solution(n, name),

@@ -668,6 +668,9 @@ element by different blocks, one a write (blocks are never ordered). The report 
 it: an atomic for a read-modify-write, one writer, a guard on each coordinate, a barrier, another
 launch. On by default, for the shipped kernels and kernels.launch alike. Without an argument it
 only answers.]])
+doc('kernels.last_run', 'kernels.last_run() -> info or nil',
+  [[The info of the last kernels.launch that succeeded (what a lesson draws after :check, the
+student's kernel as the check ran it).]])
 doc('kernels.last_fault', 'kernels.last_fault() -> {kind=, array=, index=, hazard=, first=, second=, ...} or nil',
   [[What stopped the last emulated launch that failed (nil after one that succeeded): kind 'bounds'
 (memcheck), 'uninit' (initcheck: a read of shared memory, or of an lm.empty element, that nothing

@@ -42,6 +42,8 @@ local kernels = {
   -- kernels.last_fault(): what stopped the last emulated launch that failed, as a table (kind,
   -- array, index, hazard, the threads, ...; nil after a launch that succeeded)
   last_fault = K.last_fault,
+  -- kernels.last_run(): the info of the last kernels.launch that succeeded
+  last_run = K.last_run,
   -- GPU-Puzzles on the emulator: kernels.puzzles.list/describe/check/run (lua/lumen/puzzles.lua)
   puzzles = require 'lumen.puzzles',
 }

@@ -35,6 +35,10 @@ local S = {
   drafts = {},  -- code the student edited, per step
   record = true, -- write the progress file
   capture = nil, echo = true, -- the output of the code running now
+  defined = {},  -- per step: the names its code assigned, and the values it gave them
+  assigned = nil, -- while a step's code runs: the names it assigns
+  keep = nil,    -- while a step's code runs again: names it must not replace (the student's)
+  trace = nil,   -- the last kernel run of the student's code in a check (lesson.try), to draw
 }
 
 local function say(en, zh) return { en = en, zh = zh } end
@@ -312,7 +316,15 @@ local function make_proxy(env)
   return setmetatable({
     print = function(...) emit(fmt_values(...) .. '\n') end,
     io = io_proxy,
-  }, { __index = env, __newindex = env })
+  }, {
+    __index = env,
+    -- a step's code: note what it defines; run again, leave alone what the student redefined
+    __newindex = function(_, k, v)
+      if S.assigned then S.assigned[k] = true end
+      if S.keep and S.keep[k] then return end
+      env[k] = v
+    end,
+  })
 end
 
 local function need_open(fname)
@@ -334,6 +346,30 @@ local function run_code(code, chunkname, echo)
   return true, text
 end
 
+--- Runs step i's code (echo: show its output), keeping every name the student redefined since
+--- the code last defined it (unless fresh): those stay the student's, and the code's later lines
+--- use them. Returns ok, output (or the error), partial output, and the sorted names kept.
+local function run_step_code(i, echo, fresh)
+  local defined, kept, keep = S.defined[i], {}, {}
+  if defined and not fresh then
+    for k, v in pairs(defined) do
+      if S.env[k] ~= nil and not rawequal(S.env[k], v) then keep[k] = true; kept[#kept + 1] = k end
+    end
+  end
+  table.sort(kept)
+  S.assigned, S.keep = {}, keep
+  local ok, o, partial = run_code(S.lesson.steps[i].code, string.format('%s step %d', S.name:match('[^/]*$'), i), echo)
+  local assigned = S.assigned
+  S.assigned, S.keep = nil, nil
+  local d = {}
+  for k in pairs(assigned) do
+    if keep[k] then d[k] = defined[k] else d[k] = S.env[k] end
+  end
+  S.defined[i] = d
+  return ok, o, partial, kept
+end
+M._run_step_code = function(...) return run_step_code(...) end
+
 local function chunkname(i, what)
   return string.format('%s step %d%s', S.name:match('[^/]*$'), i, what and (' ' .. what) or '')
 end
@@ -345,7 +381,7 @@ local function prerequisites(i)
   for j = 1, i - 1 do
     if not S.ran[j] then
       S.ran[j] = true -- before it runs: a Ctrl-C in an endless step must not bring it back
-      local ok, e = run_code(S.lesson.steps[j].code, chunkname(j), false)
+      local ok, e = run_step_code(j, false)
       if not ok then failed[#failed + 1] = { j, e } end
     end
   end
@@ -367,9 +403,9 @@ function M.run(code, opts)
     local i = S.index
     prerequisites(i)
     S.ran[i] = true
-    local ok, o, partial = run_code(S.lesson.steps[i].code, chunkname(i), echo)
-    if not ok then return false, (partial or '') .. o end
-    return true, o
+    local ok, o, partial, kept = run_step_code(i, echo, opts.fresh)
+    if not ok then return false, (partial or '') .. o, kept end
+    return true, o, kept
   end
   local ok, o, partial = run_code(code, opts.name or chunkname(S.index, 'your code'), echo)
   if not ok then return false, (partial or '') .. o end
@@ -430,7 +466,12 @@ function M.try(fn, ...)
   if type(fn) ~= 'function' and not (type(fn) == 'table' and getmetatable(fn) and getmetatable(fn).__call) then
     return false, say('expected a function here, got ' .. type(fn), '这里需要一个函数，拿到的是 ' .. type(fn)), 'error'
   end
+  -- the kernels the student's code launches: the last run is what :check draws afterwards
+  local K = package.loaded.kernels
+  local before = K and K.last_run()
   local r = table.pack(pcall(fn, ...))
+  local after = K and K.last_run()
+  if after ~= nil and not rawequal(after, before) then S.trace = after end
   if not r[1] then
     local e = tostring(r[2])
     if e:find('interrupted!', 1, true) then error(r[2], 0) end
@@ -459,19 +500,22 @@ end
 local budgeted
 budgeted = function(fn, ...)
   local old_fn, old_mask, old_count = debug.gethook()
-  local spent, limit = 0, M.budget
+  local spent, limit, stop = 0, M.budget, nil
   local function hook()
     spent = spent + BUDGET_STEP
     if spent > limit then
       -- back in budgeted itself (the pcall has returned): let it put the old hook back
       local running = debug.getinfo(2, 'f')
       if running and running.func == budgeted then return end
-      debug.sethook(hook, '', 1)
-      local where = debug.getinfo(2, 'Sl')
-      local at = where and where.currentline and where.currentline > 0
-        and string.format(' (last at %s:%d)', where.short_src, where.currentline) or ''
-      error(string.format('%s %d million Lua instructions without finishing%s: an endless loop? (a loop whose condition never turns false: a stride that stays 0, an index that never grows)',
-        BUDGET_MARK, limit // 1000000, at), 0)
+      if not stop then -- the first stop names where the loop was; the later ones repeat it
+        debug.sethook(hook, '', 1)
+        local where = debug.getinfo(2, 'Sl')
+        local at = where and where.currentline and where.currentline > 0
+          and string.format(' (last at %s:%d)', where.short_src, where.currentline) or ''
+        stop = string.format('%s %d million Lua instructions without finishing%s: an endless loop? (a loop whose condition never turns false: a stride that stays 0, an index that never grows)',
+          BUDGET_MARK, limit // 1000000, at)
+      end
+      error(stop, 0)
     end
   end
   debug.sethook(hook, '', BUDGET_STEP)
@@ -480,6 +524,15 @@ budgeted = function(fn, ...)
   return r, spent
 end
 M._budgeted = budgeted
+
+--- lesson.trace(info): names the run (a kernels call's info) that :check draws in the step's
+--- scene after the check, when lesson.try did not see the student's kernel launched (a check
+--- that runs it another way, as kernels.puzzles.check does). lesson.trace() returns the run of
+--- the last check, or nil.
+function M.trace(info)
+  if info == nil then return S.trace end
+  S.trace = info
+end
 
 --- lesson.need(env, name [, kind]): env[name] when it is of type kind (default 'function'): true,
 --- value; else false, a text saying what to define.
@@ -613,7 +666,7 @@ function M.open(name, opts)
   if type(env) ~= 'table' then error('lesson.open: env must be a table, got ' .. type(env), 2) end
   S.lesson, S.name, S.path = lesson, entry.name, entry.path
   S.env, S.proxy = env, make_proxy(env)
-  S.ran, S.hints, S.drafts = {}, {}, {}
+  S.ran, S.hints, S.drafts, S.defined = {}, {}, {}, {}
   S.record = opts.record ~= false
   local step = opts.step or 1
   if math.type(step) ~= 'integer' or step < 1 or step > #lesson.steps then step = 1 end
@@ -628,7 +681,7 @@ function M._open_table(lesson, name, opts)
   S.lesson, S.name, S.path = lesson, name or 'lesson', opts.path
   S.env = opts.env or setmetatable({}, { __index = _G })
   S.proxy = make_proxy(S.env)
-  S.ran, S.hints, S.drafts = {}, {}, {}
+  S.ran, S.hints, S.drafts, S.defined = {}, {}, {}, {}
   S.record = opts.record ~= false
   S.index = 1
   return lesson
@@ -690,6 +743,7 @@ end
 --- as a text (not yet picked), and whether the check itself raised.
 local function call_check(ex, answer)
   S.capture, S.echo = {}, false -- a check's own prints stay out of the way
+  S.trace = nil
   local r = budgeted(ex.check, S.env, answer)
   S.capture, S.echo = nil, true
   if not r[1] then
@@ -767,7 +821,7 @@ end
 
 -- What lumen/lesson_repl.lua (the display and the : commands) needs from here.
 M._internal = {
-  S = S, run_code = function(...) return run_code(...) end, prerequisites = function(i) return prerequisites(i) end,
+  S = S, run_code = function(...) return run_code(...) end, run_step_code = function(...) return run_step_code(...) end, prerequisites = function(i) return prerequisites(i) end,
   chunkname = function(...) return chunkname(...) end, lesson_progress = function(n) return lesson_progress(n) end,
   save_progress = function() return save_progress() end, get_progress = function() return get_progress() end,
   answer_value = function(t) return answer_value(t) end,

@@ -12,11 +12,12 @@ local M = require 'lumen.lesson'
 
 local I = M._internal
 local S = I.S
-local run_code, prerequisites, chunkname = I.run_code, I.prerequisites, I.chunkname
+local run_code, run_step_code, prerequisites, chunkname = I.run_code, I.run_step_code, I.prerequisites, I.chunkname
 local lesson_progress, save_progress, get_progress = I.lesson_progress, I.save_progress, I.get_progress
 local count_exercises, answer_value = M._count_exercises, I.answer_value
 
 local R = {}
+local show_check_trace -- defined below (the scene after :check)
 
 local function paint(code, s) return T.paint(code, s) end
 local function tr(en, zh) return T.pick({ en = en, zh = zh }) end
@@ -122,6 +123,23 @@ local function show_scene(step, i)
   return true
 end
 
+-- After :check, the step's scene draws the student's own kernel as the check last ran it
+-- (lesson.try saw it launched, or the check named it: lesson.trace), not the step's stub.
+show_check_trace = function(step)
+  local info = S.trace
+  if step.scene == nil or info == nil then return end
+  local ok, viz = pcall(require, 'viz')
+  if not ok or type(viz) ~= 'table' or viz.built == false then return end
+  local shown, err = pcall(viz.show, info)
+  if not shown then
+    if tostring(err):find('interrupted!', 1, true) then error(err, 0) end
+    return
+  end
+  local c = info.counters or {}
+  note(tr(string.format('scene: your kernel as the check last ran it (%s threads, %s)', tostring(c.threads), info.provenance),
+    string.format('画面：检查最后一次运行你的内核的情形（%s 个线程，%s）', tostring(c.threads), info.provenance)), '2')
+end
+
 local function print_exercise(ex)
   out('')
   note(tr('Exercise', '练习'), '1;33')
@@ -131,8 +149,9 @@ local function print_exercise(ex)
     string.format('  完成后 :check · :hint 提示（%d 条）· :solution 看答案 · :edit 把代码放进输入行', nh)), '2')
 end
 
--- Runs step i's code (after its prerequisites) showing its output; compares expect.
-local function run_step(i, echo)
+-- Runs step i's code (after its prerequisites) showing its output; compares expect. The names the
+-- student redefined since the code defined them stay the student's (unless fresh), and it says so.
+local function run_step(i, echo, fresh)
   local failed = prerequisites(i)
   for _, f in ipairs(failed) do
     note(tr(string.format('(the code of step %d failed: %s)', f[1], f[2]),
@@ -141,8 +160,13 @@ local function run_step(i, echo)
   local step = S.lesson.steps[i]
   S.before_output = function() note(tr('output:', '输出：'), '2') end
   S.ran[i] = true -- before it runs: a Ctrl-C in an endless step must not run it again later
-  local ok, o = run_code(step.code, chunkname(i), echo)
+  local ok, o, _, kept = run_step_code(i, echo, fresh)
   S.before_output = nil
+  if kept and #kept > 0 then
+    local names = table.concat(kept, ', ')
+    note(tr(string.format('(kept what you defined: %s; the step\'s code used yours instead of replacing it. :run! runs the code as written)', names),
+      string.format('（保留了你定义的 %s：这一步的代码用的是你的版本，没有覆盖它。:run! 按原样运行代码）', names)), '2')
+  end
   if not ok then
     if tostring(o):find('interrupted!', 1, true) then error(o, 0) end
     note(o, '31')
@@ -170,8 +194,8 @@ local function show_step(i, opts)
   if opts.run ~= false and not (step.exercise and S.ran[i]) then
     if run_step(i, true) then show_scene(step, i) end
   elseif opts.run ~= false then
-    note(tr('(this code ran when you first came here; :run runs it again, replacing what you defined)',
-      '（这段代码在你第一次来到这一步时已经运行过；:run 会再运行一次，覆盖你定义的东西）'), '2')
+    note(tr('(this code ran when you first came here; :run runs it again and keeps what you defined, :run! replaces it)',
+      '（这段代码在你第一次来到这一步时已经运行过；:run 会再运行一次并保留你定义的东西，:run! 会覆盖它）'), '2')
   end
   if step.exercise then
     print_exercise(step.exercise)
@@ -284,17 +308,23 @@ local function cmd_step(arg)
   show_step(S.index)
 end
 
-local function cmd_run()
+local function cmd_run(arg)
   if not S.lesson then return no_lesson() end
   local step = current_step()
   local code = S.drafts[S.index]
-  if code then
+  local fresh = arg == '!'
+  if arg and arg ~= '' and not fresh then
+    note(tr(':run takes nothing, or ! (:run! runs the step\'s code as written, replacing what you defined)',
+      ':run 不带参数，或者带 !（:run! 按原样运行这一步的代码，覆盖你定义的东西）'), '31')
+    return
+  end
+  if code and not fresh then
     note(tr('(running your edited code; :edit ! to change it again)', '（运行你修改过的代码；:edit ! 再改）'), '2')
     local ok, o = M.run(code, { echo = true })
     if not ok then note(o, '31') else show_scene(step, S.index) end
     return
   end
-  if run_step(S.index, true) then show_scene(step, S.index) end
+  if run_step(S.index, true, fresh) then show_scene(step, S.index) end
 end
 
 local function cmd_check(arg)
@@ -319,6 +349,7 @@ local function cmd_check(arg)
     local nh = step.exercise.hints and #step.exercise.hints or 0
     if (S.hints[S.index] or 0) < nh then note(tr(':hint gives a hint.', ':hint 给一条提示。'), '2') end
   end
+  show_check_trace(step)
 end
 
 local function cmd_hint()

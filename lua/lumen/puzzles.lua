@@ -895,6 +895,7 @@ function M.check(n, fn, opts)
     if k == 1 then standard = info end
   end
   local sc = score_of(standard)
+  sc.info = standard -- the student's kernel on the standard input: what a lesson draws after :check
   local ref = launch(p, M.reference(n), cases[1], r)
   sc.reference_cycles = ref and ref.counters.modelled_cycles or nil
   if p.needs_shared and sc.shared_reads + sc.shared_writes == 0 then
@@ -940,13 +941,16 @@ function M.run(n, fn)
 end
 
 --- Runs fn on puzzle n's standard input and reports what it computed beside what it should, with
---- GPU-Puzzles' score (emulated): returns the info (viz.show(info) draws it) and the report (a
---- text to print). Raises the kernel's error.
+--- GPU-Puzzles' score (emulated): returns the info and the report (a text to print). When the
+--- visualizer's window is open it draws the run there (the threads scene), so the picture follows
+--- the kernel just shown, not an earlier one. Raises the kernel's error.
 function M.show(n, fn, lang)
   local p
   p, n = puzzle(n, 'show')
   lang = lang or lang_of()
   local info, out, want, inputs = M.run(n, fn)
+  local viz = package.loaded.viz
+  if type(viz) == 'table' and type(viz.is_open) == 'function' and viz.is_open() then viz.show(info) end
   local c = p.cases(function(lo) return lo end)[1]
   local got = out_list(out)
   local len = p.out(c)

@@ -220,7 +220,7 @@ M.commands = {
   { 'next', '', 'the next step of the lesson' },
   { 'prev', '', 'the previous step' },
   { 'step', '[N]', 'go to step N; without N, show the current step again' },
-  { 'run', '', "run the current step's code again" },
+  { 'run', '[!]', "run the current step's code again, keeping what you redefined (! replaces it)" },
   { 'edit', '[!]', "the step's code into the input line (one line per prompt); ! opens $EDITOR" },
   { 'check', '[ANSWER]', "check the current step's exercise (:check 9217 checks a value)" },
   { 'hint', '', 'one more hint for the exercise' },

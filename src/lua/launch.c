@@ -972,6 +972,16 @@ static int k_launch(lua_State *L)
 		return lua_error(L);
 	}
 	lml_push_info(L, *ibox, tracebox, 1);
+	lua_pushvalue(L, -1); /* the last run, for kernels.last_run() */
+	lua_setfield(L, LUA_REGISTRYINDEX, "lumen.last_launch");
+	return 1;
+}
+
+/* kernels.last_run() -> the info of the last kernels.launch that succeeded (nil before one): what
+ * a lesson draws after checking a student's kernel, which the check launched. */
+static int k_last_run(lua_State *L)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, "lumen.last_launch");
 	return 1;
 }
 
@@ -1090,7 +1100,7 @@ void lml_open_launch(lua_State *L, int k)
 	}
 	lua_pop(L, 1);
 	static const luaL_Reg fns[] = {{"launch", k_launch}, {"racecheck", k_racecheck},
-	                               {"last_fault", k_last_fault}, {NULL, NULL}};
+	                               {"last_fault", k_last_fault}, {"last_run", k_last_run}, {NULL, NULL}};
 	lml_setfuncs(L, k, "kernels.", fns, 0);
 	lml_push_fields(L, launch_fields); /* for :help kernels.launch (not in kernels.options, whose */
 	lua_setfield(L, k, "launch_options"); /* calls all take lm_kernel_opts) */

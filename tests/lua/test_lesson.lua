@@ -394,6 +394,111 @@ test.case('check: an endless loop, in Lua or in a kernel, is stopped by the budg
   lesson.budget = budget
 end)
 
+-- A step whose code defines a stub the student completes, and runs it (the kernels lessons'
+-- shape): :run again keeps the student's function (and the code's later lines use it), :run!
+-- replaces it; after :check the scene draws the student's kernel as the check ran it.
+local kernel_lesson = write(root .. '/demo/03-kernel.lua', [[
+local say = lesson.say
+return {
+  title = say('A kernel', '一个内核'), course = 'demo', lecture = say('Demo 3', '示例第 3 讲'),
+  summary = say('Adding one.', '加一。'),
+  steps = {
+    { text = say('Write add_one.', '写出 add_one。'),
+      code = [==[
+function run_add(kernel, x)
+  local y = lm.zeros(x:numel())
+  local info = kernels.launch(kernel, {grid = (x:numel() + 31) // 32, block = 32, args = {x, y, x:numel()}})
+  return y, info
+end
+function add_one(t, x, y, n)
+  -- TODO
+end
+y, add_info = run_add(add_one, lm.ones(5))
+print('y[1] = ' .. math.tointeger(y[1]:item()))
+]==],
+      scene = function(env) return env.add_info end,
+      exercise = {
+        prompt = say('Complete add_one so that y = x + 1.', '补全 add_one，使 y = x + 1。'),
+        check = function(env)
+          local ok, fn = lesson.need(env, 'add_one')
+          if not ok then return false, fn end
+          local x = lm.randn(70)
+          local rok, y = lesson.try(env.run_add, fn, x)
+          if not rok then return false, y end
+          return lesson.compare(y, x + 1)
+        end,
+        solution = [==[
+function add_one(t, x, y, n)
+  local i = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  if i < n then y[i] = x[i] + 1 end
+end
+]==],
+        wrong = [==[
+function add_one(t, x, y, n)
+  local i = t.threadIdx.x
+  if i < n then y[i] = x[i] + 1 end
+end
+]==],
+      } },
+  },
+}
+]])
+
+test.case(':run keeps what the student redefined, :run! replaces it; :check draws the student\'s kernel', function()
+  local env = setmetatable({}, { __index = _G })
+  lesson.open(kernel_lesson, { env = env, record = false })
+  local ok, out = lesson.run()
+  test.eq(out, 'y[1] = 0\n')
+  local stub = env.add_one
+  lesson.run(lesson.current().steps[1].exercise.solution) -- what the student typed at the prompt
+  local mine = env.add_one
+  local kept
+  ok, out, kept = lesson.run()
+  test.eq(ok, true, out)
+  test.eq(out, 'y[1] = 2\n', 'the step\'s code ran the student\'s kernel')
+  test.eq(kept, { 'add_one' })
+  test.ok(rawequal(env.add_one, mine), 'the student\'s add_one stays')
+  -- the REPL command says so
+  local said = {}
+  local write = io.stdout.write
+  local capture = setmetatable({}, { __index = function(_, k)
+    if k == 'write' then return function(_, ...) for _, v in ipairs({ ... }) do said[#said + 1] = tostring(v) end end end
+    return io.stdout[k] end })
+  local real = io.stdout
+  io.stdout = capture
+  local cok = pcall(lesson.command, 'run', '')
+  io.stdout = real
+  test.ok(cok)
+  test.ok(table.concat(said):find('kept what you defined: add_one', 1, true), table.concat(said))
+  -- :run! runs the code as written
+  ok, out, kept = lesson.run(nil, { fresh = true })
+  test.eq(out, 'y[1] = 0\n')
+  test.eq(kept, {})
+  test.ok(rawequal(env.add_one, stub) == false and env.add_one ~= mine, 'the stub is back')
+  -- :check: the student's kernel as the check last ran it is what the scene draws
+  lesson.run(lesson.current().steps[1].exercise.solution)
+  local cok2, msg = lesson.check()
+  test.eq(cok2, true, msg)
+  local tr = lesson.trace()
+  test.ok(tr and tr.algo == 'add_one' and tr.counters.threads == 96, tr and tr.algo)
+  said = {}
+  io.stdout = capture
+  pcall(lesson.command, 'check', '')
+  io.stdout = real
+  test.ok(table.concat(said):find('your kernel as the check last ran it (96 threads', 1, true), table.concat(said))
+  test.eq(viz.state().scene, 'threads')
+end)
+
+-- kernels.puzzles.show draws the kernel it ran when a window is open (the step's picture follows
+-- what the student just ran, not the stub).
+test.case('kernels.puzzles.show draws the run in an open window', function()
+  viz.scene('scan')
+  test.eq(viz.state().scene, 'scan')
+  local info = kernels.puzzles.show(1, function(t, out, a) local i = t.threadIdx.x; out[i] = a[i] + 10 end)
+  test.eq(viz.state().scene, 'threads')
+  test.eq(info.counters.global_stores, 4)
+end)
+
 test.case('compare: the first element that differs, 1-based, and the reason', function()
   local ok, msg = lesson.compare({ 3, 4, 11, 11, 11 }, lm.tensor({ 3, 4, 11, 11, 15 }), {
     what = lesson.say('your scan', '你的扫描'), zero_based = true,

@@ -110,8 +110,13 @@ static void test_scan_lesson(void **state)
 	type("function exclusive_scan(t) local y, s = {}, 0 for i = 1, #t do y[i] = s s = s + t[i] end return y end");
 	prompt();
 	command(":check", "Correct.");
-	/* Ctrl-C inside a check that calls an endless loop: back at the prompt, at the same step */
+	/* an endless loop in the student's code: the check's budget stops it and refuses it */
 	type("function exclusive_scan(t) while true do end end");
+	prompt();
+	command(":check", "Not yet: your code was stopped after");
+	/* Ctrl-C inside a check whose loop spends its time in C (the budget counts Lua
+	 * instructions): back at the prompt, at the same step */
+	type("function exclusive_scan(t) while true do lm.zeros(1000000):sum() end end");
 	prompt();
 	type(":check");
 	interrupt();
