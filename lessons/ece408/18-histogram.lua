@@ -208,15 +208,24 @@ print(string.format('%d letters, %d atomics, %d conflicts (%s)', #idx, info.coun
 Atomics on different addresses proceed in parallel; atomics on one address queue, each waiting
 for the one before it (a global atomic costs a round trip to memory, hundreds of cycles). So the
 same kernel is fast or slow depending on the data. Below: 4096 values in 16 bins, once uniform,
-once in runs of 256 equal values (skewed: every thread of a block hits the same bin). The
-picture is the skewed run: its heat map shows the same-address atomics per bin and step, 256 in
-a queue where a whole block crowds one bin.]],
+once in runs of 256 equal values (skewed: every thread of a block hits the same bin).
+
+Two counters, read them together. `conflicts` counts the atomics that shared their address with
+another thread of the block in the same step: with 256 threads and 16 bins that is every one of
+them, on both inputs, so it cannot tell the two apart. `atomic_queue` is the longest queue on
+one address in one step: about 27 threads on the busiest bin of the uniform input, the whole
+block of 256 on the skewed one, and that queue is what the cycles pay for. The picture is the
+skewed run: its heat map shows the same-address atomics per bin and step.]],
         [[
 落在不同地址上的原子操作可以并行；落在同一地址上的则要排队，每一个都要等前一个做完（全局
 原子操作要到内存走一个来回，几百个周期）。所以同一个内核是快是慢，取决于数据。下面是 16 个桶、
 4096 个值：一次均匀分布，一次是每 256 个相同的值一段（偏斜：一个块里的所有线程都落在同一个桶）。
-画面是偏斜输入那一次运行：热力图显示每个桶、每一步里落在同一地址上的原子操作，一个块全部挤在
-一个桶上时，队伍长达 256。]]),
+
+有两个计数器，要放在一起看。`conflicts` 数的是：在同一步里，和本块另一个线程落在同一地址上的
+原子操作。256 个线程、16 个桶，两种输入下每一个原子操作都算冲突，所以它分不出两者。
+`atomic_queue` 是一步之内同一地址上最长的队伍：均匀输入里最忙的桶上大约 27 个线程，偏斜输入
+里是整个块的 256 个，周期数付的正是这条队伍的代价。画面是偏斜输入那一次运行：热力图显示每个
+桶、每一步里落在同一地址上的原子操作。]]),
       code = [[
 function make_input(kind, n)
   local t = {}
@@ -228,8 +237,8 @@ end
 runs_input, uniform_input = make_input('runs', 4096), make_input('uniform', 4096)
 for _, case in ipairs({{'uniform', uniform_input}, {'runs of 256', runs_input}}) do
   local _, run = kernels.histogram(case[2], 16, {algo = 'global-atomic', backend = 'emu'})
-  print(string.format('%-12s %5d atomics, %5d conflicts, %7d modelled cycles', case[1],
-    run.counters.atomics, run.counters.conflicts, run.counters.modelled_cycles))
+  print(string.format('%-12s %5d atomics, %5d conflicts, longest queue %3d, %7d modelled cycles', case[1],
+    run.counters.atomics, run.counters.conflicts, run.counters.atomic_queue, run.counters.modelled_cycles))
 end
 ]],
       scene = function(env)
@@ -244,18 +253,22 @@ Privatization gives every block its own copy of the histogram in shared memory. 
 block add into the private copy (shared-memory atomics: tens of cycles, and only the block's own
 threads contend), then after a barrier the block adds each bin of its copy to the global
 histogram: one global atomic per bin per block instead of one per element. It pays when the
-histogram is small enough for shared memory, which 16 or 256 bins are.]],
+histogram is small enough for shared memory, which 16 or 256 bins are. On the runs the queues do
+not go away, they move: 256 threads still line up on one bin, but in shared memory, where each
+waits tens of cycles instead of hundreds.]],
         [[
 私有化让每个块在共享内存里有一份自己的直方图副本。块内的线程往这份私有副本里加（共享内存
 原子操作：几十个周期，而且只和本块的线程争用），一道屏障之后，块再把副本里的每个桶加到全局
 直方图上：每个块每个桶一次全局原子操作，而不是每个元素一次。直方图小到放得进共享内存时
-（16 或 256 个桶都可以）这样做就划算。]]),
+（16 或 256 个桶都可以）这样做就划算。在成段的输入上，队伍并没有消失，只是换了地方：256 个线程
+仍然排在同一个桶上，但那是在共享内存里，每个只等几十个周期，而不是几百个。]]),
       code = [[
 for _, case in ipairs({{'uniform', uniform_input}, {'runs of 256', runs_input}}) do
   for _, algo in ipairs({'global-atomic', 'privatized'}) do
     local _, run = kernels.histogram(case[2], 16, {algo = algo, backend = 'emu'})
-    print(string.format('%-12s %-14s global atomics %5d, shared atomics %5d, %7d modelled cycles', case[1], algo,
-      run.counters.atomics, run.counters.shared_atomics, run.counters.modelled_cycles))
+    print(string.format('%-12s %-14s global atomics %5d (queue %3d), shared %5d (queue %3d), %7d modelled cycles',
+      case[1], algo, run.counters.atomics, run.counters.atomic_queue, run.counters.shared_atomics,
+      run.counters.shared_atomic_queue, run.counters.modelled_cycles))
   end
 end
 ]],

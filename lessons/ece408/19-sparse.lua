@@ -498,38 +498,56 @@ print('y = ' .. table.concat(y:int():tolist(), ' ') .. ' (in the original row or
     {
       title = say('The longest row decides', '最长的行说了算'),
       text = say([[
-Lecture 20's point: with one thread per row, a block's time is set by its longest row. Below, a
-256 x 256 matrix with about 8 nonzeros per row, once regular and once with a few rows 30 times
-longer. The emulator runs SpMV in the four formats on both; compare the modelled cycles, the
-loads, the padding and the SIMD efficiency. COO does not care about row lengths (one thread per
-nonzero) but pays an atomic for each; ELL is regular until one long row pads all the others;
-JDS keeps the balance without the padding. A real code may also split the few long rows off
-into COO (the hybrid format) and the rest into ELL. The picture is a small skewed matrix: Tab
-goes through the four formats, and each block's longest row is marked.]],
+Lecture 20's point: with one thread per row, a warp's time is set by its longest row. Below, a
+4096 x 256 matrix with about 8 nonzeros per row, once regular and once with every 128th row 30
+times longer. The emulator runs SpMV in the four formats on both. The SM of its model holds 64
+warps at once (8 blocks of 256 threads, 2048 rows), so 4096 rows run in two waves.
+
+What to look for. Regular rows: CSR's threads walk rows far apart, so a warp's loads scatter over
+many memory sectors; ELL's and JDS's column-major slots put a warp's loads side by side
+(coalesced): they are the fast ones. Long rows: CSR and ELL both wait, in each wave, for the long
+rows that fall into it, and ELL pads every row to the longest (the padding column: far more slots
+than there are nonzeros); JDS sorts the rows longest first, so all the long rows share the first
+warps: one long wave, then short ones. COO balances the threads (one per nonzero), but the
+nonzeros of a long row all add into one y[row], and those atomics queue. A real code may also
+split the few long rows off into COO (the hybrid format) and the rest into ELL.
+
+The model charges JDS's iter_ptr[t] as a global load in every iteration, where a GPU's cache would
+serve all but the first: JDS's lead here is, if anything, too small. The picture is a small skewed
+matrix, one wave: there the formats differ in padding and in SIMD efficiency (Tab goes through the
+four, each block's longest row marked), not yet in cycles.]],
         [[
-第 20 讲的要点：每行一个线程时，一个块的时间由它最长的那一行决定。下面是一个 256 x 256 的矩阵，
-每行约 8 个非零元，一次是规整的，一次有几行长出 30 倍。模拟器在两个矩阵上用四种格式做 SpMV；
-比较模型周期、访存次数、填充和 SIMD 效率。COO 不在乎行的长短（每个非零元一个线程），但每个都要
-付一次原子操作；ELL 很规整，直到一条长行让其他所有行都跟着填充；JDS 不用填充也保持了均衡。实际
-代码还可以把少数长行拆出来放进 COO（混合格式，hybrid），其余的放进 ELL。画面是一个小的偏斜矩阵：
-按 Tab 依次看四种格式，每个块最长的那一行都标了出来。]]),
+第 20 讲的要点：每行一个线程时，一个 warp 的时间由它最长的那一行决定。下面是一个 4096 x 256 的
+矩阵，每行约 8 个非零元，一次是规整的，一次是每隔 128 行有一行长出 30 倍。模拟器在两个矩阵上用
+四种格式做 SpMV。它的模型里一个 SM 同时容纳 64 个 warp（8 个 256 线程的块，即 2048 行），所以
+4096 行要分两波（wave）运行。
+
+要看什么。规整的行：CSR 的线程各自走相距很远的行，一个 warp 的访存分散在许多内存扇区上；ELL 和
+JDS 的按列存放让一个 warp 的访存挨在一起（合并访问）：它们是快的。长行：CSR 和 ELL 在每一波里都要
+等落在这一波里的长行，而且 ELL 要把每一行都填充到最长的那一行（填充列：槽位远多于非零元）；JDS
+按长度从长到短给行排序，所有长行都挤在最前面几个 warp 里：一波长的，后面都是短的。COO 让线程
+负载均衡（每个非零元一个线程），但一条长行的所有非零元都往同一个 y[row] 上加，这些原子操作要
+排队。实际代码还可以把少数长行拆出来放进 COO（混合格式，hybrid），其余的放进 ELL。
+
+模型把 JDS 每次迭代里的 iter_ptr[t] 都算作一次全局内存读，而 GPU 的缓存除了第一次都能命中：所以
+这里 JDS 的领先，如果有偏差，也是被低估了。画面是一个小的偏斜矩阵，只有一波：在那里各格式的
+差别在填充和 SIMD 效率上（按 Tab 依次看四种格式，每个块最长的那一行都标了出来），还不在周期上。]]),
       code = [[
+lm.manual_seed(19)
 local function matrix(long_rows)
-  local t = {}
-  for r = 1, 256 do
-    t[r] = {}
-    local p = (r % 64 == 0 and long_rows) and 0.95 or 0.03
-    for c = 1, 256 do t[r][c] = math.random() < p and 1 or 0 end
+  local p = lm.full({4096, 1}, 0.03)            -- each row: about 8 of 256 columns
+  if long_rows then
+    for r = 128, 4096, 128 do p[r][1] = 0.9 end  -- every 128th row: about 230
   end
-  return kernels.sparse(lm.tensor(t):float())
+  return kernels.sparse(lm.rand(4096, 256):lt(p):float())
 end
 local v = lm.rand(256)
-for _, case in ipairs({{'regular', matrix(false)}, {'4 long rows', matrix(true)}}) do
+for _, case in ipairs({{'regular', matrix(false)}, {'every 128th row long', matrix(true)}}) do
   print(case[1] .. string.format(' (%d nonzeros):', case[2].nnz))
   for _, f in ipairs({'coo', 'csr', 'ell', 'jds'}) do
     local _, run = kernels.spmv(case[2], v, {format = f, backend = 'emu'})
-    print(string.format('  %-4s %8d cycles %7d loads %6d padding  SIMD %.2f', f, run.counters.modelled_cycles,
-      run.counters.global_loads, run.counters.padding, run.counters.simd_efficiency))
+    print(string.format('  %-4s %8d cycles %7d padding  SIMD %.2f  longest queue %3d', f,
+      run.counters.modelled_cycles, run.counters.padding, run.counters.simd_efficiency, run.counters.atomic_queue))
   end
 end
 print('(all emulated, modelled cycles)')

@@ -417,6 +417,8 @@ void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lm
 	lmi_info_add(info, "global_transactions", (double)c->global_transactions);
 	lmi_info_add(info, "bank_conflicts", (double)c->bank_conflicts);
 	lmi_info_add(info, "occupancy", c->occupancy);
+	lmi_info_add(info, "atomic_queue", (double)c->atomic_queue);
+	lmi_info_add(info, "shared_atomic_queue", (double)c->shared_atomic_queue);
 }
 
 void lmi_info_set_impl(lm_kernel_info *info, const char *fmt, ...)

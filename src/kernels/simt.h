@@ -63,6 +63,8 @@ typedef struct lmi_simt_counters {
 	int64_t idle_adds;    /* additions on padding or ghost cells (ADD_PAD): idle_lanes */
 	int64_t global_loads, global_stores, shared_loads, shared_stores, constant_loads;
 	int64_t atomics, shared_atomics, conflicts, shared_conflicts;
+	int64_t atomic_queue, shared_atomic_queue; /* the longest queue of same-address atomics (global,
+	                                              shared) in one barrier phase of one block */
 	int64_t barriers;     /* completed __syncthreads of a block (each counts once per block) */
 	int64_t steps;        /* dependent add steps: per launch the most of any block; summed */
 	int64_t branches, events;

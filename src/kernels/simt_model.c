@@ -464,10 +464,13 @@ static void count_event(lmi_simt *s, const lmi_raw_ev *r, int thread, int64_t *a
 		bool found;
 		int64_t *slot = map_slot(&s->model->addr, addr_key(r), &found);
 		LM_ASSERT(slot && found); /* entered by time_warp */
-		if (s->model->addrs[*slot].distinct >= 2) {
+		const addr_info *ai = &s->model->addrs[*slot];
+		if (ai->distinct >= 2) {
 			c->conflicts += global;
 			c->shared_conflicts += shared;
 		}
+		int64_t *queue = global ? &c->atomic_queue : &c->shared_atomic_queue;
+		if (ai->count > *queue) *queue = ai->count;
 		break;
 	}
 	case LM_TRACE_ADD:
