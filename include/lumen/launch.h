@@ -106,6 +106,12 @@ void lm_launch_where(const lm_launch *l, unsigned thread[3], unsigned block[3], 
 lm_status lm_launch_load(lm_launch *l, int array, int64_t i, int line, double *v);
 lm_status lm_launch_store(lm_launch *l, int array, int64_t i, double v, int line);
 lm_status lm_launch_atomic_add(lm_launch *l, int array, int64_t i, double v, int line, double *old);
+/* The same for integer arrays (int32, int64, uint8), exact over the whole int64 range (a double
+ * holds integers only up to 2^53): the value must fit the array's dtype (atomicAdd: int32 or int64,
+ * wrapping around as on the GPU). */
+lm_status lm_launch_load_int(lm_launch *l, int array, int64_t i, int line, int64_t *v);
+lm_status lm_launch_store_int(lm_launch *l, int array, int64_t i, int64_t v, int line);
+lm_status lm_launch_atomic_add_int(lm_launch *l, int array, int64_t i, int64_t v, int line, int64_t *old);
 /* An addition of data (the ADD macro; pad: on padding, ADD_PAD), sum its result. */
 lm_status lm_launch_add(lm_launch *l, double sum, bool pad, int line);
 /* An instrumented branch (the BRANCH macro): the warp's lanes that take it are drawn apart. */

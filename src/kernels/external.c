@@ -365,7 +365,7 @@ static void put(lm_dtype dt, char *p, double v)
 static lm_status out_of_range(lm_launch *l, const simt_range *r, const char *what, double v,
                               int64_t i, int line)
 {
-	return ext_fault(l, LM_ERR_ARG, "%s of %g to %s array '%s' at index %lld at line %d: the value "
+	return ext_fault(l, LM_ERR_ARG, "%s of %.17g to %s array '%s' at index %lld at line %d: the value "
 	                 "does not fit in %s", what, v, lm_trace_space_name(r->space), r->name,
 	                 (long long)i, line, lm_dtype_name(r->dtype));
 }
@@ -411,6 +411,86 @@ lm_status lm_launch_atomic_add(lm_launch *l, int array, int64_t i, double v, int
 		put(r->dtype, p, was + c);
 	}
 	e->value = c;
+	if (old) *old = was;
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- exact integers */
+
+static bool is_int(lm_dtype dt) { return dt == LM_INT32 || dt == LM_INT64 || dt == LM_UINT8; }
+
+static int64_t get_int(lm_dtype dt, const char *p)
+{
+	return dt == LM_INT64 ? *(const int64_t *)p : dt == LM_INT32 ? *(const int32_t *)p : *(const uint8_t *)p;
+}
+
+/* Whether v fits dt (an integer dtype). */
+static bool int_fits(lm_dtype dt, int64_t v)
+{
+	return dt == LM_INT64 || (dt == LM_INT32 ? v >= INT32_MIN && v <= INT32_MAX : v >= 0 && v <= 255);
+}
+
+static void put_int(lm_dtype dt, char *p, int64_t v)
+{
+	if (dt == LM_INT64) *(int64_t *)p = v;
+	else if (dt == LM_INT32) *(int32_t *)p = (int32_t)v;
+	else *(uint8_t *)p = (uint8_t)v;
+}
+
+static lm_status not_integer(lm_launch *l, const simt_range *r, const char *what, int line)
+{
+	return ext_fault(l, LM_ERR_DTYPE, "%s of %s array '%s' at line %d as an integer: it holds %s",
+	                 what, lm_trace_space_name(r->space), r->name, line, lm_dtype_name(r->dtype));
+}
+
+lm_status lm_launch_load_int(lm_launch *l, int array, int64_t i, int line, int64_t *v)
+{
+	lmi_raw_ev *e = NULL;
+	char *p = NULL;
+	lm_status st = access(l, array, i, LM_TRACE_LOAD, line, &e, &p);
+	if (st) return st;
+	const simt_range *r = &l->s->ranges[e->range];
+	if (!is_int(r->dtype)) return not_integer(l, r, "load", line);
+	*v = get_int(r->dtype, p);
+	e->value = (double)*v;
+	return LM_OK;
+}
+
+lm_status lm_launch_store_int(lm_launch *l, int array, int64_t i, int64_t v, int line)
+{
+	lmi_raw_ev *e = NULL;
+	char *p = NULL;
+	lm_status st = access(l, array, i, LM_TRACE_STORE, line, &e, &p);
+	if (st) return st;
+	const simt_range *r = &l->s->ranges[e->range];
+	if (!is_int(r->dtype)) return not_integer(l, r, "store", line);
+	if (!int_fits(r->dtype, v))
+		return ext_fault(l, LM_ERR_ARG, "store of %lld to %s array '%s' at index %lld at line %d: the "
+		                 "value does not fit in %s", (long long)v, lm_trace_space_name(r->space), r->name,
+		                 (long long)i, line, lm_dtype_name(r->dtype));
+	put_int(r->dtype, p, v);
+	e->value = (double)v;
+	return LM_OK;
+}
+
+lm_status lm_launch_atomic_add_int(lm_launch *l, int array, int64_t i, int64_t v, int line, int64_t *old)
+{
+	lmi_raw_ev *e = NULL;
+	char *p = NULL;
+	lm_status st = access(l, array, i, LM_TRACE_ATOMIC, line, &e, &p);
+	if (st) return st;
+	const simt_range *r = &l->s->ranges[e->range];
+	if (r->dtype != LM_INT32 && r->dtype != LM_INT64) return not_integer(l, r, "atomicAdd", line);
+	if (!int_fits(r->dtype, v))
+		return ext_fault(l, LM_ERR_ARG, "atomicAdd of %lld to %s array '%s' at index %lld at line %d: "
+		                 "the value does not fit in %s", (long long)v, lm_trace_space_name(r->space),
+		                 r->name, (long long)i, line, lm_dtype_name(r->dtype));
+	int64_t was = get_int(r->dtype, p);
+	if (r->dtype == LM_INT32) /* integers wrap around, as on the GPU */
+		*(int32_t *)p = (int32_t)((uint32_t)was + (uint32_t)v);
+	else
+		*(int64_t *)p = (int64_t)((uint64_t)was + (uint64_t)v);
+	e->value = (double)v;
 	if (old) *old = was;
 	return LM_OK;
 }

@@ -134,13 +134,9 @@ static double check_value(lua_State *L, launch_state *st, int idx, const char *w
 	raise_fault(L);
 }
 
-static void push_element(lua_State *L, lm_dtype dt, double v)
-{
-	if (dt == LM_FLOAT32 || dt == LM_FLOAT64) lua_pushnumber(L, v);
-	else lua_pushinteger(L, (lua_Integer)v);
-}
+static bool int_dtype(lm_dtype dt) { return dt == LM_INT32 || dt == LM_INT64 || dt == LM_UINT8; }
 
-/* a[i] */
+/* a[i]: integer arrays read as Lua integers, exactly (int64 past 2^53 too) */
 static int array_index(lua_State *L)
 {
 	karray *a = lua_touserdata(L, 1);
@@ -148,13 +144,20 @@ static int array_index(lua_State *L)
 	int line = caller_line(L);
 	if (a->launch != st->id) check_array(L, st, 1, "a load", line);
 	int64_t i = check_index(L, st, a, 2, line);
+	if (int_dtype(a->dtype)) {
+		int64_t v;
+		if (lm_launch_load_int(st->l, a->slot, i, line, &v)) raise_fault(L);
+		lua_pushinteger(L, (lua_Integer)v);
+		return 1;
+	}
 	double v;
 	if (lm_launch_load(st->l, a->slot, i, line, &v)) raise_fault(L);
-	push_element(L, a->dtype, v);
+	lua_pushnumber(L, v);
 	return 1;
 }
 
-/* a[i] = v */
+/* a[i] = v: a Lua integer into an integer array is stored exactly; a float is converted (truncated
+ * toward zero) */
 static int array_newindex(lua_State *L)
 {
 	karray *a = lua_touserdata(L, 1);
@@ -162,6 +165,10 @@ static int array_newindex(lua_State *L)
 	int line = caller_line(L);
 	if (a->launch != st->id) check_array(L, st, 1, "a store", line);
 	int64_t i = check_index(L, st, a, 2, line);
+	if (int_dtype(a->dtype) && lua_isinteger(L, 3)) {
+		if (lm_launch_store_int(st->l, a->slot, i, (int64_t)lua_tointeger(L, 3), line)) raise_fault(L);
+		return 0;
+	}
 	double v = check_value(L, st, 3, "the value stored", line);
 	if (lm_launch_store(st->l, a->slot, i, v, line)) raise_fault(L);
 	return 0;
@@ -212,9 +219,17 @@ static int t_atomic_add(lua_State *L)
 	int line = caller_line(L);
 	karray *a = check_array(L, st, 2, "t:atomic_add(array, i, v) (note the colon)", line);
 	int64_t i = check_index(L, st, a, 3, line);
+	if ((a->dtype == LM_INT32 || a->dtype == LM_INT64) && lua_isinteger(L, 4)) {
+		int64_t old;
+		if (lm_launch_atomic_add_int(st->l, a->slot, i, (int64_t)lua_tointeger(L, 4), line, &old))
+			raise_fault(L);
+		lua_pushinteger(L, (lua_Integer)old);
+		return 1;
+	}
 	double v = check_value(L, st, 4, "the value of t:atomic_add", line), old;
 	if (lm_launch_atomic_add(st->l, a->slot, i, v, line, &old)) raise_fault(L);
-	push_element(L, a->dtype, old);
+	if (int_dtype(a->dtype)) lua_pushinteger(L, (lua_Integer)old);
+	else lua_pushnumber(L, old);
 	return 1;
 }
 
@@ -386,16 +401,97 @@ static int state_gc(lua_State *L)
 	return 0;
 }
 
+/* The storage elements a view can reach: [*lo, *hi] (offsets from the storage's start). */
+static void view_span(const lm_tensor *t, int64_t *lo, int64_t *hi)
+{
+	int64_t a = lm_tensor_offset(t), b = a;
+	const int64_t *sh = lm_tensor_shape(t), *sd = lm_tensor_strides(t);
+	for (int d = 0; d < lm_tensor_ndim(t); d++) {
+		if (sh[d] == 0) { *lo = 0, *hi = -1; return; } /* no element at all */
+		int64_t ext = (sh[d] - 1) * sd[d];
+		if (ext < 0) a += ext;
+		else b += ext;
+	}
+	*lo = a, *hi = b;
+}
+
+/* Whether two views of one storage are the same array (dtype, offset, shape and strides). */
+static bool same_view(const lm_tensor *a, const lm_tensor *b)
+{
+	int nd = lm_tensor_ndim(a);
+	if (lm_tensor_dtype(a) != lm_tensor_dtype(b) || nd != lm_tensor_ndim(b) ||
+	    lm_tensor_offset(a) != lm_tensor_offset(b))
+		return false;
+	for (int d = 0; d < nd; d++)
+		if (lm_tensor_shape(a)[d] != lm_tensor_shape(b)[d] || lm_tensor_strides(a)[d] != lm_tensor_strides(b)[d])
+			return false;
+	return true;
+}
+
+/* Marks (mark) or tests (!mark: whether any is marked) the storage elements of t that fall in
+ * [lo, lo + n) in the bitmap m. */
+static bool walk_elements(const lm_tensor *t, uint8_t *m, int64_t lo, int64_t n, bool mark)
+{
+	int nd = lm_tensor_ndim(t);
+	const int64_t *shape = lm_tensor_shape(t), *stride = lm_tensor_strides(t);
+	int64_t count = lm_tensor_numel(t), idx[LM_MAX_DIMS] = {0}, at = lm_tensor_offset(t);
+	for (int64_t j = 0; j < count; j++) {
+		if (at >= lo && at < lo + n) {
+			if (mark) m[at - lo] = 1;
+			else if (m[at - lo]) return true;
+		}
+		for (int d = nd - 1; d >= 0; d--) {
+			at += stride[d];
+			if (++idx[d] < shape[d]) break;
+			at -= stride[d] * shape[d];
+			idx[d] = 0;
+		}
+	}
+	return false;
+}
+
+/* Whether two views of one storage share an element: their spans, then element by element over
+ * the spans' overlap (past 2^26 elements of it, overlapping spans count as sharing). */
+static bool views_overlap(const lm_tensor *a, const lm_tensor *b)
+{
+	int64_t alo, ahi, blo, bhi;
+	view_span(a, &alo, &ahi);
+	view_span(b, &blo, &bhi);
+	int64_t lo = alo > blo ? alo : blo, hi = ahi < bhi ? ahi : bhi;
+	if (lo > hi) return false;
+	int64_t n = hi - lo + 1;
+	if (n > ((int64_t)1 << 26)) return true;
+	uint8_t *m = lm_alloc((size_t)n);
+	if (!m) return true;
+	memset(m, 0, (size_t)n);
+	walk_elements(a, m, lo, n, true);
+	bool shared = walk_elements(b, m, lo, n, false);
+	lm_free(m, (size_t)n);
+	return shared;
+}
+
 /* A new array of the launch (its proxy pushed) for tensor x (borrowed from the stack), or the one
- * x already is (the same tensor passed twice is one array). */
+ * x already is: the same tensor passed twice, or another view of the same elements in the same
+ * layout (y:t() twice), is one array, so writes through either reach the other and the race
+ * check sees both. Views that share some elements in another layout are refused: copied apart,
+ * each would see a stale copy of the other's writes. */
 static void tensor_array(lua_State *L, launch_state *st, lm_tensor *x, const char *name,
                          lm_trace_space space)
 {
-	for (int i = 0; i < st->nheld; i++)
-		if ((st->view[i] ? st->view[i] : st->held[i]) == x && st->arrays[i].space == space) {
+	for (int i = 0; i < st->nheld; i++) {
+		lm_tensor *y = st->view[i] ? st->view[i] : st->held[i];
+		bool alias = y == x || (lm_tensor_shares_storage(y, x) && same_view(y, x));
+		if (alias && st->arrays[i].space == space) {
 			lua_rawgeti(L, st->box, i + 1);
 			return;
 		}
+		if (lm_tensor_shares_storage(y, x) && views_overlap(y, x))
+			lml_error(L, "'%s' and '%s' are views of one tensor that share elements in different "
+			          "layouts%s: on a GPU they would be one memory, but a kernel here gets each as "
+			          "its own array; pass one of them (index it as the other in the kernel), or a "
+			          "copy (x:clone())", st->arrays[i].name, name,
+			          alias ? " (one as a constant array)" : "");
+	}
 	if (st->nheld >= LM_LAUNCH_MAX_ARRAYS)
 		lml_error(L, "more than %d tensor and constant arrays (the emulator's limit)", LM_LAUNCH_MAX_ARRAYS);
 	if (lm_tensor_device(x) != LM_CPU) lml_error(L, "array '%s' is not on the CPU", name);
@@ -565,7 +661,9 @@ static void read_shared_decl(lua_State *L, int v, const char *name, shared_decl 
 			          "{size=, dtype=, rows=, cols=})", name, dsc);
 		}
 	}
-	if (!d->size && d->rows > 0 && d->cols > 0) d->size = d->rows * d->cols;
+	if (!d->size && d->rows > 0 && d->cols > 0 && __builtin_mul_overflow(d->rows, d->cols, &d->size))
+		lml_error(L, "shared array '%s': rows %lld x cols %lld is past any size", name,
+		          (long long)d->rows, (long long)d->cols);
 }
 
 /* Declares the arrays of the table opts[key] (const: name -> tensor; shared: name -> size or
@@ -603,7 +701,8 @@ static int read_named(lua_State *L, launch_state *st, int opts, const char *key)
 				lml_error(L, "shared array '%s' has %lld elements; give 1 to %d", name, (long long)n,
 				          LM_KERNEL_MAX_SHARED);
 			if (rows || cols) {
-				if (rows < 1 || cols < 1 || rows * cols != n)
+				int64_t rc;
+				if (rows < 1 || cols < 1 || __builtin_mul_overflow(rows, cols, &rc) || rc != n)
 					lml_error(L, "shared array '%s': rows %lld x cols %lld must be its %lld elements",
 					          name, (long long)rows, (long long)cols, (long long)n);
 			}

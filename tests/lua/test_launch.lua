@@ -640,3 +640,70 @@ test.case('the checkers report in Chinese under lm.sys.lang("zh")', function()
   test.ok(not ok2 and msg2:find("越界的读：全局数组 'a' 的下标 4", 1, true), msg2)
   test.ok(not ok3 and msg3:find('未初始化的读', 1, true), msg3)
 end)
+
+-- Arguments that share storage: the same elements in the same layout are one array (writes
+-- through one reach the other; the race check sees both); views that share some elements in
+-- different layouts are refused; disjoint views of one storage are separate arrays.
+test.case('aliased arguments: one array, or refused; disjoint views fine', function()
+  local y = lm.zeros(4, 4)
+  kernels.launch(function(t, a, b)
+    local i = t.threadIdx.x
+    a[i] = i + 1
+    b[i] = b[i] * 2 -- the same thread, the same element: it sees its own write
+  end, {block = 16, args = {y:t(), y:t()}})
+  test.eq(y:sum():item(), 2 * 136)
+  -- a race through the two names of one array is seen
+  test.raises(function()
+    kernels.launch(function(t, a, b) a[t.threadIdx.x] = 1; local v = b[(t.threadIdx.x + 1) % 4] end,
+      {block = 4, args = {y:view(-1):narrow(1, 1, 4), y:view(-1):narrow(1, 1, 4)}})
+  end, "race on global array 'a'")
+  test.raises(function()
+    kernels.launch(function(t, a, b) a[t.threadIdx.x] = 1 end, {block = 16, args = {y, y:t()}})
+  end, "'a' and 'b' are views of one tensor that share elements in different layouts")
+  test.raises(function()
+    kernels.launch(function(t, a, b) a[t.threadIdx.x] = 1 end, {block = 4, args = {y:view(-1):narrow(1, 1, 6), y:view(-1):narrow(1, 5, 6)}})
+  end, 'share elements')
+  local x = lm.zeros(8)
+  kernels.launch(function(t, a, b) a[t.threadIdx.x] = 1; b[t.threadIdx.x] = 2 end,
+    {block = 4, args = {x:narrow(1, 1, 4), x:narrow(1, 5, 4)}})
+  test.eq(x:tolist(), {1, 1, 1, 1, 2, 2, 2, 2})
+  -- every other element and the ones between: one storage, no shared element
+  x:zero_()
+  local v = x:view(4, 2)
+  kernels.launch(function(t, a, b) a[t.threadIdx.x] = 3; b[t.threadIdx.x] = 4 end,
+    {block = 4, args = {v:select(2, 1), v:select(2, 2)}})
+  test.eq(x:tolist(), {3, 4, 3, 4, 3, 4, 3, 4})
+end)
+
+-- int64 in a kernel is exact over the whole range (a double holds integers only up to 2^53);
+-- int32 and uint8 stores that do not fit are errors, as before.
+test.case('integers in kernels are exact: int64 past 2^53, the extremes, atomics', function()
+  local x = lm.tensor({0, math.maxinteger, math.mininteger, 5}, {dtype = 'int64'})
+  x[1] = 9007199254740993 -- 2^53 + 1
+  local y = lm.zeros(4, {dtype = 'int64'})
+  kernels.launch(function(t, x, y) local i = t.threadIdx.x; y[i] = x[i] end, {block = 4, args = {x, y}})
+  test.eq(y[1]:item(), 9007199254740993)
+  test.eq(y[2]:item(), math.maxinteger)
+  test.eq(y[3]:item(), math.mininteger)
+  local old
+  kernels.launch(function(t, y) old = t:atomic_add(y, 3, math.maxinteger - 5) end, {block = 1, args = {y}})
+  test.eq(old, 5)
+  test.eq(y[4]:item(), math.maxinteger)
+  kernels.launch(function(t, y) t:atomic_add(y, 3, 1) end, {block = 1, args = {y}})
+  test.eq(y[4]:item(), math.mininteger, 'wraps around, as on the GPU')
+  test.raises(function()
+    kernels.launch(function(t, y) y[0] = 2147483648 end, {block = 1, args = {lm.zeros(1, {dtype = 'int32'})}})
+  end, 'store of 2147483648 .- the value does not fit in int32')
+  test.raises(function()
+    kernels.launch(function(t, y) y[0] = 256 end, {block = 1, args = {lm.zeros(1, {dtype = 'uint8'})}})
+  end, 'does not fit in uint8')
+end)
+
+-- Sizes from the user are checked before any multiplication (UBSan found rows x cols overflowing).
+test.case('shared arrays: rows x cols past any size is an error, not an overflow', function()
+  for _, rc in ipairs({ {2^31, 2^31}, {2^32, 2^32}, {4611686018427387905, 4}, {2^62, 2^62}, {math.maxinteger, 2} }) do
+    test.raises(function()
+      kernels.launch(function(t) end, {block = 1, shared = {a = {rows = rc[1], cols = rc[2]}}})
+    end, "shared array 'a'")
+  end
+end)
