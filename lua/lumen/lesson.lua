@@ -856,16 +856,46 @@ end
 --- expect), its scene renders offscreen, its exercise refuses the untouched state and each wrong
 --- answer and accepts its solution; texts lay out in every language. Returns ok, problems
 --- (array of strings "FILE: step N: field: ..."), warnings.
+-- The process-wide state a lesson's code can change (kernels.racecheck, the latency model, the
+-- language): the walk of a lesson restores it after every step, so one step cannot change how the
+-- next is checked.
+local function process_state()
+  local K = require 'kernels'
+  local lang, why = lm.sys.lang()
+  return { racecheck = K and K.racecheck(), latency = K and K.latency(), lang = why == ':lang' and lang or false }
+end
+local function restore_state(st)
+  local K = require 'kernels'
+  if K and st.racecheck ~= nil then K.racecheck(st.racecheck) end
+  if K and st.latency then K.latency(st.latency) end
+  lm.sys.lang(st.lang)
+end
+M._process_state, M._restore_state = process_state, restore_state
+
+-- While a lesson file is checked, os.exit is an error naming the caller (the lesson would end
+-- the check, and --check-lesson would report nothing).
+local function guard_exit()
+  local real = os.exit
+  os.exit = function(code)
+    error(string.format('the lesson called os.exit(%s): a lesson must not end the program', tostring(code)), 2)
+  end
+  return function() os.exit = real end
+end
+
 function M.verify(path, opts)
   opts = opts or {}
   local Fm = format()
+  local unguard = guard_exit()
   local lesson, err = Fm.load(path)
-  if not lesson then return false, { err }, {} end
+  if not lesson then unguard() return false, { err }, {} end
   local problems, warnings = Fm.validate(lesson, path)
-  if #problems > 0 then return false, problems, warnings end
+  if #problems > 0 then unguard() return false, problems, warnings end
   local saved = { S.lesson, S.name, S.path, S.index, S.env, S.proxy, S.ran, S.hints, S.drafts, S.record }
   local langs = Fm.languages(lesson)
+  local state = process_state()
   local ok, e = pcall(M._walk, lesson, path, langs, problems, opts)
+  restore_state(state)
+  unguard()
   S.lesson, S.name, S.path, S.index, S.env, S.proxy, S.ran, S.hints, S.drafts, S.record = table.unpack(saved, 1, 10)
   if not ok then
     if tostring(e):find('interrupted!', 1, true) then error(e, 0) end
@@ -908,9 +938,11 @@ end
 function M._walk(lesson, path, langs, problems, opts)
   M._open_table(lesson, (path:match('([^/]+/[^/]+)%.lua$') or path), { record = false, path = path })
   local viz = format().scenes() and require('viz') or nil
+  local start = process_state()
   for i, step in ipairs(lesson.steps) do
     local where = path .. ': step ' .. i .. ': '
     S.index = i
+    restore_state(start) -- what an earlier step's code changed process-wide does not carry over
     -- wrapped lines fit any width; lines kept as they are (indented) fit 80 columns
     for _, l in ipairs(langs) do
       for _, width in ipairs({ 80, opts.width or 44 }) do

@@ -186,6 +186,14 @@ function F.validate(lesson, path)
   end
   local steps = rawget(lesson, 'steps')
   if type(steps) ~= 'table' then return problems, warnings end
+  if getmetatable(steps) ~= nil then -- its __len or __index could say anything (1e9 steps)
+    problems[#problems + 1] = at .. 'steps: a plain array of steps, but it has a metatable'
+    return problems, warnings
+  end
+  if #steps > 1000 then
+    problems[#problems + 1] = string.format('%ssteps: %d steps; a lesson has at most 1000', at, #steps)
+    return problems, warnings
+  end
   if #steps == 0 then problems[#problems + 1] = at .. 'steps: the lesson has no steps' end
   for k in pairs(steps) do
     if math.type(k) ~= 'integer' or k < 1 or k > #steps then

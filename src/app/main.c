@@ -8,8 +8,16 @@
  * except before the REPL (-i), which starts anyway with the state as the error left it.
  * Read next: app.h, state.c, run.c, repl.c.
  */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -62,20 +70,109 @@ static int lesson_call(lua_State *L, const char *fn, const char *arg)
 	return rc;
 }
 
-/* lumen --check-lesson FILE...: every file checked offscreen; 1 when one has a problem. */
+/* One file of --check-lesson, in this process (a child of check_lessons_main): 0, 1 with its
+ * problems printed. Writes "done" to fd when the check itself finished (the parent then trusts
+ * the status; without it the lesson ended the process: os.exit, a crash). */
+static int check_one_lesson(const char *path, int fd)
+{
+	app_viz_init(true);
+	lua_State *L = app_newstate();
+	if (!L) return 1;
+	int rc = lesson_call(L, "_check_file", path);
+	fflush(stdout);
+	fflush(stderr);
+	if (write(fd, "done", 4) != 4) rc = 1;
+	app_viz_finish(false);
+	lua_close(L);
+	return rc;
+}
+
+/* Seconds a lesson file's check may take (LUMEN_CHECK_LESSON_TIMEOUT, default 600). */
+static double check_timeout(void)
+{
+	const char *e = getenv("LUMEN_CHECK_LESSON_TIMEOUT");
+	double t = e ? atof(e) : 0;
+	return t > 0 ? t : 600;
+}
+
+/*
+ * lumen --check-lesson FILE...: every file checked offscreen, each in a process of its own, so
+ * that a lesson that calls os.exit, loops, crashes or changes process-wide state is reported as
+ * such and the files after it are still checked. 1 when one has a problem.
+ */
 static int check_lessons_main(int argc, char **argv, int i)
 {
 	if (i + 1 >= argc) {
 		fprintf(stderr, APP_NAME ": --check-lesson needs a lesson file (lessons/<course>/<NN>-<slug>.lua)\n");
 		return 1;
 	}
-	app_viz_init(true);
-	lua_State *L = app_newstate();
-	if (!L) return 1;
 	int rc = 0;
-	for (int k = i + 1; k < argc; k++) rc |= lesson_call(L, "_check_file", argv[k]);
-	app_viz_finish(false);
-	lua_close(L);
+	for (int k = i + 1; k < argc; k++) {
+		const char *path = argv[k];
+		struct stat sb;
+		if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+			fprintf(stderr, "%s: %s: give a lesson file (lessons/<course>/<NN>-<slug>.lua)\n", path,
+			        stat(path, &sb) != 0 ? strerror(errno) : S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+			rc = 1;
+			continue;
+		}
+		int p[2];
+		fflush(stdout);
+		fflush(stderr);
+		if (pipe(p) != 0) return fprintf(stderr, APP_NAME ": pipe: %s\n", strerror(errno)), 1;
+		pid_t pid = fork();
+		if (pid < 0) return fprintf(stderr, APP_NAME ": fork: %s\n", strerror(errno)), 1;
+		if (pid == 0) {
+			close(p[0]);
+			_exit(check_one_lesson(path, p[1]));
+		}
+		close(p[1]);
+		/* wait for the child's word (or its end), within the time limit */
+		char buf[8];
+		size_t got = 0;
+		double limit = check_timeout();
+		struct timespec t0, now;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		bool timed_out = false;
+		for (;;) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			double left = limit - ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec));
+			if (left <= 0) {
+				timed_out = true;
+				break;
+			}
+			struct pollfd pf = {.fd = p[0], .events = POLLIN};
+			int r = poll(&pf, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+			if (r < 0 && errno == EINTR) continue;
+			if (r < 0) break;
+			if (r == 0) continue;
+			ssize_t n = read(p[0], buf + got, sizeof buf - 1 - got);
+			if (n < 0 && errno == EINTR) continue;
+			if (n <= 0) break; /* the child is gone (or closed the pipe) */
+			got += (size_t)n;
+			if (got >= 4) break;
+		}
+		close(p[0]);
+		if (timed_out) kill(pid, SIGKILL);
+		int status = 0;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+		if (timed_out) {
+			fprintf(stderr, "%s: the check was still running after %g s and was stopped (an endless "
+			        "loop in the lesson? LUMEN_CHECK_LESSON_TIMEOUT sets the limit)\n", path, limit);
+			rc = 1;
+		} else if (got < 4 || memcmp(buf, "done", 4) != 0) {
+			if (WIFSIGNALED(status))
+				fprintf(stderr, "%s: the check ended early, killed by signal %d (%s)\n", path,
+				        WTERMSIG(status), strsignal(WTERMSIG(status)));
+			else
+				fprintf(stderr, "%s: the check ended early with exit status %d: the lesson ended the "
+				        "process (os.exit?) before every step was checked\n", path,
+				        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			rc = 1;
+		} else {
+			rc |= WIFEXITED(status) ? WEXITSTATUS(status) != 0 : 1;
+		}
+	}
 	return rc;
 }
 

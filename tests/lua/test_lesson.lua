@@ -224,6 +224,37 @@ test.case('load: a syntax error, a run-time error or no table names the file and
   test.ok(err:find('cannot read the lesson file', 1, true), err)
 end)
 
+-- --check-lesson checks each file in a process of its own: a lesson that calls os.exit (at the
+-- top level or in a step), loops forever, hands a steps table with a lying __len, or changes
+-- process-wide state (kernels.racecheck) is reported, and the files after it are still checked;
+-- a directory is refused plainly.
+test.case('--check-lesson: each file isolated; os.exit, endless loops, __len and racecheck reported', function()
+  local head = "local say = lesson.say\nreturn { title = say('x', 'x'), course = 'bad', lecture = say('x', 'x'), summary = say('x', 'x'), steps = "
+  local iso = tmp .. '-isolated'
+  os.execute('mkdir -p ' .. q(iso .. '/bad'))
+  local files = {
+    write(iso .. '/bad/11-exit.lua', head .. "{ { text = say('a', 'a'), code = 'os.exit(0)' } } }"),
+    write(iso .. '/bad/12-top.lua', 'os.exit(0)'),
+    write(iso .. '/bad/13-loop.lua', 'while true do end'),
+    write(iso .. '/bad/14-len.lua', head .. 'setmetatable({}, {__len = function() return 1e9 end}) }'),
+    write(iso .. '/bad/15-state.lua', head .. "{ { text = say('a', 'a'), code = 'kernels.racecheck(false)' }, "
+      .. "{ text = say('b', 'b'), code = 'print(kernels.racecheck())', expect = 'true' } } }"),
+  }
+  local args = {}
+  for _, f in ipairs(files) do args[#args + 1] = q(f) end
+  args[#args + 1] = q(root)
+  args[#args + 1] = q(demo_path)
+  local out, err, code = run('--check-lesson ' .. table.concat(args, ' '), nil, 'LUMEN_CHECK_LESSON_TIMEOUT=5')
+  test.eq(code, 1)
+  test.ok(err:find('11-exit.lua: step 1: code: raised an error: ', 1, true) and err:find('the lesson called os.exit(0)', 1, true), err)
+  test.ok(err:find('12-top.lua:1: the lesson called os.exit(0)', 1, true), err)
+  test.ok(err:find('13-loop.lua: the check was still running after 5 s', 1, true), err)
+  test.ok(err:find('14-len.lua: steps: a plain array of steps, but it has a metatable', 1, true), err)
+  test.ok(out:find('15-state.lua: ok (2 steps', 1, true), out .. err)
+  test.ok(err:find(root .. ': a directory: give a lesson file', 1, true), err)
+  test.ok(out:find('01-sums.lua: ok (3 steps', 1, true), 'the file after them was checked: ' .. out)
+end)
+
 test.case('--check-lesson: a good file passes; malformed ones fail naming the file, step and field', function()
   local out, err, code = run('--check-lesson ' .. q(demo_path))
   test.eq(code, 0, err)
