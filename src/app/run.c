@@ -23,6 +23,7 @@
 #include <lauxlib.h>
 
 #include "app.h"
+#include "lua/lml.h"
 #include "lumen/core.h"
 #include "lumen/isa.h"
 
@@ -47,6 +48,7 @@ static volatile sig_atomic_t tick_due;       /* the live timer fired: pump the w
 /* The hook the live tick found on the state (a debug.sethook count hook: a lesson check's budget,
  * a user's), put back after the tick instead of no hook at all. */
 static lua_Hook saved_hook;
+static lua_State *saved_on;
 static int saved_mask, saved_count;
 
 static void app_hook(lua_State *L, lua_Debug *ar)
@@ -56,8 +58,13 @@ static void app_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, app_hook, LUA_MASKCOUNT, 1);
 		luaL_error(L, "interrupted!");
 	}
-	lua_sethook(L, saved_hook, saved_hook ? saved_mask : 0, saved_hook ? saved_count : 0);
-	saved_hook = NULL;
+	if (L == saved_on) {
+		lua_sethook(L, saved_hook, saved_hook ? saved_mask : 0, saved_hook ? saved_count : 0);
+		saved_hook = NULL;
+		saved_on = NULL;
+	} else {
+		lua_sethook(L, NULL, 0, 0); /* a coroutine that an earlier interrupt reached */
+	}
 	if (tick_due) {
 		tick_due = 0;
 		app_tick(); /* the window's events; it runs no Lua */
@@ -104,6 +111,10 @@ static void on_sigint(int sig)
 	interrupting = 1;
 	lm_interrupt(); /* long C loops stop too */
 	lua_sethook(L, app_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+	/* and the coroutine that runs now (a loop in coroutine.wrap, a kernel thread): hooks are per
+	 * thread, the main state's would never run */
+	lua_State *co = lml_running_thread();
+	if (co && co != L) lua_sethook(co, app_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 	errno = saved_errno;
 }
 
@@ -195,6 +206,7 @@ static void on_live_tick(int sig)
 			tick_due = 1;
 			lua_Hook h = lua_gethook(L);
 			if (h != app_hook) { /* keep the state's own hook for after the tick */
+				saved_on = L;
 				saved_hook = h;
 				saved_mask = lua_gethookmask(L);
 				saved_count = lua_gethookcount(L);
@@ -281,6 +293,7 @@ int app_docall(lua_State *L, int narg, int nres)
 		/* the interrupt ends with the call that received it */
 		lua_sethook(L, NULL, 0, 0);
 		saved_hook = NULL;
+		saved_on = NULL;
 		interrupting = 0;
 		tick_due = 0;
 		lm_interrupt_clear();

@@ -99,6 +99,7 @@ lua_State *app_newstate(void)
 		return NULL;
 	}
 	luaL_openlibs(L);
+	lml_open_coroutine(L); /* resumes Ctrl-C can reach (src/lua/coro.c) */
 	const char *dir = app_luadir();
 	lml_install_loader(L, dir);
 	lua_pushcfunction(L, preload_globals);

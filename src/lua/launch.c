@@ -338,7 +338,7 @@ static int run_thread(void *ctx, lm_launch *l, int thread, bool first)
 	st->running = thread;
 	st->synced = false;
 	int nres = 0;
-	int r = lua_resume(co, L, nargs, &nres);
+	int r = lml_resume(co, L, nargs, &nres);
 	st->running = -1;
 	if (r == LUA_YIELD) {
 		lua_pop(co, nres);

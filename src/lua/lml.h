@@ -343,4 +343,11 @@ int lml_retry_nomem(lua_State *L);
 		return 1;                                                                                \
 	} while (0)
 
+/* coro.c: the coroutine Lumen resumes now (NULL: the main thread runs), for Ctrl-C; lml_resume
+ * is lua_resume recording it; lml_open_coroutine replaces coroutine.resume and coroutine.wrap by
+ * versions that resume through it. */
+lua_State *lml_running_thread(void);
+int lml_resume(lua_State *co, lua_State *from, int nargs, int *nres);
+void lml_open_coroutine(lua_State *L);
+
 #endif
