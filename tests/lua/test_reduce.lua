@@ -204,3 +204,53 @@ test.case('nn.utils.count_correct counts rows whose argmax is the label', functi
     'nn.utils.count_correct: logits of shape [4, 0] have no classes to pick from')
   test.raises(function() nn.utils.count_correct(x) end, 'nn.utils.count_correct')
 end)
+
+-- Reductions of integer tensors are exact at the extremes (issue 29.4): sum, prod and cumsum wrap
+-- as int64 arithmetic does (two's complement, as PyTorch and NumPy); mean, var and std accumulate
+-- without wrapping and without rounding an int64 to a double (2^53 + 1 stays itself); max, min,
+-- argmax and argmin compare integers as integers.
+test.case('integer reductions at the extremes: exact mean, var, std, max; wrapping sum, prod, cumsum', function()
+  local big = math.maxinteger
+  -- the exact mean of an int64 array, from its high and low 32-bit halves (no wrapping)
+  local function exact_mean(t)
+    local hi, lo = 0, 0
+    for _, v in ipairs(t) do hi = hi + v // 4294967296; lo = lo + v % 4294967296 end
+    return (hi * 4294967296.0 + lo) / #t
+  end
+  local function f32(v) return lm.tensor({v}, {dtype = 'float32'}):item() end -- v rounded to float32
+  local cases = {
+    {1 << 62, 1 << 62}, {big, big, big}, {math.mininteger, math.mininteger}, {big, math.mininteger},
+    {9007199254740993, 9007199254740992, 9007199254740995}, {big, big - 1, big - 2, 1, -5},
+  }
+  for _, t in ipairs(cases) do
+    local x = lm.tensor(t, {dtype = 'int64'})
+    local m = exact_mean(t)
+    test.eq(x:mean():item(), f32(m), 'mean of ' .. table.concat(t, ', '))
+    test.eq(x:mean(1):item(), f32(m), 'mean(1) of ' .. table.concat(t, ', '))
+    -- deviations from the first element, from the 32-bit halves (exact where they are small)
+    local function dev(v, p) return (v // 4294967296 - p // 4294967296) * 4294967296.0 + (v % 4294967296 - p % 4294967296) end
+    local md = 0
+    for _, v in ipairs(t) do md = md + dev(v, t[1]) end
+    md = md / #t
+    local ss = 0
+    for _, v in ipairs(t) do ss = ss + (dev(v, t[1]) - md) ^ 2 end
+    test.near(x:var():item(), f32(ss / (#t - 1)), 1e-6 * math.max(1, ss / (#t - 1)), 'var of ' .. table.concat(t, ', '))
+    test.near(x:std():item(), f32(math.sqrt(ss / (#t - 1))), 1e-6 * math.max(1, math.sqrt(ss / (#t - 1))))
+    local mx, mn, imx, imn = t[1], t[1], 1, 1
+    for i, v in ipairs(t) do
+      if v > mx then mx, imx = v, i end
+      if v < mn then mn, imn = v, i end
+    end
+    test.eq({x:max():item(), x:min():item(), x:argmax():item(), x:argmin():item()}, {mx, mn, imx, imn})
+    -- sum, prod, cumsum wrap around as int64 arithmetic does
+    local s, p, c = 0, 1, {}
+    for i, v in ipairs(t) do s = s + v; p = p * v; c[i] = s end
+    test.eq(x:sum():item(), s)
+    test.eq(x:prod():item(), p)
+    test.eq(x:cumsum(1):tolist(), c)
+  end
+  -- int32 and uint8 through the same path, and an expanded (stride-0) view counted many times
+  test.eq(lm.tensor({2147483647, 2147483647}, {dtype = 'int32'}):mean():item(), f32(2147483647))
+  test.eq(lm.tensor({1 << 62}, {dtype = "int64"}):expand(4):mean():item(), f32(2^62))
+  test.eq(lm.tensor({255, 255, 0}, {dtype = 'uint8'}):var():item(), f32(21675))
+end)

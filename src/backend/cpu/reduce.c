@@ -26,9 +26,16 @@ typedef struct acc {
 	double m2;     /* var: sum of squared deviations */
 	double best;   /* max/min */
 	int64_t bi;    /* arg index */
-	uint64_t is;   /* integer sum / product */
+	uint64_t is;   /* integer sum / product (wrapping, as int64 arithmetic does) */
 	int64_t n;     /* elements seen */
 	bool nan;      /* max/min saw a NaN */
+	/* Integers exactly, past 2^53 where a double rounds them: */
+	__int128 wide;        /* mean: the sum, without wrapping */
+	long double lm, lm2;  /* var: running mean and squared deviations from ipivot (an int64
+	                         difference is exact in long double's 64-bit mantissa, and values near
+	                         the pivot keep the mean's fraction: 2^53 + 1/3) */
+	int64_t ipivot;       /* var: the first element seen */
+	int64_t ibest;        /* max/min */
 } acc;
 
 static void acc_init(lm_redop op, acc *a)
@@ -109,6 +116,8 @@ DENSE_ISUM(double)
 					a->s += dense_sum_##T(x, R);                                                \
 				else                                                                            \
 					for (int64_t k = 0; k < R; k++) a->s += (double)x[k * st];                  \
+			} else if (op == LM_MEAN) { /* exact: an int64 mean must not wrap */               \
+				for (int64_t k = 0; k < R; k++) a->wide += (int64_t)x[k * st];                  \
 			} else {                                                                            \
 				if (st == 1)                                                                    \
 					a->is += dense_isum_##T(x, R);                                              \
@@ -126,6 +135,14 @@ DENSE_ISUM(double)
 			break;                                                                              \
 		case LM_MAX:                                                                            \
 		case LM_ARGMAX:                                                                         \
+			if (!ISFLOAT) { /* compared as integers: 2^53 + 1 > 2^53 */                          \
+				for (int64_t k = 0; k < R; k++) {                                               \
+					int64_t v = (int64_t)x[k * st];                                             \
+					if (a->bi < 0 || v > a->ibest) a->ibest = v, a->bi = i0 + k;                \
+				}                                                                               \
+				a->best = (double)a->ibest;                                                     \
+				break;                                                                          \
+			}                                                                                   \
 			for (int64_t k = 0; k < R && !a->nan; k++) {                                        \
 				double v = (double)x[k * st];                                                   \
 				if (v != v) {                                                                   \
@@ -140,6 +157,14 @@ DENSE_ISUM(double)
 			break;                                                                              \
 		case LM_MIN:                                                                            \
 		case LM_ARGMIN:                                                                         \
+			if (!ISFLOAT) {                                                                     \
+				for (int64_t k = 0; k < R; k++) {                                               \
+					int64_t v = (int64_t)x[k * st];                                             \
+					if (a->bi < 0 || v < a->ibest) a->ibest = v, a->bi = i0 + k;                \
+				}                                                                               \
+				a->best = (double)a->ibest;                                                     \
+				break;                                                                          \
+			}                                                                                   \
 			for (int64_t k = 0; k < R && !a->nan; k++) {                                        \
 				double v = (double)x[k * st];                                                   \
 				if (v != v) {                                                                   \
@@ -154,6 +179,17 @@ DENSE_ISUM(double)
 			break;                                                                              \
 		case LM_VAR:                                                                            \
 		case LM_STD:                                                                            \
+			if (!ISFLOAT) { /* in long double, from a pivot: every int64 exactly */              \
+				for (int64_t k = 0; k < R; k++) {                                               \
+					int64_t xi = (int64_t)x[k * st];                                            \
+					if (a->n == 0) a->ipivot = xi;                                              \
+					long double v = (long double)((__int128)xi - a->ipivot), d = v - a->lm;    \
+					a->n++;                                                                     \
+					a->lm += d / (long double)a->n;                                             \
+					a->lm2 += d * (v - a->lm);                                                  \
+				}                                                                               \
+				break;                                                                          \
+			}                                                                                   \
 			for (int64_t k = 0; k < R; k++) {                                                   \
 				double v = (double)x[k * st], d = v - a->s;                                     \
 				a->n++;                                                                         \
@@ -204,14 +240,15 @@ static void line(lm_redop op, lm_dtype dt, const char *x, int64_t R, int64_t st,
 	}
 }
 
-/* Combines partial b (a later range of the same line) into a. */
-static void acc_merge(lm_redop op, acc *a, const acc *b, double p)
+/* Combines partial b (a later range of the same line) into a; integer: x's dtype is one. */
+static void acc_merge(lm_redop op, acc *a, const acc *b, double p, bool integer)
 {
 	switch (op) {
 	case LM_SUM:
 	case LM_MEAN:
 		a->s += b->s;
 		a->is += b->is;
+		a->wide += b->wide;
 		break;
 	case LM_PROD:
 		a->s *= b->s;
@@ -222,9 +259,12 @@ static void acc_merge(lm_redop op, acc *a, const acc *b, double p)
 	case LM_MIN:
 	case LM_ARGMIN: {
 		if (a->nan || b->bi < 0) break;
-		bool better = op == LM_MAX || op == LM_ARGMAX ? b->best > a->best : b->best < a->best;
+		bool max = op == LM_MAX || op == LM_ARGMAX;
+		bool better = max ? b->best > a->best : b->best < a->best;
+		if (integer) better = max ? b->ibest > a->ibest : b->ibest < a->ibest;
 		if (b->nan || a->bi < 0 || better) {
 			a->best = b->best;
+			a->ibest = b->ibest;
 			a->bi = b->bi;
 			a->nan = b->nan;
 		}
@@ -240,6 +280,10 @@ static void acc_merge(lm_redop op, acc *a, const acc *b, double p)
 		double n = (double)(a->n + b->n), d = b->s - a->s;
 		a->m2 += b->m2 + d * d * (double)a->n * (double)b->n / n;
 		a->s += d * (double)b->n / n;
+		long double ln = (long double)(a->n + b->n),
+		            ld = (long double)((__int128)b->ipivot - a->ipivot) + (b->lm - a->lm);
+		a->lm2 += b->lm2 + ld * ld * (long double)a->n * (long double)b->n / ln;
+		a->lm += ld * (long double)b->n / ln;
 		a->n += b->n;
 		return;
 	}
@@ -263,7 +307,7 @@ static void acc_store(lm_redop op, const acc *a, lm_dtype xdt, double p, lm_tens
 	double v = 0;
 	switch (op) {
 	case LM_SUM: v = fl ? a->s : (double)(int64_t)a->is; break;
-	case LM_MEAN: v = a->n ? (fl ? a->s : (double)(int64_t)a->is) / (double)a->n : NAN; break;
+	case LM_MEAN: v = a->n ? (fl ? a->s / (double)a->n : (double)((long double)a->wide / (long double)a->n)) : NAN; break;
 	case LM_PROD: v = fl ? a->s : (double)(int64_t)a->is; break;
 	case LM_MAX:
 	case LM_MIN:
@@ -272,7 +316,7 @@ static void acc_store(lm_redop op, const acc *a, lm_dtype xdt, double p, lm_tens
 	case LM_VAR:
 	case LM_STD: {
 		double dof = (double)a->n - p;
-		v = dof > 0 ? a->m2 / dof : NAN;
+		v = dof > 0 ? (fl ? a->m2 / dof : (double)(a->lm2 / (long double)dof)) : NAN;
 		if (op == LM_STD) v = sqrt(v);
 		break;
 	}
@@ -295,6 +339,8 @@ static void acc_store(lm_redop op, const acc *a, lm_dtype xdt, double p, lm_tens
 	}
 	if (out->dtype == LM_INT64 && !fl && (op == LM_SUM || op == LM_PROD))
 		*(int64_t *)o = (int64_t)a->is; /* exact, beyond 2^53 */
+	else if (out->dtype == LM_INT64 && !fl && (op == LM_MAX || op == LM_MIN))
+		*(int64_t *)o = a->ibest; /* exact, beyond 2^53 */
 	else if (out->dtype == xdt && !fl && (op == LM_MAX || op == LM_MIN))
 		lmi_store(o, out->dtype, a->best);
 	else
@@ -322,13 +368,17 @@ static void acc_repeat(lm_redop op, acc *a, int64_t m, double p)
 	case LM_MEAN:
 		a->s *= (double)m;
 		a->is *= (uint64_t)m;
+		a->wide *= m;
 		break;
 	case LM_PROD:
 		a->s = pow(a->s, (double)m);
 		a->is = upow(a->is, m);
 		break;
 	case LM_VAR:
-	case LM_STD: a->m2 *= (double)m; break; /* same mean, m copies of each deviation */
+	case LM_STD: /* same mean, m copies of each deviation */
+		a->m2 *= (double)m;
+		a->lm2 *= (long double)m;
+		break;
 	case LM_NORM:
 		if (!isinf(p)) a->s *= (double)m;
 		break;
@@ -636,7 +686,7 @@ static lm_status lines_split(lm_redop op, const lm_tensor *x, const rgeom *g, lm
 		if (stop) return lmi_fail(LM_ERR_INTERRUPTED, "interrupted");
 		acc a;
 		acc_init(op, &a);
-		for (int t = 0; t < used; t++) acc_merge(op, &a, &part[t], p);
+		for (int t = 0; t < used; t++) acc_merge(op, &a, &part[t], p, !lm_dtype_is_float(x->dtype));
 		acc_repeat(op, &a, g->mult, p);
 		acc_store(op, &a, x->dtype, p, out, idx, o);
 	}

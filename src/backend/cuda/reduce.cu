@@ -108,35 +108,49 @@ static int reduce_rows(int op, const T *x, int64_t rows, int64_t R, T *out, int6
 
 /* ---------------------------------------------------------------- integer sums, products, means */
 
-/* cpu/reduce.c's integer sums and products: wrapping, in uint64_t, into int64 (sum, prod) or
- * float32 (mean: the int64 sum / R). One block per row. */
+/* cpu/reduce.c's integer sums and products: wrapping, in uint64_t, into int64 (sum, prod); and
+ * means into float32 without wrapping: the high and low 32-bit halves of the elements are summed
+ * apart (each sum fits 64 bits for rows under 2^31 elements) and joined in double. One block per
+ * row. */
 template <typename T>
 __global__ void k_reduce_int(int op, const T *x, int64_t rows, int64_t R, int64_t *oi, float *of)
 {
-	__shared__ unsigned long long sh[32];
+	__shared__ unsigned long long sh[32], sl[32];
 	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-	bool prod = op == LM_PROD;
+	bool prod = op == LM_PROD, mean = op == LM_MEAN;
 	for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-		unsigned long long a = prod ? 1 : 0;
+		unsigned long long a = prod ? 1 : 0, lo = 0; /* mean: a sums the high halves */
 		for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {
-			unsigned long long v = (unsigned long long)(int64_t)x[row * R + j];
-			a = prod ? a * v : a + v;
+			int64_t e = (int64_t)x[row * R + j];
+			unsigned long long v = (unsigned long long)e;
+			if (mean) {
+				a += (unsigned long long)(e >> 32); /* arithmetic: a negative high half */
+				lo += v & 0xffffffffull;
+			} else {
+				a = prod ? a * v : a + v;
+			}
 		}
 		for (int o = 16; o > 0; o >>= 1) {
 			unsigned long long b = __shfl_down_sync(0xffffffffu, a, o);
 			a = prod ? a * b : a + b;
+			lo += __shfl_down_sync(0xffffffffu, lo, o);
 		}
-		if (lane == 0) sh[warp] = a;
+		if (lane == 0) sh[warp] = a, sl[warp] = lo;
 		__syncthreads();
 		if (warp == 0) {
 			a = lane < nw ? sh[lane] : (prod ? 1 : 0);
+			lo = lane < nw ? sl[lane] : 0;
 			for (int o = 16; o > 0; o >>= 1) {
 				unsigned long long b = __shfl_down_sync(0xffffffffu, a, o);
 				a = prod ? a * b : a + b;
+				lo += __shfl_down_sync(0xffffffffu, lo, o);
 			}
 			if (lane == 0) {
-				if (op == LM_MEAN) of[row] = R ? (float)((double)(int64_t)a / (double)R) : NAN;
-				else oi[row] = (int64_t)a;
+				if (mean)
+					of[row] = R ? (float)(((double)(long long)a * 4294967296.0 + (double)lo) / (double)R)
+					            : NAN;
+				else
+					oi[row] = (int64_t)a;
 			}
 		}
 		__syncthreads();
@@ -187,12 +201,17 @@ __global__ void k_stats(int op, const T *x, int64_t rows, int64_t R, T *out, dou
 		const T *q = x + row * R;
 		double v;
 		if (op == LM_VAR || op == LM_STD) {
+			/* integers as deviations from the row's first element (exact past 2^53, as the CPU's
+			 * pivot); floats as they are */
+			const bool integer = (T)0.5 == (T)0;
+			const __int128 pivot = integer && R ? (__int128)(long long)q[0] : 0;
 			Acc a = zero;
-			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) a.v += (double)q[j];
+			for (int64_t j = threadIdx.x; j < R; j += blockDim.x)
+				a.v += integer ? (double)((__int128)(long long)q[j] - pivot) : (double)q[j];
 			double mean = block_combine(LM_SUM, a, zero, sv, si).v / (double)R;
 			a = zero;
 			for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {
-				double d = (double)q[j] - mean;
+				double d = (integer ? (double)((__int128)(long long)q[j] - pivot) : (double)q[j]) - mean;
 				a.v += d * d;
 			}
 			double m2 = block_combine(LM_SUM, a, zero, sv, si).v, dof = (double)R - p;
