@@ -154,6 +154,8 @@ static lm_status check_entry(lmi_src *s, const lmj_doc *d, const lmj_node *n, en
 	if (dt->type != LMJ_STRING)
 		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': dtype must be a string, got %s", name,
 		                    lmj_type_name(dt->type));
+	if (memchr(lmj_str(d, dt), 0, dt->str_len)) /* "F32\u0000..." would pass as F32 */
+		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': the dtype holds a NUL character", name);
 	e->dtype = find_dtype(lmj_str(d, dt));
 	if (!e->dtype) {
 		for (int i = 0; unsupported[i]; i++)
@@ -339,7 +341,7 @@ static lm_status load_header(lmi_src *s, const lmj_doc *d, uint64_t data_len, lm
 	if (!es) return lm_last_status();
 	int64_t n = 0;
 	for (const lmj_node *c = lmj_at(d, root->child); c && !r; c = lmj_at(d, c->next)) {
-		if (strcmp(lmj_key(d, c), "__metadata__") == 0) {
+		if (c->key_len == 12 && memcmp(lmj_key(d, c), "__metadata__", 12) == 0) { /* "__metadata__\u0000" is a name */
 			r = read_metadata(s, d, c, out);
 			continue;
 		}

@@ -75,10 +75,12 @@ static int l_load(lua_State *L)
 		lua_pushstring(L, m->meta_values[i]);
 		lua_setfield(L, -2, m->meta_keys[i]);
 	}
+	/* lm.save(path, x)'s file: one tensor named "tensor" and Lumen's metadata key (which lm.save
+	 * refuses in a user's metadata, so no table of tensors comes back as a bare tensor) */
 	int single = 0;
 	for (int64_t i = 0; i < m->nmeta; i++)
 		single |= strcmp(m->meta_keys[i], "lumen") == 0 && strcmp(m->meta_values[i], "tensor") == 0;
-	if (single && m->n == 1) {
+	if (single && m->n == 1 && strcmp(m->names[0], "tensor") == 0) {
 		take_tensor(L, m, 0);
 	} else {
 		lua_createtable(L, 0, (int)m->n);
@@ -93,6 +95,16 @@ static int l_load(lua_State *L)
 }
 
 /* ---------------------------------------------------------------- saving */
+
+/* A string at idx that a C string holds whole: no NUL inside (it would cut the name short, and the
+ * file would hold another name than the one given). */
+static void check_text(lua_State *L, int idx, const char *what)
+{
+	size_t len;
+	const char *p = lua_tolstring(L, idx, &len);
+	if (strlen(p) != len)
+		lml_error(L, "%s holds a NUL character ('%.40s\\0...'): names and metadata are text", what, p);
+}
 
 /* The metadata option {metadata = {k = 'v'}} into scratch arrays (GC-owned userdata). */
 static int64_t read_metadata(lua_State *L, int opts, const char ***keys, const char ***vals)
@@ -114,6 +126,11 @@ static int64_t read_metadata(lua_State *L, int opts, const char ***keys, const c
 		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
 			lml_error(L, "option metadata must map strings to strings, got %s -> %s",
 			          lml_describe(L, -2, d, sizeof d), luaL_typename(L, -1));
+		check_text(L, -2, "a metadata key");
+		check_text(L, -1, "a metadata value");
+		if (strcmp(lua_tostring(L, -2), "lumen") == 0)
+			lml_error(L, "option metadata: the key 'lumen' is Lumen's own (it marks the file of a "
+			          "single tensor); use another key");
 		n++;
 		lua_pop(L, 1);
 	}
@@ -159,6 +176,7 @@ static int l_save(lua_State *L)
 			if (lua_type(L, -2) != LUA_TSTRING)
 				lml_error(L, "the table's keys must be strings (tensor names), got key %s",
 				          lml_describe(L, -2, d, sizeof d));
+			check_text(L, -2, "a tensor name");
 			if (!lml_tobox(L, -1))
 				lml_error(L, "value of '%.60s' must be a tensor, got %s", lua_tostring(L, -2),
 				          lml_describe(L, -1, d, sizeof d));

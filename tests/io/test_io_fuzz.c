@@ -243,6 +243,69 @@ static void fuzz_format(format f)
 	              parsed, cases - parsed);
 }
 
+/*
+ * Headers with what a hostile file may hold in the places the parser keys on: a second (third)
+ * __metadata__ member before, between and after the tensors, and a NUL character (\u0000) at
+ * every position of every string (keys, metadata keys and values, dtype names). Every one must be
+ * refused with a message (duplicate keys and NUL-bearing names are errors: the map could not hold
+ * them as given), with no memory left behind: lm's own accounting here, and LeakSanitizer's in the
+ * ASan build.
+ */
+static void test_safetensors_keys(void **state)
+{
+	(void)state;
+	static const char *const meta[] = {"\"__metadata__\":{\"a\":\"1\"},", "\"__metadata__\":{\"b\":\"2\",\"c\":\"3\"},"};
+	static const char *const body = "\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+	                                "\"v\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}";
+	static unsigned char data[8];
+	long cases = 0, refused = 0;
+	char h[512];
+	/* two or three __metadata__ members around the tensors */
+	for (int mask = 0; mask < 8; mask++) {
+		if (__builtin_popcount((unsigned)mask) < 2) continue;
+		int n = snprintf(h, sizeof h, "{%s%s", mask & 1 ? meta[0] : "", body);
+		n += snprintf(h + n, sizeof h - (size_t)n, ",%s%s", mask & 2 ? meta[1] : "", mask & 4 ? meta[0] : "");
+		if (h[n - 1] == ',') n--;
+		snprintf(h + n, sizeof h - (size_t)n, "}");
+		iobuf b = st_image(h, data, 8);
+		lm_tensor_map m;
+		lm_memory_stats before, after;
+		lm_memory_stats_get(&before);
+		lm_status st = lm_safetensors_parse(b.p, b.n, "'keys'", &m);
+		if (st == LM_OK) lm_tensor_map_free(&m);
+		lm_memory_stats_get(&after);
+		if (st == LM_OK) fail_msg("two __metadata__ were accepted: %s", h);
+		assert_non_null(strstr(lm_last_error(), "'__metadata__' appears twice"));
+		assert_int_equal(after.live_bytes, before.live_bytes);
+		cases++, refused++;
+		iob_free(&b);
+	}
+	/* a NUL (as \u0000) at every position of every string of a valid header */
+	const char *valid = "{\"__metadata__\":{\"format\":\"pt\"},\"w\":{\"dtype\":\"F32\",\"shape\":[2],"
+	                    "\"data_offsets\":[0,8]}}";
+	size_t len = strlen(valid);
+	for (size_t at = 0; at < len; at++) {
+		int q = 0; /* inside a string: an odd number of quotes before (the header has no escapes) */
+		for (size_t k = 0; k < at; k++) q += valid[k] == '"';
+		if (q % 2 == 0) continue;
+		snprintf(h, sizeof h, "%.*s\\u0000%s", (int)at, valid, valid + at);
+		iobuf b = st_image(h, data, 8);
+		lm_tensor_map m;
+		lm_memory_stats before, after;
+		lm_memory_stats_get(&before);
+		lm_status st = lm_safetensors_parse(b.p, b.n, "'keys'", &m);
+		if (st == LM_OK) lm_tensor_map_free(&m);
+		lm_memory_stats_get(&after);
+		if (st == LM_OK) fail_msg("a NUL at %zu was accepted: %s", at, h);
+		assert_non_null(strstr(lm_last_error(), "safetensors_load"));
+		assert_int_equal(after.live_bytes, before.live_bytes);
+		cases++, refused += st != LM_OK;
+		iob_free(&b);
+	}
+	print_message("safetensors keys: %ld cases (duplicate __metadata__, NUL in every string position), "
+	              "%ld refused with a message, no memory left\n", cases, refused);
+}
+
 static void test_fuzz_safetensors(void **state) { (void)state; fuzz_format(F_ST); }
 static void test_fuzz_npy(void **state) { (void)state; fuzz_format(F_NPY); }
 static void test_fuzz_idx(void **state) { (void)state; fuzz_format(F_IDX); }
@@ -252,6 +315,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		LEAK_TEST(test_fuzz_safetensors),
+		LEAK_TEST(test_safetensors_keys),
 		LEAK_TEST(test_fuzz_npy),
 		LEAK_TEST(test_fuzz_idx),
 		LEAK_TEST(test_fuzz_idx_gz),

@@ -188,3 +188,24 @@ test.case('corrupted files are clear errors naming the file and the fault', func
 end)
 
 test.case('cleanup', function() os.execute("rm -rf '" .. tmp .. "'") end)
+
+-- Names and metadata round-trip exactly (issue 29.10): a NUL inside a name or a metadata string
+-- would cut it short in the file, so it is refused; Lumen's own metadata key is refused in a
+-- user's metadata, so a table of one tensor never comes back as a bare tensor.
+test.case('names and metadata: NUL refused, the single-tensor marker reserved, one named tensor stays a table', function()
+  local path = os.tmpname()
+  test.raises(function() lm.save(path, {['w\0secret'] = lm.ones(1)}) end, "a tensor name holds a NUL character")
+  test.raises(function() lm.save(path, {w = lm.ones(1)}, {metadata = {['k\0'] = 'v'}}) end, 'a metadata key holds a NUL')
+  test.raises(function() lm.save(path, {w = lm.ones(1)}, {metadata = {k = 'v\0w'}}) end, 'a metadata value holds a NUL')
+  test.raises(function() lm.save(path, {w = lm.ones(2)}, {metadata = {lumen = 'tensor'}}) end, "the key 'lumen' is Lumen's own")
+  lm.save(path, {tensor = lm.ones(2)}, {metadata = {format = 'pt'}})
+  local t, meta = lm.load(path)
+  test.ok(not lm.is_tensor(t) and lm.is_tensor(t.tensor), 'a table with one tensor named tensor stays a table')
+  test.eq(meta.format, 'pt')
+  lm.save(path, {['é \n\t"quoted"'] = lm.ones(1)})
+  t = lm.load(path)
+  test.ok(lm.is_tensor(t['é \n\t"quoted"']), 'an unusual name round-trips exactly')
+  lm.save(path, lm.arange(1, 4))
+  test.ok(lm.is_tensor((lm.load(path))), 'lm.save of one tensor still loads as a tensor')
+  os.remove(path)
+end)
