@@ -17,6 +17,8 @@
 #ifndef LUMEN_IO_H
 #define LUMEN_IO_H
 
+#include <stdio.h>
+
 #include "lumen/core.h"
 
 #ifdef __cplusplus
@@ -83,6 +85,29 @@ typedef struct lm_idx_opts {
  */
 lm_tensor *lm_idx_load(const char *path, const lm_idx_opts *opts);
 lm_tensor *lm_idx_parse(const void *buf, size_t len, const char *what, const lm_idx_opts *opts);
+
+/* ---------------------------------------------------------------- writing a whole file */
+
+/*
+ * Every file Lumen writes whole (tensors, PNGs, the lessons' progress) goes through these: only a
+ * regular file is written (a directory, device, FIFO or socket at the path is an error; a symlink
+ * is followed to the file it names; a dangling one is refused); an existing file keeps its mode,
+ * its owner and its other hard links, and one this user may not write is refused; the contents go
+ * to an unnamed temporary in the target's directory that replaces the target only when complete
+ * and fsync'ed, so a failure, Ctrl-C or a kill (SIGKILL too) leaves the old file as it was and no
+ * temporary behind. fname names the caller in messages. begin -> write ... -> commit (or abort);
+ * both free the writer. commit fails with LM_ERR_INTERRUPTED, the target unchanged, when an
+ * interrupt came during the write. Details: src/io/file.c.
+ */
+typedef struct lm_file_writer lm_file_writer;
+lm_status lm_file_begin(const char *fname, const char *path, lm_file_writer **out);
+lm_status lm_file_write(lm_file_writer *w, const void *buf, size_t n);
+FILE *lm_file_stream(lm_file_writer *w); /* the same file as a stdio stream (libpng writes to one) */
+lm_status lm_file_commit(lm_file_writer *w);
+void lm_file_abort(lm_file_writer *w);
+/* The checks alone, for a file written as it goes (a CSV log): LM_OK for a new file, or a
+ * regular one (through a symlink) that this user may write. */
+lm_status lm_file_check(const char *fname, const char *path);
 
 #ifdef __cplusplus
 }

@@ -377,6 +377,14 @@ doc('lm.build_info', 'lm.build_info() -> table', [[How this Lumen was built: ver
 doc('lm.version', 'lm.version (string)', [[Lumen's version.]])
 doc('lm.lua_dir', 'lm.lua_dir (string)', [[The directory of Lumen's Lua library.]])
 doc('lm.sys.clock', 'lm.sys.clock() -> seconds', [[A monotonic clock in seconds (a float), for timing.]])
+doc('lm.sys.write_file', 'lm.sys.write_file(path, text)',
+  [[Writes text as the whole file at path, the way Lumen writes every file: a regular file only (a
+directory, device, FIFO or socket at path is an error; a symlink is followed), its mode, owner and
+hard links kept, the contents complete and fsync'ed before they replace the old ones, so an error,
+Ctrl-C or a kill leaves the old file as it was and no temporary behind.]])
+doc('lm.sys.check_write', 'lm.sys.check_write(path) -> true | nil, why',
+  [[Whether path may be written as a file: a new one, or a regular file this user may write (a
+symlink is followed). For files written as they go, such as a CSV log.]])
 doc('lm.sys.lang', "lm.sys.lang(['en' | 'zh' | false]) -> lang, why",
   [[The language of what Lumen writes for people besides API errors: lessons, the emulator's
 sanitizer reports and the scenes' labels; and where it came from (':lang', 'LUMEN_LANG=...',

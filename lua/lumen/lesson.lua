@@ -261,14 +261,12 @@ local function save_progress()
   if not lm.sys.isdir(dir) then
     os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
   end
-  local tmp = path .. '.tmp'
-  local f = io.open(tmp, 'wb')
-  local ok = f and f:write(table.concat(lines, '\n'), '\n') and f:close()
-  if ok then ok = os.rename(tmp, path) end
+  -- written whole and safely: never half-written, a device or FIFO at the path refused
+  local ok, err = pcall(lm.sys.write_file, path, table.concat(lines, '\n') .. '\n')
   if not ok and not warned_write then
     warned_write = true
     io.stderr:write('lesson: warning: cannot write the progress file ' .. path .. ' (progress is kept '
-      .. 'for this session only)\n')
+      .. 'for this session only): ' .. tostring(err):gsub('^lm%.sys%.write_file: ', '') .. '\n')
   end
 end
 

@@ -82,11 +82,10 @@ float lmi_half_to_float(uint16_t h);
 
 /* ---------------------------------------------------------------- writing */
 
-/* A file being written: a temporary next to the target, renamed over it by lmi_out_commit. */
+/* A file being written whole (lm_file_begin: src/io/file.c), committed by lmi_out_commit. */
 typedef struct lmi_out {
 	const char *fname;
-	char path[4096], tmp[4096 + 32];
-	FILE *f;
+	lm_file_writer *w;
 } lmi_out;
 lm_status lmi_out_open(lmi_out *o, const char *fname, const char *path);
 lm_status lmi_out_write(lmi_out *o, const void *buf, size_t n);

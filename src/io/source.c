@@ -4,9 +4,9 @@
  * A source is a regular file or a buffer; when a reader allows it and the data starts with a
  * gzip (1f 8b) or zlib (78 xx) magic, bytes are inflated on the fly through zlib, stream after
  * stream (gzip files may hold several members), so a 26 MB .gz is never held compressed and
- * uncompressed at once. Reads poll the interrupt flag between chunks. A sink writes to a temporary
- * file beside the target and renames it when complete, so a failed or interrupted save never
- * leaves a half-written file under the target's name. Read next: json.c, safetensors.c.
+ * uncompressed at once. Reads poll the interrupt flag between chunks. A sink (lmi_out) writes
+ * through file.c's lm_file_*, so a failed or interrupted save never damages the target. Read
+ * next: file.c, json.c, safetensors.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -277,23 +277,14 @@ lm_status lmi_out_open(lmi_out *o, const char *fname, const char *path)
 {
 	memset(o, 0, sizeof *o);
 	o->fname = fname;
-	if (!path || !*path) return lmi_fail(LM_ERR_ARG, "%s: the path is empty", fname);
-	if (strlen(path) >= sizeof o->path)
-		return lmi_fail(LM_ERR_ARG, "%s: the path is too long (%zu bytes)", fname, strlen(path));
-	snprintf(o->path, sizeof o->path, "%s", path);
-	snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%ld", path, (long)getpid());
-	o->f = fopen(o->tmp, "wb");
-	if (!o->f)
-		return lmi_fail(LM_ERR_IO, "%s: cannot write '%.200s': %s", fname, path, strerror(errno));
-	return LM_OK;
+	return lm_file_begin(fname, path, &o->w);
 }
 
 lm_status lmi_out_write(lmi_out *o, const void *buf, size_t n)
 {
-	if (n && fwrite(buf, 1, n, o->f) != n)
-		return lmi_fail(LM_ERR_IO, "%s: writing '%.200s' failed: %s", o->fname, o->path,
-		                strerror(errno));
-	return LM_OK;
+	if (lmi_check_interrupt()) /* a long save stops early; commit says the file is unchanged */
+		return lmi_fail(LM_ERR_INTERRUPTED, "%s: interrupted (the file is as it was)", o->fname);
+	return lm_file_write(o->w, buf, n);
 }
 
 lm_status lmi_out_write_tensor(lmi_out *o, const lm_tensor *t)
@@ -323,32 +314,15 @@ lm_status lmi_out_write_tensor(lmi_out *o, const lm_tensor *t)
 
 lm_status lmi_out_commit(lmi_out *o)
 {
-	int bad = fflush(o->f) != 0 || ferror(o->f);
-	int e = errno;
-	if (fclose(o->f) != 0 && !bad) {
-		bad = 1;
-		e = errno;
-	}
-	o->f = NULL;
-	if (bad) {
-		remove(o->tmp);
-		return lmi_fail(LM_ERR_IO, "%s: writing '%.200s' failed: %s", o->fname, o->path, strerror(e));
-	}
-	if (rename(o->tmp, o->path) != 0) {
-		e = errno;
-		remove(o->tmp);
-		return lmi_fail(LM_ERR_IO, "%s: cannot write '%.200s': %s", o->fname, o->path, strerror(e));
-	}
-	o->tmp[0] = '\0';
-	return LM_OK;
+	lm_status s = lm_file_commit(o->w);
+	o->w = NULL;
+	return s;
 }
 
 void lmi_out_abort(lmi_out *o)
 {
-	if (o->f) fclose(o->f);
-	o->f = NULL;
-	if (o->tmp[0]) remove(o->tmp);
-	o->tmp[0] = '\0';
+	lm_file_abort(o->w);
+	o->w = NULL;
 }
 
 /* ---------------------------------------------------------------- strings */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lml.h"
+#include "lumen/io.h"
 #include "lumen/cuda.h"
 
 /* lm.memory() -> {live_bytes=, peak_bytes=, cached_bytes=, limit_bytes=, allocs=, cache_hits=,
@@ -239,6 +240,50 @@ static int l_lang(lua_State *L)
 	return 2;
 }
 
+/* lm.sys.write_file(path, text): the whole file, written safely (lm_file_*: regular files only,
+ * mode, owner and links kept, never half-written; lumen/io.h). */
+/* A path argument: a string without NUL bytes. */
+static const char *path_arg(lua_State *L, int idx)
+{
+	if (lua_type(L, idx) != LUA_TSTRING) lml_typeerror(L, idx, "argument 1 (the path)", "a string");
+	size_t n;
+	const char *p = lua_tolstring(L, idx, &n);
+	if (n == 0 || strlen(p) != n) lml_error(L, "the path is empty or holds a NUL byte");
+	return p;
+}
+
+static int l_write_file(lua_State *L)
+{
+	const char *path = path_arg(L, 1);
+	if (lua_type(L, 2) != LUA_TSTRING) lml_typeerror(L, 2, "argument 2 (the text)", "a string");
+	size_t n;
+	const char *text = lua_tolstring(L, 2, &n);
+	lm_file_writer *w;
+	if (lm_file_begin("lm.sys.write_file", path, &w)) lml_core_error(L);
+	lm_status st = lm_file_write(w, text, n);
+	if (st) {
+		lm_file_abort(w);
+		lml_core_error(L);
+	}
+	if (lm_file_commit(w)) lml_core_error(L);
+	return 0;
+}
+
+/* lm.sys.check_write(path) -> true, or nil and why: whether path may be written as a file (a new
+ * one, or a regular file this user may write; a symlink is followed): for files written as they go
+ * (a CSV log), which cannot go through write_file. */
+static int l_check_write(lua_State *L)
+{
+	const char *path = path_arg(L, 1);
+	if (lm_file_check("lm.sys.check_write", path)) {
+		lua_pushnil(L);
+		lua_pushstring(L, lm_last_error());
+		return 2;
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 static int l_term_size(lua_State *L)
 {
 	struct winsize w;
@@ -331,6 +376,8 @@ static const luaL_Reg sys_functions[] = {
 	{"executable", l_executable},
 	{"fail_alloc_after", l_fail_alloc_after},
 	{"lang", l_lang},
+	{"write_file", l_write_file},
+	{"check_write", l_check_write},
 	{NULL, NULL},
 };
 

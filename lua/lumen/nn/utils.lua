@@ -143,6 +143,8 @@ MetricsLog.columns = { 'step', 'epoch', 'loss', 'accuracy', 'lr', 'seconds', 'sp
 --- MetricsLog(path): a new CSV file with the header line; one row per :write{...}.
 function M.MetricsLog(path)
   if type(path) ~= 'string' or path == '' then raise('MetricsLog: path must be a non-empty string, got ' .. tostring(path)) end
+  local ok, why = lm.sys.check_write(path) -- a regular file only: not a device, FIFO or directory
+  if not ok then raise('MetricsLog: ' .. why:gsub('^lm%.sys%.check_write: ', '')) end
   local f, err = io.open(path, 'w')
   if not f then raise('MetricsLog: cannot write ' .. err) end
   f:setvbuf('line')
