@@ -11,6 +11,9 @@
 #   libcmocka-dev                   the C tests
 #   libopenblas-dev libopenblas0-openmp   BLAS, the OpenMP build (one thread pool with Lumen's)
 #   fonts-dejavu-core               the visualizer's font
+#   fonts-wqy-microhei              its Chinese (the scenes' labels with :lang zh / LUMEN_LANG=zh):
+#                                   Simplified Chinese in one 5 MB file (fonts-noto-cjk installs 91 MB);
+#                                   without it the labels stay English
 #   dataset-fashion-mnist           the real data set of the training lessons
 #   libgl1-mesa-dri libegl1         OpenGL without a display (llvmpipe) for headless runs and tests
 #   python3-numpy                   the file interop test (tests/lua/test_files.lua: numpy reads what
@@ -23,7 +26,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	libsdl2-dev libsdl2-ttf-dev libepoxy-dev libpng-dev zlib1g-dev
 	libedit-dev libcmocka-dev
 	libopenblas-dev libopenblas0-openmp
-	fonts-dejavu-core dataset-fashion-mnist
+	fonts-dejavu-core fonts-wqy-microhei dataset-fashion-mnist
 	libgl1-mesa-dri libegl1
 	python3-numpy
 	xvfb xauth x11-utils

@@ -23,6 +23,9 @@ local function frames()
   return median(t)
 end
 
+-- the English labels, whatever LANG says: the graph's node count below is read from its title
+-- (LUMEN_BENCH_LANG=zh measures the Chinese ones, that line then saying less)
+lm.sys.lang(os.getenv('LUMEN_BENCH_LANG') or 'en')
 viz.open { width = 1280, height = 720 }
 local st = viz.state()
 assert(st.width == 1280 and st.height == 720, 'the frame is not 1280 x 720')
@@ -93,7 +96,7 @@ for _, c in ipairs(cases2) do
   if c[3] then viz.seek(math.min(c[3], viz.state().steps - 1)) end
   local ms = frames()
   local label = c[1]
-  if viz.state().scene == 'graph' then label = label .. ' (' .. viz.state().title:match('(%d+ nodes)') .. ')' end
+  if viz.state().scene == 'graph' then label = label .. ' (' .. (viz.state().title:match('(%d+ nodes)') or '?') .. ')' end
   print(string.format('%-40s %9.2f %9s %9.1f %9.1f ms', label, ms, ms < 8 and 'yes' or 'NO', ms / empty, median(shows)))
 end
 -- a small, typical one: the 16-element scan of the lecture, from viz.show to its first frame

@@ -420,10 +420,46 @@ static int v_pick(lua_State *L)
 	return 1;
 }
 
+static void push_rect(lua_State *L, const float r[4])
+{
+	static const char *const k[4] = {"x", "y", "w", "h"};
+	lua_createtable(L, 0, 4);
+	for (int i = 0; i < 4; i++) {
+		lua_pushnumber(L, r[i]);
+		lua_setfield(L, -2, k[i]);
+	}
+}
+
+/* viz.layout('text') -> array of {x=, y=, w=, h=, text=, clip={x=, y=, w=, h=}, layer=, font=}:
+ * every text of the frame where it was drawn (the label tests: nothing clipped or overlapping) */
+static int layout_text(lua_State *L)
+{
+	int n = lm_viz_text_count();
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lm_viz_text t;
+		if (!lm_viz_text_get(i, &t)) break;
+		push_rect(L, t.box);
+		push_rect(L, t.clip);
+		lua_setfield(L, -2, "clip");
+		setstr(L, "text", t.text);
+		setstr(L, "font", t.font);
+		setint(L, "layer", t.layer);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
 /* viz.layout() -> array of cells {x=, y=, w=, h=, kind=, state=, index=, step=, color=, ...} */
 static int v_layout(lua_State *L)
 {
 	if (!lm_viz_is_open()) lml_error(L, "the window is closed (viz.show or viz.scene opens it)");
+	if (!lua_isnoneornil(L, 1)) {
+		if (lua_type(L, 1) != LUA_TSTRING) lml_typeerror(L, 1, "argument 1", "'text' or nothing");
+		const char *what = lua_tostring(L, 1);
+		if (strcmp(what, "text") != 0) lml_error(L, "unknown layout '%s' (nothing for the cells, or 'text')", what);
+		return layout_text(L);
+	}
 	int n = lm_viz_cell_count();
 	lua_createtable(L, n, 0);
 	for (int i = 0; i < n; i++) {

@@ -1,8 +1,9 @@
 /*
  * draw.c — recording a frame: shapes become instances (shaders/batch.vert), grouped into batches
- * by clip rectangle, image and layer; cells record what can be picked. Within a batch the GPU draws
- * images, then fills, then lines, then text (gpu.c); what must cover text (a tooltip) starts a new
- * layer.
+ * by clip rectangle, image and layer; cells record what can be picked, and every text where it was
+ * drawn (viz.layout('text'): the label tests check that none is clipped or overlaps another).
+ * Within a batch the GPU draws images, then fills, then lines, then text (gpu.c); what must cover
+ * text (a tooltip) starts a new layer.
  *
  * Design: scenes draw in world coordinates (their layout, in pixels at zoom 1); the view turns
  * them into drawable pixels here, on the CPU, so the GPU sees one coordinate system and one
@@ -24,12 +25,13 @@ void vz_frame_free(vz_frame *f)
 	free(f->inst);
 	free(f->batches);
 	free(f->cells);
+	free(f->texts);
 	memset(f, 0, sizeof *f);
 }
 
 void vz_frame_begin(vz_frame *f, int width, int height, float scale, vz_text *text)
 {
-	f->ninst = f->nbatches = f->ncells = 0;
+	f->ninst = f->nbatches = f->ncells = f->ntexts = f->layer = 0;
 	f->failed = false;
 	f->width = width;
 	f->height = height;
@@ -75,7 +77,11 @@ void vz_screen(vz_frame *f)
 
 void vz_clip(vz_frame *f, vz_rect r) { f->clip = r; }
 
-void vz_layer(vz_frame *f) { f->new_layer = true; }
+void vz_layer(vz_frame *f)
+{
+	f->new_layer = true;
+	f->layer++;
+}
 
 float vz_sx(const vz_frame *f, float x)
 {
@@ -292,7 +298,31 @@ float vz_char_width(const vz_frame *f, vz_font font)
 
 float vz_text_width(const vz_frame *f, vz_font font, const char *s)
 {
-	return vz_char_width(f, font) * (float)vz_utf8_len(s);
+	return vz_char_width(f, font) * (float)vz_utf8_cols(s);
+}
+
+/* Keeps where a text was drawn (viz.layout('text')): columns c0..c1 of the line at screen (sx, sy). */
+static void keep_text(vz_frame *f, float sx, float sy, int c0, int c1, vz_font font, const char *s)
+{
+	if (c1 <= c0 || f->failed) return;
+	if (!grow((void **)&f->texts, &f->cap_texts, f->ntexts + 1, sizeof *f->texts)) {
+		f->failed = true;
+		return;
+	}
+	float adv = vz_text_advance_px(f->text, font);
+	vz_text_box *b = &f->texts[f->ntexts++];
+	b->r = vz_r(sx + roundf((float)c0 * adv), sy, roundf((float)c1 * adv) - roundf((float)c0 * adv),
+	            vz_text_line_px(f->text, font));
+	b->clip = f->clip;
+	b->layer = f->layer;
+	b->font = font;
+	size_t n = strnlen(s, sizeof b->s - 1);
+	memcpy(b->s, s, n);
+	b->s[n] = '\0';
+	if (((unsigned char)s[n] & 0xC0) == 0x80) { /* cut inside a character: drop all of it */
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+		b->s[n] = '\0';
+	}
 }
 
 float vz_text_draw(vz_frame *f, float x, float y, vz_font font, int align, vz_color c,
@@ -309,13 +339,18 @@ float vz_text_draw(vz_frame *f, float x, float y, vz_font font, int align, vz_co
 	float sw = width * vz_zoom(f), sh = vz_text_line_px(f->text, font);
 	if (!overlaps(vz_r(sx, sy, sw, sh), f->clip)) return width;
 	const unsigned char *p = (const unsigned char *)s;
-	for (int i = 0; *p; i++) {
-		uint32_t cp = vz_utf8_next(&p);
+	int col = 0, ink0 = -1, ink1 = 0; /* columns: a wide character takes two */
+	while (*p) {
+		uint32_t cp = *p < 0x80 ? *p++ : vz_utf8_next(&p);
+		int cols = cp >= 0x1100 && vz_cp_wide(cp) ? 2 : 1;
 		vz_glyph g;
-		if (cp == ' ' || !vz_text_glyph(f->text, font, cp, &g)) continue;
+		if (cp == ' ' || !vz_text_glyph(f->text, font, cp, &g)) {
+			col += cols;
+			continue;
+		}
 		vz_instance *in = push(f, VZ_KIND_GLYPH, NULL);
 		if (!in) return width;
-		in->a[0] = sx + roundf((float)i * adv) + g.x;
+		in->a[0] = sx + roundf((float)col * adv) + g.x;
 		in->a[1] = sy + g.y;
 		in->a[2] = g.w;
 		in->a[3] = g.h;
@@ -324,8 +359,79 @@ float vz_text_draw(vz_frame *f, float x, float y, vz_font font, int align, vz_co
 		in->b[2] = g.u1;
 		in->b[3] = g.v1;
 		set_color(in->color, c);
+		if (ink0 < 0) ink0 = col;
+		col += cols;
+		ink1 = col;
 	}
+	keep_text(f, sx, sy, ink0, ink1, font, s);
 	return width;
+}
+
+/* Shortens t (UTF-8, cap bytes) to fit w: the longest start of whole characters that fits with an
+ * ellipsis after it (nothing when not even that fits). */
+void vz_text_fit(const vz_frame *f, vz_font font, char *t, size_t cap, float w)
+{
+	if (vz_text_fits(f, font, t, w)) return;
+	char buf[256];
+	size_t n = strlen(t);
+	if (n > sizeof buf - 4) n = sizeof buf - 4;
+	while (n > 0) {
+		do n--; while (n > 0 && ((unsigned char)t[n] & 0xC0) == 0x80); /* whole characters */
+		if (n + 4 > cap) continue;
+		memcpy(buf, t, n);
+		memcpy(buf + n, "\xE2\x80\xA6", 4); /* U+2026 and the terminator */
+		if (vz_text_fits(f, font, buf, w)) {
+			memcpy(t, buf, n + 4);
+			return;
+		}
+	}
+	if (cap) t[0] = '\0';
+}
+
+/* Closing punctuation a Chinese line does not start with (、。，：；！？）」』). */
+static bool no_break_before(uint32_t c)
+{
+	return c == 0x3001 || c == 0x3002 || c == 0xFF0C || c == 0xFF1A || c == 0xFF1B || c == 0xFF01 ||
+	       c == 0xFF1F || c == 0xFF09 || c == 0x300D || c == 0x300F;
+}
+
+size_t vz_wrap_line(const char *s, int cols, size_t *skip)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t brk = 0, brk_skip = 0; /* the last place to break, and the spaces it drops */
+	int at = 0;
+	uint32_t prev = 0;
+	*skip = 0;
+	while (*p) {
+		const unsigned char *q = p;
+		uint32_t c = vz_utf8_next(&q);
+		if (c == '\n') {
+			*skip = 1;
+			return (size_t)(p - (const unsigned char *)s);
+		}
+		size_t here = (size_t)(p - (const unsigned char *)s);
+		bool wide = vz_cp_wide(c);
+		if (c == ' ' && prev != ' ') {
+			brk = here;
+			brk_skip = 1;
+			while (p[brk_skip] == ' ') brk_skip++;
+		} else if (here > 0 && (wide || vz_cp_wide(prev)) && c != ' ' && prev != ' ' && !no_break_before(c)) {
+			brk = here;
+			brk_skip = 0;
+		}
+		int w = wide ? 2 : 1;
+		if (at + w > cols && c != ' ' && here > 0) {
+			if (brk > 0) {
+				*skip = brk_skip;
+				return brk;
+			}
+			return here; /* no place to break: cut the word */
+		}
+		at += w;
+		prev = c;
+		p = q;
+	}
+	return (size_t)(p - (const unsigned char *)s);
 }
 
 bool vz_text_fits(const vz_frame *f, vz_font font, const char *s, float w)

@@ -49,6 +49,7 @@ struct vz_gpu {
 	vertex *verts;      /* the frame's shapes grouped by batch, then program: 4 corners each */
 	int verts_cap;      /* shapes */
 	int indices_cap;    /* shapes the index buffer covers */
+	int atlas_h;        /* the atlas texture's height */
 };
 
 static int program_of(float kind)
@@ -256,12 +257,22 @@ void vz_gpu_free(vz_gpu *g)
 	free(g);
 }
 
-lm_status vz_gpu_upload_text(vz_gpu *g, const vz_text *t)
+/* Glyphs rendered on demand (Chinese labels) change a few rows of the atlas: only those go up.
+ * A new or taller atlas is a new texture. */
+lm_status vz_gpu_upload_text(vz_gpu *g, vz_text *t)
 {
-	int w, h;
+	int w, h, y0, y1;
 	const uint8_t *px = vz_text_atlas(t, &w, &h);
-	if (g->atlas) glDeleteTextures(1, &g->atlas);
-	g->atlas = texture(GL_RED, w, h, px, GL_LINEAR);
+	bool dirty = vz_text_take_dirty(t, &y0, &y1);
+	if (!g->atlas || h != g->atlas_h) {
+		if (g->atlas) glDeleteTextures(1, &g->atlas);
+		g->atlas = texture(GL_RED, w, h, px, GL_LINEAR);
+		g->atlas_h = h;
+	} else if (dirty) {
+		glBindTexture(GL_TEXTURE_2D, g->atlas);
+		glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+		glTexSubImage2D(GL_TEXTURE_2D, 0, 0, y0, w, y1 - y0, GL_RED, GL_UNSIGNED_BYTE, px + (size_t)y0 * (size_t)w);
+	}
 	return LM_OK;
 }
 

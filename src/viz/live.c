@@ -40,6 +40,7 @@ typedef struct follow {
 	int64_t rows, bad, restarts;
 	char first_bad[200];
 	char status[300];
+	int wait_errno;              /* the file is not there (yet): why, else 0 */
 	double next_poll;
 } follow;
 
@@ -74,6 +75,8 @@ static void split_name(const char *name, char *chart, size_t cc, char *label, si
 		snprintf(chart, cc, "%.*s", (int)(slash - name), name);
 		snprintf(label, lc, "%s", slash + 1);
 	}
+	vz_utf8_trim(chart); /* a Chinese name cut by the buffer: whole characters */
+	vz_utf8_trim(label);
 }
 
 static vz_series *find_series(const char *name, bool from_file, const char *fname)
@@ -179,6 +182,20 @@ void vz_live_clear(void)
 /* ---------------------------------------------------------------- following a CSV log */
 
 const char *vz_live_follow_status(void) { return F.on ? F.status : NULL; }
+
+const char *vz_live_follow_label(char *buf, size_t cap)
+{
+	if (!F.on) return NULL;
+	if (!vz_zh()) return F.status;
+	if (F.wait_errno) {
+		snprintf(buf, cap, "等待 %.200s（%.60s）", F.path, strerror(F.wait_errno));
+		return buf;
+	}
+	snprintf(buf, cap, "正在跟踪 %.200s：%lld 行", F.path, (long long)F.rows);
+	if (F.restarts) vz_append(buf, cap, "，重新开始 %lld 次（文件被截断）", (long long)F.restarts);
+	if (F.bad) vz_append(buf, cap, "，跳过 %lld 行格式错误的内容（第一处：%s）", (long long)F.bad, F.first_bad);
+	return buf;
+}
 
 static void set_status(void)
 {
@@ -307,6 +324,7 @@ bool vz_live_poll(double now, bool force)
 	if (stat(F.path, &st) != 0) {
 		char prev[sizeof F.status];
 		snprintf(prev, sizeof prev, "%s", F.status);
+		F.wait_errno = errno;
 		snprintf(F.status, sizeof F.status, "waiting for %.200s (%.60s)", F.path, strerror(errno));
 		return strcmp(prev, F.status) != 0;
 	}
@@ -328,6 +346,7 @@ bool vz_live_poll(double now, bool force)
 		}
 	}
 	if (fp) fclose(fp);
+	F.wait_errno = 0;
 	char prev[sizeof F.status];
 	snprintf(prev, sizeof prev, "%s", F.status);
 	set_status();

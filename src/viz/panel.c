@@ -56,31 +56,24 @@ void vz_panel_note(vz_panel *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Lines a source label takes, wrapped at spaces every SOURCE_WRAP characters (at most 3). */
-static int wrap(const char *s, char lines[3][SOURCE_WRAP + 48])
+/* Lines a source label takes, wrapped every SOURCE_WRAP columns (at spaces, or between Chinese
+ * characters; at most 3). */
+static int wrap(const char *s, char lines[3][SOURCE_WRAP * 3 + 8])
 {
 	int n = 0;
-	size_t len = strlen(s), at = 0;
-	while (at < len && n < 3) {
-		size_t take = len - at;
-		if (take > SOURCE_WRAP && n < 2) {
-			take = SOURCE_WRAP;
-			while (take > 8 && s[at + take] != ' ') take--;
-			if (s[at + take] != ' ') take = SOURCE_WRAP;
-		}
-		if (take > SOURCE_WRAP + 40) take = SOURCE_WRAP + 40;
-		snprintf(lines[n], sizeof lines[n], "%.*s", (int)take, s + at);
-		n++;
-		at += take;
-		while (at < len && s[at] == ' ') at++;
+	while (*s && n < 3) {
+		size_t skip, len = vz_wrap_line(s, n < 2 ? SOURCE_WRAP : SOURCE_WRAP * 2, &skip);
+		snprintf(lines[n++], SOURCE_WRAP * 3 + 8, "%.*s", (int)len, s);
+		s += len + skip;
 	}
-	return n ? n : 1;
+	if (!n) lines[n++][0] = '\0';
+	return n;
 }
 
 static int source_lines(const vz_panel *p)
 {
 	int most = 1;
-	char lines[3][SOURCE_WRAP + 48];
+	char lines[3][SOURCE_WRAP * 3 + 8];
 	for (int c = 0; c < p->ncols; c++) {
 		int n = wrap(p->source[c], lines);
 		if (n > most) most = n;
@@ -88,20 +81,45 @@ static int source_lines(const vz_panel *p)
 	return most;
 }
 
+static int cols_of(const char *s) { return (int)vz_utf8_cols(s); }
 
 static int column_chars(const vz_panel *p, int c);
+
+/* Columns of the counter names (at least the heading "source"). */
+static int name_chars(const vz_panel *p)
+{
+	int n = cols_of(vz_tr("source", "来源"));
+	if (n < 8) n = 8;
+	for (int r = 0; r < p->nrows; r++)
+		if (cols_of(p->row[r]) > n) n = cols_of(p->row[r]);
+	return n;
+}
 
 /* Two blocks side by side when the rows are many and both fit the width, else one. */
 static int blocks_of(const vz_panel *p, const vz_frame *f)
 {
 	if (p->nrows <= ROWS_PER_BLOCK) return 1;
-	int chars = 8;
-	for (int r = 0; r < p->nrows; r++)
-		if ((int)strlen(p->row[r]) > chars) chars = (int)strlen(p->row[r]);
-	chars += 2;
+	int chars = name_chars(p) + 2;
 	for (int c = 0; c < p->ncols; c++) chars += column_chars(p, c) + 3;
 	float block_w = (float)chars * vz_char_width(f, VZ_FONT_SMALL) + 16 * f->scale;
 	return 2 * block_w <= (float)f->width ? 2 : 1;
+}
+
+/* The notes' lines at the panel's width (a long note, or a Chinese one, wraps). */
+static int note_cols(const vz_frame *f)
+{
+	return (int)(((float)f->width - 16 * f->scale) / vz_char_width(f, VZ_FONT_SMALL));
+}
+
+static int note_lines(const vz_panel *p, const vz_frame *f)
+{
+	int n = 0, cols = note_cols(f);
+	for (int i = 0; i < p->nnotes; i++)
+		for (const char *s = p->note[i]; *s; n++) {
+			size_t skip, len = vz_wrap_line(s, cols, &skip);
+			s += len + skip;
+		}
+	return n;
 }
 
 float vz_panel_height(const vz_panel *p, const vz_frame *f)
@@ -109,20 +127,19 @@ float vz_panel_height(const vz_panel *p, const vz_frame *f)
 	if (p->ncols == 0) return 0;
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	int rows = (p->nrows + blocks_of(p, f) - 1) / blocks_of(p, f);
-	return (float)(1 + source_lines(p) + rows + p->nnotes) * lh + 12 * f->scale;
+	return (float)(1 + source_lines(p) + rows + note_lines(p, f)) * lh + 12 * f->scale;
 }
 
-/* Width in characters of column c (title, source lines, values). */
+/* Width in columns of column c (title, source lines, values). */
 static int column_chars(const vz_panel *p, int c)
 {
-	char lines[3][SOURCE_WRAP + 48], num[48];
-	int w = (int)vz_utf8_len(p->title[c]);
+	char lines[3][SOURCE_WRAP * 3 + 8], num[48];
+	int w = cols_of(p->title[c]);
 	int n = wrap(p->source[c], lines);
 	for (int i = 0; i < n; i++)
-		if ((int)strlen(lines[i]) > w) w = (int)strlen(lines[i]);
+		if (cols_of(lines[i]) > w) w = cols_of(lines[i]);
 	for (int r = 0; r < p->nrows; r++)
-		if (p->has[r][c] && (int)strlen(vz_number(num, sizeof num, p->value[r][c])) > w)
-			w = (int)strlen(num);
+		if (p->has[r][c] && cols_of(vz_number(num, sizeof num, p->value[r][c])) > w) w = cols_of(num);
 	return w;
 }
 
@@ -130,13 +147,10 @@ static int column_chars(const vz_panel *p, int c)
 static float draw_block(const vz_panel *p, vz_frame *f, float x, float y, int r0, int r1)
 {
 	float cw = vz_char_width(f, VZ_FONT_SMALL), lh = vz_text_height(f, VZ_FONT_SMALL);
-	int name_chars = 8;
-	for (int r = 0; r < p->nrows; r++)
-		if ((int)strlen(p->row[r]) > name_chars) name_chars = (int)strlen(p->row[r]);
-	float cx = x + (float)(name_chars + 2) * cw;
+	float cx = x + (float)(name_chars(p) + 2) * cw;
 	int nsrc = source_lines(p);
-	char lines[3][SOURCE_WRAP + 48], num[48];
-	vz_text_draw(f, x, y + lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "source");
+	char lines[3][SOURCE_WRAP * 3 + 8], num[48];
+	vz_text_draw(f, x, y + lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, vz_tr("source", "来源"));
 	for (int c = 0; c < p->ncols; c++) {
 		vz_text_draw(f, cx, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, p->title[c]);
 		int n = wrap(p->source[c], lines);
@@ -173,6 +187,13 @@ void vz_panel_draw(const vz_panel *p, vz_frame *f, vz_rect r)
 			        vz_th.panel_line);
 	}
 	float ny = y + (float)(1 + source_lines(p) + per) * lh;
-	for (int i = 0; i < p->nnotes; i++, ny += lh)
-		vz_text_draw(f, r.x + pad, ny, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, p->note[i]);
+	int cols = note_cols(f);
+	for (int i = 0; i < p->nnotes; i++)
+		for (const char *s = p->note[i]; *s; ny += lh) {
+			char line[sizeof p->note[0]];
+			size_t skip, len = vz_wrap_line(s, cols, &skip);
+			snprintf(line, sizeof line, "%.*s", (int)len, s);
+			vz_text_draw(f, r.x + pad, ny, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, line);
+			s += len + skip;
+		}
 }

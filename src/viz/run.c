@@ -17,9 +17,9 @@
 
 const char *vz_run_source_label(const lm_viz_run *r, char *buf, size_t cap)
 {
-	if (strcmp(r->source, "emu") == 0) snprintf(buf, cap, "emulated (modelled cycles)");
-	else if (strcmp(r->source, "cpu") == 0) snprintf(buf, cap, "CPU %s, measured", r->device);
-	else if (strcmp(r->source, "cuda") == 0) snprintf(buf, cap, "CUDA %s, measured", r->device);
+	if (strcmp(r->source, "emu") == 0) snprintf(buf, cap, "%s", vz_tr("emulated (modelled cycles)", "模拟器（模型周期）"));
+	else if (strcmp(r->source, "cpu") == 0) VZ_SNPRINTF_TR(buf, cap, "CPU %s, measured", "CPU %s，实测", r->device);
+	else if (strcmp(r->source, "cuda") == 0) VZ_SNPRINTF_TR(buf, cap, "CUDA %s, measured", "CUDA %s，实测", r->device);
 	else snprintf(buf, cap, "%s (%s)", r->source, r->provenance);
 	return buf;
 }

@@ -1,6 +1,6 @@
 /*
- * util.c — small helpers of the visualizer: bounded formatting, numbers as counters show them,
- * allocation that reports through the core's error, the clock, images.
+ * util.c — small helpers of the visualizer: the labels' language, bounded formatting, numbers as
+ * counters show them, allocation that reports through the core's error, the clock, images.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +10,25 @@
 
 #include "viz/vz.h"
 #include "viz/vz_gpu.h"
+
+/* The labels' language, read again at each entry of the viewer (vz_lang_sync): the core's
+ * lm_get_lang reads the environment at each call, and a frame asks a few hundred times (0.1 ms of
+ * the curves scene's 0.8 ms of recording). */
+static int lang_zh = -1;
+
+bool vz_lang_sync(void)
+{
+	int zh = lm_get_lang() == LM_LANG_ZH && vz_cjk_font(NULL) != NULL;
+	bool changed = zh != lang_zh;
+	lang_zh = zh;
+	return changed;
+}
+
+bool vz_zh(void)
+{
+	if (lang_zh < 0) vz_lang_sync();
+	return lang_zh;
+}
 
 char *vz_fmt(char *buf, size_t cap, const char *fmt, ...)
 {

@@ -97,13 +97,43 @@ static void layout_scene(const vz_chrome *c)
 	vz_viewer_fit();
 }
 
+static void lang_sync(void);
+
 /* The live scenes' data: a followed file read (when due, or now for an offscreen window, which
- * draws only when asked), the scene told, and the viewer's steps, title and panel refreshed. */
+ * draws only when asked), the scene told, and the viewer's steps, title and panel refreshed; and
+ * the labels' language. */
 static void live_sync(void)
 {
 	if (!V.open) return;
+	lang_sync();
 	bool changed = vz_live_poll(vz_now(), V.win.offscreen);
 	if (V.scene && V.cls->update && (V.cls->update(V.scene) || changed)) vz_viewer_refresh();
+}
+
+/* The labels follow the language (lm.sys.lang, a lesson's :lang) at the next frame: title, panel
+ * and layout again (scenes derive their texts there and while drawing). Chinese without a CJK
+ * font stays English, and says why once. */
+static void lang_sync(void)
+{
+	static bool told;
+	const char *why;
+	if (!told && !vz_cjk_font(&why) && lm_get_lang() == LM_LANG_ZH) {
+		told = true;
+		snprintf(notice, sizeof notice, "viz: %s: the scenes' labels stay in English", why);
+		notice_pending = true;
+	}
+	vz_lang_sync();
+	int zh = vz_zh();
+	if (zh == V.lang_zh) return;
+	V.lang_zh = zh;
+	if (!V.scene) {
+		vz_viewer_changed();
+		return;
+	}
+	vz_viewer_refresh();
+	char wt[300];
+	snprintf(wt, sizeof wt, "Lumen - %s", V.title);
+	vz_window_title(&V.win, wt);
 }
 
 void vz_viewer_refresh(void)
@@ -119,7 +149,7 @@ void vz_viewer_refresh(void)
 	vz_viewer_relayout();
 }
 
-static void record(void)
+static void record_once(void)
 {
 	vz_frame *f = &V.frame;
 	vz_frame_begin(f, V.win.dw, V.win.dh, V.win.scale, V.text);
@@ -139,10 +169,20 @@ static void record(void)
 	V.recorded = true;
 }
 
+/* A frame whose glyphs moved while it was recorded (the atlas grew for new characters) is
+ * recorded again: the glyphs recorded before the move point at the old texture coordinates. */
+static void record(void)
+{
+	unsigned gen = vz_text_generation(V.text);
+	record_once();
+	if (vz_text_generation(V.text) != gen) record_once();
+}
+
 static void render(void)
 {
 	if (!V.recorded) record();
 	SDL_GL_MakeCurrent(V.win.win, V.win.gl);
+	vz_gpu_upload_text(V.gpu, V.text); /* the glyphs this frame rendered first */
 	vz_gpu_draw(V.gpu, &V.frame, vz_th.bg);
 	V.drawn = true;
 }
@@ -351,6 +391,7 @@ static int find_variant(void *s, const vz_scene_class *c, const char *name)
 lm_status vz_viewer_install(const vz_scene_class *c, const vz_build *b)
 {
 	const lm_viz_opts *o = b->opts;
+	vz_lang_sync(); /* the scene's first title and panel in the language set now */
 	if (vz_opts_check(c, o, b->fname) != LM_OK) return LM_ERR_ARG;
 	lm_viz_open_opts oo = {(int)vz_opt_int(o, "width", 0), (int)vz_opt_int(o, "height", 0), false};
 	if (vz_opt_given(o, "width") != vz_opt_given(o, "height"))
@@ -383,6 +424,7 @@ lm_status vz_viewer_install(const vz_scene_class *c, const vz_build *b)
 	vz_panel_clear(&V.panel);
 	c->counters(s, &V.panel);
 	c->title(s, V.title, sizeof V.title);
+	V.lang_zh = vz_zh();
 	char wt[300];
 	snprintf(wt, sizeof wt, "Lumen - %s", V.title);
 	vz_window_title(&V.win, wt);
@@ -664,7 +706,7 @@ lm_status vz_viewer_snapshot_auto(void)
 	snprintf(path, sizeof path, "lumen-%s-%d.png", V.cls ? V.cls->name : "window", V.step);
 	/* the toast must not be in the picture: write first, then say so */
 	lm_status st = lm_viz_snapshot(path, "s (snapshot)");
-	if (st == LM_OK) vz_viewer_toast("wrote %s", path);
+	if (st == LM_OK) vz_zh() ? vz_viewer_toast("已写入 %s", path) : vz_viewer_toast("wrote %s", path);
 	else vz_viewer_toast("%s", lm_last_error());
 	return st;
 }
@@ -730,12 +772,45 @@ int lm_viz_cell_count(void)
 	return V.open ? V.frame.ncells : 0;
 }
 
+/* The items of a frame after its count (which synced the live data and the language): recorded
+ * again only when something changed in between, without reading the world again per item. */
+static void ensure_recorded_item(void)
+{
+	if (V.open && !V.recorded) record();
+}
+
 bool lm_viz_cell_get(int i, lm_viz_pick *out)
 {
-	ensure_recorded();
+	ensure_recorded_item();
 	if (!V.open || i < 0 || i >= V.frame.ncells) return false;
 	vz_cell c = V.frame.cells[i];
 	to_pick(&c, out, false);
+	return true;
+}
+
+int lm_viz_text_count(void)
+{
+	ensure_recorded();
+	return V.open ? V.frame.ntexts : 0;
+}
+
+bool lm_viz_text_get(int i, lm_viz_text *out)
+{
+	ensure_recorded_item();
+	if (!V.open || i < 0 || i >= V.frame.ntexts) return false;
+	const vz_text_box *b = &V.frame.texts[i];
+	const vz_rect *r[2] = {&b->r, &b->clip};
+	float *dst[2] = {out->box, out->clip};
+	for (int k = 0; k < 2; k++) {
+		dst[k][0] = r[k]->x;
+		dst[k][1] = r[k]->y;
+		dst[k][2] = r[k]->w;
+		dst[k][3] = r[k]->h;
+	}
+	out->layer = b->layer;
+	static const char *const fonts[VZ_FONT_COUNT] = {"small", "body", "title", "tiny"};
+	out->font = fonts[b->font];
+	snprintf(out->text, sizeof out->text, "%s", b->s);
 	return true;
 }
 

@@ -213,6 +213,17 @@ bool lm_viz_pick_at(double x, double y, lm_viz_pick *out);
 /* The cells of the last frame (what viz.layout() returns): count, and cell i. */
 int lm_viz_cell_count(void);
 bool lm_viz_cell_get(int i, lm_viz_pick *out);
+/* The text of the last frame (what viz.layout('text') returns): count, and text i — the box of
+ * its drawn columns (first to last non-blank, a line tall), the clip region it was drawn in (the
+ * scene's area, the title bar, the panel, ...), its layer (overlays are later), font and start. */
+typedef struct lm_viz_text {
+	float box[4], clip[4]; /* x, y, w, h, drawable px */
+	int layer;
+	const char *font;      /* "small", "body", "title", "tiny" */
+	char text[72];
+} lm_viz_text;
+int lm_viz_text_count(void);
+bool lm_viz_text_get(int i, lm_viz_text *out);
 /* Simulates a key or pointer event (tests, lessons): "space", "right", "left", "home", "end",
  * "+", "-", "tab", "s", "?", "escape"; the pointer at (x, y). */
 lm_status lm_viz_key(const char *key, const char *fname);

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lumen/kernels.h"
 #include "viz/viz.h"
@@ -80,7 +81,7 @@ static inline bool vz_contains(vz_rect r, float x, float y)
 typedef enum vz_font { VZ_FONT_SMALL, VZ_FONT_BODY, VZ_FONT_TITLE, VZ_FONT_TINY, VZ_FONT_COUNT } vz_font;
 enum { VZ_ALIGN_LEFT = 0, VZ_ALIGN_CENTER = 1, VZ_ALIGN_RIGHT = 2 };
 
-typedef struct vz_text vz_text; /* the glyph atlas: DejaVu Sans Mono at four sizes */
+typedef struct vz_text vz_text; /* the glyph atlas: DejaVu Sans Mono at four sizes, CJK on demand */
 
 /* A glyph in the atlas: its box relative to the pen (pixels) and its texture coordinates. */
 typedef struct vz_glyph {
@@ -94,14 +95,53 @@ typedef struct vz_glyph {
 vz_text *vz_text_new(float scale, const char *fname);
 void vz_text_free(vz_text *t);
 float vz_text_line_px(const vz_text *t, vz_font font);    /* line height, drawable pixels */
-float vz_text_advance_px(const vz_text *t, vz_font font); /* advance of one character */
-bool vz_text_glyph(const vz_text *t, vz_font font, uint32_t cp, vz_glyph *g);
-/* The atlas pixels (one byte per pixel, coverage) for the GPU. */
+float vz_text_advance_px(const vz_text *t, vz_font font); /* advance of one column */
+/* The glyph of cp ('?' when no font has it; false when it has nothing to draw). A character
+ * first drawn here is rendered into the atlas (which may grow: vz_text_generation). */
+bool vz_text_glyph(vz_text *t, vz_font font, uint32_t cp, vz_glyph *g);
+/* The atlas pixels (one byte per pixel, coverage) for the GPU, and the rows changed since the
+ * last call (false: none). */
 const uint8_t *vz_text_atlas(const vz_text *t, int *w, int *h);
+bool vz_text_take_dirty(vz_text *t, int *y0, int *y1);
+/* Bumped when glyphs recorded before have other texture coordinates now (the atlas grew or
+ * started over): a frame recorded across a change is recorded again. */
+unsigned vz_text_generation(const vz_text *t);
 const char *vz_text_font_path(const vz_text *t);
+/* The CJK font's path ($LUMEN_CJK_FONT, fonts-wqy-microhei's, fontconfig's for zh-cn), looked for
+ * once; NULL when there is none, with why saying what was tried. */
+const char *vz_cjk_font(const char **why);
 /* UTF-8: the next code point (advancing *p; bad bytes give U+FFFD) and the count. */
 uint32_t vz_utf8_next(const unsigned char **p);
 size_t vz_utf8_len(const char *s);
+/* Drops a character cut at the end of s (a name that did not fit its buffer). */
+void vz_utf8_trim(char *s);
+/* An East Asian wide character (Chinese, full-width punctuation): two columns of the grid. */
+bool vz_cp_wide(uint32_t cp);
+/* Columns of the monospace grid s takes (a wide character counts two): what widths are made of. */
+size_t vz_utf8_cols(const char *s);
+
+/* ---------------------------------------------------------------- language (util.c) */
+
+/* Whether labels are in Chinese: the core's language (lm_get_lang: the lessons' :lang,
+ * lm.sys.lang, LUMEN_LANG, LANG) is Chinese and a CJK font is there to draw it (without one the
+ * labels stay English; the viewer says so once). */
+bool vz_zh(void);
+/* Reads the language again (the viewer does at each of its entries: a switch shows at the next
+ * frame); true when it changed. */
+bool vz_lang_sync(void);
+/* The text in the labels' language. */
+static inline const char *vz_tr(const char *en, const char *zh) { return vz_zh() ? zh : en; }
+/* Formatted labels: the English or the Chinese format, both literals the compiler checks against
+ * the same arguments (a translation keeps their order; reorder the sentence, not the numbers). */
+#define VZ_SNPRINTF_TR(buf, cap, en, zh, ...)                                                      \
+	(vz_zh() ? snprintf(buf, cap, zh, __VA_ARGS__) : snprintf(buf, cap, en, __VA_ARGS__))
+#define VZ_APPEND_TR(buf, cap, en, zh, ...)                                                        \
+	(vz_zh() ? vz_append(buf, cap, zh, __VA_ARGS__) : vz_append(buf, cap, en, __VA_ARGS__))
+#define VZ_TEXTF_TR(f, x, y, font, align, c, en, zh, ...)                                          \
+	(vz_zh() ? vz_textf(f, x, y, font, align, c, zh, __VA_ARGS__)                               \
+	         : vz_textf(f, x, y, font, align, c, en, __VA_ARGS__))
+#define VZ_NOTE_TR(p, en, zh, ...)                                                                 \
+	(vz_zh() ? vz_panel_note(p, zh, __VA_ARGS__) : vz_panel_note(p, en, __VA_ARGS__))
 
 /* ---------------------------------------------------------------- images */
 
@@ -160,6 +200,16 @@ typedef struct vz_view {
 	double zoom, pan_x, pan_y; /* screen = area.xy + (world - pan) * zoom */
 } vz_view;
 
+/* A text as drawn, for viz.layout('text') (the label tests read it): the box of its columns from
+ * the first to the last that is not blank, a line tall, in drawable pixels; the clip region it was
+ * drawn in; its layer (vz_layer: overlays such as the hover box are later layers); its start. */
+typedef struct vz_text_box {
+	vz_rect r, clip;
+	int layer;
+	vz_font font;
+	char s[72];
+} vz_text_box;
+
 typedef struct vz_frame {
 	vz_instance *inst;
 	int ninst, cap_inst;
@@ -168,6 +218,9 @@ typedef struct vz_frame {
 	vz_cell *cells;
 	int ncells, cap_cells;
 	vz_cell scratch;       /* what vz_cell_add hands out for cells that are not kept */
+	vz_text_box *texts;    /* the text drawn, where */
+	int ntexts, cap_texts;
+	int layer;             /* vz_layer calls so far */
 	bool failed;           /* out of memory while recording: the frame is incomplete */
 	/* state */
 	int width, height;     /* drawable pixels */
@@ -234,6 +287,13 @@ float vz_text_height(const vz_frame *f, vz_font font);
 float vz_char_width(const vz_frame *f, vz_font font);
 /* Whether s fits in w (current coordinates). */
 bool vz_text_fits(const vz_frame *f, vz_font font, const char *s, float w);
+/* Shortens t (UTF-8, in place, cap bytes) to fit w as drawn now, ending it with an ellipsis when
+ * cut (empty when not even that fits). */
+void vz_text_fit(const vz_frame *f, vz_font font, char *t, size_t cap, float w);
+/* Line breaking for a monospace grid: the bytes of the first line of s that fits `cols` columns,
+ * broken at a space, between Chinese characters (not before closing punctuation such as ，。),
+ * at a newline, else inside a word; *skip: the bytes to drop after it (the spaces or newline). */
+size_t vz_wrap_line(const char *s, int cols, size_t *skip);
 
 /* Registers a pickable cell over r (current coordinates) and returns it for the scene to fill
  * (never NULL: a cell that is not visible, or one memory ran out for, is a scratch record that is
@@ -253,12 +313,12 @@ const vz_cell *vz_frame_pick(const vz_frame *f, float x, float y, vz_cell *out);
  * row per counter. Every number shown sits under the source that produced it. */
 typedef struct vz_panel {
 	int ncols, nrows, nnotes;
-	char title[VZ_PANEL_COLS][48];
-	char source[VZ_PANEL_COLS][96];
+	char title[VZ_PANEL_COLS][64];
+	char source[VZ_PANEL_COLS][160];
 	char row[VZ_PANEL_ROWS][40];
 	double value[VZ_PANEL_ROWS][VZ_PANEL_COLS];
 	bool has[VZ_PANEL_ROWS][VZ_PANEL_COLS];
-	char note[VZ_PANEL_NOTES][160];
+	char note[VZ_PANEL_NOTES][320];
 } vz_panel;
 
 void vz_panel_clear(vz_panel *p);
@@ -438,6 +498,8 @@ void vz_live_clear(void);
 bool vz_live_poll(double now, bool force);
 /* "following run.csv: 120 rows, ..." or "waiting for run.csv (...)"; NULL when nothing is followed. */
 const char *vz_live_follow_status(void);
+/* The same in the labels' language (buf: where the Chinese is written). */
+const char *vz_live_follow_label(char *buf, size_t cap);
 
 #define VZ_HIST_BINS 40
 #define VZ_HIST_SAMPLE 8192 /* values a histogram is made of (every k-th of a larger tensor) */

@@ -18,8 +18,9 @@ const char *vz_shader_dir(void);
  * the driver's log, naming fname and the file. */
 vz_gpu *vz_gpu_new(const char *fname);
 void vz_gpu_free(vz_gpu *g);
-/* (Re)uploads the glyph atlas. */
-lm_status vz_gpu_upload_text(vz_gpu *g, const vz_text *t);
+/* Uploads the glyph atlas: all of it the first time or when it grew, else the rows changed since
+ * (glyphs rendered on demand); called before each frame is drawn. */
+lm_status vz_gpu_upload_text(vz_gpu *g, vz_text *t);
 /* Clears to bg and draws the frame's batches (uploading images that changed). */
 void vz_gpu_draw(vz_gpu *g, const vz_frame *f, vz_color bg);
 /* Reads w x h pixels at (x, y) (top-left origin, rows top to bottom) as RGBA. */

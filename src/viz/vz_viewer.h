@@ -49,6 +49,7 @@ typedef struct vz_viewer {
 	bool recorded;          /* frame matches the state */
 	bool drawn;             /* the GPU has the frame (back buffer) */
 	bool layout_done;
+	int lang_zh;            /* the labels' language the title, panel and layout were made in */
 	double last_frame_ms;
 } vz_viewer;
 

@@ -233,8 +233,8 @@ void vzs_panel_measured(vz_panel *p, const lm_viz_run *given, int n, const char 
 {
 	for (int i = 0; i < n; i++) {
 		if (given[i].trace) continue;
-		char title[48];
-		snprintf(title, sizeof title, "%s (your run)", given[i].algo);
+		char title[64];
+		VZ_SNPRINTF_TR(title, sizeof title, "%s (your run)", "%s（你的运行）", given[i].algo);
 		vzs_panel_add(p, title, &given[i], names);
 	}
 }
@@ -351,7 +351,8 @@ vz_cell *vzs_matrix_draw(vz_frame *f, vzs_grid *g, vz_rect r, const vzs_matrix *
 	bool values = m->show_values && m->value;
 	for (int64_t i = 0; values && i < (int64_t)m->rows * m->cols; i++) { /* all the values, or none */
 		char t[32];
-		if (!isnan(m->value[i]) && !vz_text_fits(f, VZ_FONT_TINY, vzs_short(t, sizeof t, m->value[i]), cw)) values = false;
+		if (!isnan(m->value[i]) && !vz_text_fits(f, VZ_FONT_TINY, vzs_short(t, sizeof t, m->value[i]), cw - 2 / vz_zoom(f)))
+			values = false; /* (the margin vzs_value_cell keeps) */
 	}
 	for (int y = 0; y < m->rows; y++)
 		for (int x = 0; x < m->cols; x++) {
@@ -386,27 +387,6 @@ char *vzs_short(char *buf, size_t cap, double v)
 	return buf;
 }
 
-/* Shortens t (UTF-8, cap bytes) to fit w: the longest start of whole characters that fits with an
- * ellipsis after it (nothing when not even that fits). */
-void vzs_fit_text(const vz_frame *f, vz_font font, char *t, size_t cap, float w)
-{
-	if (vz_text_fits(f, font, t, w)) return;
-	char buf[256];
-	size_t n = strlen(t);
-	if (n > sizeof buf - 4) n = sizeof buf - 4;
-	while (n > 0) {
-		do n--; while (n > 0 && ((unsigned char)t[n] & 0xC0) == 0x80); /* whole characters */
-		if (n + 4 > cap) continue;
-		memcpy(buf, t, n);
-		memcpy(buf + n, "\xE2\x80\xA6", 4); /* U+2026 and the terminator */
-		if (vz_text_fits(f, font, buf, w)) {
-			memcpy(t, buf, n + 4);
-			return;
-		}
-	}
-	if (cap) t[0] = '\0';
-}
-
 void vzs_text_line(vz_frame *f, char *keep, size_t cap, float x, float y, vz_color c, const char *fmt, ...)
 {
 	char t[256];
@@ -425,9 +405,10 @@ void vzs_value_cell(vz_frame *f, vz_rect r, vz_color fill, double value, bool sh
 	if (!show_value) return;
 	char s[32];
 	vzs_short(s, sizeof s, value);
-	/* the small font, else the tiny one when the number is wider than the cell */
-	vz_font font = vz_text_fits(f, VZ_FONT_SMALL, s, r.w - px) ? VZ_FONT_SMALL : VZ_FONT_TINY;
-	if (!vz_text_fits(f, font, s, r.w)) return;
+	/* the small font, else the tiny one, a pixel clear each side: numbers in neighbouring cells
+	 * that touch read as one ("136392") */
+	vz_font font = vz_text_fits(f, VZ_FONT_SMALL, s, r.w - 2 * px) ? VZ_FONT_SMALL : VZ_FONT_TINY;
+	if (!vz_text_fits(f, font, s, r.w - 2 * px)) return;
 	float th = vz_text_height(f, font);
 	if (th > r.h + 3 * px) return;
 	vz_text_draw(f, r.x + r.w / 2, r.y + (r.h - th) / 2, font, VZ_ALIGN_CENTER, vz_text_on(fill), s);
@@ -472,7 +453,7 @@ void vzs_chart(vz_frame *f, vz_rect r, const char *title, const double *x, int n
 	vz_text_draw(f, left - cw * 0.5f, bottom - lh * 0.5f, VZ_FONT_SMALL, VZ_ALIGN_RIGHT, vz_th.text_dim,
 	             logy ? "1" : "0");
 	if (logy) vz_text_draw(f, left + cw * 0.5f, top - lh * 0.5f, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-	                       vz_th.text_dim, "(log scale)");
+	                       vz_th.text_dim, vz_tr("(log scale)", "（对数坐标）"));
 	float last_end = -1e9f;
 	for (int i = 0; i < n; i++) { /* x ticks where their labels do not touch */
 		vzs_short(num, sizeof num, x[i]);

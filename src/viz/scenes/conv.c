@@ -32,6 +32,16 @@ static bool tiled(int a) { return a == TILED_IN || a == TILED_OUT; }
 enum { S_IDLE, S_ACTIVE, S_HALO, S_GHOST, S_SHARED, S_DONE, S_PENDING, S_MASK, NSTATES };
 static const char *const state_names[NSTATES] = {"idle", "active", "halo", "ghost", "in shared memory",
                                                  "done", "pending", "mask"};
+enum { WHY_NONE, WHY_EVEN_MASK, WHY_THREADS };
+
+/* A state as the hover says it. */
+static const char *state_label(const char *st)
+{
+	static const char *const zh[NSTATES] = {"空闲", "活跃", "光环单元", "幽灵单元", "在共享内存中", "已完成", "待处理", "掩码"};
+	for (int i = 0; i < NSTATES && vz_zh(); i++)
+		if (strcmp(st, state_names[i]) == 0) return zh[i];
+	return st;
+}
 
 typedef struct cblock {
 	int64_t first, count;   /* its global loads of N: loads[first .. first + count) */
@@ -42,7 +52,7 @@ typedef struct cblock {
 
 typedef struct crun {
 	bool ok;
-	char why[200];          /* why the kernel could not run here */
+	int why;                /* why the kernel could not run here (WHY_*) */
 	lm_viz_run run;
 	int gx, gy, tx, ty;     /* grid and block dims */
 	cblock *blocks;
@@ -283,13 +293,11 @@ static lm_status run_all(conv_scene *s, const lm_viz_run *have, int have_algo, c
 			continue;
 		}
 		if (tiled(a) && (s->mh % 2 == 0 || s->mw % 2 == 0)) {
-			snprintf(r->why, sizeof r->why, "%s needs odd mask sides (a halo of r cells each side)", algos[a]);
+			r->why = WHY_EVEN_MASK;
 			continue;
 		}
 		if (a == TILED_IN && (s->in_h > 32 || s->in_w > 32 || s->in_h * s->in_w > 1024)) {
-			snprintf(r->why, sizeof r->why, "tiled-input needs (tile + 2r)^2 <= 1024 threads: tile %lld "
-			         "with a %lld x %lld mask makes %lld x %lld", (long long)s->tile, (long long)s->mh,
-			         (long long)s->mw, (long long)s->in_h, (long long)s->in_w);
+			r->why = WHY_THREADS;
 			continue;
 		}
 		lm_viz_run run;
@@ -564,12 +572,15 @@ static void draw_block_on_input(vz_frame *f, conv_scene *s, int b, int ph)
 static void draw_legend(vz_frame *f, const conv_scene *s)
 {
 	float x = 0;
-	x = vzs_legend(f, x, 0, vz_th.active, false, tiled(cur_algo(s)) ? "loaded now (output tile)" : "read now");
-	if (tiled(cur_algo(s))) x = vzs_legend(f, x, 0, state_color(S_HALO), false, "halo cell");
-	if (tiled(cur_algo(s))) x = vzs_legend(f, x, 0, vz_th.idle, true, "ghost cell (0, never loaded)");
-	if (tiled(cur_algo(s))) x = vzs_legend(f, x, 0, state_color(S_SHARED), false, "in shared memory");
-	x = vzs_legend(f, x, 0, state_color(S_DONE), false, "output done");
-	vzs_legend(f, x, 0, state_color(S_MASK), false, cur_algo(s) == NAIVE ? "mask (global memory)" : "mask (constant memory)");
+	bool t = tiled(cur_algo(s));
+	x = vzs_legend(f, x, 0, vz_th.active, false,
+	               t ? vz_tr("loaded now (output tile)", "正在加载（输出分块）") : vz_tr("read now", "正在读取"));
+	if (t) x = vzs_legend(f, x, 0, state_color(S_HALO), false, vz_tr("halo cell", "光环单元"));
+	if (t) x = vzs_legend(f, x, 0, vz_th.idle, true, vz_tr("ghost cell (0, never loaded)", "幽灵单元（为 0，从不加载）"));
+	if (t) x = vzs_legend(f, x, 0, state_color(S_SHARED), false, vz_tr("in shared memory", "在共享内存中"));
+	x = vzs_legend(f, x, 0, state_color(S_DONE), false, vz_tr("output done", "输出已完成"));
+	vzs_legend(f, x, 0, state_color(S_MASK), false,
+	           cur_algo(s) == NAIVE ? vz_tr("mask (global memory)", "掩码（全局内存）") : vz_tr("mask (constant memory)", "掩码（常量内存）"));
 }
 
 /* The loads of the whole run and of the current block, against the textbook's formulas. */
@@ -584,22 +595,31 @@ static void draw_numbers(vz_frame *f, conv_scene *s, int b)
 	char *k = s->numbers;
 	size_t kc = sizeof s->numbers;
 	k[0] = '\0';
-	vzs_text_line(f, k, kc, x, y, vz_th.text, "global loads per output pixel:");
-	vzs_text_line(f, k, kc, x, y += lh, vz_th.text, "  %.3g emulated, all blocks", per_out);
-	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  %.3g textbook: %s", formula,
+	const char *textbook = vz_tr("textbook", "教科书公式");
+	vzs_text_line(f, k, kc, x, y, vz_th.text, "%s", vz_tr("global loads per output pixel:", "每个输出像素的全局内存读取："));
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text, "  %.3g %s", per_out, vz_tr("emulated, all blocks", "模拟，全部线程块"));
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  %.3g %s: %s", formula, textbook,
 	              a == NAIVE ? "2(2r+1)^2" : a == CONSTANT ? "(2r+1)^2" : "(T+2r)^2/T^2");
 	double nload = (double)r->nloads, adds = vz_run_counter(&r->run, "adds", 0);
 	double reuse = nload > 0 ? adds / nload : NAN, reuse_tb = tiled(a) ? t2 * m2 / i2 : 1;
-	vzs_text_line(f, k, kc, x, y += lh * 1.3f, vz_th.text, "uses of each loaded input:");
-	vzs_text_line(f, k, kc, x, y += lh, vz_th.text, "  %.3g emulated (mults / N loads)", reuse);
-	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  %.3g textbook: %s", reuse_tb,
-	              tiled(a) ? "T^2(2r+1)^2/(T+2r)^2" : "1 (no reuse)");
-	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  (interior tiles; ghosts are not loaded)");
+	vzs_text_line(f, k, kc, x, y += lh * 1.3f, vz_th.text, "%s", vz_tr("uses of each loaded input:", "每个载入的输入被使用："));
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text, "  %.3g %s", reuse,
+	              vz_tr("emulated (mults / N loads)", "模拟（乘法数 / N 的读取数）"));
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  %.3g %s: %s", reuse_tb, textbook,
+	              tiled(a) ? "T^2(2r+1)^2/(T+2r)^2" : vz_tr("1 (no reuse)", "1（无复用）"));
+	vzs_text_line(f, k, kc, x, y += lh, vz_th.text_dim, "  %s",
+	              vz_tr("(interior tiles; ghosts are not loaded)", "（内部分块；幽灵单元不加载）"));
 	if (b >= 0) {
 		const cblock *bl = &r->blocks[b];
-		vzs_text_line(f, k, kc, x, y += lh * 1.3f, vz_th.text, "this block: %lld loads of N for %lld outputs",
-		              (long long)bl->count, (long long)bl->ocount);
-		if (!bl->complete) vzs_text_line(f, k, kc, x, y += lh, vz_th.highlight, "(the trace was truncated inside this block)");
+		if (vz_zh())
+			vzs_text_line(f, k, kc, x, y += lh * 1.3f, vz_th.text, "本线程块：读取 N %lld 次，算出 %lld 个输出",
+			              (long long)bl->count, (long long)bl->ocount);
+		else
+			vzs_text_line(f, k, kc, x, y += lh * 1.3f, vz_th.text, "this block: %lld loads of N for %lld outputs",
+			              (long long)bl->count, (long long)bl->ocount);
+		if (!bl->complete)
+			vzs_text_line(f, k, kc, x, y += lh, vz_th.highlight, "%s",
+			              vz_tr("(the trace was truncated inside this block)", "（trace 在本线程块内被截断）"));
 	}
 	vz_cell *c = vz_cell_add(f, vz_r(x, y0, s->text_r.w, y + lh - y0), "loads"); /* the hover repeats them */
 	c->group = algos[a];
@@ -638,28 +658,31 @@ static void conv_draw(void *p, vz_frame *f)
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	draw_legend(f, s);
 	const char *alg = algos[cur_algo(s)];
-	vz_textf(f, s->in_r.x - (float)s->rx * s->cs, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	         "N: input %lld x %lld (global memory)", (long long)s->h, (long long)s->w);
-	vz_textf(f, s->out_r.x, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	         "P: output, %lld x %lld tiles", (long long)s->tile, (long long)s->tile);
+	VZ_TEXTF_TR(f, s->in_r.x - (float)s->rx * s->cs, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+	            "N: input %lld x %lld (global memory)", "N：输入 %lld × %lld（全局内存）", (long long)s->h, (long long)s->w);
+	VZ_TEXTF_TR(f, s->out_r.x, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+	            "P: output, %lld x %lld tiles", "P：输出，%lld × %lld 分块", (long long)s->tile, (long long)s->tile);
 	draw_matrix(f, s, &s->g_in, s->in_r, (int)s->h, (int)s->w, 0, "input", alg, true);
 	draw_matrix(f, s, &s->g_out, s->out_r, (int)s->h, (int)s->w, hw, "output", alg, true);
 	tile_lines(f, s, s->in_r);
 	tile_lines(f, s, s->out_r);
 	if (tiled(cur_algo(s))) {
-		vz_textf(f, s->sh_r.x, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-		         "N_s: shared memory, %lld x %lld", (long long)s->in_h, (long long)s->in_w);
+		VZ_TEXTF_TR(f, s->sh_r.x, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+		            "N_s: shared memory, %lld x %lld", "N_s：共享内存，%lld × %lld", (long long)s->in_h, (long long)s->in_w);
 		draw_matrix(f, s, &s->g_sh, s->sh_r, (int)s->in_h, (int)s->in_w, 2 * hw, "shared", alg, true);
 		vz_outline(f, s->sh_r, 1, vz_th.text_dim);
 	} else {
-		vz_textf(f, s->sh_r.x, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-		         "no shared memory: every thread reads");
-		vz_textf(f, s->sh_r.x, s->top - lh * 0.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-		         "its neighbourhood from global memory");
+		vz_text_draw(f, s->sh_r.x, s->top - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+		             vz_tr("no shared memory: every thread reads", "没有共享内存：每个线程"));
+		vz_text_draw(f, s->sh_r.x, s->top - lh * 0.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+		             vz_tr("its neighbourhood from global memory", "从全局内存读取自己的邻域"));
 	}
-	vz_textf(f, s->mask_r.x, s->mask_r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	         cur_algo(s) == NAIVE ? "F: mask %lld x %lld (global)" : "F_c: mask %lld x %lld (constant)",
-	         (long long)s->mh, (long long)s->mw);
+	if (cur_algo(s) == NAIVE)
+		VZ_TEXTF_TR(f, s->mask_r.x, s->mask_r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+		            "F: mask %lld x %lld (global)", "F：掩码 %lld × %lld（全局）", (long long)s->mh, (long long)s->mw);
+	else
+		VZ_TEXTF_TR(f, s->mask_r.x, s->mask_r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+		            "F_c: mask %lld x %lld (constant)", "F_c：掩码 %lld × %lld（常量）", (long long)s->mh, (long long)s->mw);
 	draw_matrix(f, s, &s->g_mask, s->mask_r, (int)s->mh, (int)s->mw, 2 * hw + nsh, "mask", alg, true);
 	if (b >= 0) {
 		draw_block_on_input(f, s, b, ph);
@@ -674,9 +697,11 @@ static void conv_title(void *p, char *buf, size_t cap)
 {
 	conv_scene *s = p;
 	const crun *r = cur_run(s);
-	snprintf(buf, cap, "2-D convolution: %s, %lld x %lld image, %lld x %lld mask, %d x %d blocks of %d x %d threads%s",
-	         algos[cur_algo(s)], (long long)s->h, (long long)s->w, (long long)s->mh, (long long)s->mw, r->gx,
-	         r->gy, r->tx, r->ty, s->demo ? " (emulated demonstration; your run has no trace)" : "");
+	VZ_SNPRINTF_TR(buf, cap, "2-D convolution: %s, %lld x %lld image, %lld x %lld mask, %d x %d blocks of %d x %d threads%s",
+	               "二维卷积：%s，%lld × %lld 图像，%lld × %lld 掩码，%d × %d 个线程块，每块 %d × %d 个线程%s",
+	               algos[cur_algo(s)], (long long)s->h, (long long)s->w, (long long)s->mh, (long long)s->mw, r->gx,
+	               r->gy, r->tx, r->ty,
+	               s->demo ? vz_tr(" (emulated demonstration; your run has no trace)", "（模拟演示；你的运行没有 trace）") : "");
 }
 
 static void conv_step_label(void *p, int step, char *buf, size_t cap)
@@ -685,8 +710,9 @@ static void conv_step_label(void *p, int step, char *buf, size_t cap)
 	const crun *r = cur_run(s);
 	int a = cur_algo(s);
 	if (step == 0) {
-		snprintf(buf, cap, "one thread per %s pixel; blocks run one after another here (-> to start)",
-		         a == TILED_IN ? "input-tile" : "output");
+		VZ_SNPRINTF_TR(buf, cap, "one thread per %s pixel; blocks run one after another here (-> to start)",
+		               "每个%s像素一个线程；这里线程块依次运行（按 → 开始）",
+		               a == TILED_IN ? vz_tr("input-tile", "输入分块") : vz_tr("output", "输出"));
 		return;
 	}
 	int b, ph;
@@ -695,16 +721,19 @@ static void conv_step_label(void *p, int step, char *buf, size_t cap)
 	int bx = b % r->gx, by = b / r->gx;
 	if (tiled(a) && ph == 0) {
 		int64_t ghosts = s->in_h * s->in_w - bl->count;
-		snprintf(buf, cap, "block (%d, %d) loads its %lld x %lld input tile into N_s: %lld global loads, %lld ghost "
-		         "cells", bx, by, (long long)s->in_h, (long long)s->in_w, (long long)bl->count,
-		         (long long)(ghosts > 0 ? ghosts : 0));
+		VZ_SNPRINTF_TR(buf, cap, "block (%d, %d) loads its %lld x %lld input tile into N_s: %lld global loads, %lld ghost "
+		               "cells", "线程块 (%d, %d) 把 %lld × %lld 的输入分块载入 N_s：%lld 次全局读取，%lld 个幽灵单元", bx, by,
+		               (long long)s->in_h, (long long)s->in_w, (long long)bl->count, (long long)(ghosts > 0 ? ghosts : 0));
 	} else if (tiled(a)) {
-		snprintf(buf, cap, "block (%d, %d) computes %lld outputs from N_s and F_c%s", bx, by, (long long)bl->ocount,
-		         a == TILED_IN ? "; its halo threads sit idle" : "; every thread computes");
+		VZ_SNPRINTF_TR(buf, cap, "block (%d, %d) computes %lld outputs from N_s and F_c%s",
+		               "线程块 (%d, %d) 用 N_s 和 F_c 算出 %lld 个输出%s", bx, by, (long long)bl->ocount,
+		               a == TILED_IN ? vz_tr("; its halo threads sit idle", "；负责光环单元的线程空闲")
+		                             : vz_tr("; every thread computes", "；每个线程都参与计算"));
 	} else {
-		snprintf(buf, cap, "block (%d, %d): %lld threads load %lld input and %lld mask values (%s)", bx, by,
-		         (long long)bl->ocount, (long long)bl->count, (long long)bl->mask_loads,
-		         a == NAIVE ? "global memory" : "mask: constant memory");
+		VZ_SNPRINTF_TR(buf, cap, "block (%d, %d): %lld threads load %lld input and %lld mask values (%s)",
+		               "线程块 (%d, %d)：%lld 个线程读取 %lld 个输入值和 %lld 个掩码值（%s）", bx, by,
+		               (long long)bl->ocount, (long long)bl->count, (long long)bl->mask_loads,
+		               a == NAIVE ? vz_tr("global memory", "全局内存") : vz_tr("mask: constant memory", "掩码在常量内存"));
 	}
 }
 
@@ -716,12 +745,24 @@ static void conv_counters(void *p, vz_panel *pn)
 	                                    "modelled_cycles", "time_ms", NULL};
 	for (int v = 0; v < s->nvariants; v++) vzs_panel_add(pn, algos[s->vmap[v]], &s->runs[s->vmap[v]].run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
-	vz_panel_note(pn, "global_loads_per_output: all global loads (image and, naive, mask) / outputs; idle_lanes: "
-	              "lanes that multiply ghost zeros or sit out (halo threads)");
-	for (int a = 0; a < NALGOS; a++)
-		if (!s->runs[a].ok && s->runs[a].why[0]) vz_panel_note(pn, "not shown: %s", s->runs[a].why);
+	vz_panel_note(pn, "%s", vz_tr("global_loads_per_output: all global loads (image and, naive, mask) / outputs; "
+	                              "idle_lanes: lanes that multiply ghost zeros or sit out (halo threads)",
+	                              "global_loads_per_output：全部全局读取（图像，naive 还有掩码）/ 输出数；"
+	                              "idle_lanes：乘幽灵单元的 0 或闲置（光环线程）的通道"));
+	for (int a = 0; a < NALGOS; a++) {
+		if (s->runs[a].ok || s->runs[a].why == WHY_NONE) continue;
+		if (s->runs[a].why == WHY_EVEN_MASK)
+			VZ_NOTE_TR(pn, "not shown: %s needs odd mask sides (a halo of r cells each side)",
+			           "未显示：%s 需要奇数边长的掩码（每边 r 个光环单元）", algos[a]);
+		else
+			VZ_NOTE_TR(pn, "not shown: tiled-input needs (tile + 2r)^2 <= 1024 threads: tile %lld with a %lld x %lld "
+			           "mask makes %lld x %lld", "未显示：tiled-input 需要 (tile + 2r)^2 <= 1024 个线程：分块 %lld 配 "
+			           "%lld × %lld 的掩码得到 %lld × %lld", (long long)s->tile, (long long)s->mh, (long long)s->mw,
+			           (long long)s->in_h, (long long)s->in_w);
+	}
 	if (s->truncated_input)
-		vz_panel_note(pn, "the trace was truncated: the other kernels run on the image it kept (0 where it lost it)");
+		vz_panel_note(pn, "%s", vz_tr("the trace was truncated: the other kernels run on the image it kept (0 where it lost it)",
+		                              "trace 被截断：其他内核在它保留下来的图像上运行（丢失处为 0）"));
 }
 
 static void conv_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -733,8 +774,8 @@ static void conv_describe(void *p, vz_cell *c, char *buf, size_t cap)
 		return;
 	}
 	if (strcmp(c->kind, "ghost") == 0) {
-		snprintf(buf, cap, "ghost cell (%d, %d): outside the image\nthe input tile holds 0 here; it is never loaded",
-		         c->row, c->col);
+		VZ_SNPRINTF_TR(buf, cap, "ghost cell (%d, %d): outside the image\nthe input tile holds 0 here; it is never loaded",
+		               "幽灵单元 (%d, %d)：在图像之外\n输入分块在这里为 0，它从不被加载", c->row, c->col);
 		return;
 	}
 	int64_t i = c->index >= 0 ? c->index : -1;
@@ -750,18 +791,21 @@ static void conv_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	if (i < 0) return;
 	char v[32];
 	if (strcmp(c->kind, "input") == 0 && i < hw) {
-		snprintf(buf, cap, "N[%lld][%lld] = %s (global memory)", (long long)(i / s->w), (long long)(i % s->w),
-		         vzs_short(v, sizeof v, s->img[i]));
-		if (s->count[i]) vz_append(buf, cap, "\nloaded %d time%s by this block", s->count[i], s->count[i] > 1 ? "s" : "");
-		vz_append(buf, cap, "\n%s", c->state);
+		VZ_SNPRINTF_TR(buf, cap, "N[%lld][%lld] = %s (global memory)", "N[%lld][%lld] = %s（全局内存）", (long long)(i / s->w),
+		               (long long)(i % s->w), vzs_short(v, sizeof v, s->img[i]));
+		if (s->count[i] && vz_zh()) vz_append(buf, cap, "\n本线程块加载了 %d 次", s->count[i]);
+		else if (s->count[i]) vz_append(buf, cap, "\nloaded %d time%s by this block", s->count[i], s->count[i] > 1 ? "s" : "");
+		vz_append(buf, cap, "\n%s", state_label(c->state));
 	} else if (strcmp(c->kind, "output") == 0 && i < hw) {
 		snprintf(buf, cap, "P[%lld][%lld]%s%s", (long long)(i / s->w), (long long)(i % s->w),
-		         c->has_value ? " = " : ": not computed yet", c->has_value ? vzs_short(v, sizeof v, c->value) : "");
+		         c->has_value ? " = " : vz_tr(": not computed yet", "：尚未计算"), c->has_value ? vzs_short(v, sizeof v, c->value) : "");
 	} else if (strcmp(c->kind, "shared") == 0 && i < nsh) {
-		snprintf(buf, cap, "N_s[%lld][%lld] (shared memory): %s", (long long)(i / s->in_w), (long long)(i % s->in_w), c->state);
+		VZ_SNPRINTF_TR(buf, cap, "N_s[%lld][%lld] (shared memory): %s", "N_s[%lld][%lld]（共享内存）：%s", (long long)(i / s->in_w),
+		               (long long)(i % s->in_w), state_label(c->state));
 	} else if (strcmp(c->kind, "mask") == 0) {
-		snprintf(buf, cap, "mask[%lld][%lld] = %s (%s memory)", (long long)(i / s->mw), (long long)(i % s->mw),
-		         vzs_short(v, sizeof v, s->mask[i < s->mh * s->mw ? i : 0]), cur_algo(s) == NAIVE ? "global" : "constant");
+		VZ_SNPRINTF_TR(buf, cap, "mask[%lld][%lld] = %s (%s memory)", "mask[%lld][%lld] = %s（%s内存）", (long long)(i / s->mw),
+		               (long long)(i % s->mw), vzs_short(v, sizeof v, s->mask[i < s->mh * s->mw ? i : 0]),
+		               cur_algo(s) == NAIVE ? vz_tr("global", "全局") : vz_tr("constant", "常量"));
 	}
 }
 

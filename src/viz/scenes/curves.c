@@ -291,6 +291,14 @@ static float px(const curves_scene *s, const chart *k, double x)
 
 static float py(const chart *k, double v) { return k->plot.y + k->plot.h - (float)((v - k->lo) / (k->hi - k->lo)) * k->plot.h; }
 
+/* What x is, as the labels say it: the run's own counters in the labels' language, the names the
+ * data gave (a CSV header, x=) as they are. */
+static const char *x_word(const char *xname)
+{
+	if (!vz_zh()) return xname;
+	return strcmp(xname, "step") == 0 ? "步数" : strcmp(xname, "epoch") == 0 ? "轮次" : xname;
+}
+
 static void draw_axes(vz_frame *f, const curves_scene *s, const chart *k)
 {
 	vz_color dim = vz_th.text_dim;
@@ -314,8 +322,9 @@ static void draw_axes(vz_frame *f, const curves_scene *s, const chart *k)
 	}
 	/* the axis says what x is: a run's steps, or what the data named it (a CSV header, x=) */
 	float lx = k->plot.x + k->plot.w, ly = k->plot.y + k->plot.h + 5 + s->lh;
-	vz_text_draw(f, lx, ly, VZ_FONT_SMALL, VZ_ALIGN_RIGHT, dim, k->xlabel);
-	float lw = vz_text_width(f, VZ_FONT_SMALL, k->xlabel);
+	const char *xl = x_word(k->xlabel);
+	vz_text_draw(f, lx, ly, VZ_FONT_SMALL, VZ_ALIGN_RIGHT, dim, xl);
+	float lw = vz_text_width(f, VZ_FONT_SMALL, xl);
 	vz_cell *c = vz_cell_add(f, vz_r(lx - lw, ly, lw, s->lh), "xaxis");
 	c->group = k->xlabel;
 	c->color = dim;
@@ -426,7 +435,7 @@ static void draw_chart(vz_frame *f, curves_scene *s, chart *k, double xmax)
 		double last = NAN;
 		for (int64_t i = n - 1; i >= 0 && isnan(last); i--) last = isfinite(se->y[i]) ? se->y[i] : NAN;
 		snprintf(t, sizeof t, "%s %.4g", se->label, last);
-		if (se->nonfinite) vz_append(t, sizeof t, " (%lld NaN/Inf: gaps)", (long long)se->nonfinite);
+		if (se->nonfinite) VZ_APPEND_TR(t, sizeof t, " (%lld NaN/Inf: gaps)", "（%lld 个 NaN/Inf：断开）", (long long)se->nonfinite);
 		lx = vzs_legend(f, lx, ly, series_color(k->series[j]), false, t);
 	}
 	vz_clip(f, vz_r(vz_sx(f, k->plot.x), vz_sy(f, k->plot.y), k->plot.w * vz_zoom(f), k->plot.h * vz_zoom(f)));
@@ -445,17 +454,18 @@ static void curves_draw(void *p, vz_frame *f)
 {
 	curves_scene *s = p;
 	float x = 0;
-	char t[200];
-	snprintf(t, sizeof t, "faded: every point; solid: smoothed (%.2g; [ and ] change it; series of fewer than %d points "
-	         "or of an x other than steps: not)", s->smoothing, SMOOTH_MIN);
+	char t[240], fl[400];
+	VZ_SNPRINTF_TR(t, sizeof t, "faded: every point; solid: smoothed (%.2g; [ and ] change it; series of fewer than %d "
+	               "points or of an x other than steps: not)", "浅色：每个数据点；实线：平滑后（%.2g；按 [ 和 ] 调整；"
+	               "少于 %d 个点或 x 不是步数的序列不平滑）", s->smoothing, SMOOTH_MIN);
 	x = vzs_legend(f, x, 0, vz_th.text_dim, false, t);
-	x = vzs_legend(f, x, 0, vz_th.highlight, false, "NaN/Inf (a gap)");
-	const char *follow = vz_live_follow_status();
+	x = vzs_legend(f, x, 0, vz_th.highlight, false, vz_tr("NaN/Inf (a gap)", "NaN/Inf（断开）"));
+	const char *follow = vz_live_follow_label(fl, sizeof fl);
 	if (follow) vz_text_draw(f, x, 0, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, follow);
 	if (s->ncharts == 0) {
-		const char *st = vz_live_follow_status();
 		vz_text_draw(f, 0, s->lh * 3, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text_dim,
-		             st ? st : "no data yet: viz.plot('train/loss', step, value) or viz.follow('run.csv')");
+		             follow ? follow : vz_tr("no data yet: viz.plot('train/loss', step, value) or viz.follow('run.csv')",
+		                                     "还没有数据：viz.plot('train/loss', step, value) 或 viz.follow('run.csv')"));
 		return;
 	}
 	double xmax = cursor_x(s, f->t);
@@ -474,6 +484,14 @@ static void curves_title(void *p, char *buf, size_t cap)
 		double tp = throughput(se, se->n);
 		if (isfinite(tp) && (!fast || se->n > fast->n)) fast = se, best = tp;
 	}
+	if (vz_zh()) {
+		snprintf(buf, cap, "训练曲线：%d 条曲线，%d 张图", vz_live_series_count(), s->ncharts);
+		if (fast)
+			vz_append(buf, cap, "，每秒 %.3g %s（%s，%s）", best,
+			          strcmp(vz_series_xname(fast), "epoch") == 0 ? "轮" : "步", fast->name,
+			          fast->from_file ? "日志的 seconds 列" : "viz.plot 时的挂钟时间");
+		return;
+	}
 	snprintf(buf, cap, "curves: %d series in %d chart%s", vz_live_series_count(), s->ncharts, s->ncharts == 1 ? "" : "s");
 	if (fast)
 		vz_append(buf, cap, ", %.3g %ss/s (%s, %s)", best, vz_series_xname(fast), fast->name,
@@ -484,12 +502,14 @@ static void curves_step_label(void *p, int step, char *buf, size_t cap)
 {
 	curves_scene *s = p;
 	if (s->nx == 0) {
-		snprintf(buf, cap, "waiting for data");
+		snprintf(buf, cap, "%s", vz_tr("waiting for data", "等待数据"));
 		return;
 	}
 	double x = cursor_x(s, step);
 	char v[32];
-	snprintf(buf, cap, "%s %s:", s->xname, vzs_short(v, sizeof v, x));
+	if (vz_zh() && strcmp(s->xname, "step") == 0) snprintf(buf, cap, "第 %s 步：", vzs_short(v, sizeof v, x));
+	else if (vz_zh() && strcmp(s->xname, "epoch") == 0) snprintf(buf, cap, "第 %s 轮：", vzs_short(v, sizeof v, x));
+	else snprintf(buf, cap, "%s %s:", s->xname, vzs_short(v, sizeof v, x));
 	for (int i = 0; i < vz_live_series_count(); i++) {
 		const vz_series *se = vz_live_series(i);
 		int64_t n = upto(se, x);
@@ -505,7 +525,8 @@ static void curves_counters(void *p, vz_panel *pn)
 	bool rates = false;
 	for (int i = 0; i < vz_live_series_count() && pn->ncols < VZ_PANEL_COLS; i++) {
 		const vz_series *se = vz_live_series(i);
-		int col = vz_panel_column(pn, se->name, se->from_file ? "the CSV log, as written" : "viz.plot, this process");
+		int col = vz_panel_column(pn, se->name, se->from_file ? vz_tr("the CSV log, as written", "CSV 日志，按写入的内容")
+		                                                      : vz_tr("viz.plot, this process", "viz.plot，本进程"));
 		double last = NAN, lo = INFINITY;
 		for (int64_t k = 0; k < se->n; k++)
 			if (isfinite(se->y[k])) last = se->y[k], lo = fmin(lo, se->y[k]);
@@ -520,9 +541,12 @@ static void curves_counters(void *p, vz_panel *pn)
 		}
 	}
 	if (rates)
-		vz_panel_note(pn, "steps_per_s, epochs_per_s: over the last 50 points, from the wall clock at viz.plot or the "
-		              "log's seconds column");
-	const char *st = vz_live_follow_status();
+		vz_panel_note(pn, "%s", vz_tr("steps_per_s, epochs_per_s: over the last 50 points, from the wall clock at "
+		                              "viz.plot or the log's seconds column",
+		                              "steps_per_s、epochs_per_s：按最近 50 个点计算，时间取自 viz.plot 时的挂钟或日志的 "
+		                              "seconds 列"));
+	char fl[400];
+	const char *st = vz_live_follow_label(fl, sizeof fl);
 	if (st) vz_panel_note(pn, "%s", st);
 }
 
@@ -531,25 +555,28 @@ static void curves_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	curves_scene *s = p;
 	(void)s;
 	if (strcmp(c->kind, "plot") == 0) {
-		snprintf(buf, cap, "%s (%s axis)", c->group, c->state);
+		if (vz_zh()) snprintf(buf, cap, "%s（%s坐标）", c->group, strcmp(c->state, "log") == 0 ? "对数" : "线性");
+		else snprintf(buf, cap, "%s (%s axis)", c->group, c->state);
 		return;
 	}
 	if (strcmp(c->kind, "xaxis") == 0) {
 		bool steps = strcmp(c->group, "step") == 0;
-		snprintf(buf, cap, "x: %s (%s)", c->group,
-		         steps ? "the step counts of viz.plot or the log"
-		               : "as the data name it: a CSV header or viz.plot's x option; x: not step counts");
+		VZ_SNPRINTF_TR(buf, cap, "x: %s (%s)", "x：%s（%s）", x_word(c->group),
+		               steps ? vz_tr("the step counts of viz.plot or the log", "viz.plot 或日志给出的步数")
+		                     : vz_tr("as the data name it: a CSV header or viz.plot's x option; x: not step counts",
+		                             "数据自己的命名：CSV 表头或 viz.plot 的 x 选项；x：不是步数"));
 		return;
 	}
 	for (int i = 0; i < vz_live_series_count(); i++) {
 		const vz_series *se = vz_live_series(i);
 		if (strcmp(se->name, c->group) != 0 || c->index < 0 || c->index >= se->n) continue;
 		char v[32];
-		snprintf(buf, cap, "%s at %s %s: %.6g", se->name, vz_series_xname(se), vzs_short(v, sizeof v, se->x[c->index]),
-		         se->y[c->index]);
-		if (!isfinite(se->y[c->index])) vz_append(buf, cap, " (not finite: drawn as a gap)");
-		if (isfinite(se->t[c->index])) vz_append(buf, cap, "\nat %.3f s (%s)", se->t[c->index] - se->t[0],
-		                                         se->from_file ? "the log's clock" : "since the first point");
+		VZ_SNPRINTF_TR(buf, cap, "%s at %s %s: %.6g", "%s，%s = %s：%.6g", se->name, x_word(vz_series_xname(se)),
+		               vzs_short(v, sizeof v, se->x[c->index]), se->y[c->index]);
+		if (!isfinite(se->y[c->index])) vz_append(buf, cap, "%s", vz_tr(" (not finite: drawn as a gap)", "（非有限值：画成断开）"));
+		if (isfinite(se->t[c->index]))
+			VZ_APPEND_TR(buf, cap, "\nat %.3f s (%s)", "\n第 %.3f 秒（%s）", se->t[c->index] - se->t[0],
+			             se->from_file ? vz_tr("the log's clock", "日志的时钟") : vz_tr("since the first point", "从第一个点算起"));
 		return;
 	}
 }

@@ -25,6 +25,9 @@ static const char *const patterns[NPATTERNS] = {"even-odd", "half-warp", "data",
 static const char *const conditions[NPATTERNS] = {"lane % 2 == 0", "lane < 16", "x[i] > 0.5",
                                                    "warp % 2 == 0", "no branch"};
 
+/* The branch condition as the labels say it (the last pattern has none). */
+static const char *condition(int v) { return v == NPATTERNS - 1 ? vz_tr(conditions[v], "无分支") : conditions[v]; }
+
 enum { CLS_COMMON, CLS_A, CLS_B };
 
 typedef struct winst {
@@ -315,11 +318,11 @@ static vz_color class_color(int cls)
 static const char *short_kind(const winst *in)
 {
 	switch (in->kind) {
-	case LM_TRACE_LOAD: return "load";
-	case LM_TRACE_STORE: return "store";
-	case LM_TRACE_ADD: return "add";
-	case LM_TRACE_ATOMIC: return "atomic";
-	case LM_TRACE_BRANCH: return "branch";
+	case LM_TRACE_LOAD: return vz_tr("load", "加载");
+	case LM_TRACE_STORE: return vz_tr("store", "存储");
+	case LM_TRACE_ADD: return vz_tr("add", "加法");
+	case LM_TRACE_ATOMIC: return vz_tr("atomic", "原子");
+	case LM_TRACE_BRANCH: return vz_tr("branch", "分支");
 	default: return "?";
 	}
 }
@@ -364,7 +367,7 @@ static void draw_warp(vz_frame *f, div_scene *s, const drun *d, int w, int k)
 	/* every warp's name when there is room, else every few */
 	int every = wh + s->warp_gap >= lh * 0.9f ? 1 : (int)ceilf(lh * 1.2f / (wh + s->warp_gap));
 	if (w % every == 0)
-		vz_textf(f, 0, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "warp %d", w);
+		VZ_TEXTF_TR(f, 0, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "warp %d", "线程束 %d", w);
 	if (vzs_dense(f, s->lane_h)) { /* the warp as one image: 32 rows of lanes, a column per slot */
 		vz_color *px = malloc((size_t)32 * (size_t)d->slots * sizeof *px);
 		if (!px) return;
@@ -408,8 +411,12 @@ static void draw_warp(vz_frame *f, div_scene *s, const drun *d, int w, int k)
 		vz_dashed(f, x, y0 - 2, x, y0 + wh + 2, 2, 4, vz_th.highlight);
 	}
 	if (k >= dw->count && wh >= lh * 0.9f) {
-		vz_textf(f, s->eff_x, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-		         dw->branch >= 0 ? "SIMD efficiency %3.0f%%" : "no branch: %3.0f%%", 100 * dw->efficiency);
+		if (dw->branch >= 0)
+			VZ_TEXTF_TR(f, s->eff_x, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+			            "SIMD efficiency %3.0f%%", "SIMD 效率 %3.0f%%", 100 * dw->efficiency);
+		else
+			VZ_TEXTF_TR(f, s->eff_x, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+			            "no branch: %3.0f%%", "无分支：%3.0f%%", 100 * dw->efficiency);
 	}
 }
 
@@ -418,12 +425,13 @@ static void draw_header(vz_frame *f, div_scene *s, const drun *d, int k)
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	const dwarp *w0 = &d->warps[0];
 	float y = s->top - lh * 2.5f;
-	vz_text_draw(f, 0, y + lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp 0 issues:");
+	vz_text_draw(f, 0, y + lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+	             vz_tr("warp 0 issues:", "线程束 0 发射："));
 	for (int slot = 0; slot < w0->count; slot++) {
 		const winst *in = &d->inst[w0->first + slot];
 		float x = s->label_w + ((float)slot + 0.5f) * s->slot_w;
 		vz_color c = slot < k ? vz_th.text : vz_th.text_dim;
-		if (vz_text_fits(f, VZ_FONT_SMALL, "branch", s->slot_w * 0.98f) ||
+		if (vz_text_fits(f, VZ_FONT_SMALL, vz_tr("branch", "分支"), s->slot_w * 0.98f) ||
 		    (vz_text_fits(f, VZ_FONT_SMALL, short_kind(in), s->slot_w * 0.98f)))
 			vz_text_draw(f, x, y + lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_CENTER, c, short_kind(in));
 		char cyc[24];
@@ -431,16 +439,16 @@ static void draw_header(vz_frame *f, div_scene *s, const drun *d, int k)
 		if (vz_text_fits(f, VZ_FONT_SMALL, cyc, s->slot_w * 0.98f))
 			vz_text_draw(f, x, y, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text_dim, cyc);
 	}
-	vz_text_draw(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "modelled cycle:");
+	vz_text_draw(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, vz_tr("modelled cycle:", "模型周期："));
 	if (w0->reconverge >= 0) { /* under the last warp, where the dashed lines end */
 		float x = s->label_w + (float)w0->reconverge * s->slot_w;
 		float yb = warp_y(s, d->nwarps - 1) + 32 * s->lane_h + lh * 0.3f;
-		vz_text_draw(f, x, yb, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.highlight, "reconvergence");
+		vz_text_draw(f, x, yb, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.highlight, vz_tr("reconvergence", "重新汇合"));
 	}
 	if (w0->branch >= 0) {
 		float x = s->label_w + (float)(w0->branch + 1) * s->slot_w;
 		float yb = warp_y(s, d->nwarps - 1) + 32 * s->lane_h + lh * 0.3f;
-		vz_text_draw(f, x, yb, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text, "branch");
+		vz_text_draw(f, x, yb, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text, vz_tr("branch", "分支"));
 	}
 }
 
@@ -451,13 +459,13 @@ static void div_draw(void *p, vz_frame *f)
 	s->t = f->t;
 	int k = (int)floor(f->t + 1e-9);
 	float x = 0;
-	char a[64], b[64];
-	snprintf(a, sizeof a, "path A (took the branch: %s)", conditions[s->variant]);
-	snprintf(b, sizeof b, "path B (did not)");
+	char a[96];
+	VZ_SNPRINTF_TR(a, sizeof a, "path A (took the branch: %s)", "路径 A（进入分支：%s）", condition(s->variant));
 	x = vzs_legend(f, x, 0, vz_th.path_a, false, a);
-	x = vzs_legend(f, x, 0, vz_th.path_b, false, b);
-	x = vzs_legend(f, x, 0, vz_th.common, false, "both paths: before the branch, after reconvergence");
-	x = vzs_legend(f, x, 0, vz_th.idle, true, "idle lane");
+	x = vzs_legend(f, x, 0, vz_th.path_b, false, vz_tr("path B (did not)", "路径 B（未进入）"));
+	x = vzs_legend(f, x, 0, vz_th.common, false,
+	               vz_tr("both paths: before the branch, after reconvergence", "两条路径共有：分支之前、汇合之后"));
+	x = vzs_legend(f, x, 0, vz_th.idle, true, vz_tr("idle lane", "空闲通道"));
 	draw_header(f, s, d, k);
 	for (int w = 0; w < d->nwarps; w++) draw_warp(f, s, d, w, k);
 }
@@ -468,8 +476,9 @@ static void div_title(void *p, char *buf, size_t cap)
 {
 	div_scene *s = p;
 	const drun *d = &s->runs[s->variant];
-	snprintf(buf, cap, "divergence: %s (%s), %d warps of 32 lanes over time%s", d->pattern,
-	         conditions[s->variant], d->nwarps, s->demo ? " (emulated; the measured run has no trace)" : "");
+	VZ_SNPRINTF_TR(buf, cap, "divergence: %s (%s), %d warps of 32 lanes over time%s",
+	               "线程束分化：%s（%s），%d 个线程束（各 32 个通道）随时间展开%s", d->pattern, condition(s->variant),
+	               d->nwarps, s->demo ? vz_tr(" (emulated; the measured run has no trace)", "（模拟运行；实测的运行没有 trace）") : "");
 }
 
 static void div_step_label(void *p, int step, char *buf, size_t cap)
@@ -477,20 +486,24 @@ static void div_step_label(void *p, int step, char *buf, size_t cap)
 	div_scene *s = p;
 	const drun *d = &s->runs[s->variant];
 	if (step == 0) {
-		snprintf(buf, cap, "each column is one warp instruction; a warp runs the two paths of a "
-		         "divergent branch one after the other");
+		snprintf(buf, cap, "%s", vz_tr("each column is one warp instruction; a warp runs the two paths of a "
+		                               "divergent branch one after the other",
+		                               "每一列是一条线程束指令；分支发生分化时，线程束先后执行两条路径"));
 		return;
 	}
 	const dwarp *w0 = &d->warps[0];
 	if (step > w0->count) {
-		snprintf(buf, cap, "warp 0 is done");
+		snprintf(buf, cap, "%s", vz_tr("warp 0 is done", "线程束 0 已执行完毕"));
 		return;
 	}
 	const winst *in = &d->inst[w0->first + step - 1];
-	snprintf(buf, cap, "warp 0, instruction %d: %s at cycle %llu, %d of 32 lanes active%s", step,
-	         short_kind(in), (unsigned long long)in->cycle, __builtin_popcount(in->mask),
-	         step - 1 == w0->reconverge ? " (reconverged)" : in->cls == CLS_A ? " (path A)"
-	         : in->cls == CLS_B ? " (path B)" : "");
+	VZ_SNPRINTF_TR(buf, cap, "warp 0, instruction %d: %s at cycle %llu, %d of 32 lanes active%s",
+	               "线程束 0，第 %d 条指令：%s，周期 %llu，%d/32 个通道活跃%s", step, short_kind(in),
+	               (unsigned long long)in->cycle, __builtin_popcount(in->mask),
+	               step - 1 == w0->reconverge ? vz_tr(" (reconverged)", "（已重新汇合）")
+	               : in->cls == CLS_A         ? vz_tr(" (path A)", "（路径 A）")
+	               : in->cls == CLS_B         ? vz_tr(" (path B)", "（路径 B）")
+	                                          : "");
 }
 
 static void div_counters(void *p, vz_panel *pn)
@@ -501,8 +514,10 @@ static void div_counters(void *p, vz_panel *pn)
 	                                    "time_ms", NULL};
 	for (int i = 0; i < s->nruns; i++) vzs_panel_add(pn, s->runs[i].pattern, &s->runs[i].run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
-	vz_panel_note(pn, "simd_efficiency: active lanes / (32 x instructions) over the divergent region "
-	              "(from the branch to reconvergence); _kernel: over the whole kernel.");
+	vz_panel_note(pn, "%s", vz_tr("simd_efficiency: active lanes / (32 x instructions) over the divergent region "
+	                              "(from the branch to reconvergence); _kernel: over the whole kernel.",
+	                              "simd_efficiency：分化区域（从分支到重新汇合）内的活跃通道数 / (32 × 指令数)；"
+	                              "_kernel：整个内核的同一比值。"));
 }
 
 static void div_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -520,14 +535,18 @@ static void div_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	}
 	if (c->tag < 0 || c->tag >= d->ninst) return;
 	const winst *in = &d->inst[c->tag];
-	snprintf(buf, cap, "block %d, warp %d, lane %d (thread %d)\ninstruction %d: %s, line %u, cycle %llu + %u",
-	         c->block, c->warp, c->lane, c->thread, c->step + 1, short_kind(in), in->line,
-	         (unsigned long long)in->cycle, in->latency);
-	vz_append(buf, cap, "\n%s; %d of 32 lanes active", strcmp(c->state, "idle") == 0 ? "this lane is idle"
-	          : strcmp(c->state, "path_a") == 0 ? "path A" : strcmp(c->state, "path_b") == 0 ? "path B"
-	          : strcmp(c->state, "pending") == 0 ? "not issued yet" : "converged code",
-	          __builtin_popcount(in->mask));
-	if (in->kind == LM_TRACE_BRANCH) vz_append(buf, cap, "\nlanes that took it: 0x%08x", in->taken);
+	VZ_SNPRINTF_TR(buf, cap, "block %d, warp %d, lane %d (thread %d)\ninstruction %d: %s, line %u, cycle %llu + %u",
+	               "线程块 %d，线程束 %d，通道 %d（线程 %d）\n第 %d 条指令：%s，第 %u 行，周期 %llu + %u", c->block, c->warp,
+	               c->lane, c->thread, c->step + 1, short_kind(in), in->line, (unsigned long long)in->cycle,
+	               in->latency);
+	VZ_APPEND_TR(buf, cap, "\n%s; %d of 32 lanes active", "\n%s；%d/32 个通道活跃",
+	             strcmp(c->state, "idle") == 0      ? vz_tr("this lane is idle", "该通道空闲")
+	             : strcmp(c->state, "path_a") == 0  ? vz_tr("path A", "路径 A")
+	             : strcmp(c->state, "path_b") == 0  ? vz_tr("path B", "路径 B")
+	             : strcmp(c->state, "pending") == 0 ? vz_tr("not issued yet", "尚未发射")
+	                                                : vz_tr("converged code", "汇合的代码"),
+	             __builtin_popcount(in->mask));
+	if (in->kind == LM_TRACE_BRANCH) VZ_APPEND_TR(buf, cap, "\nlanes that took it: 0x%08x", "\n进入分支的通道：0x%08x", in->taken);
 }
 
 static const vz_option div_options[] = {

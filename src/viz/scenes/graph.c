@@ -58,7 +58,8 @@ typedef struct graph_scene {
 	int *node_box;         /* node index -> box (shown nodes) */
 	double *check;         /* per shown node, or NULL */
 	bool freed;            /* an earlier backward freed the saved tensors */
-	char error[200];       /* why a rule could not run */
+	char error[200];       /* why a rule could not run (the core's message; else error_kind) */
+	int error_kind;        /* 1: no gradient reached a node, 2: the saved tensors were freed */
 	int nlayers;
 	float bw, bh, colw;
 	char fname[32];
@@ -233,6 +234,7 @@ static void run_backward(graph_scene *s)
 		lm_tensor *gin_small[8], **gin = nin <= 8 ? gin_small : calloc((size_t)nin, sizeof *gin);
 		if (!gin || !acc[b] || lm_graph_node_backward(s->g, i, acc[b], gin) != LM_OK) {
 			snprintf(s->error, sizeof s->error, "%s", acc[b] ? lm_last_error() : "no gradient reached this node");
+			s->error_kind = acc[b] ? 0 : 1;
 			if (gin && gin != gin_small) free(gin);
 			break;
 		}
@@ -403,8 +405,11 @@ static void *graph_create(const vz_build *b)
 	arrange(s);
 	for (int i = 0; i < s->nbox; i++) s->box[i].norm = NAN;
 	if (!s->freed) run_backward(s);
-	else snprintf(s->error, sizeof s->error, "an earlier backward freed this graph's saved tensors (pass "
-	              "retain_graph=true to look at its gradients)");
+	else {
+		snprintf(s->error, sizeof s->error, "an earlier backward freed this graph's saved tensors (pass "
+		         "retain_graph=true to look at its gradients)");
+		s->error_kind = 2;
+	}
 	return s;
 }
 
@@ -484,6 +489,26 @@ static void draw_edge(vz_frame *f, const graph_scene *s, const gedge *e, int k)
 		             now ? vz_th.arrow_now : vz_th.text_dim, lab);
 }
 
+/* A box's name as the labels say it: ops as autograd names them; leaves, inputs and the summary
+ * box in the labels' language (b->name stays the cells' group: the API's English). */
+static const char *box_name(const gbox *b, char *buf, size_t cap)
+{
+	long long n;
+	if (!vz_zh() || b->kind == B_NODE) return b->name;
+	if (b->kind == B_LEAF) return vz_fmt(buf, cap, "叶子%s", b->name + 4); /* "leaf" and its value */
+	if (b->kind == B_CONST) return "输入";
+	if (sscanf(b->name, "%lld", &n) == 1) return vz_fmt(buf, cap, "其余 %lld 个节点", n);
+	return b->name;
+}
+
+static const char *error_text(const graph_scene *s)
+{
+	if (s->error_kind == 1) return vz_tr(s->error, "没有梯度到达这个节点");
+	if (s->error_kind == 2)
+		return vz_tr(s->error, "之前的一次 backward 已释放这张图保存的张量（传 retain_graph=true 才能查看它的梯度）");
+	return s->error;
+}
+
 static void draw_box(vz_frame *f, graph_scene *s, int i, int k)
 {
 	gbox *b = &s->box[i];
@@ -496,10 +521,11 @@ static void draw_box(vz_frame *f, graph_scene *s, int i, int k)
 	float lh = vz_text_height(f, VZ_FONT_SMALL), pad = 0.15f * lh;
 	vz_color tc = vz_text_on(c);
 	if (b->r.h * vz_zoom(f) >= lh * 1.1f) { /* the name; a long one in the small print, cut to fit */
-		char name[sizeof b->name];
-		vz_font nf = vz_text_fits(f, VZ_FONT_SMALL, b->name, b->r.w - 2 * pad) ? VZ_FONT_SMALL : VZ_FONT_TINY;
-		snprintf(name, sizeof name, "%s", b->name);
-		vzs_fit_text(f, nf, name, sizeof name, b->r.w - 2 * pad);
+		char name[sizeof b->name * 2], nb[sizeof name];
+		const char *nm = box_name(b, nb, sizeof nb);
+		vz_font nf = vz_text_fits(f, VZ_FONT_SMALL, nm, b->r.w - 2 * pad) ? VZ_FONT_SMALL : VZ_FONT_TINY;
+		snprintf(name, sizeof name, "%s", nm);
+		vz_text_fit(f, nf, name, sizeof name, b->r.w - 2 * pad);
 		vz_text_draw(f, b->r.x + b->r.w / 2, b->r.y + pad, nf, VZ_ALIGN_CENTER, tc, name);
 	}
 	if (b->r.h * vz_zoom(f) >= lh * 2.1f && vz_text_fits(f, VZ_FONT_TINY, b->shape, b->r.w))
@@ -508,12 +534,13 @@ static void draw_box(vz_frame *f, graph_scene *s, int i, int k)
 	if (ran && s->check && b->kind == B_NODE && b->r.h * vz_zoom(f) >= lh * 3) { /* the rule's error */
 		double err = s->check[b->node];
 		char t[40];
-		snprintf(t, sizeof t, isnan(err) ? "gradcheck: n/a" : "gradcheck %.1e", err);
+		if (isnan(err)) snprintf(t, sizeof t, "%s", vz_tr("gradcheck: n/a", "gradcheck：不适用"));
+		else snprintf(t, sizeof t, "gradcheck %.1e", err);
 		vz_text_draw(f, b->r.x + b->r.w / 2, b->r.y + pad + lh * 1.95f, VZ_FONT_TINY, VZ_ALIGN_CENTER,
 		             !isnan(err) && err > 1e-4 ? vz_th.highlight : tc, t);
 	} else if (ran && b->kind == B_LEAF && b->has_grad && b->r.h * vz_zoom(f) >= lh * 3) {
 		char t[40];
-		snprintf(t, sizeof t, "grad |g| %.3g", b->norm);
+		VZ_SNPRINTF_TR(t, sizeof t, "grad |g| %.3g", "梯度 |g| %.3g", b->norm);
 		vz_text_draw(f, b->r.x + b->r.w / 2, b->r.y + pad + lh * 1.95f, VZ_FONT_TINY, VZ_ALIGN_CENTER, tc, t);
 	}
 	vz_cell *cell = vz_cell_add(f, b->r, b->kind == B_NODE ? "node" : b->kind == B_LEAF ? "leaf" : b->kind == B_CONST ? "input" : "summary");
@@ -532,14 +559,15 @@ static void draw_box(vz_frame *f, graph_scene *s, int i, int k)
 static void draw_summary_text(vz_frame *f, const graph_scene *s)
 {
 	float lh = vz_text_height(f, VZ_FONT_SMALL), x = f->area.x, y0 = f->area.y;
-	x = vzs_legend(f, x, y0, vz_th.pending, false, "op: not run yet");
-	x = vzs_legend(f, x, y0, vz_th.active, false, "its backward runs now / a gradient arrives");
-	x = vzs_legend(f, x, y0, vz_mix(vz_th.path_a, vz_th.bg, 0.55), false, "ran");
-	x = vzs_legend(f, x, y0, vz_mix(vz_th.common, vz_th.bg, 0.65), false, "leaf that requires grad");
-	x = vzs_legend(f, x, y0, vz_th.idle, true, "input without grad");
+	x = vzs_legend(f, x, y0, vz_th.pending, false, vz_tr("op: not run yet", "算子：尚未运行"));
+	x = vzs_legend(f, x, y0, vz_th.active, false, vz_tr("its backward runs now / a gradient arrives", "正在运行其反向规则 / 梯度到达"));
+	x = vzs_legend(f, x, y0, vz_mix(vz_th.path_a, vz_th.bg, 0.55), false, vz_tr("ran", "已运行"));
+	x = vzs_legend(f, x, y0, vz_mix(vz_th.common, vz_th.bg, 0.65), false, vz_tr("leaf that requires grad", "需要梯度的叶子"));
+	x = vzs_legend(f, x, y0, vz_th.idle, true, vz_tr("input without grad", "不需要梯度的输入"));
 	if (s->shown < s->total) {
 		char t[300];
-		snprintf(t, sizeof t, "summarised: %lld of %lld nodes drawn; ops:", (long long)s->shown, (long long)s->total);
+		VZ_SNPRINTF_TR(t, sizeof t, "summarised: %lld of %lld nodes drawn; ops:", "已概括：画出 %lld/%lld 个节点；算子：",
+		               (long long)s->shown, (long long)s->total);
 		for (int j = 0; j < lm_graph_op_count(s->g) && j < 5; j++) {
 			int64_t n;
 			const char *nm = lm_graph_op(s->g, j, &n);
@@ -547,7 +575,7 @@ static void draw_summary_text(vz_frame *f, const graph_scene *s)
 		}
 		vz_text_draw(f, f->area.x, y0 + lh * 1.2f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.highlight, t);
 	}
-	if (s->error[0]) vz_text_draw(f, f->area.x, y0 + lh * 2.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.highlight, s->error);
+	if (s->error[0]) vz_text_draw(f, f->area.x, y0 + lh * 2.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.highlight, error_text(s));
 	(void)x;
 }
 
@@ -570,27 +598,30 @@ static void graph_title(void *p, char *buf, size_t cap)
 	graph_scene *s = p;
 	int leaves = 0;
 	for (int i = 0; i < s->nbox; i++) leaves += s->box[i].kind == B_LEAF;
-	snprintf(buf, cap, "autograd graph: %lld nodes, %d leaves that require grad, depth %lld%s", (long long)s->total,
-	         leaves, (long long)lm_graph_depth(s->g) + 1, s->check ? ", gradcheck per node (float64 differences)" : "");
+	VZ_SNPRINTF_TR(buf, cap, "autograd graph: %lld nodes, %d leaves that require grad, depth %lld%s",
+	               "自动微分计算图：%lld 个节点，%d 个需要梯度的叶子，深度 %lld%s", (long long)s->total, leaves,
+	               (long long)lm_graph_depth(s->g) + 1,
+	               s->check ? vz_tr(", gradcheck per node (float64 differences)", "，逐节点 gradcheck（float64 差分）") : "");
 }
 
 static void graph_step_label(void *p, int step, char *buf, size_t cap)
 {
 	graph_scene *s = p;
 	if (step == 0) {
-		snprintf(buf, cap, "backward starts at the root with d root / d root = 1; each step runs one node's rule");
+		snprintf(buf, cap, "%s", vz_tr("backward starts at the root with d root / d root = 1; each step runs one node's rule",
+		                               "反向传播从根节点开始，d root / d root = 1；每一步运行一个节点的反向规则"));
 		return;
 	}
 	const gbox *b = &s->box[s->node_box[step - 1]];
-	snprintf(buf, cap, "node %d of %lld: %s runs, its gradient %s goes to its inputs", step, (long long)s->shown, b->name,
-	         b->shape);
-	if (s->error[0]) vz_append(buf, cap, " (not computed: see above)");
+	VZ_SNPRINTF_TR(buf, cap, "node %d of %lld: %s runs, its gradient %s goes to its inputs",
+	               "第 %d/%lld 个节点：运行 %s，把梯度（%s）传给它的输入", step, (long long)s->shown, b->name, b->shape);
+	if (s->error[0]) vz_append(buf, cap, "%s", vz_tr(" (not computed: see above)", "（未计算：见上方）"));
 }
 
 static void graph_counters(void *p, vz_panel *pn)
 {
 	graph_scene *s = p;
-	int col = vz_panel_column(pn, "graph", "autograd (this process)");
+	int col = vz_panel_column(pn, vz_tr("graph", "计算图"), vz_tr("autograd (this process)", "autograd（本进程）"));
 	vz_panel_set(pn, col, "nodes", (double)s->total);
 	vz_panel_set(pn, col, "drawn", (double)s->shown);
 	vz_panel_set(pn, col, "depth", (double)lm_graph_depth(s->g) + 1);
@@ -603,11 +634,12 @@ static void graph_counters(void *p, vz_panel *pn)
 		double worst = 0;
 		for (int64_t i = 0; i < s->shown; i++)
 			if (!isnan(s->check[i]) && s->check[i] > worst) worst = s->check[i];
-		int c2 = vz_panel_column(pn, "gradcheck", "float64 central differences");
+		int c2 = vz_panel_column(pn, "gradcheck", vz_tr("float64 central differences", "float64 中心差分"));
 		vz_panel_set(pn, c2, "worst_rel_error", worst);
 	}
-	vz_panel_note(pn, "a step runs one node's backward rule in lm_backward's order; the gradients shown are the "
-	              "scene's own copies (no .grad changes)");
+	vz_panel_note(pn, "%s", vz_tr("a step runs one node's backward rule in lm_backward's order; the gradients shown are "
+	                              "the scene's own copies (no .grad changes)",
+	                              "每一步按 lm_backward 的顺序运行一个节点的反向规则；显示的梯度是场景自己的副本（不改动 .grad）"));
 }
 
 static void graph_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -615,13 +647,16 @@ static void graph_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	graph_scene *s = p;
 	if (c->tag < 0 || c->tag >= s->nbox) return;
 	const gbox *b = &s->box[c->tag];
-	snprintf(buf, cap, "%s\noutput %s", b->name, b->shape);
+	char nb[96];
+	VZ_SNPRINTF_TR(buf, cap, "%s\noutput %s", "%s\n输出 %s", box_name(b, nb, sizeof nb), b->shape);
 	if (b->kind == B_NODE) {
-		vz_append(buf, cap, "\nnode %lld (its rule runs at step %lld)", (long long)b->node + 1, (long long)b->node + 1);
-		if (s->check && !isnan(s->check[b->node])) vz_append(buf, cap, "\ngradcheck: relative error %.2e", s->check[b->node]);
+		VZ_APPEND_TR(buf, cap, "\nnode %lld (its rule runs at step %lld)", "\n节点 %lld（其规则在第 %lld 步运行）",
+		             (long long)b->node + 1, (long long)b->node + 1);
+		if (s->check && !isnan(s->check[b->node]))
+			VZ_APPEND_TR(buf, cap, "\ngradcheck: relative error %.2e", "\ngradcheck：相对误差 %.2e", s->check[b->node]);
 	}
 	if (b->kind == B_MORE) {
-		vz_append(buf, cap, "\nthe rest of the graph, by op:");
+		vz_append(buf, cap, "%s", vz_tr("\nthe rest of the graph, by op:", "\n图的其余部分，按算子："));
 		for (int j = 0; j < lm_graph_op_count(s->g) && j < 6; j++) {
 			int64_t n;
 			const char *nm = lm_graph_op(s->g, j, &n);
@@ -629,8 +664,9 @@ static void graph_describe(void *p, vz_cell *c, char *buf, size_t cap)
 		}
 	}
 	if (b->has_grad && c->has_value) {
-		vz_append(buf, cap, "\ngradient arrived: |g| = %.4g", b->norm);
-		for (int j = 0; j < b->nfirst; j++) vz_append(buf, cap, "%s%.4g", j ? ", " : "\nfirst values: ", b->first[j]);
+		VZ_APPEND_TR(buf, cap, "\ngradient arrived: |g| = %.4g", "\n到达的梯度：|g| = %.4g", b->norm);
+		for (int j = 0; j < b->nfirst; j++)
+			vz_append(buf, cap, "%s%.4g", j ? ", " : vz_tr("\nfirst values: ", "\n前几个值："), b->first[j]);
 	}
 }
 

@@ -458,13 +458,15 @@ static void hist_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	float h = c->h - top;
 	bool priv = s->runs[s->variant].private_after != NULL;
 	float in_h = h * 0.22f, priv_h = priv ? h * 0.26f : 0, bars_h = h - in_h - priv_h - gap * (priv ? 3 : 2);
+	/* a heading (lh * 1.3 above its row), then a line for what arrives (the aggregated runs' +n) */
+	float head = lh * 2.4f;
 	float cw = vz_char_width(f, VZ_FONT_SMALL);
 	s->row_label_w = 9 * cw;
 	s->heat_label_w = 10 * cw;
 	s->in_r = vz_r(0, top + lh * 1.3f, left_w, in_h - lh * 1.3f);
-	s->priv_r = vz_r(s->row_label_w, top + in_h + gap + lh * 1.3f, left_w - s->row_label_w, priv_h - lh * 1.3f);
-	s->bars_r = vz_r(s->row_label_w, top + in_h + priv_h + gap * (priv ? 2 : 1) + lh * 1.3f,
-	                 left_w - s->row_label_w, bars_h - lh * 2.6f);
+	s->priv_r = vz_r(s->row_label_w, top + in_h + gap + head, left_w - s->row_label_w, priv_h - head);
+	s->bars_r = vz_r(s->row_label_w, top + in_h + priv_h + gap * (priv ? 2 : 1) + head,
+	                 left_w - s->row_label_w, bars_h - head - lh * 1.3f);
 	if (hr_blocks(s) > 0) s->priv_rh = fminf(s->priv_r.h / (float)hr_blocks(s), 26 * c->scale);
 	/* the heat map: at most 22 pixels a row, the colour scale under it */
 	const hrun *hr = &s->runs[s->variant];
@@ -511,9 +513,9 @@ static vz_rect input_cell(const hist_scene *s, int64_t i)
 static void draw_input(vz_frame *f, hist_scene *s, const hrun *h, int k)
 {
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
-	vz_textf(f, s->in_r.x, s->in_r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	         "input: %lld elements, coloured by bin (faded: not counted yet; outlined: counted in this step)",
-	         (long long)s->n);
+	VZ_TEXTF_TR(f, s->in_r.x, s->in_r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+	            "input: %lld elements, coloured by bin (faded: not counted yet; outlined: counted in this step)",
+	            "输入：%lld 个元素，按所属的桶着色（浅色：尚未计数；描边：本步计数）", (long long)s->n);
 	bool small = input_cell(s, 0).w * vz_zoom(f) >= 6;
 	if (!small) { /* many elements: one image, one pixel per element */
 		if (!s->input_img) s->input_img = vz_image_new(s->in_cols, s->in_rows);
@@ -567,8 +569,9 @@ static void draw_private(vz_frame *f, hist_scene *s, const hrun *h, int k)
 {
 	if (!h->private_after) return;
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
-	vz_text_draw(f, s->priv_r.x, s->priv_r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	             "private histograms in shared memory, one per block (colour: count so far)");
+	vz_text_draw(f, s->priv_r.x, s->priv_r.y - lh * 2.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+	             vz_tr("private histograms in shared memory, one per block (colour: count so far)",
+	                   "共享内存中的私有直方图，每个线程块一份（颜色：目前的计数）"));
 	const double *p = private_at(h, s->bins, k);
 	double most = 1;
 	const double *last = h->private_after;
@@ -594,8 +597,8 @@ static void draw_private(vz_frame *f, hist_scene *s, const hrun *h, int k)
 		float y = s->priv_r.y + (float)b * rh;
 		if (!vz_visible(f, vz_r(s->priv_r.x, y, s->priv_r.w, rh))) continue;
 		if (rh * vz_zoom(f) >= lh * 0.9f)
-			vz_textf(f, 0, y + (rh * 0.88f - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-			         b == cur_block ? vz_th.text : vz_th.text_dim, "block %d", b);
+			VZ_TEXTF_TR(f, 0, y + (rh * 0.88f - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
+			            b == cur_block ? vz_th.text : vz_th.text_dim, "block %d", "线程块 %d", b);
 		for (int64_t bin = 0; bin < s->bins; bin++) {
 			double v = p ? p[(size_t)b * (size_t)s->bins + (size_t)bin] : 0;
 			vz_rect r = vz_r(bin_x(s, s->priv_r, bin) + label_w, y, cw * 0.92f, rh * 0.88f);
@@ -619,8 +622,8 @@ static void draw_bars(vz_frame *f, hist_scene *s, const hrun *h, int k)
 {
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	vz_rect r = s->bars_r;
-	vz_text_draw(f, r.x, r.y - lh * 1.3f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	             "histo in global memory (outline: the final counts)");
+	vz_text_draw(f, r.x, r.y - lh * 2.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+	             vz_tr("histo in global memory (outline: the final counts)", "全局内存中的 histo（描边：最终计数）"));
 	const double *g = k > 0 ? h->global_after + (size_t)(k - 1) * (size_t)s->bins : NULL;
 	const double *fin = h->global_after + (size_t)(h->nsteps - 1) * (size_t)s->bins;
 	double most = 1;
@@ -652,6 +655,30 @@ static void draw_bars(vz_frame *f, hist_scene *s, const hrun *h, int k)
 	}
 }
 
+/* Over each bin an aggregated run reaches in the step, what its atomics add ("+3", several: "+2+4"):
+ * one atomic for a run of equal elements. Once per bin, where it fits. */
+static void flow_labels(vz_frame *f, const hist_scene *s, const hrun *h, const hstep *st)
+{
+	float lh = vz_text_height(f, VZ_FONT_SMALL);
+	int64_t end = st->first_atomic + st->natomics;
+	for (int64_t i = st->first_atomic; i < end; i++) {
+		const hatomic *a = &h->atomics[i];
+		bool seen = false;
+		for (int64_t j = st->first_atomic; j < i && !seen; j++)
+			seen = h->atomics[j].bin == a->bin && h->atomics[j].shared == a->shared && h->atomics[j].nelems > 1;
+		if (a->nelems < 2 || seen) continue;
+		char t[64] = "";
+		for (int64_t j = i; j < end; j++)
+			if (h->atomics[j].bin == a->bin && h->atomics[j].shared == a->shared && h->atomics[j].nelems > 1)
+				vz_append(t, sizeof t, "+%lld", (long long)h->atomics[j].nelems);
+		vz_rect r = a->shared ? s->priv_r : s->bars_r;
+		float bw = r.w / (float)s->bins;
+		if (vz_text_fits(f, VZ_FONT_SMALL, t, bw))
+			vz_text_draw(f, bin_x(s, r, a->bin) + bw / 2, r.y - lh * 1.05f, VZ_FONT_SMALL, VZ_ALIGN_CENTER,
+			             vz_th.text, t);
+	}
+}
+
 /* The current step's data flow: elements to the bins they are counted in, private bins to
  * global ones in a merge. */
 static void draw_flow(vz_frame *f, hist_scene *s, const hrun *h, int k)
@@ -676,9 +703,6 @@ static void draw_flow(vz_frame *f, hist_scene *s, const hrun *h, int k)
 				vz_rect r = input_cell(s, h->elems[e]);
 				vz_arrow(f, r.x + r.w / 2, r.y + r.h, tx, ty, 1, 5, c);
 			}
-			if (a->nelems > 1) /* an aggregated run: one atomic for nelems elements */
-				vz_textf(f, tx + 3, ty - vz_text_height(f, VZ_FONT_SMALL), VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-				         vz_th.text, "+%lld", (long long)a->nelems);
 		} else if (!a->shared && h->private_after) { /* merge */
 			float rh = s->priv_rh;
 			float sx = bin_x(s, s->priv_r, a->bin) + s->priv_r.w / (float)s->bins * 0.46f;
@@ -687,9 +711,14 @@ static void draw_flow(vz_frame *f, hist_scene *s, const hrun *h, int k)
 			drawn++;
 		}
 	}
+	flow_labels(f, s, h, st);
 }
 
-static const char *const phase_names[] = {"count", "count", "merge", "zero"};
+static const char *phase_name(int kind)
+{
+	static const char *const names[2][4] = {{"count", "count", "merge", "zero"}, {"计数", "计数", "合并", "清零"}};
+	return names[vz_zh()][kind];
+}
 
 /* The longest queue per bin in step st (q: bins entries). */
 static void queues(const hist_scene *s, const hrun *h, int st, int *q)
@@ -715,9 +744,10 @@ static void draw_heat(vz_frame *f, hist_scene *s, const hrun *h, int k)
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	vz_rect r = s->heat_r;
 	vz_text_draw(f, r.x - s->heat_label_w, r.y - lh * 2.6f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	             "same-address atomics per bin and step");
-	vz_textf(f, r.x - s->heat_label_w, r.y - lh * 1.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-	         "(the longest queue: 1 = no conflict, up to %d)", h->max_queue > 0 ? h->max_queue : 1);
+	             vz_tr("same-address atomics per bin and step", "每个桶每一步的同地址原子操作"));
+	VZ_TEXTF_TR(f, r.x - s->heat_label_w, r.y - lh * 1.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+	            "(the longest queue: 1 = no conflict, up to %d)", "（最长排队：1 = 无冲突，最多 %d）",
+	            h->max_queue > 0 ? h->max_queue : 1);
 	float rh = r.h / (float)h->nsteps, cw = r.w / (float)s->bins;
 	int *q = calloc((size_t)s->bins, sizeof *q);
 	if (!q) return;
@@ -744,7 +774,7 @@ static void draw_heat(vz_frame *f, hist_scene *s, const hrun *h, int k)
 		if (rh * vz_zoom(f) >= lh * 0.9f)
 			vz_textf(f, r.x - s->heat_label_w, y + (rh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
 			         st < k ? vz_th.text : vz_th.text_dim, "b%u %s", h->steps[st].block,
-			         phase_names[h->steps[st].kind]);
+			         phase_name(h->steps[st].kind));
 		if (!cells) continue;
 		queues(s, h, st, q);
 		for (int64_t b = 0; b < s->bins; b++) {
@@ -801,9 +831,14 @@ static void hist_title(void *p, char *buf, size_t cap)
 {
 	hist_scene *s = p;
 	const hrun *h = &s->runs[s->variant];
-	snprintf(buf, cap, "histogram: the %s kernel, %lld %s into %lld bins%s, %d blocks of %d threads",
-	         algos[s->variant], (long long)s->n, s->letters ? "letters" : "elements", (long long)s->bins,
-	         s->text_bins ? " of four letters" : "", h->blocks, h->threads);
+	if (vz_zh())
+		snprintf(buf, cap, "直方图：%s 内核，%lld 个%s分入 %lld 个桶%s，%d 个线程块，每块 %d 个线程",
+		         algos[s->variant], (long long)s->n, s->letters ? "字母" : "元素", (long long)s->bins,
+		         s->text_bins ? "（每桶四个字母）" : "", h->blocks, h->threads);
+	else
+		snprintf(buf, cap, "histogram: the %s kernel, %lld %s into %lld bins%s, %d blocks of %d threads",
+		         algos[s->variant], (long long)s->n, s->letters ? "letters" : "elements", (long long)s->bins,
+		         s->text_bins ? " of four letters" : "", h->blocks, h->threads);
 }
 
 static void hist_step_label(void *p, int step, char *buf, size_t cap)
@@ -811,16 +846,18 @@ static void hist_step_label(void *p, int step, char *buf, size_t cap)
 	hist_scene *s = p;
 	const hrun *h = &s->runs[s->variant];
 	if (step == 0 || step > h->nsteps) {
-		snprintf(buf, cap, "the input; Tab switches between the three kernels");
+		snprintf(buf, cap, "%s", vz_tr("the input; Tab switches between the three kernels", "输入；Tab 在三个内核之间切换"));
 		return;
 	}
 	const hstep *st = &h->steps[step - 1];
-	static const char *const what[] = {"one global atomicAdd per element",
-	                                   "count into the private copy (shared atomics)",
-	                                   "merge the private bins into the global histogram",
-	                                   "zero the private copy"};
-	snprintf(buf, cap, "block %u, phase %u: %s: %lld atomics, longest queue %d", st->block, st->step,
-	         what[st->kind], (long long)st->natomics, st->max_queue);
+	static const char *const what[2][4] = {
+		{"one global atomicAdd per element", "count into the private copy (shared atomics)",
+		 "merge the private bins into the global histogram", "zero the private copy"},
+		{"每个元素一次全局 atomicAdd", "计入私有副本（共享内存原子操作）", "把私有桶合并进全局直方图",
+		 "把私有副本清零"}};
+	VZ_SNPRINTF_TR(buf, cap, "block %u, phase %u: %s: %lld atomics, longest queue %d",
+	               "线程块 %u，阶段 %u：%s：%lld 次原子操作，最长排队 %d", st->block, st->step, what[vz_zh()][st->kind],
+	               (long long)st->natomics, st->max_queue);
 }
 
 static void hist_counters(void *p, vz_panel *pn)
@@ -831,8 +868,8 @@ static void hist_counters(void *p, vz_panel *pn)
 	for (int i = 0; i < NALGOS; i++) vzs_panel_add(pn, algos[i], &s->runs[i].run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	if (s->demo)
-		vz_panel_note(pn, "The picture shows emulated runs on a demonstration input: the measured run "
-		              "has no trace.");
+		vz_panel_note(pn, "%s", vz_tr("The picture shows emulated runs on a demonstration input: the measured "
+		                              "run has no trace.", "图中是在演示输入上的模拟运行：实测的运行没有 trace。"));
 }
 
 static void hist_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -844,19 +881,20 @@ static void hist_describe(void *p, vz_cell *c, char *buf, size_t cap)
 		int64_t i = c->rows > 0 ? (int64_t)c->row * c->cols + c->col : c->index;
 		if (i < 0 || i >= s->n) return;
 		if (s->letters)
-			snprintf(buf, cap, "data[%lld] = '%c': bin %s", (long long)i, s->letters[i],
-			         bin_label(s, (int64_t)s->values[i], lbl, sizeof lbl));
+			VZ_SNPRINTF_TR(buf, cap, "data[%lld] = '%c': bin %s", "data[%lld] = '%c'：桶 %s", (long long)i,
+			               s->letters[i], bin_label(s, (int64_t)s->values[i], lbl, sizeof lbl));
 		else
-			snprintf(buf, cap, "data[%lld] = %g: bin %s", (long long)i, s->values[i],
-			         bin_label(s, (int64_t)s->values[i], lbl, sizeof lbl));
+			VZ_SNPRINTF_TR(buf, cap, "data[%lld] = %g: bin %s", "data[%lld] = %g：桶 %s", (long long)i, s->values[i],
+			               bin_label(s, (int64_t)s->values[i], lbl, sizeof lbl));
 		if (h->elem_step[i] >= 0) {
 			const hstep *st = &h->steps[h->elem_step[i]];
-			vz_append(buf, cap, "\ncounted in step %lld (block %u)", (long long)h->elem_step[i] + 1, st->block);
+			VZ_APPEND_TR(buf, cap, "\ncounted in step %lld (block %u)", "\n在第 %lld 步计数（线程块 %u）",
+			             (long long)h->elem_step[i] + 1, st->block);
 		}
 	} else if (strcmp(c->kind, "bin") == 0) {
-		snprintf(buf, cap, "histo[%d] (bin %s) = %g so far\nfinal: %g", c->index,
-		         bin_label(s, c->index, lbl, sizeof lbl), c->value,
-		         h->global_after[(size_t)(h->nsteps - 1) * (size_t)s->bins + (size_t)c->index]);
+		VZ_SNPRINTF_TR(buf, cap, "histo[%d] (bin %s) = %g so far\nfinal: %g", "histo[%d]（桶 %s）目前 = %g\n最终：%g",
+		               c->index, bin_label(s, c->index, lbl, sizeof lbl), c->value,
+		               h->global_after[(size_t)(h->nsteps - 1) * (size_t)s->bins + (size_t)c->index]);
 	} else if (strcmp(c->kind, "private bin") == 0) {
 		if (c->rows > 0) { /* one of the image */
 			int k = (int)floor(s->t + 1e-9);
@@ -867,8 +905,8 @@ static void hist_describe(void *p, vz_cell *c, char *buf, size_t cap)
 			c->has_value = true;
 			c->rows = c->cols = -1;
 		}
-		snprintf(buf, cap, "block %d's histo_s[%d] (bin %s) = %g", c->block, c->index,
-		         bin_label(s, c->index, lbl, sizeof lbl), c->value);
+		VZ_SNPRINTF_TR(buf, cap, "block %d's histo_s[%d] (bin %s) = %g", "线程块 %d 的 histo_s[%d]（桶 %s）= %g", c->block,
+		               c->index, bin_label(s, c->index, lbl, sizeof lbl), c->value);
 	} else if (strcmp(c->kind, "heat") == 0) {
 		if (c->row < 0 || c->row >= h->nsteps) return;
 		const hstep *st = &h->steps[c->row];
@@ -878,8 +916,9 @@ static void hist_describe(void *p, vz_cell *c, char *buf, size_t cap)
 				count++;
 				if ((int)h->atomics[i].queue + 1 > q) q = (int)h->atomics[i].queue + 1;
 			}
-		snprintf(buf, cap, "step %d (block %u, phase %u), bin %s:\n%d atomics, the longest queue %d",
-		         c->row + 1, st->block, st->step, bin_label(s, c->col, lbl, sizeof lbl), count, q);
+		VZ_SNPRINTF_TR(buf, cap, "step %d (block %u, phase %u), bin %s:\n%d atomics, the longest queue %d",
+		               "第 %d 步（线程块 %u，阶段 %u），桶 %s：\n%d 次原子操作，最长排队 %d", c->row + 1, st->block, st->step,
+		               bin_label(s, c->col, lbl, sizeof lbl), count, q);
 	}
 }
 

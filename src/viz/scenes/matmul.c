@@ -27,6 +27,15 @@ enum { S_IDLE, S_ACTIVE, S_SHARED, S_DONE, S_PENDING, S_PARTIAL, NSTATES };
 static const char *const state_names[NSTATES] = {"idle", "active", "in shared memory", "done", "pending",
                                                  "partial"};
 
+/* A state as the hover says it. */
+static const char *state_label(const char *st)
+{
+	static const char *const zh[NSTATES] = {"空闲", "活跃", "在共享内存中", "已完成", "待处理", "部分和"};
+	for (int i = 0; i < NSTATES && vz_zh(); i++)
+		if (strcmp(st, state_names[i]) == 0) return zh[i];
+	return st;
+}
+
 typedef struct mvar {
 	bool naive;
 	int tile;
@@ -519,13 +528,24 @@ static void draw_numbers(vz_frame *f, mm_scene *s, int k)
 	char *t = s->numbers;
 	size_t tc = sizeof s->numbers;
 	t[0] = '\0';
-	vzs_text_line(f, t, tc, x, y, vz_th.text, "block (%d, %d) so far (emulated):", v->bx, v->by);
-	vzs_text_line(f, t, tc, x, y += lh, vz_th.text, "  global loads %lld, shared loads %lld", (long long)gl, (long long)sl);
+	bool zh = vz_zh();
 	double g = vz_run_counter(&v->run, "global_loads", NAN), mnk = (double)(s->m * s->n * s->k);
-	vzs_text_line(f, t, tc, x, y += lh * 1.2f, vz_th.text, "whole kernel: %.0f global loads", g);
-	vzs_text_line(f, t, tc, x, y += lh, vz_th.text_dim, "  textbook %s = %.0f", v->naive ? "2mnk" : "2mnk/T",
-	              v->naive ? 2 * mnk : 2 * mnk / v->tile);
-	if (!v->complete) vzs_text_line(f, t, tc, x, y += lh, vz_th.highlight, "(the trace was truncated in this block)");
+	if (zh) {
+		vzs_text_line(f, t, tc, x, y, vz_th.text, "线程块 (%d, %d) 到目前（模拟）：", v->bx, v->by);
+		vzs_text_line(f, t, tc, x, y += lh, vz_th.text, "  全局读取 %lld，共享读取 %lld", (long long)gl, (long long)sl);
+		vzs_text_line(f, t, tc, x, y += lh * 1.2f, vz_th.text, "整个内核：全局读取 %.0f 次", g);
+		vzs_text_line(f, t, tc, x, y += lh, vz_th.text_dim, "  教科书公式 %s = %.0f", v->naive ? "2mnk" : "2mnk/T",
+		              v->naive ? 2 * mnk : 2 * mnk / v->tile);
+	} else {
+		vzs_text_line(f, t, tc, x, y, vz_th.text, "block (%d, %d) so far (emulated):", v->bx, v->by);
+		vzs_text_line(f, t, tc, x, y += lh, vz_th.text, "  global loads %lld, shared loads %lld", (long long)gl, (long long)sl);
+		vzs_text_line(f, t, tc, x, y += lh * 1.2f, vz_th.text, "whole kernel: %.0f global loads", g);
+		vzs_text_line(f, t, tc, x, y += lh, vz_th.text_dim, "  textbook %s = %.0f", v->naive ? "2mnk" : "2mnk/T",
+		              v->naive ? 2 * mnk : 2 * mnk / v->tile);
+	}
+	if (!v->complete)
+		vzs_text_line(f, t, tc, x, y += lh, vz_th.highlight, "%s",
+		              vz_tr("(the trace was truncated in this block)", "（trace 在本线程块内被截断）"));
 	vz_cell *c = vz_cell_add(f, vz_r(x, y0, s->text_r.w, y + lh - y0), "loads"); /* the hover repeats them */
 	c->group = v->name;
 	c->state = "emulated";
@@ -542,32 +562,36 @@ static void mm_draw(void *p, vz_frame *f)
 	colour_step(s, k);
 	int64_t T = v->tile, la = s->m * s->k, lb = s->k * s->n, lc = s->m * s->n;
 	float lh = vz_text_height(f, VZ_FONT_SMALL), x = 0;
-	x = vzs_legend(f, x, 0, vz_th.active, false, v->naive ? "read from global memory now / computing" : "loaded now / computing");
-	if (!v->naive) x = vzs_legend(f, x, 0, state_color(S_SHARED), false, "in shared memory");
-	x = vzs_legend(f, x, 0, state_color(S_DONE), false, "used in an earlier phase / done");
-	vzs_legend(f, x, 0, state_color(S_PARTIAL), false, "partial sums");
+	x = vzs_legend(f, x, 0, vz_th.active, false,
+	               v->naive ? vz_tr("read from global memory now / computing", "正从全局内存读取 / 计算中")
+	                        : vz_tr("loaded now / computing", "正在加载 / 计算中"));
+	if (!v->naive) x = vzs_legend(f, x, 0, state_color(S_SHARED), false, vz_tr("in shared memory", "在共享内存中"));
+	x = vzs_legend(f, x, 0, state_color(S_DONE), false, vz_tr("used in an earlier phase / done", "已在之前的阶段用过 / 已完成"));
+	vzs_legend(f, x, 0, state_color(S_PARTIAL), false, vz_tr("partial sums", "部分和"));
 	vz_textf(f, s->b_r.x, s->b_r.y - lh * 1.1f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "B (%lld x %lld)",
 	         (long long)s->k, (long long)s->n);
 	vz_textf(f, s->a_r.x, s->a_r.y - lh * 1.1f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "A (%lld x %lld)",
 	         (long long)s->m, (long long)s->k);
 	vz_textf(f, s->c_r.x, s->c_r.y - lh * 1.1f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
 	         "C = A B (%lld x %lld)", (long long)s->m, (long long)s->n);
+	const char *shared = vz_tr("(shared)", "（共享）");
 	draw_cells(f, s, &s->g_a, s->a_r, (int)s->m, (int)s->k, 0, "A");
 	draw_cells(f, s, &s->g_b, s->b_r, (int)s->k, (int)s->n, la, "B");
 	draw_cells(f, s, &s->g_c, s->c_r, (int)s->m, (int)s->n, la + lb, "C");
 	if (!v->naive) {
-		vz_text_draw(f, s->ms_r.x, s->ms_r.y - lh * 1.1f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "Mds (shared)");
-		vz_text_draw(f, s->ns_r.x, s->ns_r.y - lh * 1.1f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "Nds (shared)");
+		vz_textf(f, s->ms_r.x, s->ms_r.y - lh * 1.1f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "Mds %s", shared);
+		vz_textf(f, s->ns_r.x, s->ns_r.y - lh * 1.1f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "Nds %s", shared);
 		draw_cells(f, s, &s->g_ms, s->ms_r, (int)T, (int)T, la + lb + lc, "Mds");
 		draw_cells(f, s, &s->g_ns, s->ns_r, (int)T, (int)T, la + lb + lc + T * T, "Nds");
 		vz_outline(f, s->ms_r, 1, vz_th.text_dim);
 		vz_outline(f, s->ns_r, 1, vz_th.text_dim);
 	} else {
-		vz_text_draw(f, s->ms_r.x, s->ms_r.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "naive: no shared memory;");
+		vz_text_draw(f, s->ms_r.x, s->ms_r.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+		             vz_tr("naive: no shared memory;", "naive：没有共享内存，"));
 		vz_text_draw(f, s->ms_r.x, s->ms_r.y + lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-		             "each thread reads its row of A");
+		             vz_tr("each thread reads its row of A", "每个线程从全局内存读取"));
 		vz_text_draw(f, s->ms_r.x, s->ms_r.y + 2 * lh, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-		             "and column of B from global memory");
+		             vz_tr("and column of B from global memory", "A 的一行和 B 的一列"));
 	}
 	draw_counts(f, s, k);
 	draw_outlines(f, s, k);
@@ -581,9 +605,10 @@ static void mm_title(void *p, char *buf, size_t cap)
 {
 	mm_scene *s = p;
 	const mvar *v = cur(s);
-	snprintf(buf, cap, "matmul: C = A B, %lld x %lld times %lld x %lld, %s, %d x %d blocks of %d x %d threads%s",
-	         (long long)s->m, (long long)s->k, (long long)s->k, (long long)s->n, v->name, v->gx, v->gy, v->tile,
-	         v->tile, s->demo ? " (emulated demonstration; your run has no trace)" : "");
+	VZ_SNPRINTF_TR(buf, cap, "matmul: C = A B, %lld x %lld times %lld x %lld, %s, %d x %d blocks of %d x %d threads%s",
+	               "矩阵乘法：C = A B，%lld × %lld 乘 %lld × %lld，%s，%d × %d 个线程块，每块 %d × %d 个线程%s",
+	               (long long)s->m, (long long)s->k, (long long)s->k, (long long)s->n, v->name, v->gx, v->gy, v->tile,
+	               v->tile, s->demo ? vz_tr(" (emulated demonstration; your run has no trace)", "（模拟演示；你的运行没有 trace）") : "");
 }
 
 static void mm_step_label(void *p, int step, char *buf, size_t cap)
@@ -591,8 +616,8 @@ static void mm_step_label(void *p, int step, char *buf, size_t cap)
 	mm_scene *s = p;
 	const mvar *v = cur(s);
 	if (step == 0) {
-		snprintf(buf, cap, "block (%d, %d) computes the outlined tile of C in %d phases of k (-> to start)", v->bx,
-		         v->by, v->phases);
+		VZ_SNPRINTF_TR(buf, cap, "block (%d, %d) computes the outlined tile of C in %d phases of k (-> to start)",
+		               "线程块 (%d, %d) 沿 k 分 %d 个阶段计算 C 中描边的分块（按 → 开始）", v->bx, v->by, v->phases);
 		return;
 	}
 	int ph;
@@ -600,14 +625,17 @@ static void mm_step_label(void *p, int step, char *buf, size_t cap)
 	step_phase(v, step, &ph, &load);
 	int64_t k0 = (int64_t)ph * v->tile, k1 = k0 + v->tile < s->k ? k0 + v->tile : s->k;
 	if (v->naive)
-		snprintf(buf, cap, "phase %d: every thread adds a[row][i] b[i][col] for i = %lld..%lld, each operand from global "
-		         "memory (%lld loads)", ph + 1, (long long)k0, (long long)k1 - 1, (long long)v->gl[ph]);
+		VZ_SNPRINTF_TR(buf, cap, "phase %d: every thread adds a[row][i] b[i][col] for i = %lld..%lld, each operand from "
+		               "global memory (%lld loads)", "阶段 %d：每个线程累加 a[row][i] b[i][col]，i = %lld..%lld，"
+		               "操作数都来自全局内存（%lld 次读取）", ph + 1, (long long)k0, (long long)k1 - 1, (long long)v->gl[ph]);
 	else if (load)
-		snprintf(buf, cap, "phase %d, load: each thread copies an element of A and one of B to Mds and Nds (%lld "
-		         "global loads)", ph + 1, (long long)v->gl[ph]);
+		VZ_SNPRINTF_TR(buf, cap, "phase %d, load: each thread copies an element of A and one of B to Mds and Nds (%lld "
+		               "global loads)", "阶段 %d，加载：每个线程把 A 和 B 各一个元素复制到 Mds 和 Nds（%lld 次全局读取）",
+		               ph + 1, (long long)v->gl[ph]);
 	else
-		snprintf(buf, cap, "phase %d, compute: %d partial products per thread from shared memory (%lld shared loads)",
-		         ph + 1, v->tile, (long long)v->sl[ph]);
+		VZ_SNPRINTF_TR(buf, cap, "phase %d, compute: %d partial products per thread from shared memory (%lld shared loads)",
+		               "阶段 %d，计算：每个线程从共享内存算 %d 个部分积（%lld 次共享读取）", ph + 1, v->tile,
+		               (long long)v->sl[ph]);
 }
 
 static void mm_counters(void *p, vz_panel *pn)
@@ -617,10 +645,13 @@ static void mm_counters(void *p, vz_panel *pn)
 	                                    "time_ms", "gflops", NULL};
 	for (int i = 0; i < s->nvars && pn->ncols < VZ_PANEL_COLS - 1; i++) vzs_panel_add(pn, s->vars[i].name, &s->vars[i].run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
-	vz_panel_note(pn, "global_loads: 2mnk for the naive kernel; 2mnk/T tiled (each element once per block that needs "
-	              "it). bytes: each operand once (an ideal run)");
+	vz_panel_note(pn, "%s", vz_tr("global_loads: 2mnk for the naive kernel; 2mnk/T tiled (each element once per block "
+	                              "that needs it). bytes: each operand once (an ideal run)",
+	                              "global_loads：naive 内核为 2mnk；分块内核为 2mnk/T（每个元素被需要它的每个线程块"
+	                              "读一次）。bytes：每个操作数只读一次（理想情况）"));
 	if (s->truncated_input)
-		vz_panel_note(pn, "the trace was truncated: the other kernels run on the values it kept (0 where it lost them)");
+		vz_panel_note(pn, "%s", vz_tr("the trace was truncated: the other kernels run on the values it kept (0 where it "
+		                              "lost them)", "trace 被截断：其他内核在它保留下来的数值上运行（丢失处为 0）"));
 }
 
 static void mm_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -647,20 +678,28 @@ static void mm_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	if (k >= 1) step_phase(v, k, &ph, &load);
 	if (off == 0 && i < la) {
 		int32_t n = k >= 1 ? v->cnt_a[(int64_t)ph * la + i] : 0;
-		snprintf(buf, cap, "A[%lld][%lld] = %s\nloaded %d time%s by this block so far (%s)", (long long)(i / s->k),
-		         (long long)(i % s->k), vzs_short(val, sizeof val, s->a[i]), n, n == 1 ? "" : "s", c->state);
+		if (vz_zh())
+			snprintf(buf, cap, "A[%lld][%lld] = %s\n本线程块到目前加载了 %d 次（%s）", (long long)(i / s->k),
+			         (long long)(i % s->k), vzs_short(val, sizeof val, s->a[i]), n, state_label(c->state));
+		else
+			snprintf(buf, cap, "A[%lld][%lld] = %s\nloaded %d time%s by this block so far (%s)", (long long)(i / s->k),
+			         (long long)(i % s->k), vzs_short(val, sizeof val, s->a[i]), n, n == 1 ? "" : "s", c->state);
 	} else if (off == la && i < lb) {
 		int32_t n = k >= 1 ? v->cnt_b[(int64_t)ph * lb + i] : 0;
-		snprintf(buf, cap, "B[%lld][%lld] = %s\nloaded %d time%s by this block so far (%s)", (long long)(i / s->n),
-		         (long long)(i % s->n), vzs_short(val, sizeof val, s->b[i]), n, n == 1 ? "" : "s", c->state);
+		if (vz_zh())
+			snprintf(buf, cap, "B[%lld][%lld] = %s\n本线程块到目前加载了 %d 次（%s）", (long long)(i / s->n),
+			         (long long)(i % s->n), vzs_short(val, sizeof val, s->b[i]), n, state_label(c->state));
+		else
+			snprintf(buf, cap, "B[%lld][%lld] = %s\nloaded %d time%s by this block so far (%s)", (long long)(i / s->n),
+			         (long long)(i % s->n), vzs_short(val, sizeof val, s->b[i]), n, n == 1 ? "" : "s", c->state);
 	} else if (off == la + lb && i < lc) {
 		snprintf(buf, cap, "C[%lld][%lld]%s%s\n%s", (long long)(i / s->n), (long long)(i % s->n),
 		         c->has_value ? " = " : "", c->has_value ? vzs_short(val, sizeof val, c->value) : "",
-		         strcmp(c->state, "pending") == 0 ? "another block's tile" : c->state);
+		         strcmp(c->state, "pending") == 0 ? vz_tr("another block's tile", "其他线程块的分块") : state_label(c->state));
 	} else if (i < T * T) {
-		snprintf(buf, cap, "%s[%lld][%lld]%s%s (shared memory, one copy per block)", off == la + lb + lc ? "Mds" : "Nds",
-		         (long long)(i / T), (long long)(i % T), c->has_value ? " = " : "",
-		         c->has_value ? vzs_short(val, sizeof val, c->value) : "");
+		VZ_SNPRINTF_TR(buf, cap, "%s[%lld][%lld]%s%s (shared memory, one copy per block)", "%s[%lld][%lld]%s%s（共享内存，每个线程块一份）",
+		               off == la + lb + lc ? "Mds" : "Nds", (long long)(i / T), (long long)(i % T), c->has_value ? " = " : "",
+		               c->has_value ? vzs_short(val, sizeof val, c->value) : "");
 	}
 }
 

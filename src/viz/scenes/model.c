@@ -237,6 +237,15 @@ static void model_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 
 /* ---------------------------------------------------------------- drawing */
 
+/* The model's name as the labels say it (the demonstration's in the labels' language). */
+static const char *model_name(const model_scene *s)
+{
+	return s->demo ? vz_tr(s->name, "LeNet-5（演示：随机初始权重）") : s->name;
+}
+
+/* The small print: the tiny font, but Chinese at 9 px blurs into blots: the small one. */
+static vz_font fine_print(void) { return vz_zh() ? VZ_FONT_SMALL : VZ_FONT_TINY; }
+
 /* Blue for negative, orange for positive weights, white at 0 (one scale per layer). */
 static vz_color weight_color(double v, double vmax)
 {
@@ -273,8 +282,9 @@ static void draw_filters(vz_frame *f, model_scene *s, mlayer *l)
 	}
 	vz_rect r = vz_r(l->filt_r.x, l->filt_r.y + s->lh, (float)W * px, (float)H * px);
 	vz_draw_image(f, r, l->img);
-	vz_textf(f, l->filt_r.x, l->filt_r.y, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_th.text_dim, "%d%s filters x %d%s channels, %dx%d",
-	         l->fo, l->fo < l->fo_total ? "+" : "", l->fi, l->fi < l->fi_total ? "+" : "", l->fh, l->fw);
+	VZ_TEXTF_TR(f, l->filt_r.x, l->filt_r.y, fine_print(), VZ_ALIGN_LEFT, vz_th.text_dim, "%d%s filters x %d%s channels, %dx%d",
+	            "%d%s 个滤波器 × %d%s 个通道，%dx%d", l->fo, l->fo < l->fo_total ? "+" : "", l->fi,
+	            l->fi < l->fi_total ? "+" : "", l->fh, l->fw);
 	vz_cell *c = vz_cell_add(f, r, "filters");
 	c->group = l->name;
 	c->rows = H;
@@ -297,8 +307,8 @@ static void draw_hist(vz_frame *f, const model_scene *s, int li, int kind, vz_re
 	if (!h || !h->updates) {
 		cell->state = "no data";
 		if (r.h * vz_zoom(f) > s->lh)
-			vz_text_draw(f, r.x + r.w / 2, r.y + (r.h - s->lh) / 2, VZ_FONT_TINY, VZ_ALIGN_CENTER, vz_th.text_dim,
-			             kind && !s->L[li].params ? "no parameters" : "no data yet");
+			vz_text_draw(f, r.x + r.w / 2, r.y + (r.h - s->lh) / 2, fine_print(), VZ_ALIGN_CENTER, vz_th.text_dim,
+			             kind && !s->L[li].params ? vz_tr("no parameters", "无参数") : vz_tr("no data yet", "尚无数据"));
 		return;
 	}
 	cell->state = "live";
@@ -316,8 +326,9 @@ static void draw_hist(vz_frame *f, const model_scene *s, int li, int kind, vz_re
 		float zx = r.x + (float)((0 - h->lo) / (h->hi - h->lo)) * r.w;
 		vz_line(f, zx, r.y + s->lh, zx, r.y + r.h, 1, vz_fade(vz_th.text, 0.5));
 	}
-	vz_textf(f, r.x + 2, r.y + 1, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_th.text_dim, "%.2g .. %.2g, mean %.2g, std %.2g%s", h->lo, h->hi,
-	         h->mean, h->std, h->nonfinite ? " (NaN/Inf!)" : "");
+	VZ_TEXTF_TR(f, r.x + 2, r.y + 1, fine_print(), VZ_ALIGN_LEFT, vz_th.text_dim, "%.2g .. %.2g, mean %.2g, std %.2g%s",
+	            "%.2g .. %.2g，均值 %.2g，标准差 %.2g%s", h->lo, h->hi, h->mean, h->std,
+	            h->nonfinite ? vz_tr(" (NaN/Inf!)", "（有 NaN/Inf！）") : "");
 }
 
 /* A column's heading over the column r, and its cell (kind "column", group what it shows). */
@@ -335,13 +346,15 @@ static void model_draw(void *p, vz_frame *f)
 	model_scene *s = p;
 	int k = (int)floor(f->t + 1e-9);
 	char t[160];
-	vz_textf(f, 0, 0, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "%s: %s parameters", s->name,
-	         vz_number(t, sizeof t, (double)s->params));
+	VZ_TEXTF_TR(f, 0, 0, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "%s: %s parameters", "%s：%s 个参数", model_name(s),
+	            vz_number(t, sizeof t, (double)s->params));
 	float hy = s->lh * 1.7f;
 	if (s->n) {
-		if (s->filters) column_head(f, s, s->L[0].filt_r, hy, "filters", "Conv2d filters (- blue, + orange)");
-		column_head(f, s, s->L[0].act_r, hy, "activations", "activations (live)");
-		column_head(f, s, s->L[0].grad_r, hy, "gradients", "parameter gradients (live)");
+		if (s->filters)
+			column_head(f, s, s->L[0].filt_r, hy, "filters",
+			            vz_tr("Conv2d filters (- blue, + orange)", "Conv2d 滤波器（− 蓝，+ 橙）"));
+		column_head(f, s, s->L[0].act_r, hy, "activations", vz_tr("activations (live)", "激活值（实时）"));
+		column_head(f, s, s->L[0].grad_r, hy, "gradients", vz_tr("parameter gradients (live)", "参数梯度（实时）"));
 	}
 	for (int i = 0; i < s->n; i++) {
 		mlayer *l = &s->L[i];
@@ -354,11 +367,11 @@ static void model_draw(void *p, vz_frame *f)
 		float cw = l->params ? vz_text_width(f, VZ_FONT_SMALL, vz_number(pc, sizeof pc, (double)l->params)) + pad : 0;
 		bool two = l->box.h >= s->lh * 2.4f && l->desc[0]; /* the description on a line of its own */
 		snprintf(t, sizeof t, two ? "%s %s" : "%s %s %s", l->name, l->kind, l->desc);
-		vzs_fit_text(f, VZ_FONT_SMALL, t, sizeof t, l->box.w - 2 * pad - cw);
+		vz_text_fit(f, VZ_FONT_SMALL, t, sizeof t, l->box.w - 2 * pad - cw);
 		vz_text_draw(f, l->box.x + pad, two ? l->box.y + pad : y1, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_text_on(c), t);
 		if (two) {
 			snprintf(t, sizeof t, "%s", l->desc);
-			vzs_fit_text(f, VZ_FONT_TINY, t, sizeof t, l->box.w - 2 * pad);
+			vz_text_fit(f, VZ_FONT_TINY, t, sizeof t, l->box.w - 2 * pad);
 			vz_text_draw(f, l->box.x + pad, l->box.y + pad + s->lh * 1.15f, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_text_on(c), t);
 		}
 		if (l->params)
@@ -384,28 +397,35 @@ static void model_title(void *p, char *buf, size_t cap)
 {
 	model_scene *s = p;
 	char n[32];
-	snprintf(buf, cap, "model: %s, %d layers, %s parameters", s->name, s->n, vz_number(n, sizeof n, (double)s->params));
+	VZ_SNPRINTF_TR(buf, cap, "model: %s, %d layers, %s parameters", "模型：%s，%d 层，%s 个参数", model_name(s), s->n,
+	               vz_number(n, sizeof n, (double)s->params));
 }
 
 static void model_step_label(void *p, int step, char *buf, size_t cap)
 {
 	model_scene *s = p;
 	if (step == 0 || step > s->n) {
-		snprintf(buf, cap, s->demo ? "viz.show(model) draws your model; viz.watch(model) adds live histograms while it trains"
-		                           : "the layers in the order forward runs them; viz.watch(model) adds live histograms");
+		snprintf(buf, cap, "%s",
+		         s->demo ? vz_tr("viz.show(model) draws your model; viz.watch(model) adds live histograms while it trains",
+		                         "viz.show(model) 画出你的模型；viz.watch(model) 在训练时加上实时直方图")
+		                 : vz_tr("the layers in the order forward runs them; viz.watch(model) adds live histograms",
+		                         "各层按 forward 运行的顺序排列；viz.watch(model) 加上实时直方图"));
 		return;
 	}
 	const mlayer *l = &s->L[step - 1];
 	char n[32];
-	snprintf(buf, cap, "layer %s: %s%s%s, %s parameters", l->name, l->kind, l->desc[0] ? " " : "", l->desc,
-	         vz_number(n, sizeof n, (double)l->params));
-	if (l->fo) vz_append(buf, cap, " (%d filters of %d x %d x %d, and %d biases)", l->fo_total, l->fi_total, l->fh, l->fw, l->fo_total);
+	VZ_SNPRINTF_TR(buf, cap, "layer %s: %s%s%s, %s parameters", "层 %s：%s%s%s，%s 个参数", l->name, l->kind,
+	               l->desc[0] ? " " : "", l->desc, vz_number(n, sizeof n, (double)l->params));
+	if (l->fo)
+		VZ_APPEND_TR(buf, cap, " (%d filters of %d x %d x %d, and %d biases)", "（%d 个 %d × %d × %d 的滤波器，以及 %d 个偏置）",
+		             l->fo_total, l->fi_total, l->fh, l->fw, l->fo_total);
 }
 
 static void model_counters(void *p, vz_panel *pn)
 {
 	model_scene *s = p;
-	int col = vz_panel_column(pn, "parameters", s->demo ? "LeNet-5's layer sizes" : "the module's tensors");
+	int col = vz_panel_column(pn, vz_tr("parameters", "参数"), s->demo ? vz_tr("LeNet-5's layer sizes", "LeNet-5 的层尺寸")
+	                                                                 : vz_tr("the module's tensors", "模块的张量"));
 	for (int i = 0; i < s->n && pn->nrows < VZ_PANEL_ROWS; i++)
 		if (s->L[i].params) {
 			char name[40];
@@ -413,8 +433,9 @@ static void model_counters(void *p, vz_panel *pn)
 			vz_panel_set(pn, col, name, (double)s->L[i].params);
 		}
 	vz_panel_set(pn, col, "total", (double)s->params);
-	vz_panel_note(pn, "histograms (viz.watch): the last batch's outputs and parameter gradients, up to %d values each; "
-	              "bars on a square-root scale", VZ_HIST_SAMPLE);
+	VZ_NOTE_TR(pn, "histograms (viz.watch): the last batch's outputs and parameter gradients, up to %d values each; "
+	           "bars on a square-root scale", "直方图（viz.watch）：最后一个批次的输出和参数梯度，各取至多 %d 个值；"
+	           "柱高按平方根缩放", VZ_HIST_SAMPLE);
 }
 
 static void model_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -423,12 +444,15 @@ static void model_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	if (strcmp(c->kind, "column") == 0) {
 		snprintf(buf, cap, "%s",
 		         strcmp(c->group, "filters") == 0
-		             ? "each Conv2d's filters as small images (a row per output channel, its input channels side by "
-		               "side): blue negative, orange positive, one scale per layer"
+		             ? vz_tr("each Conv2d's filters as small images (a row per output channel, its input channels side by "
+		                     "side): blue negative, orange positive, one scale per layer",
+		                     "每个 Conv2d 的滤波器画成小图（每个输出通道一行，输入通道并排）：蓝为负，橙为正，每层一个色标")
 		         : strcmp(c->group, "activations") == 0
-		             ? "each layer's outputs for the last batch, as a histogram (viz.watch(model) records "
-		               "them while it trains)"
-		             : "the gradients of each layer's parameters after backward, as a histogram (watcher:gradients())");
+		             ? vz_tr("each layer's outputs for the last batch, as a histogram (viz.watch(model) records "
+		                     "them while it trains)",
+		                     "每层在最后一个批次的输出，画成直方图（训练时由 viz.watch(model) 记录）")
+		             : vz_tr("the gradients of each layer's parameters after backward, as a histogram (watcher:gradients())",
+		                     "backward 之后每层参数的梯度，画成直方图（watcher:gradients()）"));
 		return;
 	}
 	if (c->tag < 0 || c->tag >= s->n) return;
@@ -439,24 +463,33 @@ static void model_describe(void *p, vz_cell *c, char *buf, size_t cap)
 		int o = (c->row / (l->fh + 1)) * (across ? across : 1) + c->col / (per ? per : 1), ch = (c->col % per) / (l->fw + 1);
 		int y = c->row % (l->fh + 1), x = (c->col % per) % (l->fw + 1);
 		if (o < l->fo && y < l->fh && x < l->fw)
-			snprintf(buf, cap, "layer %s filter %d, input channel %d, (%d, %d): weight %.4g", l->name, o + 1, ch + 1, y + 1,
-			         x + 1, l->w[((o * l->fi + ch) * l->fh + y) * l->fw + x]);
-		else snprintf(buf, cap, "layer %s: %d filters", l->name, l->fo_total);
+			VZ_SNPRINTF_TR(buf, cap, "layer %s filter %d, input channel %d, (%d, %d): weight %.4g",
+			               "层 %s 滤波器 %d，输入通道 %d，(%d, %d)：权重 %.4g", l->name, o + 1, ch + 1, y + 1, x + 1,
+			               l->w[((o * l->fi + ch) * l->fh + y) * l->fw + x]);
+		else VZ_SNPRINTF_TR(buf, cap, "layer %s: %d filters", "层 %s：%d 个滤波器", l->name, l->fo_total);
 		c->rows = c->cols = -1;
 		return;
 	}
 	if (strcmp(c->kind, "layer") == 0) {
-		snprintf(buf, cap, "%s %s %s\n%s parameters", l->name, l->kind, l->desc, vz_number(n, sizeof n, (double)l->params));
+		VZ_SNPRINTF_TR(buf, cap, "%s %s %s\n%s parameters", "%s %s %s\n%s 个参数", l->name, l->kind, l->desc,
+		               vz_number(n, sizeof n, (double)l->params));
 		return;
 	}
-	const vz_hist *h = vz_live_hist(c->tag, strcmp(c->kind, "gradients") == 0);
+	bool grads = strcmp(c->kind, "gradients") == 0, zh = vz_zh();
+	const vz_hist *h = vz_live_hist(c->tag, grads);
+	const char *what = zh ? (grads ? "梯度" : "激活值") : c->kind;
 	if (!h || !h->updates) {
-		snprintf(buf, cap, "%s of layer %s: nothing recorded yet (viz.watch(model) while it trains)", c->kind, l->name);
+		if (zh) snprintf(buf, cap, "层 %s 的%s：尚未记录（训练时用 viz.watch(model)）", l->name, what);
+		else snprintf(buf, cap, "%s of layer %s: nothing recorded yet (viz.watch(model) while it trains)", what, l->name);
 		return;
 	}
-	snprintf(buf, cap, "%s of layer %s (%lld values, update %llu)\nrange %.4g .. %.4g, mean %.4g, std %.4g", c->kind,
-	         l->name, (long long)h->n, (unsigned long long)h->updates, h->lo, h->hi, h->mean, h->std);
-	if (h->nonfinite) vz_append(buf, cap, "\n%lld NaN/Inf values", (long long)h->nonfinite);
+	if (zh)
+		snprintf(buf, cap, "层 %s 的%s（%lld 个值，第 %llu 次更新）\n范围 %.4g .. %.4g，均值 %.4g，标准差 %.4g", l->name, what,
+		         (long long)h->n, (unsigned long long)h->updates, h->lo, h->hi, h->mean, h->std);
+	else
+		snprintf(buf, cap, "%s of layer %s (%lld values, update %llu)\nrange %.4g .. %.4g, mean %.4g, std %.4g", what,
+		         l->name, (long long)h->n, (unsigned long long)h->updates, h->lo, h->hi, h->mean, h->std);
+	if (h->nonfinite) VZ_APPEND_TR(buf, cap, "\n%lld NaN/Inf values", "\n%lld 个 NaN/Inf 值", (long long)h->nonfinite);
 }
 
 const vz_scene_class vz_scene_model = {

@@ -43,10 +43,11 @@ typedef struct reduce_scene {
 
 static const char *tree_title(const char *algo)
 {
-	if (strcmp(algo, "naive") == 0) return "naive: divergent strides (PMPP 10.3)";
-	if (strcmp(algo, "convergent") == 0) return "convergent: threads stay packed (PMPP 10.4)";
-	if (strcmp(algo, "shared") == 0) return "shared memory (PMPP 10.5)";
-	return "coarsened (PMPP 10.7)";
+	if (strcmp(algo, "naive") == 0) return vz_tr("naive: divergent strides (PMPP 10.3)", "naive：步长发散（PMPP 10.3）");
+	if (strcmp(algo, "convergent") == 0)
+		return vz_tr("convergent: threads stay packed (PMPP 10.4)", "convergent：活跃线程保持紧凑（PMPP 10.4）");
+	if (strcmp(algo, "shared") == 0) return vz_tr("shared memory (PMPP 10.5)", "共享内存（PMPP 10.5）");
+	return vz_tr("coarsened (PMPP 10.7)", "线程粗化（PMPP 10.7）");
 }
 
 static void tree_free(tree *t)
@@ -62,7 +63,7 @@ static void tree_free(tree *t)
 static lm_status tree_build(tree *t, const lm_viz_run *run, uint32_t block, const char *fname)
 {
 	memset(t, 0, sizeof *t);
-	if (vzs_tree_build(&t->t, run, block, tree_title(run->algo), fname) != LM_OK) return lm_last_status();
+	if (vzs_tree_build(&t->t, run, block, tree_title, fname) != LM_OK) return lm_last_status();
 	const vzs_addnet *n = &t->t.net;
 	t->masks = calloc((size_t)n->nsteps * (size_t)n->warps + 1, sizeof *t->masks);
 	t->lane_grids = calloc((size_t)n->nsteps + 1, sizeof *t->lane_grids);
@@ -200,10 +201,11 @@ static void tree_layout(tree *t, vz_rect box, const vz_layout_ctx *c)
 	t->lanes_top = t->t.top + rows_h + lh * 1.8f;
 	t->lane_pitch = (box.y + box.h - t->lanes_top) / (float)n->nsteps;
 	t->lane_h = fminf(fmaxf(t->lane_pitch * 0.6f, 3), 18 * c->scale);
-	float avail = box.w - t->t.label_w - 17 * vz_char_width(f, VZ_FONT_SMALL);
+	/* right of the lanes, after a gap: "32/32 warps 100%" (16 columns; in Chinese 17) */
+	float avail = box.w - t->t.label_w - 18 * vz_char_width(f, VZ_FONT_SMALL);
 	t->warp_gap = fmaxf(2, avail * 0.02f);
 	if (n->warps > 8) t->warp_gap = fmaxf(1, avail * 0.004f);
-	t->lane_w = (avail - t->warp_gap * (float)(n->warps - 1)) / (float)(32 * n->warps);
+	t->lane_w = (avail - t->warp_gap * (float)n->warps) / (float)(32 * n->warps);
 }
 
 static void reduce_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
@@ -226,7 +228,7 @@ static void reduce_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 static void row_label(const vzs_tree *t, int r, char *buf, size_t cap, const void *ud)
 {
 	(void)t, (void)ud;
-	snprintf(buf, cap, "step %d", r);
+	VZ_SNPRINTF_TR(buf, cap, "step %d", "第 %d 步", r);
 }
 
 /* How lane l of warp w looks in step r (1-based) at step k. */
@@ -256,15 +258,18 @@ static void draw_lanes(vz_frame *f, tree *t, int k)
 {
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	const vzs_addnet *n = &t->t.net;
-	vz_text_draw(f, t->t.box.x, t->lanes_top - lh * 1.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	             "lanes of each warp that add in the step (a warp with none lit issues no add)");
+	char head[160];
+	snprintf(head, sizeof head, "%s", vz_tr("lanes of each warp that add in the step (a warp with none lit issues no add)",
+	                                         "各线程束在本步做加法的通道（全不亮的线程束不发射加法）"));
+	vz_text_fit(f, VZ_FONT_SMALL, head, sizeof head, t->t.box.w);
+	vz_text_draw(f, t->t.box.x, t->lanes_top - lh * 1.4f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, head);
 	bool dense = vzs_dense(f, t->lane_w * 1.6f);
 	const char *state;
 	for (int r = 1; r <= n->nsteps; r++) {
 		float y = t->lanes_top + (float)(r - 1) * t->lane_pitch, x0 = t->t.box.x + t->t.label_w;
 		const vzs_step *st = &n->steps[r - 1];
-		vz_textf(f, t->t.box.x, y + (t->lane_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-		         r <= k ? vz_th.text : vz_th.text_dim, "step %d", r);
+		VZ_TEXTF_TR(f, t->t.box.x, y + (t->lane_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
+		            r <= k ? vz_th.text : vz_th.text_dim, "step %d", "第 %d 步", r);
 		float x = x0;
 		if (dense) { /* the step's lanes as one image (warp gaps left out) */
 			for (int w = 0; w < n->warps; w++)
@@ -290,15 +295,16 @@ static void draw_lanes(vz_frame *f, tree *t, int k)
 		}
 		if (r <= k) {
 			double eff = st->warps_issued ? (double)st->lanes / (32.0 * st->warps_issued) : 0;
-			vz_textf(f, x + 4, y + (t->lane_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-			         "%d/%d warps %3.0f%%", st->warps_issued, n->warps, 100 * eff);
+			VZ_TEXTF_TR(f, x + 4, y + (t->lane_h - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
+			            "%d/%d warps %3.0f%%", "%d/%d 线程束 %3.0f%%", st->warps_issued, n->warps, 100 * eff);
 		}
 	}
 	/* warp numbers under the last row */
 	float x = t->t.box.x + t->t.label_w, y = t->lanes_top + (float)n->nsteps * t->lane_pitch;
 	for (int w = 0; w < n->warps; w++, x += 32 * t->lane_w + t->warp_gap)
 		if (32 * t->lane_w > 6 * vz_char_width(f, VZ_FONT_SMALL))
-			vz_textf(f, x + 16 * t->lane_w, y, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text_dim, "warp %d", w);
+			VZ_TEXTF_TR(f, x + 16 * t->lane_w, y, VZ_FONT_SMALL, VZ_ALIGN_CENTER, vz_th.text_dim, "warp %d",
+			            "线程束 %d", w);
 }
 
 static void draw_one(vz_frame *f, tree *t, double time)
@@ -314,11 +320,11 @@ static void reduce_draw(void *p, vz_frame *f)
 	reduce_scene *s = p;
 	s->t = f->t;
 	float x = 0;
-	x = vzs_legend(f, x, 0, vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28), false, "input");
-	x = vzs_legend(f, x, 0, vz_th.active, false, "partial sum written in this step");
-	x = vzs_legend(f, x, 0, vz_th.idle, false, "idle");
-	x = vzs_legend(f, x, 0, vz_th.path_a, false, "lane that adds");
-	x = vzs_legend(f, x, 0, vz_th.pending, true, "warp issues no add");
+	x = vzs_legend(f, x, 0, vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28), false, vz_tr("input", "输入"));
+	x = vzs_legend(f, x, 0, vz_th.active, false, vz_tr("partial sum written in this step", "本步写入的部分和"));
+	x = vzs_legend(f, x, 0, vz_th.idle, false, vz_tr("idle", "空闲"));
+	x = vzs_legend(f, x, 0, vz_th.path_a, false, vz_tr("lane that adds", "做加法的通道"));
+	x = vzs_legend(f, x, 0, vz_th.pending, true, vz_tr("warp issues no add", "线程束不发射加法"));
 	if (s->variant == 0)
 		for (int i = 0; i < s->ntrees && i < 2; i++) draw_one(f, &s->trees[i], f->t);
 	else
@@ -334,14 +340,16 @@ static void reduce_title(void *p, char *buf, size_t cap)
 	lm_trace_launch la;
 	lm_trace_launch_get(t->t.run.trace, 0, &la);
 	unsigned blocks = la.grid[0] * la.grid[1] * la.grid[2];
+	const char *demo = s->demo ? vz_tr(", demonstration input", "，演示输入") : "";
 	if (blocks <= 1) {
-		snprintf(buf, cap, "reduce: naive and convergent trees on the same %lld elements, one block of "
-		         "%d threads (%d warps)%s", (long long)s->n, t->t.net.threads, t->t.net.warps,
-		         s->demo ? ", demonstration input" : "");
+		VZ_SNPRINTF_TR(buf, cap, "reduce: naive and convergent trees on the same %lld elements, one block of "
+		               "%d threads (%d warps)%s", "归约：naive 与 convergent 两棵归约树，同一组 %lld 个元素，"
+		               "一个线程块 %d 个线程（%d 个线程束）%s", (long long)s->n, t->t.net.threads, t->t.net.warps, demo);
 	} else {
-		snprintf(buf, cap, "reduce: naive and convergent trees on the same %lld elements: block %u of %u "
-		         "(%d threads, %d warps)%s", (long long)s->n, t->t.net.block, blocks, t->t.net.threads,
-		         t->t.net.warps, s->demo ? ", demonstration input" : "");
+		VZ_SNPRINTF_TR(buf, cap, "reduce: naive and convergent trees on the same %lld elements: block %u of %u "
+		               "(%d threads, %d warps)%s", "归约：naive 与 convergent 两棵归约树，同一组 %lld 个元素：第 %u 个"
+		               "线程块，共 %u 个（%d 个线程，%d 个线程束）%s", (long long)s->n, t->t.net.block, blocks,
+		               t->t.net.threads, t->t.net.warps, demo);
 	}
 }
 
@@ -349,7 +357,8 @@ static void reduce_step_label(void *p, int step, char *buf, size_t cap)
 {
 	reduce_scene *s = p;
 	if (step == 0) {
-		snprintf(buf, cap, "the input: each thread will add pairs of partial sums, step by step");
+		snprintf(buf, cap, "%s", vz_tr("the input: each thread will add pairs of partial sums, step by step",
+		                               "输入：每个线程将逐步把部分和两两相加"));
 		return;
 	}
 	buf[0] = '\0';
@@ -357,12 +366,12 @@ static void reduce_step_label(void *p, int step, char *buf, size_t cap)
 		const tree *t = &s->trees[i];
 		if (s->variant && i != s->variant - 1) continue;
 		if (step > t->t.net.nsteps) {
-			vz_append(buf, cap, "%s%s: done", buf[0] ? "  |  " : "", t->t.name);
+			VZ_APPEND_TR(buf, cap, "%s%s: done", "%s%s：已完成", buf[0] ? "  |  " : "", t->t.name);
 			continue;
 		}
 		const vzs_step *st = &t->t.net.steps[step - 1];
-		vz_append(buf, cap, "%s%s: stride %d, %d threads add in %d warps", buf[0] ? "  |  " : "",
-		          t->t.name, st->stride, st->count, st->warps_issued);
+		VZ_APPEND_TR(buf, cap, "%s%s: stride %d, %d threads add in %d warps", "%s%s：步长 %d，%d 个线程在 %d 个线程束中做加法",
+		             buf[0] ? "  |  " : "", t->t.name, st->stride, st->count, st->warps_issued);
 	}
 }
 
@@ -375,8 +384,8 @@ static void reduce_counters(void *p, vz_panel *pn)
 	for (int i = 0; i < s->ntrees; i++) vzs_panel_add(pn, s->trees[i].t.name, &s->trees[i].t.run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	if (s->demo)
-		vz_panel_note(pn, "The picture shows emulated runs on a %lld-element demonstration input: the "
-		              "measured run has no trace.", (long long)s->n);
+		VZ_NOTE_TR(pn, "The picture shows emulated runs on a %lld-element demonstration input: the measured run "
+		           "has no trace.", "图中是在 %lld 个元素的演示输入上的模拟运行：实测的运行没有 trace。", (long long)s->n);
 }
 
 static void reduce_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -397,12 +406,13 @@ static void reduce_describe(void *p, vz_cell *c, char *buf, size_t cap)
 		lane_fields(t, c, c->step, w, l);
 		c->rows = c->cols = -1;
 	}
-	snprintf(buf, cap, "%s, step %d: warp %d, lane %d (thread %d)\n%s", t->t.name, c->step, c->warp,
-	         c->lane, c->thread,
-	         strcmp(c->state, "active") == 0 ? "adds in this step"
-	         : strcmp(c->state, "idle") == 0 ? "idle: its warp issues the add, this lane is masked off"
-	         : strcmp(c->state, "not issued") == 0 ? "its warp issues no add in this step"
-	                                               : "not reached yet");
+	VZ_SNPRINTF_TR(buf, cap, "%s, step %d: warp %d, lane %d (thread %d)\n%s", "%s，第 %d 步：线程束 %d，通道 %d（线程 %d）\n%s",
+	               t->t.name, c->step, c->warp, c->lane, c->thread,
+	               strcmp(c->state, "active") == 0 ? vz_tr("adds in this step", "本步做加法")
+	               : strcmp(c->state, "idle") == 0
+	                   ? vz_tr("idle: its warp issues the add, this lane is masked off", "空闲：所在线程束发射了加法，但这个通道被屏蔽")
+	               : strcmp(c->state, "not issued") == 0 ? vz_tr("its warp issues no add in this step", "所在线程束本步不发射加法")
+	                                                     : vz_tr("not reached yet", "尚未到达"));
 }
 
 static const vz_option reduce_options[] = {

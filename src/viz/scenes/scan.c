@@ -32,9 +32,11 @@ typedef struct pic {
 } pic;
 
 /* The hierarchical picture: global arrays after each launch. */
+typedef enum hrow_kind { H_INPUT, H_SECTIONS, H_SUMS, H_SCAN_SUMS, H_ADD } hrow_kind;
+
 typedef struct hrow {
 	int array, launch;    /* values of array after launch (launch -1: the input) */
-	char label[96];
+	hrow_kind kind;       /* what the row shows (its label, in the labels' language: hrow_label) */
 	double *v;
 	int64_t length;
 	int section;          /* elements per block of the first launch (for block boxes), or 0 */
@@ -76,7 +78,7 @@ static const char *algo_title(const char *algo)
 {
 	if (strcmp(algo, ks) == 0) return "Kogge-Stone (PMPP 11.2)";
 	if (strcmp(algo, bk) == 0) return "Brent-Kung (PMPP 11.4)";
-	if (strcmp(algo, "hierarchical") == 0) return "three-phase, coarsened (PMPP 11.5)";
+	if (strcmp(algo, "hierarchical") == 0) return vz_tr("three-phase, coarsened (PMPP 11.5)", "三阶段、线程粗化（PMPP 11.5）");
 	return algo;
 }
 
@@ -91,7 +93,7 @@ static void pic_free(pic *p)
 static lm_status pic_build(pic *p, const lm_viz_run *run, uint32_t block, const char *fname)
 {
 	p->down_from = 0;
-	if (vzs_tree_build(&p->t, run, block, algo_title(run->algo), fname) != LM_OK) return lm_last_status();
+	if (vzs_tree_build(&p->t, run, block, algo_title, fname) != LM_OK) return lm_last_status();
 	const vzs_addnet *n = &p->t.net;
 	if (strcmp(run->algo, bk) == 0)
 		for (int r = 2; r <= n->nsteps && !p->down_from; r++)
@@ -146,7 +148,22 @@ static lm_status build_chart(scan_scene *s, const char *fname)
 
 /* ---------------------------------------------------------------- the hierarchical picture */
 
-static lm_status hier_add_row(scan_scene *s, const lm_trace *t, int array, int launch, const char *label)
+/* The row's name as the cells' group (the API's: English) and as its label. */
+static const char *hrow_group(hrow_kind k)
+{
+	static const char *const g[] = {"input X", "1. each block scans its section: Y", "   block sums S[b]",
+	                                "2. one block scans the block sums: S", "3. block b adds S[b\xE2\x88\x92" "1]: Y"};
+	return g[k];
+}
+
+static const char *hrow_label(hrow_kind k)
+{
+	static const char *const zh[] = {"输入 X", "1. 各线程块扫描自己的段：Y", "   块和 S[b]", "2. 一个线程块扫描块和：S",
+	                                 "3. 线程块 b 加上 S[b−1]：Y"};
+	return vz_zh() ? zh[k] : hrow_group(k);
+}
+
+static lm_status hier_add_row(scan_scene *s, const lm_trace *t, int array, int launch, hrow_kind kind)
 {
 	if (s->nhrows >= 8) return LM_OK;
 	hrow *h = &s->hrows[s->nhrows];
@@ -156,7 +173,7 @@ static lm_status hier_add_row(scan_scene *s, const lm_trace *t, int array, int l
 	h->array = array;
 	h->launch = launch;
 	h->length = a.length;
-	snprintf(h->label, sizeof h->label, "%s", label);
+	h->kind = kind;
 	h->v = malloc((size_t)a.length * sizeof *h->v);
 	if (!h->v) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 	vzs_array_after(t, array, launch < 0 ? 0 : launch, h->v, a.length);
@@ -188,8 +205,7 @@ static lm_status hier_build(scan_scene *s, const lm_trace *t, const char *fname)
 	int X = vz_trace_array(t, "X", LM_SPACE_GLOBAL, -1), Y = vz_trace_array(t, "Y", LM_SPACE_GLOBAL, -1);
 	int S = vz_trace_array(t, "S", LM_SPACE_GLOBAL, -1);
 	if (X < 0 || Y < 0) return lm_set_error(LM_ERR_ARG, "%s: the scan trace has no arrays X and Y", fname);
-	char label[96];
-	if (hier_add_row(s, t, X, -1, "input X") != LM_OK) return LM_ERR_NOMEM;
+	if (hier_add_row(s, t, X, -1, H_INPUT) != LM_OK) return LM_ERR_NOMEM;
 	for (int l = 0; l < s->nlaunches; l++) {
 		lm_trace_launch la;
 		lm_trace_launch_get(t, l, &la);
@@ -197,11 +213,9 @@ static lm_status hier_build(scan_scene *s, const lm_trace *t, const char *fname)
 		bool first = l == 0;
 		int out = adds || first ? Y : S;
 		if (s->nlaunches != 3) out = Y; /* deeper recursions: only the output */
-		if (first) snprintf(label, sizeof label, "1. each block scans its section: Y");
-		else if (adds) snprintf(label, sizeof label, "3. block b adds S[b\xE2\x88\x92" "1]: Y");
-		else snprintf(label, sizeof label, "2. one block scans the block sums: S");
-		if (hier_add_row(s, t, out, l, label) != LM_OK) return LM_ERR_NOMEM;
-		if (first && S >= 0 && hier_add_row(s, t, S, 0, "   block sums S[b]") != LM_OK) return LM_ERR_NOMEM;
+		hrow_kind kind = first ? H_SECTIONS : adds ? H_ADD : H_SCAN_SUMS;
+		if (hier_add_row(s, t, out, l, kind) != LM_OK) return LM_ERR_NOMEM;
+		if (first && S >= 0 && hier_add_row(s, t, S, 0, H_SUMS) != LM_OK) return LM_ERR_NOMEM;
 	}
 	return LM_OK;
 }
@@ -368,6 +382,8 @@ static void scan_layout(void *ps, const vz_layout_ctx *c, float *ww, float *wh)
 	float top = lh * 1.6f, h = c->h - top;
 	if (s->hier && s->variant == 0) {
 		s->h_label_w = 40 * vz_char_width(f, VZ_FONT_SMALL);
+		top += lh * 1.2f; /* the block names above the first row */
+		h -= lh * 1.2f;
 		float pitch = h / (float)s->nhrows;
 		for (int i = 0; i < s->nhrows; i++) s->hrows[i].y = top + (float)i * pitch;
 		s->h_cell_h = fminf(pitch * 0.5f, 28 * c->scale);
@@ -394,9 +410,10 @@ static void row_label(const vzs_tree *t, int r, char *buf, size_t cap, const voi
 	const pic *p = ud;
 	const vzs_step *st = &t->net.steps[r - 1];
 	if (strcmp(t->name, bk) == 0)
-		snprintf(buf, cap, "%s %d", p->down_from && r >= p->down_from ? "down" : "up", st->stride);
-	else if (strcmp(t->name, ks) == 0) snprintf(buf, cap, "step %d s=%d", r, st->stride);
-	else snprintf(buf, cap, "step %d", r);
+		snprintf(buf, cap, "%s %d", p->down_from && r >= p->down_from ? vz_tr("down", "下扫") : vz_tr("up", "上扫"),
+		         st->stride);
+	else if (strcmp(t->name, ks) == 0) VZ_SNPRINTF_TR(buf, cap, "step %d s=%d", "第%d步 s=%d", r, st->stride);
+	else VZ_SNPRINTF_TR(buf, cap, "step %d", "第 %d 步", r);
 }
 
 static void pic_draw(vz_frame *f, pic *p, double t) { vzs_tree_draw(f, &p->t, t, row_label, p); }
@@ -414,7 +431,7 @@ static void hier_draw(vz_frame *f, scan_scene *s, double t)
 		bool now = h->launch >= 0 && h->launch == k - 1;
 		float y = h->y, cw = s->h_cell_w, ch = s->h_cell_h;
 		vz_text_draw(f, 0, y + (ch - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT,
-		             shown ? vz_th.text : vz_th.text_dim, h->label);
+		             shown ? vz_th.text : vz_th.text_dim, hrow_label(h->kind));
 		for (int64_t e = 0; e < h->length; e++) {
 			vz_rect r = vz_r(x0 + (float)e * cw, y, cw, ch);
 			if (!vz_visible(f, r)) continue;
@@ -423,7 +440,7 @@ static void hier_draw(vz_frame *f, scan_scene *s, double t)
 			                             : vz_mix(vz_th.active, vz_th.bg, 0.55);
 			vzs_value_cell(f, r, c, h->v[e], shown && !isnan(h->v[e]));
 			vz_cell *cell = vz_cell_add(f, r, "element");
-			cell->group = h->label;
+			cell->group = hrow_group(h->kind);
 			cell->state = !shown ? "pending" : now ? "active" : "done";
 			cell->color = c;
 			cell->index = (int32_t)e;
@@ -441,7 +458,8 @@ static void hier_draw(vz_frame *f, scan_scene *s, double t)
 				vz_outline(f, r, 1.5f, vz_th.text);
 				if (i == 0 && r.w * vz_zoom(f) > 50)
 					vz_text_draw(f, r.x + 2, y - lh - 1, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-					             vz_fmt(num, sizeof num, "block %lld", (long long)b));
+					             vz_zh() ? vz_fmt(num, sizeof num, "线程块 %lld", (long long)b)
+					                     : vz_fmt(num, sizeof num, "block %lld", (long long)b));
 			}
 	}
 	/* arrows: each block's last element to its sum; S[b-1] to block b in the final add */
@@ -468,14 +486,14 @@ static void hier_draw(vz_frame *f, scan_scene *s, double t)
 static void legend(vz_frame *f, float y)
 {
 	float x = 0;
-	x = vzs_legend(f, x, y, vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28), false, "input");
-	x = vzs_legend(f, x, y, vz_th.active, false, "written by an add in this step");
-	x = vzs_legend(f, x, y, vz_th.idle, false, "idle (no add)");
-	x = vzs_legend(f, x, y, vz_th.pending, false, "not reached yet");
+	x = vzs_legend(f, x, y, vz_mix(vz_th.pending, vz_okabe_ito[VZ_OI_SKY], 0.28), false, vz_tr("input", "输入"));
+	x = vzs_legend(f, x, y, vz_th.active, false, vz_tr("written by an add in this step", "本步由加法写入"));
+	x = vzs_legend(f, x, y, vz_th.idle, false, vz_tr("idle (no add)", "空闲（无加法）"));
+	x = vzs_legend(f, x, y, vz_th.pending, false, vz_tr("not reached yet", "尚未到达"));
 	float lh = vz_text_height(f, VZ_FONT_SMALL);
 	vz_arrow(f, x, y + lh / 2, x + 2 * lh, y + lh / 2, 1.5f, 6, vz_th.arrow_now);
 	vz_text_draw(f, x + 2.4f * lh, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	             "an add's operand (this step)");
+	             vz_tr("an add's operand (this step)", "加法的操作数（本步）"));
 }
 
 static void draw_chart(vz_frame *f, scan_scene *s)
@@ -484,10 +502,10 @@ static void draw_chart(vz_frame *f, scan_scene *s)
 	float h = (c.h - 10) / 2;
 	vzs_series adds[2] = {{"Kogge-Stone", vz_th.path_a, s->cadds[0]}, {"Brent-Kung", vz_th.path_b, s->cadds[1]}};
 	vzs_series steps[2] = {{"Kogge-Stone", vz_th.path_a, s->csteps[0]}, {"Brent-Kung", vz_th.path_b, s->csteps[1]}};
-	vzs_chart(f, vz_r(c.x, c.y, c.w, h), "adds against n (emulated runs)", s->cx, s->cn, true, true,
-	          adds, 2, (double)s->n);
-	vzs_chart(f, vz_r(c.x, c.y + h + 10, c.w, h), "steps against n (emulated runs)", s->cx, s->cn, true,
-	          false, steps, 2, (double)s->n);
+	vzs_chart(f, vz_r(c.x, c.y, c.w, h), vz_tr("adds against n (emulated runs)", "加法次数随 n 的变化（模拟运行）"),
+	          s->cx, s->cn, true, true, adds, 2, (double)s->n);
+	vzs_chart(f, vz_r(c.x, c.y + h + 10, c.w, h), vz_tr("steps against n (emulated runs)", "步数随 n 的变化（模拟运行）"),
+	          s->cx, s->cn, true, false, steps, 2, (double)s->n);
 }
 
 static void scan_draw(void *p, vz_frame *f)
@@ -511,33 +529,38 @@ static void scan_draw(void *p, vz_frame *f)
 static void scan_title(void *p, char *buf, size_t cap)
 {
 	scan_scene *s = p;
-	const char *kind = s->exclusive ? "exclusive" : "inclusive";
+	const char *kind = s->exclusive ? vz_tr("exclusive", "排除") : vz_tr("inclusive", "包含");
 	if (s->hier)
-		snprintf(buf, cap, "scan: the hierarchical %s scan of %lld elements in %d blocks of %d",
-		         kind, (long long)s->n, s->nblocks, s->section);
+		VZ_SNPRINTF_TR(buf, cap, "scan: the hierarchical %s scan of %lld elements in %d blocks of %d",
+		               "扫描：分层%s扫描，%lld 个元素，%d 个线程块，每块 %d 个", kind, (long long)s->n, s->nblocks,
+		               s->section);
 	else
-		snprintf(buf, cap, "scan: Kogge-Stone and Brent-Kung, %s, on the same %lld elements%s", kind,
-		         (long long)s->n, s->demo ? " (demonstration input)" : "");
+		VZ_SNPRINTF_TR(buf, cap, "scan: Kogge-Stone and Brent-Kung, %s, on the same %lld elements%s",
+		               "扫描：Kogge-Stone 与 Brent-Kung，%s扫描，同一组 %lld 个元素%s", kind, (long long)s->n,
+		               s->demo ? vz_tr(" (demonstration input)", "（演示输入）") : "");
 }
 
 static void scan_step_label(void *p, int step, char *buf, size_t cap)
 {
 	scan_scene *s = p;
 	if (s->hier && s->variant == 0) {
-		static const char *const what[] = {"the input, cut into sections of one block each",
-		                                   "launch 1: every block scans its section and writes its sum S[b]",
-		                                   "launch 2: one block scans the block sums S",
-		                                   "launch 3: block b adds S[b-1] to each of its elements: done"};
-		snprintf(buf, cap, "%s", step < 4 ? what[step] : "");
+		static const char *const what[2][4] = {
+			{"the input, cut into sections of one block each",
+			 "launch 1: every block scans its section and writes its sum S[b]",
+			 "launch 2: one block scans the block sums S",
+			 "launch 3: block b adds S[b-1] to each of its elements: done"},
+			{"输入，按线程块切成段，每块一段", "第 1 次启动：每个线程块扫描自己的段，并写出段和 S[b]",
+			 "第 2 次启动：一个线程块扫描块和 S", "第 3 次启动：线程块 b 给自己的每个元素加上 S[b-1]，完成"}};
+		snprintf(buf, cap, "%s", step < 4 ? what[vz_zh()][step] : "");
 		return;
 	}
 	pic *pc = s->hier ? shown_pic(s, 0) : s->variant == 0 ? &s->pics[0] : &s->pics[s->variant - 1];
 	if (!pc || !pc->t.rows) {
-		snprintf(buf, cap, "step %d", step);
+		VZ_SNPRINTF_TR(buf, cap, "step %d", "第 %d 步", step);
 		return;
 	}
 	if (step == 0) {
-		snprintf(buf, cap, "the input, loaded into shared memory (XY)");
+		snprintf(buf, cap, "%s", vz_tr("the input, loaded into shared memory (XY)", "输入，已载入共享内存（XY）"));
 		return;
 	}
 	if (s->variant == 0 && !s->hier) {
@@ -545,19 +568,22 @@ static void scan_step_label(void *p, int step, char *buf, size_t cap)
 		for (int i = 0; i < s->npics && i < 2; i++) {
 			const pic *q = &s->pics[i];
 			if (step > q->t.net.nsteps) {
-				vz_append(buf, cap, "%s%s: done", i ? "  |  " : "", q->t.title);
+				VZ_APPEND_TR(buf, cap, "%s%s: done", "%s%s：已完成", i ? "  |  " : "", q->t.title(q->t.name));
 				continue;
 			}
 			const vzs_step *st = &q->t.net.steps[step - 1];
-			vz_append(buf, cap, "%s%s: %d adds, stride %d%s", i ? "  |  " : "", q->t.name, st->count,
-			          st->stride, q->down_from && step >= q->down_from ? " (down-sweep)"
-			                      : strcmp(q->t.name, bk) == 0 ? " (up-sweep)" : "");
+			VZ_APPEND_TR(buf, cap, "%s%s: %d adds, stride %d%s", "%s%s：%d 次加法，步长 %d%s", i ? "  |  " : "",
+			             q->t.name, st->count, st->stride,
+			             q->down_from && step >= q->down_from ? vz_tr(" (down-sweep)", "（下扫阶段）")
+			             : strcmp(q->t.name, bk) == 0         ? vz_tr(" (up-sweep)", "（上扫阶段）")
+			                                                  : "");
 		}
 		return;
 	}
 	const vzs_step *st = &pc->t.net.steps[step - 1];
-	snprintf(buf, cap, "step %d: %d threads add (stride %d), %d of %d warps issue", step, st->count,
-	         st->stride, st->warps_issued, pc->t.net.warps);
+	VZ_SNPRINTF_TR(buf, cap, "step %d: %d threads add (stride %d), %d of %d warps issue",
+	               "第 %d 步：%d 个线程做加法（步长 %d），%d/%d 个线程束发射指令", step, st->count, st->stride,
+	               st->warps_issued, pc->t.net.warps);
 }
 
 static void scan_counters(void *p, vz_panel *pn)
@@ -570,11 +596,12 @@ static void scan_counters(void *p, vz_panel *pn)
 	for (int i = 0; i < s->npics; i++) vzs_panel_add(pn, s->pics[i].t.name, &s->pics[i].t.run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	if (s->demo)
-		vz_panel_note(pn, "The picture shows emulated runs on a %lld-element demonstration input: the "
-		              "measured run has no trace.", (long long)s->n);
+		VZ_NOTE_TR(pn, "The picture shows emulated runs on a %lld-element demonstration input: the measured run "
+		           "has no trace.", "图中是在 %lld 个元素的演示输入上的模拟运行：实测的运行没有 trace。", (long long)s->n);
 	for (int i = 0; i < s->npics; i++)
 		if (s->pics[i].t.net.truncated)
-			vz_panel_note(pn, "The trace of %s is truncated: only the steps it kept are drawn.", s->pics[i].t.name);
+			VZ_NOTE_TR(pn, "The trace of %s is truncated: only the steps it kept are drawn.",
+			           "%s 的 trace 被截断：只画出保留下来的步骤。", s->pics[i].t.name);
 }
 
 static void scan_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -582,8 +609,10 @@ static void scan_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	scan_scene *s = p;
 	if (!c->kind || strcmp(c->kind, "element") != 0) return;
 	if (s->hier && s->variant == 0) {
-		snprintf(buf, cap, "%s\nelement %d", c->group, c->index);
-		if (c->block >= 0) vz_append(buf, cap, " (block %d)", c->block);
+		int k = 0;
+		while (k < H_ADD && strcmp(hrow_group((hrow_kind)k), c->group) != 0) k++;
+		VZ_SNPRINTF_TR(buf, cap, "%s\nelement %d", "%s\n元素 %d", hrow_label((hrow_kind)k), c->index);
+		if (c->block >= 0) VZ_APPEND_TR(buf, cap, " (block %d)", "（线程块 %d）", c->block);
 		if (c->has_value) vz_append(buf, cap, " = %g", c->value);
 		return;
 	}

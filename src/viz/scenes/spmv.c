@@ -28,6 +28,15 @@ enum { COO, CSR, ELL, JDS };
 enum { S_ZERO, S_PENDING, S_ACTIVE, S_DONE, S_PAD, S_INDEX, S_LONGEST, NSTATES };
 static const char *const state_names[NSTATES] = {"zero", "pending", "active", "done", "padding", "index", "longest"};
 
+/* A state as the hover says it. */
+static const char *state_label(const char *st)
+{
+	static const char *const zh[NSTATES] = {"零", "待计算", "本次迭代", "已完成", "填充", "索引", "最长行"};
+	for (int i = 0; i < NSTATES && vz_zh(); i++)
+		if (strcmp(st, state_names[i]) == 0) return zh[i];
+	return st;
+}
+
 #define MAXARR 5
 #define MAXLINES 4 /* a flat array wraps into at most this many lines of the format column */
 #define NGRIDS (5 + MAXARR * MAXLINES)
@@ -574,8 +583,10 @@ static float draw_packed(vz_frame *f, spmv_scene *s, float y, int k, int64_t *of
 			s->hatch[c] = false;
 			s->val[c] = fm->prod[fm->first[th] + it].val;
 		}
-	label(f, s->fmt_r.x, y, s->variant == ELL ? "ELL: every row padded to the longest (hatched: padding)"
-	                                          : "JDS: rows sorted by length; perm says where each came from");
+	label(f, s->fmt_r.x, y, s->variant == ELL ? vz_tr("ELL: every row padded to the longest (hatched: padding)",
+	                                                  "ELL：每行都填充到最长行的长度（斜线：填充）")
+	                                          : vz_tr("JDS: rows sorted by length; perm says where each came from",
+	                                                  "JDS：按长度给行排序；perm 记录每行原来的位置"));
 	float ac = s->pc, x0 = s->fmt_r.x + (s->variant == JDS ? ac * 1.5f : 0);
 	draw_block(f, s, 3, vz_r(x0, y + lh * 1.1f, (float)W * ac, (float)s->m * ac), (int)s->m, (int)W, off, "packed", 3, 0);
 	if (s->variant == JDS) {
@@ -601,8 +612,9 @@ static void draw_format(vz_frame *f, spmv_scene *s, int k, int64_t *off)
 		y = draw_array(f, s, i, &fm->arr[i], y, k, off);
 	}
 	if (s->variant == ELL)
-		vz_textf(f, s->fmt_r.x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-		         "stored column by column: slot t of row r at t*%lld + r", (long long)s->m);
+		VZ_TEXTF_TR(f, s->fmt_r.x, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
+		            "stored column by column: slot t of row r at t*%lld + r", "按列存储：第 r 行的第 t 个槽位在 t*%lld + r",
+		            (long long)s->m);
 }
 
 /* Each thread's products as a row of cells, blocks apart; the longest of each block outlined. */
@@ -611,7 +623,9 @@ static void draw_work(vz_frame *f, spmv_scene *s, int k)
 	const sfmt *fm = &s->f[s->variant];
 	float lh = vz_text_height(f, VZ_FONT_SMALL), x0 = s->work_r.x, bh = s->bar_h;
 	float cw = fminf(bh, (s->work_r.w - 9 * vz_char_width(f, VZ_FONT_SMALL)) / (float)(fm->maxwork > 0 ? fm->maxwork : 1));
-	label(f, x0, s->work_r.y - lh * 1.2f, s->variant == COO ? "work per thread (one per nonzero)" : "work per thread (one per row)");
+	label(f, x0, s->work_r.y - lh * 1.2f,
+	      s->variant == COO ? vz_tr("work per thread (one per nonzero)", "每个线程的工作量（每个非零元一个线程）")
+	                        : vz_tr("work per thread (one per row)", "每个线程的工作量（每行一个线程）"));
 	float y = s->work_r.y;
 	int B = fm->block > 0 ? fm->block : 1;
 	float lx = x0 + 8 * vz_char_width(f, VZ_FONT_SMALL);
@@ -643,8 +657,8 @@ static void draw_work(vz_frame *f, spmv_scene *s, int k)
 				vz_outline(f, vz_r(lx - 1, y, (float)longest * cw + 2, bh), 2, vz_th.highlight);
 		}
 		if (s->variant != COO && bh >= lh * 0.7f && longest > 0)
-			vz_textf(f, lx + (float)fm->maxwork * cw + 4, y - bh, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_th.highlight,
-			         "block %d: %d steps", b0 / B, longest);
+			VZ_TEXTF_TR(f, lx + (float)fm->maxwork * cw + 4, y - bh, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_th.highlight,
+			            "block %d: %d steps", "线程块 %d：%d 步", b0 / B, longest);
 		y += bh;
 	}
 }
@@ -655,11 +669,11 @@ static void spmv_draw(void *p, vz_frame *f)
 	s->t = f->t;
 	int k = (int)floor(f->t + 1e-9);
 	float x = 0;
-	x = vzs_legend(f, x, 0, vz_th.active, false, "this iteration's product");
-	x = vzs_legend(f, x, 0, state_color(S_DONE), false, "done");
-	x = vzs_legend(f, x, 0, state_color(S_PENDING), false, "to come");
-	if (s->variant == ELL) x = vzs_legend(f, x, 0, vz_th.idle, true, "padding");
-	vzs_legend(f, x, 0, vz_th.highlight, false, "longest row of a block (its time)");
+	x = vzs_legend(f, x, 0, vz_th.active, false, vz_tr("this iteration's product", "本次迭代的乘积"));
+	x = vzs_legend(f, x, 0, state_color(S_DONE), false, vz_tr("done", "已完成"));
+	x = vzs_legend(f, x, 0, state_color(S_PENDING), false, vz_tr("to come", "待计算"));
+	if (s->variant == ELL) x = vzs_legend(f, x, 0, vz_th.idle, true, vz_tr("padding", "填充"));
+	vzs_legend(f, x, 0, vz_th.highlight, false, vz_tr("longest row of a block (its time)", "线程块中最长的行（决定它的用时）"));
 	int64_t off = 0;
 	draw_matrix(f, s, k, &off);
 	draw_format(f, s, k, &off);
@@ -672,9 +686,10 @@ static void spmv_title(void *p, char *buf, size_t cap)
 {
 	spmv_scene *s = p;
 	const sfmt *fm = &s->f[s->variant];
-	snprintf(buf, cap, "SpMV y = A x in %s: %lld x %lld, %lld nonzeros, %d threads in blocks of %d%s", fmt_title[s->variant],
-	         (long long)s->m, (long long)s->n, (long long)s->nnz, fm->nthreads, fm->block,
-	         s->demo ? " (emulated demonstration; your run has no trace)" : "");
+	VZ_SNPRINTF_TR(buf, cap, "SpMV y = A x in %s: %lld x %lld, %lld nonzeros, %d threads in blocks of %d%s",
+	               "稀疏矩阵向量乘 y = A x，%s 格式：%lld × %lld，%lld 个非零元，%d 个线程，每块 %d 个%s",
+	               fmt_title[s->variant], (long long)s->m, (long long)s->n, (long long)s->nnz, fm->nthreads, fm->block,
+	               s->demo ? vz_tr(" (emulated demonstration; your run has no trace)", "（模拟演示；你的运行没有 trace）") : "");
 }
 
 static void spmv_step_label(void *p, int step, char *buf, size_t cap)
@@ -682,14 +697,17 @@ static void spmv_step_label(void *p, int step, char *buf, size_t cap)
 	spmv_scene *s = p;
 	const sfmt *fm = &s->f[s->variant];
 	if (step == 0) {
-		snprintf(buf, cap, s->variant == COO ? "COO: one thread per nonzero, adding into y with an atomic"
-		                   : "one thread per row: a thread's loop runs as long as its row (-> to step)");
+		snprintf(buf, cap, "%s", s->variant == COO ? vz_tr("COO: one thread per nonzero, adding into y with an atomic",
+		                                                   "COO：每个非零元一个线程，用原子操作累加进 y")
+		                         : vz_tr("one thread per row: a thread's loop runs as long as its row (-> to step)",
+		                                 "每行一个线程：线程的循环次数等于该行的长度（按 → 单步）"));
 		return;
 	}
 	int busy = 0;
 	for (int th = 0; th < fm->nthreads; th++) busy += fm->work[th] >= step;
-	snprintf(buf, cap, "iteration %d: %d of %d threads still have a product; the others wait for their block's "
-	         "longest row", step, busy, fm->nthreads);
+	VZ_SNPRINTF_TR(buf, cap, "iteration %d: %d of %d threads still have a product; the others wait for their block's "
+	               "longest row", "第 %d 次迭代：%d/%d 个线程还有乘积要算；其余线程等待本线程块中最长的行", step, busy,
+	               fm->nthreads);
 }
 
 static void spmv_counters(void *p, vz_panel *pn)
@@ -699,7 +717,8 @@ static void spmv_counters(void *p, vz_panel *pn)
 	                                    "global_loads", "atomics", "simd_efficiency", "modelled_cycles", "time_ms", NULL};
 	for (int i = 0; i < NFMT; i++) vzs_panel_add(pn, fmt_title[i], &s->f[i].run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
-	vz_panel_note(pn, "padding: ELL slots that hold no nonzero (m x longest row - nnz); work: products per thread");
+	vz_panel_note(pn, "%s", vz_tr("padding: ELL slots that hold no nonzero (m x longest row - nnz); work: products per thread",
+	                              "padding：ELL 中不存非零元的槽位（m × 最长行 − nnz）；work：每个线程的乘积数"));
 }
 
 static void spmv_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -707,17 +726,18 @@ static void spmv_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	spmv_scene *s = p;
 	char v[32];
 	if (strcmp(c->kind, "product") == 0) {
-		snprintf(buf, cap, "block %d, thread %d: product %d of its row\nA[%d][%d] = %s (val[%d]) times x[%d]", c->block,
-		         c->thread, c->step, c->row, c->col, vzs_short(v, sizeof v, c->value), c->index, c->col);
+		VZ_SNPRINTF_TR(buf, cap, "block %d, thread %d: product %d of its row\nA[%d][%d] = %s (val[%d]) times x[%d]",
+		               "线程块 %d，线程 %d：所在行的第 %d 个乘积\nA[%d][%d] = %s（val[%d]）乘 x[%d]", c->block, c->thread, c->step,
+		               c->row, c->col, vzs_short(v, sizeof v, c->value), c->index, c->col);
 		return;
 	}
 	if (c->rows > 0 && c->cols > 0) return; /* dense images: the cell's own fields */
 	if (strcmp(c->kind, "matrix") == 0 && c->index >= 0)
 		snprintf(buf, cap, "A[%lld][%lld] %s %s", (long long)(c->index / s->n), (long long)(c->index % s->n),
-		         c->has_value ? "=" : "", c->has_value ? vzs_short(v, sizeof v, c->value) : "= 0 (not stored)");
+		         c->has_value ? "=" : "", c->has_value ? vzs_short(v, sizeof v, c->value) : vz_tr("= 0 (not stored)", "= 0（不存储）"));
 	else if (c->index >= 0)
 		snprintf(buf, cap, "%s[%d]%s%s\n%s", c->kind, c->index, c->has_value ? " = " : "",
-		         c->has_value ? vzs_short(v, sizeof v, c->value) : "", c->state);
+		         c->has_value ? vzs_short(v, sizeof v, c->value) : "", state_label(c->state));
 }
 
 static const vz_option spmv_options[] = {

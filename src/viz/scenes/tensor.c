@@ -335,22 +335,26 @@ static void draw_links(vz_frame *f, const tensor_scene *s, int64_t cur)
 static void draw_header(vz_frame *f, const tensor_scene *s, int64_t cur)
 {
 	float lh = vz_text_height(f, VZ_FONT_SMALL), x = 0;
-	x = vzs_legend(f, x, 0, state_color(S_REACHED), false, "reached by the view");
-	x = vzs_legend(f, x, 0, vz_th.idle, false, "in the storage, not reached");
-	x = vzs_legend(f, x, 0, vz_th.active, false, "this step's element");
-	if (s->copy) vzs_legend(f, x, 0, state_color(S_COPY), false, "copied by contiguous()");
+	x = vzs_legend(f, x, 0, state_color(S_REACHED), false, vz_tr("reached by the view", "视图能访问到"));
+	x = vzs_legend(f, x, 0, vz_th.idle, false, vz_tr("in the storage, not reached", "在存储中，但访问不到"));
+	x = vzs_legend(f, x, 0, vz_th.active, false, vz_tr("this step's element", "本步的元素"));
+	if (s->copy) vzs_legend(f, x, 0, state_color(S_COPY), false, vz_tr("copied by contiguous()", "已由 contiguous() 复制"));
 	char sh[LM_SHAPE_STR_MAX], st[LM_SHAPE_STR_MAX];
 	lm_shape_str(s->ndim, s->shape, sh, sizeof sh);
 	lm_shape_str(s->ndim, s->stride, st, sizeof st);
-	vz_textf(f, 0, lh * 1.4f, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "%s: shape %s, strides %s, offset %lld, %s %s", s->label,
-	         sh, st, (long long)s->offset, lm_dtype_name(lm_tensor_dtype(s->t)), s->contiguous ? "(contiguous)" : "(not contiguous)");
+	VZ_TEXTF_TR(f, 0, lh * 1.4f, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "%s: shape %s, strides %s, offset %lld, %s %s",
+	            "%s：形状 %s，步幅 %s，偏移 %lld，%s %s", s->label, sh, st, (long long)s->offset,
+	            lm_dtype_name(lm_tensor_dtype(s->t)),
+	            s->contiguous ? vz_tr("(contiguous)", "（连续）") : vz_tr("(not contiguous)", "（不连续）"));
 	if (s->numel == 0)
-		vz_text_draw(f, 0, lh * 2.7f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.highlight, "no elements: nothing in the storage is reached");
+		vz_text_draw(f, 0, lh * 2.7f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.highlight,
+		             vz_tr("no elements: nothing in the storage is reached", "没有元素：存储中没有任何位置被访问"));
 	else if (cur >= 0) {
 		char ix[160], fo[300];
 		lua_index(s, cur, ix, sizeof ix);
 		formula(s, cur, fo, sizeof fo);
-		vz_textf(f, 0, lh * 2.7f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.arrow_now, "x[%s] lives at storage offset %s", ix, fo);
+		VZ_TEXTF_TR(f, 0, lh * 2.7f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.arrow_now, "x[%s] lives at storage offset %s",
+		            "x[%s] 位于存储偏移 %s", ix, fo);
 	}
 }
 
@@ -376,7 +380,7 @@ static void tensor_draw(void *p, vz_frame *f)
 	}
 	draw_links(f, s, -1); /* under the cells; the current one over them, below */
 	vz_layer(f);
-	vz_text_draw(f, 0, s->el_r.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "elements");
+	vz_text_draw(f, 0, s->el_r.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, vz_tr("elements", "元素"));
 	draw_elements(f, s, cur);
 	draw_storage(f, s, &s->g_st, s->st_r, s->storage, o, "storage");
 	storage_ticks(f, s, s->st_r, s->storage);
@@ -401,13 +405,17 @@ static void tensor_draw(void *p, vz_frame *f)
 		}
 	}
 	vz_layer(f); /* the labels over the faint links, the current link over them */
-	char t[160];
-	snprintf(t, sizeof t, "storage: %lld elements (0-based offsets)", (long long)s->storage);
+	char t[200];
+	VZ_SNPRINTF_TR(t, sizeof t, "storage: %lld elements (0-based offsets)", "存储：%lld 个元素（偏移从 0 开始）",
+	               (long long)s->storage);
 	boxed_label(f, s->st_r.y - lh * 1.2f, t);
 	if (s->copy) {
-		if (s->contiguous) snprintf(t, sizeof t, "contiguous() of a contiguous tensor returns it: no copy, the same storage");
-		else snprintf(t, sizeof t, "contiguous(): a new storage of %lld, the elements in C order (strides of a fresh tensor)",
-		              (long long)s->numel);
+		if (s->contiguous)
+			snprintf(t, sizeof t, "%s", vz_tr("contiguous() of a contiguous tensor returns it: no copy, the same storage",
+			                                  "对连续张量调用 contiguous() 返回它自己：不复制，存储不变"));
+		else
+			VZ_SNPRINTF_TR(t, sizeof t, "contiguous(): a new storage of %lld, the elements in C order (strides of a fresh tensor)",
+			               "contiguous()：新建 %lld 个元素的存储，元素按 C 顺序排列（新张量的步幅）", (long long)s->numel);
 		boxed_label(f, s->contiguous ? s->cp_r.y - lh * 0.4f : s->cp_r.y + s->cp_r.h + lh * 0.3f, t);
 	}
 	vz_layer(f);
@@ -423,29 +431,32 @@ static void tensor_title(void *p, char *buf, size_t cap)
 	lm_shape_str(s->ndim, s->shape, sh, sizeof sh);
 	int64_t reached = 0;
 	for (int64_t i = 0; i < s->storage; i++) reached += s->hits[i] > 0;
-	snprintf(buf, cap, "tensor %s: %lld elements over a storage of %lld, %lld of its cells reached", sh, (long long)s->numel,
-	         (long long)s->storage, (long long)reached);
+	VZ_SNPRINTF_TR(buf, cap, "tensor %s: %lld elements over a storage of %lld, %lld of its cells reached",
+	               "张量 %s：%lld 个元素，存储有 %lld 个位置，其中 %lld 个被访问", sh, (long long)s->numel,
+	               (long long)s->storage, (long long)reached);
 }
 
 static void tensor_step_label(void *p, int step, char *buf, size_t cap)
 {
 	tensor_scene *s = p;
 	if (step == 0 || s->numel == 0) {
-		snprintf(buf, cap, s->numel ? "each element lives at offset + sum of index * stride (-> steps through them)"
-		                            : "a tensor with no elements reaches no storage");
+		snprintf(buf, cap, "%s", s->numel ? vz_tr("each element lives at offset + sum of index * stride (-> steps through them)",
+		                                          "每个元素位于 偏移 + Σ 下标 × 步幅（按 → 逐个查看）")
+		                                  : vz_tr("a tensor with no elements reaches no storage", "没有元素的张量不访问任何存储"));
 		return;
 	}
 	char ix[160], fo[300];
 	lua_index(s, step - 1, ix, sizeof ix);
 	formula(s, step - 1, fo, sizeof fo);
-	snprintf(buf, cap, "element %d of %lld, x[%s]: storage %s%s", step, (long long)s->numel, ix, fo,
-	         s->copy && !s->contiguous ? ", copied to the new storage's next cell" : "");
+	VZ_SNPRINTF_TR(buf, cap, "element %d of %lld, x[%s]: storage %s%s", "第 %d/%lld 个元素，x[%s]：存储 %s%s", step,
+	               (long long)s->numel, ix, fo,
+	               s->copy && !s->contiguous ? vz_tr(", copied to the new storage's next cell", "，复制到新存储的下一个位置") : "");
 }
 
 static void tensor_counters(void *p, vz_panel *pn)
 {
 	tensor_scene *s = p;
-	int col = vz_panel_column(pn, s->label, "the tensor's own header");
+	int col = vz_panel_column(pn, s->label, vz_tr("the tensor's own header", "张量自己的元数据"));
 	vz_panel_set(pn, col, "dims", s->ndim);
 	vz_panel_set(pn, col, "elements", (double)s->numel);
 	vz_panel_set(pn, col, "storage", (double)s->storage);
@@ -455,7 +466,8 @@ static void tensor_counters(void *p, vz_panel *pn)
 	vz_panel_set(pn, col, "cells_reached", (double)reached);
 	vz_panel_set(pn, col, "cells_shared", (double)shared);
 	vz_panel_set(pn, col, "contiguous", s->contiguous);
-	vz_panel_note(pn, "cells_shared: storage cells several elements reach (a stride of 0, from expand)");
+	vz_panel_note(pn, "%s", vz_tr("cells_shared: storage cells several elements reach (a stride of 0, from expand)",
+	                              "cells_shared：被多个元素访问的存储位置（来自 expand 的步幅 0）"));
 }
 
 static void tensor_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -477,22 +489,24 @@ static void tensor_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	if (strcmp(c->kind, "element") == 0 && i >= 0 && i < s->numel) {
 		lua_index(s, i, ix, sizeof ix);
 		formula(s, i, fo, sizeof fo);
-		snprintf(buf, cap, "x[%s] = %s\nstorage offset %s", ix, vzs_short(v, sizeof v, c->value), fo);
+		VZ_SNPRINTF_TR(buf, cap, "x[%s] = %s\nstorage offset %s", "x[%s] = %s\n存储偏移 %s", ix,
+		               vzs_short(v, sizeof v, c->value), fo);
 	} else if (strcmp(c->kind, "storage") == 0 && i >= 0 && i < s->storage) {
-		snprintf(buf, cap, "storage[%lld] = %s (0-based)\n%s", (long long)i, vzs_short(v, sizeof v, s->sv[i]),
-		         s->hits[i] ? "" : "not reached by this view");
+		VZ_SNPRINTF_TR(buf, cap, "storage[%lld] = %s (0-based)\n%s", "storage[%lld] = %s（从 0 开始）\n%s", (long long)i,
+		               vzs_short(v, sizeof v, s->sv[i]), s->hits[i] ? "" : vz_tr("not reached by this view", "这个视图访问不到"));
 		if (s->hits[i]) {
 			int shown = 0;
 			for (int64_t e = 0; e < s->numel && shown < 3; e++)
 				if (s->off[e] == i) {
 					lua_index(s, e, ix, sizeof ix);
-					vz_append(buf, cap, "%sx[%s]", shown++ ? ", " : "reached by ", ix);
+					vz_append(buf, cap, "%sx[%s]", shown++ ? vz_tr(", ", "、") : vz_tr("reached by ", "被访问："), ix);
 				}
-			if (s->hits[i] > 3) vz_append(buf, cap, " (%d elements)", s->hits[i]);
+			if (s->hits[i] > 3) VZ_APPEND_TR(buf, cap, " (%d elements)", "（共 %d 个元素）", s->hits[i]);
 		}
 	} else if (strcmp(c->kind, "copy") == 0 && i >= 0 && i < s->numel) {
 		lua_index(s, i, ix, sizeof ix);
-		snprintf(buf, cap, "the copy's storage[%lld] = x[%s], from storage[%lld]", (long long)i, ix, (long long)s->off[i]);
+		VZ_SNPRINTF_TR(buf, cap, "the copy's storage[%lld] = x[%s], from storage[%lld]", "副本的 storage[%lld] = x[%s]，来自 storage[%lld]",
+		               (long long)i, ix, (long long)s->off[i]);
 	}
 }
 

@@ -398,14 +398,22 @@ static void thr_set_variant(void *p, int v)
 
 /* ---------------------------------------------------------------- layout */
 
-/* The line above an array's cells: its name, space, dtype, length (and the part drawn). */
+/* A memory space as the labels say it. */
+static const char *space_label(int space)
+{
+	if (!vz_zh()) return lm_trace_space_name(space);
+	return space == LM_SPACE_SHARED ? "共享" : space == LM_SPACE_CONSTANT ? "常量" : "全局";
+}
+
+/* The line above an array's cells: its name, space, dtype, length (and the part drawn); returns
+ * its columns. */
 static int array_label(const tarr *t, char *buf, size_t cap)
 {
-	int n = snprintf(buf, cap, "%s  %s %s x%lld", t->a.name, lm_trace_space_name(t->a.space),
-	                 lm_dtype_name(t->a.dtype), (long long)t->a.length);
-	if (t->n < t->a.length)
-		n += snprintf(buf + n, cap - (size_t)n, " [%lld..%lld]", (long long)t->lo, (long long)(t->lo + t->n - 1));
-	return n;
+	int n = snprintf(buf, cap, "%s  %s %s x%lld", t->a.name, space_label(t->a.space), lm_dtype_name(t->a.dtype),
+	                 (long long)t->a.length);
+	if (t->n < t->a.length && n >= 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, " [%lld..%lld]", (long long)t->lo, (long long)(t->lo + t->n - 1));
+	return (int)vz_utf8_cols(buf);
 }
 
 /* Which band an array is drawn in: 0 above the threads (it is only read), 1 its shared arrays
@@ -542,15 +550,16 @@ static void draw_threads(vz_frame *f, thr_scene *s, int k)
 	unsigned bx, by, bz;
 	block_xyz(s, (uint32_t)s->variant, &bx, &by, &bz);
 	/* in the label column: arrows from the arrays above pass right of it */
-	vz_textf(f, 0, s->thr_y - lh * 1.25f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text,
-	         "block (%u,%u,%u)", bx, by, bz);
+	VZ_TEXTF_TR(f, 0, s->thr_y - lh * 1.25f, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "block (%u,%u,%u)",
+	            "线程块 (%u,%u,%u)", bx, by, bz);
 	int every = s->cell >= lh * 0.8f ? 1 : (int)ceilf(lh / s->cell);
 	for (int r = 0; r < rows; r += every) {
 		float y = s->thr_y + (float)r * s->cell + (s->cell - lh) / 2;
-		if (per == 1) vz_textf(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp %d", r);
-		else if (last > r * per) vz_textf(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warps %d-%d",
-		                                  r * per, last < r * per + per - 1 ? last : r * per + per - 1);
-		else vz_textf(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp %d", r * per);
+		if (per == 1) VZ_TEXTF_TR(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp %d", "线程束 %d", r);
+		else if (last > r * per)
+			VZ_TEXTF_TR(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warps %d-%d", "线程束 %d-%d", r * per,
+			            last < r * per + per - 1 ? last : r * per + per - 1);
+		else VZ_TEXTF_TR(f, 0, y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "warp %d", "线程束 %d", r * per);
 	}
 	const char *state;
 	if (dense(f, s)) {
@@ -653,14 +662,15 @@ static void thr_draw(void *p, vz_frame *f)
 	int k = (int)floor(f->t + 1e-9);
 	if (k > s->nphases) k = s->nphases;
 	float x = 0;
-	x = vzs_legend(f, x, 0, warp_color(0), false, "a warp's active lanes");
-	x = vzs_legend(f, x, 0, vz_th.idle, true, "idle lane");
-	x = vzs_legend(f, x, 0, vz_mix(vz_th.active, VZ_RGB(255, 255, 255), 0.65), false, "read");
-	x = vzs_legend(f, x, 0, vz_th.active, false, "written");
+	x = vzs_legend(f, x, 0, warp_color(0), false, vz_tr("a warp's active lanes", "线程束的活跃通道"));
+	x = vzs_legend(f, x, 0, vz_th.idle, true, vz_tr("idle lane", "空闲通道"));
+	x = vzs_legend(f, x, 0, vz_mix(vz_th.active, VZ_RGB(255, 255, 255), 0.65), false, vz_tr("read", "读"));
+	x = vzs_legend(f, x, 0, vz_th.active, false, vz_tr("written", "写"));
 	x = vzs_legend(f, x, 0, vz_mix(vz_okabe_ito[VZ_OI_VERMILLION], VZ_RGB(255, 255, 255), 0.35), false,
 	               "atomicAdd");
 	vz_text_draw(f, x, 0, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim,
-	             "?: not known yet (the trace shows a value once it is read or written)");
+	             vz_tr("?: not known yet (the trace shows a value once it is read or written)",
+	                   "?：尚不知道（被读或写之后 trace 才有它的值）"));
 	draw_arrows(f, s, k); /* under the cells: an arrow to a far array passes beneath the others */
 	vz_layer(f);
 	draw_threads(f, s, k);
@@ -674,18 +684,22 @@ static void thr_title(void *p, char *buf, size_t cap)
 	thr_scene *s = p;
 	unsigned bx, by, bz;
 	block_xyz(s, (uint32_t)s->variant, &bx, &by, &bz);
-	snprintf(buf, cap, "threads: %s, block (%u,%u,%u) of %u, %d thread%s, %d barrier phase%s (emulated)%s",
-	         s->la.kernel, bx, by, bz, s->nblocks, s->nthreads, s->nthreads == 1 ? "" : "s", s->nphases,
-	         s->nphases == 1 ? "" : "s",
-	         s->truncated ? "; the trace was truncated: some events are missing" : "");
+	if (vz_zh())
+		snprintf(buf, cap, "线程：%s，线程块 (%u,%u,%u)，共 %u 个线程块，%d 个线程，%d 个屏障阶段（模拟）%s", s->la.kernel,
+		         bx, by, bz, s->nblocks, s->nthreads, s->nphases, s->truncated ? "；trace 被截断：缺少部分事件" : "");
+	else
+		snprintf(buf, cap, "threads: %s, block (%u,%u,%u) of %u, %d thread%s, %d barrier phase%s (emulated)%s",
+		         s->la.kernel, bx, by, bz, s->nblocks, s->nthreads, s->nthreads == 1 ? "" : "s", s->nphases,
+		         s->nphases == 1 ? "" : "s", s->truncated ? "; the trace was truncated: some events are missing" : "");
 }
 
 static void thr_step_label(void *p, int step, char *buf, size_t cap)
 {
 	thr_scene *s = p;
 	if (step <= 0) {
-		snprintf(buf, cap, "the arrays before the block runs; each step is one barrier phase: an arrow "
-		         "into a thread is a read, out of it a write");
+		snprintf(buf, cap, "%s", vz_tr("the arrays before the block runs; each step is one barrier phase: an arrow "
+		                               "into a thread is a read, out of it a write",
+		                               "线程块运行之前的数组；每一步是一个屏障阶段：指向线程的箭头是读，从线程出发的是写"));
 		return;
 	}
 	if (step > s->nphases) step = s->nphases;
@@ -702,11 +716,12 @@ static void thr_step_label(void *p, int step, char *buf, size_t cap)
 		const lm_trace_event *ev = lm_trace_event_get(s->t, e);
 		if (ev && ev->kind == LM_TRACE_BARRIER) line = ev->line;
 	}
-	snprintf(buf, cap, "phase %d: %d of %d threads active, %d loads, %d stores, %d atomics; ", step - 1,
-	         active, s->nthreads, loads, stores, atomics);
-	if (ph->barrier && line) vz_append(buf, cap, "ends at the barrier on line %d", line);
-	else if (ph->barrier) vz_append(buf, cap, "ends at a barrier");
-	else vz_append(buf, cap, "ends: the threads exit");
+	VZ_SNPRINTF_TR(buf, cap, "phase %d: %d of %d threads active, %d loads, %d stores, %d atomics; ",
+	               "阶段 %d：%d/%d 个线程活跃，%d 次读，%d 次写，%d 次原子操作；", step - 1, active, s->nthreads, loads,
+	               stores, atomics);
+	if (ph->barrier && line) VZ_APPEND_TR(buf, cap, "ends at the barrier on line %d", "在第 %d 行的屏障处结束", line);
+	else if (ph->barrier) vz_append(buf, cap, "%s", vz_tr("ends at a barrier", "在屏障处结束"));
+	else vz_append(buf, cap, "%s", vz_tr("ends: the threads exit", "结束：线程退出"));
 }
 
 static void thr_counters(void *p, vz_panel *pn)
@@ -720,12 +735,14 @@ static void thr_counters(void *p, vz_panel *pn)
 	snprintf(title, sizeof title, "%.15s %.31s", s->run.pattern, s->run.algo);
 	int col = vz_panel_column(pn, title, vz_run_source_label(&s->run, src, sizeof src));
 	vz_panel_run(pn, col, &s->run, names);
-	vz_panel_set(pn, col, "most global reads/thread", (double)s->max_gl);
-	vz_panel_set(pn, col, "most global writes/thread", (double)s->max_gs);
-	vz_panel_set(pn, col, "most shared reads/thread", (double)s->max_sl);
-	vz_panel_set(pn, col, "most shared writes/thread", (double)s->max_ss);
-	vz_panel_note(pn, "most .../thread: GPU-Puzzles' score, the most accesses of one thread of the "
-	              "launch (an atomic reads and writes), counted from the trace.");
+	vz_panel_set(pn, col, vz_tr("most global reads/thread", "单线程最多全局读"), (double)s->max_gl);
+	vz_panel_set(pn, col, vz_tr("most global writes/thread", "单线程最多全局写"), (double)s->max_gs);
+	vz_panel_set(pn, col, vz_tr("most shared reads/thread", "单线程最多共享读"), (double)s->max_sl);
+	vz_panel_set(pn, col, vz_tr("most shared writes/thread", "单线程最多共享写"), (double)s->max_ss);
+	vz_panel_note(pn, "%s", vz_tr("most .../thread: GPU-Puzzles' score, the most accesses of one thread of the "
+	                              "launch (an atomic reads and writes), counted from the trace.",
+	                              "单线程最多……：GPU-Puzzles 的评分，即本次启动中一个线程的最多访问次数（原子操作"
+	                              "既算读也算写），由 trace 统计。"));
 }
 
 static const char *kind_short(int kind)
@@ -746,8 +763,9 @@ static void describe_thread(thr_scene *s, vz_cell *c, char *buf, size_t cap)
 	int th = c->thread;
 	unsigned bx, by, bz, b0 = s->la.block[0], b1 = s->la.block[1];
 	block_xyz(s, (uint32_t)s->variant, &bx, &by, &bz);
-	snprintf(buf, cap, "thread (%u,%u,%u) of block (%u,%u,%u): warp %d, lane %d", (unsigned)th % b0,
-	         (unsigned)th / b0 % b1, (unsigned)th / (b0 * b1), bx, by, bz, th / 32, th % 32);
+	VZ_SNPRINTF_TR(buf, cap, "thread (%u,%u,%u) of block (%u,%u,%u): warp %d, lane %d",
+	               "线程 (%u,%u,%u)，属于线程块 (%u,%u,%u)：线程束 %d，通道 %d", (unsigned)th % b0, (unsigned)th / b0 % b1,
+	               (unsigned)th / (b0 * b1), bx, by, bz, th / 32, th % 32);
 	int phase = -1;
 	for (int i = 0; i < s->nacc; i++) {
 		const tacc *a = &s->acc[i];
@@ -755,12 +773,12 @@ static void describe_thread(thr_scene *s, vz_cell *c, char *buf, size_t cap)
 		char v[24];
 		if (a->phase != phase) {
 			phase = a->phase;
-			vz_append(buf, cap, "\nphase %d:", phase);
+			VZ_APPEND_TR(buf, cap, "\nphase %d:", "\n阶段 %d：", phase);
 		}
 		vz_append(buf, cap, " %s %s[%u]=%s", kind_short(a->kind), array_name(s, a->array), a->index,
 		          vzs_short(v, sizeof v, a->value));
 	}
-	if (phase < 0) vz_append(buf, cap, "\nno loads, stores or atomics");
+	if (phase < 0) vz_append(buf, cap, "%s", vz_tr("\nno loads, stores or atomics", "\n没有读、写或原子操作"));
 }
 
 /* An element: its value, and who read and wrote it in the phase shown. */
@@ -773,19 +791,20 @@ static void describe_element(thr_scene *s, vz_cell *c, char *buf, size_t cap)
 	if (j < 0 || j >= t->n) return;
 	double v = t->vals[(size_t)(k > 0 ? k : 0) * (size_t)t->n + (size_t)j];
 	char vs[24];
-	snprintf(buf, cap, "%s[%d] (%s %s, 0-based) = %s %s", t->a.name, c->index,
-	         lm_trace_space_name(t->a.space), lm_dtype_name(t->a.dtype), vzs_short(vs, sizeof vs, v),
-	         k > 0 ? "after this phase" : "before the block");
+	VZ_SNPRINTF_TR(buf, cap, "%s[%d] (%s %s, 0-based) = %s %s", "%s[%d]（%s %s，下标从 0 开始）= %s %s", t->a.name,
+	               c->index, space_label(t->a.space), lm_dtype_name(t->a.dtype), vzs_short(vs, sizeof vs, v),
+	               k > 0 ? vz_tr("after this phase", "本阶段之后") : vz_tr("before the block", "线程块运行之前"));
 	if (k <= 0 || k > s->nphases) return;
 	int n = 0;
 	for (int i = s->phase_acc[k - 1]; i < s->phase_acc[k] && n < 12; i++) {
 		const tacc *a = &s->acc[i];
 		if (a->array != t->id || (int64_t)a->index != c->index) continue;
-		vz_append(buf, cap, "\n%s by thread %d (line %u)", a->kind == LM_TRACE_LOAD ? "read" :
-		          a->kind == LM_TRACE_STORE ? "written" : "atomicAdd", a->thread, a->line);
+		VZ_APPEND_TR(buf, cap, "\n%s by thread %d (line %u)", "\n%s：线程 %d（第 %u 行）",
+		             a->kind == LM_TRACE_LOAD ? vz_tr("read", "读") : a->kind == LM_TRACE_STORE ? vz_tr("written", "写") : "atomicAdd",
+		             a->thread, a->line);
 		n++;
 	}
-	if (!n) vz_append(buf, cap, "\nnot touched in this phase");
+	if (!n) vz_append(buf, cap, "%s", vz_tr("\nnot touched in this phase", "\n本阶段没有被访问"));
 }
 
 static void thr_describe(void *p, vz_cell *c, char *buf, size_t cap)

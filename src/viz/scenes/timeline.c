@@ -20,7 +20,20 @@
 #define MAXV 5
 
 enum { OP_H2D, OP_KERNEL, OP_D2H, NOPS };
-static const char *const op_label[NOPS] = {"copy to device (A, B)", "kernel (C = A + B)", "copy back (C)"};
+static const char *const op_label_en[NOPS] = {"copy to device (A, B)", "kernel (C = A + B)", "copy back (C)"};
+static const char *const op_label_zh[NOPS] = {"拷贝到设备（A、B）", "内核（C = A + B）", "拷回主机（C）"};
+static const char *op_label(int op) { return vz_zh() ? op_label_zh[op] : op_label_en[op]; }
+
+/* A schedule and a span's state as the labels say them. */
+static const char *sched_label(const char *sched)
+{
+	return !vz_zh() ? sched : strcmp(sched, "serial") == 0 ? "串行" : "重叠";
+}
+
+static const char *state_label(const char *st)
+{
+	return !vz_zh() ? st : st[0] == 'd' ? "已完成" : st[0] == 'a' ? "运行中" : "待运行";
+}
 static const char *const op_short[NOPS] = {"H2D", "K", "D2H"};
 
 typedef struct tvar {
@@ -252,18 +265,25 @@ static float draw_schedule(vz_frame *f, const tl_scene *s, const char *sched, fl
 	bool serial = strcmp(sched, "serial") == 0;
 	int streams = serial ? 1 : v->segments;
 	double total = serial ? v->serial_ms : v->overlapped_ms;
-	vz_textf(f, 0, y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, serial ? "serial: one stream, %.3f ms" : "overlapped: a stream per segment, %.3f ms",
-	         total);
+	if (serial) VZ_TEXTF_TR(f, 0, y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "serial: one stream, %.3f ms", "串行：一个流，%.3f ms", total);
+	else
+		VZ_TEXTF_TR(f, 0, y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "overlapped: a stream per segment, %.3f ms",
+		            "重叠：每段一个流，%.3f ms", total);
 	y += s->lh * 1.5f;
 	float rh = s->row_h, eh = s->row_h * 0.45f;
 	for (int st = 0; st < streams; st++)
-		vz_textf(f, 0, y + (float)st * rh + (rh - s->lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "stream %d", st);
-	static const char *const engines[3] = {"copy engine H2D", "compute", "copy engine D2H"};
+		VZ_TEXTF_TR(f, 0, y + (float)st * rh + (rh - s->lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "stream %d",
+		            "流 %d", st);
+	static const char *const engines_en[3] = {"copy engine H2D", "compute", "copy engine D2H"};
+	static const char *const engines_zh[3] = {"拷贝引擎 H2D", "计算引擎", "拷贝引擎 D2H"};
+	const char *const *engines = vz_zh() ? engines_zh : engines_en;
 	float ey = y + (float)streams * rh + s->lh * 0.3f;
 	int ne = engine_rows(s);
+	/* the tiny font where a row is thin; Chinese at 9 px blurs, so the small one where it fits */
+	vz_font ef = vz_zh() && eh >= s->lh ? VZ_FONT_SMALL : VZ_FONT_TINY;
 	for (int e = 0; e < ne; e++)
-		vz_text_draw(f, 0, ey + (float)e * eh + (eh - s->lh) / 2, VZ_FONT_TINY, VZ_ALIGN_LEFT, vz_th.text_dim,
-		             e == 0 && s->copy_engines == 1 ? "copy engine (one)" : engines[e]);
+		vz_text_draw(f, 0, ey + (float)e * eh + (eh - vz_text_height(f, ef)) / 2, ef, VZ_ALIGN_LEFT, vz_th.text_dim,
+		             e == 0 && s->copy_engines == 1 ? vz_tr("copy engine (one)", "拷贝引擎（仅一个）") : engines[e]);
 	for (int i = 0; i < v->run.nspans; i++) {
 		const lm_viz_span *sp = &v->run.spans[i];
 		if (strcmp(sp->schedule, sched) != 0) continue;
@@ -298,10 +318,11 @@ static void tl_draw(void *p, vz_frame *f)
 	const tvar *v = cur(s);
 	double now = time_at(v, f->t);
 	float x = 0;
-	for (int op = 0; op < NOPS; op++) x = vzs_legend(f, x, 0, op_color(op), false, op_label[op]);
-	x = vzs_legend(f, x, 0, vz_mix(op_color(OP_KERNEL), vz_th.bg, 0.78), false, "not reached yet");
+	for (int op = 0; op < NOPS; op++) x = vzs_legend(f, x, 0, op_color(op), false, op_label(op));
+	x = vzs_legend(f, x, 0, vz_mix(op_color(OP_KERNEL), vz_th.bg, 0.78), false, vz_tr("not reached yet", "尚未到达"));
 	char src[128];
-	vz_textf(f, x, 0, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "times: %s", vz_run_source_label(&v->run, src, sizeof src));
+	VZ_TEXTF_TR(f, x, 0, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, "times: %s", "时间：%s",
+	            vz_run_source_label(&v->run, src, sizeof src));
 	float y = s->chart_r.y;
 	y = draw_schedule(f, s, "serial", y, now);
 	y = draw_schedule(f, s, "overlapped", y + s->lh * 0.5f, now);
@@ -310,8 +331,10 @@ static void tl_draw(void *p, vz_frame *f)
 	vz_layer(f);
 	vz_dashed(f, cx, s->chart_r.y + s->lh * 1.2f, cx, y, 1.5f, 4, vz_th.highlight);
 	double sp = v->overlapped_ms > 0 ? v->serial_ms / v->overlapped_ms : 0;
-	vz_textf(f, s->chart_r.x + s->chart_r.w, s->chart_r.y, VZ_FONT_BODY, VZ_ALIGN_RIGHT, vz_th.text,
-	         "speedup %.2fx (%s)", sp, strcmp(v->run.source, "emu") == 0 ? "modelled" : "measured");
+	bool modelled = strcmp(v->run.source, "emu") == 0;
+	VZ_TEXTF_TR(f, s->chart_r.x + s->chart_r.w, s->chart_r.y, VZ_FONT_BODY, VZ_ALIGN_RIGHT, vz_th.text,
+	            "speedup %.2fx (%s)", "加速比 %.2fx（%s）", sp,
+	            modelled ? vz_tr("modelled", "模型估算") : vz_tr("measured", "实测"));
 }
 
 /* ---------------------------------------------------------------- text */
@@ -321,8 +344,12 @@ static void tl_title(void *p, char *buf, size_t cap)
 	tl_scene *s = p;
 	const tvar *v = cur(s);
 	char src[128];
-	snprintf(buf, cap, "streams: vector add in %d segment%s, serial vs overlapped; times %s", v->segments,
-	         v->segments == 1 ? "" : "s", vz_run_source_label(&v->run, src, sizeof src));
+	if (vz_zh())
+		snprintf(buf, cap, "流：向量加法分 %d 段，串行与重叠对比；时间来源：%s", v->segments,
+		         vz_run_source_label(&v->run, src, sizeof src));
+	else
+		snprintf(buf, cap, "streams: vector add in %d segment%s, serial vs overlapped; times %s", v->segments,
+		         v->segments == 1 ? "" : "s", vz_run_source_label(&v->run, src, sizeof src));
 }
 
 static void tl_step_label(void *p, int step, char *buf, size_t cap)
@@ -335,8 +362,12 @@ static void tl_step_label(void *p, int step, char *buf, size_t cap)
 		running += strcmp(v->run.spans[i].schedule, "overlapped") == 0 && v->run.spans[i].start_ms <= t + 1e-9 &&
 		           v->run.spans[i].end_ms > t + 1e-9;
 	if (step == 0)
-		snprintf(buf, cap, "each segment: copy A and B in, add, copy C out; overlapped, one segment's copy runs "
-		         "while another computes");
+		snprintf(buf, cap, "%s", vz_tr("each segment: copy A and B in, add, copy C out; overlapped, one segment's copy "
+		                               "runs while another computes",
+		                               "每一段：拷入 A 和 B，相加，拷出 C；重叠时，一段在拷贝，另一段同时在计算"));
+	else if (vz_zh())
+		snprintf(buf, cap, "t = %.3f ms：重叠调度中有 %d 个操作在运行%s", t, running,
+		         t >= v->overlapped_ms - 1e-9 ? "（重叠调度已完成，串行的还没有）" : "");
 	else
 		snprintf(buf, cap, "t = %.3f ms: %d operation%s of the overlapped schedule running%s", t, running,
 		         running == 1 ? "" : "s", t >= v->overlapped_ms - 1e-9 ? " (it is done; serial is not)" : "");
@@ -348,8 +379,10 @@ static void tl_counters(void *p, vz_panel *pn)
 	static const char *const names[] = {"serial_ms", "overlapped_ms", "speedup", "h2d_ms", "kernel_ms", "d2h_ms",
 	                                    "segments", "copy_engines", "pcie_gbps", "vector_bytes", NULL};
 	for (int i = 0; i < s->nv; i++) vzs_panel_add(pn, s->v[i].name, &s->v[i].run, names);
-	vz_panel_note(pn, "emulated: copies at pcie_gbps over copy_engines engines, the kernel's modelled cycles at "
-	              "clock_ghz; CUDA: events around each segment's copies and kernel");
+	vz_panel_note(pn, "%s", vz_tr("emulated: copies at pcie_gbps over copy_engines engines, the kernel's modelled cycles "
+	                              "at clock_ghz; CUDA: events around each segment's copies and kernel",
+	                              "模拟：拷贝按 pcie_gbps 的带宽经 copy_engines 个拷贝引擎进行，内核的模型周期按 clock_ghz "
+	                              "换算成时间；CUDA：用事件为每段的拷贝和内核计时"));
 }
 
 static void tl_describe(void *p, vz_cell *c, char *buf, size_t cap)
@@ -360,9 +393,11 @@ static void tl_describe(void *p, vz_cell *c, char *buf, size_t cap)
 		const lm_viz_span *sp = &v->run.spans[i];
 		if (strcmp(sp->schedule, c->group) != 0 || sp->segment != c->index || op_of(sp->op) != c->tag) continue;
 		char src[128];
-		snprintf(buf, cap, "%s, segment %d, stream %d: %s\n%.4f .. %.4f ms (%.4f ms), %.0f bytes\non the %s engine; %s\n%s",
-		         sp->schedule, sp->segment + 1, sp->stream, op_label[c->tag], sp->start_ms, sp->end_ms,
-		         sp->end_ms - sp->start_ms, sp->bytes, sp->track, c->state, vz_run_source_label(&v->run, src, sizeof src));
+		VZ_SNPRINTF_TR(buf, cap, "%s, segment %d, stream %d: %s\n%.4f .. %.4f ms (%.4f ms), %.0f bytes\non the %s engine; %s\n%s",
+		               "%s，第 %d 段，流 %d：%s\n%.4f .. %.4f ms（%.4f ms），%.0f 字节\n在 %s 引擎上；%s\n%s",
+		               sched_label(sp->schedule), sp->segment + 1, sp->stream, op_label(c->tag), sp->start_ms, sp->end_ms,
+		               sp->end_ms - sp->start_ms, sp->bytes, sp->track, state_label(c->state),
+		               vz_run_source_label(&v->run, src, sizeof src));
 		return;
 	}
 }

@@ -27,13 +27,13 @@ void vzs_tree_free(vzs_tree *p)
 	memset(p, 0, sizeof *p);
 }
 
-lm_status vzs_tree_build(vzs_tree *p, const lm_viz_run *run, uint32_t block, const char *title,
-                         const char *fname)
+lm_status vzs_tree_build(vzs_tree *p, const lm_viz_run *run, uint32_t block,
+                         const char *(*title)(const char *algo), const char *fname)
 {
 	memset(p, 0, sizeof *p);
 	vz_run_copy(&p->run, run);
 	snprintf(p->name, sizeof p->name, "%s", run->algo);
-	snprintf(p->title, sizeof p->title, "%s", title);
+	p->title = title;
 	if (vzs_addnet_build(run->trace, 0, block, &p->net) != LM_OK) {
 		char msg[512];
 		snprintf(msg, sizeof msg, "%s", lm_last_error());
@@ -191,11 +191,11 @@ void vzs_tree_draw(vz_frame *f, vzs_tree *p, double t, vzs_row_label label, cons
 	bool finished = t > last + 1e-9; /* a picture beside it is still running */
 	if (k > last) k = last;
 	double u = k >= last ? 0 : t - k;
-	vz_textf(f, p->box.x, p->box.y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "%s: %d steps, %d adds",
-	         p->title, p->net.nsteps, p->net.nadds);
+	VZ_TEXTF_TR(f, p->box.x, p->box.y, VZ_FONT_BODY, VZ_ALIGN_LEFT, vz_th.text, "%s: %d steps, %d adds",
+	            "%s：%d 步，%d 次加法", p->title(p->name), p->net.nsteps, p->net.nadds);
 	char text[48];
 	for (int r = 0; r <= last; r++) {
-		if (r == 0) snprintf(text, sizeof text, "input");
+		if (r == 0) snprintf(text, sizeof text, "%s", vz_tr("input", "输入"));
 		else label(p, r, text, sizeof text, ud);
 		row(f, p, r, k, u, r == k && !finished, text);
 	}
@@ -216,19 +216,23 @@ void vzs_tree_describe(const vzs_tree *p, vz_cell *c, double t, char *buf, size_
 		cell_fields(p, c, c->step, i, k);
 		c->rows = c->cols = -1;
 	}
-	if (c->step == 0) snprintf(buf, cap, "%s, input: %s[%d]", p->title, p->array, c->index);
-	else snprintf(buf, cap, "%s, after step %d: %s[%d]", p->title, c->step, p->array, c->index);
+	const char *title = p->title(p->name);
+	if (c->step == 0) VZ_SNPRINTF_TR(buf, cap, "%s, input: %s[%d]", "%s，输入：%s[%d]", title, p->array, c->index);
+	else VZ_SNPRINTF_TR(buf, cap, "%s, after step %d: %s[%d]", "%s，第 %d 步之后：%s[%d]", title, c->step, p->array,
+	                    c->index);
 	if (c->has_value) vz_append(buf, cap, " = %g", c->value);
 	int w = c->step > 0 ? p->writer[(size_t)c->step * (size_t)p->net.length + (size_t)i] : -1;
 	if (w >= 0) {
 		const vzs_add *a = &p->net.adds[w];
 		const double *prev = p->rows + (size_t)(c->step - 1) * (size_t)p->net.length;
-		vz_append(buf, cap, "\nthread %d (warp %d, lane %d) added %s[%d] + %s[%d]", a->thread, a->warp,
-		          a->lane, p->array, a->src[0], p->array, a->src[1]);
+		VZ_APPEND_TR(buf, cap, "\nthread %d (warp %d, lane %d) added %s[%d] + %s[%d]",
+		             "\n线程 %d（线程束 %d，通道 %d）计算 %s[%d] + %s[%d]", a->thread, a->warp, a->lane, p->array,
+		             a->src[0], p->array, a->src[1]);
 		if (a->src[0] >= lo && a->src[1] >= lo && a->src[0] < lo + p->net.length && a->src[1] < lo + p->net.length)
 			vz_append(buf, cap, " = %g + %g", prev[a->src[0] - lo], prev[a->src[1] - lo]);
-		vz_append(buf, cap, "\nblock %u, trace event %lld (an add)", p->net.block, (long long)a->event + 1);
+		VZ_APPEND_TR(buf, cap, "\nblock %u, trace event %lld (an add)", "\n线程块 %u，trace 事件 %lld（一次加法）",
+		             p->net.block, (long long)a->event + 1);
 	} else if (c->step > 0) {
-		vz_append(buf, cap, "\nidle in this step: no thread adds into it");
+		vz_append(buf, cap, "\n%s", vz_tr("idle in this step: no thread adds into it", "本步空闲：没有线程写入它"));
 	}
 }

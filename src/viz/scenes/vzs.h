@@ -156,8 +156,6 @@ char *vzs_short(char *buf, size_t cap, double v);
  * a picture, kept for the hover of the cell the scene registers over them. */
 void vzs_text_line(vz_frame *f, char *keep, size_t cap, float x, float y, vz_color c, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
-/* Shortens t (UTF-8, in place, cap bytes) to fit w as drawn now, ending it with an ellipsis when cut. */
-void vzs_fit_text(const vz_frame *f, vz_font font, char *t, size_t cap, float w);
 
 /* A small line chart of series over x values (log2 axes when logx, logy): title, axes with the
  * ticks that fit, a polyline with dots per series, their labels, a dashed marker at mark_x (> 0). */
@@ -174,7 +172,7 @@ void vzs_chart(vz_frame *f, vz_rect r, const char *title, const double *x, int n
 /* One block's elements as a row of cells per step with an arrow per add (scan, reduce). */
 typedef struct vzs_tree {
 	char name[32];        /* the algorithm ("kogge-stone") */
-	char title[64];
+	const char *(*title)(const char *algo); /* its heading, in the labels' language when asked */
 	char array[24];       /* the array the adds write, as the kernel names it */
 	lm_viz_run run;
 	vzs_addnet net;
@@ -186,12 +184,12 @@ typedef struct vzs_tree {
 	float label_w, cell_w, cell_h, pitch, top;
 } vzs_tree;
 
-/* The label of row r >= 1 (row 0 is "input"). */
+/* The label of row r >= 1 (row 0 is the input). */
 typedef void (*vzs_row_label)(const vzs_tree *t, int r, char *buf, size_t cap, const void *ud);
 
-/* From block `block` of launch 0 of the run's trace (the run is copied). */
-lm_status vzs_tree_build(vzs_tree *t, const lm_viz_run *run, uint32_t block, const char *title,
-                         const char *fname);
+/* From block `block` of launch 0 of the run's trace (the run is copied); title(algo) heads it. */
+lm_status vzs_tree_build(vzs_tree *t, const lm_viz_run *run, uint32_t block,
+                         const char *(*title)(const char *algo), const char *fname);
 void vzs_tree_free(vzs_tree *t);
 /* In box: a header line, then the rows in rows_h (0: the rest of the box). */
 void vzs_tree_layout(vzs_tree *t, vz_rect box, float rows_h, const vz_layout_ctx *c);
