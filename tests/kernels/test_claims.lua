@@ -130,6 +130,38 @@ local claims = {
     end },
 }
 
+-- The scenes' own counters, read from the panel they draw (viz.layout('text')): the row of a
+-- counter, its values left to right (one per variant).
+local function panel_row(name)
+  local L = viz.layout('text')
+  local y
+  for _, c in ipairs(L) do if c.text == name then y = c.y end end
+  local row = {}
+  for _, c in ipairs(L) do
+    if y and math.abs(c.y - y) < 1 and c.text ~= name then row[#row + 1] = { c.x, tonumber(c.text) } end
+  end
+  table.sort(row, function(a, b) return a[1] < b[1] end)
+  local out = {}
+  for i, r in ipairs(row) do out[i] = r[2] end
+  return out
+end
+local have_viz = require('lumen.lesson_format').scenes() ~= nil
+if have_viz then
+  claims[#claims + 1] = { 'histogram scene (input = runs)', 'aggregation beats privatization on runs (the scene\'s 1024 values in runs of 32-127)',
+    function()
+      viz.scene('histogram', { input = 'runs' })
+      local c = panel_row('modelled_cycles') -- global-atomic, privatized, aggregated
+      test.ok(c[2] < c[1], 'privatized beats global atomics there too')
+      return c[3], c[2], 'modelled_cycles'
+    end }
+  claims[#claims + 1] = { 'reduce scene (defaults)', 'the convergent tree beats the naive one (the launch of 32 blocks the scene shows)',
+    function()
+      viz.scene('reduce')
+      local c = panel_row('modelled_cycles') -- naive, convergent
+      return c[2], c[1], 'modelled_cycles'
+    end }
+end
+
 local rows = {}
 for _, c in ipairs(claims) do
   test.case(c[1] .. ': ' .. c[2], function()

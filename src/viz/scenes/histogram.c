@@ -349,7 +349,9 @@ static lm_status from_trace(hist_scene *s, const lm_viz_run *r, const char *fnam
 static lm_status demo_input(hist_scene *s, const lm_viz_opts *o, const char *fname)
 {
 	const char *kind = vz_opt_string(o, "input", "pmpp");
-	int64_t n = vz_opt_int(o, "n", 256);
+	/* runs: 1024 values in runs of 32 to 127, long enough that a privatized copy's atomics queue
+	 * on one bin and aggregation pays in modelled cycles too (tests/kernels/test_claims.lua) */
+	int64_t n = vz_opt_int(o, "n", strcmp(kind, "runs") == 0 ? 1024 : 256);
 	if (strcmp(kind, "pmpp") == 0 || strcmp(kind, "text") == 0) {
 		const char *text = strcmp(kind, "pmpp") == 0 ? "programming massively parallel processors"
 		                                              : vz_opt_string(o, "text", "");
@@ -379,7 +381,7 @@ static lm_status demo_input(hist_scene *s, const lm_viz_opts *o, const char *fna
 			if (strcmp(kind, "runs") == 0) { /* runs of equal bins, as in images: aggregation pays */
 				if (run_left == 0) {
 					run_bin = (int64_t)(r % (uint64_t)s->bins);
-					run_left = 4 + (int64_t)((r >> 20) % 12);
+					run_left = 32 + (int64_t)((r >> 20) % 96);
 				}
 				s->values[i] = (double)run_bin;
 				run_left--;
@@ -836,9 +838,9 @@ static void hist_title(void *p, char *buf, size_t cap)
 		         algos[s->variant], (long long)s->n, s->letters ? "字母" : "元素", (long long)s->bins,
 		         s->text_bins ? "（每桶四个字母）" : "", h->blocks, h->threads);
 	else
-		snprintf(buf, cap, "histogram: the %s kernel, %lld %s into %lld bins%s, %d blocks of %d threads",
+		snprintf(buf, cap, "histogram: the %s kernel, %lld %s into %lld bins%s, %d block%s of %d threads",
 		         algos[s->variant], (long long)s->n, s->letters ? "letters" : "elements", (long long)s->bins,
-		         s->text_bins ? " of four letters" : "", h->blocks, h->threads);
+		         s->text_bins ? " of four letters" : "", h->blocks, h->blocks == 1 ? "" : "s", h->threads);
 }
 
 static void hist_step_label(void *p, int step, char *buf, size_t cap)
@@ -864,7 +866,8 @@ static void hist_counters(void *p, vz_panel *pn)
 {
 	hist_scene *s = p;
 	static const char *const names[] = {"atomics", "shared_atomics", "conflicts", "shared_conflicts",
-	                                    "modelled_cycles", "global_loads", "barriers", "time_ms", "gbps", NULL};
+	                                    "atomic_queue", "shared_atomic_queue", "modelled_cycles",
+	                                    "global_loads", "barriers", "time_ms", "gbps", NULL};
 	for (int i = 0; i < NALGOS; i++) vzs_panel_add(pn, algos[i], &s->runs[i].run, names);
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	if (s->demo)
@@ -925,7 +928,7 @@ static void hist_describe(void *p, vz_cell *c, char *buf, size_t cap)
 static const vz_option hist_options[] = {
 	{"input", VZ_OPT_CHOICE, 0, 0, "pmpp text random runs", "pmpp", "pmpp: the book's phrase in bins of four letters; runs: runs of equal bins"},
 	{"text", VZ_OPT_STRING, 0, 0, NULL, "", "the text counted by letters (input=text)"},
-	{"n", VZ_OPT_INT, 1, 262144, NULL, "256", "elements of a random input"},
+	{"n", VZ_OPT_INT, 1, 262144, NULL, "256 (runs: 1024)", "elements of a random input"},
 	{"bins", VZ_OPT_INT, 1, 4096, NULL, "16", "bins of a random input"},
 	{"block", VZ_OPT_INT, 1, 1024, NULL, "16 (short inputs)", "threads per block"},
 	{"coarsen", VZ_OPT_INT, 1, 1024, NULL, "8", "elements per thread of the aggregated kernel"},

@@ -719,6 +719,13 @@ static void spmv_counters(void *p, vz_panel *pn)
 	vzs_panel_measured(pn, s->given, s->ngiven, names);
 	vz_panel_note(pn, "%s", vz_tr("padding: ELL slots that hold no nonzero (m x longest row - nnz); work: products per thread",
 	                              "padding：ELL 中不存非零元的槽位（m × 最长行 − nnz）；work：每个线程的乘积数"));
+	/* a matrix drawn cell by cell fits on the modelled SM at once: every format then waits for its
+	 * longest row, and JDS pays its iter_ptr load each iteration; the cycles rank the formats only
+	 * on matrices that take several waves (lesson 19 step 8, tests/kernels/test_claims.lua) */
+	vz_panel_note(pn, "%s", vz_tr("modelled_cycles: one wave here (each format waits for its longest row); the formats "
+	                              "differ in padding and SIMD efficiency. Cycles rank them on 4096 rows (lesson 19, step 8).",
+	                              "modelled_cycles：这里只有一波（每种格式都在等最长的行）；各格式的差别在填充和 SIMD 效率上。"
+	                              "周期的排序要在 4096 行上看（第 19 课第 8 步）。"));
 }
 
 static void spmv_describe(void *p, vz_cell *c, char *buf, size_t cap)
