@@ -180,6 +180,16 @@ test.case('bad input: snapshot paths', function()
   local f = assert(io.open(tmp .. '/ok.png', 'rb'))
   test.eq(f:read(8), '\137PNG\r\n\26\n')
   f:close()
+  -- the one safe-write routine (issue 29.1): a device stays a device, a link stays a link to
+  -- the new picture, the mode of an existing file is kept, nothing temporary is left behind
+  test.raises(function() viz.snapshot('/dev/null') end, "viz.snapshot: cannot write '/dev/null': it is a character device")
+  local function sh(c) local p = io.popen(c) local o = p:read('a') p:close() return (o:gsub('%s+$', '')) end
+  test.eq(sh('stat -c %F /dev/null'), 'character special file')
+  os.execute('chmod 600 ' .. q(tmp .. '/ok.png') .. ' && ln -sf ' .. q(tmp .. '/ok.png') .. ' ' .. q(tmp .. '/link.png'))
+  viz.snapshot(tmp .. '/link.png')
+  test.eq(sh('stat -c %F ' .. q(tmp .. '/link.png')), 'symbolic link')
+  test.eq(sh('stat -c %a ' .. q(tmp .. '/ok.png')), '600')
+  test.eq(sh('ls -A ' .. q(tmp) .. ' | grep -c lumen- || true'), '0', 'no temporary left')
 end)
 
 test.case('the s key writes a PNG; viz.open sizes the window', function()
