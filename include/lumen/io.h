@@ -108,6 +108,12 @@ void lm_file_abort(lm_file_writer *w);
 /* The checks alone, for a file written as it goes (a CSV log): LM_OK for a new file, or a
  * regular one (through a symlink) that this user may write. */
 lm_status lm_file_check(const char *fname, const char *path);
+/* Opens path to read only when it is a regular file (a symlink is followed), without ever
+ * blocking: a FIFO is opened non-blocking and refused like a device, socket or directory (reading
+ * /dev/zero or a pipe where a file is meant would never end). Returns the descriptor (blocking,
+ * close-on-exec), or -1 with *not_regular NULL and errno set when it cannot be opened, or -1 with
+ * *not_regular naming what it is ("a FIFO (named pipe)"). */
+int lm_file_open_read(const char *path, const char **not_regular);
 
 #ifdef __cplusplus
 }

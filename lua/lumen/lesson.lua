@@ -124,10 +124,9 @@ function M.find(spec)
   end
   spec = spec:gsub('^%s+', ''):gsub('%s+$', ''):gsub('%.lua$', '')
   if spec:find('/', 1, true) and not spec:match('^[%w_-]+/[%w_-]+$') or spec:match('^[./]') then
-    local f = io.open(spec .. '.lua') or io.open(spec)
-    if f then
-      f:close()
-      local path = io.open(spec .. '.lua') and spec .. '.lua' or spec
+    local function exists(p) local ok, what = lm.sys.isfile(p) return ok or what ~= 'missing' end
+    if exists(spec .. '.lua') or exists(spec) then
+      local path = exists(spec .. '.lua') and spec .. '.lua' or spec
       local course, nn, slug = path:match('([^/]+)/(%d+)%-([%w_%-]+)%.lua$')
       return { name = course and (course .. '/' .. nn .. '-' .. slug) or path, path = path,
                course = course or '?', nn = tonumber(nn) or 0, slug = slug or path }
@@ -195,10 +194,17 @@ local HEADER = 'lumen lessons progress 1'
 local function read_progress()
   local p = { lessons = {} }
   local path = M.progress_path()
-  local f = path and io.open(path, 'rb')
-  if not f then return p end
-  local data = f:read('a') or ''
-  f:close()
+  if not path then return p end
+  -- a regular file only: a FIFO or a link to /dev/zero would block or never end (issue 29.2)
+  local data, why, what = lm.sys.read_file(path)
+  if not data then
+    if what ~= 'missing' then
+      io.stderr:write('lesson: warning: cannot read the progress file (' .. why .. '); progress is kept '
+        .. 'for this session only\n')
+      p.unusable = true
+    end
+    return p
+  end
   local n, bad = 0, {}
   for line in (data .. '\n'):gmatch('([^\n]*)\n') do
     n = n + 1
@@ -247,6 +253,7 @@ end
 local function save_progress()
   if not S.record then return end
   local p = get_progress()
+  if p.unusable then return end -- said once, when it was read
   local path = M.progress_path()
   if not path then return end
   local lines = { HEADER }
@@ -643,6 +650,7 @@ local function current_step() return S.lesson.steps[S.index] end
 local function note_step()
   if not S.record then return end
   local p = get_progress()
+  if p.unusable then return end -- said once, when it was read
   p.last = S.name
   lesson_progress(S.name).at = S.index
   save_progress()

@@ -75,10 +75,8 @@ end
 --- Runs a lesson file. Returns its table, or nil and a message naming the file (and the line of
 --- a syntax or run-time error).
 function F.load(path)
-  local f, err = io.open(path, 'rb')
-  if not f then return nil, string.format('%s: cannot read the lesson file (%s)', path, err) end
-  local src = f:read('a')
-  f:close()
+  local src, err = lm.sys.read_file(path) -- a regular file: a FIFO would block, /dev/zero never end
+  if not src then return nil, string.format('%s: cannot read the lesson file (%s)', path, err) end
   local env = setmetatable({}, { __index = _G })
   local chunk, cerr = load(src, '@' .. path, 't', env)
   if not chunk then return nil, cerr .. ' (a syntax error in the lesson file)' end

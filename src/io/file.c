@@ -18,6 +18,8 @@
  *   - fsync'ed before the rename; an interrupt (Ctrl-C) during the write ends it with an error that
  *     says the target is unchanged; one that comes during the rename is delivered after it, and the
  *     save returns normally (it happened).
+ * Reading has its guard too: lm_file_open_read opens regular files only, and never blocks on a
+ * FIFO (a pipe, /dev/zero or a device where a file is meant would hang the reader).
  * Read next: source.c (lmi_out, the writers' sink over this), include/lumen/io.h.
  */
 #include <errno.h>
@@ -144,6 +146,34 @@ lm_status lm_file_check(const char *fname, const char *path)
 	struct stat st;
 	bool exists;
 	return check_target(fname, path, resolved, sizeof resolved, &st, &exists);
+}
+
+int lm_file_open_read(const char *path, const char **not_regular)
+{
+	*not_regular = NULL;
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* not even opened (opening a device can act) */
+		*not_regular = kind_of(st.st_mode);
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY); /* replaced since: checked again */
+	if (fd < 0) return -1;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*not_regular = kind_of(st.st_mode);
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
 }
 
 static void dir_of(const char *path, char *dir, size_t cap)

@@ -64,12 +64,19 @@ lm_status lmi_src_open_file(lmi_src *s, const char *fname, const char *path, boo
 	s->fname = fname;
 	if (!path) return lmi_fail(LM_ERR_ARG, "%s: path is NULL", fname);
 	describe_path(s, path);
-	s->f = fopen(path, "rb");
-	if (!s->f) return lmi_src_fail(s, LM_ERR_IO, "cannot open: %s", strerror(errno));
+	const char *kind;
+	int fd = lm_file_open_read(path, &kind); /* a FIFO or /dev/zero would never end: refused */
+	if (fd < 0 && kind) return lmi_src_fail(s, LM_ERR_IO, "not a regular file (it is %s)", kind);
+	if (fd < 0) return lmi_src_fail(s, LM_ERR_IO, "cannot open: %s", strerror(errno));
+	s->f = fdopen(fd, "rb");
+	if (!s->f) {
+		close(fd);
+		return lmi_src_fail(s, LM_ERR_IO, "cannot open: %s", strerror(errno));
+	}
 	struct stat st;
-	if (fstat(fileno(s->f), &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
 		lmi_src_close(s);
-		return lmi_src_fail(s, LM_ERR_IO, "not a regular file");
+		return lmi_src_fail(s, LM_ERR_IO, "cannot open: %s", strerror(errno));
 	}
 	s->raw_size = (uint64_t)st.st_size;
 	if (!allow_gz) return LM_OK;

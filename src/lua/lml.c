@@ -56,6 +56,9 @@ _Noreturn int lml_core_error(lua_State *L)
 	const char *p = msg;
 	while (*p && (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))) p++;
 	const char *body = (p > msg && p[0] == ':' && p[1] == ' ') ? p + 2 : msg;
+	/* "lm.sys.write_file: ..." from a core routine given the Lua name: said once */
+	size_t n = strlen(lml_fname(L));
+	if (strncmp(msg, lml_fname(L), n) == 0 && msg[n] == ':' && msg[n + 1] == ' ') body = msg + n + 2;
 	luaL_error(L, "%s: %s", lml_fname(L), body);
 	__builtin_unreachable();
 }

@@ -196,6 +196,27 @@ static int l_isdir(lua_State *L)
 	return 1;
 }
 
+/* lm.sys.isfile(path) -> true for a regular file (a symlink followed), else false and what is
+ * there: 'missing', or 'a directory', 'a FIFO (named pipe)', ... (nothing is opened: a check that
+ * cannot block, for code that looks before it reads). */
+static int l_isfile(lua_State *L)
+{
+	if (lua_type(L, 1) != LUA_TSTRING)
+		lml_typeerror(L, 1, "path", "a string");
+	struct stat st;
+	int rc = stat(lua_tostring(L, 1), &st);
+	if (rc == 0 && S_ISREG(st.st_mode)) {
+		lua_pushboolean(L, 1);
+		return 1;
+	}
+	lua_pushboolean(L, 0);
+	lua_pushstring(L, rc != 0 ? (errno == ENOENT || errno == ENOTDIR ? "missing" : strerror(errno))
+	                  : S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) ? "a character device"
+	                  : S_ISBLK(st.st_mode) ? "a block device" : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+	                  : S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file");
+	return 2;
+}
+
 /* lm.sys.executable() -> the path of the running program (for tests that start it again) */
 static int l_executable(lua_State *L)
 {
@@ -282,6 +303,50 @@ static int l_check_write(lua_State *L)
 	}
 	lua_pushboolean(L, 1);
 	return 1;
+}
+
+/* lm.sys.read_file(path) -> the whole file, or nil, why and what ('missing', 'not regular',
+ * 'unreadable'): a regular file only (a symlink followed), so a FIFO or /dev/zero where a file
+ * is meant is refused at once instead of blocking or reading for ever (lm_file_open_read). */
+static int l_read_file(lua_State *L)
+{
+	const char *path = path_arg(L, 1);
+	const char *kind;
+	int fd = lm_file_open_read(path, &kind);
+	const char *what = NULL;
+	char why[400];
+	if (fd < 0 && kind) {
+		snprintf(why, sizeof why, "%.300s: it is %s, not a regular file", path, kind);
+		what = "not regular";
+	} else if (fd < 0) {
+		snprintf(why, sizeof why, "%.300s: %s", path, strerror(errno));
+		what = errno == ENOENT || errno == ENOTDIR ? "missing" : "unreadable";
+	}
+	luaL_Buffer b;
+	if (!what) {
+		luaL_buffinit(L, &b);
+		for (;;) {
+			char *p = luaL_prepbuffer(&b);
+			ssize_t n = read(fd, p, LUAL_BUFFERSIZE);
+			if (n < 0 && errno == EINTR) continue;
+			if (n < 0) {
+				snprintf(why, sizeof why, "%.300s: %s", path, strerror(errno));
+				what = "unreadable";
+				break;
+			}
+			if (n == 0) break;
+			luaL_addsize(&b, (size_t)n);
+		}
+		close(fd);
+		if (!what) {
+			luaL_pushresult(&b);
+			return 1;
+		}
+	}
+	lua_pushnil(L);
+	lua_pushstring(L, why);
+	lua_pushstring(L, what);
+	return 3;
 }
 
 static int l_term_size(lua_State *L)
@@ -372,11 +437,13 @@ static const luaL_Reg sys_functions[] = {
 	{"clock", l_clock},
 	{"listdir", l_listdir},
 	{"isdir", l_isdir},
+	{"isfile", l_isfile},
 	{"term_size", l_term_size},
 	{"executable", l_executable},
 	{"fail_alloc_after", l_fail_alloc_after},
 	{"lang", l_lang},
 	{"write_file", l_write_file},
+	{"read_file", l_read_file},
 	{"check_write", l_check_write},
 	{NULL, NULL},
 };

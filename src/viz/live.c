@@ -9,38 +9,52 @@
  * are counted with the first one kept for the scene to show. NaN and Inf values are gaps. x is
  * the step column, else the epoch column, else the first column (one column: the row number),
  * and every series keeps the name of its x, which the curves scene labels its axis with.
+ * Any number of columns, series and any line length are taken (the buffers grow; a line past
+ * 64 MiB is a malformed line, said so); the curves scene says which series it does not draw.
+ * Only a regular file is followed: a FIFO, /dev/zero or a device is refused up front (its read
+ * would block or never end), and one that replaces the file later is waited out, said so.
  * Read next: scenes/curves.c, scenes/model.c.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "lumen/io.h"
 #include "viz/vz.h"
 
-#define MAX_SERIES 32
-#define MAX_COLS 32
 #define FOLLOW_INTERVAL 0.2
+#define MAX_LINE (64u << 20) /* a "line" past this is not a log line: counted malformed */
 
-static vz_series series[MAX_SERIES];
-static int nseries;
+static vz_series *series;  /* grows: any number of series */
+static int nseries, cap_series;
+static int *hslot;         /* open-addressing index of series by name: -1 empty */
+static int hcap;
 static uint64_t version;
 
 typedef struct follow {
 	bool on;
 	char path[512];
 	long offset;                 /* bytes consumed */
-	char partial[1024];          /* a line without its newline yet */
+	char *partial;               /* a line without its newline yet (grows) */
+	size_t plen, pcap;
+	bool too_long;               /* the line being read passed MAX_LINE: skipped to its newline */
 	int ncols, xcol, splitcol, tcol;
-	char cols[MAX_COLS][32];
+	char (*cols)[32];            /* the header's names (ncols of them) */
+	char **fields;               /* scratch: a row split at commas */
+	double *v;                   /* scratch: its values */
+	int cap_fields;
 	char xname[24];              /* the x column's header, or "row" when x counts the rows */
 	bool header;
 	int64_t rows, bad, restarts;
 	char first_bad[200];
 	char status[300];
 	int wait_errno;              /* the file is not there (yet): why, else 0 */
+	const char *not_regular;     /* what is at the path when it is not a regular file, else NULL */
 	double next_poll;
 } follow;
 
@@ -79,19 +93,62 @@ static void split_name(const char *name, char *chart, size_t cc, char *label, si
 	vz_utf8_trim(label);
 }
 
+static uint32_t name_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+/* Rebuilds the name index for cap slots (a power of two over twice the series). */
+static bool index_series(int cap)
+{
+	int *h = malloc((size_t)cap * sizeof *h);
+	if (!h) return false;
+	for (int i = 0; i < cap; i++) h[i] = -1;
+	for (int i = 0; i < nseries; i++) {
+		uint32_t k = name_hash(series[i].name) & (uint32_t)(cap - 1);
+		while (h[k] >= 0) k = (k + 1) & (uint32_t)(cap - 1);
+		h[k] = i;
+	}
+	free(hslot);
+	hslot = h;
+	hcap = cap;
+	return true;
+}
+
 static vz_series *find_series(const char *name, bool from_file, const char *fname)
 {
-	for (int i = 0; i < nseries; i++)
-		if (strcmp(series[i].name, name) == 0) return &series[i];
-	if (nseries >= MAX_SERIES) {
-		lm_set_error(LM_ERR_ARG, "%s: at most %d series, and '%s' would be one more", fname, MAX_SERIES, name);
-		return NULL;
+	uint32_t k = 0;
+	if (hcap) {
+		k = name_hash(name) & (uint32_t)(hcap - 1);
+		for (; hslot[k] >= 0; k = (k + 1) & (uint32_t)(hcap - 1))
+			if (strcmp(series[hslot[k]].name, name) == 0) return &series[hslot[k]];
 	}
-	vz_series *s = &series[nseries++];
+	if (nseries == cap_series) {
+		int c = cap_series ? 2 * cap_series : 32;
+		vz_series *ns = c < 1 << 24 ? realloc(series, (size_t)c * sizeof *ns) : NULL;
+		if (!ns) {
+			lm_set_error(LM_ERR_NOMEM, "%s: out of memory for series '%s' (%d series)", fname, name, nseries);
+			return NULL;
+		}
+		series = ns;
+		cap_series = c;
+	}
+	if (2 * (nseries + 1) > hcap) {
+		if (!index_series(hcap ? 2 * hcap : 64)) {
+			lm_set_error(LM_ERR_NOMEM, "%s: out of memory for series '%s' (%d series)", fname, name, nseries);
+			return NULL;
+		}
+		k = name_hash(name) & (uint32_t)(hcap - 1);
+		while (hslot[k] >= 0) k = (k + 1) & (uint32_t)(hcap - 1);
+	}
+	vz_series *s = &series[nseries];
 	memset(s, 0, sizeof *s);
 	snprintf(s->name, sizeof s->name, "%s", name);
 	split_name(name, s->chart, sizeof s->chart, s->label, sizeof s->label);
 	s->from_file = from_file;
+	hslot[k] = nseries++;
 	return s;
 }
 
@@ -164,7 +221,24 @@ static void drop_file_series(void)
 		}
 	}
 	nseries = k;
+	if (hcap) index_series(hcap); /* the same size: it can only have fewer */
 	version++;
+}
+
+/* Forgets what was read of the followed file (its path and poll state stay when keep). */
+static void follow_reset(bool keep)
+{
+	free(F.partial);
+	free(F.cols);
+	free(F.fields);
+	free(F.v);
+	follow k = F;
+	memset(&F, 0, sizeof F);
+	if (!keep) return;
+	F.on = k.on;
+	memcpy(F.path, k.path, sizeof F.path);
+	F.restarts = k.restarts;
+	F.next_poll = k.next_poll;
 }
 
 void vz_live_clear(void)
@@ -174,8 +248,12 @@ void vz_live_clear(void)
 		free(series[i].y);
 		free(series[i].t);
 	}
-	nseries = 0;
-	memset(&F, 0, sizeof F);
+	free(series);
+	free(hslot);
+	series = NULL;
+	hslot = NULL;
+	nseries = cap_series = hcap = 0;
+	follow_reset(false);
 	version++;
 }
 
@@ -183,10 +261,24 @@ void vz_live_clear(void)
 
 const char *vz_live_follow_status(void) { return F.on ? F.status : NULL; }
 
+static const char *kind_zh(const char *k)
+{
+	return strcmp(k, "a directory") == 0            ? "目录"
+	       : strcmp(k, "a character device") == 0  ? "字符设备"
+	       : strcmp(k, "a block device") == 0       ? "块设备"
+	       : strcmp(k, "a FIFO (named pipe)") == 0  ? "FIFO（命名管道）"
+	       : strcmp(k, "a socket") == 0             ? "套接字"
+	                                                : "不是普通文件";
+}
+
 const char *vz_live_follow_label(char *buf, size_t cap)
 {
 	if (!F.on) return NULL;
 	if (!vz_zh()) return F.status;
+	if (F.not_regular) {
+		snprintf(buf, cap, "等待 %.200s（它是%s，只跟踪普通文件）", F.path, kind_zh(F.not_regular));
+		return buf;
+	}
 	if (F.wait_errno) {
 		snprintf(buf, cap, "等待 %.200s（%.60s）", F.path, strerror(F.wait_errno));
 		return buf;
@@ -213,29 +305,48 @@ static void bad_line(int64_t line, const char *why)
 	if (!F.bad++) snprintf(F.first_bad, sizeof F.first_bad, "line %lld: %s", (long long)line, why);
 }
 
-/* Splits a CSV line at commas (no quoting: the logs Lumen writes have none). */
-static int split_fields(char *line, char **fields, int cap)
+/* Splits a CSV line at commas (no quoting: the logs Lumen writes have none) into F.fields, grown
+ * to fit; returns the number of fields, or -1 when out of memory. */
+static int split_fields(char *line)
 {
-	int n = 0;
-	for (char *p = line; n < cap;) {
-		fields[n++] = p;
+	int n = 1;
+	for (const char *c = line; (c = strchr(c, ',')) != NULL; c++) n++;
+	if (n > F.cap_fields) {
+		char **f = realloc(F.fields, (size_t)n * sizeof *f);
+		if (f) F.fields = f;
+		double *v = f ? realloc(F.v, (size_t)n * sizeof *v) : NULL;
+		if (!v) return -1;
+		F.v = v;
+		F.cap_fields = n;
+	}
+	int k = 0;
+	for (char *p = line;;) {
+		F.fields[k++] = p;
 		char *c = strchr(p, ',');
 		if (!c) break;
 		*c = '\0';
 		p = c + 1;
 	}
-	return n;
+	return k;
 }
 
-static void read_header(char *line)
+static void read_header(char *line, int64_t lineno)
 {
-	char *f[MAX_COLS + 1];
-	int n = split_fields(line, f, MAX_COLS + 1);
-	F.ncols = n > MAX_COLS ? MAX_COLS : n;
+	int n = split_fields(line);
+	char (*cols)[32] = n > 0 ? calloc((size_t)n, sizeof *cols) : NULL;
+	if (!cols) {
+		bad_line(lineno, "out of memory for the header");
+		return;
+	}
+	free(F.cols);
+	F.cols = cols;
+	F.ncols = n;
 	F.xcol = F.splitcol = F.tcol = -1;
 	int epoch = -1;
+	char **f = F.fields;
 	for (int i = 0; i < F.ncols; i++) {
 		snprintf(F.cols[i], sizeof F.cols[i], "%s", f[i]);
+		vz_utf8_trim(F.cols[i]);
 		if (strcmp(f[i], "step") == 0) F.xcol = i;
 		else if (strcmp(f[i], "epoch") == 0) epoch = i;
 		else if (strcmp(f[i], "split") == 0) F.splitcol = i;
@@ -252,25 +363,29 @@ static void read_header(char *line)
 
 static bool skip_col(int i) { return i == F.xcol || i == F.splitcol || i == F.tcol || strcmp(F.cols[i], "epoch") == 0; }
 
-static void read_row(char *line)
+static void read_row(char *line, int64_t lineno)
 {
-	int64_t lineno = F.rows + F.bad + 2;
-	char *f[MAX_COLS + 1];
-	int n = split_fields(line, f, MAX_COLS + 1);
+	int n = split_fields(line);
+	if (n < 0) {
+		bad_line(lineno, "out of memory for its fields");
+		return;
+	}
+	char **f = F.fields;
+	double *v = F.v;
 	if (n != F.ncols) {
 		char why[96];
-		snprintf(why, sizeof why, "%d fields, the header has %d", n, F.ncols);
+		snprintf(why, sizeof why, "%d field%s, the header has %d", n, n == 1 ? "" : "s", F.ncols);
 		bad_line(lineno, why);
 		return;
 	}
-	double v[MAX_COLS];
 	for (int i = 0; i < n; i++) {
 		if (i == F.splitcol) continue;
 		char *end = NULL;
 		v[i] = *f[i] ? strtod(f[i], &end) : NAN; /* an empty field is a gap */
 		if (*f[i] && (!end || *end != '\0')) {
 			char why[96];
-			snprintf(why, sizeof why, "'%.20s' is not a number (column %s)", f[i], F.cols[i]);
+			snprintf(why, sizeof why, "'%.20s%s' is not a number (column %s)", f[i], strlen(f[i]) > 20 ? "..." : "",
+			         F.cols[i]);
 			bad_line(lineno, why);
 			return;
 		}
@@ -287,8 +402,9 @@ static void read_row(char *line)
 	for (int i = 0; i < n; i++) {
 		if (skip_col(i)) continue;
 		char name[64];
-		if (F.splitcol >= 0 && *f[F.splitcol]) snprintf(name, sizeof name, "%.20s/%.30s", f[F.splitcol], F.cols[i]);
-		else snprintf(name, sizeof name, "%.40s", F.cols[i]);
+		if (F.splitcol >= 0 && *f[F.splitcol]) snprintf(name, sizeof name, "%.15s/%.31s", f[F.splitcol], F.cols[i]);
+		else snprintf(name, sizeof name, "%.31s", F.cols[i]);
+		vz_utf8_trim(name);
 		vz_series *s = find_series(name, true, "viz.follow");
 		if (!s) continue;
 		snprintf(s->xname, sizeof s->xname, "%s", F.xname);
@@ -296,23 +412,79 @@ static void read_row(char *line)
 	}
 }
 
+/* Adds n bytes to the line being read; false when it cannot grow (out of memory, or past MAX_LINE). */
+static bool add_partial(const char *b, size_t n)
+{
+	if (F.too_long) return true;
+	if (F.plen + n + 1 > MAX_LINE) {
+		F.too_long = true;
+		return false;
+	}
+	if (F.plen + n + 1 > F.pcap) {
+		size_t c = F.pcap ? F.pcap : 1024;
+		while (c < F.plen + n + 1) c *= 2;
+		char *p = realloc(F.partial, c);
+		if (!p) {
+			F.too_long = true;
+			return false;
+		}
+		F.partial = p;
+		F.pcap = c;
+	}
+	memcpy(F.partial + F.plen, b, n);
+	F.plen += n;
+	F.partial[F.plen] = '\0';
+	return true;
+}
+
 static void consume(const char *buf, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(F.partial);
-		if (buf[i] != '\n') {
-			if (len + 1 < sizeof F.partial) {
-				F.partial[len] = buf[i];
-				F.partial[len + 1] = '\0';
-			}
-			continue;
+	while (n > 0) {
+		const char *nl = memchr(buf, '\n', n);
+		size_t k = nl ? (size_t)(nl - buf) : n;
+		add_partial(buf, k);
+		if (!nl) return;
+		buf += k + 1;
+		n -= k + 1;
+		int64_t lineno = F.rows + F.bad + 1 + (F.header ? 1 : 0);
+		if (F.too_long) {
+			bad_line(lineno, "longer than 64 MiB (not a CSV log line)");
+		} else if (F.plen) {
+			if (F.partial[F.plen - 1] == '\r') F.partial[--F.plen] = '\0';
+			if (F.plen && memchr(F.partial, '\0', F.plen)) bad_line(lineno, "it holds a NUL byte");
+			else if (F.plen && !F.header) read_header(F.partial, lineno);
+			else if (F.plen) read_row(F.partial, lineno);
 		}
-		if (len && F.partial[len - 1] == '\r') F.partial[len - 1] = '\0';
-		if (!F.partial[0]) continue;
-		if (!F.header) read_header(F.partial);
-		else read_row(F.partial);
-		F.partial[0] = '\0';
+		F.plen = 0;
+		F.too_long = false;
+		if (F.partial) F.partial[0] = '\0';
 	}
+}
+
+/* Reads what was added to the followed file since the last poll (only what was there at the
+ * poll's start: a file that grows as fast as it is read still returns). */
+static void read_new(long size)
+{
+	const char *kind;
+	int fd = lm_file_open_read(F.path, &kind);
+	if (fd < 0) {
+		F.not_regular = kind;
+		F.wait_errno = kind ? 0 : errno;
+		return;
+	}
+	F.not_regular = NULL;
+	F.wait_errno = 0;
+	if (lseek(fd, F.offset, SEEK_SET) == F.offset) {
+		char buf[65536];
+		while (F.offset < size) {
+			long want = size - F.offset < (long)sizeof buf ? size - F.offset : (long)sizeof buf;
+			ssize_t got = read(fd, buf, (size_t)want);
+			if (got <= 0) break;
+			consume(buf, (size_t)got);
+			F.offset += got;
+		}
+	}
+	close(fd);
 }
 
 bool vz_live_poll(double now, bool force)
@@ -320,36 +492,35 @@ bool vz_live_poll(double now, bool force)
 	if (!F.on || (!force && now < F.next_poll)) return false;
 	F.next_poll = now + FOLLOW_INTERVAL;
 	uint64_t before = version;
+	char prev[sizeof F.status];
+	snprintf(prev, sizeof prev, "%s", F.status);
 	struct stat st;
 	if (stat(F.path, &st) != 0) {
-		char prev[sizeof F.status];
-		snprintf(prev, sizeof prev, "%s", F.status);
 		F.wait_errno = errno;
+		F.not_regular = NULL;
 		snprintf(F.status, sizeof F.status, "waiting for %.200s (%.60s)", F.path, strerror(errno));
 		return strcmp(prev, F.status) != 0;
 	}
-	if ((long)st.st_size < F.offset) { /* truncated or rewritten: start again */
+	if (S_ISREG(st.st_mode) && (long)st.st_size < F.offset) { /* truncated or rewritten: start again */
 		drop_file_series();
-		F.offset = 0;
-		F.partial[0] = '\0';
-		F.header = false;
-		F.rows = 0;
-		F.restarts++;
+		int64_t restarts = F.restarts + 1;
+		follow_reset(true);
+		F.restarts = restarts;
 	}
-	FILE *fp = fopen(F.path, "rb");
-	if (fp && fseek(fp, F.offset, SEEK_SET) == 0) {
-		char buf[8192];
-		size_t got;
-		while ((got = fread(buf, 1, sizeof buf, fp)) > 0) {
-			consume(buf, got);
-			F.offset += (long)got;
-		}
+	if (S_ISREG(st.st_mode)) read_new((long)st.st_size);
+	else F.not_regular = "not a regular file", F.wait_errno = 0;
+	if (F.not_regular) {
+		const char *kind;
+		int fd = lm_file_open_read(F.path, &kind); /* for the name of what it is */
+		if (fd >= 0) close(fd);
+		if (kind) F.not_regular = kind;
+		snprintf(F.status, sizeof F.status, "waiting for %.200s (it is %s, and only regular files are followed)",
+		         F.path, F.not_regular);
+	} else if (F.wait_errno) {
+		snprintf(F.status, sizeof F.status, "waiting for %.200s (%.60s)", F.path, strerror(F.wait_errno));
+	} else {
+		set_status();
 	}
-	if (fp) fclose(fp);
-	F.wait_errno = 0;
-	char prev[sizeof F.status];
-	snprintf(prev, sizeof prev, "%s", F.status);
-	set_status();
 	return version != before || strcmp(prev, F.status) != 0;
 }
 
@@ -357,8 +528,14 @@ lm_status vz_live_follow(const char *path, const char *fname)
 {
 	if (!*path || strlen(path) >= sizeof F.path)
 		return lm_set_error(LM_ERR_ARG, "%s: the path must be 1..%zu characters", fname, sizeof F.path - 1);
+	const char *kind;
+	int fd = lm_file_open_read(path, &kind); /* refused up front: reading it would block or never end */
+	if (fd >= 0) close(fd);
+	if (kind)
+		return lm_set_error(LM_ERR_ARG, "%s: cannot follow '%.200s': it is %s, and only regular files are followed "
+		                    "(a log that is being written)", fname, path, kind);
 	drop_file_series();
-	memset(&F, 0, sizeof F);
+	follow_reset(false);
 	F.on = true;
 	snprintf(F.path, sizeof F.path, "%s", path);
 	vz_live_poll(0, true);

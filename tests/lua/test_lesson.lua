@@ -669,6 +669,23 @@ test.case('progress: saved and resumed; a corrupt file is ignored with a warning
   local n = select(2, err:gsub('cannot write the progress file', ''))
   test.eq(n, 1, err)
   test.ok(out:find('── Sums · 3/3', 1, true), out)
+  -- the progress file a FIFO, or a symlink to /dev/zero: refused at once, said once, no hang
+  -- (issue 29.2: lesson.open blocked in open() or read /dev/zero for ever)
+  for _, t in ipairs { { 'mkfifo ' .. q(pfile), 'a FIFO %(named pipe%)', 'fifo' },
+    { 'ln -s /dev/zero ' .. q(pfile), 'a character device', 'symbolic link' } } do
+    os.remove(pfile)
+    os.execute(t[1])
+    local t0 = lm.sys.clock()
+    out, err = run('', ':lesson sums\n:next\n:next\n', 'timeout 60')
+    test.ok(lm.sys.clock() - t0 < 30, 'no hang')
+    test.eq(select(2, err:gsub('warning', '')), 1, 'said once: ' .. err)
+    test.ok(err:find('cannot read the progress file %(.*: it is ' .. t[2] .. ', not a regular file%)'), err)
+    test.ok(out:find('── Sums · 3/3', 1, true), out)
+    local p = io.popen('stat -c %F ' .. q(pfile))
+    test.eq(p:read('l'), t[3], 'left as it was')
+    p:close()
+  end
+  os.remove(pfile)
 end)
 
 test.case('lumen --lesson NAME opens the lesson in the REPL; the step code errors leave the REPL alive', function()

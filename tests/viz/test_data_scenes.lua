@@ -155,6 +155,72 @@ test.case('curves: following a CSV log that grows, is truncated, has bad lines, 
   test.eq(viz.follow(), nil)
 end)
 
+test.case('curves: any number of columns and series, any line length; only regular files followed', function()
+  -- issue 29.8: 40 columns were every row "33 fields, the header has 32", series past 32 were
+  -- dropped silently, a line past 1,023 bytes was cut and parsed (2,000...0007 plotted as 0)
+  viz.clear()
+  local path = check.tmp .. '/wide.csv'
+  local f = assert(io.open(path, 'w'))
+  local head = { 'step' }
+  for k = 1, 6 do for j = 1, 15 do head[#head + 1] = 'c' .. k .. '/m' .. j end end -- 6 charts of 15: drawn
+  for i = 1, 10 do head[#head + 1] = 'extra' .. i end -- 10 more charts: not drawn, said so
+  f:write(table.concat(head, ','), '\n')
+  for step = 1, 3 do
+    local row = { step }
+    for i = 1, 100 do row[#row + 1] = step * 1000 + i end
+    f:write(table.concat(row, ','), '\n')
+  end
+  f:close()
+  viz.follow(path)
+  test.ok(viz.follow():find('3 rows') and not viz.follow():find('malformed'), viz.follow())
+  local title = viz.state().title
+  test.ok(title:find('curves: 100 series in 6 charts (10 not drawn)', 1, true), title)
+  local texts = {}
+  for _, t in ipairs(viz.layout('text')) do texts[#texts + 1] = t.text end
+  local notes = table.concat(texts, '\n')
+  test.ok(notes:find('10 series not drawn', 1, true), 'the panel says what is not drawn: ' .. notes)
+  test.ok(notes:find('94 series not in this panel', 1, true), 'and what the panel leaves out: ' .. notes)
+  local last = cells { kind = 'point', group = 'c6/m15' }
+  test.eq(#last, 3, 'the 90th column is drawn')
+  test.ok(viz.pick(last[3].x + last[3].w / 2, last[3].y + last[3].h / 2).text:find(': 3090', 1, true), 'with its values')
+  -- a line of 200,010 bytes is one number, read whole (cut anywhere, it would read 0)
+  f = assert(io.open(path, 'w'))
+  f:write('step,loss\n1,0.5\n2,0.', string.rep('0', 199999), '2e200000\n3,0.25\n')
+  f:close()
+  viz.clear()
+  viz.follow(path)
+  test.ok(viz.follow():find('3 rows') and not viz.follow():find('malformed'), viz.follow())
+  test.ok(viz.state().step_label:find('loss 0.25'), viz.state().step_label)
+  local pts = cells { kind = 'point', group = 'loss' }
+  test.eq(#pts, 3)
+  local two = viz.pick(pts[2].x + pts[2].w / 2, pts[2].y + pts[2].h / 2).text
+  test.ok(two:find('loss at step 2: 2$'), 'the long number is 0.000...2e200000 = 2, not 0: ' .. two)
+  -- viz.plot takes more than 32 series too
+  viz.clear()
+  for i = 1, 50 do viz.plot('s' .. i, 1, i) end
+  test.ok(viz.state().title:find('curves: 50 series', 1, true), viz.state().title)
+  viz.clear()
+  -- a FIFO, /dev/zero (or a symlink to it), a directory: refused up front, nothing blocks
+  local fifo, link = check.tmp .. '/log.fifo', check.tmp .. '/zero.csv'
+  os.remove(fifo); os.remove(link)
+  os.execute("mkfifo '" .. fifo .. "' && ln -s /dev/zero '" .. link .. "'")
+  for _, t in ipairs { { fifo, 'a FIFO %(named pipe%)' }, { link, 'a character device' }, { '/dev/zero', 'a character device' },
+    { check.tmp, 'a directory' } } do
+    test.raises(function() viz.follow(t[1]) end, "viz.follow: cannot follow '.*': it is " .. t[2] .. ', and only regular files are followed')
+  end
+  -- a log replaced by a FIFO while followed: waited out, said so, never blocks
+  f = assert(io.open(path, 'w'))
+  f:write('step,loss\n1,0.5\n')
+  f:close()
+  viz.follow(path)
+  os.remove(path)
+  os.execute("mkfifo '" .. path .. "'")
+  test.ok(viz.follow():find('waiting for .*wide.csv %(it is a FIFO %(named pipe%), and only regular files are followed%)'), viz.follow())
+  os.remove(path)
+  os.remove(fifo); os.remove(link)
+  viz.clear()
+end)
+
 -- The x axis label of every chart (one per chart), the first one's text.
 local function xaxis()
   local ax = cells { kind = 'xaxis' }

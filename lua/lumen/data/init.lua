@@ -84,10 +84,11 @@ local FASHION_CLASSES = { 'T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat',
   'Bag', 'Ankle boot' }
 local STATS = { FashionMNIST = { 0.2860, 0.3530 }, MNIST = { 0.1307, 0.3081 } }
 
+-- Something is there (a FIFO or a directory too: the loader then says what it is, where
+-- io.open would block on a FIFO).
 local function exists(path)
-  local f = io.open(path, 'rb')
-  if f then f:close() end
-  return f ~= nil
+  local ok, what = lm.sys.isfile(path)
+  return ok or what ~= 'missing'
 end
 
 --- The file of base name in root (.gz first, then plain), or an error saying how to get it.

@@ -41,6 +41,7 @@ typedef struct curves_scene {
 	int64_t nx, cap_x;
 	chart charts[MAXCHARTS];
 	int ncharts;
+	int undrawn;      /* series past MAXCHARTS charts or 16 in a chart: said on screen */
 	double *smooth;   /* scratch */
 	int64_t cap_smooth;
 	double x0, x1;
@@ -69,6 +70,7 @@ static bool has_word(const char *list, const char *w)
 static void gather(curves_scene *s)
 {
 	s->ncharts = 0;
+	s->undrawn = 0;
 	snprintf(s->xname, sizeof s->xname, "step");
 	int64_t total = 0;
 	for (int i = 0; i < vz_live_series_count(); i++) {
@@ -77,12 +79,16 @@ static void gather(curves_scene *s)
 		int c = 0;
 		while (c < s->ncharts && strcmp(s->charts[c].name, se->chart) != 0) c++;
 		if (c == s->ncharts) {
-			if (c == MAXCHARTS) continue;
+			if (c == MAXCHARTS) {
+				s->undrawn++;
+				continue;
+			}
 			memset(&s->charts[c], 0, sizeof s->charts[c]);
 			snprintf(s->charts[c].name, sizeof s->charts[c].name, "%s", se->chart);
 			s->ncharts++;
 		}
 		if (s->charts[c].nseries < 16) s->charts[c].series[s->charts[c].nseries++] = i;
+		else s->undrawn++;
 		s->from_file |= se->from_file;
 		/* the axis label: the x names of the chart's series, each once */
 		chart *k = &s->charts[c];
@@ -486,6 +492,7 @@ static void curves_title(void *p, char *buf, size_t cap)
 	}
 	if (vz_zh()) {
 		snprintf(buf, cap, "训练曲线：%d 条曲线，%d 张图", vz_live_series_count(), s->ncharts);
+		if (s->undrawn) vz_append(buf, cap, "（%d 条未画出）", s->undrawn);
 		if (fast)
 			vz_append(buf, cap, "，每秒 %.3g %s（%s，%s）", best,
 			          strcmp(vz_series_xname(fast), "epoch") == 0 ? "轮" : "步", fast->name,
@@ -493,6 +500,7 @@ static void curves_title(void *p, char *buf, size_t cap)
 		return;
 	}
 	snprintf(buf, cap, "curves: %d series in %d chart%s", vz_live_series_count(), s->ncharts, s->ncharts == 1 ? "" : "s");
+	if (s->undrawn) vz_append(buf, cap, " (%d not drawn)", s->undrawn);
 	if (fast)
 		vz_append(buf, cap, ", %.3g %ss/s (%s, %s)", best, vz_series_xname(fast), fast->name,
 		          fast->from_file ? "the log's seconds column" : "wall clock at viz.plot");
@@ -521,9 +529,9 @@ static void curves_step_label(void *p, int step, char *buf, size_t cap)
 static void curves_counters(void *p, vz_panel *pn)
 {
 	curves_scene *s = p;
-	(void)s;
 	bool rates = false;
-	for (int i = 0; i < vz_live_series_count() && pn->ncols < VZ_PANEL_COLS; i++) {
+	int listed = 0;
+	for (int i = 0; i < vz_live_series_count() && pn->ncols < VZ_PANEL_COLS; i++, listed++) {
 		const vz_series *se = vz_live_series(i);
 		int col = vz_panel_column(pn, se->name, se->from_file ? vz_tr("the CSV log, as written", "CSV 日志，按写入的内容")
 		                                                      : vz_tr("viz.plot, this process", "viz.plot，本进程"));
@@ -545,6 +553,15 @@ static void curves_counters(void *p, vz_panel *pn)
 		                              "viz.plot or the log's seconds column",
 		                              "steps_per_s、epochs_per_s：按最近 50 个点计算，时间取自 viz.plot 时的挂钟或日志的 "
 		                              "seconds 列"));
+	if (s->undrawn)
+		vz_zh() ? vz_panel_note(pn, "%d 条曲线未画出：最多 %d 张图、每张 16 条（viz.clear，或列更少的日志）", s->undrawn,
+		                        MAXCHARTS)
+		        : vz_panel_note(pn, "%d series not drawn: %d charts of 16 series at most (viz.clear, or a log with "
+		                        "fewer columns)", s->undrawn, MAXCHARTS);
+	if (listed < vz_live_series_count())
+		vz_zh() ? vz_panel_note(pn, "%d 条曲线不在此面板中（最多 %d 列）", vz_live_series_count() - listed, VZ_PANEL_COLS)
+		        : vz_panel_note(pn, "%d series not in this panel (%d columns at most)", vz_live_series_count() - listed,
+		                        VZ_PANEL_COLS);
 	char fl[400];
 	const char *st = vz_live_follow_label(fl, sizeof fl);
 	if (st) vz_panel_note(pn, "%s", st);
