@@ -385,6 +385,14 @@ Ctrl-C or a kill leaves the old file as it was and no temporary behind.]])
 doc('lm.sys.check_write', 'lm.sys.check_write(path) -> true | nil, why',
   [[Whether path may be written as a file: a new one, or a regular file this user may write (a
 symlink is followed). For files written as they go, such as a CSV log.]])
+doc('lm.sys.read_file', 'lm.sys.read_file(path) -> text | nil, why, what',
+  [[The whole file at path, read the way Lumen reads every file meant to be one: a regular file only
+(a symlink is followed). A FIFO, /dev/zero, a device or a directory is refused at once (a FIFO
+would block, /dev/zero never end): nil, why and what, one of 'missing', 'not regular',
+'unreadable'.]])
+doc('lm.sys.isfile', 'lm.sys.isfile(path) -> true | false, what',
+  [[Whether path is a regular file (a symlink is followed), without opening it: true, or false and
+'missing' or what is there ('a directory', 'a FIFO (named pipe)', 'a character device', ...).]])
 doc('lm.sys.lang', "lm.sys.lang(['en' | 'zh' | false]) -> lang, why",
   [[The language of what Lumen writes for people besides API errors: lessons, the emulator's
 sanitizer reports and the scenes' labels; and where it came from (':lang', 'LUMEN_LANG=...',

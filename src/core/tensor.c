@@ -326,7 +326,8 @@ lm_tensor *lm_eye(int64_t n, int64_t m, lm_dtype dt)
 	if (!t) {
 		/* name the right function */
 		char why[512];
-		snprintf(why, sizeof why, "%s", lm_last_error());
+		const char *e = lm_last_error();
+		snprintf(why, sizeof why, "%s", strncmp(e, "zeros: ", 7) == 0 ? e + 7 : e);
 		return lmi_fail_null(lm_last_status(), "eye: %s", why);
 	}
 	char *p = t->storage->data;

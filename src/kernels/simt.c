@@ -814,17 +814,21 @@ static lm_status check_launch(const lmi_simt *s, const lmi_simt_launch *L)
 		                "every dimension must be at least 1",
 		                f, L->kernel, L->grid.x, L->grid.y, L->grid.z, L->block.x, L->block.y,
 		                L->block.z);
-	uint64_t nt = (uint64_t)L->block.x * L->block.y * L->block.z;
-	if (nt > LM_KERNEL_MAX_BLOCK)
-		return lmi_fail(LM_ERR_ARG,
-		                "%s: kernel %s: a block of %ux%ux%u = %llu threads exceeds the limit of %d "
-		                "threads per block",
-		                f, L->kernel, L->block.x, L->block.y, L->block.z, (unsigned long long)nt,
+	/* each dim < 2^32, so a product of three can pass 2^64: checked, never wrapped */
+	uint64_t nt, nb;
+	bool over = __builtin_mul_overflow((uint64_t)L->block.x, L->block.y, &nt) ||
+	            __builtin_mul_overflow(nt, L->block.z, &nt);
+	if (over || nt > LM_KERNEL_MAX_BLOCK) {
+		char count[40] = " (past 2^64)";
+		if (!over) snprintf(count, sizeof count, " = %llu", (unsigned long long)nt);
+		return lmi_fail(LM_ERR_ARG, "%s: kernel %s: a block of %ux%ux%u%s threads exceeds the limit of %d "
+		                "threads per block", f, L->kernel, L->block.x, L->block.y, L->block.z, count,
 		                LM_KERNEL_MAX_BLOCK);
-	uint64_t nb = (uint64_t)L->grid.x * L->grid.y * L->grid.z;
-	if (nb > UINT32_MAX)
-		return lmi_fail(LM_ERR_ARG, "%s: kernel %s: a grid of %llu blocks is more than the emulator's "
-		                "2^32 - 1", f, L->kernel, (unsigned long long)nb);
+	}
+	if (__builtin_mul_overflow((uint64_t)L->grid.x, L->grid.y, &nb) ||
+	    __builtin_mul_overflow(nb, L->grid.z, &nb) || nb > UINT32_MAX)
+		return lmi_fail(LM_ERR_ARG, "%s: kernel %s: a grid of %ux%ux%u blocks is more than the emulator's "
+		                "2^32 - 1 blocks", f, L->kernel, L->grid.x, L->grid.y, L->grid.z);
 	if (L->dyn_shared > LM_KERNEL_MAX_SHARED)
 		return lmi_fail(LM_ERR_ARG,
 		                "%s: kernel %s: %zu bytes of dynamic shared memory exceed the limit of 48 KiB "

@@ -187,7 +187,7 @@ static int l_eye(lua_State *L)
 	if (n < 0 || m < 0) lml_error(L, "sizes must be non-negative, got %lld and %lld", (long long)n,
 	                              (long long)m);
 	int64_t cnt;
-	if (__builtin_mul_overflow(n, m, &cnt))
+	if (lml_mul_overflows(n, m, &cnt))
 		lml_error(L, "the element count of shape [%lld, %lld] overflows", (long long)n, (long long)m);
 	lml_opts o;
 	lml_checkopts(L, oi, &o);

@@ -389,7 +389,7 @@ static void map_marks(const lm_tensor *x, uint8_t *marks, uint8_t *buf, bool gat
 		for (int d = nd - 1; d >= 0; d--) { /* the next index, C order */
 			at += stride[d];
 			if (++idx[d] < shape[d]) break;
-			at -= stride[d] * shape[d];
+			at -= stride[d] * shape[d]; /* bounded: a tensor's extents fit in its storage */
 			idx[d] = 0;
 		}
 	}
@@ -408,7 +408,7 @@ static void view_span(const lm_tensor *t, int64_t *lo, int64_t *hi)
 	const int64_t *sh = lm_tensor_shape(t), *sd = lm_tensor_strides(t);
 	for (int d = 0; d < lm_tensor_ndim(t); d++) {
 		if (sh[d] == 0) { *lo = 0, *hi = -1; return; } /* no element at all */
-		int64_t ext = (sh[d] - 1) * sd[d];
+		int64_t ext = (sh[d] - 1) * sd[d]; /* bounded: a tensor that exists fits in its storage */
 		if (ext < 0) a += ext;
 		else b += ext;
 	}
@@ -443,7 +443,7 @@ static bool walk_elements(const lm_tensor *t, uint8_t *m, int64_t lo, int64_t n,
 		for (int d = nd - 1; d >= 0; d--) {
 			at += stride[d];
 			if (++idx[d] < shape[d]) break;
-			at -= stride[d] * shape[d];
+			at -= stride[d] * shape[d]; /* bounded: a tensor's extents fit in its storage */
 			idx[d] = 0;
 		}
 	}
@@ -661,7 +661,7 @@ static void read_shared_decl(lua_State *L, int v, const char *name, shared_decl 
 			          "{size=, dtype=, rows=, cols=})", name, dsc);
 		}
 	}
-	if (!d->size && d->rows > 0 && d->cols > 0 && __builtin_mul_overflow(d->rows, d->cols, &d->size))
+	if (!d->size && d->rows > 0 && d->cols > 0 && lml_mul_overflows(d->rows, d->cols, &d->size))
 		lml_error(L, "shared array '%s': rows %lld x cols %lld is past any size", name,
 		          (long long)d->rows, (long long)d->cols);
 }
@@ -702,7 +702,7 @@ static int read_named(lua_State *L, launch_state *st, int opts, const char *key)
 				          LM_KERNEL_MAX_SHARED);
 			if (rows || cols) {
 				int64_t rc;
-				if (rows < 1 || cols < 1 || __builtin_mul_overflow(rows, cols, &rc) || rc != n)
+				if (rows < 1 || cols < 1 || lml_mul_overflows(rows, cols, &rc) || rc != n)
 					lml_error(L, "shared array '%s': rows %lld x cols %lld must be its %lld elements",
 					          name, (long long)rows, (long long)cols, (long long)n);
 			}
@@ -735,7 +735,8 @@ static void read_dims(lua_State *L, int opts, const char *key, unsigned *dims, b
 	if (lua_type(L, v) == LUA_TNUMBER) {
 		snprintf(what, sizeof what, "option %s", key);
 		int64_t n = lml_checkinteger(L, v, what);
-		if (n < 1 || n > UINT32_MAX) lml_error(L, "option %s must be at least 1, got %lld", key, (long long)n);
+		if (n < 1 || n > UINT32_MAX)
+			lml_error(L, "option %s must be 1 to 2^32 - 1, got %lld", key, (long long)n);
 		dims[0] = (unsigned)n;
 	} else if (lua_type(L, v) == LUA_TTABLE && !lml_tobox(L, v) && lua_rawlen(L, v) >= 1 &&
 	           lua_rawlen(L, v) <= 3) {
@@ -743,7 +744,7 @@ static void read_dims(lua_State *L, int opts, const char *key, unsigned *dims, b
 			lua_rawgeti(L, v, i + 1);
 			snprintf(what, sizeof what, "option %s[%d]", key, i + 1);
 			int64_t n = lml_checkinteger(L, -1, what);
-			if (n < 1 || n > UINT32_MAX) lml_error(L, "%s must be at least 1, got %lld", what, (long long)n);
+			if (n < 1 || n > UINT32_MAX) lml_error(L, "%s must be 1 to 2^32 - 1, got %lld", what, (long long)n);
 			dims[i] = (unsigned)n;
 			lua_pop(L, 1);
 		}
@@ -888,7 +889,7 @@ static void make_threads(lua_State *L, launch_state *st, const unsigned *block, 
 		lua_createtable(L, 0, 3);
 		lml_setint(L, "x", (unsigned)i % block[0]);
 		lml_setint(L, "y", (unsigned)i / block[0] % block[1]);
-		lml_setint(L, "z", (unsigned)i / (block[0] * block[1]));
+		lml_setint(L, "z", (unsigned)i / (block[0] * block[1])); /* bounded: checked to 1024 threads */
 		lua_setfield(L, -2, "threadIdx");
 		lua_pushvalue(L, st->blockidx);
 		lua_setfield(L, -2, "blockIdx");
@@ -1006,10 +1007,17 @@ static int k_launch(lua_State *L)
 	unsigned grid[3], block[3];
 	read_dims(L, 2, "grid", grid, false);
 	read_dims(L, 2, "block", block, true);
-	uint64_t nt = (uint64_t)block[0] * block[1] * block[2];
-	if (nt > LM_KERNEL_MAX_BLOCK)
-		lml_error(L, "a block of %u x %u x %u = %llu threads exceeds the limit of %d threads per block",
-		          block[0], block[1], block[2], (unsigned long long)nt, LM_KERNEL_MAX_BLOCK);
+	int64_t nt, nb; /* each dim < 2^32: a product of three can pass 2^64 (2^31 x 2^31 x 4 wrapped to 0) */
+	bool over = lml_mul_overflows(block[0], block[1], &nt) || lml_mul_overflows(nt, block[2], &nt);
+	if (over || nt > LM_KERNEL_MAX_BLOCK) {
+		char count[40] = " (past 2^63)";
+		if (!over) snprintf(count, sizeof count, " = %lld", (long long)nt);
+		lml_error(L, "a block of %u x %u x %u%s threads exceeds the limit of %d threads per block", block[0],
+		          block[1], block[2], count, LM_KERNEL_MAX_BLOCK);
+	}
+	if (lml_mul_overflows(grid[0], grid[1], &nb) || lml_mul_overflows(nb, grid[2], &nb) || nb > UINT32_MAX)
+		lml_error(L, "a grid of %u x %u x %u blocks is more than the emulator's 2^32 - 1 blocks", grid[0],
+		          grid[1], grid[2]);
 	st->nthreads = (int)nt;
 	read_args(L, st, 2);
 	int consts_at = read_named(L, st, 2, "const"); /* before shared: the kernel's dtype may come from a constant */

@@ -138,7 +138,7 @@ void lml_gc_account(lua_State *L, size_t bytes)
 	double next = bound;
 	if (pacer.last_end > 0 && t0 > pacer.last_end) {
 		double rate = (double)allocated / (t0 - pacer.last_end); /* bytes per second */
-		next = rate * (t1 - t0) * LML_GC_TIME_FACTOR;
+		next = rate * (t1 - t0) * LML_GC_TIME_FACTOR; /* float */
 	}
 	if (next < (double)LML_GC_MIN_BYTES) next = (double)LML_GC_MIN_BYTES;
 	if (next > bound) next = bound;
@@ -461,7 +461,7 @@ int lml_checkshape(lua_State *L, int first, int last, int64_t *shape, int allow_
 			}
 			continue;
 		}
-		if (__builtin_mul_overflow(count, shape[i], &count)) {
+		if (lml_mul_overflows(count, shape[i], &count)) {
 			char b[LM_SHAPE_STR_MAX];
 			lml_error(L, "the element count of shape %s overflows", dims_str(n, shape, b, sizeof b));
 		}
@@ -499,8 +499,9 @@ const char *lml_elemptr(const lm_tensor *t, const int64_t *idx)
 {
 	const int64_t *st = lm_tensor_strides(t);
 	int64_t off = 0;
+	/* bounded: idx is inside t's shape, and a tensor that exists fits in its storage */
 	for (int i = 0; i < lm_tensor_ndim(t); i++) off += idx[i] * st[i];
-	return (const char *)lm_tensor_data(t) + off * (int64_t)lm_dtype_size(lm_tensor_dtype(t));
+	return (const char *)lm_tensor_data(t) + off * (int64_t)lm_dtype_size(lm_tensor_dtype(t)); /* bounded: as above */
 }
 
 void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)

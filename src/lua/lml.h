@@ -75,6 +75,10 @@ const char *lml_fname(lua_State *L);
 _Noreturn int lml_error(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Raises the core's last error, its leading "cname: " replaced by the Lua name. */
 _Noreturn int lml_core_error(lua_State *L);
+/* a * b of two sizes (element counts, extents, dims), checked: true when the product overflows
+ * int64 (*out is then unspecified). Every product of values that came from Lua goes through it, or
+ * says on its line why it cannot overflow ("bounded: ..."): tools/lint_sizes.lua checks. */
+static inline bool lml_mul_overflows(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out); }
 /* A short description of the value at idx for messages ("-1", "2.5", "nil", "a table", "string
  * 'abc'"); never calls metamethods. Written into buf. */
 const char *lml_describe(lua_State *L, int idx, char *buf, size_t cap);

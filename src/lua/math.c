@@ -117,7 +117,7 @@ static int inplace(lua_State *L, lm_binop op)
 	if (!b) b = number_operand(L, op, 2, a);
 	if (scaled) { /* a += alpha * b (a -= alpha * b): the optimizer step */
 		double s = op == LM_SUB ? -alpha : alpha;
-		if (b ? lm_add_scaled_(a, b, s) : lm_binary_scalar_(LM_ADD, a, s * n)) lml_core_error(L);
+		if (b ? lm_add_scaled_(a, b, s) : lm_binary_scalar_(LM_ADD, a, s * n)) lml_core_error(L); /* float */
 	} else if (b ? lm_binary_(op, a, b) : lm_binary_scalar_(op, a, n)) {
 		lml_core_error(L);
 	}

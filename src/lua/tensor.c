@@ -445,7 +445,7 @@ static int infer_shape(lua_State *L, int idx, int64_t *shape)
 	lua_pop(L, 1);
 	int64_t count = 1;
 	for (int i = 0; i < n; i++)
-		if (__builtin_mul_overflow(count, shape[i], &count))
+		if (lml_mul_overflows(count, shape[i], &count))
 			lml_error(L, "the table's element count overflows");
 	return n;
 }

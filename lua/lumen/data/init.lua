@@ -204,7 +204,8 @@ end
 
 function DataLoader:__len()
   local n = #self.dataset
-  return self.drop_last and n // self.batch_size or (n + self.batch_size - 1) // self.batch_size
+  -- (n - 1) // bs + 1, not (n + bs - 1) // bs: that wraps for a batch_size near 2^63
+  return self.drop_last and n // self.batch_size or n == 0 and 0 or (n - 1) // self.batch_size + 1
 end
 
 --- This epoch's order of samples (0-based int64): Philox(seed, epoch) or 0..n-1.

@@ -71,9 +71,14 @@ local function dtype_opt(v, fname)
   return v
 end
 
---- A new parameter (requires grad) of the given shape, filled by fill(t) under no_grad.
-local function param(shape, dtype, fill)
-  local t = lm.empty(shape, { dtype = dtype })
+--- A new parameter (requires grad) of the given shape, filled by fill(t) under no_grad; a shape
+--- past memory (nn.Linear(2^31, 2^31)) is the layer's error, at the user's line.
+local function param(fname, shape, dtype, fill)
+  local ok, t = pcall(lm.empty, shape, { dtype = dtype })
+  if not ok then
+    raise(string.format('%s: cannot make a parameter of shape [%s]: %s', fname, table.concat(shape, ', '),
+      tostring(t):gsub('^.-lm%.empty: ', '')))
+  end
   fill(t)
   return t:requires_grad_(true)
 end
@@ -92,11 +97,11 @@ function Linear:__init(inf, outf, opts)
   self.out_features = posint(outf, 'out_features', fname)
   opts = options(opts, { bias = true, dtype = true }, fname)
   local dt = dtype_opt(opts.dtype, fname)
-  self.weight = param({ self.out_features, self.in_features }, dt,
+  self.weight = param(fname, { self.out_features, self.in_features }, dt,
     function(t) init.kaiming_uniform_(t, { a = math.sqrt(5) }) end)
   if bool_opt(opts.bias, true, 'bias', fname) then
     local bound = 1 / math.sqrt(self.in_features)
-    self.bias = param({ self.out_features }, dt, function(t) t:uniform_(-bound, bound) end)
+    self.bias = param(fname, { self.out_features }, dt, function(t) t:uniform_(-bound, bound) end)
   else
     self:register_parameter('bias', nil)
   end
@@ -155,11 +160,11 @@ function Conv2d:__init(cin, cout, k, opts)
   self.padding = pair(pad, 0, 'option padding', fname, 0)
   local dt = dtype_opt(opts.dtype, fname)
   local kh, kw = self.kernel_size[1], self.kernel_size[2]
-  self.weight = param({ self.out_channels, self.in_channels // self.groups, kh, kw }, dt,
+  self.weight = param(fname, { self.out_channels, self.in_channels // self.groups, kh, kw }, dt,
     function(t) init.kaiming_uniform_(t, { a = math.sqrt(5) }) end)
   if bool_opt(opts.bias, true, 'bias', fname) then
     local bound = 1 / math.sqrt(self.in_channels // self.groups * kh * kw)
-    self.bias = param({ self.out_channels }, dt, function(t) t:uniform_(-bound, bound) end)
+    self.bias = param(fname, { self.out_channels }, dt, function(t) t:uniform_(-bound, bound) end)
   else
     self:register_parameter('bias', nil)
   end
@@ -416,7 +421,7 @@ function Embedding:__init(n, d, opts)
   self.num_embeddings = posint(n, 'num_embeddings', fname)
   self.embedding_dim = posint(d, 'embedding_dim', fname)
   opts = options(opts, { dtype = true }, fname)
-  self.weight = param({ self.num_embeddings, self.embedding_dim }, dtype_opt(opts.dtype, fname),
+  self.weight = param(fname, { self.num_embeddings, self.embedding_dim }, dtype_opt(opts.dtype, fname),
     function(t) init.normal_(t) end)
 end
 
