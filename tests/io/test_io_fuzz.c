@@ -145,7 +145,7 @@ static void mutate(iobuf *b, format f)
 	}
 	case 5: { /* a range deleted */
 		size_t len = rndn(b->n - at + 1);
-		memmove(b->p + at, b->p + at + len, b->n - at - len);
+		if (b->n - at - len) memmove(b->p + at, b->p + at + len, b->n - at - len); /* b->p is NULL when empty */
 		b->n -= len;
 		break;
 	}
