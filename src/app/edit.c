@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "app.h"
 #include "edit.h"
+#include "lumen/io.h"
 
 #ifdef LUMEN_HAVE_LIBEDIT
 #include <editline/readline.h>
@@ -232,6 +234,15 @@ bool edit_open(const char *history_path, edit_complete_fn complete, void *ud)
 		} else {
 			using_history();
 			stifle_history(1000);
+			/* a regular file (or none yet) only: a FIFO there would block the REPL's start in
+			 * open(), /dev/zero never end; then it is neither read nor written, said once */
+			struct stat st;
+			if (E.history && stat(E.history, &st) == 0 && !S_ISREG(st.st_mode)) {
+				fprintf(stderr, "lumen: the history file %s is not a regular file: no history is read or "
+				        "saved\n", E.history);
+				free(E.history);
+				E.history = NULL;
+			}
 			if (E.history) (void)read_history(E.history);
 		}
 	}
@@ -262,7 +273,10 @@ void edit_history_add(const char *line)
 	E.last = strdup(line);
 #ifdef LUMEN_HAVE_LIBEDIT
 	add_history(line);
-	if (E.history) (void)write_history(E.history); /* a read-only home is not an error */
+	/* checked each time (it may have been replaced by a FIFO or a directory since); a read-only
+	 * home is not an error. libedit rewrites the file in place (its mode becomes 0600: history is
+	 * private), so links and owner stay. */
+	if (E.history && lm_file_check("history", E.history) == LM_OK) (void)write_history(E.history);
 #endif
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -29,10 +30,16 @@ static term T;
 static char dir[64];
 static int mark; /* the line of the last command: its output comes after it */
 
+static int history_kind; /* 0: none yet; 1: a FIFO at ~/.lumen_history; 2: a symlink to /dev/zero */
+
 static void start(const char *colour_env)
 {
 	snprintf(dir, sizeof dir, "/tmp/lumen-repl-XXXXXX");
 	if (!mkdtemp(dir)) fail_msg("mkdtemp failed");
+	char hist[128];
+	snprintf(hist, sizeof hist, "%s/.lumen_history", dir);
+	if (history_kind == 1 && mkfifo(hist, 0600) != 0) fail_msg("mkfifo failed");
+	if (history_kind == 2 && symlink("/dev/zero", hist) != 0) fail_msg("symlink failed");
 	static char home[96];
 	snprintf(home, sizeof home, "HOME=%s", dir);
 	const char *env[] = {home, "TERM=xterm", colour_env, NULL};
@@ -44,6 +51,26 @@ static int setup(void **state)
 {
 	(void)state;
 	start("NO_COLOR=1");
+	return 0;
+}
+
+/* The history file a FIFO or a symlink to /dev/zero: the REPL starts (it blocked in open(), or
+ * read for ever), says once that it keeps no history, and leaves the file as it was (issue 29.2). */
+static int setup_fifo_history(void **state)
+{
+	(void)state;
+	history_kind = 1;
+	start("NO_COLOR=1");
+	history_kind = 0;
+	return 0;
+}
+
+static int setup_zero_history(void **state)
+{
+	(void)state;
+	history_kind = 2;
+	start("NO_COLOR=1");
+	history_kind = 0;
 	return 0;
 }
 
@@ -372,6 +399,27 @@ static void test_no_colour(void **state)
 	if (has_sgr(T.raw)) failed("NO_COLOR", "colour sequences in the output");
 }
 
+static void test_odd_history(void **state)
+{
+	(void)state;
+	mark = 0;
+	prompt("> ");
+	if (term_find(&T, 0, "is not a regular file: no history is read or saved", false) < 0)
+		failed("history", "no message about the history file");
+	eval("1 + 1", "2");
+	eval("2 + 2", "4");
+	type(":quit");
+	if (!term_wait_exit(&T, WAIT)) failed(":quit", "the program did not end");
+	assert_true(WIFEXITED(T.status) && WEXITSTATUS(T.status) == 0);
+	char hist[128];
+	snprintf(hist, sizeof hist, "%s/.lumen_history", dir);
+	struct stat st;
+	assert_int_equal(lstat(hist, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode) || S_ISLNK(st.st_mode));
+	assert_int_equal(stat("/dev/zero", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +430,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_colour, setup_colour, teardown),
 		cmocka_unit_test_setup_teardown(test_no_colour, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_odd_history, setup_fifo_history, teardown),
+		cmocka_unit_test_setup_teardown(test_odd_history, setup_zero_history, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
