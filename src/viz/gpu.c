@@ -23,6 +23,7 @@
 
 #include <epoxy/gl.h>
 
+#include "lumen/io.h"
 #include "viz/vz_gpu.h"
 
 #ifndef LUMEN_SOURCE_SHADER_DIR
@@ -97,10 +98,14 @@ const char *vz_shader_dir(void)
 static char *read_source(const char *name, char *path, size_t cap, const char *fname)
 {
 	snprintf(path, cap, "%s/%s", vz_shader_dir(), name);
-	FILE *f = fopen(path, "rb");
+	const char *kind;
+	int fd = lm_file_open_read(path, &kind); /* a FIFO there would block the window's start */
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!f) {
+		if (fd >= 0) close(fd);
 		lm_set_error(LM_ERR_IO, "%s: the shader %s cannot be read: %s (set LUMEN_SHADER_DIR to the "
-		             "directory holding batch.vert and batch.frag)", fname, path, strerror(errno));
+		             "directory holding batch.vert and batch.frag)", fname, path,
+		             kind ? "it is not a regular file" : strerror(errno));
 		return NULL;
 	}
 	fseek(f, 0, SEEK_END);
