@@ -180,6 +180,18 @@ test.case('curves: any number of columns and series, any line length; only regul
   local notes = table.concat(texts, '\n')
   test.ok(notes:find('10 series not drawn', 1, true), 'the panel says what is not drawn: ' .. notes)
   test.ok(notes:find('94 series not in this panel', 1, true), 'and what the panel leaves out: ' .. notes)
+  -- 15 series a chart: each legend is one line that ends in "+N more", no text over another
+  local L = viz.layout('text')
+  local mores = 0
+  for _, t in ipairs(L) do if t.text:match('^%+%d+ more$') then mores = mores + 1 end end
+  test.eq(mores, 6, 'every chart says how many legend entries it leaves out')
+  for i = 1, #L do
+    for j = i + 1, #L do
+      local a, b = L[i], L[j]
+      local apart = a.x + a.w <= b.x + 0.5 or b.x + b.w <= a.x + 0.5 or a.y + a.h <= b.y + 0.5 or b.y + b.h <= a.y + 0.5
+      test.ok(apart, string.format("'%s' and '%s' overlap", a.text, b.text))
+    end
+  end
   local last = cells { kind = 'point', group = 'c6/m15' }
   test.eq(#last, 3, 'the 90th column is drawn')
   test.ok(viz.pick(last[3].x + last[3].w / 2, last[3].y + last[3].h / 2).text:find(': 3090', 1, true), 'with its values')

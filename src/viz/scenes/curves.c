@@ -433,7 +433,10 @@ static void draw_chart(vz_frame *f, curves_scene *s, chart *k, double xmax)
 	for (int j = 0; j < k->nseries; j++) gaps += vz_live_series(k->series[j])->nonfinite;
 	pc->value = (double)gaps; /* NaN and Inf values of its series: gaps */
 	pc->has_value = true;
-	float lx = k->r.x, ly = k->r.y + s->lh * 1.25f;
+	/* the legend: one line across the chart, as many entries as fit, then "+N more" (hover a
+	 * curve's points for the others) */
+	float lx = k->r.x, ly = k->r.y + s->lh * 1.25f, h = vz_text_height(f, VZ_FONT_SMALL);
+	char more[48];
 	for (int j = 0; j < k->nseries; j++) {
 		const vz_series *se = vz_live_series(k->series[j]);
 		int64_t n = upto(se, xmax);
@@ -442,6 +445,13 @@ static void draw_chart(vz_frame *f, curves_scene *s, chart *k, double xmax)
 		for (int64_t i = n - 1; i >= 0 && isnan(last); i--) last = isfinite(se->y[i]) ? se->y[i] : NAN;
 		snprintf(t, sizeof t, "%s %.4g", se->label, last);
 		if (se->nonfinite) VZ_APPEND_TR(t, sizeof t, " (%lld NaN/Inf: gaps)", "（%lld 个 NaN/Inf：断开）", (long long)se->nonfinite);
+		VZ_SNPRINTF_TR(more, sizeof more, "+%d more", "另有 %d 条", k->nseries - j);
+		float need = h * 2.45f + vz_text_width(f, VZ_FONT_SMALL, t); /* as vzs_legend advances */
+		float room = k->r.x + k->r.w - lx - (j + 1 < k->nseries ? vz_text_width(f, VZ_FONT_SMALL, more) + h : 0);
+		if (need > room) {
+			vz_text_draw(f, lx, ly, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text_dim, more);
+			break;
+		}
 		lx = vzs_legend(f, lx, ly, series_color(k->series[j]), false, t);
 	}
 	vz_clip(f, vz_r(vz_sx(f, k->plot.x), vz_sy(f, k->plot.y), k->plot.w * vz_zoom(f), k->plot.h * vz_zoom(f)));
