@@ -14,7 +14,7 @@ size=width=1280,height=720
 # scene, step, options: a moment that shows what the lecture draws
 shots=(
 	"scan 3 n=16,input=arange"
-	"reduce 3 n=128"
+	"reduce 3 n=4096,block=64"
 	"histogram 5 input=pmpp"
 	"divergence 11 pattern=even-odd,warps=4"
 	"conv 5 h=16,w=16,tile=4"
