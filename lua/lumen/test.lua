@@ -62,6 +62,12 @@ function M.eq(actual, expected, msg)
   end
 end
 
+--- Says why the rest of a case is not run here (return test.skip('why') from the case): a
+--- line "(skipped: why)" in the output, the case counted as passed.
+function M.skip(why)
+  print('  (skipped: ' .. tostring(why) .. ')')
+end
+
 --- Truthy value.
 function M.ok(v, msg)
   if not v then fail(label(msg) .. 'expected a true value, got ' .. show(v)) end
