@@ -170,6 +170,28 @@ test.case('the lesson: valid, every exercise refuses the untouched state, accept
   test.ok(ok, table.concat(problems or {}, '\n'))
 end)
 
+-- A guard that is off by one (i <= size) reads past the input only where the last block is
+-- partial: every draw of a puzzle's cases must hold such a case, or the check passes that guard
+-- now and then (puzzle 9 drew three full blocks one check in 48, and the mutation test caught it).
+test.case('every draw of the cases has a partial block (an off-by-one guard cannot pass by luck)', function()
+  local P = kernels.puzzles
+  for n = 1, P.count do
+    local p = P._record(n)
+    local seed = 7
+    local function r(lo, hi) seed = (seed * 48271) % 2147483647 return lo + seed % (hi - lo + 1) end
+    local function bx(c) local b = p.launch(c).block return type(b) == 'table' and b[1] or b end
+    -- puzzles 1 and 2 launch one thread per element (block = size): no guard to test
+    local per_element = bx({ size = 3, batch = 1, b_size = 1 }) == 3 and bx({ size = 5, batch = 1, b_size = 1 }) == 5
+    for draw = 1, per_element and 0 or 300 do
+      local partial = false
+      for _, c in ipairs(p.cases(r)) do
+        if c.size % bx(c) ~= 0 then partial = true end
+      end
+      test.ok(partial, string.format('puzzle %d (%s), draw %d: every case fills its blocks', n, p.name, draw))
+    end
+  end
+end)
+
 test.case('bad input', function()
   test.raises(function() P.check(15, P.reference(1)) end, 'kernels.puzzles.check: puzzle 15 does not exist (1..14')
   test.raises(function() P.describe('nope') end, "puzzle nope does not exist")
