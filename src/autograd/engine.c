@@ -154,7 +154,7 @@ static lm_status check_node(lmi_node *n)
 	if (n->freed)
 		return lmi_fail(LM_ERR_STATE,
 		                "backward: %s: the graph was freed by an earlier backward; pass "
-		                "retain_graph=true to the first backward to run it twice", n->def->name);
+		                "retain_graph=true to the first backward to run it twice", n->info->grad_name);
 	for (int k = 0; k < n->nsaved; k++) {
 		const lm_tensor *t;
 		lm_status s = lmi_node_saved(n, k, &t);
@@ -240,7 +240,7 @@ static lm_status run_node(lmi_node *x, nodevec *ready, leafmap *leaves, bool ret
 	memset(gin, 0, (size_t)x->nin * sizeof *gin);
 	lm_tensor *g = x->grad;
 	x->grad = NULL;
-	if (g) s = x->def->backward(x, g, gin); /* no gradient reached x: nothing to pass on */
+	if (g) s = x->info->backward(x, g, gin); /* no gradient reached x: nothing to pass on */
 	lm_tensor_release(g);
 	if (!s && !retain_graph) {
 		for (int k = 0; k < x->nsaved; k++) {
@@ -257,7 +257,7 @@ static lm_status run_node(lmi_node *x, nodevec *ready, leafmap *leaves, bool ret
 			if (!same_shape(gk->ndim, gk->shape, e->ndim, e->shape)) {
 				s = lmi_fail(LM_ERR_INTERNAL,
 				             "backward: %s gave a gradient of shape %s for its input %d of shape %s",
-				             x->def->name, lmi_shape_s(gk), k, lmi_dims_s(e->ndim, e->shape));
+				             x->info->grad_name, lmi_shape_s(gk), k, lmi_dims_s(e->ndim, e->shape));
 			} else if (gk->dtype != e->dtype) {
 				lm_tensor *c = lmi_contiguous_copy(gk, e->dtype);
 				lm_tensor_release(gk);

@@ -124,7 +124,7 @@ static lm_status check_inputs(int n, lm_tensor *const *in)
 			                lm_dtype_name(t->dtype));
 		if (t->grad_fn)
 			return lmi_fail(LM_ERR_ARG, "gradcheck: input %d was made by %s; pass leaves", i,
-			                t->grad_fn->def->name);
+			                t->grad_fn->info->grad_name);
 		if (t->storage->device != LM_CPU)
 			return lmi_fail(LM_ERR_DEVICE, "gradcheck: input %d is on %s; gradcheck runs on the "
 			                "CPU", i, lm_device_name(t->storage->device));

@@ -54,8 +54,8 @@ void lmi_node_release(lmi_node *n)
 	if (stack != small) lm_free(stack, cap * sizeof *stack);
 }
 
-lm_status lmi_record(lm_tensor *out, const lmi_opdef *def, int nin, const lm_tensor *const *in,
-                     lmi_node **node)
+lm_status lmi_record(lm_tensor *out, lmi_op op, const lmi_op_info *info, const lmi_params *p, int nin,
+                     const lm_tensor *const *in, lmi_node **node)
 {
 	*node = NULL;
 	if (!lmi_any_requires_grad(nin, in)) return LM_OK;
@@ -70,7 +70,9 @@ lm_status lmi_record(lm_tensor *out, const lmi_opdef *def, int nin, const lm_ten
 	}
 	memset(n->in, 0, (size_t)nin * sizeof *n->in);
 	n->refcount = 1;
-	n->def = def;
+	n->op = op;
+	n->info = info;
+	if (p) n->p = *p;
 	n->nin = nin;
 	for (int k = 0; k < nin; k++) {
 		const lm_tensor *x = in[k];
@@ -102,7 +104,7 @@ lm_status lmi_record(lm_tensor *out, const lmi_opdef *def, int nin, const lm_ten
 lm_status lmi_node_save(lmi_node *n, const lm_tensor *t)
 {
 	if (n->nsaved >= LMI_NODE_MAX_SAVED)
-		return lmi_fail(LM_ERR_INTERNAL, "%s: more than %d saved tensors", n->def->name,
+		return lmi_fail(LM_ERR_INTERNAL, "%s: more than %d saved tensors", n->info->grad_name,
 		                LMI_NODE_MAX_SAVED);
 	lm_tensor *a = lmi_tensor_wrap(t->storage, t->dtype, t->ndim, t->shape, t->stride, t->offset);
 	if (!a) return lm_last_status();
@@ -116,11 +118,11 @@ lm_status lmi_node_saved(lmi_node *n, int k, const lm_tensor **out)
 	if (n->freed || k >= n->nsaved || !n->saved[k])
 		return lmi_fail(LM_ERR_STATE,
 		                "backward: %s: the saved tensors were freed by an earlier backward; call "
-		                "backward with retain_graph to run it twice", n->def->name);
+		                "backward with retain_graph to run it twice", n->info->grad_name);
 	if (n->saved[k]->storage->version != n->saved_version[k])
 		return lmi_fail(LM_ERR_STATE,
 		                "backward: %s: a tensor of shape %s saved for the gradient was modified "
-		                "in place (version %llu, saved at %llu)", n->def->name,
+		                "in place (version %llu, saved at %llu)", n->info->grad_name,
 		                lmi_shape_s(n->saved[k]), (unsigned long long)n->saved[k]->storage->version,
 		                (unsigned long long)n->saved_version[k]);
 	*out = n->saved[k];
@@ -140,7 +142,7 @@ lm_status lm_tensor_requires_grad_(lm_tensor *t, bool flag)
 		if (flag) return LM_OK;
 		return lmi_fail(LM_ERR_STATE,
 		                "requires_grad_: a tensor made by %s is not a leaf; use detach() to get one "
-		                "that does not require grad", t->grad_fn->def->name);
+		                "that does not require grad", t->grad_fn->info->grad_name);
 	}
 	t->requires_grad = flag;
 	return LM_OK;
@@ -152,7 +154,7 @@ lm_tensor *lm_tensor_grad(const lm_tensor *t) { return t->grad; }
 
 const char *lm_tensor_grad_fn_name(const lm_tensor *t)
 {
-	return t->grad_fn ? t->grad_fn->def->name : NULL;
+	return t->grad_fn ? t->grad_fn->info->grad_name : NULL;
 }
 
 lm_status lm_tensor_set_grad(lm_tensor *t, lm_tensor *g)

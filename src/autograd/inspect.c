@@ -183,7 +183,7 @@ static lm_status order_nodes(lm_graph *g, int64_t nall, int64_t *pending)
 		int64_t xi = ptrmap_get(&g->index, x);
 		g->order[g->total++] = x;
 		if (depth[xi] > g->depth) g->depth = depth[xi];
-		s = count_op(g, x->def->name);
+		s = count_op(g, x->info->grad_name);
 		for (int k = 0; k < x->nin && !s; k++) {
 			lmi_node *c = x->in[k].node;
 			if (!c) continue;
@@ -257,7 +257,7 @@ static const lmi_node *node_at(const lm_graph *g, int64_t i) { return i >= 0 && 
 const char *lm_graph_node_name(const lm_graph *g, int64_t i)
 {
 	const lmi_node *n = node_at(g, i);
-	return n ? n->def->name : NULL;
+	return n ? n->info->grad_name : NULL;
 }
 
 void lm_graph_node_output(const lm_graph *g, int64_t i, lm_dtype *dtype, int *ndim, int64_t *shape)
@@ -313,14 +313,14 @@ lm_status lm_graph_node_backward(const lm_graph *g, int64_t i, const lm_tensor *
 	bool same = gout && gout->ndim == n->out_ndim && gout->dtype == n->out_dtype;
 	for (int d = 0; same && d < n->out_ndim; d++) same = gout->shape[d] == n->out_shape[d];
 	if (!same)
-		return lmi_fail(LM_ERR_SHAPE, "graph: %s needs a gradient of shape %s (%s)", n->def->name,
+		return lmi_fail(LM_ERR_SHAPE, "graph: %s needs a gradient of shape %s (%s)", n->info->grad_name,
 		                lmi_dims_s(n->out_ndim, n->out_shape), lm_dtype_name(n->out_dtype));
 	if (n->freed)
 		return lmi_fail(LM_ERR_STATE, "graph: %s: its saved tensors were freed by a backward (call backward with "
-		                "retain_graph to look at it afterwards)", n->def->name);
+		                "retain_graph to look at it afterwards)", n->info->grad_name);
 	for (int k = 0; k < n->nin; k++) gin[k] = NULL;
 	bool was = lm_set_grad_enabled(false);
-	lm_status s = n->def->backward(n, gout, gin);
+	lm_status s = n->info->backward(n, gout, gin);
 	for (int k = 0; !s && k < n->nin; k++) {
 		if (!gin[k] || !n->in[k].needs_grad) {
 			lm_tensor_release(gin[k]);
@@ -539,7 +539,7 @@ static bool same_graph(const lm_graph *a, const lm_graph *b)
 {
 	if (a->total != b->total) return false;
 	for (int64_t i = 0; i < a->total; i++)
-		if (strcmp(a->order[i]->def->name, b->order[i]->def->name) != 0) return false;
+		if (strcmp(a->order[i]->info->grad_name, b->order[i]->info->grad_name) != 0) return false;
 	return true;
 }
 
@@ -561,8 +561,8 @@ lm_status lm_graph_gradcheck(const lm_graph *g, lm_gradcheck_fn fn, void *ctx, i
 	for (int k = 0; k < 3 && !s; k++)
 		if (!same_graph(g, r[k].g))
 			s = lmi_fail(LM_ERR_ARG, "graph gradcheck: the function builds another graph (%lld nodes, from %s) than "
-			             "the one shown (%lld nodes, from %s)", (long long)r[k].g->total, r[k].g->order[0]->def->name,
-			             (long long)g->total, g->order[0]->def->name);
+			             "the one shown (%lld nodes, from %s)", (long long)r[k].g->total, r[k].g->order[0]->info->grad_name,
+			             (long long)g->total, g->order[0]->info->grad_name);
 	for (int64_t i = 0; i < g->listed && !s; i++) err[i] = check_node(&r[0], &r[1], &r[2], i, n, v, eps);
 	for (int k = 0; k < 3; k++) run_free(&r[k], n);
 	for (int j = 0; j < n; j++) lm_tensor_release(v[j]);

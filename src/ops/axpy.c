@@ -12,7 +12,7 @@
 #include "ops.h"
 
 /* f[0] = alpha. */
-static lm_status add_scaled_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_add_scaled(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	if (n->in[0].needs_grad) {
 		lm_tensor *s = lmi_sum_to(g, n->in[0].ndim, n->in[0].shape);
@@ -21,7 +21,7 @@ static lm_status add_scaled_backward(lmi_node *n, const lm_tensor *g, lm_tensor 
 		if (!gin[0]) return lm_last_status();
 	}
 	if (n->in[1].needs_grad) {
-		lm_tensor *m = lm_binary_scalar(LM_MUL, g, n->f[0]);
+		lm_tensor *m = lm_binary_scalar(LM_MUL, g, n->p.add_scaled.alpha);
 		lm_tensor *s = m ? lmi_sum_to(m, n->in[1].ndim, n->in[1].shape) : NULL;
 		gin[1] = s ? lmi_as_dtype(s, n->in[1].dtype) : NULL;
 		lm_tensor_release(m);
@@ -35,8 +35,6 @@ static lm_status add_scaled_backward(lmi_node *n, const lm_tensor *g, lm_tensor 
 	}
 	return LM_OK;
 }
-
-static const lmi_opdef add_scaled_def = {"AddScaledBackward", add_scaled_backward};
 
 /* alpha must be finite, and integral for an integer result. */
 static lm_status check_alpha(const char *name, lm_dtype ct, double alpha)
@@ -70,9 +68,7 @@ lm_tensor *lm_add_scaled(const lm_tensor *a, const lm_tensor *b, double alpha)
 	}
 	lm_tensor_release(ac);
 	lm_tensor_release(bc);
-	lmi_node *node;
-	out = lmi_finish(out, &add_scaled_def, 2, in, 0, NULL, &node);
-	if (node) node->f[0] = alpha;
+	out = lmi_finish(out, LMI_OP_ADD_SCALED, &(lmi_params){.add_scaled = {.alpha = alpha}}, 2, in, 0, NULL, NULL);
 	return out;
 }
 

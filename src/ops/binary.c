@@ -59,22 +59,6 @@ static lm_status broadcast(const char *name, const lm_tensor *a, const lm_tensor
 
 /* ---------------------------------------------------------------- backward rules */
 
-static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
-static lm_status where_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
-
-static const lmi_opdef binary_defs[LM_BINOP_COUNT] = {
-	[LM_ADD] = {"AddBackward", binary_backward},
-	[LM_SUB] = {"SubBackward", binary_backward},
-	[LM_MUL] = {"MulBackward", binary_backward},
-	[LM_DIV] = {"DivBackward", binary_backward},
-	[LM_POW] = {"PowBackward", binary_backward},
-	[LM_MAXIMUM] = {"MaximumBackward", binary_backward},
-	[LM_MINIMUM] = {"MinimumBackward", binary_backward},
-	[LM_FLOOR_DIVIDE] = {"FloorDivideBackward", binary_backward},
-	[LM_REMAINDER] = {"RemainderBackward", binary_backward},
-};
-static const lmi_opdef where_def = {"WhereBackward", where_backward};
-
 /*
  * Gradients at the broadcast shape, then summed back to each input's shape (lmi_sum_to). With
  * a, b (saved in the compute dtype) and out:
@@ -84,9 +68,9 @@ static const lmi_opdef where_def = {"WhereBackward", where_backward};
  *   PyTorch, so the gradient is a valid subgradient and the two halves add up to g.
  *   remainder: (g, -g (a // b))      floor_divide: (0, 0), the derivative of a step function
  */
-static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_binary(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	int op = (int)(n->def - binary_defs);
+	int op = (int)(n->op - LMI_OP_ADD); /* an lm_binop (oplist.h keeps their order) */
 	const lm_tensor *a = NULL, *b = NULL, *y = NULL;
 	lm_status s;
 	if (op != LM_ADD && op != LM_SUB &&
@@ -164,7 +148,7 @@ static lm_status binary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 	}
 	default:
 		lmi_scope_end(&sc);
-		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op %d", n->def->name, op);
+		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op %d", n->info->grad_name, op);
 	}
 	if (need_a && !(gin[0] = lmi_sum_to(ga, n->in[0].ndim, n->in[0].shape))) goto fail;
 	if (need_b && !(gin[1] = lmi_sum_to(gb, n->in[1].ndim, n->in[1].shape))) goto fail;
@@ -175,7 +159,7 @@ fail:
 
 /* where(cond, a, b): (where(cond, g, 0), where(cond, 0, g)), each summed to its input's shape.
  * saved[0] = cond as uint8. */
-static lm_status where_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_where(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *c;
 	lm_status s = lmi_node_saved(n, 0, &c);
@@ -256,7 +240,7 @@ lm_tensor *lm_binary(lm_binop op, const lm_tensor *a, const lm_tensor *b)
 		/* saved: [0] = a, [1] = b (both in the compute dtype), [2] = out */
 		const lm_tensor *save[3] = {ac, bc, out};
 		bool need = op != LM_ADD && op != LM_SUB;
-		out = lmi_finish(out, &binary_defs[op], 2, in, need ? 3 : 0, save, NULL);
+		out = lmi_finish(out, (lmi_op)(LMI_OP_ADD + op), NULL, 2, in, need ? 3 : 0, save, NULL);
 	}
 done:
 	lm_tensor_release(ac);
@@ -412,7 +396,7 @@ lm_tensor *lm_where(const lm_tensor *cond, const lm_tensor *a, const lm_tensor *
 	}
 	/* inputs: [0] = a, [1] = b (cond is not differentiable); saved: [0] = cond */
 	const lm_tensor *in[2] = {a, b}, *save[1] = {c};
-	out = lmi_finish(out, &where_def, 2, in, 1, save, NULL);
+	out = lmi_finish(out, LMI_OP_WHERE, NULL, 2, in, 1, save, NULL);
 done:
 	lm_tensor_release(c);
 	lm_tensor_release(ac);

@@ -4,13 +4,13 @@
  */
 #include "ops.h"
 
-lm_tensor *lmi_finish(lm_tensor *out, const lmi_opdef *def, int nin, const lm_tensor *const *in,
+lm_tensor *lmi_finish(lm_tensor *out, lmi_op op, const lmi_params *p, int nin, const lm_tensor *const *in,
                       int nsave, const lm_tensor *const *save, lmi_node **node)
 {
 	lmi_node *n = NULL;
 	if (node) *node = NULL;
 	if (!out) return NULL;
-	if (lmi_record(out, def, nin, in, &n)) goto fail;
+	if (lmi_record(out, op, &lmi_ops[op], p, nin, in, &n)) goto fail;
 	if (n)
 		for (int k = 0; k < nsave; k++)
 			if (save[k] && lmi_node_save(n, save[k])) goto fail;

@@ -157,7 +157,7 @@ done:
  * x and w; gb = the sum of g over (N, OH, OW). Saved: [0] = x, [1] = w (contiguous);
  * i[0], i[1] = the padding.
  */
-static lm_status winograd_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_winograd(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *x, *w;
 	lm_status s;
@@ -169,8 +169,8 @@ static lm_status winograd_backward(lmi_node *n, const lm_tensor *g, lm_tensor **
 	lm_tensor *gw = gc && nw ? lmi_empty_as("conv2d backward", w, 4, w->shape, w->dtype) : NULL;
 	lm_tensor *gb = NULL;
 	if (!gc || (nx && !gx) || (nw && !gw) ||
-	    ((nx || nw) && LMI_BE("conv2d backward", gc, winograd_conv_backward, x, w, gc, n->i[0],
-	                          n->i[1], gx, gw)))
+	    ((nx || nw) && LMI_BE("conv2d backward", gc, winograd_conv_backward, x, w, gc, n->p.conv2d.ph,
+	                          n->p.conv2d.pw, gx, gw)))
 		goto fail;
 	if (nb) { /* (N, K, L) summed over L, then over N */
 		int64_t K = g->shape[1];
@@ -194,8 +194,6 @@ fail:
 	return s ? s : LM_ERR_INTERNAL;
 }
 
-static const lmi_opdef winograd_def = {"ConvolutionWinogradBackward", winograd_backward};
-
 static lm_tensor *conv2d_winograd(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
                                   const conv_plan *p)
 {
@@ -212,13 +210,8 @@ static lm_tensor *conv2d_winograd(const lm_tensor *x, const lm_tensor *w, const 
 		lm_tensor_release(y);
 		y = NULL;
 	}
-	lmi_node *node = NULL;
-	y = lmi_finish(y, &winograd_def, 3, (const lm_tensor *const[]){x, w, b}, 2,
-	               (const lm_tensor *const[]){xc, wc}, &node);
-	if (node) {
-		node->i[0] = p->win.ph;
-		node->i[1] = p->win.pw;
-	}
+	y = lmi_finish(y, LMI_OP_CONV2D_WINOGRAD, &(lmi_params){.conv2d = {.ph = p->win.ph, .pw = p->win.pw}}, 3,
+	               (const lm_tensor *const[]){x, w, b}, 2, (const lm_tensor *const[]){xc, wc}, NULL);
 	lm_tensor_release(xc);
 	lm_tensor_release(wc);
 	lm_tensor_release(bc);
@@ -272,7 +265,7 @@ static lm_status pool_geometry(const char *name, const lm_tensor *x, const lm_po
 
 /* gx: zeros (N*C, H*W) with g scatter-added at the saved argmax positions.
  * Saved: [0] = indices (N*C, OH*OW). */
-static lm_status max_pool_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_max_pool2d(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *ix;
 	lm_status s = lmi_node_saved(n, 0, &ix);
@@ -289,8 +282,6 @@ static lm_status max_pool_backward(lmi_node *n, const lm_tensor *g, lm_tensor **
 	gin[0] = r;
 	return r ? LM_OK : lm_last_status();
 }
-
-static const lmi_opdef max_pool_def = {"MaxPool2DBackward", max_pool_backward};
 
 lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *o, lm_tensor **indices)
 {
@@ -314,7 +305,7 @@ lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *o, lm_tensor 
 		lm_tensor_release(y);
 		return NULL;
 	}
-	y = lmi_finish(y, &max_pool_def, 1, &x, 1, (const lm_tensor *const[]){ix}, NULL);
+	y = lmi_finish(y, LMI_OP_MAX_POOL2D, NULL, 1, &x, 1, (const lm_tensor *const[]){ix}, NULL);
 	if (y && indices) {
 		*indices = lm_reshape(ix, 4, (int64_t[]){N, C, OH, OW});
 		if (!*indices) {

@@ -4,42 +4,36 @@
  */
 #include "ops.h"
 
-static lm_status copy_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
-static const lmi_opdef clone_def = {"CloneBackward", copy_backward};
-static const lmi_opdef to_def = {"ToCopyBackward", copy_backward};
-static lm_status device_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
-static const lmi_opdef to_device_def = {"ToCopyBackward", device_backward};
-
 /* The gradient passes through, converted back to the input's dtype. */
-static lm_status copy_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_copy(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	gin[0] = lmi_contiguous_copy(g, n->in[0].dtype);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
-/* Across devices: the gradient goes back to the input's device (node i[0]). */
-static lm_status device_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+/* Across devices: the gradient goes back to the input's device (p.to_device.from). */
+lm_status lmi_bw_to_device(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	gin[0] = lmi_on_device(g, (lm_device)n->i[0]);
+	gin[0] = lmi_on_device(g, (lm_device)n->p.to_device.from);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
-static lm_tensor *copy_as(const char *name, const lm_tensor *t, lm_dtype dt, const lmi_opdef *def)
+static lm_tensor *copy_as(const char *name, const lm_tensor *t, lm_dtype dt, lmi_op op)
 {
 	if (lmi_check_arg(name, "input", t) || lmi_check_device(name, 1, &t)) return NULL;
 	lm_tensor *out = lmi_contiguous_copy(t, dt);
-	return lmi_finish(out, def, 1, &t, 0, NULL, NULL);
+	return lmi_finish(out, op, NULL, 1, &t, 0, NULL, NULL);
 }
 
 lm_tensor *lm_contiguous(const lm_tensor *t)
 {
 	if (t && lm_tensor_is_contiguous(t)) return lm_tensor_retain((lm_tensor *)t);
-	return copy_as("contiguous", t, t ? t->dtype : LM_FLOAT32, &clone_def);
+	return copy_as("contiguous", t, t ? t->dtype : LM_FLOAT32, LMI_OP_CLONE);
 }
 
 lm_tensor *lm_clone(const lm_tensor *t)
 {
-	return copy_as("clone", t, t ? t->dtype : LM_FLOAT32, &clone_def);
+	return copy_as("clone", t, t ? t->dtype : LM_FLOAT32, LMI_OP_CLONE);
 }
 
 lm_tensor *lm_to_dtype(const lm_tensor *t, lm_dtype dt)
@@ -50,7 +44,7 @@ lm_tensor *lm_to_dtype(const lm_tensor *t, lm_dtype dt)
 	if (t && t->requires_grad && lmi_grad_enabled() && !lm_dtype_is_float(dt))
 		return lmi_fail_null(LM_ERR_DTYPE, "to: converting a tensor that requires grad to %s would "
 		                     "cut the gradient; detach it first", lm_dtype_name(dt));
-	return copy_as("to", t, dt, &to_def);
+	return copy_as("to", t, dt, LMI_OP_TO_DTYPE);
 }
 
 lm_status lm_copy_(lm_tensor *dst, const lm_tensor *src)
@@ -96,9 +90,8 @@ lm_tensor *lm_to_device(const lm_tensor *t, lm_device dev)
 	if (t->storage->device == dev) return lm_tensor_retain((lm_tensor *)t);
 	if (!lmi_backend_open("to", dev)) return NULL;
 	lm_tensor *out = lmi_on_device(t, dev);
-	lmi_node *node = NULL;
-	out = lmi_finish(out, &to_device_def, 1, &t, 0, NULL, &node);
-	if (node) node->i[0] = t->storage->device;
+	out = lmi_finish(out, LMI_OP_TO_DEVICE, &(lmi_params){.to_device = {.from = t->storage->device}}, 1, &t, 0, NULL,
+	                 NULL);
 	return out;
 }
 

@@ -101,12 +101,12 @@ static lm_tensor *scatter_into_zeros(lmi_node *n, int k, int dim, const lm_tenso
 
 /* index_select: gx = zeros(x).index_add(dim, index, g), as a scatter_add with the 1-D index
  * broadcast to g's shape along dim. i[0] = dim; saved: [0] = index (1-D or 0-d). */
-static lm_status index_select_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_index_select(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *index;
 	lm_status s = lmi_node_saved(n, 0, &index);
 	if (s) return s;
-	int dim = (int)n->i[0], nd = g->ndim;
+	int dim = (int)n->p.dim.dim, nd = g->ndim;
 	if (n->in[0].ndim == 0) { /* a 0-d x: every index was 0, so its gradient is sum(g) */
 		lm_tensor *sg = lm_sum(g, LM_DIM_ALL, false);
 		gin[0] = sg ? lmi_as_dtype(sg, n->in[0].dtype) : NULL;
@@ -127,18 +127,18 @@ static lm_status index_select_backward(lmi_node *n, const lm_tensor *g, lm_tenso
 }
 
 /* gather: gx = zeros(x).scatter_add(dim, index, g). i[0] = dim; saved: [0] = index. */
-static lm_status gather_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_gather(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *index;
 	lm_status s = lmi_node_saved(n, 0, &index);
 	if (s) return s;
-	gin[0] = scatter_into_zeros(n, 0, (int)n->i[0], index, g);
+	gin[0] = scatter_into_zeros(n, 0, (int)n->p.dim.dim, index, g);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
 /* scatter_add(x, dim, index, src): gx = g; gsrc = g.gather(dim, index) (zeros where src is
  * larger than index). i[0] = dim; saved: [0] = index. */
-static lm_status scatter_add_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_scatter_add(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *index;
 	lm_status s = lmi_node_saved(n, 0, &index);
@@ -149,7 +149,7 @@ static lm_status scatter_add_backward(lmi_node *n, const lm_tensor *g, lm_tensor
 	}
 	if (!n->in[1].needs_grad) return LM_OK;
 	const lmi_edge *e = &n->in[1];
-	lm_tensor *gs = lm_gather(g, (int)n->i[0], index);
+	lm_tensor *gs = lm_gather(g, (int)n->p.dim.dim, index);
 	bool same = gs && gs->ndim == e->ndim;
 	for (int i = 0; same && i < e->ndim; i++) same = gs->shape[i] == e->shape[i];
 	if (gs && !same) { /* src larger than index: the gathered block in a corner of zeros */
@@ -177,7 +177,7 @@ static lm_status scatter_add_backward(lmi_node *n, const lm_tensor *g, lm_tensor
 }
 
 /* masked_fill: gx = sum_to(where(mask, 0, g), x). saved: [0] = mask (uint8). */
-static lm_status masked_fill_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_masked_fill(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *mask;
 	lm_status s = lmi_node_saved(n, 0, &mask);
@@ -190,11 +190,6 @@ static lm_status masked_fill_backward(lmi_node *n, const lm_tensor *g, lm_tensor
 	lm_tensor_release(w);
 	return gin[0] ? LM_OK : lm_last_status();
 }
-
-static const lmi_opdef index_select_def = {"IndexSelectBackward", index_select_backward};
-static const lmi_opdef gather_def = {"GatherBackward", gather_backward};
-static const lmi_opdef scatter_add_def = {"ScatterAddBackward", scatter_add_backward};
-static const lmi_opdef masked_fill_def = {"MaskedFillBackward", masked_fill_backward};
 
 /* ---------------------------------------------------------------- index_select */
 
@@ -230,10 +225,8 @@ lm_tensor *lm_index_select(const lm_tensor *x, int dim, const lm_tensor *index)
 		lm_tensor_release(out);
 		out = NULL;
 	}
-	lmi_node *node;
 	const lm_tensor *save[1] = {ic};
-	out = lmi_finish(out, &index_select_def, 1, &x, 1, save, &node);
-	if (node) node->i[0] = d;
+	out = lmi_finish(out, LMI_OP_INDEX_SELECT, &(lmi_params){.dim = {.dim = d}}, 1, &x, 1, save, NULL);
 	lm_tensor_release(xc);
 	lm_tensor_release(ic);
 	return out;
@@ -280,10 +273,8 @@ lm_tensor *lm_gather(const lm_tensor *x, int dim, const lm_tensor *index)
 		out = NULL;
 	}
 	out = back_to_0d(out, x->ndim == 0);
-	lmi_node *node;
 	const lm_tensor *save[1] = {index};
-	out = lmi_finish(out, &gather_def, 1, &x, 1, save, &node);
-	if (node) node->i[0] = d;
+	out = lmi_finish(out, LMI_OP_GATHER, &(lmi_params){.dim = {.dim = d}}, 1, &x, 1, save, NULL);
 	lm_tensor_release(x1);
 	lm_tensor_release(i1);
 	return out;
@@ -314,10 +305,8 @@ lm_tensor *lm_scatter_add(const lm_tensor *x, int dim, const lm_tensor *index, c
 	lm_tensor_release(i1);
 	lm_tensor_release(s1);
 	lm_tensor_release(sc);
-	lmi_node *node;
 	const lm_tensor *in[2] = {x, src}, *save[1] = {index};
-	out = lmi_finish(out, &scatter_add_def, 2, in, 1, save, &node);
-	if (node) node->i[0] = d;
+	out = lmi_finish(out, LMI_OP_SCATTER_ADD, &(lmi_params){.dim = {.dim = d}}, 2, in, 1, save, NULL);
 	return out;
 }
 
@@ -347,7 +336,7 @@ lm_tensor *lm_masked_fill(const lm_tensor *x, const lm_tensor *mask, double valu
 		out = NULL;
 	}
 	const lm_tensor *save[1] = {c};
-	out = lmi_finish(out, &masked_fill_def, 1, &x, 1, save, NULL);
+	out = lmi_finish(out, LMI_OP_MASKED_FILL, NULL, 1, &x, 1, save, NULL);
 	lm_tensor_release(c);
 	lm_tensor_release(v);
 	return out;

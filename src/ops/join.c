@@ -32,9 +32,9 @@ static lm_status release_all(lmi_node *n, lm_tensor **gin)
 
 /* cat: input k gets narrow(g, dim, offset_k, size_k). i[0] = dim. Inputs skipped as empty 1-D
  * tensors (shape (0), the legacy case) get an empty gradient. */
-static lm_status cat_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_cat(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	int dim = (int)n->i[0];
+	int dim = (int)n->p.dim.dim;
 	int64_t off = 0;
 	for (int k = 0; k < n->nin; k++) {
 		const lmi_edge *e = &n->in[k];
@@ -51,18 +51,15 @@ static lm_status cat_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 }
 
 /* stack: input k gets select(g, dim, k). i[0] = dim. */
-static lm_status stack_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_stack(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	for (int k = 0; k < n->nin; k++) {
 		if (!n->in[k].needs_grad) continue;
-		gin[k] = as_input_dtype(n, k, lm_select(g, (int)n->i[0], k));
+		gin[k] = as_input_dtype(n, k, lm_select(g, (int)n->p.dim.dim, k));
 		if (!gin[k]) return release_all(n, gin);
 	}
 	return LM_OK;
 }
-
-static const lmi_opdef cat_def = {"CatBackward", cat_backward};
-static const lmi_opdef stack_def = {"StackBackward", stack_backward};
 
 /* ---------------------------------------------------------------- forward */
 
@@ -140,9 +137,7 @@ lm_tensor *lm_cat(int n, lm_tensor *const *ts, int dim)
 		}
 		off += t->shape[d];
 	}
-	lmi_node *node;
-	out = lmi_finish(out, &cat_def, n, (const lm_tensor *const *)ts, 0, NULL, &node);
-	if (node) node->i[0] = d;
+	out = lmi_finish(out, LMI_OP_CAT, &(lmi_params){.dim = {.dim = d}}, n, (const lm_tensor *const *)ts, 0, NULL, NULL);
 	return out;
 }
 
@@ -177,8 +172,6 @@ lm_tensor *lm_stack(int n, lm_tensor *const *ts, int dim)
 			lm_tensor_release(out);
 			return NULL;
 		}
-	lmi_node *node;
-	out = lmi_finish(out, &stack_def, n, (const lm_tensor *const *)ts, 0, NULL, &node);
-	if (node) node->i[0] = d;
+	out = lmi_finish(out, LMI_OP_STACK, &(lmi_params){.dim = {.dim = d}}, n, (const lm_tensor *const *)ts, 0, NULL, NULL);
 	return out;
 }

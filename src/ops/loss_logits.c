@@ -38,12 +38,12 @@ static lm_tensor *weight(lmi_scope *s, const lm_tensor *y, const lm_tensor *pw, 
 }
 
 /* Saved: [0] x, [1] y, [2] pos_weight (i[0] = 1 when present). */
-static lm_status bce_logits_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_bce_logits(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *x, *y, *pw = NULL;
 	lm_status st;
 	if ((st = lmi_node_saved(n, 0, &x)) || (st = lmi_node_saved(n, 1, &y)) ||
-	    (n->i[0] && (st = lmi_node_saved(n, 2, &pw))))
+	    (n->p.bce_logits.pos_weight && (st = lmi_node_saved(n, 2, &pw))))
 		return st;
 	lmi_scope s = {0};
 	bool fail;
@@ -84,8 +84,6 @@ oom:
 	lmi_scope_end(&s);
 	return st ? st : LM_ERR_INTERNAL;
 }
-
-static const lmi_opdef bce_logits_def = {"BinaryCrossEntropyWithLogitsBackward", bce_logits_backward};
 
 static lm_status check(const lm_tensor *x, const lm_tensor *y, const lm_tensor *pw)
 {
@@ -139,9 +137,8 @@ lm_tensor *lm_binary_cross_entropy_with_logits(const lm_tensor *x, const lm_tens
 	if (!l) return NULL;
 	const lm_tensor *in[3] = {x, y, pos_weight};
 	const lm_tensor *save[3] = {x, y, pos_weight};
-	lmi_node *node;
-	l = lmi_finish(l, &bce_logits_def, pos_weight ? 3 : 2, in, pos_weight ? 3 : 2, save, &node);
-	if (node) node->i[0] = pos_weight != NULL;
+	l = lmi_finish(l, LMI_OP_BCE_LOGITS, &(lmi_params){.bce_logits = {.pos_weight = pos_weight != NULL}},
+	               pos_weight ? 3 : 2, in, pos_weight ? 3 : 2, save, NULL);
 	if (!l || red == LM_REDUCTION_NONE) return l;
 	lm_tensor *r = red == LM_REDUCTION_MEAN ? lm_mean(l, LM_DIM_ALL, false) : lm_sum(l, LM_DIM_ALL, false);
 	lm_tensor_release(l);

@@ -13,10 +13,6 @@
 #include "ops/rule.h"
 #include "ops.h"
 
-static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
-static const lmi_opdef matmul_def = {"MatmulBackward", matmul_backward};
-static const lmi_opdef mm_def = {"MmBackward", matmul_backward};
-
 /*
  * out = A B over broadcast batch dims, A: (..., M, K), B: (..., K, N), G = dL/d(out):
  *   dA = G B^T  (..., M, K)     dB = A^T G  (..., K, N)
@@ -26,7 +22,7 @@ static const lmi_opdef mm_def = {"MmBackward", matmul_backward};
  * one matrix and A has batch dims (the Linear layer), dB is one product over the folded batch.
  * saved: [0] = a, [1] = b, in the compute dtype.
  */
-static lm_status matmul_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_matmul(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *a, *b;
 	lm_status s;
@@ -99,7 +95,7 @@ static void batch_error(const char *name, const lm_tensor *a, const lm_tensor *b
 	         lmi_shape_s(a), lmi_shape_s(b));
 }
 
-static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor *a,
+static lm_tensor *matmul(const char *name, lmi_op op, const lm_tensor *a,
                          const lm_tensor *b)
 {
 	const lm_tensor *in[2] = {a, b};
@@ -155,7 +151,7 @@ static lm_tensor *matmul(const char *name, const lmi_opdef *def, const lm_tensor
 		goto done;
 	}
 	const lm_tensor *save[2] = {ac, bc};
-	out = lmi_finish(out, def, 2, in, 2, save, NULL);
+	out = lmi_finish(out, op, NULL, 2, in, 2, save, NULL);
 done:
 	lm_tensor_release(A);
 	lm_tensor_release(B);
@@ -186,7 +182,7 @@ lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b)
 
 lm_tensor *lm_matmul(const lm_tensor *a, const lm_tensor *b)
 {
-	return matmul("matmul", &matmul_def, a, b);
+	return matmul("matmul", LMI_OP_MATMUL, a, b);
 }
 
 lm_tensor *lm_mm(const lm_tensor *a, const lm_tensor *b)
@@ -194,5 +190,5 @@ lm_tensor *lm_mm(const lm_tensor *a, const lm_tensor *b)
 	if (a && b && (a->ndim != 2 || b->ndim != 2))
 		return lmi_fail_null(LM_ERR_SHAPE, "mm: expects two matrices, got shapes %s and %s",
 		                     lmi_shape_s(a), lmi_shape_s(b));
-	return matmul("mm", &mm_def, a, b);
+	return matmul("mm", LMI_OP_MM, a, b);
 }

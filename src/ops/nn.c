@@ -54,15 +54,15 @@ lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b)
 
 /* softmax: gx = y * (g - sum(g * y, dim));  log_softmax: gx = g - exp(y) * sum(g, dim).
  * Saved: [0] = y; i[0] = dim. */
-static lm_status softmax_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_softmax(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *y;
 	lm_status s = lmi_node_saved(n, 0, &y);
 	if (s) return s;
-	int dim = (int)n->i[0];
+	int dim = (int)n->p.softmax.dim;
 	lmi_scope sc = {0};
 	lm_tensor *r = NULL;
-	if (n->i[1] == 0) {
+	if (n->op == LMI_OP_SOFTMAX) {
 		lm_tensor *gy = lmi_keep(&sc, lm_mul(g, y)), *sum = gy ? lmi_keep(&sc, lm_sum(gy, dim, true)) : NULL;
 		lm_tensor *d = sum ? lmi_keep(&sc, lm_sub(g, sum)) : NULL;
 		r = d ? lm_mul(y, d) : NULL;
@@ -75,9 +75,6 @@ static lm_status softmax_backward(lmi_node *n, const lm_tensor *g, lm_tensor **g
 	gin[0] = r;
 	return r ? LM_OK : lm_last_status();
 }
-
-static const lmi_opdef softmax_def = {"SoftmaxBackward", softmax_backward};
-static const lmi_opdef log_softmax_def = {"LogSoftmaxBackward", softmax_backward};
 
 static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg)
 {
@@ -98,12 +95,8 @@ static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg
 		y = NULL;
 	}
 	lm_tensor_release(xc);
-	lmi_node *node;
-	y = lmi_finish(y, lg ? &log_softmax_def : &softmax_def, 1, &x, 1, (const lm_tensor *const[]){y}, &node);
-	if (node) {
-		node->i[0] = d;
-		node->i[1] = lg;
-	}
+	y = lmi_finish(y, lg ? LMI_OP_LOG_SOFTMAX : LMI_OP_SOFTMAX, &(lmi_params){.softmax = {.dim = d}}, 1, &x, 1,
+	               (const lm_tensor *const[]){y}, NULL);
 	return y;
 }
 
@@ -113,14 +106,14 @@ lm_tensor *lm_log_softmax(const lm_tensor *x, int dim) { return softmax("log_sof
 /* ---------------------------------------------------------------- gelu */
 
 /* gx = g * gelu'(x), by the fused derivative loop. Saved: [0] = x; i[0] = tanh form. */
-static lm_status gelu_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_gelu(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *x;
 	lm_status s = lmi_node_saved(n, 0, &x);
 	if (s) return s;
 	lm_tensor *out = lmi_empty_as("gelu backward", g, g->ndim, g->shape, g->dtype);
 	lm_tensor *xc = out ? lmi_as_dtype(x, g->dtype) : NULL;
-	if (xc && (s = LMI_BE("gelu backward", out, gelu, out, xc, g, n->i[0] != 0))) {
+	if (xc && (s = LMI_BE("gelu backward", out, gelu, out, xc, g, n->p.gelu.tanh_approx))) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -128,8 +121,6 @@ static lm_status gelu_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	gin[0] = out;
 	return out ? LM_OK : lm_last_status();
 }
-
-static const lmi_opdef gelu_def = {"GeluBackward", gelu_backward};
 
 lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
 {
@@ -139,9 +130,7 @@ lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
 		lm_tensor_release(y);
 		y = NULL;
 	}
-	lmi_node *node;
-	y = lmi_finish(y, &gelu_def, 1, &x, 1, &x, &node);
-	if (node) node->i[0] = tanh_approx;
+	y = lmi_finish(y, LMI_OP_GELU, &(lmi_params){.gelu = {.tanh_approx = tanh_approx}}, 1, &x, 1, &x, NULL);
 	return y;
 }
 
@@ -189,14 +178,14 @@ static lm_tensor *check_target(const char *name, const lm_tensor *logp, const lm
 }
 
 /* gx = zeros with -g at the targets. Saved: [0] = target (int64, (N, L)); i[0..2] = N, C, L. */
-static lm_status nll_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_nll(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *t;
 	lm_status s = lmi_node_saved(n, 0, &t);
 	if (s) return s;
 	lm_tensor *gx = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 	lm_tensor *gc = gx ? lmi_contiguous_copy(g, g->dtype) : NULL;
-	s = gc ? LMI_BE("nll_loss backward", gx, nll_grad, gc, t, gx, n->i[0], n->i[1], n->i[2])
+	s = gc ? LMI_BE("nll_loss backward", gx, nll_grad, gc, t, gx, n->p.nll.batch, n->p.nll.classes, n->p.nll.length)
 	       : lm_last_status();
 	lm_tensor_release(gc);
 	if (s) {
@@ -206,8 +195,6 @@ static lm_status nll_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	gin[0] = gx;
 	return LM_OK;
 }
-
-static const lmi_opdef nll_def = {"NllLossBackward", nll_backward};
 
 /* The unreduced NLL: -logp[n, target[n, ...], ...], shaped like target. */
 static lm_tensor *nll_none(const char *name, const lm_tensor *logp, const lm_tensor *target)
@@ -226,13 +213,8 @@ static lm_tensor *nll_none(const char *name, const lm_tensor *logp, const lm_ten
 		out = NULL;
 	}
 	lm_tensor_release(lc);
-	lmi_node *node;
-	out = lmi_finish(out, &nll_def, 1, &logp, 1, (const lm_tensor *const[]){t}, &node);
-	if (node) {
-		node->i[0] = N;
-		node->i[1] = C;
-		node->i[2] = L;
-	}
+	out = lmi_finish(out, LMI_OP_NLL_LOSS, &(lmi_params){.nll = {.batch = N, .classes = C, .length = L}}, 1, &logp, 1,
+	                 (const lm_tensor *const[]){t}, NULL);
 	lm_tensor_release(t);
 	return out;
 }

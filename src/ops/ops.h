@@ -2,7 +2,8 @@
  * ops.h (internal) — what the op files share: the autograd hook, the device tables (LMI_BE: the
  * loops of the device the tensors are on, ../backend/backend.h), and helpers
  * for results and gradients. Each op file holds, for its ops, argument checks and result shapes,
- * the call into the backend, the lmi_opdef with the backward rule, and the recording.
+ * the call into the backend, the backward rules its rows in oplist.h name (lmi_bw_*), and the
+ * recording.
  * Read next: unary.c, binary.c, reduce.c, matmul.c, view.c.
  */
 #ifndef LUMEN_OPS_INTERNAL_H
@@ -17,11 +18,11 @@
 #include "lumen/ops.h"
 
 /*
- * Records out as made by def from in[0..nin) and saves save[0..nsave) (NULL entries skipped) when
- * grad is needed. Returns out, or NULL (out released) on failure. *node (if node is not NULL)
- * receives the node or NULL, for ops that store parameters in it.
+ * Records out as made by op (with parameters p, NULL: none) from in[0..nin) and saves
+ * save[0..nsave) (NULL entries skipped) when grad is needed. Returns out, or NULL (out released)
+ * on failure. *node (if node is not NULL) receives the node or NULL.
  */
-lm_tensor *lmi_finish(lm_tensor *out, const lmi_opdef *def, int nin, const lm_tensor *const *in,
+lm_tensor *lmi_finish(lm_tensor *out, lmi_op op, const lmi_params *p, int nin, const lm_tensor *const *in,
                       int nsave, const lm_tensor *const *save, lmi_node **node);
 
 /* g summed down to shape (ndim, shape), which g's shape broadcasts from: leading dims summed

@@ -22,15 +22,6 @@ const char *lm_redop_name(lm_redop op)
 	return (op >= 0 && op < LM_REDOP_COUNT) ? redop_names[op] : "?";
 }
 
-static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
-
-static const lmi_opdef reduce_defs[LM_REDOP_COUNT] = {
-	[LM_SUM] = {"SumBackward", reduce_backward},   [LM_MEAN] = {"MeanBackward", reduce_backward},
-	[LM_PROD] = {"ProdBackward", reduce_backward}, [LM_MAX] = {"MaxBackward", reduce_backward},
-	[LM_MIN] = {"MinBackward", reduce_backward},   [LM_VAR] = {"VarBackward", reduce_backward},
-	[LM_STD] = {"StdBackward", reduce_backward},   [LM_NORM] = {"NormBackward", reduce_backward},
-};
-
 /*
  * The gradient of a reduction of x over dim d (or all dims) with R elements per output: g is first
  * viewed with the reduced dims kept (gk, and outk for the output), so it broadcasts against x.
@@ -139,12 +130,12 @@ fail:
 	return r;
 }
 
-static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_reduce(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	int op = (int)(n->def - reduce_defs), dim = (int)n->i[0];
+	int op = (int)(n->op - LMI_OP_SUM), dim = (int)n->p.reduce.dim; /* an lm_redop (oplist.h's order) */
 	int nd = n->in[0].ndim;
 	const int64_t *xs = n->in[0].shape;
-	double p = n->f[0];
+	double p = n->p.reduce.p;
 	int64_t R = 1;
 	for (int i = 0; i < nd; i++)
 		if (dim == LM_DIM_ALL || i == dim) R *= xs[i];
@@ -191,7 +182,7 @@ static lm_status reduce_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 		break;
 	default:
 		lmi_scope_end(&sc);
-		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op %d", n->def->name, op);
+		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op %d", n->info->grad_name, op);
 	}
 fail:
 	lmi_scope_end(&sc);
@@ -260,16 +251,11 @@ static lm_tensor *reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim,
 		lm_tensor_release(xc);
 		return NULL;
 	}
-	lmi_node *node = NULL;
 	if (op != LM_ARGMAX && op != LM_ARGMIN) {
 		bool need_x = op != LM_SUM && op != LM_MEAN;
 		const lm_tensor *save[3] = {need_x ? xc : NULL, need_x ? out : NULL, ix};
-		out = lmi_finish(out, &reduce_defs[op], 1, &x, 3, save, &node);
-	}
-	if (node) {
-		node->i[0] = d < 0 ? LM_DIM_ALL : d;
-		node->i[1] = keepdim;
-		node->f[0] = p;
+		lmi_params prm = {.reduce = {.dim = d < 0 ? LM_DIM_ALL : d, .keepdim = keepdim, .p = p}};
+		out = lmi_finish(out, (lmi_op)(LMI_OP_SUM + op), &prm, 1, &x, 3, save, NULL);
 	}
 	lm_tensor_release(xc);
 	if (!out) {

@@ -14,13 +14,13 @@
 /* ---------------------------------------------------------------- backward rules */
 
 /* cumsum: gx_i = sum_{j >= i} g_j = flip(cumsum(flip(g))). i[0] = dim. */
-static lm_status cumsum_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_cumsum(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	if (g->ndim == 0) { /* a 0-d cumsum is the identity */
 		gin[0] = lm_tensor_retain((lm_tensor *)g);
 		return LM_OK;
 	}
-	int dim = (int)n->i[0];
+	int dim = (int)n->p.dim.dim;
 	lm_tensor *f = lm_flip(g, 1, &dim);
 	lm_tensor *c = f ? lm_cumsum(f, dim) : NULL;
 	gin[0] = c ? lm_flip(c, 1, &dim) : NULL;
@@ -30,9 +30,9 @@ static lm_status cumsum_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 }
 
 /* tril/triu: the same triangle of g. i[0] = k, i[1] = upper. */
-static lm_status triangle_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_triangle(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	gin[0] = n->i[1] ? lm_triu(g, n->i[0]) : lm_tril(g, n->i[0]);
+	gin[0] = n->op == LMI_OP_TRIU ? lm_triu(g, n->p.triangle.k) : lm_tril(g, n->p.triangle.k);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
@@ -40,12 +40,12 @@ static lm_status triangle_backward(lmi_node *n, const lm_tensor *g, lm_tensor **
  * of size r*s, is split into (r, s) and summed over r; when the split would exceed the dim limit,
  * the r narrow slices are added instead. Finally the added leading dims (all size 1 by then) are
  * dropped by reshaping to x's shape. */
-static lm_status repeat_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_repeat(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	int nrep = (int)n->i[0], lead = nrep - n->in[0].ndim;
+	int nrep = (int)n->p.repeat.ndims, lead = nrep - n->in[0].ndim;
 	lm_tensor *t = lm_tensor_retain((lm_tensor *)g);
 	for (int d = 0; d < nrep && t; d++) {
-		int64_t r = n->i[1 + d], s = d < lead ? 1 : n->in[0].shape[d - lead]; /* g: r*s at d */
+		int64_t r = n->p.repeat.repeats[d], s = d < lead ? 1 : n->in[0].shape[d - lead]; /* g: r*s at d */
 		if (r == 1) continue;
 		lm_tensor *next;
 		if (t->ndim < LM_MAX_DIMS) {
@@ -85,35 +85,28 @@ static lm_status repeat_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 }
 
 /* flip: g flipped back. i[0] = ndims, i[1..] = dims. */
-static lm_status flip_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_flip(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	int dims[LM_MAX_DIMS];
-	for (int k = 0; k < n->i[0]; k++) dims[k] = (int)n->i[1 + k];
-	gin[0] = lm_flip(g, (int)n->i[0], dims);
+	for (int k = 0; k < n->p.dims.ndims; k++) dims[k] = (int)n->p.dims.dims[k];
+	gin[0] = lm_flip(g, (int)n->p.dims.ndims, dims);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
 /* pad: g narrowed to the window x occupies. i[0] = npairs, i[1..2*npairs] = pads. */
-static lm_status pad_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_pad(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	int npairs = (int)n->i[0];
+	int npairs = (int)n->p.pad.npairs;
 	lm_tensor *t = lm_tensor_retain((lm_tensor *)g);
 	for (int p = 0; p < npairs && t; p++) {
 		int d = g->ndim - 1 - p;
-		lm_tensor *v = lm_narrow(t, d, n->i[1 + 2 * p], n->in[0].shape[d]);
+		lm_tensor *v = lm_narrow(t, d, n->p.pad.pads[2 * p], n->in[0].shape[d]);
 		lm_tensor_release(t);
 		t = v;
 	}
 	gin[0] = t;
 	return t ? LM_OK : lm_last_status();
 }
-
-static const lmi_opdef cumsum_def = {"CumsumBackward", cumsum_backward};
-static const lmi_opdef tril_def = {"TrilBackward", triangle_backward};
-static const lmi_opdef triu_def = {"TriuBackward", triangle_backward};
-static const lmi_opdef repeat_def = {"RepeatBackward", repeat_backward};
-static const lmi_opdef flip_def = {"FlipBackward", flip_backward};
-static const lmi_opdef pad_def = {"PadBackward", pad_backward};
 
 /* ---------------------------------------------------------------- cumsum */
 
@@ -136,15 +129,13 @@ lm_tensor *lm_cumsum(const lm_tensor *x, int dim)
 		out = NULL;
 	}
 	lm_tensor_release(xc);
-	lmi_node *node;
-	out = lmi_finish(out, &cumsum_def, 1, &x, 0, NULL, &node);
-	if (node) node->i[0] = d;
+	out = lmi_finish(out, LMI_OP_CUMSUM, &(lmi_params){.dim = {.dim = d}}, 1, &x, 0, NULL, NULL);
 	return out;
 }
 
 /* ---------------------------------------------------------------- tril / triu */
 
-static lm_tensor *triangle(const char *name, const lmi_opdef *def, const lm_tensor *x, int64_t k,
+static lm_tensor *triangle(const char *name, lmi_op op, const lm_tensor *x, int64_t k,
                            bool upper)
 {
 	if (lmi_check_arg(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
@@ -163,17 +154,12 @@ static lm_tensor *triangle(const char *name, const lmi_opdef *def, const lm_tens
 		out = NULL;
 	}
 	lm_tensor_release(xc);
-	lmi_node *node;
-	out = lmi_finish(out, def, 1, &x, 0, NULL, &node);
-	if (node) {
-		node->i[0] = k;
-		node->i[1] = upper;
-	}
+	out = lmi_finish(out, op, &(lmi_params){.triangle = {.k = k}}, 1, &x, 0, NULL, NULL);
 	return out;
 }
 
-lm_tensor *lm_tril(const lm_tensor *x, int64_t k) { return triangle("tril", &tril_def, x, k, false); }
-lm_tensor *lm_triu(const lm_tensor *x, int64_t k) { return triangle("triu", &triu_def, x, k, true); }
+lm_tensor *lm_tril(const lm_tensor *x, int64_t k) { return triangle("tril", LMI_OP_TRIL, x, k, false); }
+lm_tensor *lm_triu(const lm_tensor *x, int64_t k) { return triangle("triu", LMI_OP_TRIU, x, k, true); }
 
 /* ---------------------------------------------------------------- repeat */
 
@@ -206,12 +192,9 @@ lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats)
 			return NULL;
 		}
 	}
-	lmi_node *node;
-	out = lmi_finish(out, &repeat_def, 1, &x, 0, NULL, &node);
-	if (node) {
-		node->i[0] = nrep;
-		for (int d = 0; d < nrep; d++) node->i[1 + d] = repeats[d];
-	}
+	lmi_params prm = {.repeat = {.ndims = nrep}};
+	for (int d = 0; d < nrep; d++) prm.repeat.repeats[d] = repeats[d];
+	out = lmi_finish(out, LMI_OP_REPEAT, &prm, 1, &x, 0, NULL, NULL);
 	return out;
 }
 
@@ -241,12 +224,9 @@ lm_tensor *lm_flip(const lm_tensor *x, int ndims, const int *dims)
 	lm_tensor *v = lmi_view_of(x, x->ndim, x->shape, stride, offset);
 	lm_tensor *out = v ? lmi_contiguous_copy(v, x->dtype) : NULL;
 	lm_tensor_release(v);
-	lmi_node *node;
-	out = lmi_finish(out, &flip_def, 1, &x, 0, NULL, &node);
-	if (node) {
-		node->i[0] = ndims;
-		for (int k = 0; k < ndims; k++) node->i[1 + k] = wrapped[k];
-	}
+	lmi_params prm = {.dims = {.ndims = ndims}};
+	for (int k = 0; k < ndims; k++) prm.dims.dims[k] = wrapped[k];
+	out = lmi_finish(out, LMI_OP_FLIP, &prm, 1, &x, 0, NULL, NULL);
 	return out;
 }
 
@@ -314,11 +294,8 @@ lm_tensor *lm_pad(const lm_tensor *x, int npairs, const int64_t *pads, double va
 		lm_tensor_release(out);
 		return NULL;
 	}
-	lmi_node *node;
-	out = lmi_finish(out, &pad_def, 1, &x, 0, NULL, &node);
-	if (node) {
-		node->i[0] = npairs;
-		for (int k = 0; k < 2 * npairs; k++) node->i[1 + k] = pads[k];
-	}
+	lmi_params prm = {.pad = {.npairs = npairs}};
+	for (int k = 0; k < 2 * npairs; k++) prm.pad.pads[k] = pads[k];
+	out = lmi_finish(out, LMI_OP_PAD, &prm, 1, &x, 0, NULL, NULL);
 	return out;
 }

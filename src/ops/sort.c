@@ -9,23 +9,20 @@
 #include "ops.h"
 
 /* i[0] = dim; saved: [0] = indices. */
-static lm_status sort_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_sort(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *indices;
 	lm_status s = lmi_node_saved(n, 0, &indices);
 	if (s) return s;
 	const lmi_edge *e = &n->in[0];
 	lm_tensor *z = lmi_zeros_as(g, e->ndim, e->shape, g->dtype);
-	gin[0] = z ? lm_scatter_add(z, (int)n->i[0], indices, g) : NULL;
+	gin[0] = z ? lm_scatter_add(z, (int)n->p.sort.dim, indices, g) : NULL;
 	lm_tensor_release(z);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
-static const lmi_opdef sort_def = {"SortBackward", sort_backward};
-static const lmi_opdef topk_def = {"TopkBackward", sort_backward};
-
 /* The k first of each sorted line of x along dim (k < 0: all). */
-static lm_status sorted(const char *name, const lmi_opdef *def, const lm_tensor *x, int64_t k,
+static lm_status sorted(const char *name, lmi_op op, const lm_tensor *x, int64_t k,
                         int dim, bool descending, lm_tensor **values, lm_tensor **indices)
 {
 	if (!values || !indices)
@@ -62,14 +59,12 @@ static lm_status sorted(const char *name, const lmi_opdef *def, const lm_tensor 
 		lm_tensor_release(ix);
 		return s;
 	}
-	lmi_node *node;
 	const lm_tensor *save[1] = {ix};
-	v = lmi_finish(v, def, 1, &x, 1, save, &node);
+	v = lmi_finish(v, op, &(lmi_params){.sort = {.dim = d, .k = k, .descending = descending}}, 1, &x, 1, save, NULL);
 	if (!v) {
 		lm_tensor_release(ix);
 		return lm_last_status();
 	}
-	if (node) node->i[0] = d;
 	*values = v;
 	*indices = ix;
 	return LM_OK;
@@ -78,7 +73,7 @@ static lm_status sorted(const char *name, const lmi_opdef *def, const lm_tensor 
 lm_status lm_sort(const lm_tensor *x, int dim, bool descending, lm_tensor **values,
                   lm_tensor **indices)
 {
-	return sorted("sort", &sort_def, x, -1, dim, descending, values, indices);
+	return sorted("sort", LMI_OP_SORT, x, -1, dim, descending, values, indices);
 }
 
 lm_status lm_topk(const lm_tensor *x, int64_t k, int dim, bool largest, lm_tensor **values,
@@ -86,5 +81,5 @@ lm_status lm_topk(const lm_tensor *x, int64_t k, int dim, bool largest, lm_tenso
 {
 	if (k < 0)
 		return lmi_fail(LM_ERR_ARG, "topk: k = %lld must be >= 0", (long long)k);
-	return sorted("topk", &topk_def, x, k, dim, largest, values, indices);
+	return sorted("topk", LMI_OP_TOPK, x, k, dim, largest, values, indices);
 }

@@ -3,7 +3,8 @@
  *
  * Floating functions (exp, log, sqrt, sin, cos, tanh, sigmoid, rsqrt, reciprocal) of integer
  * tensors compute in float32; abs, neg, sign, relu, floor, ceil, round, square and clamp keep the
- * dtype. The backward rules live with the forward (opdefs below). Read next: binary.c.
+ * dtype. The backward rule lives with the forward (lmi_bw_unary: every row of oplist.h from exp to
+ * pow_scalar names it). Read next: binary.c.
  */
 #include <math.h>
 
@@ -37,32 +38,17 @@ static bool is_float_fn(int op)
 }
 
 /* ---------------------------------------------------------------- backward rules */
-/* Each rule is d(out)/d(x) * g, written with ops. Saved: [0] = x, [1] = out. */
 
-static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin);
-
-static const lmi_opdef unary_defs[LM_UNOP_COUNT] = {
-	[LM_EXP] = {"ExpBackward", unary_backward},
-	[LM_LOG] = {"LogBackward", unary_backward},
-	[LM_SQRT] = {"SqrtBackward", unary_backward},
-	[LM_ABS] = {"AbsBackward", unary_backward},
-	[LM_NEG] = {"NegBackward", unary_backward},
-	[LM_SIN] = {"SinBackward", unary_backward},
-	[LM_COS] = {"CosBackward", unary_backward},
-	[LM_TANH] = {"TanhBackward", unary_backward},
-	[LM_SIGMOID] = {"SigmoidBackward", unary_backward},
-	[LM_RELU] = {"ReluBackward", unary_backward},
-	[LM_SIGN] = {"SignBackward", unary_backward},
-	[LM_FLOOR] = {"FloorBackward", unary_backward},
-	[LM_CEIL] = {"CeilBackward", unary_backward},
-	[LM_ROUND] = {"RoundBackward", unary_backward},
-	[LM_RSQRT] = {"RsqrtBackward", unary_backward},
-	[LM_RECIPROCAL] = {"ReciprocalBackward", unary_backward},
-	[LM_SQUARE] = {"SquareBackward", unary_backward},
-};
-static const lmi_opdef clamp_def = {"ClampBackward", unary_backward};
-static const lmi_opdef leaky_def = {"LeakyReluBackward", unary_backward};
-static const lmi_opdef pow_scalar_def = {"PowBackward", unary_backward};
+/* The unary slot's loop for op: an lm_unop, or one of the parametrised loops (backend.h). */
+static int unary_code(lmi_op op)
+{
+	switch (op) {
+	case LMI_OP_CLAMP: return LMI_CLAMP;
+	case LMI_OP_LEAKY_RELU: return LMI_LEAKY_RELU;
+	case LMI_OP_POW_SCALAR: return LMI_POW_SCALAR;
+	default: return (int)(op - LMI_OP_EXP);
+	}
+}
 
 /*
  * gin = g * d(out)/dx, with x = saved[0] and out = saved[1] (both in the result dtype). Where the
@@ -70,15 +56,17 @@ static const lmi_opdef pow_scalar_def = {"PowBackward", unary_backward};
  * passes the gradient at x equal to a bound, leaky_relu uses the slope at 0, and sign, floor, ceil
  * and round (piecewise constant) give zeros.
  */
-static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_unary(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	const lm_tensor *x, *y;
 	lm_status s;
 	if ((s = lmi_node_saved(n, 0, &x)) || (s = lmi_node_saved(n, 1, &y))) return s;
 	lmi_scope sc = {0};
 	lm_tensor *a, *b, *c, *r = NULL;
-	double p0 = n->f[0], p1 = n->f[1];
-	switch ((int)n->i[0]) {
+	double p0 = n->op == LMI_OP_CLAMP ? n->p.clamp.min : n->op == LMI_OP_LEAKY_RELU ? n->p.leaky_relu.negative_slope
+	            : n->op == LMI_OP_POW_SCALAR ? n->p.pow_scalar.exponent : 0;
+	double p1 = n->op == LMI_OP_CLAMP ? n->p.clamp.max : 0;
+	switch (unary_code(n->op)) {
 	case LM_EXP: /* d exp(x) = exp(x) = out */
 		r = lm_mul(g, y);
 		break;
@@ -162,8 +150,7 @@ static lm_status unary_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin
 		break;
 	default:
 		lmi_scope_end(&sc);
-		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: unknown op code %lld", n->def->name,
-		                (long long)n->i[0]);
+		return lmi_fail(LM_ERR_INTERNAL, "backward: %s: not a unary op", n->info->grad_name);
 	}
 fail:
 	lmi_scope_end(&sc);
@@ -174,26 +161,20 @@ fail:
 
 /* ---------------------------------------------------------------- forward */
 
-/* out = op(x) in dtype rdt; records with def. i0 is the op stored in the node. */
-static lm_tensor *apply(const char *name, int op, const lm_tensor *x, lm_dtype rdt, double p0,
-                        double p1, const lmi_opdef *def)
+/* out = op(x) in dtype rdt with the unary slot's parameters p0, p1; records op with p. */
+static lm_tensor *apply(const char *name, lmi_op op, const lm_tensor *x, lm_dtype rdt, double p0,
+                        double p1, const lmi_params *p)
 {
 	if (lmi_check_arg(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
 	lm_tensor *xc = lmi_as_dtype(x, rdt);
 	if (!xc) return NULL;
 	lm_tensor *out = lmi_empty_as(name, x, x->ndim, x->shape, rdt);
-	if (out && LMI_BE(name, out, unary, op, out, xc, p0, p1)) {
+	if (out && LMI_BE(name, out, unary, unary_code(op), out, xc, p0, p1)) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
-	lmi_node *node;
 	const lm_tensor *save[2] = {xc, out};
-	out = lmi_finish(out, def, 1, &x, 2, save, &node);
-	if (node) {
-		node->i[0] = op;
-		node->f[0] = p0;
-		node->f[1] = p1;
-	}
+	out = lmi_finish(out, op, p, 1, &x, 2, save, NULL);
 	lm_tensor_release(xc);
 	return out;
 }
@@ -204,7 +185,7 @@ lm_tensor *lm_unary(lm_unop op, const lm_tensor *x)
 		return lmi_fail_null(LM_ERR_ARG, "unary: unknown op %d", (int)op);
 	if (!x) return lmi_fail_null(LM_ERR_ARG, "%s: input is NULL", unop_names[op]);
 	lm_dtype rdt = is_float_fn(op) && !lm_dtype_is_float(x->dtype) ? LM_FLOAT32 : x->dtype;
-	return apply(unop_names[op], op, x, rdt, 0, 0, &unary_defs[op]);
+	return apply(unop_names[op], (lmi_op)(LMI_OP_EXP + op), x, rdt, 0, 0, NULL);
 }
 
 lm_status lm_unary_(lm_unop op, lm_tensor *x)
@@ -268,7 +249,7 @@ lm_tensor *lm_clamp(const lm_tensor *x, double lo, double hi)
 	if (!x) return lmi_fail_null(LM_ERR_ARG, "clamp: input is NULL");
 	if (check_clamp("clamp", lo, hi)) return NULL;
 	if (!lm_dtype_is_float(x->dtype)) int_bounds(x->dtype, &lo, &hi);
-	return apply("clamp", LMI_CLAMP, x, x->dtype, lo, hi, &clamp_def);
+	return apply("clamp", LMI_OP_CLAMP, x, x->dtype, lo, hi, &(lmi_params){.clamp = {.min = lo, .max = hi}});
 }
 
 lm_status lm_clamp_(lm_tensor *x, double lo, double hi)
@@ -289,7 +270,7 @@ lm_tensor *lm_pow_scalar(const lm_tensor *x, double p)
 	if (!x) return lmi_fail_null(LM_ERR_ARG, "pow: input is NULL");
 	lm_dtype rdt = x->dtype;
 	if (!lm_dtype_is_float(rdt) && (p != floor(p) || p < 0 || isinf(p))) rdt = LM_FLOAT32;
-	return apply("pow", LMI_POW_SCALAR, x, rdt, p, 0, &pow_scalar_def);
+	return apply("pow", LMI_OP_POW_SCALAR, x, rdt, p, 0, &(lmi_params){.pow_scalar = {.exponent = p}});
 }
 
 lm_tensor *lm_leaky_relu(const lm_tensor *x, double slope)
@@ -300,5 +281,6 @@ lm_tensor *lm_leaky_relu(const lm_tensor *x, double slope)
 		                     lm_dtype_name(x->dtype));
 	if (!isfinite(slope))
 		return lmi_fail_null(LM_ERR_ARG, "leaky_relu: negative slope %g is not finite", slope);
-	return apply("leaky_relu", LMI_LEAKY_RELU, x, x->dtype, slope, 0, &leaky_def);
+	return apply("leaky_relu", LMI_OP_LEAKY_RELU, x, x->dtype, slope, 0,
+	             &(lmi_params){.leaky_relu = {.negative_slope = slope}});
 }

@@ -12,24 +12,24 @@
 /* ---------------------------------------------------------------- backward rules */
 
 /* view, reshape, flatten, squeeze, unsqueeze: the gradient reshaped to the input's shape. */
-static lm_status reshape_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_reshape(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	gin[0] = lm_reshape(g, n->in[0].ndim, n->in[0].shape);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
 /* transpose(d0, d1) is its own inverse. */
-static lm_status transpose_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_transpose(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
-	gin[0] = lm_transpose(g, (int)n->i[0], (int)n->i[1]);
+	gin[0] = lm_transpose(g, (int)n->p.transpose.dim0, (int)n->p.transpose.dim1);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
 /* permute(p): the gradient permuted by the inverse permutation q, q[p[k]] = k. */
-static lm_status permute_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_permute(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	int inv[LM_MAX_DIMS];
-	for (int k = 0; k < n->in[0].ndim; k++) inv[n->i[k]] = k;
+	for (int k = 0; k < n->in[0].ndim; k++) inv[n->p.dims.dims[k]] = k;
 	gin[0] = lm_permute(g, inv);
 	return gin[0] ? LM_OK : lm_last_status();
 }
@@ -39,8 +39,8 @@ static lm_status window_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 {
 	lm_tensor *z = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 	if (!z) return lm_last_status();
-	lm_tensor *w = select ? lm_select(z, (int)n->i[0], n->i[1])
-	                      : lm_narrow(z, (int)n->i[0], n->i[1], n->i[2]);
+	lm_tensor *w = select ? lm_select(z, (int)n->p.select.dim, n->p.select.index)
+	                      : lm_narrow(z, (int)n->p.narrow.dim, n->p.narrow.start, n->p.narrow.length);
 	lm_status s = w ? lmi_copy(w, g) : lm_last_status();
 	lm_tensor_release(w);
 	if (s) {
@@ -50,47 +50,33 @@ static lm_status window_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 	gin[0] = z;
 	return LM_OK;
 }
-static lm_status narrow_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_narrow(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	return window_backward(n, g, gin, false);
 }
-static lm_status select_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_select(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	return window_backward(n, g, gin, true);
 }
 
 /* expand: the gradient summed over the broadcast dims. */
-static lm_status expand_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_expand(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	gin[0] = lmi_sum_to(g, n->in[0].ndim, n->in[0].shape);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
-static const lmi_opdef op_view = {"ViewBackward", reshape_backward};
-static const lmi_opdef op_reshape = {"ReshapeBackward", reshape_backward};
-static const lmi_opdef op_squeeze = {"SqueezeBackward", reshape_backward};
-static const lmi_opdef op_unsqueeze = {"UnsqueezeBackward", reshape_backward};
-static const lmi_opdef op_flatten = {"FlattenBackward", reshape_backward};
-static const lmi_opdef op_transpose = {"TransposeBackward", transpose_backward};
-static const lmi_opdef op_permute = {"PermuteBackward", permute_backward};
-static const lmi_opdef op_narrow = {"NarrowBackward", narrow_backward};
-static const lmi_opdef op_select = {"SelectBackward", select_backward};
-static const lmi_opdef op_expand = {"ExpandBackward", expand_backward};
-
-/* A view of t with the given geometry, recorded as op with integer parameters p[0..np). */
+/* A view of t with the given geometry, recorded as op with parameters p (NULL: none). */
 static lm_tensor *make_view(const lm_tensor *t, int ndim, const int64_t *shape,
-                            const int64_t *stride, int64_t offset, const lmi_opdef *op,
-                            const int64_t *p, int np)
+                            const int64_t *stride, int64_t offset, lmi_op op, const lmi_params *p)
 {
 	lm_tensor *v = lmi_view_of(t, ndim, shape, stride, offset);
 	if (!v) return NULL;
 	lmi_node *node;
-	if (lmi_record(v, op, 1, &t, &node)) {
+	if (lmi_record(v, op, &lmi_ops[op], p, 1, &t, &node)) {
 		lm_tensor_release(v);
 		return NULL;
 	}
-	if (node)
-		for (int k = 0; k < np; k++) node->i[k] = p[k];
 	return v;
 }
 
@@ -186,14 +172,14 @@ lm_tensor *lm_view(const lm_tensor *t, int ndim, const int64_t *shape)
 		                     "view: shape %s is incompatible with the strides of input %s; use "
 		                     "reshape (which copies) or contiguous first",
 		                     lmi_dims_s(ndim, s), lmi_shape_s(t));
-	return make_view(t, ndim, s, st, t->offset, &op_view, NULL, 0);
+	return make_view(t, ndim, s, st, t->offset, LMI_OP_VIEW, NULL);
 }
 
 lm_tensor *lm_reshape(const lm_tensor *t, int ndim, const int64_t *shape)
 {
 	int64_t s[LM_MAX_DIMS], st[LM_MAX_DIMS];
 	if (infer_shape("reshape", t, ndim, shape, s)) return NULL;
-	if (view_strides(t, ndim, s, st)) return make_view(t, ndim, s, st, t->offset, &op_reshape, NULL, 0);
+	if (view_strides(t, ndim, s, st)) return make_view(t, ndim, s, st, t->offset, LMI_OP_RESHAPE, NULL);
 	lm_tensor *c = lmi_contiguous_copy(t, t->dtype);
 	if (!c) return NULL;
 	lmi_contiguous_strides(ndim, s, st);
@@ -201,7 +187,7 @@ lm_tensor *lm_reshape(const lm_tensor *t, int ndim, const int64_t *shape)
 	lm_tensor_release(c);
 	if (!out) return NULL;
 	lmi_node *node;
-	if (lmi_record(out, &op_reshape, 1, &t, &node)) {
+	if (lmi_record(out, LMI_OP_RESHAPE, &lmi_ops[LMI_OP_RESHAPE], NULL, 1, &t, &node)) {
 		lm_tensor_release(out);
 		return NULL;
 	}
@@ -216,7 +202,7 @@ lm_tensor *lm_flatten(const lm_tensor *t, int start_dim, int end_dim)
 		if (lmi_wrap_dim("flatten", start_dim, 0, &s0) || lmi_wrap_dim("flatten", end_dim, 0, &s1))
 			return NULL;
 		int64_t st = 1;
-		return make_view(t, 1, &one, &st, t->offset, &op_flatten, NULL, 0);
+		return make_view(t, 1, &one, &st, t->offset, LMI_OP_FLATTEN, NULL);
 	}
 	if (lmi_wrap_dim("flatten", start_dim, t->ndim, &s0) || lmi_wrap_dim("flatten", end_dim, t->ndim, &s1))
 		return NULL;
@@ -231,7 +217,7 @@ lm_tensor *lm_flatten(const lm_tensor *t, int start_dim, int end_dim)
 	shape[n++] = m;
 	for (int i = s1 + 1; i < t->ndim; i++) shape[n++] = t->shape[i];
 	int64_t st[LM_MAX_DIMS];
-	if (view_strides(t, n, shape, st)) return make_view(t, n, shape, st, t->offset, &op_flatten, NULL, 0);
+	if (view_strides(t, n, shape, st)) return make_view(t, n, shape, st, t->offset, LMI_OP_FLATTEN, NULL);
 	return lm_reshape(t, n, shape);
 }
 
@@ -251,8 +237,8 @@ lm_tensor *lm_transpose(const lm_tensor *t, int d0, int d1)
 		st[a] = t->stride[b];
 		st[b] = t->stride[a];
 	}
-	int64_t p[2] = {a, b};
-	return make_view(t, t->ndim, shape, st, t->offset, &op_transpose, p, 2);
+	return make_view(t, t->ndim, shape, st, t->offset, LMI_OP_TRANSPOSE,
+	                 &(lmi_params){.transpose = {.dim0 = a, .dim1 = b}});
 }
 
 lm_tensor *lm_t(const lm_tensor *t)
@@ -260,13 +246,14 @@ lm_tensor *lm_t(const lm_tensor *t)
 	if (t->ndim > 2)
 		return lmi_fail_null(LM_ERR_SHAPE, "t: expects a tensor of at most 2 dims, got shape %s",
 		                     lmi_shape_s(t));
-	if (t->ndim < 2) return make_view(t, t->ndim, t->shape, t->stride, t->offset, &op_view, NULL, 0);
+	if (t->ndim < 2) return make_view(t, t->ndim, t->shape, t->stride, t->offset, LMI_OP_VIEW, NULL);
 	return lm_transpose(t, 0, 1);
 }
 
 lm_tensor *lm_permute(const lm_tensor *t, const int *dims)
 {
-	int64_t shape[LM_MAX_DIMS], st[LM_MAX_DIMS], p[LM_MAX_DIMS];
+	int64_t shape[LM_MAX_DIMS], st[LM_MAX_DIMS];
+	lmi_params p = {.dims = {.ndims = t->ndim}};
 	bool seen[LM_MAX_DIMS] = {false};
 	for (int i = 0; i < t->ndim; i++) {
 		int d;
@@ -277,9 +264,9 @@ lm_tensor *lm_permute(const lm_tensor *t, const int *dims)
 		seen[d] = true;
 		shape[i] = t->shape[d];
 		st[i] = t->stride[d];
-		p[i] = d;
+		p.dims.dims[i] = d;
 	}
-	return make_view(t, t->ndim, shape, st, t->offset, &op_permute, p, t->ndim);
+	return make_view(t, t->ndim, shape, st, t->offset, LMI_OP_PERMUTE, &p);
 }
 
 /* ---------------------------------------------------------------- windows */
@@ -299,8 +286,8 @@ lm_tensor *lm_narrow(const lm_tensor *t, int dim, int64_t start, int64_t length)
 	int64_t shape[LM_MAX_DIMS];
 	memcpy(shape, t->shape, sizeof shape);
 	shape[d] = length;
-	int64_t p[3] = {d, start, length};
-	return make_view(t, t->ndim, shape, t->stride, t->offset + start * t->stride[d], &op_narrow, p, 3);
+	return make_view(t, t->ndim, shape, t->stride, t->offset + start * t->stride[d], LMI_OP_NARROW,
+	                 &(lmi_params){.narrow = {.dim = d, .start = start, .length = length}});
 }
 
 lm_tensor *lm_select(const lm_tensor *t, int dim, int64_t index)
@@ -321,8 +308,8 @@ lm_tensor *lm_select(const lm_tensor *t, int dim, int64_t index)
 			shape[n] = t->shape[k];
 			st[n++] = t->stride[k];
 		}
-	int64_t p[2] = {d, i};
-	return make_view(t, n, shape, st, t->offset + i * t->stride[d], &op_select, p, 2);
+	return make_view(t, n, shape, st, t->offset + i * t->stride[d], LMI_OP_SELECT,
+	                 &(lmi_params){.select = {.dim = d, .index = i}});
 }
 
 /* ---------------------------------------------------------------- broadcasting views */
@@ -361,7 +348,7 @@ lm_tensor *lm_expand(const lm_tensor *t, int ndim, const int64_t *shape)
 	}
 	int64_t n;
 	if (lmi_numel_checked("expand", ndim, s, &n)) return NULL;
-	return make_view(t, ndim, s, st, t->offset, &op_expand, NULL, 0);
+	return make_view(t, ndim, s, st, t->offset, LMI_OP_EXPAND, NULL);
 }
 
 lm_tensor *lm_squeeze(const lm_tensor *t, int dim)
@@ -375,7 +362,7 @@ lm_tensor *lm_squeeze(const lm_tensor *t, int dim)
 		shape[n] = t->shape[k];
 		st[n++] = t->stride[k];
 	}
-	return make_view(t, n, shape, st, t->offset, &op_squeeze, NULL, 0);
+	return make_view(t, n, shape, st, t->offset, LMI_OP_SQUEEZE, NULL);
 }
 
 lm_tensor *lm_unsqueeze(const lm_tensor *t, int dim)
@@ -397,7 +384,7 @@ lm_tensor *lm_unsqueeze(const lm_tensor *t, int dim)
 			st[n++] = t->stride[k];
 		}
 	}
-	return make_view(t, n, shape, st, t->offset, &op_unsqueeze, NULL, 0);
+	return make_view(t, n, shape, st, t->offset, LMI_OP_UNSQUEEZE, NULL);
 }
 
 lm_tensor *lm_as_strided(const lm_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,

@@ -51,36 +51,34 @@ lm_status lm_window2d_out(const lm_window2d *w, int64_t h, int64_t wd, int64_t *
 
 /* ---------------------------------------------------------------- backward rules */
 
-/* Node parameters: i[0..7] = kh, kw, sh, sw, ph, pw, dh, dw; i[8] = C, i[9] = H, i[10] = W. */
-static void node_put(lmi_node *n, const lm_window2d *w, int64_t C, int64_t H, int64_t W)
+/* The node's parameters: the window, and the image's channels and size. */
+static lmi_params window_params(const lm_window2d *w, int64_t C, int64_t H, int64_t W)
 {
-	const int64_t p[11] = {w->kh, w->kw, w->sh, w->sw, w->ph, w->pw, w->dh, w->dw, C, H, W};
-	for (int k = 0; k < 11; k++) n->i[k] = p[k];
+	return (lmi_params){.window = {.kh = w->kh, .kw = w->kw, .sh = w->sh, .sw = w->sw, .ph = w->ph, .pw = w->pw,
+	                               .dh = w->dh, .dw = w->dw, .channels = C, .height = H, .width = W}};
 }
 
 static lm_window2d node_window(const lmi_node *n)
 {
-	return (lm_window2d){n->i[0], n->i[1], n->i[2], n->i[3], n->i[4], n->i[5], n->i[6], n->i[7]};
+	const lmi_p_window *p = &n->p.window;
+	return (lm_window2d){p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->dh, p->dw};
 }
 
 /* im2col's adjoint is col2im: gx = col2im(g). */
-static lm_status im2col_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_im2col(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	lm_window2d w = node_window(n);
-	gin[0] = lm_col2im(g, n->i[8], n->i[9], n->i[10], &w);
+	gin[0] = lm_col2im(g, n->p.window.channels, n->p.window.height, n->p.window.width, &w);
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
 /* col2im's adjoint is im2col: gcols = im2col(g). */
-static lm_status col2im_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+lm_status lmi_bw_col2im(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	lm_window2d w = node_window(n);
 	gin[0] = lm_im2col(g, &w);
 	return gin[0] ? LM_OK : lm_last_status();
 }
-
-static const lmi_opdef im2col_def = {"Im2colBackward", im2col_backward};
-static const lmi_opdef col2im_def = {"Col2imBackward", col2im_backward};
 
 /* ---------------------------------------------------------------- forward */
 
@@ -112,9 +110,8 @@ lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
 	}
 	lm_tensor_release(x4);
 	lm_tensor_release(xc);
-	lmi_node *node;
-	out = lmi_finish(out, &im2col_def, 1, &x, 0, NULL, &node);
-	if (node) node_put(node, w, C, H, W);
+	lmi_params prm = window_params(w, C, H, W);
+	out = lmi_finish(out, LMI_OP_IM2COL, &prm, 1, &x, 0, NULL, NULL);
 	return out;
 }
 
@@ -154,8 +151,7 @@ lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t
 	}
 	lm_tensor_release(o4);
 	lm_tensor_release(cc);
-	lmi_node *node;
-	out = lmi_finish(out, &col2im_def, 1, &cols, 0, NULL, &node);
-	if (node) node_put(node, w, channels, h, wd);
+	lmi_params prm = window_params(w, channels, h, wd);
+	out = lmi_finish(out, LMI_OP_COL2IM, &prm, 1, &cols, 0, NULL, NULL);
 	return out;
 }

@@ -1,0 +1,73 @@
+/*
+ * oplist.c — the op list (oplist.h) as data: one lmi_op_info per op, with the fields of its
+ * parameter struct, made by the same X-macros as the enum and the structs, so nothing here can
+ * drift from the list. Read next: oplist.h, ../autograd/graph.h.
+ */
+#include <string.h>
+
+#include "autograd/graph.h"
+#include "backend/backend.h"
+#include "core/lmi.h"
+#include "ops/oplist.h"
+
+/* The public enums index into the list: the unary ops from LMI_OP_EXP, the binary ones from
+ * LMI_OP_ADD, the reductions from LMI_OP_SUM, in the enums' order. */
+_Static_assert(LMI_OP_SQUARE - LMI_OP_EXP == LM_SQUARE - LM_EXP, "lm_unop and the list agree");
+_Static_assert(LMI_OP_RELU - LMI_OP_EXP == LM_RELU, "lm_unop and the list agree");
+_Static_assert(LMI_OP_REMAINDER - LMI_OP_ADD == LM_REMAINDER, "lm_binop and the list agree");
+_Static_assert(LMI_OP_GE - LMI_OP_ADD == LM_GE, "lm_binop and the list agree");
+_Static_assert(LMI_OP_NORM - LMI_OP_SUM == LM_NORM, "lm_redop and the list agree");
+_Static_assert(LMI_OP_ARGMAX - LMI_OP_SUM == LM_ARGMAX, "lm_redop and the list agree");
+
+/* ---------------------------------------------------------------- the parameter fields */
+
+#define LMI_PF(s, type, field, kind) {#field, LMI_PK_##kind, offsetof(lmi_p_##s, field), 0, 0},
+#define LMI_PA(s, field, cap, count, mult)                                                          \
+	{#field, LMI_PK_INTS, offsetof(lmi_p_##s, field), offsetof(lmi_p_##s, count), mult},
+#define FIELDS_(name, fields) static const lmi_param_field fields_##name[] = {fields{NULL, 0, 0, 0, 0}};
+LMI_PARAMS(FIELDS_)
+#undef FIELDS_
+#undef LMI_PF
+#undef LMI_PA
+
+/* ---------------------------------------------------------------- the rows */
+
+/* The slot column: a device loop (LMI_BE_OP_*), or the copies and views every device has. */
+#define SLOT_ENUM_(name) SLOT_##name = LMI_BE_OP_##name,
+enum { LMI_BACKEND_OPS(SLOT_ENUM_) SLOT_copy = LMI_SLOT_COPY, SLOT_view = LMI_SLOT_VIEW };
+#undef SLOT_ENUM_
+
+#define ROW_(ID, name, grad, params, arity, slot, rule, bw)                                        \
+	[LMI_OP_##ID] = {name,      grad,       arity,           SLOT_##slot,                            \
+	                 rule,      lmi_bw_##bw, #params,        fields_##params,                        \
+	                 (int)(sizeof fields_##params / sizeof fields_##params[0]) - 1},
+const lmi_op_info lmi_ops[LMI_OP_COUNT] = {LMI_OPS(ROW_)};
+#undef ROW_
+
+lm_status lmi_bw_none(lmi_node *n, const lm_tensor *gout, lm_tensor **gin)
+{
+	(void)gout;
+	(void)gin;
+	return lmi_fail(LM_ERR_INTERNAL, "backward: %s has no backward rule", lmi_ops[n->op].name);
+}
+
+int lmi_op_find(const char *name)
+{
+	for (int i = 0; i < LMI_OP_COUNT; i++)
+		if (strcmp(lmi_ops[i].name, name) == 0) return i;
+	return -1;
+}
+
+const char *lmi_dtype_rule_text(lmi_dtype_rule r)
+{
+	switch (r) {
+	case LMI_DT_SAME: return "any dtype; the result keeps it";
+	case LMI_DT_FLOATFN: return "any dtype; integers compute in float32";
+	case LMI_DT_FLOAT: return "float32 and float64";
+	case LMI_DT_COMPARE: return "any dtype; the result is uint8";
+	case LMI_DT_INDEX: return "any dtype; the result is int64 positions";
+	case LMI_DT_WIDEN: return "any dtype; integers accumulate in int64";
+	case LMI_DT_INDICES: return "int32 and int64 indices";
+	default: return "?";
+	}
+}
