@@ -111,6 +111,18 @@ static void gen_leaky(const ot_op *op, ot_rng *r, lm_dtype dt, ot_layout l, ot_c
 
 static lm_tensor *run_binary(const ot_case *c) { return lm_binary((lm_binop)c->op->fn, c->in[0], c->in[1]); }
 
+/* The quotient and remainder by their definition: a = q b + m, q an integer, m of b's sign and
+ * |m| < |b| (long double: exact for the values drawn). */
+static double divmod_ref(int op, double a, double b)
+{
+	long double q = floorl((long double)a / (long double)b), m = (long double)a - q * (long double)b;
+	if (m != 0 && ((m < 0) != (b < 0))) {
+		q -= 1;
+		m += b;
+	}
+	return op == LM_FLOOR_DIVIDE ? (double)q : (double)m;
+}
+
 static double binary_ref_value(int op, double a, double b)
 {
 	switch (op) {
@@ -127,8 +139,29 @@ static double binary_ref_value(int op, double a, double b)
 	case LM_LE: return a <= b;
 	case LM_GT: return a > b;
 	case LM_GE: return a >= b;
+	case LM_FLOOR_DIVIDE:
+	case LM_REMAINDER: return divmod_ref(op, a, b);
 	default: return NAN;
 	}
+}
+
+/* a // b and a % b (floor division, the remainder with b's sign): a in [-3, 3] (uint8: [0, 9]),
+ * b away from zero with either sign, in the same broadcast shapes as every binary row. */
+static void gen_divmod(const ot_op *op, ot_rng *r, lm_dtype dt, ot_layout l, ot_case *c)
+{
+	ot_gen_binary(op, r, dt, l, c);
+	bool neg = dt != LM_UINT8 && ot_int(r, 0, 1);
+	for (int k = 0; k < 2; k++) {
+		lm_tensor *t = c->in[k];
+		int nd = lm_tensor_ndim(t);
+		int64_t shape[LM_MAX_DIMS];
+		for (int i = 0; i < nd; i++) shape[i] = lm_tensor_shape(t)[i];
+		ot_layout tl = k == 0 ? l : (ot_layout)ot_int(r, 0, OT_LAYOUT_COUNT - 1);
+		lm_tensor_release(t);
+		c->in[k] = k == 0 ? ot_make(r, nd, shape, dt, tl, dt == LM_UINT8 ? 0 : -3, dt == LM_UINT8 ? 9 : 3)
+		                  : ot_make(r, nd, shape, dt, tl, neg ? -3 : 0.5, neg ? -0.5 : 3);
+	}
+	ot_describe(c, op, dt, l);
 }
 
 /* Broadcast shape of the inputs, computed independently of lm_broadcast_shapes. */
@@ -153,7 +186,9 @@ static lm_tensor *ref_binary(const ot_case *c)
 	int64_t shape[LM_MAX_DIMS], idx[LM_MAX_DIMS];
 	int nd = bcast_shape(2, c->in, shape);
 	lm_dtype dt = lm_tensor_dtype(c->in[0]);
-	lm_dtype rt = op >= LM_EQ ? LM_UINT8 : (op == LM_DIV && !lm_dtype_is_float(dt)) ? LM_FLOAT32 : dt;
+	lm_dtype rt = lm_binop_is_comparison((lm_binop)op)                 ? LM_UINT8
+	              : (op == LM_DIV && !lm_dtype_is_float(dt))           ? LM_FLOAT32
+	                                                                     : dt;
 	lm_tensor *out = ot_new(nd, shape, rt);
 	int64_t n = lm_tensor_numel(out);
 	for (int64_t i = 0; i < n; i++) {
@@ -656,6 +691,10 @@ const ot_op ot_core_ops[] = {
 	BIN("le", LM_LE, OT_ALL, false, -2, 2),
 	BIN("gt", LM_GT, OT_ALL, false, -2, 2),
 	BIN("ge", LM_GE, OT_ALL, false, -2, 2),
+	/* values here; gradients in tests/lua/test_autograd.lua, on points away from the steps (a
+	 * random broadcast gradcheck crosses them: the finite differences jump) */
+	{"floor_divide", 2, OT_ALL, false, -3, 3, gen_divmod, run_binary, ref_binary, 0, 0, LM_FLOOR_DIVIDE},
+	{"remainder", 2, OT_ALL, false, -3, 3, gen_divmod, run_binary, ref_binary, 0, 0, LM_REMAINDER},
 	{"where", 3, OT_ALL, true, -2, 2, gen_where, run_where, ref_where, 0, 0, 0},
 	RED("sum", LM_SUM, OT_ALL, true, -2, 2, 1e-5),
 	RED("mean", LM_MEAN, OT_ALL, true, -2, 2, 1e-5),

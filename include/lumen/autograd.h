@@ -30,6 +30,44 @@ lm_status lm_tensor_set_grad(lm_tensor *t, lm_tensor *g);
 const char *lm_tensor_grad_fn_name(const lm_tensor *t);
 
 /*
+ * The node that made t (t.grad_fn as an object, PyTorch's Node): +1, or NULL for a leaf. A node
+ * keeps its inputs' nodes (and the leaves it accumulates into) alive, not its output.
+ */
+typedef struct lmi_node lm_node;
+lm_node *lm_tensor_grad_fn(const lm_tensor *t);
+lm_node *lm_node_retain(lm_node *n);
+void lm_node_release(lm_node *n);
+const char *lm_node_name(const lm_node *n);    /* "MulBackward" */
+const char *lm_node_op(const lm_node *n);      /* the op that ran: "mul" (the op list's name) */
+int lm_node_ninputs(const lm_node *n);
+/* Input k (0-based) as backward reaches it: its node (+1) when it was made by an op that
+ * requires grad, else NULL with *leaf set (borrowed) when it is a leaf that requires grad (its
+ * gradient accumulates there), else NULL and *leaf NULL (no gradient flows to it). */
+lm_node *lm_node_input(const lm_node *n, int k, const lm_tensor **leaf);
+
+/* One parameter of the op, as recorded (lm_node_param). */
+typedef enum lm_param_kind {
+	LM_PARAM_INT,
+	LM_PARAM_FLOAT,
+	LM_PARAM_BOOL,
+	LM_PARAM_DIM,   /* 0-based; LM_DIM_ALL: every dim */
+	LM_PARAM_INDEX, /* 0-based position along a dim */
+	LM_PARAM_DEVICE,
+	LM_PARAM_INTS
+} lm_param_kind;
+typedef struct lm_param {
+	const char *name;     /* "dim", "keepdim" */
+	lm_param_kind kind;
+	double f;             /* LM_PARAM_FLOAT */
+	int64_t i;            /* INT, BOOL (0/1), DIM, INDEX, DEVICE */
+	int n;                /* LM_PARAM_INTS: ints[0..n) */
+	int64_t ints[2 * LM_MAX_DIMS];
+} lm_param;
+int lm_node_nparams(const lm_node *n);
+/* Parameter j (0 <= j < lm_node_nparams). */
+lm_status lm_node_param(const lm_node *n, int j, lm_param *out);
+
+/*
  * Computes gradients of root w.r.t. every leaf that requires grad and adds them into their .grad
  * (a new tensor for a leaf without one, else added in place into the existing .grad).
  * grad: the gradient of root (same shape, dtype and device); NULL is allowed only for one-element

@@ -259,6 +259,31 @@ lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w);
 lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t w,
                      const lm_window2d *win);
 
+/* ---------------------------------------------------------------- the op table */
+
+/*
+ * The engine's ops, as its one list of ops holds them (src/ops/oplist.h): lm.ops() and
+ * `lumen --ops` print this. i from 0 to lm_op_count() - 1.
+ */
+#define LM_OP_MAX_PARAMS 12
+typedef struct lm_op_desc {
+	const char *name;       /* "exp" */
+	const char *grad_name;  /* "ExpBackward"; NULL: no backward rule */
+	int arity;              /* inputs; -1: a list of them */
+	const char *loop;       /* the device loop it runs ("unary"); "copy": the device's copies;
+	                         * "view": geometry only, no loop */
+	const char *dtypes;     /* the dtype rule in words ("any dtype; integers compute in float32") */
+	int nparams;
+	const char *params[LM_OP_MAX_PARAMS]; /* the names of its recorded parameters */
+} lm_op_desc;
+int lm_op_count(void);
+lm_status lm_op_describe(int i, lm_op_desc *out);
+/* Whether device d runs op i on inputs of dtype dt (after the op's dtype rule: exp of int32
+ * runs the float32 loop): 1 yes, 0 no (the op refuses the dtype, or the device has no loop for
+ * it), -1 when this build has no backend for d. For the GPU this is what its backend implements,
+ * whether or not a GPU is present (lm_cuda_is_available says that). */
+int lm_op_supported(int i, lm_device d, lm_dtype dt);
+
 #ifdef __cplusplus
 }
 #endif

@@ -353,7 +353,12 @@ their .grad. A scalar y needs no grad argument. The graph is freed unless retain
 doc('Tensor:requires_grad_', 'x:requires_grad_([flag = true]) -> x', [[Makes autograd record the operations on x (only float tensors).]])
 doc('Tensor.requires_grad', 'x.requires_grad (field; assignable)', [[Whether autograd records operations on x.]])
 doc('Tensor.grad', 'x.grad (field; assignable, nil to clear)', [[The gradient accumulated by backward, or nil.]])
-doc('Tensor.grad_fn', 'x.grad_fn (field)', [[The name of the operation that made x (e.g. 'MulBackward'), or nil for a leaf.]])
+doc('Tensor.grad_fn', 'x.grad_fn (field) -> node | nil', [[The node of the operation that made x, or nil for a leaf.
+grad_fn:name() is its name ('MulBackward'; tostring and .. give it too), grad_fn.op the op that ran
+('mul', as lm.ops() lists it), grad_fn.params the op's recorded parameters by name (dims and
+indices counted from 1: x:sum(2).grad_fn.params is {dim = 2, keepdim = false}), and
+grad_fn.next_functions one {fn, 1} per input: the input's own grad_fn, an AccumulateGrad whose
+.variable is the leaf its gradient goes to, or {nil, 1} where no gradient flows (as PyTorch's).]])
 doc('Tensor.is_leaf', 'x.is_leaf (field)', [[True when x was not made by a recorded operation.]])
 doc('lm.no_grad', 'lm.no_grad(fn, ...) -> fn(...)', [[Calls fn with autograd recording off and returns its results.]])
 doc('lm.set_grad_enabled', 'lm.set_grad_enabled(flag) -> previous', [[Turns autograd recording on or off; returns the previous mode.]])
@@ -376,6 +381,14 @@ doc('lm.get_num_threads', 'lm.get_num_threads() -> integer', [[The number of thr
 doc('lm.build_info', 'lm.build_info() -> table', [[How this Lumen was built: version, BLAS and its threading, OpenMP, CUDA, sanitizers, compiler, Lua.]])
 doc('lm.version', 'lm.version (string)', [[Lumen's version.]])
 doc('lm.lua_dir', 'lm.lua_dir (string)', [[The directory of Lumen's Lua library.]])
+doc('lm.ops', 'lm.ops() -> {{name=, backward=, arity=, loop=, dtypes=, params=, devices=}, ...}',
+  [[The engine's op table, one entry per op of its one list of ops (src/ops/oplist.h): its name ('exp'),
+its grad_fn name (backward: 'ExpBackward', nil when it has no backward rule), its inputs (arity; -1
+for a list), the device loop it runs (loop: 'unary'; 'copy' for the device's copies, 'view' for
+geometry only), its dtype rule in words, the names of the parameters its grad_fn.params holds, and
+per device (devices.cpu, devices.cuda) the input dtypes that device runs it for. The cuda list is
+what the CUDA backend implements, whether or not a GPU is here (lm.cuda.is_available() says that).
+`lumen --ops` prints the same as a table.]])
 doc('lm.sys.clock', 'lm.sys.clock() -> seconds', [[A monotonic clock in seconds (a float), for timing.]])
 doc('lm.sys.write_file', 'lm.sys.write_file(path, text)',
   [[Writes text as the whole file at path, the way Lumen writes every file: a regular file only (a

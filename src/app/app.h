@@ -43,6 +43,8 @@ int app_run_tests(lua_State *L, char **paths, int n);
 /* The version line and built features (--version); the REPL's two-line banner (colour: bold
  * first line). */
 void app_print_version(FILE *out);
+/* The op table (`lumen --ops`, ops_table.c). */
+void app_print_ops(FILE *out);
 void app_print_banner(FILE *out, bool colour);
 
 /* ---------------------------------------------------------------- Ctrl-C (run.c) */

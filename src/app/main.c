@@ -45,6 +45,8 @@ static void print_usage(FILE *out)
 	        "  --test PATH...  run the Lua tests: every test_*.lua in each directory PATH (or\n"
 	        "                  the file PATH); ends with 'N passed, N failed'\n"
 	        "  --version, -v   print the version and the features of this build\n"
+	        "  --ops           print the op table: every op, its backward rule, the device loop it\n"
+	        "                  runs and the dtypes the cpu and cuda devices run it for\n"
 	        "  --help, -h      print this help\n"
 	        "  --              stop handling options\n"
 	        "Scripts see Lumen preloaded: lm (require 'lumen') and F (lm.nn.functional).\n");
@@ -194,6 +196,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
 			app_print_version(stdout);
+			return 0;
+		}
+		if (strcmp(a, "--ops") == 0) {
+			app_print_ops(stdout);
 			return 0;
 		}
 		if (strcmp(a, "--test") == 0) {

@@ -254,6 +254,85 @@ const char *lm_graph_op(const lm_graph *g, int j, int64_t *count)
 
 static const lmi_node *node_at(const lm_graph *g, int64_t i) { return i >= 0 && i < g->listed ? g->order[i] : NULL; }
 
+/* ---------------------------------------------------------------- one node (t.grad_fn) */
+
+lm_node *lm_tensor_grad_fn(const lm_tensor *t)
+{
+	if (!t || !t->grad_fn) return NULL;
+	lmi_node_retain(t->grad_fn);
+	return t->grad_fn;
+}
+
+lm_node *lm_node_retain(lm_node *n)
+{
+	if (n) lmi_node_retain(n);
+	return n;
+}
+
+void lm_node_release(lm_node *n)
+{
+	if (n) lmi_node_release(n);
+}
+
+const char *lm_node_name(const lm_node *n) { return n->info->grad_name; }
+const char *lm_node_op(const lm_node *n) { return n->info->name; }
+int lm_node_ninputs(const lm_node *n) { return n->nin; }
+
+lm_node *lm_node_input(const lm_node *n, int k, const lm_tensor **leaf)
+{
+	*leaf = NULL;
+	if (k < 0 || k >= n->nin) return NULL;
+	const lmi_edge *e = &n->in[k];
+	if (e->node) {
+		lmi_node_retain(e->node);
+		return e->node;
+	}
+	*leaf = e->leaf;
+	return NULL;
+}
+
+int lm_node_nparams(const lm_node *n) { return n->info->nfields; }
+
+lm_status lm_node_param(const lm_node *n, int j, lm_param *out)
+{
+	if (j < 0 || j >= n->info->nfields)
+		return lmi_fail(LM_ERR_INDEX, "node %s: parameter %d of %d", n->info->grad_name, j + 1, n->info->nfields);
+	const lmi_param_field *f = &n->info->fields[j];
+	const char *base = (const char *)&n->p;
+	memset(out, 0, sizeof *out);
+	out->name = f->name;
+	switch (f->kind) {
+	case LMI_PK_FLOAT:
+		out->kind = LM_PARAM_FLOAT;
+		memcpy(&out->f, base + f->offset, sizeof out->f);
+		break;
+	case LMI_PK_BOOL: {
+		bool b;
+		memcpy(&b, base + f->offset, sizeof b);
+		out->kind = LM_PARAM_BOOL;
+		out->i = b;
+		break;
+	}
+	case LMI_PK_INTS: {
+		int64_t count;
+		memcpy(&count, base + f->count_of, sizeof count);
+		count *= f->mult;
+		out->kind = LM_PARAM_INTS;
+		out->n = count < 0 ? 0 : count > 2 * LM_MAX_DIMS ? 2 * LM_MAX_DIMS : (int)count;
+		memcpy(out->ints, base + f->offset, (size_t)out->n * sizeof out->ints[0]);
+		break;
+	}
+	default:
+		out->kind = f->kind == LMI_PK_DIM      ? LM_PARAM_DIM
+		            : f->kind == LMI_PK_INDEX  ? LM_PARAM_INDEX
+		            : f->kind == LMI_PK_DEVICE ? LM_PARAM_DEVICE
+		                                       : LM_PARAM_INT;
+		memcpy(&out->i, base + f->offset, sizeof out->i);
+		break;
+	}
+	return LM_OK;
+}
+
 const char *lm_graph_node_name(const lm_graph *g, int64_t i)
 {
 	const lmi_node *n = node_at(g, i);

@@ -174,6 +174,9 @@ const lmi_backend *lmi_backend_open(const char *fname, lm_device d);
 /* The CUDA table: the CUDA module loaded and a device found, or NULL with the error set
  * (cuda_loader.c). */
 const lmi_backend *lmi_cuda_backend_load(const char *fname);
+/* The same table without loading anything: to ask its supports_op what the CUDA backend
+ * implements (lm.ops), never to run a slot. */
+const lmi_backend *lmi_cuda_backend_table(void);
 /* The registered tables, in device order (for tests that run every op on every backend). */
 int lmi_backend_count(void);
 const lmi_backend *lmi_backend_at(int i);

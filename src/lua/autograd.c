@@ -55,6 +55,185 @@ static int t_backward(lua_State *L)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- grad_fn */
+
+/* y.grad_fn: the node that made y, as PyTorch's: grad_fn:name() ("MulBackward"), grad_fn.op
+ * ("mul"), grad_fn.next_functions (one {fn, 1} per input: the input's own grad_fn, an
+ * AccumulateGrad whose .variable is the leaf, or {nil, 1} where no gradient flows) and
+ * grad_fn.params (the op's recorded parameters, named as the op list names them; dims 1-based).
+ * tostring and .. give the name, so printing and concatenating read as before. */
+#define GRADFN_MT "lumen.GradFn"
+#define ACCUMULATE_MT "lumen.AccumulateGrad"
+
+void lml_push_grad_fn(lua_State *L, const lm_tensor *t)
+{
+	lm_node **box = lua_newuserdatauv(L, sizeof *box, 0);
+	*box = NULL;
+	luaL_setmetatable(L, GRADFN_MT);
+	*box = lm_tensor_grad_fn(t);
+	if (!*box) {
+		lua_pop(L, 1);
+		lua_pushnil(L);
+	}
+}
+
+static lm_node *check_gradfn(lua_State *L, int idx)
+{
+	lm_node **box = luaL_testudata(L, idx, GRADFN_MT);
+	if (!box || !*box) lml_typeerror(L, idx, "self", "a grad_fn (x.grad_fn)");
+	return *box;
+}
+
+static int gradfn_gc(lua_State *L)
+{
+	lm_node **box = lua_touserdata(L, 1);
+	lm_node_release(*box);
+	*box = NULL;
+	return 0;
+}
+
+static int gradfn_name(lua_State *L)
+{
+	lua_pushstring(L, lm_node_name(check_gradfn(L, 1)));
+	return 1;
+}
+
+static int gradfn_tostring(lua_State *L)
+{
+	lm_node **box = luaL_testudata(L, 1, GRADFN_MT);
+	lua_pushstring(L, box && *box ? lm_node_name(*box) : "grad_fn (released)");
+	return 1;
+}
+
+/* a .. b where one side is a grad_fn: its name in the string */
+static int gradfn_concat(lua_State *L)
+{
+	for (int i = 1; i <= 2; i++) {
+		if (luaL_testudata(L, i, GRADFN_MT)) {
+			lua_pushstring(L, lm_node_name(check_gradfn(L, i)));
+			lua_replace(L, i);
+		} else if (!lua_isstring(L, i)) {
+			char d[LML_DESCRIBE_MAX];
+			lml_error(L, "attempt to concatenate a grad_fn with %s", lml_describe(L, i, d, sizeof d));
+		}
+	}
+	lua_concat(L, 2);
+	return 1;
+}
+
+static int gradfn_eq(lua_State *L)
+{
+	lm_node **a = luaL_testudata(L, 1, GRADFN_MT), **b = luaL_testudata(L, 2, GRADFN_MT);
+	lua_pushboolean(L, a && b && *a == *b);
+	return 1;
+}
+
+static void push_params(lua_State *L, const lm_node *n)
+{
+	lua_createtable(L, 0, lm_node_nparams(n));
+	for (int j = 0; j < lm_node_nparams(n); j++) {
+		lm_param p;
+		if (lm_node_param(n, j, &p)) lml_core_error(L);
+		switch (p.kind) {
+		case LM_PARAM_FLOAT: lua_pushnumber(L, p.f); break;
+		case LM_PARAM_BOOL: lua_pushboolean(L, p.i != 0); break;
+		case LM_PARAM_DIM:
+			if (p.i == LM_DIM_ALL) continue; /* over every dim: no dim */
+			lua_pushinteger(L, p.i + 1);
+			break;
+		case LM_PARAM_INDEX: lua_pushinteger(L, p.i + 1); break;
+		case LM_PARAM_DEVICE: lua_pushstring(L, lm_device_name((lm_device)p.i)); break;
+		case LM_PARAM_INTS:
+			lua_createtable(L, p.n, 0);
+			for (int k = 0; k < p.n; k++) {
+				/* the dims of permute and flip are dims: 1-based as every dim in Lua */
+				bool dims = strcmp(p.name, "dims") == 0;
+				lua_pushinteger(L, p.ints[k] + (dims ? 1 : 0));
+				lua_rawseti(L, -2, k + 1);
+			}
+			break;
+		default: lua_pushinteger(L, p.i); break;
+		}
+		lua_setfield(L, -2, p.name);
+	}
+}
+
+static int accumulate_name(lua_State *L)
+{
+	lua_pushliteral(L, "AccumulateGrad");
+	return 1;
+}
+
+static void push_next_functions(lua_State *L, const lm_node *n)
+{
+	int k = lm_node_ninputs(n);
+	lua_createtable(L, k, 0);
+	for (int i = 0; i < k; i++) {
+		const lm_tensor *leaf;
+		lm_node *in = lm_node_input(n, i, &leaf);
+		lua_createtable(L, 2, 0);
+		if (in) {
+			lm_node **box = lua_newuserdatauv(L, sizeof *box, 0);
+			*box = in; /* +1 from lm_node_input, released by __gc */
+			luaL_setmetatable(L, GRADFN_MT);
+		} else if (leaf) {
+			lua_createtable(L, 0, 1); /* AccumulateGrad {variable = the leaf} */
+			lml_pushtensor(L, (lm_tensor *)leaf);
+			lua_setfield(L, -2, "variable");
+			luaL_setmetatable(L, ACCUMULATE_MT);
+		} else {
+			lua_pushnil(L);
+		}
+		lua_rawseti(L, -2, 1);
+		lua_pushinteger(L, 1); /* the input's output number: every node has one output */
+		lua_rawseti(L, -2, 2);
+		lua_rawseti(L, -2, i + 1);
+	}
+}
+
+static int gradfn_index(lua_State *L)
+{
+	lm_node *n = check_gradfn(L, 1);
+	const char *k = lua_tostring(L, 2);
+	if (!k) return 0;
+	if (strcmp(k, "name") == 0) {
+		lua_pushcfunction(L, gradfn_name);
+		return 1;
+	}
+	if (strcmp(k, "op") == 0) {
+		lua_pushstring(L, lm_node_op(n));
+		return 1;
+	}
+	if (strcmp(k, "next_functions") == 0) {
+		push_next_functions(L, n);
+		return 1;
+	}
+	if (strcmp(k, "params") == 0) {
+		push_params(L, n);
+		return 1;
+	}
+	return 0;
+}
+
+static void open_gradfn(lua_State *L)
+{
+	static const luaL_Reg gmeta[] = {
+		{"__gc", gradfn_gc},         {"__index", gradfn_index}, {"__tostring", gradfn_tostring},
+		{"__concat", gradfn_concat}, {"__eq", gradfn_eq},       {NULL, NULL},
+	};
+	luaL_newmetatable(L, GRADFN_MT);
+	luaL_setfuncs(L, gmeta, 0);
+	lua_pop(L, 1);
+	luaL_newmetatable(L, ACCUMULATE_MT);
+	lua_newtable(L);
+	lua_pushcfunction(L, accumulate_name);
+	lua_setfield(L, -2, "name");
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, accumulate_name);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+}
+
 /* ---------------------------------------------------------------- gradcheck */
 
 /* Protected: calls the function (argument 3) with the inputs as tensors; leaves its tensor
@@ -274,6 +453,7 @@ static const luaL_Reg functions[] = {
 void lml_open_autograd(lua_State *L, int mt, int m, int lm)
 {
 	(void)mt;
+	open_gradfn(L);
 	lml_setfuncs(L, m, "Tensor:", methods, 0);
 	lml_setfuncs(L, lm, "lm.", functions, 0);
 	static const luaL_Reg ag[] = {{"gradcheck", l_gradcheck}, {NULL, NULL}};

@@ -95,6 +95,9 @@ int lml_result(lua_State *L, lm_tensor **box, lm_tensor *t);
 /* Pushes a new box holding t +1 (t retained here). May raise (memory): t must be borrowed. */
 void lml_pushtensor(lua_State *L, lm_tensor *t);
 
+/* Pushes t.grad_fn: the node object (autograd.c), or nil for a leaf. */
+void lml_push_grad_fn(lua_State *L, const lm_tensor *t);
+
 /* The box at idx when it is a tensor userdata (open or closed), else NULL. */
 lm_tensor **lml_tobox(lua_State *L, int idx);
 /*

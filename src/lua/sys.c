@@ -363,6 +363,46 @@ static int l_term_size(lua_State *L)
 	return 1;
 }
 
+/* lm.ops() -> {{name=, backward=, arity=, loop=, dtypes=, params={...}, devices={cpu={...},
+ * cuda={...}}}, ...}: the op table (lumen/ops.h, `lumen --ops`); a device's list holds the input
+ * dtypes it runs the op for (the CUDA one: what its backend implements, GPU or not). */
+static int l_ops(lua_State *L)
+{
+	int n = lm_op_count();
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lm_op_desc o;
+		if (lm_op_describe(i, &o)) lml_core_error(L);
+		lua_createtable(L, 0, 8);
+		lml_setstring(L, "name", o.name);
+		if (o.grad_name) lml_setstring(L, "backward", o.grad_name);
+		lml_setint(L, "arity", o.arity);
+		lml_setstring(L, "loop", o.loop);
+		lml_setstring(L, "dtypes", o.dtypes);
+		lua_createtable(L, o.nparams, 0);
+		for (int k = 0; k < o.nparams; k++) {
+			lua_pushstring(L, o.params[k]);
+			lua_rawseti(L, -2, k + 1);
+		}
+		lua_setfield(L, -2, "params");
+		lua_createtable(L, 0, 2);
+		static const lm_device devs[] = {LM_CPU, LM_CUDA};
+		for (int d = 0; d < 2; d++) {
+			lua_newtable(L);
+			int k = 0;
+			for (int dt = 0; dt < LM_DTYPE_COUNT; dt++) {
+				if (lm_op_supported(i, devs[d], (lm_dtype)dt) != 1) continue;
+				lua_pushstring(L, lm_dtype_name((lm_dtype)dt));
+				lua_rawseti(L, -2, ++k);
+			}
+			lua_setfield(L, -2, lm_device_name(devs[d]));
+		}
+		lua_setfield(L, -2, "devices");
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
 static const luaL_Reg functions[] = {
 	{"memory", l_memory},
 	{"set_memory_limit", l_set_memory_limit},
@@ -371,6 +411,7 @@ static const luaL_Reg functions[] = {
 	{"set_num_threads", l_set_num_threads},
 	{"get_num_threads", l_get_num_threads},
 	{"build_info", l_build_info},
+	{"ops", l_ops},
 	{NULL, NULL},
 };
 

@@ -66,11 +66,7 @@ static int push_field(lua_State *L, lm_tensor *t, const char *k)
 		return 1;
 	}
 	if (strcmp(k, "grad_fn") == 0) {
-		const char *n = lm_tensor_grad_fn_name(t);
-		if (n)
-			lua_pushstring(L, n);
-		else
-			lua_pushnil(L);
+		lml_push_grad_fn(L, t); /* the node object, or nil (autograd.c) */
 		return 1;
 	}
 	if (strcmp(k, "is_leaf") == 0) {

@@ -71,3 +71,49 @@ const char *lmi_dtype_rule_text(lmi_dtype_rule r)
 	default: return "?";
 	}
 }
+
+/* ---------------------------------------------------------------- the public table (lumen/ops.h) */
+
+int lm_op_count(void) { return LMI_OP_COUNT; }
+
+lm_status lm_op_describe(int i, lm_op_desc *out)
+{
+	if (!out) return lmi_fail(LM_ERR_ARG, "op_describe: the result pointer is NULL");
+	if (i < 0 || i >= LMI_OP_COUNT)
+		return lmi_fail(LM_ERR_INDEX, "op_describe: op %d of %d", i + 1, (int)LMI_OP_COUNT);
+	const lmi_op_info *o = &lmi_ops[i];
+	memset(out, 0, sizeof *out);
+	out->name = o->name;
+	out->grad_name = o->grad_name;
+	out->arity = o->arity;
+	out->loop = o->slot == LMI_SLOT_COPY ? "copy" : o->slot == LMI_SLOT_VIEW ? "view" : lmi_be_op_name((lmi_be_op)o->slot);
+	out->dtypes = lmi_dtype_rule_text(o->rule);
+	out->nparams = o->nfields < LM_OP_MAX_PARAMS ? o->nfields : LM_OP_MAX_PARAMS;
+	for (int k = 0; k < out->nparams; k++) out->params[k] = o->fields[k].name;
+	return LM_OK;
+}
+
+/* The dtype op i's loop runs in for inputs of dtype dt, or -1 when the op refuses dt. */
+static int loop_dtype(const lmi_op_info *o, lm_dtype dt)
+{
+	bool fl = lm_dtype_is_float(dt);
+	switch (o->rule) {
+	case LMI_DT_FLOATFN: return fl ? (int)dt : (int)LM_FLOAT32;
+	case LMI_DT_FLOAT: return fl ? (int)dt : -1;
+	case LMI_DT_INDICES: return dt == LM_INT32 || dt == LM_INT64 ? (int)dt : -1;
+	default: return (int)dt;
+	}
+}
+
+int lm_op_supported(int i, lm_device d, lm_dtype dt)
+{
+	if (i < 0 || i >= LMI_OP_COUNT || d < 0 || d >= LMI_DEVICE_COUNT || dt < 0 || dt >= LM_DTYPE_COUNT) return 0;
+	const lmi_backend *b = lmi_backend_for(d);
+	if (!b && d == LM_CUDA) b = lmi_cuda_backend_table(); /* what it implements, loaded or not */
+	if (!b) return -1;
+	const lmi_op_info *o = &lmi_ops[i];
+	int ldt = loop_dtype(o, dt);
+	if (ldt < 0) return 0;
+	if (o->slot < 0) return 1; /* copies and views: every device has them */
+	return b->supports_op((lmi_be_op)o->slot, (lm_dtype)ldt) ? 1 : 0;
+}

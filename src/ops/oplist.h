@@ -52,10 +52,12 @@ typedef enum lmi_dtype_rule {
 /*
  * P(name, fields): the parameter struct lmi_p_<name>; each field names its struct again (so that
  * its offset can be taken where the field tables are made, oplist.c):
- *   LMI_PF(struct, type, field, kind)            one value; kind: INT, FLOAT, BOOL, DIM, DEVICE
+ *   LMI_PF(struct, type, field, kind)            one value; kind: INT, FLOAT, BOOL, DIM, INDEX, DEVICE
  *   LMI_PA(struct, field, cap, count, mult)      int64_t field[cap], of which the first
  *                                                count * mult entries are used
- * A dim is 0-based here (LM_DIM_ALL: every dim) and shown 1-based to Lua, as every dim is there.
+ * A dim and an index (a position along a dim) are 0-based here (a dim of LM_DIM_ALL: every dim)
+ * and shown 1-based to Lua, as every dim and index is there. The reductions' structs begin alike
+ * (dim, keepdim): a rule may read those of any of them through reduce.
  */
 #define LMI_PARAMS(P) \
 	P(none, ) \
@@ -63,7 +65,9 @@ typedef enum lmi_dtype_rule {
 	P(leaky_relu, LMI_PF(leaky_relu, double, negative_slope, FLOAT)) \
 	P(pow_scalar, LMI_PF(pow_scalar, double, exponent, FLOAT)) \
 	P(add_scaled, LMI_PF(add_scaled, double, alpha, FLOAT)) \
-	P(reduce, LMI_PF(reduce, int64_t, dim, DIM) LMI_PF(reduce, bool, keepdim, BOOL) LMI_PF(reduce, double, p, FLOAT)) \
+	P(reduce, LMI_PF(reduce, int64_t, dim, DIM) LMI_PF(reduce, bool, keepdim, BOOL)) \
+	P(var, LMI_PF(var, int64_t, dim, DIM) LMI_PF(var, bool, keepdim, BOOL) LMI_PF(var, double, correction, FLOAT)) \
+	P(norm, LMI_PF(norm, int64_t, dim, DIM) LMI_PF(norm, bool, keepdim, BOOL) LMI_PF(norm, double, p, FLOAT)) \
 	P(dim, LMI_PF(dim, int64_t, dim, DIM)) \
 	P(sort, LMI_PF(sort, int64_t, dim, DIM) LMI_PF(sort, int64_t, k, INT) LMI_PF(sort, bool, descending, BOOL)) \
 	P(triangle, LMI_PF(triangle, int64_t, k, INT)) \
@@ -79,8 +83,8 @@ typedef enum lmi_dtype_rule {
 	P(conv2d, LMI_PF(conv2d, int64_t, ph, INT) LMI_PF(conv2d, int64_t, pw, INT)) \
 	P(to_device, LMI_PF(to_device, int64_t, from, DEVICE)) \
 	P(transpose, LMI_PF(transpose, int64_t, dim0, DIM) LMI_PF(transpose, int64_t, dim1, DIM)) \
-	P(narrow, LMI_PF(narrow, int64_t, dim, DIM) LMI_PF(narrow, int64_t, start, INT) LMI_PF(narrow, int64_t, length, INT)) \
-	P(select, LMI_PF(select, int64_t, dim, DIM) LMI_PF(select, int64_t, index, INT))
+	P(narrow, LMI_PF(narrow, int64_t, dim, DIM) LMI_PF(narrow, int64_t, start, INDEX) LMI_PF(narrow, int64_t, length, INT)) \
+	P(select, LMI_PF(select, int64_t, dim, DIM) LMI_PF(select, int64_t, index, INDEX))
 
 /* ---------------------------------------------------------------- the ops */
 
@@ -133,9 +137,9 @@ typedef enum lmi_dtype_rule {
 	X(AMIN, "amin", "MinBackward", reduce, 1, reduce_dims, LMI_DT_SAME, reduce)                 \
 	X(ARGMAX, "argmax", NULL, reduce, 1, reduce_dims, LMI_DT_INDEX, none)                        \
 	X(ARGMIN, "argmin", NULL, reduce, 1, reduce_dims, LMI_DT_INDEX, none)                        \
-	X(VAR, "var", "VarBackward", reduce, 1, reduce_dims, LMI_DT_FLOATFN, reduce)                \
-	X(STD, "std", "StdBackward", reduce, 1, reduce_dims, LMI_DT_FLOATFN, reduce)                \
-	X(NORM, "norm", "NormBackward", reduce, 1, reduce_dims, LMI_DT_FLOATFN, reduce)             \
+	X(VAR, "var", "VarBackward", var, 1, reduce_dims, LMI_DT_FLOATFN, reduce)                \
+	X(STD, "std", "StdBackward", var, 1, reduce_dims, LMI_DT_FLOATFN, reduce)                \
+	X(NORM, "norm", "NormBackward", norm, 1, reduce_dims, LMI_DT_FLOATFN, reduce)             \
 	X(COUNT_CORRECT, "count_correct", NULL, none, 2, count_correct, LMI_DT_FLOAT, none)          \
 	X(CUMSUM, "cumsum", "CumsumBackward", dim, 1, cumsum, LMI_DT_WIDEN, cumsum)                 \
 	X(SORT, "sort", "SortBackward", sort, 1, sort, LMI_DT_SAME, sort)                           \
@@ -172,7 +176,7 @@ typedef enum lmi_dtype_rule {
 	X(CAT, "cat", "CatBackward", dim, -1, copy, LMI_DT_SAME, cat)                               \
 	X(STACK, "stack", "StackBackward", dim, -1, copy, LMI_DT_SAME, stack)                       \
 	X(CLONE, "clone", "CloneBackward", none, 1, copy, LMI_DT_SAME, copy)                        \
-	X(TO_DTYPE, "to", "ToCopyBackward", none, 1, copy, LMI_DT_SAME, copy)                       \
+	X(TO_DTYPE, "to_dtype", "ToCopyBackward", none, 1, copy, LMI_DT_SAME, copy)                       \
 	X(TO_DEVICE, "to_device", "ToCopyBackward", to_device, 1, copy, LMI_DT_SAME, to_device)     \
 	/* views: geometry over the same storage, no loop */                                           \
 	X(VIEW, "view", "ViewBackward", none, 1, view, LMI_DT_SAME, reshape)                        \
@@ -216,6 +220,7 @@ typedef enum lmi_param_kind {
 	LMI_PK_FLOAT,  /* double */
 	LMI_PK_BOOL,   /* bool */
 	LMI_PK_DIM,    /* int64_t, a 0-based dim (LM_DIM_ALL: every dim) */
+	LMI_PK_INDEX,  /* int64_t, a 0-based position along a dim */
 	LMI_PK_DEVICE, /* int64_t, an lm_device */
 	LMI_PK_INTS,   /* int64_t[cap], count_of * mult entries */
 } lmi_param_kind;

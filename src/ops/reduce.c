@@ -135,7 +135,7 @@ lm_status lmi_bw_reduce(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	int op = (int)(n->op - LMI_OP_SUM), dim = (int)n->p.reduce.dim; /* an lm_redop (oplist.h's order) */
 	int nd = n->in[0].ndim;
 	const int64_t *xs = n->in[0].shape;
-	double p = n->p.reduce.p;
+	double p = op == LM_NORM ? n->p.norm.p : op == LM_VAR || op == LM_STD ? n->p.var.correction : 0;
 	int64_t R = 1;
 	for (int i = 0; i < nd; i++)
 		if (dim == LM_DIM_ALL || i == dim) R *= xs[i];
@@ -254,7 +254,10 @@ static lm_tensor *reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim,
 	if (op != LM_ARGMAX && op != LM_ARGMIN) {
 		bool need_x = op != LM_SUM && op != LM_MEAN;
 		const lm_tensor *save[3] = {need_x ? xc : NULL, need_x ? out : NULL, ix};
-		lmi_params prm = {.reduce = {.dim = d < 0 ? LM_DIM_ALL : d, .keepdim = keepdim, .p = p}};
+		int64_t dd = d < 0 ? LM_DIM_ALL : d;
+		lmi_params prm = op == LM_NORM                  ? (lmi_params){.norm = {.dim = dd, .keepdim = keepdim, .p = p}}
+		                 : op == LM_VAR || op == LM_STD ? (lmi_params){.var = {.dim = dd, .keepdim = keepdim, .correction = p}}
+		                                                : (lmi_params){.reduce = {.dim = dd, .keepdim = keepdim}};
 		out = lmi_finish(out, (lmi_op)(LMI_OP_SUM + op), &prm, 1, &x, 3, save, NULL);
 	}
 	lm_tensor_release(xc);

@@ -17,7 +17,8 @@ status=0
 # src/kernels; src/io. "from -> to: symbol ..." allows single symbols against the order.
 # The ops reach the backend only through the device tables (src/backend/backend.h): lmi_be,
 # lmi_backend_for and lmi_backend_open (a table loaded on first use), never a device's loops
-# by name.
+# by name; the op table (lm.ops) names the loops (lmi_be_op_name) and asks the CUDA table what it
+# implements without loading it (lmi_cuda_backend_table).
 allow='
 core:
 backend: core
@@ -27,7 +28,7 @@ autograd: core graph ops
 kernels: core backend ops
 io: core ops
 core -> graph: lmi_node_release
-ops -> backend: lmi_be lmi_backend_for lmi_backend_open
+ops -> backend: lmi_be lmi_backend_for lmi_backend_open lmi_be_op_name lmi_cuda_backend_table
 '
 
 # Prints "from to symbol object" for each call between layers in the objects below $1.

@@ -9,7 +9,7 @@ test.case('requires_grad, grad, grad_fn, is_leaf', function()
   test.eq(x.is_leaf, true)
   local y = x * x
   test.eq(y.requires_grad, true)
-  test.eq(y.grad_fn, 'MulBackward')
+  test.eq(y.grad_fn:name(), 'MulBackward')
   test.eq(y.is_leaf, false)
   local z = lm.ones(2)
   test.eq(z:requires_grad_(), z)
@@ -18,6 +18,80 @@ test.case('requires_grad, grad, grad_fn, is_leaf', function()
   test.eq(z.requires_grad, false)
   test.raises(function() lm.tensor({1, 2}):requires_grad_() end,
     'Tensor:requires_grad_: only float tensors')
+end)
+
+-- grad_fn is the node that made a tensor, as PyTorch's: its name, the op it records, its inputs'
+-- nodes (next_functions: the input's grad_fn, an AccumulateGrad for a leaf, nil where no gradient
+-- flows) and the op's parameters as the op list names them (dims and indices 1-based).
+test.case('grad_fn: name, op, next_functions, params', function()
+  local x = lm.tensor({{1.0, 2, 3}, {4, 5, 6}}, {requires_grad = true})
+  local c = lm.ones(2, 3) -- no gradient flows to it
+  local y = (x * c):sum(2, true)
+  local f = y.grad_fn
+  test.eq({ f:name(), f.op, tostring(f), 'made by ' .. f }, { 'SumBackward', 'sum', 'SumBackward', 'made by SumBackward' })
+  test.eq(f.params, { dim = 2, keepdim = true })
+  test.ok(y.grad_fn == f and y.grad_fn ~= x:exp().grad_fn, 'one node, one object identity')
+  local nf = f.next_functions
+  test.eq(#nf, 1)
+  local mul = nf[1][1]
+  test.eq({ mul:name(), mul.op, nf[1][2] }, { 'MulBackward', 'mul', 1 })
+  local ins = mul.next_functions
+  test.eq(#ins, 2)
+  test.eq(ins[1][1]:name(), 'AccumulateGrad')
+  test.eq(tostring(ins[1][1]), 'AccumulateGrad')
+  test.eq(ins[1][1].variable:tolist(), x:tolist())
+  test.eq(ins[2][1], nil, 'the constant gets no gradient')
+  -- parameters of other ops, in their own names
+  test.eq(x:permute(2, 1).grad_fn.params, { ndims = 2, dims = { 2, 1 } })
+  test.eq(x:narrow(2, 2, 2).grad_fn.params, { dim = 2, start = 2, length = 2 })
+  test.eq(x:select(1, 2).grad_fn.params, { dim = 1, index = 2 })
+  test.eq(x:transpose(1, 2).grad_fn.params, { dim0 = 1, dim1 = 2 })
+  test.eq(x:clamp(0, 4).grad_fn.params, { min = 0, max = 4 })
+  test.eq(x:var(1).grad_fn.params, { dim = 1, keepdim = false, correction = 1 })
+  test.eq(x:sum().grad_fn.params, { keepdim = false }, 'over every dim: no dim')
+  test.eq(x:cumsum(2).grad_fn.params, { dim = 2 })
+  test.eq(x:exp().grad_fn.params, {})
+  test.eq(lm.tril(x, 1).grad_fn.params, { k = 1 })
+  test.eq(x['repeat'](x, 2, 1).grad_fn.params, { ndims = 2, repeats = { 2, 1 } })
+  -- a graph walked through next_functions reaches every leaf
+  local a, b = lm.ones(2, {requires_grad = true}), lm.ones(2, {requires_grad = true})
+  local z = ((a * 2 + b):exp() * a):sum()
+  local leaves, seen = 0, {}
+  local function walk(fn)
+    if fn == nil or seen[tostring(fn) .. tostring(fn.variable)] then return end
+    if fn:name() == 'AccumulateGrad' then leaves = leaves + 1 return end
+    for _, e in ipairs(fn.next_functions) do walk(e[1]) end
+  end
+  walk(z.grad_fn)
+  test.ok(leaves >= 2, 'the leaves are reached: ' .. leaves)
+  test.raises(function() return f.name() end, 'a grad_fn')
+end)
+
+-- a // b and a % b between their steps (the op table checks their values): remainder's gradient
+-- is (1, -(a // b)), floor_divide's is zero, against float64 central differences.
+test.case('gradients of remainder and floor_divide away from their steps', function()
+  local av, bv = { 5.5, -5.5, 2.25, 7.1 }, { 2, 2, -1.5, -3 }
+  for _, op in ipairs { 'remainder', 'floor_divide' } do
+    local a = lm.tensor(av, { dtype = 'float64', requires_grad = true })
+    local b = lm.tensor(bv, { dtype = 'float64', requires_grad = true })
+    local w = lm.tensor({ 1, -2, 3, 0.5 }, { dtype = 'float64' })
+    local f = function(x, y) return ((op == 'remainder' and x % y or x // y) * w):sum() end
+    f(a, b):backward()
+    for i = 1, #av do
+      for k, t in ipairs { a, b } do
+        local base = k == 1 and av or bv
+        local function at(d)
+          local v = { table.unpack(base) }
+          v[i] = v[i] + d
+          local x = lm.tensor(k == 1 and v or av, { dtype = 'float64' })
+          local y = lm.tensor(k == 2 and v or bv, { dtype = 'float64' })
+          return f(x, y):item()
+        end
+        local numeric = (at(1e-6) - at(-1e-6)) / 2e-6
+        test.near(t.grad[i]:item(), numeric, 1e-6, string.format('%s: d/d%s[%d]', op, k == 1 and 'a' or 'b', i))
+      end
+    end
+  end
 end)
 
 test.case('backward of a scalar and with a gradient', function()

@@ -17,7 +17,7 @@ test.case('conv2d algo: winograd and im2col agree, forward and backward', functi
   test.tensor_near(ya, yi, 1e-4, 'auto')
   local xg, wg = x:clone():requires_grad_(), w:clone():requires_grad_()
   local yg = F.conv2d(xg, wg, nil, {padding = 1, algo = 'winograd'})
-  test.eq(yg.grad_fn, 'ConvolutionWinogradBackward')
+  test.eq(yg.grad_fn:name(), 'ConvolutionWinogradBackward')
   yg:sum():backward()
   local xi, wi = x:clone():requires_grad_(), w:clone():requires_grad_()
   F.conv2d(xi, wi, nil, {padding = 1, algo = 'im2col'}):sum():backward()

@@ -622,6 +622,8 @@ static void load(void)
 	}
 }
 
+const lmi_backend *lmi_cuda_backend_table(void) { return &cuda_backend; }
+
 const lmi_backend *lmi_cuda_backend_load(const char *fname)
 {
 	pthread_once(&once, load);

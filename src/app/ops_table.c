@@ -1,0 +1,58 @@
+/*
+ * ops_table.c — `lumen --ops`: the engine's op table as students read it. One line per op of the
+ * one list of ops (src/ops/oplist.h, through lm_op_describe): its name, its backward rule, the
+ * device loop it runs, and the input dtypes each device runs it for — the CPU's answer and what
+ * the CUDA backend implements (with or without a GPU here), so the gaps are in plain sight.
+ * lm.ops() (src/lua/sys.c) gives the same as a table. Read next: src/ops/oplist.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "lumen/cuda.h"
+#include "lumen/ops.h"
+
+static const char *const short_dt[LM_DTYPE_COUNT] = {
+	[LM_FLOAT32] = "f32", [LM_FLOAT64] = "f64", [LM_INT32] = "i32", [LM_INT64] = "i64", [LM_UINT8] = "u8",
+};
+
+/* "all", "f32 f64", "-" (none), or "(not built)". */
+static const char *device_dtypes(int op, lm_device d, char *buf, size_t cap)
+{
+	int n = 0, k = 0;
+	buf[0] = '\0';
+	for (int dt = 0; dt < LM_DTYPE_COUNT; dt++) {
+		int s = lm_op_supported(op, d, (lm_dtype)dt);
+		if (s < 0) return "(not built)";
+		if (s == 0) continue;
+		k += snprintf(buf + k, cap - (size_t)k, "%s%s", n ? " " : "", short_dt[dt]);
+		n++;
+	}
+	return n == LM_DTYPE_COUNT ? "all" : n == 0 ? "-" : buf;
+}
+
+void app_print_ops(FILE *out)
+{
+	int count = lm_op_count(), with_bw = 0, cuda_gaps = 0;
+	lm_op_desc o;
+	for (int i = 0; i < count; i++)
+		if (lm_op_describe(i, &o) == LM_OK && o.grad_name) with_bw++;
+	fprintf(out, "Lumen's ops: %d, %d with a backward rule (src/ops/oplist.h is the list).\n", count, with_bw);
+	fprintf(out, "The cpu and cuda columns: the input dtypes each device runs the op for (f32 f64 i32 i64 u8;\n"
+	             "'all': the five). cuda is what the CUDA backend implements; ");
+	if (lm_cuda_is_available()) fprintf(out, "a GPU is here: %s.\n\n", lm_cuda_device_name());
+	else fprintf(out, "no GPU runs it here:\n  %.300s\n\n", lm_cuda_unavailable_reason());
+	fprintf(out, "%-33s %-37s %-22s %-15s %s\n", "op", "backward", "loop", "cpu", "cuda");
+	for (int i = 0; i < count; i++) {
+		if (lm_op_describe(i, &o)) continue;
+		char cpu[64], cuda[64];
+		const char *c = device_dtypes(i, LM_CPU, cpu, sizeof cpu);
+		const char *g = device_dtypes(i, LM_CUDA, cuda, sizeof cuda);
+		if (strcmp(c, g) != 0) cuda_gaps++;
+		fprintf(out, "%-33s %-37s %-22s %-15s %s\n", o.name, o.grad_name ? o.grad_name : "-", o.loop, c, g);
+	}
+	fprintf(out, "\nloop 'copy': the device's own copies (every device has them); 'view': geometry only, no loop.\n"
+	             "%d op%s run%s on fewer dtypes on cuda than on the cpu: an op a device lacks fails naming the op,\n"
+	             "the device and the dtype. lm.ops() gives this table to Lua; :help lm.ops.\n",
+	        cuda_gaps, cuda_gaps == 1 ? "" : "s", cuda_gaps == 1 ? "s" : "");
+}
