@@ -15,6 +15,9 @@
  * (bench/ewise/torch_anchor.py through /usr/bin/python3): x:t():sum(1) and x:t():sum(2) of a
  * 4096^2 matrix, the sum of a transposed (2^26, 2) (all of it, and over its long dim), and
  * lm.ones(1):expand(2^31):sum(), a stride-0 dim (target: Lumen <= 1.5x PyTorch's time).
+ * The first table (small tensors, 1 to 1,024 elements) is the dispatch: the time of one op call
+ * where the loop is nothing, against a plain C loop over the same floats (its anchor, measured in
+ * the same run). LUMEN_BENCH_ONLY=dispatch prints that table alone (to compare two builds, ABAB).
  */
 #include <math.h>
 #include <omp.h>
@@ -196,12 +199,90 @@ static void strided_reductions(void)
 	for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) lm_tensor_release(all[k]);
 }
 
+/* ---------------------------------------------------------------- dispatch: small tensors */
+
+enum { D_ADD, D_EXP, D_SUM, D_VIEW, D_MATMUL, ND };
+static const char *const d_names[ND] = {"c = a + b", "c = exp(a)", "s = sum(a)", "v = a:view(n, 1)", "c = a(1,n) @ b(n,1)"};
+
+/* One op call on tensors of n elements (the matmul: a as (1, n) times b as (n, 1)). */
+static lm_tensor *d_call(int c, lm_tensor *x, lm_tensor *y, int64_t n)
+{
+	switch (c) {
+	case D_ADD: return lm_add(x, y);
+	case D_EXP: return lm_exp(x);
+	case D_SUM: return lm_sum(x, LM_DIM_ALL, false);
+	case D_VIEW: return lm_view(x, 2, (int64_t[]){n, 1});
+	default: {
+		lm_tensor *r = lm_view(x, 2, (int64_t[]){1, n}), *s = lm_view(y, 2, (int64_t[]){n, 1});
+		lm_tensor *o = lm_matmul(r, s);
+		lm_tensor_release(r);
+		lm_tensor_release(s);
+		return o;
+	}
+	}
+}
+
+/* The anchor: the same arithmetic as a plain loop over malloc'ed floats. */
+static volatile float d_sink;
+static void d_anchor(int c, const float *x, const float *y, float *z, int64_t n)
+{
+	float s = 0;
+	switch (c) {
+	case D_ADD: for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i]; break;
+	case D_EXP: for (int64_t i = 0; i < n; i++) z[i] = expf(x[i]); break;
+	case D_VIEW: z[0] = x[0]; break;
+	default: for (int64_t i = 0; i < n; i++) s += x[i] * (c == D_SUM ? 1 : y[i]); break;
+	}
+	d_sink = s + z[0];
+}
+
+static void dispatch(void)
+{
+	static const int64_t sizes[] = {1, 16, 256, 1024};
+	enum { CALLS = 4000, REPS = 9 };
+	lm_set_num_threads(1);
+	printf("dispatch: one op call on small float32 tensors (1 thread), median of %d rounds of %d calls;\n"
+	       "anchor: a plain C loop over the same floats (in the same run). ratio = Lumen / loop.\n", REPS, CALLS);
+	printf("%-24s %6s %12s %12s %9s\n", "case", "n", "Lumen us", "loop us", "ratio");
+	for (int c = 0; c < ND; c++) {
+		for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+			int64_t n = sizes[k];
+			lm_tensor *x = lm_randn(1, &n, LM_FLOAT32), *y = lm_randn(1, &n, LM_FLOAT32);
+			CHECK(x && y);
+			float *z = malloc((size_t)n * sizeof *z);
+			CHECK(z);
+			double tl[REPS], ta[REPS];
+			for (int r = 0; r < REPS; r++) {
+				double t0 = bench_now();
+				for (int i = 0; i < CALLS; i++) d_anchor(c, lm_tensor_data(x), lm_tensor_data(y), z, n);
+				ta[r] = (bench_now() - t0) / CALLS;
+				t0 = bench_now();
+				for (int i = 0; i < CALLS; i++) {
+					lm_tensor *o = d_call(c, x, y, n);
+					CHECK(o);
+					lm_tensor_release(o);
+				}
+				tl[r] = (bench_now() - t0) / CALLS;
+			}
+			double l = bench_median(tl, REPS), an = bench_median(ta, REPS);
+			printf("%-24s %6lld %12.3f %12.3f %9.1f\n", d_names[c], (long long)n, 1e6 * l, 1e6 * an, l / an);
+			lm_tensor_release(x);
+			lm_tensor_release(y);
+			free(z);
+		}
+	}
+	printf("\n");
+}
+
 int main(void)
 {
 	lm_build_info bi;
 	lm_build_info_get(&bi);
 	if (bi.threading_warning) fprintf(stderr, "warning: %s\n", bi.threading_warning);
 	lm_manual_seed(0);
+	dispatch();
+	const char *only = getenv("LUMEN_BENCH_ONLY");
+	if (only && strcmp(only, "dispatch") == 0) return 0;
 	int64_t n = N, sq[2] = {4096, 4096}, rn = 4096;
 	a = lm_randn(1, &n, LM_FLOAT32);
 	b = lm_randn(1, &n, LM_FLOAT32);
