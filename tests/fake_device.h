@@ -3,10 +3,10 @@
  * LM_CUDA (named "fake") with the CPU's loops, run on memory that only its own functions can
  * reach. Its "device pointers" are host addresses with bit 62 flipped, which fault when anything
  * but the table dereferences them, so an op or a core function that reads a device tensor through
- * a pointer, instead of through its device's loops or a copy, crashes the test at once. Every
- * slot turns its device tensors into CPU views of the same bytes and calls the CPU's slot; a CPU
- * tensor reaching a slot (an op that placed a result or a temporary on the wrong device) is
- * counted in fake_device_stats.foreign.
+ * a pointer, instead of through its device's loops or a copy, crashes the test at once. Its
+ * compute turns a node's device tensors into CPU views of the same bytes and runs the CPU's
+ * compute; a CPU tensor reaching it (an op that placed a result or a temporary on the wrong
+ * device) is counted in fake_device_stats.foreign.
  * Read next: fake_device.c, ../src/backend/backend.h.
  */
 #ifndef LUMEN_TESTS_FAKE_DEVICE_H
@@ -21,7 +21,7 @@ typedef struct fake_device_stats {
 	int64_t to_device, to_host, on_device; /* bytes moved by the raw copies */
 	int64_t pinned_copies;                 /* raw copies whose host side was page-locked */
 	int64_t foreign;                       /* CPU tensors that reached a slot */
-	int64_t calls[LMI_BE_OP_COUNT];        /* slot calls */
+	int64_t calls[LMI_OP_COUNT];           /* nodes computed, per op */
 } fake_device_stats;
 
 /* The table (device LM_CUDA, name "fake"). */

@@ -223,7 +223,7 @@ static void run_row(void **state)
 				const char *late = ok && rs->after_case ? rs->after_case() : NULL;
 				if (late) snprintf(why, sizeof why, "%s", late), ok = false;
 				if (!ok && !cpu &&
-				    strstr(why, "backend has no")) { /* absent, and says so */
+				    strstr(why, " device has no ")) { /* absent, and says so (lmi_refuse's words) */
 					if (!missing++)
 						snprintf(missing_why, sizeof missing_why, "%s",
 						         why);

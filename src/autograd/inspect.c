@@ -291,13 +291,21 @@ lm_node *lm_node_input(const lm_node *n, int k, const lm_tensor **leaf)
 	return NULL;
 }
 
-int lm_node_nparams(const lm_node *n) { return n->info->nfields; }
+/* The parameters a user gave (a loop-only field, LMI_PK_LOOP, is the op's business). */
+int lm_node_nparams(const lm_node *n)
+{
+	int k = 0;
+	for (int f = 0; f < n->info->nfields; f++) k += n->info->fields[f].kind != LMI_PK_LOOP;
+	return k;
+}
 
 lm_status lm_node_param(const lm_node *n, int j, lm_param *out)
 {
-	if (j < 0 || j >= n->info->nfields)
-		return lmi_fail(LM_ERR_INDEX, "node %s: parameter %d of %d", n->info->grad_name, j + 1, n->info->nfields);
-	const lmi_param_field *f = &n->info->fields[j];
+	int nv = lm_node_nparams(n);
+	if (j < 0 || j >= nv) return lmi_fail(LM_ERR_INDEX, "node %s: parameter %d of %d", n->info->grad_name, j + 1, nv);
+	const lmi_param_field *f = n->info->fields;
+	for (int seen = -1;; f++) /* the j-th shown field */
+		if (f->kind != LMI_PK_LOOP && ++seen == j) break;
 	const char *base = (const char *)&n->p;
 	memset(out, 0, sizeof *out);
 	out->name = f->name;

@@ -73,16 +73,3 @@ const lmi_backend *lmi_backend_at(int i)
 	}
 	return NULL;
 }
-
-const lmi_backend *lmi_be(const char *fname, const lm_tensor *t, lmi_be_op op)
-{
-	lm_device d = t->storage->device;
-	const lmi_backend *b = lmi_backend_for(d);
-	if (!b)
-		return lmi_fail_null(LM_ERR_UNSUPPORTED, "%s: no %s backend in this build", fname,
-		                     lm_device_name(d));
-	if (!b->supports_op(op, t->dtype))
-		return lmi_fail_null(LM_ERR_UNSUPPORTED, "%s: the %s backend has no %s loop for %s", fname,
-		                     b->name, lmi_be_op_name(op), lm_dtype_name(t->dtype));
-	return b;
-}

@@ -22,15 +22,17 @@
 #ifndef LUMEN_BACKEND_H
 #define LUMEN_BACKEND_H
 
+#include "backend/exec.h"
 #include "core/lmi.h"
 #include "lumen/ops.h"
 #include "lumen/optim.h"
 
 #define LMI_DEVICE_COUNT (LM_CUDA + 1)
 
-/* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct. Bumped when a slot changes, like
+/* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node). Bumped
+ * when the interface changes, like
  * LMI_CUDA_MODULE_VERSION. */
-#define LMI_BACKEND_VERSION 3
+#define LMI_BACKEND_VERSION 4
 
 /* The slots, once: their names (for supports_op and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
@@ -56,13 +58,59 @@ enum lmi_cpu_unop_ext {
 	LMI_UNOP_EXT_COUNT
 };
 
+/* The unary loop's code and parameters for a node of the unary family (exp .. pow_scalar and the
+ * in-place scalar ops): true, or false when e is not one. */
+static inline bool lmi_exec_unary(const lmi_exec *e, int *code, double *p0, double *p1)
+{
+	*p0 = *p1 = 0;
+	switch (e->op) {
+	case LMI_OP_CLAMP: *code = LMI_CLAMP, *p0 = e->p.clamp.min, *p1 = e->p.clamp.max; return true;
+	case LMI_OP_LEAKY_RELU: *code = LMI_LEAKY_RELU, *p0 = e->p.leaky_relu.negative_slope; return true;
+	case LMI_OP_POW_SCALAR: *code = LMI_POW_SCALAR, *p0 = e->p.pow_scalar.exponent; return true;
+	case LMI_OP_ADD_SCALAR_: *code = LMI_ADD_S, *p0 = e->p.scalar.value; return true;
+	case LMI_OP_MUL_SCALAR_: *code = LMI_MUL_S, *p0 = e->p.scalar.value; return true;
+	case LMI_OP_DIV_SCALAR_: *code = LMI_DIV_S, *p0 = e->p.scalar.value; return true;
+	default:
+		if (e->op < LMI_OP_EXP || e->op > LMI_OP_SQUARE) return false;
+		*code = (int)(e->op - LMI_OP_EXP);
+		return true;
+	}
+}
+
+/* A reduction node's lm_redop, dim mask and p (the norm's p, the variance's correction). */
+static inline lm_redop lmi_exec_reduce(const lmi_exec *e, uint32_t *mask, double *p)
+{
+	lm_redop op = (lm_redop)(e->op - LMI_OP_SUM);
+	*mask = (uint32_t)e->p.reduce.mask; /* the reductions' structs begin alike */
+	*p = op == LM_NORM ? e->p.norm.p : (op == LM_VAR || op == LM_STD) ? e->p.var.correction : 0;
+	return op;
+}
+
+/*
+ * A device, as the ops and the core reach it: the one device interface. Its buffers (mem: memory,
+ * raw copies, the copy / fill / random loops; NULL for the CPU, whose memory the core serves),
+ * whether it runs a node (supports_node: it may be asked with no tensors in the node, for the op
+ * table, and answers for the op and dtype then) and running it (compute). A device is one folder
+ * implementing these and one line in the registry (backend.c); the fake device of the tests
+ * (tests/fake_device.c) is the smallest, running the CPU's compute on its own memory.
+ */
 typedef struct lmi_backend {
 	int version;      /* LMI_BACKEND_VERSION */
 	const char *name; /* "cpu" */
 	lm_device device;
-	/* memory and the core's loops on this device (NULL for the CPU, which the core serves) */
 	const lmi_device_ops *mem;
-	/* Whether the device runs op on data of dtype dt (the dtype of the tensor the op asks about:
+	bool (*supports_node)(const lmi_exec *e);
+	lm_status (*compute)(const lmi_exec *e);
+} lmi_backend;
+
+/*
+ * The loops a device may implement its compute with: one function per family of ops, with the
+ * arguments unpacked from the node (lmi_loops_compute does that, the same way for every device
+ * that uses it: the CPU and the CUDA one). A device leaves the families it lacks NULL; supports_op
+ * says which dtypes each runs.
+ */
+typedef struct lmi_loops {
+	/* Whether the device runs loop op on data of dtype dt (the dtype of the tensor the op asks about:
 	 * its output, or its first input where the output's dtype is fixed). */
 	bool (*supports_op)(lmi_be_op op, lm_dtype dt);
 
@@ -152,7 +200,13 @@ typedef struct lmi_backend {
 	                        lm_tensor *out);
 	/* out = x with the last dim reversed for the samples whose mask (N) uint8 entry is set */
 	lm_status (*flip_batch)(const lm_tensor *x, const lm_tensor *mask, lm_tensor *out);
-} lmi_backend;
+} lmi_loops;
+
+/* The loop family that runs op (LMI_BE_OP_COUNT: none, the copies and views). */
+lmi_be_op lmi_loop_of(lmi_op op);
+/* A device's supports_node and compute through its loops (loops.c). */
+bool lmi_loops_supports(const lmi_loops *L, const lmi_exec *e);
+lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e);
 
 /* ---------------------------------------------------------------- the registry (backend.c) */
 
@@ -182,15 +236,5 @@ int lmi_backend_count(void);
 const lmi_backend *lmi_backend_at(int i);
 /* The name of slot op ("matmul"). */
 const char *lmi_be_op_name(lmi_be_op op);
-
-/* The table of t's device when it runs op on t's dtype; else NULL with LM_ERR_UNSUPPORTED:
- * "<fname>: the <device> backend has no <op> loop for <dtype>" (or "no <device> backend"). */
-const lmi_backend *lmi_be(const char *fname, const lm_tensor *t, lmi_be_op op);
-
-/* Runs slot op of the table of t's device with the arguments that follow: the slot's status, or
- * lmi_be's error when the device lacks it. `s = LMI_BE("add", out, binary, op, out, a, b);` */
-#define LMI_BE(fname, t, slot, ...)                                                                \
-	(lmi_be((fname), (t), LMI_BE_OP_##slot) ? lmi_backend_for((t)->storage->device)->slot(__VA_ARGS__) \
-	                                         : lm_last_status())
 
 #endif

@@ -62,7 +62,8 @@ lm_tensor *lm_add_scaled(const lm_tensor *a, const lm_tensor *b, double alpha)
 	if (check_alpha("add_scaled", ct, alpha)) return NULL;
 	lm_tensor *ac = lmi_as_dtype(a, ct), *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
 	if (bc) out = lmi_empty_as("add_scaled", ac, nd, shape, ct);
-	if (out && LMI_BE("add_scaled", out, add_scaled, out, ac, bc, alpha)) {
+	if (out && lmi_run("add_scaled", LMI_OP_ADD_SCALED, &(lmi_params){.add_scaled = {.alpha = alpha}}, ct, 2,
+	                   (const lm_tensor *[]){ac, bc}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -102,7 +103,8 @@ lm_status lm_add_scaled_(lm_tensor *a, const lm_tensor *b, double alpha)
 	                        : lm_tensor_retain((lm_tensor *)b);
 	if (!bc) return lm_last_status();
 	lmi_bump_version(a);
-	s = LMI_BE("add_scaled_", a, add_scaled, a, a, bc, alpha);
+	s = lmi_run("add_scaled_", LMI_OP_ADD_SCALED, &(lmi_params){.add_scaled = {.alpha = alpha}}, a->dtype, 2,
+	            (const lm_tensor *[]){a, bc}, 1, (lm_tensor *[]){a});
 	lm_tensor_release(bc);
 	return s;
 }

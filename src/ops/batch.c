@@ -137,7 +137,8 @@ lm_tensor *lm_crop_batch(const lm_tensor *x, const lm_tensor *offsets, int64_t o
 	lm_tensor *xc = od ? lmi_contiguous_copy(x, x->dtype) : NULL;
 	const int64_t shape[4] = {N, C, oh, ow};
 	lm_tensor *out = xc ? lmi_zeros_as(x, 4, shape, x->dtype) : NULL;
-	if (out && LMI_BE(fname, x, crop_batch, xc, od, pad, out)) {
+	if (out && lmi_run(fname, LMI_OP_CROP_BATCH, &(lmi_params){.crop = {.pad = pad}}, x->dtype, 2,
+	                   (const lm_tensor *[]){xc, od}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -161,7 +162,8 @@ lm_tensor *lm_flip_batch(const lm_tensor *x, const lm_tensor *mask)
 	lm_tensor_release(mh);
 	if (m) xc = lmi_contiguous_copy(x, x->dtype);
 	if (xc) out = lmi_empty_as(fname, x, x->ndim, x->shape, x->dtype);
-	if (out && LMI_BE(fname, x, flip_batch, xc, m, out)) {
+	if (out && lmi_run(fname, LMI_OP_FLIP_BATCH, NULL, x->dtype, 2, (const lm_tensor *[]){xc, m}, 1,
+	                   (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

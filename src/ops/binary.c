@@ -184,7 +184,8 @@ fail:
 static lm_status run_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
                             const char *name)
 {
-	lm_status s = LMI_BE(name, out, binary, op, out, a, b);
+	lm_status s = lmi_run(name, (lmi_op)(LMI_OP_ADD + op), NULL, a->dtype, 2, (const lm_tensor *[]){a, b}, 1,
+	                      (lm_tensor *[]){out});
 	/* (the division by zero of // and % is reported under the op's name, in place or not) */
 	return s && (op == LM_FLOOR_DIVIDE || op == LM_REMAINDER) ? lmi_fail_as(name) : s;
 }
@@ -324,12 +325,12 @@ lm_status lm_binary_(lm_binop op, lm_tensor *a, const lm_tensor *b)
  * (the common x:add_(1) / optimizer-step case). Returns false when the op needs the general path. */
 static bool scalar_fast_path(lm_binop op, lm_tensor *a, double s, lm_status *st)
 {
-	int code;
+	lmi_op scalar_op;
 	switch (op) {
-	case LM_ADD: code = LMI_ADD_S; break;
-	case LM_SUB: code = LMI_ADD_S, s = -s; break;
-	case LM_MUL: code = LMI_MUL_S; break;
-	case LM_DIV: code = LMI_DIV_S; break;
+	case LM_ADD: scalar_op = LMI_OP_ADD_SCALAR_; break;
+	case LM_SUB: scalar_op = LMI_OP_ADD_SCALAR_, s = -s; break;
+	case LM_MUL: scalar_op = LMI_OP_MUL_SCALAR_; break;
+	case LM_DIV: scalar_op = LMI_OP_DIV_SCALAR_; break;
 	default: return false;
 	}
 	if (!lm_dtype_is_float(a->dtype)) return false;
@@ -342,7 +343,8 @@ static bool scalar_fast_path(lm_binop op, lm_tensor *a, double s, lm_status *st)
 		return true;
 	}
 	lmi_bump_version(a);
-	*st = LMI_BE(name, a, unary, code, a, a, s, 0);
+	*st = lmi_run(name, scalar_op, &(lmi_params){.scalar = {.value = s}}, a->dtype, 1, (const lm_tensor *[]){a}, 1,
+	              (lm_tensor *[]){a});
 	return true;
 }
 
@@ -390,7 +392,7 @@ lm_tensor *lm_where(const lm_tensor *cond, const lm_tensor *a, const lm_tensor *
 	lm_tensor *ac = c ? lmi_as_dtype(a, ct) : NULL, *bc = ac ? lmi_as_dtype(b, ct) : NULL, *out = NULL;
 	if (!bc) goto done;
 	out = lmi_empty_as("where", ac, nd, shape, ct);
-	if (out && LMI_BE("where", out, where, out, c, ac, bc)) {
+	if (out && lmi_run("where", LMI_OP_WHERE, NULL, ct, 3, (const lm_tensor *[]){c, ac, bc}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

@@ -21,6 +21,46 @@ fail:
 	return NULL;
 }
 
+/* The tensor whose device runs e. */
+static const lm_tensor *exec_tensor(const lmi_exec *e)
+{
+	return e->ndst > 0 && e->dst[0] ? e->dst[0] : e->src[0];
+}
+
+bool lmi_supports(const lmi_exec *e)
+{
+	const lmi_backend *b = lmi_backend_for(exec_tensor(e)->storage->device);
+	return b && b->supports_node(e);
+}
+
+lm_status lmi_refuse(const lmi_exec *e)
+{
+	const lm_tensor *t = exec_tensor(e);
+	lm_device d = t->storage->device;
+	const lmi_backend *b = lmi_backend_for(d);
+	if (!b)
+		return lmi_fail(LM_ERR_UNSUPPORTED, "%s: no %s device in this build", e->fname, lm_device_name(d));
+	return lmi_fail(LM_ERR_UNSUPPORTED, "%s: the %s device has no %s loop for %s (shape %s)", e->fname, b->name,
+	                lmi_ops[e->op].name, lm_dtype_name(e->dtype), lmi_shape_s(t));
+}
+
+lm_status lmi_compute(lmi_exec *e)
+{
+	const lmi_backend *b = lmi_backend_for(exec_tensor(e)->storage->device);
+	if (!b || !b->supports_node(e)) return lmi_refuse(e);
+	return b->compute(e);
+}
+
+lm_status lmi_run(const char *fname, lmi_op op, const lmi_params *p, lm_dtype dt, int nsrc,
+                  const lm_tensor *const *src, int ndst, lm_tensor *const *dst)
+{
+	lmi_exec e = {.op = op, .fname = fname, .dtype = dt, .nsrc = nsrc, .ndst = ndst};
+	if (p) e.p = *p;
+	for (int k = 0; k < nsrc; k++) e.src[k] = src[k];
+	for (int k = 0; k < ndst; k++) e.dst[k] = dst[k];
+	return lmi_compute(&e);
+}
+
 lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts)
 {
 	const lm_tensor *first = NULL;

@@ -100,8 +100,8 @@ static lm_status conv_plan_make(const lm_tensor *x, const lm_tensor *w, const lm
 		                "%lldx%lld, groups %lld (algo 'im2col' or 'auto' computes it)",
 		                (long long)p->R, (long long)p->S, (long long)st[0], (long long)st[1],
 		                (long long)dl[0], (long long)dl[1], (long long)g);
-	if (p->algo == LM_CONV_WINOGRAD && !lmi_be("conv2d", x, LMI_BE_OP_winograd_conv))
-		return lm_last_status(); /* the device has no Winograd loop */
+	lmi_exec we = {.op = LMI_OP_CONV2D_WINOGRAD, .fname = "conv2d", .dtype = x->dtype, .nsrc = 1, .src = {x}};
+	if (p->algo == LM_CONV_WINOGRAD && !lmi_supports(&we)) return lmi_refuse(&we); /* no Winograd loop there */
 	if (p->algo == LM_CONV_AUTO)
 		p->algo = wino && winograd_by_default(x, p) ? LM_CONV_WINOGRAD : LM_CONV_IM2COL;
 	return LM_OK;
@@ -169,8 +169,8 @@ lm_status lmi_bw_winograd(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	lm_tensor *gw = gc && nw ? lmi_empty_as("conv2d backward", w, 4, w->shape, w->dtype) : NULL;
 	lm_tensor *gb = NULL;
 	if (!gc || (nx && !gx) || (nw && !gw) ||
-	    ((nx || nw) && LMI_BE("conv2d backward", gc, winograd_conv_backward, x, w, gc, n->p.conv2d.ph,
-	                          n->p.conv2d.pw, gx, gw)))
+	    ((nx || nw) && lmi_run("conv2d backward", LMI_OP_CONV2D_WINOGRAD_BACKWARD, &n->p, gc->dtype, 3,
+	                           (const lm_tensor *[]){x, w, gc}, 2, (lm_tensor *[]){gx, gw})))
 		goto fail;
 	if (nb) { /* (N, K, L) summed over L, then over N */
 		int64_t K = g->shape[1];
@@ -206,7 +206,8 @@ static lm_tensor *conv2d_winograd(const lm_tensor *x, const lm_tensor *w, const 
 	                                                      : lmi_contiguous_copy(b, b->dtype)) : NULL;
 	lm_tensor *y = wc && (!b || bc) ? lmi_empty_as("conv2d", x, 4, (int64_t[]){p->N, p->K, p->OH, p->OW},
 	                                            x->dtype) : NULL;
-	if (y && LMI_BE("conv2d", y, winograd_conv, xc, wc, bc, p->win.ph, p->win.pw, y)) {
+	if (y && lmi_run("conv2d", LMI_OP_CONV2D_WINOGRAD, &(lmi_params){.conv2d = {.ph = p->win.ph, .pw = p->win.pw}},
+	                 y->dtype, 3, (const lm_tensor *[]){xc, wc, bc}, 1, (lm_tensor *[]){y})) {
 		lm_tensor_release(y);
 		y = NULL;
 	}
@@ -289,14 +290,14 @@ lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *o, lm_tensor 
 	int64_t OH, OW;
 	if (pool_geometry("max_pool2d", x, o, &win, &OH, &OW) || lmi_check_device("max_pool2d", 1, &x))
 		return NULL;
-	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+	int64_t N = x->shape[0], C = x->shape[1];
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *y = xc ? lmi_empty_as("max_pool2d", x, 4, (int64_t[]){N, C, OH, OW}, x->dtype) : NULL;
 	lm_tensor *ix = y ? lmi_empty_as("max_pool2d", x, 2, (int64_t[]){N * C, OH * OW}, LM_INT64) : NULL;
-	if (ix && LMI_BE("max_pool2d", y, max_pool2d, xc, y, ix, N * C, H, W, OH, OW,
-	                 (int64_t[]){win.kh, win.kw}, (int64_t[]){win.sh, win.sw},
-	                 (int64_t[]){win.ph, win.pw})) {
+	lmi_params pool = {.pool = {.kh = win.kh, .kw = win.kw, .sh = win.sh, .sw = win.sw, .ph = win.ph, .pw = win.pw}};
+	if (ix && lmi_run("max_pool2d", LMI_OP_MAX_POOL2D, &pool, y->dtype, 1, (const lm_tensor *[]){xc}, 2,
+	                  (lm_tensor *[]){y, ix})) {
 		lm_tensor_release(ix);
 		ix = NULL;
 	}
@@ -305,7 +306,7 @@ lm_tensor *lm_max_pool2d(const lm_tensor *x, const lm_pool2d_opts *o, lm_tensor 
 		lm_tensor_release(y);
 		return NULL;
 	}
-	y = lmi_finish(y, LMI_OP_MAX_POOL2D, NULL, 1, &x, 1, (const lm_tensor *const[]){ix}, NULL);
+	y = lmi_finish(y, LMI_OP_MAX_POOL2D, &pool, 1, &x, 1, (const lm_tensor *const[]){ix}, NULL);
 	if (y && indices) {
 		*indices = lm_reshape(ix, 4, (int64_t[]){N, C, OH, OW});
 		if (!*indices) {

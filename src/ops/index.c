@@ -221,7 +221,8 @@ lm_tensor *lm_index_select(const lm_tensor *x, int dim, const lm_tensor *index)
 	                : lm_tensor_is_contiguous(index) ? lm_tensor_retain((lm_tensor *)index)
 	                                                 : lmi_contiguous_copy(index, index->dtype);
 	lm_tensor *out = ic ? lmi_empty_as("index_select", x, ond, shape, x->dtype) : NULL;
-	if (out && LMI_BE("index_select", out, index_select, "index_select", xc, outer, size, inner, ic, out)) {
+	if (out && lmi_run("index_select", LMI_OP_INDEX_SELECT, &(lmi_params){.dim = {.dim = d}}, x->dtype, 2,
+	                   (const lm_tensor *[]){xc, ic}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -268,7 +269,8 @@ lm_tensor *lm_gather(const lm_tensor *x, int dim, const lm_tensor *index)
 		return NULL;
 	lm_tensor *x1 = at_least_1d(x), *i1 = x1 ? at_least_1d(index) : NULL, *out = NULL;
 	if (i1) out = lmi_empty_as("gather", x, i1->ndim, i1->shape, x->dtype);
-	if (out && LMI_BE("gather", out, gather, x1, d, i1, out)) {
+	if (out && lmi_run("gather", LMI_OP_GATHER, &(lmi_params){.dim = {.dim = d}}, x->dtype, 2,
+	                   (const lm_tensor *[]){x1, i1}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -297,7 +299,8 @@ lm_tensor *lm_scatter_add(const lm_tensor *x, int dim, const lm_tensor *index, c
 	lm_tensor *sc = out ? lmi_as_dtype(src, ct) : NULL;
 	lm_tensor *o1 = sc ? at_least_1d(out) : NULL, *i1 = o1 ? at_least_1d(index) : NULL;
 	lm_tensor *s1 = i1 ? at_least_1d(sc) : NULL;
-	if (!s1 || LMI_BE("scatter_add", o1, scatter_add, o1, d, i1, s1)) {
+	if (!s1 || lmi_run("scatter_add", LMI_OP_SCATTER_ADD, &(lmi_params){.dim = {.dim = d}}, ct, 2,
+	                   (const lm_tensor *[]){i1, s1}, 1, (lm_tensor *[]){o1})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -331,7 +334,8 @@ lm_tensor *lm_masked_fill(const lm_tensor *x, const lm_tensor *mask, double valu
 	                                       : lm_binary_scalar(LM_NE, mask, 0);
 	lm_tensor *v = c ? lmi_scalar_on(lmi_dev(x), value, x->dtype) : NULL;
 	lm_tensor *out = v ? lmi_empty_as("masked_fill", x, nd, shape, x->dtype) : NULL;
-	if (out && LMI_BE("masked_fill", out, where, out, c, v, x)) {
+	if (out && lmi_run("masked_fill", LMI_OP_MASKED_FILL, NULL, x->dtype, 3, (const lm_tensor *[]){c, v, x}, 1,
+	                   (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -384,7 +388,8 @@ lm_tensor *lm_one_hot(const lm_tensor *index, int64_t num_classes)
 	lm_tensor *out = check_range("one_hot", ic, num_classes, -1)
 	                     ? NULL
 	                     : lmi_empty_as("one_hot", index, index->ndim + 1, shape, LM_INT64);
-	if (out && (lm_zero_(out) || LMI_BE("one_hot", out, one_hot, ic, num_classes, out))) {
+	if (out && (lm_zero_(out) || lmi_run("one_hot", LMI_OP_ONE_HOT, &(lmi_params){.one_hot = {.classes = num_classes}},
+	                                     ic->dtype, 1, (const lm_tensor *[]){ic}, 1, (lm_tensor *[]){out}))) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

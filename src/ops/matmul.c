@@ -144,7 +144,7 @@ static lm_tensor *matmul(const char *name, lmi_op op, const lm_tensor *a,
 	if (lmi_numel_checked(name, bnd, bshape, &nbatch)) goto done;
 	out = lmi_empty_as(name, a, ond, oshape, ct);
 	if (!out) goto done;
-	lm_status s = LMI_BE(name, out, matmul, A, B, bnd, bshape, out);
+	lm_status s = lmi_run(name, op, NULL, ct, 2, (const lm_tensor *[]){A, B}, 1, (lm_tensor *[]){out});
 	if (s) {
 		lm_tensor_release(out);
 		out = NULL;
@@ -173,7 +173,8 @@ lm_tensor *lmi_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b)
 	LM_ASSERT(b->shape[nd - 2] == K);
 	for (int i = 0; i < nd - 2; i++) LM_ASSERT(a->shape[i] == b->shape[i]);
 	lm_tensor *out = lmi_empty_as("matmul", a, 2, (int64_t[]){M, N}, a->dtype);
-	if (out && LMI_BE("matmul", out, matmul_batch_sum, a, b, out)) {
+	if (out && lmi_run("matmul", LMI_OP_MATMUL_BATCH_SUM, NULL, a->dtype, 2, (const lm_tensor *[]){a, b}, 1,
+	                   (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

@@ -81,16 +81,13 @@ static lm_tensor *softmax(const char *name, const lm_tensor *x, int dim, bool lg
 	if (lmi_check_float(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
 	int d;
 	if (lmi_wrap_dim(name, dim, x->ndim, &d)) return NULL;
-	int64_t outer = 1, R = x->ndim ? x->shape[d] : 1, inner = 1;
-	for (int i = 0; i < x->ndim; i++) {
-		if (i < d) outer *= x->shape[i];
-		if (i > d) inner *= x->shape[i];
-	}
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *y = xc ? lmi_empty_as(name, x, x->ndim, x->shape, x->dtype) : NULL;
 	/* no elements: no lines to run ([2^32, 0] has 2^32) */
-	if (y && lm_tensor_numel(y) > 0 && LMI_BE(name, y, softmax, xc, y, outer, R, inner, lg)) {
+	if (y && lm_tensor_numel(y) > 0 &&
+	    lmi_run(name, lg ? LMI_OP_LOG_SOFTMAX : LMI_OP_SOFTMAX, &(lmi_params){.softmax = {.dim = d}}, x->dtype, 1,
+	            (const lm_tensor *[]){xc}, 1, (lm_tensor *[]){y})) {
 		lm_tensor_release(y);
 		y = NULL;
 	}
@@ -113,7 +110,8 @@ lm_status lmi_bw_gelu(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	if (s) return s;
 	lm_tensor *out = lmi_empty_as("gelu backward", g, g->ndim, g->shape, g->dtype);
 	lm_tensor *xc = out ? lmi_as_dtype(x, g->dtype) : NULL;
-	if (xc && (s = LMI_BE("gelu backward", out, gelu, out, xc, g, n->p.gelu.tanh_approx))) {
+	if (xc && (s = lmi_run("gelu backward", LMI_OP_GELU_BACKWARD, &n->p, g->dtype, 2, (const lm_tensor *[]){xc, g}, 1,
+	                       (lm_tensor *[]){out}))) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -126,7 +124,8 @@ lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
 {
 	if (lmi_check_float("gelu", "input", x) || lmi_check_device("gelu", 1, &x)) return NULL;
 	lm_tensor *y = lmi_empty_as("gelu", x, x->ndim, x->shape, x->dtype);
-	if (y && LMI_BE("gelu", y, gelu, y, x, NULL, tanh_approx)) {
+	if (y && lmi_run("gelu", LMI_OP_GELU, &(lmi_params){.gelu = {.tanh_approx = tanh_approx}}, x->dtype, 1,
+	                 (const lm_tensor *[]){x}, 1, (lm_tensor *[]){y})) {
 		lm_tensor_release(y);
 		y = NULL;
 	}
@@ -185,7 +184,8 @@ lm_status lmi_bw_nll(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	if (s) return s;
 	lm_tensor *gx = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 	lm_tensor *gc = gx ? lmi_contiguous_copy(g, g->dtype) : NULL;
-	s = gc ? LMI_BE("nll_loss backward", gx, nll_grad, gc, t, gx, n->p.nll.batch, n->p.nll.classes, n->p.nll.length)
+	s = gc ? lmi_run("nll_loss backward", LMI_OP_NLL_GRAD, &n->p, gc->dtype, 2, (const lm_tensor *[]){gc, t}, 1,
+	                 (lm_tensor *[]){gx})
 	       : lm_last_status();
 	lm_tensor_release(gc);
 	if (s) {
@@ -208,7 +208,8 @@ static lm_tensor *nll_none(const char *name, const lm_tensor *logp, const lm_ten
 	lm_tensor *lc = lm_tensor_is_contiguous(logp) ? lm_tensor_retain((lm_tensor *)logp)
 	                                              : lmi_contiguous_copy(logp, logp->dtype);
 	lm_tensor *out = lc ? lmi_empty_as(name, logp, target->ndim, target->shape, logp->dtype) : NULL;
-	if (out && LMI_BE(name, out, nll, lc, t, out, N, C, L)) {
+	if (out && lmi_run(name, LMI_OP_NLL_LOSS, &(lmi_params){.nll = {.batch = N, .classes = C, .length = L}},
+	                   logp->dtype, 2, (const lm_tensor *[]){lc, t}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}

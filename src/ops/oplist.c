@@ -34,7 +34,7 @@ LMI_PARAMS(FIELDS_)
 
 /* The slot column: a device loop (LMI_BE_OP_*), or the copies and views every device has. */
 #define SLOT_ENUM_(name) SLOT_##name = LMI_BE_OP_##name,
-enum { LMI_BACKEND_OPS(SLOT_ENUM_) SLOT_copy = LMI_SLOT_COPY, SLOT_view = LMI_SLOT_VIEW };
+enum { LMI_BACKEND_OPS(SLOT_ENUM_) SLOT_copy = LMI_SLOT_COPY, SLOT_view = LMI_SLOT_VIEW, SLOT_ops = LMI_SLOT_OPS };
 #undef SLOT_ENUM_
 
 #define ROW_(ID, name, grad, params, arity, slot, rule, bw)                                        \
@@ -86,10 +86,11 @@ lm_status lm_op_describe(int i, lm_op_desc *out)
 	out->name = o->name;
 	out->grad_name = o->grad_name;
 	out->arity = o->arity;
-	out->loop = o->slot == LMI_SLOT_COPY ? "copy" : o->slot == LMI_SLOT_VIEW ? "view" : lmi_be_op_name((lmi_be_op)o->slot);
+	out->loop = o->slot == LMI_SLOT_COPY ? "copy" : o->slot == LMI_SLOT_VIEW ? "view" : o->slot == LMI_SLOT_OPS ? "ops"
+	                                                                                   : lmi_be_op_name((lmi_be_op)o->slot);
 	out->dtypes = lmi_dtype_rule_text(o->rule);
-	out->nparams = o->nfields < LM_OP_MAX_PARAMS ? o->nfields : LM_OP_MAX_PARAMS;
-	for (int k = 0; k < out->nparams; k++) out->params[k] = o->fields[k].name;
+	for (int k = 0; k < o->nfields && out->nparams < LM_OP_MAX_PARAMS; k++)
+		if (o->fields[k].kind != LMI_PK_LOOP) out->params[out->nparams++] = o->fields[k].name;
 	return LM_OK;
 }
 
@@ -111,9 +112,8 @@ int lm_op_supported(int i, lm_device d, lm_dtype dt)
 	const lmi_backend *b = lmi_backend_for(d);
 	if (!b && d == LM_CUDA) b = lmi_cuda_backend_table(); /* what it implements, loaded or not */
 	if (!b) return -1;
-	const lmi_op_info *o = &lmi_ops[i];
-	int ldt = loop_dtype(o, dt);
+	int ldt = loop_dtype(&lmi_ops[i], dt);
 	if (ldt < 0) return 0;
-	if (o->slot < 0) return 1; /* copies and views: every device has them */
-	return b->supports_op((lmi_be_op)o->slot, (lm_dtype)ldt) ? 1 : 0;
+	lmi_exec e = {.op = (lmi_op)i, .fname = "ops", .dtype = (lm_dtype)ldt}; /* no tensors: op and dtype */
+	return b->supports_node(&e) ? 1 : 0;
 }

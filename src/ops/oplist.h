@@ -13,7 +13,8 @@
  *   params  its parameter struct, lmi_p_<params> (LMI_PARAMS below: typed, named fields)
  *   arity   inputs (-1: a list, as cat and stack take)
  *   slot    the device loop it runs (LMI_BE_OP_<slot>, backend.h), or copy: the core's copies over
- *           the device's memory (every device runs them), or view: geometry only, no loop
+ *           the device's memory (every device runs them), view: geometry only, no loop, or ops:
+ *           made of other ops (recorded as one node for its backward)
  *   rule    its dtype rule (lmi_dtype_rule below)
  *   bw      the backward function, lmi_bw_<bw> (defined beside the op's forward), or none
  *
@@ -52,7 +53,9 @@ typedef enum lmi_dtype_rule {
 /*
  * P(name, fields): the parameter struct lmi_p_<name>; each field names its struct again (so that
  * its offset can be taken where the field tables are made, oplist.c):
- *   LMI_PF(struct, type, field, kind)            one value; kind: INT, FLOAT, BOOL, DIM, INDEX, DEVICE
+ *   LMI_PF(struct, type, field, kind)            one value; kind: INT, FLOAT, BOOL, DIM, INDEX, DEVICE,
+ *                                                or LOOP (an int64_t the device loop needs, derived
+ *                                                by the op: not a parameter a user gave, not shown)
  *   LMI_PA(struct, field, cap, count, mult)      int64_t field[cap], of which the first
  *                                                count * mult entries are used
  * A dim and an index (a position along a dim) are 0-based here (a dim of LM_DIM_ALL: every dim)
@@ -65,9 +68,9 @@ typedef enum lmi_dtype_rule {
 	P(leaky_relu, LMI_PF(leaky_relu, double, negative_slope, FLOAT)) \
 	P(pow_scalar, LMI_PF(pow_scalar, double, exponent, FLOAT)) \
 	P(add_scaled, LMI_PF(add_scaled, double, alpha, FLOAT)) \
-	P(reduce, LMI_PF(reduce, int64_t, dim, DIM) LMI_PF(reduce, bool, keepdim, BOOL)) \
-	P(var, LMI_PF(var, int64_t, dim, DIM) LMI_PF(var, bool, keepdim, BOOL) LMI_PF(var, double, correction, FLOAT)) \
-	P(norm, LMI_PF(norm, int64_t, dim, DIM) LMI_PF(norm, bool, keepdim, BOOL) LMI_PF(norm, double, p, FLOAT)) \
+	P(reduce, LMI_PF(reduce, int64_t, dim, DIM) LMI_PF(reduce, bool, keepdim, BOOL) LMI_PF(reduce, int64_t, mask, LOOP)) \
+	P(var, LMI_PF(var, int64_t, dim, DIM) LMI_PF(var, bool, keepdim, BOOL) LMI_PF(var, int64_t, mask, LOOP) LMI_PF(var, double, correction, FLOAT)) \
+	P(norm, LMI_PF(norm, int64_t, dim, DIM) LMI_PF(norm, bool, keepdim, BOOL) LMI_PF(norm, int64_t, mask, LOOP) LMI_PF(norm, double, p, FLOAT)) \
 	P(dim, LMI_PF(dim, int64_t, dim, DIM)) \
 	P(sort, LMI_PF(sort, int64_t, dim, DIM) LMI_PF(sort, int64_t, k, INT) LMI_PF(sort, bool, descending, BOOL)) \
 	P(triangle, LMI_PF(triangle, int64_t, k, INT)) \
@@ -75,7 +78,7 @@ typedef enum lmi_dtype_rule {
 	P(dims, LMI_PF(dims, int64_t, ndims, INT) LMI_PA(dims, dims, LM_MAX_DIMS, ndims, 1)) \
 	P(repeat, LMI_PF(repeat, int64_t, ndims, INT) LMI_PA(repeat, repeats, LM_MAX_DIMS, ndims, 1)) \
 	P(pad, LMI_PF(pad, int64_t, npairs, INT) LMI_PA(pad, pads, 2 * LM_MAX_DIMS, npairs, 2)) \
-	P(window, LMI_PF(window, int64_t, kh, INT) LMI_PF(window, int64_t, kw, INT) LMI_PF(window, int64_t, sh, INT) LMI_PF(window, int64_t, sw, INT) LMI_PF(window, int64_t, ph, INT) LMI_PF(window, int64_t, pw, INT) LMI_PF(window, int64_t, dh, INT) LMI_PF(window, int64_t, dw, INT) LMI_PF(window, int64_t, channels, INT) LMI_PF(window, int64_t, height, INT) LMI_PF(window, int64_t, width, INT)) \
+	P(window, LMI_PF(window, int64_t, kh, INT) LMI_PF(window, int64_t, kw, INT) LMI_PF(window, int64_t, sh, INT) LMI_PF(window, int64_t, sw, INT) LMI_PF(window, int64_t, ph, INT) LMI_PF(window, int64_t, pw, INT) LMI_PF(window, int64_t, dh, INT) LMI_PF(window, int64_t, dw, INT) LMI_PF(window, int64_t, channels, INT) LMI_PF(window, int64_t, height, INT) LMI_PF(window, int64_t, width, INT) LMI_PF(window, int64_t, oh, LOOP) LMI_PF(window, int64_t, ow, LOOP)) \
 	P(softmax, LMI_PF(softmax, int64_t, dim, DIM)) \
 	P(gelu, LMI_PF(gelu, bool, tanh_approx, BOOL)) \
 	P(nll, LMI_PF(nll, int64_t, batch, INT) LMI_PF(nll, int64_t, classes, INT) LMI_PF(nll, int64_t, length, INT)) \
@@ -84,7 +87,14 @@ typedef enum lmi_dtype_rule {
 	P(to_device, LMI_PF(to_device, int64_t, from, DEVICE)) \
 	P(transpose, LMI_PF(transpose, int64_t, dim0, DIM) LMI_PF(transpose, int64_t, dim1, DIM)) \
 	P(narrow, LMI_PF(narrow, int64_t, dim, DIM) LMI_PF(narrow, int64_t, start, INDEX) LMI_PF(narrow, int64_t, length, INT)) \
-	P(select, LMI_PF(select, int64_t, dim, DIM) LMI_PF(select, int64_t, index, INDEX))
+	P(select, LMI_PF(select, int64_t, dim, DIM) LMI_PF(select, int64_t, index, INDEX)) \
+	P(scalar, LMI_PF(scalar, double, value, FLOAT)) \
+	P(pool, LMI_PF(pool, int64_t, kh, INT) LMI_PF(pool, int64_t, kw, INT) LMI_PF(pool, int64_t, sh, INT) LMI_PF(pool, int64_t, sw, INT) LMI_PF(pool, int64_t, ph, INT) LMI_PF(pool, int64_t, pw, INT)) \
+	P(count, LMI_PF(count, int64_t, base, INT)) \
+	P(crop, LMI_PF(crop, int64_t, pad, INT)) \
+	P(sgd, LMI_PF(sgd, double, lr, FLOAT) LMI_PF(sgd, double, momentum, FLOAT) LMI_PF(sgd, double, dampening, FLOAT) LMI_PF(sgd, double, weight_decay, FLOAT) LMI_PF(sgd, bool, nesterov, BOOL) LMI_PF(sgd, bool, maximize, BOOL) LMI_PF(sgd, bool, first, BOOL)) \
+	P(adam, LMI_PF(adam, double, lr, FLOAT) LMI_PF(adam, double, beta1, FLOAT) LMI_PF(adam, double, beta2, FLOAT) LMI_PF(adam, double, eps, FLOAT) LMI_PF(adam, double, weight_decay, FLOAT) LMI_PF(adam, bool, amsgrad, BOOL) LMI_PF(adam, bool, decoupled, BOOL) LMI_PF(adam, bool, maximize, BOOL) LMI_PF(adam, double, step_size, FLOAT) LMI_PF(adam, double, bc2_sqrt, FLOAT)) \
+	P(rmsprop, LMI_PF(rmsprop, double, lr, FLOAT) LMI_PF(rmsprop, double, alpha, FLOAT) LMI_PF(rmsprop, double, eps, FLOAT) LMI_PF(rmsprop, double, weight_decay, FLOAT) LMI_PF(rmsprop, double, momentum, FLOAT) LMI_PF(rmsprop, bool, centered, BOOL) LMI_PF(rmsprop, bool, maximize, BOOL))
 
 /* ---------------------------------------------------------------- the ops */
 
@@ -128,6 +138,9 @@ typedef enum lmi_dtype_rule {
 	X(REMAINDER, "remainder", "RemainderBackward", none, 2, binary, LMI_DT_SAME, binary)        \
 	X(WHERE, "where", "WhereBackward", none, 3, where, LMI_DT_SAME, where)                      \
 	X(ADD_SCALED, "add_scaled", "AddScaledBackward", add_scaled, 2, add_scaled, LMI_DT_SAME, add_scaled) \
+	X(ADD_SCALAR_, "add_scalar_", NULL, scalar, 1, unary, LMI_DT_SAME, none)                    \
+	X(MUL_SCALAR_, "mul_scalar_", NULL, scalar, 1, unary, LMI_DT_SAME, none)                    \
+	X(DIV_SCALAR_, "div_scalar_", NULL, scalar, 1, unary, LMI_DT_SAME, none)                    \
 	X(MASKED_FILL, "masked_fill", "MaskedFillBackward", none, 2, where, LMI_DT_SAME, masked_fill) \
 	/* reductions (in lm_redop's order: LMI_OP_SUM + op) */                                        \
 	X(SUM, "sum", "SumBackward", reduce, 1, reduce_dims, LMI_DT_WIDEN, reduce)                  \
@@ -140,7 +153,7 @@ typedef enum lmi_dtype_rule {
 	X(VAR, "var", "VarBackward", var, 1, reduce_dims, LMI_DT_FLOATFN, reduce)                \
 	X(STD, "std", "StdBackward", var, 1, reduce_dims, LMI_DT_FLOATFN, reduce)                \
 	X(NORM, "norm", "NormBackward", norm, 1, reduce_dims, LMI_DT_FLOATFN, reduce)             \
-	X(COUNT_CORRECT, "count_correct", NULL, none, 2, count_correct, LMI_DT_FLOAT, none)          \
+	X(COUNT_CORRECT, "count_correct", NULL, count, 2, count_correct, LMI_DT_FLOAT, none)         \
 	X(CUMSUM, "cumsum", "CumsumBackward", dim, 1, cumsum, LMI_DT_WIDEN, cumsum)                 \
 	X(SORT, "sort", "SortBackward", sort, 1, sort, LMI_DT_SAME, sort)                           \
 	X(TOPK, "topk", "TopkBackward", sort, 1, sort, LMI_DT_SAME, sort)                           \
@@ -152,11 +165,12 @@ typedef enum lmi_dtype_rule {
 	X(SOFTMAX, "softmax", "SoftmaxBackward", softmax, 1, softmax, LMI_DT_FLOAT, softmax)        \
 	X(LOG_SOFTMAX, "log_softmax", "LogSoftmaxBackward", softmax, 1, softmax, LMI_DT_FLOAT, softmax) \
 	X(GELU, "gelu", "GeluBackward", gelu, 1, gelu, LMI_DT_FLOAT, gelu)                          \
+	X(GELU_BACKWARD, "gelu_backward", NULL, gelu, 2, gelu, LMI_DT_FLOAT, none)                   \
 	X(NLL_LOSS, "nll_loss", "NllLossBackward", nll, 2, nll, LMI_DT_FLOAT, nll)                  \
 	X(NLL_GRAD, "nll_grad", NULL, nll, 2, nll_grad, LMI_DT_FLOAT, none)                          \
 	X(BCE_LOGITS, "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward",   \
-	  bce_logits, 3, binary, LMI_DT_FLOAT, bce_logits)                                           \
-	X(MAX_POOL2D, "max_pool2d", "MaxPool2DBackward", none, 1, max_pool2d, LMI_DT_FLOAT, max_pool2d) \
+	  bce_logits, 3, ops, LMI_DT_FLOAT, bce_logits)                                              \
+	X(MAX_POOL2D, "max_pool2d", "MaxPool2DBackward", pool, 1, max_pool2d, LMI_DT_FLOAT, max_pool2d) \
 	X(CONV2D_WINOGRAD, "conv2d_winograd", "ConvolutionWinogradBackward", conv2d, 3, winograd_conv, \
 	  LMI_DT_FLOAT, winograd)                                                                    \
 	X(CONV2D_WINOGRAD_BACKWARD, "conv2d_winograd_backward", NULL, conv2d, 3,                    \
@@ -190,10 +204,10 @@ typedef enum lmi_dtype_rule {
 	X(SELECT, "select", "SelectBackward", select, 1, view, LMI_DT_SAME, select)                 \
 	X(EXPAND, "expand", "ExpandBackward", none, 1, view, LMI_DT_SAME, expand)                   \
 	/* the optimizers' updates and the loader's augmentations (in place, no autograd) */           \
-	X(SGD_STEP, "sgd_step", NULL, none, 3, sgd_step, LMI_DT_FLOAT, none)                         \
-	X(ADAM_STEP, "adam_step", NULL, none, 5, adam_step, LMI_DT_FLOAT, none)                      \
-	X(RMSPROP_STEP, "rmsprop_step", NULL, none, 5, rmsprop_step, LMI_DT_FLOAT, none)             \
-	X(CROP_BATCH, "crop_batch", NULL, none, 2, crop_batch, LMI_DT_SAME, none)                    \
+	X(SGD_STEP, "sgd_step", NULL, sgd, 3, sgd_step, LMI_DT_FLOAT, none)                          \
+	X(ADAM_STEP, "adam_step", NULL, adam, 5, adam_step, LMI_DT_FLOAT, none)                      \
+	X(RMSPROP_STEP, "rmsprop_step", NULL, rmsprop, 5, rmsprop_step, LMI_DT_FLOAT, none)          \
+	X(CROP_BATCH, "crop_batch", NULL, crop, 2, crop_batch, LMI_DT_SAME, none)                    \
 	X(FLIP_BATCH, "flip_batch", NULL, none, 2, flip_batch, LMI_DT_SAME, none)
 
 #define LMI_OP_ENUM_(ID, ...) LMI_OP_##ID,
@@ -223,6 +237,7 @@ typedef enum lmi_param_kind {
 	LMI_PK_INDEX,  /* int64_t, a 0-based position along a dim */
 	LMI_PK_DEVICE, /* int64_t, an lm_device */
 	LMI_PK_INTS,   /* int64_t[cap], count_of * mult entries */
+	LMI_PK_LOOP,   /* int64_t the loop needs (a reduction's dim mask, a window's output size): not shown */
 } lmi_param_kind;
 
 typedef struct lmi_param_field {
@@ -233,9 +248,11 @@ typedef struct lmi_param_field {
 	int mult;        /* LMI_PK_INTS: entries per count */
 } lmi_param_field;
 
-/* A device slot, or one of the two pseudo-slots (copies, views). */
+/* A device slot, or one of the pseudo-slots: copies, views, other ops (a composite whose forward
+ * is made of ops, recorded as one node for its backward). */
 #define LMI_SLOT_COPY (-1)
 #define LMI_SLOT_VIEW (-2)
+#define LMI_SLOT_OPS (-3)
 
 /* The rows, as data. A backward rule: given the gradient of the node's output (gout, the output's
  * shape and dtype), sets gin[k] (+1) for each input k that needs a gradient (graph.h). */

@@ -25,6 +25,21 @@
 lm_tensor *lmi_finish(lm_tensor *out, lmi_op op, const lmi_params *p, int nin, const lm_tensor *const *in,
                       int nsave, const lm_tensor *const *save, lmi_node **node);
 
+/*
+ * The one way an op reaches a device: runs the node e (../backend/exec.h) on the device of its
+ * first output (or first input), after asking that device whether it runs it. A device that does
+ * not: LM_ERR_UNSUPPORTED, "<fname>: the <device> device has no <op> loop for <dtype> (shape
+ * <shape>)", the same words wherever it arises. lmi_supports asks without running (an op that
+ * picks another algorithm when a device lacks one).
+ */
+lm_status lmi_compute(lmi_exec *e);
+bool lmi_supports(const lmi_exec *e);
+/* The error lmi_compute gives when e's device does not run it. */
+lm_status lmi_refuse(const lmi_exec *e);
+/* Builds the node on the stack and runs it: the common case, in one call. */
+lm_status lmi_run(const char *fname, lmi_op op, const lmi_params *p, lm_dtype dt, int nsrc,
+                  const lm_tensor *const *src, int ndst, lm_tensor *const *dst);
+
 /* g summed down to shape (ndim, shape), which g's shape broadcasts from: leading dims summed
  * away, dims that are 1 in shape summed with keepdim. Returns g itself (+1) when shapes match. */
 lm_tensor *lmi_sum_to(const lm_tensor *g, int ndim, const int64_t *shape);

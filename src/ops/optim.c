@@ -95,7 +95,10 @@ lm_status lm_sgd_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *buf, cons
 		lm_tensor_release(gc);
 		return lm_last_status();
 	}
-	s = LMI_BE(fname, pw, sgd_step, pw, gc, buf, o, first);
+	lmi_params prm = {.sgd = {.lr = o->lr, .momentum = o->momentum, .dampening = o->dampening,
+	                          .weight_decay = o->weight_decay, .nesterov = o->nesterov, .maximize = o->maximize,
+	                          .first = first}};
+	s = lmi_run(fname, LMI_OP_SGD_STEP, &prm, pw->dtype, 2, (const lm_tensor *[]){pw, gc}, 2, (lm_tensor *[]){pw, buf});
 	lm_tensor_release(gc);
 	bump(buf);
 	return finish_param(p, copy, s);
@@ -128,7 +131,11 @@ lm_status lm_adam_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *m, lm_te
 		lm_tensor_release(gc);
 		return lm_last_status();
 	}
-	s = LMI_BE(fname, pw, adam_step, pw, gc, m, v, vmax, o, step_size_d, bc2_sqrt);
+	lmi_params prm = {.adam = {.lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2, .eps = o->eps,
+	                           .weight_decay = o->weight_decay, .amsgrad = o->amsgrad, .decoupled = o->decoupled,
+	                           .maximize = o->maximize, .step_size = step_size_d, .bc2_sqrt = bc2_sqrt}};
+	s = lmi_run(fname, LMI_OP_ADAM_STEP, &prm, pw->dtype, 2, (const lm_tensor *[]){pw, gc}, 4,
+	            (lm_tensor *[]){pw, m, v, vmax});
 	lm_tensor_release(gc);
 	bump(m);
 	bump(v);
@@ -160,7 +167,10 @@ lm_status lm_rmsprop_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *sq, l
 		lm_tensor_release(gc);
 		return lm_last_status();
 	}
-	s = LMI_BE(fname, pw, rmsprop_step, pw, gc, sq, buf, gavg, o);
+	lmi_params prm = {.rmsprop = {.lr = o->lr, .alpha = o->alpha, .eps = o->eps, .weight_decay = o->weight_decay,
+	                              .momentum = o->momentum, .centered = o->centered, .maximize = o->maximize}};
+	s = lmi_run(fname, LMI_OP_RMSPROP_STEP, &prm, pw->dtype, 2, (const lm_tensor *[]){pw, gc}, 4,
+	            (lm_tensor *[]){pw, sq, buf, gavg});
 	lm_tensor_release(gc);
 	bump(sq);
 	bump(buf);

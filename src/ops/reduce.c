@@ -245,7 +245,14 @@ static lm_tensor *reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim,
 	lm_tensor *out = lmi_empty_as(name, x, nd, shape, result_dtype(op, x->dtype));
 	lm_tensor *ix = idx && out ? lmi_empty_as(name, x, nd, shape, LM_INT64) : NULL;
 	uint32_t mask = d >= 0 ? 1u << d : (uint32_t)((1u << x->ndim) - 1);
-	if (!out || (idx && !ix) || LMI_BE(name, out, reduce_dims, op, x, mask, out, ix, p)) {
+	int64_t dd = d < 0 ? LM_DIM_ALL : d;
+	lmi_params prm = op == LM_NORM                  ? (lmi_params){.norm = {.dim = dd, .keepdim = keepdim, .mask = mask, .p = p}}
+	                 : op == LM_VAR || op == LM_STD ? (lmi_params){.var = {.dim = dd, .keepdim = keepdim, .mask = mask,
+	                                                                     .correction = p}}
+	                                                : (lmi_params){.reduce = {.dim = dd, .keepdim = keepdim, .mask = mask}};
+	if (!out || (idx && !ix) ||
+	    lmi_run(name, (lmi_op)(LMI_OP_SUM + op), &prm, x->dtype, 1, (const lm_tensor *[]){x}, ix ? 2 : 1,
+	            (lm_tensor *[]){out, ix})) {
 		lm_tensor_release(out);
 		lm_tensor_release(ix);
 		lm_tensor_release(xc);
@@ -254,10 +261,6 @@ static lm_tensor *reduce(lm_redop op, const lm_tensor *x, int dim, bool keepdim,
 	if (op != LM_ARGMAX && op != LM_ARGMIN) {
 		bool need_x = op != LM_SUM && op != LM_MEAN;
 		const lm_tensor *save[3] = {need_x ? xc : NULL, need_x ? out : NULL, ix};
-		int64_t dd = d < 0 ? LM_DIM_ALL : d;
-		lmi_params prm = op == LM_NORM                  ? (lmi_params){.norm = {.dim = dd, .keepdim = keepdim, .p = p}}
-		                 : op == LM_VAR || op == LM_STD ? (lmi_params){.var = {.dim = dd, .keepdim = keepdim, .correction = p}}
-		                                                : (lmi_params){.reduce = {.dim = dd, .keepdim = keepdim}};
 		out = lmi_finish(out, (lmi_op)(LMI_OP_SUM + op), &prm, 1, &x, 3, save, NULL);
 	}
 	lm_tensor_release(xc);
@@ -483,11 +486,13 @@ lm_status lm_count_correct(const lm_tensor *logits, const lm_tensor *labels, int
 	                    : lm_to_dtype(labels, LM_INT64);
 	lm_status st = lm_last_status();
 	if (lf && li) {
-		const lmi_backend *b = lmi_backend_for(d);
-		if (b && b->count_correct && b->supports_op(LMI_BE_OP_count_correct, lf->dtype))
-			st = b->count_correct(lf, li, base, count);
-		else
+		lmi_exec e = {.op = LMI_OP_COUNT_CORRECT, .p.count.base = base, .fname = fname, .dtype = lf->dtype,
+		              .nsrc = 2, .src = {lf, li}};
+		if (lmi_supports(&e)) { /* one pass where the device has the loop, else four ops */
+			if (!(st = lmi_compute(&e))) *count = e.count;
+		} else {
 			st = count_by_ops(lf, li, base, count);
+		}
 	}
 	lm_tensor_release(lf);
 	lm_tensor_release(li);

@@ -115,16 +115,12 @@ lm_tensor *lm_cumsum(const lm_tensor *x, int dim)
 	if (lmi_check_arg("cumsum", "input", x) || lmi_check_device("cumsum", 1, &x)) return NULL;
 	int d;
 	if (lmi_wrap_dim("cumsum", dim, x->ndim, &d)) return NULL;
-	int64_t outer = 1, R = x->ndim ? x->shape[d] : 1, inner = 1;
-	for (int i = 0; i < x->ndim; i++) {
-		if (i < d) outer *= x->shape[i];
-		if (i > d) inner *= x->shape[i];
-	}
 	lm_dtype rt = lm_dtype_is_float(x->dtype) ? x->dtype : LM_INT64;
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *out = xc ? lmi_empty_as("cumsum", x, x->ndim, x->shape, rt) : NULL;
-	if (out && LMI_BE("cumsum", out, cumsum, xc, outer, R, inner, out)) {
+	if (out && lmi_run("cumsum", LMI_OP_CUMSUM, &(lmi_params){.dim = {.dim = d}}, x->dtype, 1,
+	                   (const lm_tensor *[]){xc}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -135,21 +131,20 @@ lm_tensor *lm_cumsum(const lm_tensor *x, int dim)
 
 /* ---------------------------------------------------------------- tril / triu */
 
-static lm_tensor *triangle(const char *name, lmi_op op, const lm_tensor *x, int64_t k,
-                           bool upper)
+static lm_tensor *triangle(const char *name, lmi_op op, const lm_tensor *x, int64_t k)
 {
 	if (lmi_check_arg(name, "input", x) || lmi_check_device(name, 1, &x)) return NULL;
 	if (x->ndim < 2)
 		return lmi_fail_null(LM_ERR_SHAPE, "%s: needs a matrix (or a batch of them), got shape %s",
 		                     name, lmi_shape_s(x));
 	int64_t M = x->shape[x->ndim - 2], N = x->shape[x->ndim - 1];
-	int64_t numel = lm_tensor_numel(x), B = (M && N) ? numel / (M * N) : 0;
 	/* every diagonal beyond the matrix gives the same result; clamped, row + k cannot overflow */
 	k = k > N ? N : k < -M ? -M : k;
 	lm_tensor *xc = lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *out = xc ? lmi_empty_as(name, x, x->ndim, x->shape, x->dtype) : NULL;
-	if (out && LMI_BE(name, out, triangle, xc, B, M, N, k, upper, out)) {
+	if (out && lmi_run(name, op, &(lmi_params){.triangle = {.k = k}}, x->dtype, 1, (const lm_tensor *[]){xc}, 1,
+	                   (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -158,8 +153,8 @@ static lm_tensor *triangle(const char *name, lmi_op op, const lm_tensor *x, int6
 	return out;
 }
 
-lm_tensor *lm_tril(const lm_tensor *x, int64_t k) { return triangle("tril", LMI_OP_TRIL, x, k, false); }
-lm_tensor *lm_triu(const lm_tensor *x, int64_t k) { return triangle("triu", LMI_OP_TRIU, x, k, true); }
+lm_tensor *lm_tril(const lm_tensor *x, int64_t k) { return triangle("tril", LMI_OP_TRIL, x, k); }
+lm_tensor *lm_triu(const lm_tensor *x, int64_t k) { return triangle("triu", LMI_OP_TRIU, x, k); }
 
 /* ---------------------------------------------------------------- repeat */
 
@@ -187,7 +182,9 @@ lm_tensor *lm_repeat(const lm_tensor *x, int nrep, const int64_t *repeats)
 		lm_tensor *corner = lmi_view_of(out, nrep, xshape, out->stride, 0);
 		lm_status s = corner ? lmi_copy(corner, x) : lm_last_status();
 		lm_tensor_release(corner);
-		if (s || LMI_BE("repeat", out, repeat_fill, out, xshape, repeats)) {
+		lmi_params prm = {.repeat = {.ndims = nrep}};
+		for (int d = 0; d < nrep; d++) prm.repeat.repeats[d] = repeats[d];
+		if (s || lmi_run("repeat", LMI_OP_REPEAT, &prm, x->dtype, 1, (const lm_tensor *[]){x}, 1, (lm_tensor *[]){out})) {
 			lm_tensor_release(out);
 			return NULL;
 		}

@@ -52,7 +52,9 @@ static lm_status sorted(const char *name, lmi_op op, const lm_tensor *x, int64_t
 	                                           : lmi_contiguous_copy(x, x->dtype);
 	lm_tensor *v = xc ? lmi_empty_as(name, x, x->ndim, shape, x->dtype) : NULL;
 	lm_tensor *ix = v ? lmi_empty_as(name, x, x->ndim, shape, LM_INT64) : NULL;
-	s = ix ? LMI_BE(name, v, sort, xc, outer, R, inner, k, descending, v, ix) : lm_last_status();
+	s = ix ? lmi_run(name, op, &(lmi_params){.sort = {.dim = d, .k = k, .descending = descending}}, x->dtype, 1,
+	                 (const lm_tensor *[]){xc}, 2, (lm_tensor *[]){v, ix})
+	       : lm_last_status();
 	lm_tensor_release(xc);
 	if (s) {
 		lm_tensor_release(v);

@@ -169,7 +169,8 @@ static lm_tensor *apply(const char *name, lmi_op op, const lm_tensor *x, lm_dtyp
 	lm_tensor *xc = lmi_as_dtype(x, rdt);
 	if (!xc) return NULL;
 	lm_tensor *out = lmi_empty_as(name, x, x->ndim, x->shape, rdt);
-	if (out && LMI_BE(name, out, unary, unary_code(op), out, xc, p0, p1)) {
+	(void)p0, (void)p1; /* the node carries them in p */
+	if (out && lmi_run(name, op, p, rdt, 1, (const lm_tensor *[]){xc}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
@@ -203,7 +204,7 @@ lm_status lm_unary_(lm_unop op, lm_tensor *x)
 		return lmi_fail(LM_ERR_ARG, "%s: the tensor of shape %s has broadcast (expanded) dims; "
 		                "clone it before writing in place", name, lmi_shape_s(x));
 	lmi_bump_version(x);
-	return LMI_BE(name, x, unary, op, x, x, 0, 0);
+	return lmi_run(name, (lmi_op)(LMI_OP_EXP + op), NULL, x->dtype, 1, (const lm_tensor *[]){x}, 1, (lm_tensor *[]){x});
 }
 
 #define UNARY_FN(fn, OP)                                                                            \
@@ -262,7 +263,8 @@ lm_status lm_clamp_(lm_tensor *x, double lo, double hi)
 		                lmi_shape_s(x));
 	if (!lm_dtype_is_float(x->dtype)) int_bounds(x->dtype, &lo, &hi);
 	lmi_bump_version(x);
-	return LMI_BE("clamp_", x, unary, LMI_CLAMP, x, x, lo, hi);
+	return lmi_run("clamp_", LMI_OP_CLAMP, &(lmi_params){.clamp = {.min = lo, .max = hi}}, x->dtype, 1,
+	               (const lm_tensor *[]){x}, 1, (lm_tensor *[]){x});
 }
 
 lm_tensor *lm_pow_scalar(const lm_tensor *x, double p)

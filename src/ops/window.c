@@ -104,13 +104,15 @@ lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
 	lm_tensor *x4 = xc ? lmi_view_of(xc, 4, (int64_t[]){N, C, H, W},
 	                                 (int64_t[]){C * H * W, H * W, W, 1}, xc->offset)
 	                   : NULL;
-	if (!x4 || LMI_BE("im2col", out, im2col, x4, w, oh, ow, out)) {
+	lmi_params prm = window_params(w, C, H, W);
+	prm.window.oh = oh;
+	prm.window.ow = ow;
+	if (!x4 || lmi_run("im2col", LMI_OP_IM2COL, &prm, x->dtype, 1, (const lm_tensor *[]){x4}, 1, (lm_tensor *[]){out})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
 	lm_tensor_release(x4);
 	lm_tensor_release(xc);
-	lmi_params prm = window_params(w, C, H, W);
 	out = lmi_finish(out, LMI_OP_IM2COL, &prm, 1, &x, 0, NULL, NULL);
 	return out;
 }
@@ -145,13 +147,15 @@ lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t
 	lm_tensor *o4 = cc ? lmi_view_of(out, 4, shape, (int64_t[]){channels * h * wd, h * wd, wd, 1},
 	                                 0)
 	                   : NULL;
-	if (!o4 || LMI_BE("col2im", o4, col2im, cc, w, oh, ow, o4)) {
+	lmi_params prm = window_params(w, channels, h, wd);
+	prm.window.oh = oh;
+	prm.window.ow = ow;
+	if (!o4 || lmi_run("col2im", LMI_OP_COL2IM, &prm, cols->dtype, 1, (const lm_tensor *[]){cc}, 1, (lm_tensor *[]){o4})) {
 		lm_tensor_release(out);
 		out = NULL;
 	}
 	lm_tensor_release(o4);
 	lm_tensor_release(cc);
-	lmi_params prm = window_params(w, channels, h, wd);
 	out = lmi_finish(out, LMI_OP_COL2IM, &prm, 1, &cols, 0, NULL, NULL);
 	return out;
 }

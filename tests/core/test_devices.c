@@ -14,6 +14,7 @@
 
 #include "core/philox.h"
 #include "fake_device.h"
+#include "lumen/nn.h"
 #include "lumen/cuda.h"
 #include "lumen/optim.h"
 #include "optable.h"
@@ -219,9 +220,9 @@ static void test_optimizers(void **state)
 		                 LM_OK);
 	}
 	fake_device_stats s1 = fake_device_get_stats();
-	assert_int_equal(s1.calls[LMI_BE_OP_sgd_step] - s0.calls[LMI_BE_OP_sgd_step], 3);
-	assert_int_equal(s1.calls[LMI_BE_OP_adam_step] - s0.calls[LMI_BE_OP_adam_step], 3);
-	assert_int_equal(s1.calls[LMI_BE_OP_rmsprop_step] - s0.calls[LMI_BE_OP_rmsprop_step], 3);
+	assert_int_equal(s1.calls[LMI_OP_SGD_STEP] - s0.calls[LMI_OP_SGD_STEP], 3);
+	assert_int_equal(s1.calls[LMI_OP_ADAM_STEP] - s0.calls[LMI_OP_ADAM_STEP], 3);
+	assert_int_equal(s1.calls[LMI_OP_RMSPROP_STEP] - s0.calls[LMI_OP_RMSPROP_STEP], 3);
 	for (int o = 0; o < 3; o++) {
 		assert_same(dp[o], hp[o]);
 		for (int k = 0; k < 3; k++) assert_same(ds[o][k], hs[o][k]);
@@ -276,7 +277,7 @@ static void test_batches(void **state)
 	assert_int_equal(lm_tensor_device(df), LM_CUDA);
 	assert_same(df, hf);
 	fake_device_stats s = fake_device_get_stats();
-	assert_true(s.calls[LMI_BE_OP_crop_batch] >= 1 && s.calls[LMI_BE_OP_flip_batch] >= 1);
+	assert_true(s.calls[LMI_OP_CROP_BATCH] >= 1 && s.calls[LMI_OP_FLIP_BATCH] >= 1);
 	lm_tensor *tensors[] = {x, d, hr, dr, off, hc, dc, mask, hf, df};
 	for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++) lm_tensor_release(tensors[k]);
 	assert_int_equal(fake_device_get_stats().live_bytes, 0);
@@ -284,6 +285,12 @@ static void test_batches(void **state)
 
 /* count_correct on the device: through its slot, and composed of argmax, eq and sum where a
  * device has no such slot (the same table without it), each equal to a naive count on the host. */
+/* The fake device, but without a count_correct loop. */
+static bool no_count_correct(const lmi_exec *e)
+{
+	return e->op != LMI_OP_COUNT_CORRECT && fake_device_backend.supports_node(e);
+}
+
 static void test_count_correct(void **state)
 {
 	(void)state;
@@ -313,10 +320,11 @@ static void test_count_correct(void **state)
 	fake_device_stats s0 = fake_device_get_stats();
 	assert_int_equal(lm_count_correct(dx, dl, 1, &got), LM_OK);
 	assert_int_equal(got, want);
-	assert_int_equal(fake_device_get_stats().calls[LMI_BE_OP_count_correct] -
-	                     s0.calls[LMI_BE_OP_count_correct], 1);
-	lmi_backend without = fake_device_backend;
-	without.count_correct = NULL;
+	assert_int_equal(fake_device_get_stats().calls[LMI_OP_COUNT_CORRECT] -
+	                     s0.calls[LMI_OP_COUNT_CORRECT], 1);
+	static lmi_backend without; /* registered: it must outlive a failed assertion */
+	without = fake_device_backend; /* a device with no count_correct loop: the ops' way */
+	without.supports_node = no_count_correct;
 	lmi_backend_register(&without);
 	got = -1;
 	assert_int_equal(lm_count_correct(dx, dl, 1, &got), LM_OK);
@@ -328,6 +336,41 @@ static void test_count_correct(void **state)
 	lm_tensor *tensors[] = {x, lab, dx, dl};
 	for (size_t k = 0; k < sizeof tensors / sizeof *tensors; k++) lm_tensor_release(tensors[k]);
 	assert_int_equal(fake_device_get_stats().live_bytes, 0);
+}
+
+/* The fake device, but without a softmax loop. */
+static bool no_softmax(const lmi_exec *e)
+{
+	return e->op != LMI_OP_SOFTMAX && fake_device_backend.supports_node(e);
+}
+
+/* An op a device does not run: one message in one wording, naming the op, the device, the dtype
+ * and the shape, wherever it arises (lmi_refuse); the op table says the same. */
+static void test_unsupported_wording(void **state)
+{
+	(void)state;
+	static lmi_backend without; /* registered: it must outlive a failed assertion */
+	without = fake_device_backend;
+	without.supports_node = no_softmax;
+	lmi_backend_register(&without);
+	lm_tensor *x = lm_ones(2, (int64_t[]){2, 3}, LM_FLOAT32), *dx = lm_to_device(x, LM_CUDA);
+	assert_non_null(dx);
+	assert_null(lm_softmax(dx, 1));
+	assert_int_equal(lm_last_status(), LM_ERR_UNSUPPORTED);
+	assert_string_equal(lm_last_error(), "softmax: the fake device has no softmax loop for float32 (shape [2, 3])");
+	lm_tensor *ls = lm_log_softmax(dx, 1); /* log_softmax is another op: it runs */
+	bool ran = ls != NULL;
+	lm_tensor_release(ls);
+	int i = -1;
+	lm_op_desc d;
+	for (int k = 0; k < lm_op_count(); k++)
+		if (lm_op_describe(k, &d) == LM_OK && strcmp(d.name, "softmax") == 0) i = k;
+	assert_int_equal(lm_op_supported(i, LM_CUDA, LM_FLOAT32), 0);
+	lm_tensor_release(dx);
+	lm_tensor_release(x);
+	lmi_backend_register(&fake_device_backend);
+	assert_true(ran);
+	assert_int_equal(lm_op_supported(i, LM_CUDA, LM_FLOAT32), 1);
 }
 
 /* Out of device memory: a clear error, nothing leaked, the device usable afterwards. */
@@ -416,6 +459,7 @@ int main(void)
 	    cmocka_unit_test(test_random_streams), cmocka_unit_test(test_optimizers),
 	    cmocka_unit_test(test_batches),        cmocka_unit_test(test_out_of_memory),
 	    cmocka_unit_test(test_pinned),         cmocka_unit_test(test_count_correct),
+	    cmocka_unit_test(test_unsupported_wording),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	const lmi_backend *fake[1] = {&fake_device_backend};

@@ -35,7 +35,10 @@ static void test_rows(void **state)
 		assert_int_equal(lmi_op_find(o->name), i);
 		assert_true(o->arity == -1 || (o->arity >= 1 && o->arity <= 5));
 		assert_true(o->rule >= 0 && o->rule < LMI_DT_RULE_COUNT);
-		assert_true(o->slot == LMI_SLOT_COPY || o->slot == LMI_SLOT_VIEW || (o->slot >= 0 && o->slot < LMI_BE_OP_COUNT));
+		assert_true(o->slot == LMI_SLOT_COPY || o->slot == LMI_SLOT_VIEW || o->slot == LMI_SLOT_OPS ||
+		            (o->slot >= 0 && o->slot < LMI_BE_OP_COUNT));
+		/* the list's loop and the devices' (loops.c) agree */
+		assert_int_equal(o->slot >= 0 ? o->slot : LMI_BE_OP_COUNT, lmi_loop_of((lmi_op)i));
 		for (int f = 0; f < o->nfields; f++) {
 			const lmi_param_field *pf = &o->fields[f];
 			assert_true(pf->offset < sizeof(lmi_params));
@@ -44,7 +47,9 @@ static void test_rows(void **state)
 		lm_op_desc d;
 		assert_int_equal(lm_op_describe(i, &d), LM_OK);
 		assert_string_equal(d.name, o->name);
-		assert_int_equal(d.nparams, o->nfields);
+		int shown = 0;
+		for (int f = 0; f < o->nfields; f++) shown += o->fields[f].kind != LMI_PK_LOOP;
+		assert_int_equal(d.nparams, shown);
 		/* the CPU runs every op on float32 (one_hot: on its indices) */
 		assert_int_equal(lm_op_supported(i, LM_CPU, o->rule == LMI_DT_INDICES ? LM_INT64 : LM_FLOAT32), 1);
 	}
@@ -67,6 +72,10 @@ static const struct {
 	const char *op, *file, *needle, *why;
 } elsewhere[] = {
 	{"view", "tests/lua/test_views.lua", ":view(", "a view of the same storage (the table runs reshape)"},
+	{"add_scalar_", "tests/lua/test_math.lua", ":add_(2)", "the in-place number fast path"},
+	{"mul_scalar_", "tests/lua/test_math.lua", ":mul_(4)", "the in-place number fast path"},
+	{"div_scalar_", "tests/lua/test_math.lua", ":div_(2)", "the in-place number fast path"},
+	{"gelu_backward", "tests/optable_nn.c", "\"F.gelu\"", "the loop of gelu's backward: its row's gradcheck"},
 	{"mm", "tests/lua/test_math.lua", ":mm(", "matmul of two matrices (the table runs matmul)"},
 	{"to_device", "tests/optable_run.c", "lm_to_device", "every row placed on each device"},
 	{"count_correct", "tests/lua/test_reduce.lua", "count_correct", "an accuracy count, not a tensor"},

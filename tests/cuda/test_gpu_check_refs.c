@@ -1,7 +1,7 @@
 /*
  * test_gpu_check_refs.c — the references of tools/gpu-check/gpu_check_slots.c (the rows that
  * check the CUDA kernels of tensor_api.h versions 3 and 4 on a GPU) run against the CPU backend's
- * slots: a stand-in for the CUDA module's kernel table serves each entry from lmi_cpu_backend on
+ * loops: a stand-in for the CUDA module's kernel table serves each entry from the CPU's loops (lmi_cpu_*) on
  * host memory ("device" buffers are malloc'ed, copies are memcpy), so every row must pass. A row
  * that failed here would be the check's mistake, not the GPU's, on the one GPU run this project
  * gets. A planted fault (sort's order reversed, var's correction off by one) must fail exactly
@@ -14,13 +14,17 @@
 
 #include "../../tools/gpu-check/gpu_check_slots.c"
 #include "backend/backend.h"
+#include "backend/cpu/axpy.h"
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_move.h"
+#include "backend/cpu/nn.h"
+#include "backend/cpu/train.h"
 #include "testutil.h"
 
 static int fault; /* 1: the planted faults */
 
 /* ---------------------------------------------------------------- the stand-in table */
 
-static const lmi_backend *C = &lmi_cpu_backend;
 static size_t esz(int dt)
 {
 	return lm_dtype_size((lm_dtype)dt);
@@ -66,7 +70,7 @@ static int m_stat(int op, int dt, const void *x, int64_t rows, int64_t R, void *
                   char *em, size_t ecap)
 {
 	lm_tensor *a = raw(x, dt, 2, (int64_t[]){rows, R}), *o = lm_empty(1, &rows, (lm_dtype)dt);
-	int e = st(C->reduce_dims(op, a, 2u, o, NULL, fault && op == LM_VAR ? p + 1 : p), em, ecap);
+	int e = st(lmi_cpu_reduce_dims(op, a, 2u, o, NULL, fault && op == LM_VAR ? p + 1 : p), em, ecap);
 	tout(out, o);
 	lm_tensor_release(a);
 	lm_tensor_release(o);
@@ -78,7 +82,7 @@ static int m_gelu(const lmi_cu_arr *out, const lmi_cu_arr *x, const lmi_cu_arr *
 {
 	lm_tensor *a = tin(x), *b = g ? tin(g) : NULL,
 	          *o = lm_empty(out->ndim, out->shape, (lm_dtype)out->dtype);
-	int e = st(C->gelu(o, a, b, t), em, ecap);
+	int e = st(lmi_cpu_gelu(o, a, b, t), em, ecap);
 	tout(out->data, o);
 	lm_tensor_release(a);
 	lm_tensor_release(b);
@@ -92,7 +96,7 @@ static int m_pool(int dt, const void *x, void *y, int64_t *idx, int64_t P, int64
 	lm_tensor *a = raw(x, dt, 3, (int64_t[]){P, H, W}),
 	          *o = lm_empty(3, (int64_t[]){P, OH, OW}, (lm_dtype)dt),
 	          *ix = lm_empty(2, (int64_t[]){P, OH * OW}, LM_INT64);
-	int e = st(C->max_pool2d(a, o, ix, P, H, W, OH, OW, (int64_t[]){w[0], w[1]},
+	int e = st(lmi_cpu_max_pool2d(a, o, ix, P, H, W, OH, OW, (int64_t[]){w[0], w[1]},
 	                         (int64_t[]){w[2], w[3]}, (int64_t[]){w[4], w[5]}),
 	           em, ecap);
 	tout(y, o);
@@ -115,7 +119,7 @@ static int m_rms(int dt, void *p, const void *g, void *sq, void *buf, void *ga, 
 	                     .momentum = f[4],
 	                     .centered = ga != NULL,
 	                     .maximize = f[5] != 0};
-	int e = st(C->rmsprop_step(tp, tg, ts, tb, ta, &o), em, ecap);
+	int e = st(lmi_cpu_rmsprop_step(tp, tg, ts, tb, ta, &o), em, ecap);
 	tout(p, tp);
 	tout(sq, ts);
 	if (tb) tout(buf, tb);
@@ -139,7 +143,7 @@ static int m_crop(int es, const void *x, const int64_t *off, int64_t pad, int64_
 	lm_tensor *a = raw(x, dt_of(es), 4, (int64_t[]){N, Cc, H, W}),
 	          *of = raw(off, LM_INT64, 2, (int64_t[]){N, 2}),
 	          *o = lm_zeros(4, (int64_t[]){N, Cc, oh, ow}, (lm_dtype)dt_of(es));
-	int e = st(C->crop_batch(a, of, pad, o), em, ecap);
+	int e = st(lmi_cpu_crop_batch(a, of, pad, o), em, ecap);
 	tout(out, o);
 	lm_tensor_release(a);
 	lm_tensor_release(of);
@@ -152,7 +156,7 @@ static int m_flip(int es, const void *x, const uint8_t *mask, void *out, int64_t
 {
 	lm_tensor *a = raw(x, dt_of(es), 3, (int64_t[]){N, L, W}), *m = raw(mask, LM_UINT8, 1, &N),
 	          *o = lm_empty(3, (int64_t[]){N, L, W}, (lm_dtype)dt_of(es));
-	int e = st(C->flip_batch(a, m, o), em, ecap);
+	int e = st(lmi_cpu_flip_batch(a, m, o), em, ecap);
 	tout(out, o);
 	lm_tensor_release(a);
 	lm_tensor_release(m);
@@ -185,7 +189,7 @@ static int m_isel(const void *x, int es, int64_t O, int64_t S, int64_t I, const 
 	lm_tensor *a = raw(x, dt_of(es), 3, (int64_t[]){O, S, I}), *ix = tin(idx);
 	int64_t n = lm_tensor_numel(ix);
 	lm_tensor *o = lm_empty(3, (int64_t[]){O, n, I}, (lm_dtype)dt_of(es));
-	int e = st(C->index_select("index_select", a, O, S, I, ix, o), em, ecap);
+	int e = st(lmi_cpu_index_select("index_select", a, O, S, I, ix, o), em, ecap);
 	tout(out, o);
 	lm_tensor_release(a);
 	lm_tensor_release(ix);
@@ -199,7 +203,7 @@ static int m_gather(const lmi_cu_arr *x, int dim, const lmi_cu_arr *idx, const l
 	if (first_bad(idx, x->shape[dim], bad)) return LMI_CU_ERR_INDEX;
 	lm_tensor *a = tin(x), *ix = tin(idx),
 	          *o = lm_empty(out->ndim, out->shape, (lm_dtype)out->dtype);
-	int e = st(C->gather(a, dim, ix, o), em, ecap);
+	int e = st(lmi_cpu_gather(a, dim, ix, o), em, ecap);
 	tout(out->data, o);
 	lm_tensor_release(a);
 	lm_tensor_release(ix);
@@ -212,7 +216,7 @@ static int m_scatter(const lmi_cu_arr *out, int dim, const lmi_cu_arr *idx, cons
 {
 	if (first_bad(idx, out->shape[dim], bad)) return LMI_CU_ERR_INDEX;
 	lm_tensor *o = tin(out), *ix = tin(idx), *s = tin(src);
-	int e = st(C->scatter_add(o, dim, ix, s), em, ecap);
+	int e = st(lmi_cpu_scatter_add(o, dim, ix, s), em, ecap);
 	tout(out->data, o);
 	lm_tensor_release(o);
 	lm_tensor_release(ix);
@@ -227,7 +231,7 @@ static int m_onehot(const lmi_cu_arr *idx, int64_t classes, int64_t *out, int64_
 	lm_tensor *ix = tin(idx);
 	int64_t n = lm_tensor_numel(ix);
 	lm_tensor *o = lm_zeros(2, (int64_t[]){n, classes}, LM_INT64);
-	int e = st(C->one_hot(ix, classes, o), em, ecap);
+	int e = st(lmi_cpu_one_hot(ix, classes, o), em, ecap);
 	tout(out, o);
 	lm_tensor_release(ix);
 	lm_tensor_release(o);
@@ -240,7 +244,7 @@ static int m_cumsum(int dt, const void *x, int64_t O, int64_t R, int64_t I, void
 	lm_tensor *a = raw(x, dt, 3, (int64_t[]){O, R, I});
 	lm_tensor *o = lm_empty(3, (int64_t[]){O, R, I},
 	                        lm_dtype_is_float((lm_dtype)dt) ? (lm_dtype)dt : LM_INT64);
-	int e = st(C->cumsum(a, O, R, I, o), em, ecap);
+	int e = st(lmi_cpu_cumsum(a, O, R, I, o), em, ecap);
 	tout(out, o);
 	lm_tensor_release(a);
 	lm_tensor_release(o);
@@ -252,7 +256,7 @@ static int m_tri(int es, const void *x, int64_t B, int64_t M, int64_t N, int64_t
 {
 	lm_tensor *a = raw(x, dt_of(es), 3, (int64_t[]){B, M, N}),
 	          *o = lm_empty(3, (int64_t[]){B, M, N}, (lm_dtype)dt_of(es));
-	int e = st(C->triangle(a, B, M, N, k, up, o), em, ecap);
+	int e = st(lmi_cpu_triangle(a, B, M, N, k, up, o), em, ecap);
 	tout(out, o);
 	lm_tensor_release(a);
 	lm_tensor_release(o);
@@ -265,7 +269,7 @@ static int m_repeat(int es, void *out, int nd, const int64_t *shape, const int64
 	int64_t reps[8];
 	for (int d = 0; d < nd; d++) reps[d] = shape[d] / xs[d];
 	lm_tensor *o = raw(out, dt_of(es), nd, shape);
-	int e = st(C->repeat_fill(o, xs, reps), em, ecap);
+	int e = st(lmi_cpu_repeat_fill(o, xs, reps), em, ecap);
 	tout(out, o);
 	lm_tensor_release(o);
 	return e;
@@ -281,7 +285,7 @@ static int m_sort(int dt, const void *x, int64_t O, int64_t R, int64_t I, int64_
 	lm_tensor *a = raw(x, dt, 3, (int64_t[]){O, R, I}),
 	          *vo = lm_empty(3, (int64_t[]){O, k, I}, (lm_dtype)dt),
 	          *io = lm_empty(3, (int64_t[]){O, k, I}, LM_INT64);
-	int e = st(C->sort(a, O, R, I, k, fault ? !desc : desc, vo, io), em, ecap);
+	int e = st(lmi_cpu_sort(a, O, R, I, k, fault ? !desc : desc, vo, io), em, ecap);
 	tout(v, vo);
 	tout(ix, io);
 	lm_tensor_release(a);
@@ -319,7 +323,7 @@ static int m_unary(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0
                    char *em, size_t ecap)
 {
 	lm_tensor *a = tin(x), *o = lm_empty(out->ndim, out->shape, (lm_dtype)out->dtype);
-	int e = st(C->unary(op, o, a, p0, p1), em, ecap);
+	int e = st(lmi_cpu_unary(op, o, a, p0, p1), em, ecap);
 	tout(out->data, o);
 	lm_tensor_release(a);
 	lm_tensor_release(o);
@@ -344,7 +348,7 @@ static int m_binary(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const lm
 {
 	lm_tensor *x = bcast(a, out), *y = bcast(b, out),
 	          *o = lm_empty(out->ndim, out->shape, (lm_dtype)out->dtype);
-	lm_status s = C->binary(op, o, x, y);
+	lm_status s = lmi_cpu_binary(op, o, x, y);
 	int e = s == LM_ERR_ARG && strstr(lm_last_error(), "division by zero") ? LMI_CU_ERR_ZERO_DIV
 	                                                                       : st(s, em, ecap);
 	tout(out->data, o);
@@ -359,7 +363,7 @@ static int m_where(const lmi_cu_arr *out, const lmi_cu_arr *c, const lmi_cu_arr 
 {
 	lm_tensor *m = bcast(c, out), *x = bcast(a, out), *y = bcast(b, out),
 	          *o = lm_empty(out->ndim, out->shape, (lm_dtype)out->dtype);
-	int e = st(C->where(o, m, x, y), em, ecap);
+	int e = st(lmi_cpu_where(o, m, x, y), em, ecap);
 	tout(out->data, o);
 	lm_tensor_release(m);
 	lm_tensor_release(x);
@@ -373,7 +377,7 @@ static int m_axpy(const lmi_cu_arr *out, const lmi_cu_arr *a, const lmi_cu_arr *
 {
 	lm_tensor *x = bcast(a, out), *y = bcast(b, out),
 	          *o = lm_empty(out->ndim, out->shape, (lm_dtype)out->dtype);
-	int e = st(C->add_scaled(o, x, y, al), em, ecap);
+	int e = st(lmi_cpu_add_scaled(o, x, y, al), em, ecap);
 	tout(out->data, o);
 	lm_tensor_release(x);
 	lm_tensor_release(y);
@@ -392,7 +396,7 @@ static int m_reduce(int op, int dt, const void *x, int64_t rows, int64_t R, void
 	                                                               : (lm_dtype)dt;
 	lm_tensor *o = lm_empty(1, &rows, odt);
 	lm_tensor *ix = idx && !arg ? lm_empty(1, &rows, LM_INT64) : NULL;
-	int e = st(C->reduce_dims(op, a, 2u, o, ix, 0), em, ecap);
+	int e = st(lmi_cpu_reduce_dims(op, a, 2u, o, ix, 0), em, ecap);
 	tout(arg ? (void *)idx : out, o);
 	if (ix) tout(idx, ix);
 	lm_tensor_release(a);
@@ -412,7 +416,7 @@ static int m_gemm(int dt, int64_t batch, int64_t M, int64_t N, int64_t K, const 
 	lm_tensor *b =
 	    sB ? raw(B, dt, 3, (int64_t[]){batch, K, N}) : raw(B, dt, 2, (int64_t[]){K, N});
 	lm_tensor *o = lm_empty(3, (int64_t[]){batch, M, N}, (lm_dtype)dt);
-	int e = st(C->matmul(a, b, 1, &batch, o), em, ecap);
+	int e = st(lmi_cpu_matmul(a, b, 1, &batch, o), em, ecap);
 	tout(Cm, o);
 	lm_tensor_release(a);
 	lm_tensor_release(b);

@@ -17,10 +17,19 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	return op >= 0 && op < LMI_BE_OP_COUNT && dt >= 0 && dt < LM_DTYPE_COUNT;
 }
 
-const lmi_backend lmi_cpu_backend = {
-	.version = LMI_BACKEND_VERSION,
-	.name = "cpu",
-	.device = LM_CPU,
+static const lmi_loops cpu_loops;
+
+static bool supports_node(const lmi_exec *e)
+{
+	return lmi_loops_supports(&cpu_loops, e);
+}
+
+static lm_status compute(const lmi_exec *e)
+{
+	return lmi_loops_compute(&cpu_loops, e);
+}
+
+static const lmi_loops cpu_loops = {
 	.supports_op = supports_op,
 	.unary = lmi_cpu_unary,
 	.binary = lmi_cpu_binary,
@@ -52,4 +61,12 @@ const lmi_backend lmi_cpu_backend = {
 	.rmsprop_step = lmi_cpu_rmsprop_step,
 	.crop_batch = lmi_cpu_crop_batch,
 	.flip_batch = lmi_cpu_flip_batch,
+};
+
+const lmi_backend lmi_cpu_backend = {
+	.version = LMI_BACKEND_VERSION,
+	.name = "cpu",
+	.device = LM_CPU,
+	.supports_node = supports_node,
+	.compute = compute,
 };

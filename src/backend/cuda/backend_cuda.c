@@ -550,11 +550,7 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	}
 }
 
-static const lmi_backend cuda_backend = {
-    .version = LMI_BACKEND_VERSION,
-    .name = "cuda",
-    .device = LM_CUDA,
-    .mem = &cuda_mem,
+static const lmi_loops cuda_loops = {
     .supports_op = supports_op,
     .unary = s_unary,
     .binary = s_binary,
@@ -583,6 +579,25 @@ static const lmi_backend cuda_backend = {
     .cumsum = s_cumsum,
     .triangle = s_triangle,
     .repeat_fill = s_repeat_fill,
+};
+
+static bool supports_node(const lmi_exec *e)
+{
+	return lmi_loops_supports(&cuda_loops, e);
+}
+
+static lm_status compute(const lmi_exec *e)
+{
+	return lmi_loops_compute(&cuda_loops, e);
+}
+
+static const lmi_backend cuda_backend = {
+    .version = LMI_BACKEND_VERSION,
+    .name = "cuda",
+    .device = LM_CUDA,
+    .mem = &cuda_mem,
+    .supports_node = supports_node,
+    .compute = compute,
 };
 
 /* ---------------------------------------------------------------- loading */

@@ -1,0 +1,70 @@
+/*
+ * exec.h — one computation as a device receives it: the op node. An op fills an lmi_exec on its
+ * stack (no allocation: the eager path stays as cheap as a function call), with the op of the
+ * one list of ops (../ops/oplist.h), its typed parameters — the same union its autograd node
+ * keeps, plus the few loop-only fields (kind LOOP) the op derives from the shapes — its inputs
+ * and the outputs it allocated, and hands it to lmi_compute (backend.c): the device of the
+ * tensors answers supports_op(node) and runs compute(node). One call, one wording when a device
+ * lacks the op: "<fname>: the <device> device has no <op> loop for <dtype> (shape <shape>)".
+ *
+ * What a device may assume of a node: the ops layer has checked the arguments, computed the
+ * result's shape, converted the inputs to the loop's dtype (dtype below) and allocated the
+ * outputs on the inputs' device; a loop fails only on what the data or the machine decides (an
+ * interrupt, memory, an index out of range, an integer division by zero), with the thread's
+ * error set and naming fname.
+ * Read next: backend.h (the device table), cpu/backend_cpu.c (the CPU's compute).
+ */
+#ifndef LUMEN_EXEC_H
+#define LUMEN_EXEC_H
+
+#include "core/lmi.h"
+#include "ops/oplist.h"
+
+#define LMI_EXEC_SRC 5
+#define LMI_EXEC_DST 4
+
+typedef struct lmi_exec {
+	lmi_op op;                          /* the list's op (its row: lmi_ops[op]) */
+	lmi_params p;                       /* its parameters (p.<its params struct>) */
+	const char *fname;                  /* the caller, for what the loop reports */
+	lm_dtype dtype;                     /* the dtype the loop runs in */
+	int nsrc, ndst;
+	const lm_tensor *src[LMI_EXEC_SRC]; /* inputs (NULL: an absent optional one) */
+	lm_tensor *dst[LMI_EXEC_DST];       /* outputs, allocated (an in-place op: dst[0] == src[0]; the
+	                                     * optimizers: dst = p and its states, src[1] = the gradient) */
+	int64_t count;                      /* count_correct's answer */
+} lmi_exec;
+
+/* ---------------------------------------------------------------- geometry every device derives */
+
+/* A tensor of shape s viewed as (outer, R, inner) around dim d (a 0-d tensor: 1, 1, 1). */
+static inline void lmi_exec_split(const lm_tensor *t, int64_t d, int64_t *outer, int64_t *R, int64_t *inner)
+{
+	*outer = *inner = 1;
+	*R = t->ndim ? t->shape[d] : 1;
+	for (int i = 0; i < t->ndim; i++) {
+		if (i < d) *outer *= t->shape[i];
+		if (i > d) *inner *= t->shape[i];
+	}
+}
+
+/* The batch dims of a matmul of A (..., M, K) and B (..., K, N), broadcast (checked by the op). */
+static inline void lmi_exec_batch(const lm_tensor *A, const lm_tensor *B, int *bnd, int64_t *bshape)
+{
+	int na = A->ndim - 2, nb = B->ndim - 2, n = na > nb ? na : nb;
+	for (int i = 0; i < n; i++) {
+		int ia = i - (n - na), ib = i - (n - nb);
+		int64_t sa = ia >= 0 ? A->shape[ia] : 1, sb = ib >= 0 ? B->shape[ib] : 1;
+		bshape[i] = sa == 1 ? sb : sa;
+	}
+	*bnd = n;
+}
+
+/* The shape of x left-padded with 1s to n dims (repeat's corner block). */
+static inline void lmi_exec_padded(const lm_tensor *x, int n, int64_t *shape)
+{
+	int lead = n - x->ndim;
+	for (int d = 0; d < n; d++) shape[d] = d < lead ? 1 : x->shape[d - lead];
+}
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * loops.c — a device's compute through its loops (lmi_loops, backend.h): the node's arguments
+ * unpacked once, for every device that implements its compute with loops — the CPU and the CUDA
+ * one — so the unpacking exists once, and the geometry a loop wants (outer, R, inner around a
+ * dim; a matmul's batch; repeat's corner) is derived from the node's shapes and parameters here.
+ * Read next: exec.h, cpu/backend_cpu.c.
+ */
+#include "backend/backend.h"
+
+lmi_be_op lmi_loop_of(lmi_op op)
+{
+	if ((op >= LMI_OP_EXP && op <= LMI_OP_POW_SCALAR) || op == LMI_OP_ADD_SCALAR_ || op == LMI_OP_MUL_SCALAR_ ||
+	    op == LMI_OP_DIV_SCALAR_)
+		return LMI_BE_OP_unary;
+	if (op >= LMI_OP_ADD && op <= LMI_OP_REMAINDER) return LMI_BE_OP_binary;
+	if (op >= LMI_OP_SUM && op <= LMI_OP_NORM) return LMI_BE_OP_reduce_dims;
+	switch (op) {
+	case LMI_OP_WHERE:
+	case LMI_OP_MASKED_FILL: return LMI_BE_OP_where;
+	case LMI_OP_ADD_SCALED: return LMI_BE_OP_add_scaled;
+	case LMI_OP_COUNT_CORRECT: return LMI_BE_OP_count_correct;
+	case LMI_OP_MATMUL:
+	case LMI_OP_MM: return LMI_BE_OP_matmul;
+	case LMI_OP_MATMUL_BATCH_SUM: return LMI_BE_OP_matmul_batch_sum;
+	case LMI_OP_SOFTMAX:
+	case LMI_OP_LOG_SOFTMAX: return LMI_BE_OP_softmax;
+	case LMI_OP_GELU:
+	case LMI_OP_GELU_BACKWARD: return LMI_BE_OP_gelu;
+	case LMI_OP_NLL_LOSS: return LMI_BE_OP_nll;
+	case LMI_OP_NLL_GRAD: return LMI_BE_OP_nll_grad;
+	case LMI_OP_MAX_POOL2D: return LMI_BE_OP_max_pool2d;
+	case LMI_OP_CONV2D_WINOGRAD: return LMI_BE_OP_winograd_conv;
+	case LMI_OP_CONV2D_WINOGRAD_BACKWARD: return LMI_BE_OP_winograd_conv_backward;
+	case LMI_OP_IM2COL: return LMI_BE_OP_im2col;
+	case LMI_OP_COL2IM: return LMI_BE_OP_col2im;
+	case LMI_OP_INDEX_SELECT: return LMI_BE_OP_index_select;
+	case LMI_OP_GATHER: return LMI_BE_OP_gather;
+	case LMI_OP_SCATTER_ADD: return LMI_BE_OP_scatter_add;
+	case LMI_OP_ONE_HOT: return LMI_BE_OP_one_hot;
+	case LMI_OP_SORT:
+	case LMI_OP_TOPK: return LMI_BE_OP_sort;
+	case LMI_OP_CUMSUM: return LMI_BE_OP_cumsum;
+	case LMI_OP_TRIL:
+	case LMI_OP_TRIU: return LMI_BE_OP_triangle;
+	case LMI_OP_REPEAT: return LMI_BE_OP_repeat_fill;
+	case LMI_OP_SGD_STEP: return LMI_BE_OP_sgd_step;
+	case LMI_OP_ADAM_STEP: return LMI_BE_OP_adam_step;
+	case LMI_OP_RMSPROP_STEP: return LMI_BE_OP_rmsprop_step;
+	case LMI_OP_CROP_BATCH: return LMI_BE_OP_crop_batch;
+	case LMI_OP_FLIP_BATCH: return LMI_BE_OP_flip_batch;
+	default: return LMI_BE_OP_COUNT;
+	}
+}
+
+bool lmi_loops_supports(const lmi_loops *L, const lmi_exec *e)
+{
+	lmi_be_op loop = lmi_loop_of(e->op);
+	if (loop == LMI_BE_OP_COUNT) return true; /* copies and views: every device has them */
+	return L->supports_op(loop, e->dtype);
+}
+
+lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
+{
+	const lm_tensor *const *s = e->src;
+	lm_tensor *const *d = e->dst;
+	const lmi_params *p = &e->p;
+	int code;
+	double p0, p1;
+	if (lmi_exec_unary(e, &code, &p0, &p1)) return L->unary(code, d[0], s[0], p0, p1);
+	if (e->op >= LMI_OP_ADD && e->op <= LMI_OP_REMAINDER)
+		return L->binary((lm_binop)(e->op - LMI_OP_ADD), d[0], s[0], s[1]);
+	if (e->op >= LMI_OP_SUM && e->op <= LMI_OP_NORM) {
+		uint32_t mask;
+		double pv;
+		lm_redop op = lmi_exec_reduce(e, &mask, &pv);
+		return L->reduce_dims(op, s[0], mask, d[0], d[1], pv);
+	}
+	int64_t outer, R, inner;
+	switch (e->op) {
+	case LMI_OP_WHERE:
+	case LMI_OP_MASKED_FILL: return L->where(d[0], s[0], s[1], s[2]);
+	case LMI_OP_ADD_SCALED: return L->add_scaled(d[0], s[0], s[1], p->add_scaled.alpha);
+	case LMI_OP_COUNT_CORRECT:
+		return L->count_correct(s[0], s[1], p->count.base, &((lmi_exec *)e)->count);
+	case LMI_OP_MATMUL:
+	case LMI_OP_MM: {
+		int bnd;
+		int64_t bshape[LM_MAX_DIMS];
+		lmi_exec_batch(s[0], s[1], &bnd, bshape);
+		return L->matmul(s[0], s[1], bnd, bshape, d[0]);
+	}
+	case LMI_OP_MATMUL_BATCH_SUM: return L->matmul_batch_sum(s[0], s[1], d[0]);
+	case LMI_OP_SOFTMAX:
+	case LMI_OP_LOG_SOFTMAX:
+		lmi_exec_split(s[0], p->softmax.dim, &outer, &R, &inner);
+		return L->softmax(s[0], d[0], outer, R, inner, e->op == LMI_OP_LOG_SOFTMAX);
+	case LMI_OP_GELU: return L->gelu(d[0], s[0], NULL, p->gelu.tanh_approx);
+	case LMI_OP_GELU_BACKWARD: return L->gelu(d[0], s[0], s[1], p->gelu.tanh_approx);
+	case LMI_OP_NLL_LOSS: return L->nll(s[0], s[1], d[0], p->nll.batch, p->nll.classes, p->nll.length);
+	case LMI_OP_NLL_GRAD: return L->nll_grad(s[0], s[1], d[0], p->nll.batch, p->nll.classes, p->nll.length);
+	case LMI_OP_MAX_POOL2D: {
+		const lm_tensor *x = s[0], *y = d[0];
+		return L->max_pool2d(x, d[0], d[1], x->shape[0] * x->shape[1], x->shape[2], x->shape[3], y->shape[2],
+		                          y->shape[3], (int64_t[]){p->pool.kh, p->pool.kw}, (int64_t[]){p->pool.sh, p->pool.sw},
+		                          (int64_t[]){p->pool.ph, p->pool.pw});
+	}
+	case LMI_OP_CONV2D_WINOGRAD: return L->winograd_conv(s[0], s[1], s[2], p->conv2d.ph, p->conv2d.pw, d[0]);
+	case LMI_OP_CONV2D_WINOGRAD_BACKWARD:
+		return L->winograd_conv_backward(s[0], s[1], s[2], p->conv2d.ph, p->conv2d.pw, d[0], d[1]);
+	case LMI_OP_IM2COL:
+	case LMI_OP_COL2IM: {
+		const lmi_p_window *w = &p->window;
+		lm_window2d win = {w->kh, w->kw, w->sh, w->sw, w->ph, w->pw, w->dh, w->dw};
+		return e->op == LMI_OP_IM2COL ? L->im2col(s[0], &win, w->oh, w->ow, d[0])
+		                              : L->col2im(s[0], &win, w->oh, w->ow, d[0]);
+	}
+	case LMI_OP_INDEX_SELECT:
+		lmi_exec_split(s[0], p->dim.dim, &outer, &R, &inner);
+		return L->index_select(e->fname, s[0], outer, R, inner, s[1], d[0]);
+	case LMI_OP_GATHER: return L->gather(s[0], (int)p->dim.dim, s[1], d[0]);
+	case LMI_OP_SCATTER_ADD: return L->scatter_add(d[0], (int)p->dim.dim, s[0], s[1]);
+	case LMI_OP_ONE_HOT: return L->one_hot(s[0], p->one_hot.classes, d[0]);
+	case LMI_OP_SORT:
+	case LMI_OP_TOPK:
+		lmi_exec_split(s[0], p->sort.dim, &outer, &R, &inner);
+		return L->sort(s[0], outer, R, inner, p->sort.k, p->sort.descending, d[0], d[1]);
+	case LMI_OP_CUMSUM:
+		lmi_exec_split(s[0], p->dim.dim, &outer, &R, &inner);
+		return L->cumsum(s[0], outer, R, inner, d[0]);
+	case LMI_OP_TRIL:
+	case LMI_OP_TRIU: {
+		const lm_tensor *x = s[0];
+		int64_t M = x->shape[x->ndim - 2], N = x->shape[x->ndim - 1];
+		int64_t B = M && N ? lm_tensor_numel(x) / (M * N) : 0;
+		return L->triangle(x, B, M, N, p->triangle.k, e->op == LMI_OP_TRIU, d[0]);
+	}
+	case LMI_OP_REPEAT: {
+		int64_t xshape[LM_MAX_DIMS];
+		lmi_exec_padded(s[0], (int)p->repeat.ndims, xshape);
+		return L->repeat_fill(d[0], xshape, p->repeat.repeats);
+	}
+	case LMI_OP_SGD_STEP: {
+		lm_sgd_opts o = {p->sgd.lr, p->sgd.momentum, p->sgd.dampening, p->sgd.weight_decay, p->sgd.nesterov,
+		                 p->sgd.maximize};
+		return L->sgd_step(d[0], s[1], d[1], &o, p->sgd.first);
+	}
+	case LMI_OP_ADAM_STEP: {
+		const lmi_p_adam *a = &p->adam;
+		lm_adam_opts o = {.lr = a->lr, .beta1 = a->beta1, .beta2 = a->beta2, .eps = a->eps, .weight_decay = a->weight_decay,
+		                  .amsgrad = a->amsgrad, .decoupled = a->decoupled, .maximize = a->maximize};
+		return L->adam_step(d[0], s[1], d[1], d[2], d[3], &o, a->step_size, a->bc2_sqrt);
+	}
+	case LMI_OP_RMSPROP_STEP: {
+		const lmi_p_rmsprop *r = &p->rmsprop;
+		lm_rmsprop_opts o = {r->lr, r->alpha, r->eps, r->weight_decay, r->momentum, r->centered, r->maximize};
+		return L->rmsprop_step(d[0], s[1], d[1], d[2], d[3], &o);
+	}
+	case LMI_OP_CROP_BATCH: return L->crop_batch(s[0], s[1], p->crop.pad, d[0]);
+	case LMI_OP_FLIP_BATCH: return L->flip_batch(s[0], s[1], d[0]);
+	default:
+		return lmi_fail(LM_ERR_INTERNAL, "%s: op %d runs no loop of a device", e->fname, (int)e->op);
+	}
+}
+
+
