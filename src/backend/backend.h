@@ -101,6 +101,12 @@ typedef struct lmi_backend {
 	const lmi_device_ops *mem;
 	bool (*supports_node)(const lmi_exec *e);
 	lm_status (*compute)(const lmi_exec *e);
+	/* Optional (NULL: node by node with compute): a whole graph of nodes in order, each reading
+	 * what the earlier ones wrote — where a device gains from seeing them together (one launch,
+	 * one stream) — and a pass that may rewrite the graph before it runs (fuse, drop; *n may
+	 * shrink). lmi_compute_graph (ops/common.c) runs them. */
+	lm_status (*compute_graph)(lmi_exec *nodes, int n);
+	lm_status (*graph_optimize)(lmi_exec *nodes, int *n);
 } lmi_backend;
 
 /*

@@ -51,6 +51,26 @@ lm_status lmi_compute(lmi_exec *e)
 	return b->compute(e);
 }
 
+lm_status lmi_compute_graph(lmi_exec *nodes, int n)
+{
+	if (n <= 0) return LM_OK;
+	lm_device d = exec_tensor(&nodes[0])->storage->device;
+	const lmi_backend *b = lmi_backend_for(d);
+	for (int i = 0; i < n; i++) {
+		lm_device di = exec_tensor(&nodes[i])->storage->device;
+		if (di != d)
+			return lmi_fail(LM_ERR_DEVICE, "%s: node %d of the graph is on %s, the first on %s", nodes[i].fname,
+			                i + 1, lm_device_name(di), lm_device_name(d));
+		if (!b || !b->supports_node(&nodes[i])) return lmi_refuse(&nodes[i]);
+	}
+	lm_status s;
+	if (b->graph_optimize && (s = b->graph_optimize(nodes, &n))) return s;
+	if (b->compute_graph) return b->compute_graph(nodes, n);
+	for (int i = 0; i < n; i++)
+		if ((s = b->compute(&nodes[i]))) return s;
+	return LM_OK;
+}
+
 lm_status lmi_run(const char *fname, lmi_op op, const lmi_params *p, lm_dtype dt, int nsrc,
                   const lm_tensor *const *src, int ndst, lm_tensor *const *dst)
 {

@@ -36,6 +36,10 @@ lm_status lmi_compute(lmi_exec *e);
 bool lmi_supports(const lmi_exec *e);
 /* The error lmi_compute gives when e's device does not run it. */
 lm_status lmi_refuse(const lmi_exec *e);
+/* Runs nodes[0..n) in order on the device of the first (all must be on it): every node asked
+ * first (none runs when one is refused), then the device's graph_optimize and compute_graph where
+ * it has them, else compute node by node. */
+lm_status lmi_compute_graph(lmi_exec *nodes, int n);
 /* Builds the node on the stack and runs it: the common case, in one call. */
 lm_status lmi_run(const char *fname, lmi_op op, const lmi_params *p, lm_dtype dt, int nsrc,
                   const lm_tensor *const *src, int ndst, lm_tensor *const *dst);

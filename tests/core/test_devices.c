@@ -14,6 +14,7 @@
 
 #include "core/philox.h"
 #include "fake_device.h"
+#include "ops/ops.h"
 #include "lumen/nn.h"
 #include "lumen/cuda.h"
 #include "lumen/optim.h"
@@ -373,6 +374,71 @@ static void test_unsupported_wording(void **state)
 	assert_int_equal(lm_op_supported(i, LM_CUDA, LM_FLOAT32), 1);
 }
 
+/* A device that takes whole graphs: its pass and its graph runner count their calls. */
+static int graph_passes, graph_runs;
+static lm_status count_optimize(lmi_exec *nodes, int *n)
+{
+	(void)nodes;
+	graph_passes++;
+	assert_true(*n >= 1);
+	return LM_OK;
+}
+static lm_status run_graph(lmi_exec *nodes, int n)
+{
+	graph_runs++;
+	for (int i = 0; i < n; i++) {
+		lm_status s = fake_device_backend.compute(&nodes[i]);
+		if (s) return s;
+	}
+	return LM_OK;
+}
+
+/* lmi_compute_graph: two nodes on the device (y = exp(x), z = y + x), node by node on a device
+ * without compute_graph, through the device's pass and runner where it has them; a node the
+ * device refuses stops the graph before anything runs. */
+static void test_compute_graph(void **state)
+{
+	(void)state;
+	float xv[3] = {0, 1, -2};
+	lm_tensor *x = lm_from_data(xv, 1, (int64_t[]){3}, LM_FLOAT32), *zero = lm_zeros(1, (int64_t[]){3}, LM_FLOAT32);
+	lm_tensor *dx = lm_to_device(x, LM_CUDA), *dy = lm_to_device(zero, LM_CUDA), *dz = lm_to_device(zero, LM_CUDA);
+	assert_non_null(dz);
+	lmi_exec g[2] = {
+	    {.op = LMI_OP_EXP, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 1, .src = {dx}, .ndst = 1, .dst = {dy}},
+	    {.op = LMI_OP_ADD, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 2, .src = {dy, dx}, .ndst = 1, .dst = {dz}},
+	};
+	static lmi_backend graphs; /* registered: it must outlive a failed assertion */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			graphs = fake_device_backend;
+			graphs.graph_optimize = count_optimize;
+			graphs.compute_graph = run_graph;
+			lmi_backend_register(&graphs);
+		}
+		fake_device_stats s0 = fake_device_get_stats();
+		assert_int_equal(lmi_compute_graph(g, 2), LM_OK);
+		fake_device_stats s1 = fake_device_get_stats();
+		assert_int_equal(s1.calls[LMI_OP_EXP] - s0.calls[LMI_OP_EXP], 1);
+		assert_int_equal(s1.calls[LMI_OP_ADD] - s0.calls[LMI_OP_ADD], 1);
+		lm_tensor *z = lm_to_device(dz, LM_CPU);
+		for (int i = 0; i < 3; i++) assert_float_equal(((float *)lm_tensor_data(z))[i], expf(xv[i]) + xv[i], 1e-6);
+		lm_tensor_release(z);
+	}
+	assert_int_equal(graph_passes, 1);
+	assert_int_equal(graph_runs, 1);
+	/* a node the device refuses: nothing runs, the one wording */
+	graphs.supports_node = no_softmax;
+	lmi_exec bad[2] = {g[0], {.op = LMI_OP_SOFTMAX, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 1, .src = {dy},
+	                          .ndst = 1, .dst = {dz}}};
+	fake_device_stats s0 = fake_device_get_stats();
+	assert_int_equal(lmi_compute_graph(bad, 2), LM_ERR_UNSUPPORTED);
+	assert_non_null(strstr(lm_last_error(), "graph: the fake device has no softmax loop for float32"));
+	assert_int_equal(fake_device_get_stats().calls[LMI_OP_EXP], s0.calls[LMI_OP_EXP]);
+	lmi_backend_register(&fake_device_backend);
+	lm_tensor *all[] = {x, zero, dx, dy, dz};
+	for (size_t k = 0; k < sizeof all / sizeof *all; k++) lm_tensor_release(all[k]);
+}
+
 /* Out of device memory: a clear error, nothing leaked, the device usable afterwards. */
 static void test_out_of_memory(void **state)
 {
@@ -459,7 +525,7 @@ int main(void)
 	    cmocka_unit_test(test_random_streams), cmocka_unit_test(test_optimizers),
 	    cmocka_unit_test(test_batches),        cmocka_unit_test(test_out_of_memory),
 	    cmocka_unit_test(test_pinned),         cmocka_unit_test(test_count_correct),
-	    cmocka_unit_test(test_unsupported_wording),
+	    cmocka_unit_test(test_unsupported_wording), cmocka_unit_test(test_compute_graph),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	const lmi_backend *fake[1] = {&fake_device_backend};
