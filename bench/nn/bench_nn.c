@@ -11,6 +11,7 @@
  * large buffer is a fresh mmap and its page faults made PyTorch's conv up to 15x slower here
  * (FIELD-NOTES.md), and the ratio would compare malloc, not convolution. Lumen's own allocator
  * reuses its blocks. The SIMD path of Lumen's loops is printed first (LUMEN_ISA picks another).
+ * LUMEN_BENCH_ONLY=mlp prints the MLP step's time alone (1 thread), to compare two builds.
  */
 #include <math.h>
 #include <stdio.h>
@@ -123,6 +124,12 @@ int main(void)
 	char version[64] = "not found";
 	lm_build_info bi;
 	lm_build_info_get(&bi);
+	const char *only = getenv("LUMEN_BENCH_ONLY");
+	if (only && strcmp(only, "mlp") == 0) { /* the MLP step alone, 1 thread: to compare two builds (ABAB) */
+		lm_set_num_threads(1);
+		printf("MLP 784-256-10 batch 128 step %.4f ms\n", 1e3 * median_time(mlp_step, &mlp, 50));
+		return 0;
+	}
 	printf("bench_nn: Lumen %s (%s, %s threads) vs PyTorch CPU, forward+backward, median time\n",
 	       bi.version, bi.blas, bi.blas_threading);
 	printf("%-8s %-42s %9s %14s %14s %8s\n", "threads", "case", "algo", "Lumen", "PyTorch", "ratio");

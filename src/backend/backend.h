@@ -64,12 +64,12 @@ static inline bool lmi_exec_unary(const lmi_exec *e, int *code, double *p0, doub
 {
 	*p0 = *p1 = 0;
 	switch (e->op) {
-	case LMI_OP_CLAMP: *code = LMI_CLAMP, *p0 = e->p.clamp.min, *p1 = e->p.clamp.max; return true;
-	case LMI_OP_LEAKY_RELU: *code = LMI_LEAKY_RELU, *p0 = e->p.leaky_relu.negative_slope; return true;
-	case LMI_OP_POW_SCALAR: *code = LMI_POW_SCALAR, *p0 = e->p.pow_scalar.exponent; return true;
-	case LMI_OP_ADD_SCALAR_: *code = LMI_ADD_S, *p0 = e->p.scalar.value; return true;
-	case LMI_OP_MUL_SCALAR_: *code = LMI_MUL_S, *p0 = e->p.scalar.value; return true;
-	case LMI_OP_DIV_SCALAR_: *code = LMI_DIV_S, *p0 = e->p.scalar.value; return true;
+	case LMI_OP_CLAMP: *code = LMI_CLAMP, *p0 = e->p->clamp.min, *p1 = e->p->clamp.max; return true;
+	case LMI_OP_LEAKY_RELU: *code = LMI_LEAKY_RELU, *p0 = e->p->leaky_relu.negative_slope; return true;
+	case LMI_OP_POW_SCALAR: *code = LMI_POW_SCALAR, *p0 = e->p->pow_scalar.exponent; return true;
+	case LMI_OP_ADD_SCALAR_: *code = LMI_ADD_S, *p0 = e->p->scalar.value; return true;
+	case LMI_OP_MUL_SCALAR_: *code = LMI_MUL_S, *p0 = e->p->scalar.value; return true;
+	case LMI_OP_DIV_SCALAR_: *code = LMI_DIV_S, *p0 = e->p->scalar.value; return true;
 	default:
 		if (e->op < LMI_OP_EXP || e->op > LMI_OP_SQUARE) return false;
 		*code = (int)(e->op - LMI_OP_EXP);
@@ -81,8 +81,8 @@ static inline bool lmi_exec_unary(const lmi_exec *e, int *code, double *p0, doub
 static inline lm_redop lmi_exec_reduce(const lmi_exec *e, uint32_t *mask, double *p)
 {
 	lm_redop op = (lm_redop)(e->op - LMI_OP_SUM);
-	*mask = (uint32_t)e->p.reduce.mask; /* the reductions' structs begin alike */
-	*p = op == LM_NORM ? e->p.norm.p : (op == LM_VAR || op == LM_STD) ? e->p.var.correction : 0;
+	*mask = (uint32_t)e->p->reduce.mask; /* the reductions' structs begin alike */
+	*p = op == LM_NORM ? e->p->norm.p : (op == LM_VAR || op == LM_STD) ? e->p->var.correction : 0;
 	return op;
 }
 

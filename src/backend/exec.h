@@ -1,8 +1,9 @@
 /*
  * exec.h — one computation as a device receives it: the op node. An op fills an lmi_exec on its
- * stack (no allocation: the eager path stays as cheap as a function call), with the op of the
- * one list of ops (../ops/oplist.h), its typed parameters — the same union its autograd node
- * keeps, plus the few loop-only fields (kind LOOP) the op derives from the shapes — its inputs
+ * stack (no allocation, nothing copied: the eager path stays as cheap as a function call), with
+ * the op of the one list of ops (../ops/oplist.h), its typed parameters — the same union its
+ * autograd node keeps, plus the few loop-only fields (kind LOOP) the op derives from the
+ * shapes; the node points at the op's own — its inputs
  * and the outputs it allocated, and hands it to lmi_compute (backend.c): the device of the
  * tensors answers supports_op(node) and runs compute(node). One call, one wording when a device
  * lacks the op: "<fname>: the <device> device has no <op> loop for <dtype> (shape <shape>)".
@@ -25,7 +26,7 @@
 
 typedef struct lmi_exec {
 	lmi_op op;                          /* the list's op (its row: lmi_ops[op]) */
-	lmi_params p;                       /* its parameters (p.<its params struct>) */
+	const lmi_params *p;                /* its parameters (p->\<its params struct>; never NULL) */
 	const char *fname;                  /* the caller, for what the loop reports */
 	lm_dtype dtype;                     /* the dtype the loop runs in */
 	int nsrc, ndst;

@@ -63,7 +63,7 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 {
 	const lm_tensor *const *s = e->src;
 	lm_tensor *const *d = e->dst;
-	const lmi_params *p = &e->p;
+	const lmi_params *p = e->p;
 	int code;
 	double p0, p1;
 	if (lmi_exec_unary(e, &code, &p0, &p1)) return L->unary(code, d[0], s[0], p0, p1);

@@ -74,10 +74,17 @@ lm_status lmi_compute_graph(lmi_exec *nodes, int n)
 lm_status lmi_run(const char *fname, lmi_op op, const lmi_params *p, lm_dtype dt, int nsrc,
                   const lm_tensor *const *src, int ndst, lm_tensor *const *dst)
 {
-	lmi_exec e = {.op = op, .fname = fname, .dtype = dt, .nsrc = nsrc, .ndst = ndst};
-	if (p) e.p = *p;
-	for (int k = 0; k < nsrc; k++) e.src[k] = src[k];
-	for (int k = 0; k < ndst; k++) e.dst[k] = dst[k];
+	static const lmi_params none;
+	lmi_exec e; /* the fields one by one: the node is built on every op call */
+	e.op = op;
+	e.p = p ? p : &none;
+	e.fname = fname;
+	e.dtype = dt;
+	e.nsrc = nsrc;
+	e.ndst = ndst;
+	e.count = 0;
+	for (int k = 0; k < LMI_EXEC_SRC; k++) e.src[k] = k < nsrc ? src[k] : NULL;
+	for (int k = 0; k < LMI_EXEC_DST; k++) e.dst[k] = k < ndst ? dst[k] : NULL;
 	return lmi_compute(&e);
 }
 

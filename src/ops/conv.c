@@ -100,7 +100,8 @@ static lm_status conv_plan_make(const lm_tensor *x, const lm_tensor *w, const lm
 		                "%lldx%lld, groups %lld (algo 'im2col' or 'auto' computes it)",
 		                (long long)p->R, (long long)p->S, (long long)st[0], (long long)st[1],
 		                (long long)dl[0], (long long)dl[1], (long long)g);
-	lmi_exec we = {.op = LMI_OP_CONV2D_WINOGRAD, .fname = "conv2d", .dtype = x->dtype, .nsrc = 1, .src = {x}};
+	static const lmi_params none;
+	lmi_exec we = {.op = LMI_OP_CONV2D_WINOGRAD, .p = &none, .fname = "conv2d", .dtype = x->dtype, .nsrc = 1, .src = {x}};
 	if (p->algo == LM_CONV_WINOGRAD && !lmi_supports(&we)) return lmi_refuse(&we); /* no Winograd loop there */
 	if (p->algo == LM_CONV_AUTO)
 		p->algo = wino && winograd_by_default(x, p) ? LM_CONV_WINOGRAD : LM_CONV_IM2COL;

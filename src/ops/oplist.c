@@ -114,6 +114,7 @@ int lm_op_supported(int i, lm_device d, lm_dtype dt)
 	if (!b) return -1;
 	int ldt = loop_dtype(&lmi_ops[i], dt);
 	if (ldt < 0) return 0;
-	lmi_exec e = {.op = (lmi_op)i, .fname = "ops", .dtype = (lm_dtype)ldt}; /* no tensors: op and dtype */
+	static const lmi_params none;
+	lmi_exec e = {.op = (lmi_op)i, .p = &none, .fname = "ops", .dtype = (lm_dtype)ldt}; /* no tensors */
 	return b->supports_node(&e) ? 1 : 0;
 }

@@ -486,7 +486,8 @@ lm_status lm_count_correct(const lm_tensor *logits, const lm_tensor *labels, int
 	                    : lm_to_dtype(labels, LM_INT64);
 	lm_status st = lm_last_status();
 	if (lf && li) {
-		lmi_exec e = {.op = LMI_OP_COUNT_CORRECT, .p.count.base = base, .fname = fname, .dtype = lf->dtype,
+		lmi_params prm = {.count = {.base = base}};
+		lmi_exec e = {.op = LMI_OP_COUNT_CORRECT, .p = &prm, .fname = fname, .dtype = lf->dtype,
 		              .nsrc = 2, .src = {lf, li}};
 		if (lmi_supports(&e)) { /* one pass where the device has the loop, else four ops */
 			if (!(st = lmi_compute(&e))) *count = e.count;

@@ -374,6 +374,8 @@ static void test_unsupported_wording(void **state)
 	assert_int_equal(lm_op_supported(i, LM_CUDA, LM_FLOAT32), 1);
 }
 
+static const lmi_params no_params;
+
 /* A device that takes whole graphs: its pass and its graph runner count their calls. */
 static int graph_passes, graph_runs;
 static lm_status count_optimize(lmi_exec *nodes, int *n)
@@ -404,8 +406,8 @@ static void test_compute_graph(void **state)
 	lm_tensor *dx = lm_to_device(x, LM_CUDA), *dy = lm_to_device(zero, LM_CUDA), *dz = lm_to_device(zero, LM_CUDA);
 	assert_non_null(dz);
 	lmi_exec g[2] = {
-	    {.op = LMI_OP_EXP, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 1, .src = {dx}, .ndst = 1, .dst = {dy}},
-	    {.op = LMI_OP_ADD, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 2, .src = {dy, dx}, .ndst = 1, .dst = {dz}},
+	    {.op = LMI_OP_EXP, .p = &no_params, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 1, .src = {dx}, .ndst = 1, .dst = {dy}},
+	    {.op = LMI_OP_ADD, .p = &no_params, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 2, .src = {dy, dx}, .ndst = 1, .dst = {dz}},
 	};
 	static lmi_backend graphs; /* registered: it must outlive a failed assertion */
 	for (int pass = 0; pass < 2; pass++) {
@@ -428,7 +430,7 @@ static void test_compute_graph(void **state)
 	assert_int_equal(graph_runs, 1);
 	/* a node the device refuses: nothing runs, the one wording */
 	graphs.supports_node = no_softmax;
-	lmi_exec bad[2] = {g[0], {.op = LMI_OP_SOFTMAX, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 1, .src = {dy},
+	lmi_exec bad[2] = {g[0], {.op = LMI_OP_SOFTMAX, .p = &no_params, .fname = "graph", .dtype = LM_FLOAT32, .nsrc = 1, .src = {dy},
 	                          .ndst = 1, .dst = {dz}}};
 	fake_device_stats s0 = fake_device_get_stats();
 	assert_int_equal(lmi_compute_graph(bad, 2), LM_ERR_UNSUPPORTED);
