@@ -1,22 +1,22 @@
 /*
- * backend.h — the device tables: how the ops reach the loops of a device. ggml's backend interface
- * is the model: one struct of function pointers per device, and, per op, the answer to "does this
- * device run this op for this dtype" (supports_op) before the op calls the slot.
+ * backend.h — the devices: the one interface through which ops reach a device (ggml's backend
+ * interface is the model), their registry, and the loops table the CPU and CUDA implement their
+ * compute with.
  *
- * Contract of every slot: the ops layer has checked the arguments, computed the result's shape,
- * converted the inputs to the compute dtype and allocated the outputs on the inputs' device; a
- * slot loops over memory and fails only on what the data or the machine decides (an interrupt,
- * memory, an index out of range, an integer division by zero), with the thread's error set.
- * A device may leave slots NULL: its supports_op answers false for them, and the op fails with a
- * message naming itself, the device and the loop (LMI_BE). No slot records autograd nodes.
+ * An op builds a node (exec.h: the op of the list, its parameters, inputs and outputs) and
+ * lmi_compute (ops/common.c) asks the node's device supports_node and runs compute; a device that
+ * lacks an op is refused in one wording (lmi_refuse). What a device may assume of a node is in
+ * exec.h: checked arguments, result shapes computed, inputs converted to the loop's dtype, outputs
+ * allocated; a loop fails only on what the data or the machine decides, with the thread's error
+ * set. No device records autograd nodes.
  *
- * The CPU fills every slot (cpu/backend_cpu.c: the loops of that directory) and is always
- * registered. The CUDA table (cuda/backend_cuda.c, in liblumen: plain C that turns each slot's
- * tensors into pointers, shapes and strides for the CUDA module's kernels, cuda/tensor_api.h) is
- * registered on first use, when a tensor is first moved to the GPU (lmi_backend_for(LM_CUDA)
- * loads it); no op file names a device. A device other than the CPU also carries what the core
- * needs to keep tensors there (mem: memory, raw copies, the copy / fill / random loops), which
- * registration hands to the core (lmi_device_set). Read next: cpu/backend_cpu.c, backend.c,
+ * The CPU (cpu/backend_cpu.c: the loops of that directory) is always registered and runs every
+ * node. The CUDA device (cuda/backend_cuda.c, in liblumen: plain C that turns each loop's tensors
+ * into pointers, shapes and strides for the CUDA module's kernels, cuda/tensor_api.h) is
+ * registered on first use, when a tensor is first moved to the GPU (lmi_backend_open loads it);
+ * no op file names a device. A device other than the CPU also carries what the core needs to keep
+ * tensors there (mem: memory, raw copies, the copy / fill / random loops), which registration
+ * hands to the core (lmi_device_set). Read next: exec.h, loops.c, cpu/backend_cpu.c, backend.c,
  * cuda/backend_cuda.c, ../ops/ops.h.
  */
 #ifndef LUMEN_BACKEND_H
@@ -34,7 +34,7 @@
  * LMI_CUDA_MODULE_VERSION. */
 #define LMI_BACKEND_VERSION 4
 
-/* The slots, once: their names (for supports_op and messages) in table order. */
+/* The loop families, once: their names (for supports_op, lm.ops and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
 	X(unary) X(binary) X(where) X(add_scaled) X(reduce_dims) X(count_correct) X(matmul)            \
 	X(matmul_batch_sum) X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)      \
@@ -46,7 +46,7 @@
 typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
 #undef LMI_BE_ENUM_
 
-/* The unary slot's loops with parameters, numbered after the public lm_unop. */
+/* The unary loop's variants with parameters, numbered after the public lm_unop. */
 enum lmi_cpu_unop_ext {
 	LMI_CLAMP = LM_UNOP_COUNT, /* clamp(v, p0, p1) */
 	LMI_LEAKY_RELU,            /* v > 0 ? v : v * p0 */
@@ -235,12 +235,12 @@ const lmi_backend *lmi_backend_open(const char *fname, lm_device d);
  * (cuda_loader.c). */
 const lmi_backend *lmi_cuda_backend_load(const char *fname);
 /* The same table without loading anything: to ask its supports_op what the CUDA backend
- * implements (lm.ops), never to run a slot. */
+ * implements (lm.ops), never to run a node. */
 const lmi_backend *lmi_cuda_backend_table(void);
 /* The registered tables, in device order (for tests that run every op on every backend). */
 int lmi_backend_count(void);
 const lmi_backend *lmi_backend_at(int i);
-/* The name of slot op ("matmul"). */
+/* The name of loop family op ("matmul"). */
 const char *lmi_be_op_name(lmi_be_op op);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * ops.h (internal) — what the op files share: the autograd hook, the device tables (LMI_BE: the
- * loops of the device the tensors are on, ../backend/backend.h), and helpers
+ * ops.h (internal) — what the op files share: the autograd hook, the way to a device (lmi_run /
+ * lmi_compute: a node for the device the tensors are on, ../backend/exec.h), and helpers
  * for results and gradients. Each op file holds, for its ops, argument checks and result shapes,
  * the call into the backend, the backward rules its rows in oplist.h name (lmi_bw_*), and the
  * recording.

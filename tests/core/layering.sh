@@ -15,10 +15,11 @@ status=0
 # CPU backend's loops, the CUDA loader); graph = src/autograd/graph.c, the recording of nodes that
 # every op does; src/ops; autograd = the rest of src/autograd (backward engine, gradcheck);
 # src/kernels; src/io. "from -> to: symbol ..." allows single symbols against the order.
-# The ops reach the backend only through the device tables (src/backend/backend.h): lmi_be,
-# lmi_backend_for and lmi_backend_open (a table loaded on first use), never a device's loops
-# by name; the op table (lm.ops) names the loops (lmi_be_op_name) and asks the CUDA table what it
-# implements without loading it (lmi_cuda_backend_table).
+# The ops reach the backend only through the registry (src/backend/backend.h): lmi_backend_for
+# and lmi_backend_open (a device loaded on first use), then the device's supports_node and compute
+# through pointers — never a device's loops by name; the op table (lm.ops) names the loop families
+# (lmi_be_op_name) and asks the CUDA device what it implements without loading it
+# (lmi_cuda_backend_table).
 allow='
 core:
 backend: core
@@ -28,7 +29,7 @@ autograd: core graph ops
 kernels: core backend ops
 io: core ops
 core -> graph: lmi_node_release
-ops -> backend: lmi_be lmi_backend_for lmi_backend_open lmi_be_op_name lmi_cuda_backend_table
+ops -> backend: lmi_backend_for lmi_backend_open lmi_be_op_name lmi_cuda_backend_table
 '
 
 # Prints "from to symbol object" for each call between layers in the objects below $1.
@@ -72,7 +73,7 @@ dir=$(mktemp -d)
 printf '#include <lua.h>\n#include "SDL2/SDL.h"\n#include <cuda_runtime.h>\n' > "$dir/probe.c"
 [ "$(grep -cE "$forbidden" "$dir/probe.c")" = 3 ] || { echo "layering: the include probe was not detected"; status=1; }
 rm -rf "$dir"
-probe=$(printf 'core ops lm_add src/core/probe.c.o\nbackend core lmi_fail x.o\ncore graph lmi_record y.o\ncore graph lmi_node_release z.o\nops backend lmi_cpu_binary o.o\nops backend lmi_be b.o\n' | refused)
+probe=$(printf 'core ops lm_add src/core/probe.c.o\nbackend core lmi_fail x.o\ncore graph lmi_record y.o\ncore graph lmi_node_release z.o\nops backend lmi_cpu_binary o.o\nops backend lmi_backend_for b.o\n' | refused)
 [ "$(printf '%s\n' "$probe" | grep -c .)" = 3 ] || { echo "layering: the symbol probe gave: $probe"; status=1; }
 
 bad=$(grep -rlE "$forbidden" src/core src/backend/cpu src/backend/*.[ch] src/ops src/autograd src/kernels src/io 2>/dev/null |

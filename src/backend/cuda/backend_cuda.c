@@ -1,17 +1,18 @@
 /*
- * backend_cuda.c — the CUDA device table (../backend.h), liblumen's side: plain C that turns each
- * slot's tensors into arrays (tensor_api.h) for the CUDA module's kernels, the device memory
- * behind storage (the caching allocator, cache.h, over the module's cudaMalloc), and the
- * lm.cuda.memory_* figures.
+ * backend_cuda.c — the CUDA device (../backend.h), liblumen's side: plain C that turns each loop's
+ * tensors into arrays (tensor_api.h) for the CUDA module's kernels, the device memory behind
+ * storage (the caching allocator, cache.h, over the module's cudaMalloc), and the
+ * lm.cuda.memory_* figures. Its compute is its loops table through ../loops.c.
  *
- * The table is made on the first move of a tensor to the GPU (lmi_backend_open ->
+ * The device is made on the first move of a tensor to the GPU (lmi_backend_open ->
  * lmi_cuda_backend_load): the module loaded, a device found, the module's stream and cuBLAS
- * handle made; start-up never touches CUDA. Slots not written here stay NULL (today the two
- * Winograd slots: conv2d takes im2col + cuBLAS there), so supports_op says no and the op fails
- * naming itself, the device and the loop (LMI_BE); the nn, product and optimizer slots take
- * float32 / float64, the elementwise ones and reduce_dims every dtype (integers as on the CPU:
- * wrapping), the slots that move data by position every dtype. Index errors come back as the
- * CPU words them. Read next: tensor.cu, nn.cu, move.cu, sort.cu, cache.c.
+ * handle made; start-up never touches CUDA. Loops not written here stay NULL (the two Winograd
+ * loops: conv2d takes im2col + cuBLAS there; count_correct: four ops instead), so supports_node
+ * says no and the op is refused naming itself, the device, the loop and the dtype (lmi_refuse);
+ * the nn, product and optimizer loops take float32 / float64, the elementwise ones and
+ * reduce_dims every dtype (integers as on the CPU: wrapping), the loops that move data by
+ * position every dtype. Index errors come back as the CPU words them. `lumen --ops` shows it all.
+ * Read next: tensor.cu, nn.cu, move.cu, sort.cu, cache.c.
  */
 #include <pthread.h>
 #include <stdio.h>
