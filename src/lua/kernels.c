@@ -14,6 +14,7 @@
 #include "lml_kernels.h"
 
 #define INFO_MT "lumen.KernelInfoBox"    /* owns the core's info while the table is built */
+#define INFO_OF "lumen.InfoOf"           /* registry: info table -> its box (weak keys) */
 #define INFO_TABLE_MT "lumen.KernelInfo" /* the info table users see */
 
 /* ---------------------------------------------------------------- shared by the three files */
@@ -68,6 +69,23 @@ static int info_gc(lua_State *L)
 	return 0;
 }
 
+lm_kernel_info *lml_info_of(lua_State *L, int idx)
+{
+	if (!lua_istable(L, idx)) return NULL;
+	idx = lua_absindex(L, idx);
+	lm_kernel_info *info = NULL;
+	if (lua_getfield(L, LUA_REGISTRYINDEX, INFO_OF) == LUA_TTABLE) {
+		lua_pushvalue(L, idx);
+		if (lua_rawget(L, -2) == LUA_TUSERDATA) {
+			lm_kernel_info **box = luaL_testudata(L, -1, INFO_MT);
+			info = box ? *box : NULL;
+		}
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	return info;
+}
+
 lm_kernel_info **lml_newinfobox(lua_State *L)
 {
 	lm_kernel_info **box = lua_newuserdatauv(L, sizeof *box, 0);
@@ -119,10 +137,28 @@ static void push_timeline(lua_State *L, const lm_kernel_info *info)
 	lua_setfield(L, -2, "timeline");
 }
 
-/* Pushes the info table for the boxed info (the box keeps ownership until collected). */
-void lml_push_info(lua_State *L, lm_kernel_info *info, int tracebox, int want_trace)
+/* Pushes the info table for the info in the box at infobox; the table keeps the box (and so the
+ * C object) for as long as it lives, so the visualizer can take the run from the object itself
+ * (lml_info_of) instead of reading the table back. */
+void lml_push_info(lua_State *L, int infobox, int tracebox, int want_trace)
 {
+	infobox = lua_absindex(L, infobox);
+	lm_kernel_info *info = *(lm_kernel_info **)lua_touserdata(L, infobox);
 	lua_createtable(L, 0, 8);
+	if (lua_getfield(L, LUA_REGISTRYINDEX, INFO_OF) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+		lua_createtable(L, 0, 1);
+		lua_pushliteral(L, "k");
+		lua_setfield(L, -2, "__mode");
+		lua_setmetatable(L, -2);
+		lua_pushvalue(L, -1);
+		lua_setfield(L, LUA_REGISTRYINDEX, INFO_OF);
+	}
+	lua_pushvalue(L, -2);
+	lua_pushvalue(L, infobox);
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
 	luaL_setmetatable(L, INFO_TABLE_MT);
 	lml_setstring(L, "source", lm_kernel_info_source(info));
 	lml_setstring(L, "device", lm_kernel_info_device(info));
@@ -183,6 +219,7 @@ static int run_call(lua_State *L, const call_args *c)
 	lm_kernel_info **ibox = lua_newuserdatauv(L, sizeof *ibox, 0);
 	*ibox = NULL;
 	luaL_setmetatable(L, INFO_MT);
+	int infobox = lua_gettop(L);
 	lml_newtracebox(L);
 	int tracebox = lua_gettop(L);
 	lm_tensor *y = NULL;
@@ -191,7 +228,7 @@ static int run_call(lua_State *L, const call_args *c)
 	if (st != LM_OK) lml_kernel_error(L);
 	lml_setbox(L, out, y);
 	lua_pushvalue(L, outbox);
-	lml_push_info(L, *ibox, tracebox, c->o.trace != 0);
+	lml_push_info(L, infobox, tracebox, c->o.trace != 0);
 	return 2;
 }
 

@@ -1057,6 +1057,7 @@ static int k_launch(lua_State *L)
 		.ctx = st,
 	};
 	lm_kernel_info **ibox = lml_newinfobox(L);
+	int infobox = lua_gettop(L);
 	lml_newtracebox(L);
 	int tracebox = lua_gettop(L);
 	current = st;
@@ -1078,7 +1079,7 @@ static int k_launch(lua_State *L)
 		push_failure(L, st, emu_msg, desc.kernel);
 		return lua_error(L);
 	}
-	lml_push_info(L, *ibox, tracebox, 1);
+	lml_push_info(L, infobox, tracebox, 1);
 	lua_pushvalue(L, -1); /* the last run, for kernels.last_run() */
 	lua_setfield(L, LUA_REGISTRYINDEX, "lumen.last_launch");
 	return 1;

@@ -31,7 +31,9 @@ int lml_kernels_method(lua_State *L);
 /* kernels.c: a box that owns a core info until collected (NULL inside), on the stack; the info
  * table of the boxed info (tracebox: an empty trace box for info.trace; want_trace: add it). */
 lm_kernel_info **lml_newinfobox(lua_State *L);
-void lml_push_info(lua_State *L, lm_kernel_info *info, int tracebox, int want_trace);
+void lml_push_info(lua_State *L, int infobox, int tracebox, int want_trace);
+/* The C object behind an info table that lml_push_info made (NULL for any other value). */
+lm_kernel_info *lml_info_of(lua_State *L, int idx);
 /* launch.c: kernels.launch and kernels.racecheck into the kernels table at k (after its options). */
 void lml_open_launch(lua_State *L, int k);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lml_kernels.h"
 #include "lml_viz.h"
 
 #include "viz/viz.h"
@@ -20,7 +21,15 @@
 #define TRACE_MT "lumen.Trace" /* kernels.c: a box holding one lm_trace * */
 
 
-static int fail(lua_State *L) { return luaL_error(L, "%s", lm_last_error()); }
+/* The viewer's error; its messages name the Lua function, except what comes from below it (the
+ * allocator's "alloc: ... would exceed the limit"), which gets the name put in front. */
+static int fail(lua_State *L)
+{
+	const char *e = lm_last_error(), *f = lml_fname(L);
+	size_t n = strlen(f);
+	if (strncmp(e, f, n) == 0 && e[n] == ':') return luaL_error(L, "%s", e);
+	return luaL_error(L, "%s: %s", f, e);
+}
 
 /* Tells the user once that the window is offscreen (no display). */
 static void notice(void)
@@ -131,11 +140,37 @@ static void run_from_info(lua_State *L, int idx, lm_viz_run *r, int anchor)
 	read_spans(L, idx, r, anchor);
 }
 
+/* A run from a kernels call's info object (no table read back, no number through text). Like the
+ * other runs of a call it borrows: the trace from the info (which its table keeps alive), the
+ * timeline from a userdata in the anchor table, made before anything is copied, so that an error
+ * raised later in the call leaks nothing. */
+static void run_from_object(lua_State *L, const lm_kernel_info *info, lm_viz_run *r, int anchor)
+{
+	int ns = lm_kernel_info_span_count(info);
+	lm_viz_span *keep = NULL;
+	if (ns > 0) {
+		keep = lua_newuserdatauv(L, (size_t)ns * sizeof *keep, 0);
+		lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+	}
+	lm_viz_run_from_info(r, info); /* its own trace reference and timeline copy: given back below */
+	int copied = r->nspans < ns ? r->nspans : ns;
+	if (copied > 0) memcpy(keep, r->spans, (size_t)copied * sizeof *keep);
+	lm_viz_run_clear(r);                    /* drops both; the rest of the run stays */
+	r->trace = lm_kernel_info_trace(info);  /* borrowed */
+	r->spans = keep;
+	r->nspans = copied;
+}
+
 /* Runs from the value at idx: an info, a trace, or an array of them. Returns the count. */
 static int read_runs(lua_State *L, int idx, lm_viz_run *runs, int cap, int anchor)
 {
 	char d[LML_DESCRIBE_MAX];
-	if (is_info(L, idx)) {
+	const lm_kernel_info *info = lml_info_of(L, idx);
+	if (info) { /* a kernels call's own info: the run from the C object */
+		run_from_object(L, info, &runs[0], anchor);
+		return 1;
+	}
+	if (is_info(L, idx)) { /* a table made some other way: read as it is */
 		run_from_info(L, idx, &runs[0], anchor);
 		return 1;
 	}
@@ -186,7 +221,10 @@ static void read_opts(lua_State *L, int idx, lm_viz_opts *o, const char *skip)
 		}
 		char v[160];
 		switch (lua_type(L, -1)) {
-		case LUA_TNUMBER: snprintf(v, sizeof v, "%.17g", lua_tonumber(L, -1)); break;
+		case LUA_TNUMBER:
+			if (lm_viz_opts_add_number(o, k, lua_tonumber(L, -1), lml_fname(L)) != LM_OK) fail(L);
+			lua_pop(L, 1);
+			continue;
 		case LUA_TSTRING: snprintf(v, sizeof v, "%s", lua_tostring(L, -1)); break;
 		case LUA_TBOOLEAN: snprintf(v, sizeof v, "%d", lua_toboolean(L, -1)); break;
 		default: lml_error(L, "option %s must be a number, a string or a boolean, got %s", k,

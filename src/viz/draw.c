@@ -22,10 +22,10 @@ void vz_frame_init(vz_frame *f) { memset(f, 0, sizeof *f); }
 
 void vz_frame_free(vz_frame *f)
 {
-	free(f->inst);
-	free(f->batches);
-	free(f->cells);
-	free(f->texts);
+	vz_free(f->inst);
+	vz_free(f->batches);
+	vz_free(f->cells);
+	vz_free(f->texts);
 	memset(f, 0, sizeof *f);
 }
 
@@ -48,7 +48,7 @@ static bool grow(void **p, int *cap, int need, size_t size)
 	if (need <= *cap) return true;
 	int c = *cap ? *cap : 1024;
 	while (c < need) c *= 2;
-	void *q = realloc(*p, (size_t)c * size);
+	void *q = vz_realloc(*p, (size_t)c * size);
 	if (!q) return false;
 	*p = q;
 	*cap = c;

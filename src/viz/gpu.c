@@ -111,9 +111,9 @@ static char *read_source(const char *name, char *path, size_t cap, const char *f
 	fseek(f, 0, SEEK_END);
 	long n = ftell(f);
 	fseek(f, 0, SEEK_SET);
-	char *s = n >= 0 && n < (1 << 20) ? malloc((size_t)n + 1) : NULL;
+	char *s = n >= 0 && n < (1 << 20) ? vz_malloc((size_t)n + 1) : NULL;
 	if (!s || fread(s, 1, (size_t)n, f) != (size_t)n) {
-		free(s);
+		vz_free(s);
 		fclose(f);
 		lm_set_error(LM_ERR_IO, "%s: the shader %s cannot be read", fname, path);
 		return NULL;
@@ -132,7 +132,7 @@ static GLuint compile(GLenum type, const char *name, const char *fname)
 	const char *s = src;
 	glShaderSource(sh, 1, &s, NULL);
 	glCompileShader(sh);
-	free(src);
+	vz_free(src);
 	GLint ok = 0;
 	glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
 	if (!ok) {
@@ -213,7 +213,7 @@ vz_gpu *vz_gpu_new(const char *fname)
 	if (!g) return NULL;
 	GLuint vs = compile(GL_VERTEX_SHADER, "batch.vert", fname);
 	if (!vs) {
-		free(g);
+		vz_free(g);
 		return NULL;
 	}
 	for (int p = 0; p < P_COUNT; p++) {
@@ -221,7 +221,7 @@ vz_gpu *vz_gpu_new(const char *fname)
 		if (!g->program[p]) {
 			for (int q = 0; q < p; q++) glDeleteProgram(g->program[q]);
 			glDeleteShader(vs);
-			free(g);
+			vz_free(g);
 			return NULL;
 		}
 		g->u_viewport[p] = glGetUniformLocation(g->program[p], "viewport");
@@ -257,9 +257,9 @@ void vz_gpu_free(vz_gpu *g)
 	glDeleteBuffers(1, &g->indices);
 	glDeleteVertexArrays(1, &g->vao);
 	for (int p = 0; p < P_COUNT; p++) glDeleteProgram(g->program[p]);
-	free(g->verts);
+	vz_free(g->verts);
 	if (current == g) current = NULL;
-	free(g);
+	vz_free(g);
 }
 
 /* Glyphs rendered on demand (Chinese labels) change a few rows of the atlas: only those go up.
@@ -334,7 +334,7 @@ static void put_shape(vertex *v, const vz_instance *in)
 static bool group(vz_gpu *g, const vz_frame *f, int (*first)[P_COUNT], int (*count)[P_COUNT])
 {
 	if (f->ninst > g->verts_cap) {
-		vertex *v = realloc(g->verts, (size_t)f->ninst * 4 * sizeof *v);
+		vertex *v = vz_realloc(g->verts, (size_t)f->ninst * 4 * sizeof *v);
 		if (!v) return false;
 		g->verts = v;
 		g->verts_cap = f->ninst;
@@ -361,14 +361,14 @@ static bool ensure_indices(vz_gpu *g, int shapes)
 	if (shapes <= g->indices_cap) return true;
 	int cap = g->indices_cap ? g->indices_cap : 4096;
 	while (cap < shapes) cap *= 2;
-	uint32_t *ix = malloc((size_t)cap * 6 * sizeof *ix);
+	uint32_t *ix = vz_malloc((size_t)cap * 6 * sizeof *ix);
 	if (!ix) return false;
 	for (uint32_t s = 0; s < (uint32_t)cap; s++) {
 		uint32_t v = 4 * s, *p = ix + 6 * (size_t)s;
 		p[0] = v, p[1] = v + 1, p[2] = v + 2, p[3] = v + 2, p[4] = v + 1, p[5] = v + 3;
 	}
 	glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)((size_t)cap * 6 * sizeof *ix), ix, GL_STATIC_DRAW);
-	free(ix);
+	vz_free(ix);
 	g->indices_cap = cap;
 	return true;
 }
@@ -389,12 +389,12 @@ void vz_gpu_draw(vz_gpu *g, const vz_frame *f, vz_color bg)
 	glClearColor(bg.r / 255.0f, bg.g / 255.0f, bg.b / 255.0f, 1.0f);
 	glClear(GL_COLOR_BUFFER_BIT);
 	if (f->ninst == 0) return;
-	int (*first)[P_COUNT] = malloc((size_t)f->nbatches * sizeof *first);
-	int (*count)[P_COUNT] = malloc((size_t)f->nbatches * sizeof *count);
+	int (*first)[P_COUNT] = vz_malloc((size_t)f->nbatches * sizeof *first);
+	int (*count)[P_COUNT] = vz_malloc((size_t)f->nbatches * sizeof *count);
 	glBindVertexArray(g->vao);
 	if (!first || !count || !group(g, f, first, count) || !ensure_indices(g, f->ninst)) {
-		free(first);
-		free(count);
+		vz_free(first);
+		vz_free(count);
 		glBindVertexArray(0);
 		return; /* out of memory: this frame stays blank */
 	}
@@ -421,8 +421,8 @@ void vz_gpu_draw(vz_gpu *g, const vz_frame *f, vz_color bg)
 	}
 	glDisable(GL_SCISSOR_TEST);
 	glBindVertexArray(0);
-	free(first);
-	free(count);
+	vz_free(first);
+	vz_free(count);
 }
 
 void vz_gpu_read(vz_gpu *g, int x, int y, int w, int h, int height, uint8_t *rgba)
@@ -432,14 +432,14 @@ void vz_gpu_read(vz_gpu *g, int x, int y, int w, int h, int height, uint8_t *rgb
 	/* GL rows go bottom-up: read, then flip into top-down order */
 	glReadPixels(x, height - y - h, w, h, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
 	size_t row = (size_t)w * 4;
-	uint8_t *tmp = malloc(row);
+	uint8_t *tmp = vz_malloc(row);
 	if (!tmp) return;
 	for (int i = 0; i < h / 2; i++) {
 		memcpy(tmp, rgba + (size_t)i * row, row);
 		memcpy(rgba + (size_t)i * row, rgba + (size_t)(h - 1 - i) * row, row);
 		memcpy(rgba + (size_t)(h - 1 - i) * row, tmp, row);
 	}
-	free(tmp);
+	vz_free(tmp);
 }
 
 void vz_gpu_finish(vz_gpu *g)

@@ -103,7 +103,7 @@ static uint32_t name_hash(const char *name)
 /* Rebuilds the name index for cap slots (a power of two over twice the series). */
 static bool index_series(int cap)
 {
-	int *h = malloc((size_t)cap * sizeof *h);
+	int *h = vz_malloc((size_t)cap * sizeof *h);
 	if (!h) return false;
 	for (int i = 0; i < cap; i++) h[i] = -1;
 	for (int i = 0; i < nseries; i++) {
@@ -111,7 +111,7 @@ static bool index_series(int cap)
 		while (h[k] >= 0) k = (k + 1) & (uint32_t)(cap - 1);
 		h[k] = i;
 	}
-	free(hslot);
+	vz_free(hslot);
 	hslot = h;
 	hcap = cap;
 	return true;
@@ -127,7 +127,7 @@ static vz_series *find_series(const char *name, bool from_file, const char *fnam
 	}
 	if (nseries == cap_series) {
 		int c = cap_series ? 2 * cap_series : 32;
-		vz_series *ns = c < 1 << 24 ? realloc(series, (size_t)c * sizeof *ns) : NULL;
+		vz_series *ns = c < 1 << 24 ? vz_realloc(series, (size_t)c * sizeof *ns) : NULL;
 		if (!ns) {
 			lm_set_error(LM_ERR_NOMEM, "%s: out of memory for series '%s' (%d series)", fname, name, nseries);
 			return NULL;
@@ -156,11 +156,11 @@ static lm_status append(vz_series *s, double x, double y, double t, const char *
 {
 	if (s->n == s->cap) {
 		int64_t c = s->cap ? 2 * s->cap : 256;
-		double *nx = realloc(s->x, (size_t)c * sizeof *nx);
+		double *nx = vz_realloc(s->x, (size_t)c * sizeof *nx);
 		if (nx) s->x = nx;
-		double *ny = nx ? realloc(s->y, (size_t)c * sizeof *ny) : NULL;
+		double *ny = nx ? vz_realloc(s->y, (size_t)c * sizeof *ny) : NULL;
 		if (ny) s->y = ny;
-		double *nt = ny ? realloc(s->t, (size_t)c * sizeof *nt) : NULL;
+		double *nt = ny ? vz_realloc(s->t, (size_t)c * sizeof *nt) : NULL;
 		if (!nt) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory for series '%s'", fname, s->name);
 		s->t = nt;
 		s->cap = c;
@@ -213,9 +213,9 @@ static void drop_file_series(void)
 	int k = 0;
 	for (int i = 0; i < nseries; i++) {
 		if (series[i].from_file) {
-			free(series[i].x);
-			free(series[i].y);
-			free(series[i].t);
+			vz_free(series[i].x);
+			vz_free(series[i].y);
+			vz_free(series[i].t);
 		} else {
 			series[k++] = series[i];
 		}
@@ -228,10 +228,10 @@ static void drop_file_series(void)
 /* Forgets what was read of the followed file (its path and poll state stay when keep). */
 static void follow_reset(bool keep)
 {
-	free(F.partial);
-	free(F.cols);
-	free(F.fields);
-	free(F.v);
+	vz_free(F.partial);
+	vz_free(F.cols);
+	vz_free(F.fields);
+	vz_free(F.v);
 	follow k = F;
 	memset(&F, 0, sizeof F);
 	if (!keep) return;
@@ -244,12 +244,12 @@ static void follow_reset(bool keep)
 void vz_live_clear(void)
 {
 	for (int i = 0; i < nseries; i++) {
-		free(series[i].x);
-		free(series[i].y);
-		free(series[i].t);
+		vz_free(series[i].x);
+		vz_free(series[i].y);
+		vz_free(series[i].t);
 	}
-	free(series);
-	free(hslot);
+	vz_free(series);
+	vz_free(hslot);
 	series = NULL;
 	hslot = NULL;
 	nseries = cap_series = hcap = 0;
@@ -312,9 +312,9 @@ static int split_fields(char *line)
 	int n = 1;
 	for (const char *c = line; (c = strchr(c, ',')) != NULL; c++) n++;
 	if (n > F.cap_fields) {
-		char **f = realloc(F.fields, (size_t)n * sizeof *f);
+		char **f = vz_realloc(F.fields, (size_t)n * sizeof *f);
 		if (f) F.fields = f;
-		double *v = f ? realloc(F.v, (size_t)n * sizeof *v) : NULL;
+		double *v = f ? vz_realloc(F.v, (size_t)n * sizeof *v) : NULL;
 		if (!v) return -1;
 		F.v = v;
 		F.cap_fields = n;
@@ -333,12 +333,12 @@ static int split_fields(char *line)
 static void read_header(char *line, int64_t lineno)
 {
 	int n = split_fields(line);
-	char (*cols)[32] = n > 0 ? calloc((size_t)n, sizeof *cols) : NULL;
+	char (*cols)[32] = n > 0 ? vz_calloc((size_t)n, sizeof *cols) : NULL;
 	if (!cols) {
 		bad_line(lineno, "out of memory for the header");
 		return;
 	}
-	free(F.cols);
+	vz_free(F.cols);
 	F.cols = cols;
 	F.ncols = n;
 	F.xcol = F.splitcol = F.tcol = -1;
@@ -423,7 +423,7 @@ static bool add_partial(const char *b, size_t n)
 	if (F.plen + n + 1 > F.pcap) {
 		size_t c = F.pcap ? F.pcap : 1024;
 		while (c < F.plen + n + 1) c *= 2;
-		char *p = realloc(F.partial, c);
+		char *p = vz_realloc(F.partial, c);
 		if (!p) {
 			F.too_long = true;
 			return false;

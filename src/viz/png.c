@@ -20,13 +20,13 @@
 lm_status vz_png_write(const char *path, const uint8_t *rgba, int w, int h, const char *fname)
 {
 	/* RGB: the frame is opaque, and a third smaller without alpha */
-	uint8_t *rgb = malloc((size_t)w * (size_t)h * 3);
+	uint8_t *rgb = vz_malloc((size_t)w * (size_t)h * 3);
 	if (!rgb) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory for a %d x %d image", fname, w, h);
 	for (size_t i = 0; i < (size_t)w * (size_t)h; i++) memcpy(rgb + 3 * i, rgba + 4 * i, 3);
 	lm_file_writer *out;
 	lm_status st = lm_file_begin(fname, path, &out);
 	if (st) {
-		free(rgb);
+		vz_free(rgb);
 		return st;
 	}
 	png_image im;
@@ -36,7 +36,7 @@ lm_status vz_png_write(const char *path, const uint8_t *rgba, int w, int h, cons
 	im.height = (png_uint_32)h;
 	im.format = PNG_FORMAT_RGB;
 	int ok = png_image_write_to_stdio(&im, lm_file_stream(out), 0, rgb, 0, NULL);
-	free(rgb);
+	vz_free(rgb);
 	if (!ok) {
 		lm_file_abort(out);
 		return lm_set_error(LM_ERR_IO, "%s: cannot write '%s': %s", fname, path, im.message);

@@ -188,6 +188,17 @@ lm_status lm_viz_opts_add(lm_viz_opts *o, const char *key, const char *value, co
 	return LM_OK;
 }
 
+lm_status lm_viz_opts_add_number(lm_viz_opts *o, const char *key, double value, const char *fname)
+{
+	char text[40];
+	snprintf(text, sizeof text, "%.17g", value);
+	if (lm_viz_opts_add(o, key, text, fname) != LM_OK) return LM_ERR_ARG;
+	lm_viz_opt *v = &o->kv[o->n - 1];
+	v->num = value; /* the number itself, not its text read back */
+	v->is_number = isfinite(value);
+	return LM_OK;
+}
+
 lm_status lm_viz_opts_parse(lm_viz_opts *o, const char *text, const char *fname)
 {
 	char buf[2048];

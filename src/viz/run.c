@@ -64,7 +64,7 @@ void vz_run_from_info(lm_viz_run *r, const lm_kernel_info *info)
 	lm_trace *t = lm_kernel_info_trace(info);
 	r->trace = t ? lm_trace_retain(t) : NULL;
 	int ns = lm_kernel_info_span_count(info);
-	if (ns > 0 && (r->spans = calloc((size_t)ns, sizeof *r->spans))) {
+	if (ns > 0 && (r->spans = vz_calloc((size_t)ns, sizeof *r->spans))) {
 		r->owns_spans = true;
 		for (int i = 0; i < ns; i++) {
 			lm_kernel_span k;
@@ -156,11 +156,21 @@ void lm_viz_run_from_trace(lm_viz_run *r, lm_trace *t)
 	lm_trace_release(r->trace); /* borrowed */
 }
 
+void lm_viz_run_from_info(lm_viz_run *r, const lm_kernel_info *info)
+{
+	vz_run_from_info(r, info);
+}
+
+void lm_viz_run_clear(lm_viz_run *r)
+{
+	vz_run_clear(r);
+}
+
 void vz_run_clear(lm_viz_run *r)
 {
 	if (r->trace) lm_trace_release(r->trace);
 	r->trace = NULL;
-	if (r->owns_spans) free(r->spans);
+	if (r->owns_spans) vz_free(r->spans);
 	r->spans = NULL;
 	r->nspans = 0;
 	r->owns_spans = false;
@@ -173,7 +183,7 @@ void vz_run_copy(lm_viz_run *dst, const lm_viz_run *src)
 	dst->spans = NULL;
 	dst->nspans = 0;
 	dst->owns_spans = false;
-	if (src->nspans > 0 && (dst->spans = malloc((size_t)src->nspans * sizeof *dst->spans))) {
+	if (src->nspans > 0 && (dst->spans = vz_malloc((size_t)src->nspans * sizeof *dst->spans))) {
 		memcpy(dst->spans, src->spans, (size_t)src->nspans * sizeof *dst->spans);
 		dst->nspans = src->nspans;
 		dst->owns_spans = true;
@@ -212,8 +222,8 @@ double *vz_trace_values(const lm_trace *t, const char *name, int space, int64_t 
 	double *v = vz_calloc((size_t)(a.length > 0 ? a.length : 1), sizeof *v);
 	bool *seen = vz_calloc((size_t)(a.length > 0 ? a.length : 1), sizeof *seen);
 	if (!v || !seen) {
-		free(v);
-		free(seen);
+		vz_free(v);
+		vz_free(seen);
 		return NULL;
 	}
 	int64_t hi = 0, count = lm_trace_count(t);
@@ -225,9 +235,9 @@ double *vz_trace_values(const lm_trace *t, const char *name, int space, int64_t 
 		v[e->index] = e->value;
 		if ((int64_t)e->index + 1 > hi) hi = (int64_t)e->index + 1;
 	}
-	free(seen);
+	vz_free(seen);
 	if (hi == 0) {
-		free(v);
+		vz_free(v);
 		lm_set_error(LM_ERR_ARG, "the trace holds no loads of '%s'", name);
 		return NULL;
 	}

@@ -257,7 +257,7 @@ static bool grow_atlas(vz_text *t)
 {
 	if (t->atlas_h >= ATLAS_HMAX) return false;
 	int h = t->atlas_h * 2;
-	uint8_t *a = realloc(t->atlas, (size_t)ATLAS_W * (size_t)h);
+	uint8_t *a = vz_realloc(t->atlas, (size_t)ATLAS_W * (size_t)h);
 	if (!a) return false;
 	memset(a + (size_t)ATLAS_W * (size_t)t->atlas_h, 0, (size_t)ATLAS_W * (size_t)(h - t->atlas_h));
 	float k = (float)t->atlas_h / (float)h;
@@ -381,9 +381,9 @@ void vz_text_free(vz_text *t)
 		if (t->font[f]) TTF_CloseFont(t->font[f]);
 		if (t->cjk[f]) TTF_CloseFont(t->cjk[f]);
 	}
-	free(t->map);
-	free(t->atlas);
-	free(t);
+	vz_free(t->map);
+	vz_free(t->atlas);
+	vz_free(t);
 }
 
 float vz_text_line_px(const vz_text *t, vz_font font) { return t ? t->line[font] : 14.0f; }
@@ -469,7 +469,7 @@ static bool map_reserve(vz_text *t)
 	int cap = t->map_cap ? t->map_cap * 2 : 512;
 	demand *old = t->map;
 	int old_cap = t->map_cap;
-	t->map = calloc((size_t)cap, sizeof *t->map);
+	t->map = vz_calloc((size_t)cap, sizeof *t->map);
 	if (!t->map) {
 		t->map = old;
 		return false;
@@ -477,7 +477,7 @@ static bool map_reserve(vz_text *t)
 	t->map_cap = cap;
 	for (int i = 0; i < old_cap; i++)
 		if (old[i].key) *map_slot(t, old[i].key) = old[i];
-	free(old);
+	vz_free(old);
 	return true;
 }
 

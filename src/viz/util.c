@@ -65,11 +65,54 @@ lm_status vz_error_prefix(lm_status st, const char *fname)
 	return lm_set_error(st, "%s: %s", fname, msg);
 }
 
+/* The visualizer's heap is the core's counting allocator (lm_alloc: lm.memory() sees a scene's
+ * arrays, and the memory limit holds them too). Each block carries its size in a 16-byte header,
+ * so that vz_free and vz_realloc need none, as free and realloc do. */
+#define VZ_HEAD 16
+
+void *vz_malloc(size_t n)
+{
+	if (n > SIZE_MAX - VZ_HEAD) {
+		lm_set_error(LM_ERR_NOMEM, "viz: out of memory (%zu bytes)", n);
+		return NULL;
+	}
+	char *p = lm_alloc(n + VZ_HEAD);
+	if (!p) return NULL; /* lm_alloc said why */
+	memcpy(p, &n, sizeof n);
+	return p + VZ_HEAD;
+}
+
+void vz_free(void *p)
+{
+	if (!p) return;
+	char *b = (char *)p - VZ_HEAD;
+	size_t n;
+	memcpy(&n, b, sizeof n);
+	lm_free(b, n + VZ_HEAD);
+}
+
 void *vz_calloc(size_t n, size_t size)
 {
-	void *p = n && size ? calloc(n, size) : calloc(1, 1);
-	if (!p) lm_set_error(LM_ERR_NOMEM, "viz: out of memory (%zu x %zu bytes)", n, size);
+	if (size && n > SIZE_MAX / size) {
+		lm_set_error(LM_ERR_NOMEM, "viz: out of memory (%zu x %zu bytes)", n, size);
+		return NULL;
+	}
+	void *p = vz_malloc(n * size);
+	if (p) memset(p, 0, n * size);
 	return p;
+}
+
+void *vz_realloc(void *p, size_t n)
+{
+	if (!p) return vz_malloc(n);
+	size_t old;
+	memcpy(&old, (char *)p - VZ_HEAD, sizeof old);
+	if (n <= old && n >= old / 2) return p; /* fits: keep it */
+	void *q = vz_malloc(n);
+	if (!q) return NULL; /* p stays valid, as realloc leaves it */
+	memcpy(q, p, n < old ? n : old);
+	vz_free(p);
+	return q;
 }
 
 double vz_now(void)
@@ -89,7 +132,7 @@ vz_image *vz_image_new(int w, int h)
 	if (!im) return NULL;
 	im->rgba = vz_calloc((size_t)w * (size_t)h, 4);
 	if (!im->rgba) {
-		free(im);
+		vz_free(im);
 		return NULL;
 	}
 	im->w = w;
@@ -102,8 +145,8 @@ void vz_image_free(vz_image *im)
 {
 	if (!im) return;
 	vz_gpu_forget_image(im);
-	free(im->rgba);
-	free(im);
+	vz_free(im->rgba);
+	vz_free(im);
 }
 
 void vz_image_set(vz_image *im, int x, int y, vz_color c)

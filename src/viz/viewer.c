@@ -195,8 +195,8 @@ static lm_status read_frame(const char *fname)
 	render();
 	size_t bytes = (size_t)V.win.dw * (size_t)V.win.dh * 4;
 	if (!pixels || pixels_w != V.win.dw || pixels_h != V.win.dh) {
-		free(pixels);
-		pixels = malloc(bytes);
+		vz_free(pixels);
+		pixels = vz_malloc(bytes);
 		if (!pixels) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory for the frame", fname);
 		pixels_w = V.win.dw;
 		pixels_h = V.win.dh;
@@ -346,7 +346,7 @@ void lm_viz_shutdown(void)
 {
 	vz_viewer_close();
 	vz_frame_free(&V.frame);
-	free(pixels);
+	vz_free(pixels);
 	pixels = NULL;
 }
 

@@ -58,6 +58,11 @@ typedef struct lm_viz_run {
 /* A run from a trace alone (viz.show(trace)): pattern and algo from the trace's name, counters
  * counted from the trace. r->trace is borrowed (the caller keeps the trace alive for the call). */
 void lm_viz_run_from_trace(lm_viz_run *r, lm_trace *t);
+/* A run from a kernel's info, the C object itself (viz.show(info) takes this path: no table read
+ * back, no number through text): the run holds its own reference to the trace and its own copy of
+ * the timeline; lm_viz_run_clear releases them. */
+void lm_viz_run_from_info(lm_viz_run *r, const lm_kernel_info *info);
+void lm_viz_run_clear(lm_viz_run *r);
 
 /* Options of a scene as key = value pairs (from a Lua table or from --opts k=v,...). */
 #define LM_VIZ_MAX_OPTS 16
@@ -75,6 +80,8 @@ typedef struct lm_viz_opts {
 
 /* Adds key = value (a number when the text is one); LM_ERR_ARG when full or the key is too long. */
 lm_status lm_viz_opts_add(lm_viz_opts *o, const char *key, const char *value, const char *fname);
+/* Adds key = a number, kept as the number it is (the text is for messages only). */
+lm_status lm_viz_opts_add_number(lm_viz_opts *o, const char *key, double value, const char *fname);
 /* Parses "k=v,k=v" (--opts). */
 lm_status lm_viz_opts_parse(lm_viz_opts *o, const char *text, const char *fname);
 

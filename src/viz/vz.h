@@ -351,8 +351,8 @@ void vz_run_clear(lm_viz_run *r);
 void vz_run_copy(lm_viz_run *dst, const lm_viz_run *src); /* retains the trace */
 
 /* The values a launch read from global array `name`: for each index, the first load of it in
- * launch 0 (what the kernel was given). *n: one past the highest index loaded. Returns a malloc'ed
- * array (free it) or NULL + error (no such array, nothing loaded). */
+ * launch 0 (what the kernel was given). *n: one past the highest index loaded. Returns an array
+ * of the visualizer's heap (vz_free it) or NULL + error (no such array, nothing loaded). */
 double *vz_trace_input(const lm_trace *t, const char *name, int64_t *n);
 /* The same for the array of that name in space (LM_SPACE_CONSTANT: a mask in constant memory). */
 double *vz_trace_values(const lm_trace *t, const char *name, int space, int64_t *n);
@@ -527,8 +527,14 @@ void vz_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((forma
 /* Puts "fname: " in front of the current error (status st, or the current one when 0); returns
  * the status. (Never pass lm_last_error() to lm_set_error: it is the buffer being written.) */
 lm_status vz_error_prefix(lm_status st, const char *fname);
-/* calloc that reports "viz: out of memory" through lm_set_error. */
+/* The visualizer's heap: malloc, calloc, realloc and free over the core's counting allocator
+ * (lm_alloc: counted in lm.memory(), bounded by the memory limit), failures reported through
+ * lm_set_error. Every allocation of src/viz goes through these (a raw malloc there is a leak of
+ * the accounting). */
+void *vz_malloc(size_t n);
 void *vz_calloc(size_t n, size_t size);
+void *vz_realloc(void *p, size_t n);
+void vz_free(void *p);
 /* Monotonic seconds. */
 double vz_now(void);
 

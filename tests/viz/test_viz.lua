@@ -168,6 +168,46 @@ test.case('bad input: empty and truncated traces, traces of the wrong kind', fun
   test.eq(viz.state().variant, 'blocks')
 end)
 
+-- The visualizer's heap is the core's counting allocator: lm.memory() sees a scene's arrays,
+-- they go when the window closes, and the memory limit holds them too (issue 30.5).
+test.case("the scenes' memory is counted, freed on close, and under the memory limit", function()
+  viz.close()
+  collectgarbage()
+  local m0 = lm.memory().live_bytes
+  viz.scene('histogram')
+  local m1 = lm.memory().live_bytes
+  test.ok(m1 > m0 + 100000, string.format('a histogram scene counts its arrays: %d -> %d bytes', m0, m1))
+  viz.close()
+  collectgarbage()
+  test.eq(lm.memory().live_bytes, m0, 'all of it freed on close')
+  local limit = lm.memory().limit_bytes
+  lm.set_memory_limit(m0 + 200000)
+  test.raises(function() viz.scene('histogram') end, 'viz.scene: .*would exceed the limit')
+  lm.set_memory_limit(limit)
+  viz.scene('histogram')
+  test.ok(viz.state().scene == 'histogram', 'and it opens again once the limit allows')
+  viz.close()
+end)
+
+-- viz.show(info) takes the run from the kernels call's C object, not from the table read back
+-- (issue 30.5): a number changed in the table does not reach the panel; a table made by hand is
+-- still read as it is.
+test.case('viz.show(info) draws the C object behind the info table', function()
+  local _, info = kernels.reduce(lm.ones(256), { backend = 'emu', block = 64 })
+  local real = info.counters.modelled_cycles
+  info.counters.modelled_cycles = 1
+  viz.show(info)
+  local y, row = nil, {}
+  for _, t in ipairs(viz.layout('text')) do if t.text == 'modelled_cycles' then y = t.y end end
+  for _, t in ipairs(viz.layout('text')) do
+    if y and math.abs(t.y - y) < 1 and t.text ~= 'modelled_cycles' then row[#row + 1] = tonumber(t.text) end
+  end
+  local seen = {}
+  for _, v in ipairs(row) do seen[v] = true end
+  test.ok(seen[real] and not seen[1], 'the panel shows ' .. real .. ', not the 1 written into the table: ' .. table.concat(row, ' '))
+  viz.close()
+end)
+
 test.case('bad input: snapshot paths', function()
   viz.scene('divergence')
   test.raises(function() viz.snapshot(tmp .. '/no/such/dir/a.png') end, "viz.snapshot: cannot write '" .. tmp .. "/no/such/dir/a.png': No such file or directory")

@@ -133,7 +133,7 @@ static void test_input_and_counters_from_a_trace(void **state)
 	assert_non_null(x);
 	assert_int_equal(n, 12);
 	for (int i = 0; i < 12; i++) assert_true(x[i] == i + 1);
-	free(x);
+	vz_free(x); /* the visualizer's heap (vz.h) */
 	assert_null(vz_trace_input(r.trace, "nope", &n));
 	assert_non_null(strstr(lm_last_error(), "no global array 'nope'"));
 	/* counters counted from the trace alone equal the kernel's own */

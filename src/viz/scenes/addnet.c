@@ -33,7 +33,7 @@ static bool grow(void **p, int *cap, int need, size_t size)
 	if (need <= *cap) return true;
 	int c = *cap ? *cap * 2 : 256;
 	while (c < need) c *= 2;
-	void *q = realloc(*p, (size_t)c * size);
+	void *q = vz_realloc(*p, (size_t)c * size);
 	if (!q) return false;
 	*p = q;
 	*cap = c;
@@ -141,7 +141,7 @@ static lm_status find_rows(vzs_addnet *n, const lm_trace *t, int64_t first_ev, i
 	if (hi < lo) return lm_set_error(LM_ERR_ARG, "the trace does not touch the array it adds into");
 	n->lo = lo;
 	n->length = hi - lo + 1;
-	n->initial = malloc((size_t)n->length * sizeof *n->initial);
+	n->initial = vz_malloc((size_t)n->length * sizeof *n->initial);
 	if (!n->initial) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 	for (int64_t k = 0; k < n->length; k++) n->initial[k] = NAN;
 	for (int64_t i = first_ev; i < end_ev; i++) {
@@ -164,7 +164,7 @@ lm_status vzs_addnet_build(const lm_trace *t, int launch, uint32_t block, vzs_ad
 		return lm_set_error(LM_ERR_ARG, "the trace has no launch %d", launch);
 	out->threads = (int)(la.block[0] * la.block[1] * la.block[2]);
 	out->warps = (out->threads + 31) / 32;
-	thread_state *ts = calloc((size_t)out->threads, sizeof *ts);
+	thread_state *ts = vz_calloc((size_t)out->threads, sizeof *ts);
 	if (!ts) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 	for (int i = 0; i < out->threads; i++) ts[i].pending = -1;
 	int cap = 0, scap = 0;
@@ -193,7 +193,7 @@ lm_status vzs_addnet_build(const lm_trace *t, int launch, uint32_t block, vzs_ad
 		k->start_cycle = s.start_cycle;
 		k->cycles = s.cycles;
 	}
-	free(ts);
+	vz_free(ts);
 	if (st == LM_OK && first_ev < 0)
 		st = lm_set_error(LM_ERR_ARG, "the trace has no block %u in launch %d", block, launch);
 	if (st == LM_OK && out->nsteps == 0)
@@ -210,9 +210,9 @@ lm_status vzs_addnet_build(const lm_trace *t, int launch, uint32_t block, vzs_ad
 
 void vzs_addnet_free(vzs_addnet *n)
 {
-	free(n->adds);
-	free(n->steps);
-	free(n->initial);
+	vz_free(n->adds);
+	vz_free(n->steps);
+	vz_free(n->initial);
 	memset(n, 0, sizeof *n);
 }
 

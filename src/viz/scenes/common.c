@@ -19,14 +19,14 @@
 
 static lm_tensor *float_tensor(const double *x, int64_t n, const char *fname)
 {
-	float *f = malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
+	float *f = vz_malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
 	if (!f) {
 		lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 		return NULL;
 	}
 	for (int64_t i = 0; i < n; i++) f[i] = (float)x[i];
 	lm_tensor *t = lm_from_data(f, 1, &n, LM_FLOAT32);
-	free(f);
+	vz_free(f);
 	return t;
 }
 
@@ -293,7 +293,7 @@ vz_cell *vzs_grid_draw(vz_frame *f, vzs_grid *g, vz_rect r, int rows, int cols, 
 		vz_color *dst = (vz_color *)g->img->rgba, *tmp = NULL;
 		const vz_color *src = colors;
 		if (w != cols || h != rows) {
-			tmp = malloc((size_t)w * (size_t)h * sizeof *tmp);
+			tmp = vz_malloc((size_t)w * (size_t)h * sizeof *tmp);
 			if (tmp)
 				for (int y = 0; y < h; y++)
 					for (int x = 0; x < w; x++)
@@ -307,7 +307,7 @@ vz_cell *vzs_grid_draw(vz_frame *f, vzs_grid *g, vz_rect r, int rows, int cols, 
 			memcpy(dst, src, n);
 			vz_image_touch(g->img);
 		}
-		free(tmp);
+		vz_free(tmp);
 		vz_draw_image(f, r, g->img);
 	}
 	vz_cell *c = vz_cell_add(f, r, kind);

@@ -92,10 +92,10 @@ typedef struct conv_scene {
 static void crun_free(crun *r)
 {
 	vz_run_clear(&r->run);
-	free(r->blocks);
-	free(r->loads);
-	free(r->outs);
-	free(r->outv);
+	vz_free(r->blocks);
+	vz_free(r->loads);
+	vz_free(r->outs);
+	vz_free(r->outv);
 	memset(r, 0, sizeof *r);
 }
 
@@ -103,7 +103,7 @@ static bool push_load(crun *r, int32_t i)
 {
 	if (r->nloads == r->cap_loads) {
 		int64_t c = r->cap_loads ? 2 * r->cap_loads : 1024;
-		int32_t *p = realloc(r->loads, (size_t)c * sizeof *p);
+		int32_t *p = vz_realloc(r->loads, (size_t)c * sizeof *p);
 		if (!p) return false;
 		r->loads = p;
 		r->cap_loads = c;
@@ -116,8 +116,8 @@ static bool push_out(crun *r, int32_t i, double v)
 {
 	if (r->nouts == r->cap_outs) {
 		int64_t c = r->cap_outs ? 2 * r->cap_outs : 1024;
-		int32_t *p = realloc(r->outs, (size_t)c * sizeof *p);
-		double *q = p ? realloc(r->outv, (size_t)c * sizeof *q) : NULL;
+		int32_t *p = vz_realloc(r->outs, (size_t)c * sizeof *p);
+		double *q = p ? vz_realloc(r->outv, (size_t)c * sizeof *q) : NULL;
 		if (p) r->outs = p;
 		if (!q) return false;
 		r->outv = q;
@@ -161,7 +161,7 @@ static lm_status crun_build(crun *r, const lm_viz_run *run, int algo, const char
 	r->tx = (int)la.block[0];
 	r->ty = (int)la.block[1];
 	r->nblocks = r->gx * r->gy;
-	r->blocks = calloc((size_t)(r->nblocks > 0 ? r->nblocks : 1), sizeof *r->blocks);
+	r->blocks = vz_calloc((size_t)(r->nblocks > 0 ? r->nblocks : 1), sizeof *r->blocks);
 	if (!r->blocks) {
 		crun_free(r);
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
@@ -204,14 +204,14 @@ static void conv_destroy(void *p)
 	vzs_grid_free(&s->g_out);
 	vzs_grid_free(&s->g_sh);
 	vzs_grid_free(&s->g_mask);
-	free(s->img);
-	free(s->mask);
-	free(s->col);
-	free(s->state);
-	free(s->val);
-	free(s->count);
-	free(s->hatch);
-	free(s);
+	vz_free(s->img);
+	vz_free(s->mask);
+	vz_free(s->col);
+	vz_free(s->state);
+	vz_free(s->val);
+	vz_free(s->count);
+	vz_free(s->hatch);
+	vz_free(s);
 }
 
 static int algo_index(const char *a)
@@ -251,23 +251,23 @@ static lm_status input_from_trace(conv_scene *s, const lm_viz_run *r, const char
 	s->mh = fa.rows;
 	s->mw = fa.cols;
 	int64_t got = 0;
-	s->img = calloc((size_t)(s->h * s->w), sizeof *s->img);
+	s->img = vz_calloc((size_t)(s->h * s->w), sizeof *s->img);
 	double *x = vz_trace_input(t, "N", &got);
 	if (!s->img || !x) {
-		free(x);
+		vz_free(x);
 		return s->img ? vz_error_prefix(LM_ERR_ARG, fname) : lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	}
 	memcpy(s->img, x, (size_t)(got < s->h * s->w ? got : s->h * s->w) * sizeof *x);
-	free(x);
+	vz_free(x);
 	s->truncated_input = lm_trace_truncated(t);
 	double *m = vz_trace_values(t, constant ? "F_c" : "F", constant ? LM_SPACE_CONSTANT : LM_SPACE_GLOBAL, &got);
-	s->mask = calloc((size_t)(s->mh * s->mw), sizeof *s->mask);
+	s->mask = vz_calloc((size_t)(s->mh * s->mw), sizeof *s->mask);
 	if (!m || !s->mask) {
-		free(m);
+		vz_free(m);
 		return vz_error_prefix(LM_ERR_ARG, fname);
 	}
 	memcpy(s->mask, m, (size_t)(got < s->mh * s->mw ? got : s->mh * s->mw) * sizeof *m);
-	free(m);
+	vz_free(m);
 	return LM_OK;
 }
 
@@ -276,8 +276,8 @@ static lm_status demo_input(conv_scene *s, const lm_viz_opts *o, const char *fna
 	s->h = vz_opt_int(o, "h", 16);
 	s->w = vz_opt_int(o, "w", 16);
 	s->mh = s->mw = vz_opt_int(o, "mask", 3);
-	s->img = malloc((size_t)(s->h * s->w) * sizeof *s->img);
-	s->mask = malloc((size_t)(s->mh * s->mw) * sizeof *s->mask);
+	s->img = vz_malloc((size_t)(s->h * s->w) * sizeof *s->img);
+	s->mask = vz_malloc((size_t)(s->mh * s->mw) * sizeof *s->mask);
 	if (!s->img || !s->mask) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	demo_mask(s->mask, s->mh);
 	return vzs_demo_values(vz_opt_string(o, "input", "random"), s->h * s->w, s->img, fname);
@@ -313,11 +313,11 @@ static lm_status run_all(conv_scene *s, const lm_viz_run *have, int have_algo, c
 static lm_status alloc_frame(conv_scene *s, const char *fname)
 {
 	size_t n = (size_t)(2 * s->h * s->w + s->in_h * s->in_w + s->mh * s->mw);
-	s->col = calloc(n, sizeof *s->col);
-	s->state = calloc(n, sizeof *s->state);
-	s->val = calloc(n, sizeof *s->val);
-	s->hatch = calloc(n, sizeof *s->hatch);
-	s->count = calloc((size_t)(s->h * s->w), sizeof *s->count);
+	s->col = vz_calloc(n, sizeof *s->col);
+	s->state = vz_calloc(n, sizeof *s->state);
+	s->val = vz_calloc(n, sizeof *s->val);
+	s->hatch = vz_calloc(n, sizeof *s->hatch);
+	s->count = vz_calloc((size_t)(s->h * s->w), sizeof *s->count);
 	if (!s->col || !s->state || !s->val || !s->hatch || !s->count)
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	return LM_OK;

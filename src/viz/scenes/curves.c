@@ -98,7 +98,7 @@ static void gather(curves_scene *s)
 		snprintf(s->xname, sizeof s->xname, "%s", i == 0 || strcmp(s->xname, xn) == 0 ? xn : "x");
 	}
 	if (total > s->cap_x) {
-		double *p = realloc(s->xs, (size_t)total * sizeof *p);
+		double *p = vz_realloc(s->xs, (size_t)total * sizeof *p);
 		if (!p) return;
 		s->xs = p;
 		s->cap_x = total;
@@ -133,9 +133,9 @@ static void curves_destroy(void *p)
 {
 	curves_scene *s = p;
 	if (!s) return;
-	free(s->xs);
-	free(s->smooth);
-	free(s);
+	vz_free(s->xs);
+	vz_free(s->smooth);
+	vz_free(s);
 }
 
 static void *curves_create(const vz_build *b)
@@ -151,7 +151,7 @@ static void *curves_create(const vz_build *b)
 	s->smoothing = vz_opt_number(b->opts, "smoothing", 0.6);
 	s->log = strcmp(vz_opt_string(b->opts, "scale", "linear"), "log") == 0;
 	if (vz_opt_given(b->opts, "csv") && vz_live_follow(vz_opt_string(b->opts, "csv", ""), b->fname) != LM_OK) {
-		free(s);
+		vz_free(s);
 		return NULL;
 	}
 	s->seen = vz_live_version() - 1; /* gather on the first update */
@@ -224,7 +224,7 @@ static vz_color series_color(int i)
 static const double *smoothed(curves_scene *s, const vz_series *se, int64_t n)
 {
 	if (n > s->cap_smooth) {
-		double *q = realloc(s->smooth, (size_t)n * sizeof *q);
+		double *q = vz_realloc(s->smooth, (size_t)n * sizeof *q);
 		if (!q) return NULL;
 		s->smooth = q;
 		s->cap_smooth = n;

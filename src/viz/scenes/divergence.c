@@ -76,8 +76,8 @@ typedef struct div_scene {
 static void drun_free(drun *d)
 {
 	vz_run_clear(&d->run);
-	free(d->inst);
-	free(d->warps);
+	vz_free(d->inst);
+	vz_free(d->warps);
 	memset(d, 0, sizeof *d);
 }
 
@@ -93,7 +93,7 @@ static lm_status read_instructions(drun *d, const lm_trace *t)
 		if ((int)e->block != last_block || (int)e->warp != last_warp) {
 			if (d->nwarps == wcap) {
 				wcap = wcap ? 2 * wcap : 64;
-				dwarp *w = realloc(d->warps, (size_t)wcap * sizeof *w);
+				dwarp *w = vz_realloc(d->warps, (size_t)wcap * sizeof *w);
 				if (!w) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 				d->warps = w;
 			}
@@ -114,7 +114,7 @@ static lm_status read_instructions(drun *d, const lm_trace *t)
 		}
 		if (d->ninst == cap) {
 			cap = cap ? 2 * cap : 256;
-			winst *q = realloc(d->inst, (size_t)cap * sizeof *q);
+			winst *q = vz_realloc(d->inst, (size_t)cap * sizeof *q);
 			if (!q) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 			d->inst = q;
 		}
@@ -139,7 +139,7 @@ static lm_status read_instructions(drun *d, const lm_trace *t)
 static lm_status classify(drun *d)
 {
 	/* per source line: seen on path A only, on path B only, or with lanes of both */
-	uint8_t *a_ok = calloc(3 * 65536, 1);
+	uint8_t *a_ok = vz_calloc(3 * 65536, 1);
 	if (!a_ok) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 	uint8_t *b_ok = a_ok + 65536, *mixed = b_ok + 65536;
 	for (int w = 0; w < d->nwarps; w++) {
@@ -174,7 +174,7 @@ static lm_status classify(drun *d)
 		if (dw->count > d->slots) d->slots = dw->count;
 		if (dw->branch >= 0 && dw->efficiency < 1) d->diverges = true;
 	}
-	free(a_ok);
+	vz_free(a_ok);
 	return LM_OK;
 }
 
@@ -207,8 +207,8 @@ static void div_destroy(void *p)
 	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
 	for (int i = 0; i < s->nruns; i++) drun_free(&s->runs[i]);
 	for (int i = 0; i < s->ngrids; i++) vzs_grid_free(&s->grids[i]);
-	free(s->grids);
-	free(s);
+	vz_free(s->grids);
+	vz_free(s);
 }
 
 static int pattern_index(const char *p)
@@ -297,7 +297,7 @@ static void div_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	if (s->lane_h > 6 * c->scale) s->lane_h = 6 * c->scale;
 	s->eff_x = s->label_w + s->slot_w * (float)d->slots + cw;
 	if (s->ngrids < d->nwarps) { /* images for the warps, kept across frames */
-		vzs_grid *g = realloc(s->grids, (size_t)d->nwarps * sizeof *g);
+		vzs_grid *g = vz_realloc(s->grids, (size_t)d->nwarps * sizeof *g);
 		if (g) {
 			memset(g + s->ngrids, 0, (size_t)(d->nwarps - s->ngrids) * sizeof *g);
 			s->grids = g;
@@ -369,7 +369,7 @@ static void draw_warp(vz_frame *f, div_scene *s, const drun *d, int w, int k)
 	if (w % every == 0)
 		VZ_TEXTF_TR(f, 0, y0 + (wh - lh) / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, "warp %d", "线程束 %d", w);
 	if (vzs_dense(f, s->lane_h)) { /* the warp as one image: 32 rows of lanes, a column per slot */
-		vz_color *px = malloc((size_t)32 * (size_t)d->slots * sizeof *px);
+		vz_color *px = vz_malloc((size_t)32 * (size_t)d->slots * sizeof *px);
 		if (!px) return;
 		const char *state;
 		for (int l = 0; l < 32; l++)
@@ -377,7 +377,7 @@ static void draw_warp(vz_frame *f, div_scene *s, const drun *d, int w, int k)
 				px[l * d->slots + slot] = slot < dw->count ? lane_look(d, dw, slot, l, k, &state) : vz_th.bg;
 		vz_cell *g = vzs_grid_draw(f, &s->grids[w], vz_r(s->label_w, y0, s->slot_w * (float)d->slots, wh), 32,
 		                           d->slots, px, "lane", -1);
-		free(px);
+		vz_free(px);
 		g->group = d->pattern;
 		g->tag = w; /* the warp; describe turns the grid's row and col into lane and slot */
 		g->warp = dw->warp;

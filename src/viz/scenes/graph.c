@@ -107,9 +107,9 @@ static lm_status build(graph_scene *s)
 {
 	int64_t cap = s->shown * 2 + 8;
 	for (int64_t i = 0; i < s->shown; i++) cap += lm_graph_node_ninputs(s->g, i);
-	s->box = calloc((size_t)cap, sizeof *s->box);
-	s->edge = calloc((size_t)cap, sizeof *s->edge);
-	s->node_box = malloc((size_t)(s->shown + 1) * sizeof *s->node_box);
+	s->box = vz_calloc((size_t)cap, sizeof *s->box);
+	s->edge = vz_calloc((size_t)cap, sizeof *s->edge);
+	s->node_box = vz_malloc((size_t)(s->shown + 1) * sizeof *s->node_box);
 	if (!s->box || !s->edge || !s->node_box) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	for (int64_t i = 0; i < s->shown; i++) {
 		int b = add_box(s, B_NODE);
@@ -170,7 +170,7 @@ static void arrange(graph_scene *s)
 	s->nlayers = 0;
 	for (int i = 0; i < s->nbox; i++)
 		if (s->box[i].layer + 1 > s->nlayers) s->nlayers = s->box[i].layer + 1;
-	int *count = calloc((size_t)s->nlayers, sizeof *count);
+	int *count = vz_calloc((size_t)s->nlayers, sizeof *count);
 	if (!count) return;
 	for (int L = 0; L < s->nlayers; L++) {
 		for (int i = 0; i < s->nbox; i++) {
@@ -195,7 +195,7 @@ static void arrange(graph_scene *s)
 			s->box[i].pos = (float)rank - (float)(count[L] - 1) / 2;
 		}
 	}
-	free(count);
+	vz_free(count);
 }
 
 /* Its norm and first few values (C order). */
@@ -220,7 +220,7 @@ static void summarise(gbox *bx, const lm_tensor *g)
 /* Runs the rules in order, keeping a summary of every gradient that arrives. */
 static void run_backward(graph_scene *s)
 {
-	lm_tensor **acc = calloc((size_t)s->nbox, sizeof *acc);
+	lm_tensor **acc = vz_calloc((size_t)s->nbox, sizeof *acc);
 	if (!acc) return;
 	lm_dtype dt;
 	int nd;
@@ -231,11 +231,11 @@ static void run_backward(graph_scene *s)
 		int b = s->node_box[i];
 		int nin = lm_graph_node_ninputs(s->g, i);
 		if (acc[b]) summarise(&s->box[b], acc[b]); /* everything its consumers sent */
-		lm_tensor *gin_small[8], **gin = nin <= 8 ? gin_small : calloc((size_t)nin, sizeof *gin);
+		lm_tensor *gin_small[8], **gin = nin <= 8 ? gin_small : vz_calloc((size_t)nin, sizeof *gin);
 		if (!gin || !acc[b] || lm_graph_node_backward(s->g, i, acc[b], gin) != LM_OK) {
 			snprintf(s->error, sizeof s->error, "%s", acc[b] ? lm_last_error() : "no gradient reached this node");
 			s->error_kind = acc[b] ? 0 : 1;
-			if (gin && gin != gin_small) free(gin);
+			if (gin && gin != gin_small) vz_free(gin);
 			break;
 		}
 		for (int e = 0; e < s->nedge; e++) {
@@ -256,7 +256,7 @@ static void run_backward(graph_scene *s)
 			s->box[to].arrived_step = (int)i + 1;
 		}
 		for (int k = 0; k < nin; k++) lm_tensor_release(gin[k]);
-		if (gin != gin_small) free(gin);
+		if (gin != gin_small) vz_free(gin);
 		lm_tensor_release(acc[b]);
 		acc[b] = NULL;
 	}
@@ -265,7 +265,7 @@ static void run_backward(graph_scene *s)
 		summarise(&s->box[i], acc[i]);
 		lm_tensor_release(acc[i]);
 	}
-	free(acc);
+	vz_free(acc);
 }
 
 /* ---------------------------------------------------------------- demonstration graphs */
@@ -331,7 +331,7 @@ static lm_tensor *demo_many(int64_t n, bool chain)
 		return cur;
 	}
 	lm_tensor_release(cur);
-	lm_tensor **terms = calloc((size_t)n, sizeof *terms);
+	lm_tensor **terms = vz_calloc((size_t)n, sizeof *terms);
 	for (int64_t i = 0; terms && x && i < n; i++) {
 		double w = 0.1 * (double)(i % 7) - 0.3, b = 0.05 * (double)(i % 5);
 		lm_tensor *W = leaf(&w, 0, NULL), *B = leaf(&b, 0, NULL), *m = W ? lm_mul(x, W) : NULL, *a = m && B ? lm_add(m, B) : NULL;
@@ -348,7 +348,7 @@ static lm_tensor *demo_many(int64_t n, bool chain)
 			if (w % 2 && i == w / 2 - 1) terms[i + 1] = terms[w - 1];
 		}
 	lm_tensor *root = terms ? terms[0] : NULL;
-	free(terms);
+	vz_free(terms);
 	lm_tensor_release(x);
 	return root;
 }
@@ -370,11 +370,11 @@ static void graph_destroy(void *p)
 	graph_scene *s = p;
 	if (!s) return;
 	lm_graph_free(s->g);
-	free(s->box);
-	free(s->edge);
-	free(s->node_box);
-	free(s->check);
-	free(s);
+	vz_free(s->box);
+	vz_free(s->edge);
+	vz_free(s->node_box);
+	vz_free(s->check);
+	vz_free(s);
 }
 
 static void *graph_create(const vz_build *b)
@@ -396,7 +396,7 @@ static void *graph_create(const vz_build *b)
 		s->shown = lm_graph_listed(s->g) < MAX_SHOWN ? lm_graph_listed(s->g) : MAX_SHOWN;
 		st = build(s);
 	}
-	if (st == LM_OK && b->check && (s->check = malloc((size_t)s->shown * sizeof *s->check)))
+	if (st == LM_OK && b->check && (s->check = vz_malloc((size_t)s->shown * sizeof *s->check)))
 		memcpy(s->check, b->check, (size_t)s->shown * sizeof *s->check);
 	if (st != LM_OK) {
 		graph_destroy(s);
@@ -426,10 +426,10 @@ static void graph_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	const vz_frame *f = c->metrics;
 	float lh = vz_text_height(f, VZ_FONT_SMALL), cw = vz_char_width(f, VZ_FONT_SMALL);
 	int widest = 1;
-	int *count = calloc((size_t)s->nlayers, sizeof *count);
+	int *count = vz_calloc((size_t)s->nlayers, sizeof *count);
 	for (int i = 0; count && i < s->nbox; i++)
 		if (++count[s->box[i].layer] > widest) widest = count[s->box[i].layer];
-	free(count);
+	vz_free(count);
 	float top = lh * 1.8f;
 	s->colw = fmaxf(c->w / (float)s->nlayers, 3 * c->scale);
 	s->bw = fminf(s->colw * 0.78f, 20 * cw);

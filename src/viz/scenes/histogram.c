@@ -80,15 +80,15 @@ typedef struct hist_scene {
 static void hrun_free(hrun *h)
 {
 	vz_run_clear(&h->run);
-	free(h->steps);
-	free(h->atomics);
-	free(h->elems);
-	free(h->elem_step);
-	free(h->elem_bin);
-	free(h->global_after);
-	free(h->private_after);
-	free(h->private_step);
-	free(h->private_scratch);
+	vz_free(h->steps);
+	vz_free(h->atomics);
+	vz_free(h->elems);
+	vz_free(h->elem_step);
+	vz_free(h->elem_bin);
+	vz_free(h->global_after);
+	vz_free(h->private_after);
+	vz_free(h->private_step);
+	vz_free(h->private_scratch);
 	memset(h, 0, sizeof *h);
 }
 
@@ -101,7 +101,7 @@ static bool pend_push(pending *p, int64_t e)
 {
 	if (p->n == p->cap) {
 		int c = p->cap ? p->cap * 2 : 8;
-		int64_t *q = realloc(p->q, (size_t)c * sizeof *q);
+		int64_t *q = vz_realloc(p->q, (size_t)c * sizeof *q);
 		if (!q) return false;
 		p->q = q;
 		p->cap = c;
@@ -127,7 +127,7 @@ static lm_status read_step(hrun *h, const lm_trace *t, const lm_trace_step *s, i
 		if (e->kind != LM_TRACE_ATOMIC) continue;
 		if (h->natomics == *cap_at) {
 			int64_t c = *cap_at ? *cap_at * 2 : 1024;
-			hatomic *a = realloc(h->atomics, (size_t)c * sizeof *a);
+			hatomic *a = vz_realloc(h->atomics, (size_t)c * sizeof *a);
 			if (!a) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 			h->atomics = a;
 			*cap_at = c;
@@ -168,13 +168,13 @@ static lm_status read_step(hrun *h, const lm_trace *t, const lm_trace_step *s, i
 static lm_status accumulate(hrun *h, int64_t bins)
 {
 	size_t gb = (size_t)h->nsteps * (size_t)bins, pb = (size_t)h->blocks * (size_t)bins;
-	h->global_after = calloc(gb ? gb : 1, sizeof *h->global_after);
+	h->global_after = vz_calloc(gb ? gb : 1, sizeof *h->global_after);
 	bool priv = false;
 	for (int64_t i = 0; i < h->natomics; i++) priv |= h->atomics[i].shared;
 	if (priv) {
-		h->private_after = calloc(pb ? pb : 1, sizeof *h->private_after);
-		h->private_scratch = calloc(pb ? pb : 1, sizeof *h->private_scratch);
-		h->private_step = malloc((size_t)h->blocks * sizeof *h->private_step);
+		h->private_after = vz_calloc(pb ? pb : 1, sizeof *h->private_after);
+		h->private_scratch = vz_calloc(pb ? pb : 1, sizeof *h->private_scratch);
+		h->private_step = vz_malloc((size_t)h->blocks * sizeof *h->private_step);
 	}
 	if (!h->global_after || (priv && (!h->private_after || !h->private_scratch || !h->private_step)))
 		return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
@@ -219,11 +219,11 @@ static lm_status hrun_build(hrun *h, const lm_viz_run *run, int64_t n, int64_t b
 	h->blocks = (int)(la.grid[0] * la.grid[1] * la.grid[2]);
 	h->threads = (int)(la.block[0] * la.block[1] * la.block[2]);
 	int data = vz_trace_array(t, "data", LM_SPACE_GLOBAL, -1);
-	h->steps = calloc((size_t)la.nsteps + 1, sizeof *h->steps);
-	h->elems = malloc((size_t)n * sizeof *h->elems);
-	h->elem_step = malloc((size_t)n * sizeof *h->elem_step);
-	h->elem_bin = malloc((size_t)n * sizeof *h->elem_bin);
-	pending *pend = calloc((size_t)h->threads, sizeof *pend);
+	h->steps = vz_calloc((size_t)la.nsteps + 1, sizeof *h->steps);
+	h->elems = vz_malloc((size_t)n * sizeof *h->elems);
+	h->elem_step = vz_malloc((size_t)n * sizeof *h->elem_step);
+	h->elem_bin = vz_malloc((size_t)n * sizeof *h->elem_bin);
+	pending *pend = vz_calloc((size_t)h->threads, sizeof *pend);
 	lm_status st = LM_OK;
 	if (!h->steps || !h->elems || !h->elem_step || !h->elem_bin || !pend)
 		st = lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
@@ -256,8 +256,8 @@ static lm_status hrun_build(hrun *h, const lm_viz_run *run, int64_t n, int64_t b
 		if (k->max_queue > h->max_queue) h->max_queue = k->max_queue;
 		h->nsteps++;
 	}
-	for (int k = 0; pend && k < h->threads; k++) free(pend[k].q);
-	free(pend);
+	for (int k = 0; pend && k < h->threads; k++) vz_free(pend[k].q);
+	vz_free(pend);
 	if (st == LM_OK && h->nsteps == 0) st = lm_set_error(LM_ERR_ARG, "%s: the histogram trace has no steps", fname);
 	if (st == LM_OK) st = accumulate(h, bins);
 	if (st != LM_OK) hrun_free(h);
@@ -276,9 +276,9 @@ static void hist_destroy(void *p)
 	vz_image_free(s->heat_img);
 	vz_image_free(s->priv_img);
 	vzs_grid_free(&s->priv_grid);
-	free(s->values);
-	free(s->letters);
-	free(s);
+	vz_free(s->values);
+	vz_free(s->letters);
+	vz_free(s);
 }
 
 static int algo_index(const char *a)
@@ -292,7 +292,7 @@ static int algo_index(const char *a)
 static lm_status run_all(hist_scene *s, const lm_viz_run *have, int64_t block, int64_t coarsen,
                          const char *fname)
 {
-	int32_t *bins_of = malloc((size_t)s->n * sizeof *bins_of);
+	int32_t *bins_of = vz_malloc((size_t)s->n * sizeof *bins_of);
 	if (!bins_of) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	for (int64_t i = 0; i < s->n; i++) bins_of[i] = (int32_t)s->values[i];
 	lm_status st = LM_OK;
@@ -307,7 +307,7 @@ static lm_status run_all(hist_scene *s, const lm_viz_run *have, int64_t block, i
 		st = hrun_build(&s->runs[i], &r, s->n, s->bins, fname);
 		vz_run_clear(&r);
 	}
-	free(bins_of);
+	vz_free(bins_of);
 	return st;
 }
 
@@ -329,7 +329,7 @@ static lm_status from_trace(hist_scene *s, const lm_viz_run *r, const char *fnam
 	double *x = vz_trace_input(t, "data", &n);
 	if (!x && !lm_trace_truncated(t)) return vz_error_prefix(LM_ERR_ARG, fname);
 	if (!x || n != da.length) {
-		free(x);
+		vz_free(x);
 		return lm_set_error(LM_ERR_ARG, "%s: the histogram trace is truncated: its events load %lld of "
 		                    "the %lld elements; run the kernel with a larger trace_cap", fname,
 		                    x ? (long long)n : 0LL, (long long)da.length);
@@ -355,8 +355,8 @@ static lm_status demo_input(hist_scene *s, const lm_viz_opts *o, const char *fna
 	if (strcmp(kind, "pmpp") == 0 || strcmp(kind, "text") == 0) {
 		const char *text = strcmp(kind, "pmpp") == 0 ? "programming massively parallel processors"
 		                                              : vz_opt_string(o, "text", "");
-		s->values = malloc((strlen(text) + 1) * sizeof *s->values);
-		s->letters = malloc(strlen(text) + 1);
+		s->values = vz_malloc((strlen(text) + 1) * sizeof *s->values);
+		s->letters = vz_malloc(strlen(text) + 1);
 		if (!s->values || !s->letters) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 		n = 0;
 		for (const char *c = text; *c; c++) {
@@ -370,7 +370,7 @@ static lm_status demo_input(hist_scene *s, const lm_viz_opts *o, const char *fna
 		s->text_bins = true;
 	} else {
 		s->bins = vz_opt_int(o, "bins", 16);
-		s->values = malloc((size_t)n * sizeof *s->values);
+		s->values = vz_malloc((size_t)n * sizeof *s->values);
 		if (!s->values) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 		uint64_t r = 0x2545F4914F6CDD1Dull;
 		int64_t run_bin = 0, run_left = 0;
@@ -584,13 +584,13 @@ static void draw_private(vz_frame *f, hist_scene *s, const hrun *h, int k)
 	int cur_block = k > 0 ? (int)h->steps[k - 1].block : -1;
 	if (vzs_dense(f, cw) || rh * vz_zoom(f) < 3) { /* every copy as one image */
 		size_t n = (size_t)h->blocks * (size_t)s->bins;
-		vz_color *px = malloc(n * sizeof *px);
+		vz_color *px = vz_malloc(n * sizeof *px);
 		if (!px) return;
 		for (size_t i = 0; i < n; i++) px[i] = p && p[i] > 0 ? vz_viridis(p[i] / most) : vz_th.pending;
 		vz_rect r = vz_r(s->priv_r.x, s->priv_r.y, s->priv_r.w, rh * (float)h->blocks);
 		vz_cell *g = vzs_grid_draw(f, &s->priv_grid, r, h->blocks, (int)s->bins, px, "private bin", -1);
 		g->group = "histo_s";
-		free(px);
+		vz_free(px);
 		if (cur_block >= 0)
 			vz_outline(f, vz_r(r.x - 2, r.y + (float)cur_block * rh - 1, r.w + 4, fmaxf(rh, 1) + 2), 2, vz_th.highlight);
 		return;
@@ -751,7 +751,7 @@ static void draw_heat(vz_frame *f, hist_scene *s, const hrun *h, int k)
 	            "(the longest queue: 1 = no conflict, up to %d)", "（最长排队：1 = 无冲突，最多 %d）",
 	            h->max_queue > 0 ? h->max_queue : 1);
 	float rh = r.h / (float)h->nsteps, cw = r.w / (float)s->bins;
-	int *q = calloc((size_t)s->bins, sizeof *q);
+	int *q = vz_calloc((size_t)s->bins, sizeof *q);
 	if (!q) return;
 	bool cells = rh * vz_zoom(f) >= 6 && cw * vz_zoom(f) >= 6;
 	if (!cells && (!s->heat_img || s->img_step < 0)) {
@@ -800,7 +800,7 @@ static void draw_heat(vz_frame *f, hist_scene *s, const hrun *h, int k)
 			cell->has_value = true;
 		}
 	}
-	free(q);
+	vz_free(q);
 	if (k > 0) /* the current step's row */
 		vz_outline(f, vz_r(r.x - 3, r.y + (float)(k - 1) * rh - 1, r.w + 6, fmaxf(rh, 2) + 2), 2, vz_th.highlight);
 	/* the colour scale */

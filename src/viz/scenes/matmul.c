@@ -74,11 +74,11 @@ typedef struct mm_scene {
 static void mvar_free(mvar *v)
 {
 	vz_run_clear(&v->run);
-	free(v->gl);
-	free(v->sl);
-	free(v->cnt_a);
-	free(v->cnt_b);
-	free(v->psum);
+	vz_free(v->gl);
+	vz_free(v->sl);
+	vz_free(v->cnt_a);
+	vz_free(v->cnt_b);
+	vz_free(v->psum);
 	memset(v, 0, sizeof *v);
 }
 
@@ -95,7 +95,7 @@ static lm_status read_block(mm_scene *s, mvar *v, const lm_trace *t, const lm_tr
 {
 	int idm = vz_trace_array(t, "M", LM_SPACE_GLOBAL, -1), idn = vz_trace_array(t, "N", LM_SPACE_GLOBAL, -1);
 	int64_t T = v->tile, adds_per_phase_naive = T;
-	int32_t *nadds = calloc((size_t)(T * T), sizeof *nadds);
+	int32_t *nadds = vz_calloc((size_t)(T * T), sizeof *nadds);
 	if (!nadds) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	int64_t kept = lm_trace_count(t);
 	bool seen = false;
@@ -128,7 +128,7 @@ static lm_status read_block(mm_scene *s, mvar *v, const lm_trace *t, const lm_tr
 			}
 		}
 	}
-	free(nadds);
+	vz_free(nadds);
 	if (!seen)
 		return lm_set_error(LM_ERR_ARG, "%s: block %d is not in the trace (its first %lld events; a smaller "
 		                    "matrix or block shows)", s->fname, v->block, (long long)kept);
@@ -157,11 +157,11 @@ static lm_status mvar_build(mm_scene *s, mvar *v, const lm_viz_run *run)
 	v->by = v->block / v->gx;
 	v->phases = (int)((s->k + v->tile - 1) / v->tile);
 	int64_t T2 = (int64_t)v->tile * v->tile;
-	v->gl = calloc((size_t)v->phases, sizeof *v->gl);
-	v->sl = calloc((size_t)v->phases, sizeof *v->sl);
-	v->cnt_a = calloc((size_t)(v->phases * s->m * s->k), sizeof *v->cnt_a);
-	v->cnt_b = calloc((size_t)(v->phases * s->k * s->n), sizeof *v->cnt_b);
-	v->psum = malloc((size_t)(v->phases * T2) * sizeof *v->psum);
+	v->gl = vz_calloc((size_t)v->phases, sizeof *v->gl);
+	v->sl = vz_calloc((size_t)v->phases, sizeof *v->sl);
+	v->cnt_a = vz_calloc((size_t)(v->phases * s->m * s->k), sizeof *v->cnt_a);
+	v->cnt_b = vz_calloc((size_t)(v->phases * s->k * s->n), sizeof *v->cnt_b);
+	v->psum = vz_malloc((size_t)(v->phases * T2) * sizeof *v->psum);
 	if (!v->gl || !v->sl || !v->cnt_a || !v->cnt_b || !v->psum)
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	for (int64_t i = 0; i < v->phases * T2; i++) v->psum[i] = NAN;
@@ -178,12 +178,12 @@ static void mm_destroy(void *p)
 	for (int i = 0; i < s->nvars; i++) mvar_free(&s->vars[i]);
 	vzs_grid *g[] = {&s->g_a, &s->g_b, &s->g_c, &s->g_ms, &s->g_ns};
 	for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) vzs_grid_free(g[i]);
-	free(s->a);
-	free(s->b);
-	free(s->col);
-	free(s->state);
-	free(s->val);
-	free(s);
+	vz_free(s->a);
+	vz_free(s->b);
+	vz_free(s->col);
+	vz_free(s->state);
+	vz_free(s->val);
+	vz_free(s);
 }
 
 /* Events the emulator records for blocks 0..block of a kernel: enough to keep the one shown. */
@@ -208,8 +208,8 @@ static lm_status inputs_from_trace(mm_scene *s, const lm_viz_run *r)
 	s->m = ma.rows;
 	s->k = ma.cols;
 	s->n = na.cols;
-	s->a = calloc((size_t)(s->m * s->k), sizeof *s->a);
-	s->b = calloc((size_t)(s->k * s->n), sizeof *s->b);
+	s->a = vz_calloc((size_t)(s->m * s->k), sizeof *s->a);
+	s->b = vz_calloc((size_t)(s->k * s->n), sizeof *s->b);
 	if (!s->a || !s->b) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	const char *names[2] = {"M", "N"};
 	double *dst[2] = {s->a, s->b};
@@ -219,7 +219,7 @@ static lm_status inputs_from_trace(mm_scene *s, const lm_viz_run *r)
 		double *x = vz_trace_input(t, names[i], &got);
 		if (!x) return vz_error_prefix(LM_ERR_ARG, s->fname);
 		memcpy(dst[i], x, (size_t)(got < len[i] ? got : len[i]) * sizeof *x);
-		free(x);
+		vz_free(x);
 	}
 	s->truncated_input = lm_trace_truncated(t);
 	return LM_OK;
@@ -230,18 +230,18 @@ static lm_status demo_inputs(mm_scene *s, const lm_viz_opts *o)
 	s->m = vz_opt_int(o, "m", 8);
 	s->k = vz_opt_int(o, "k", s->m);
 	s->n = vz_opt_int(o, "n", s->m);
-	s->a = malloc((size_t)(s->m * s->k) * sizeof *s->a);
-	s->b = malloc((size_t)(s->k * s->n) * sizeof *s->b);
+	s->a = vz_malloc((size_t)(s->m * s->k) * sizeof *s->a);
+	s->b = vz_malloc((size_t)(s->k * s->n) * sizeof *s->b);
 	if (!s->a || !s->b) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	const char *in = vz_opt_string(o, "input", "random");
 	/* B continues A's sequence, so a random A and B differ */
-	double *both = malloc((size_t)(s->m * s->k + s->k * s->n) * sizeof *both);
+	double *both = vz_malloc((size_t)(s->m * s->k + s->k * s->n) * sizeof *both);
 	if (!both) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	lm_status st = vzs_demo_values(in, s->m * s->k + s->k * s->n, both, s->fname);
 	memcpy(s->a, both, (size_t)(s->m * s->k) * sizeof *both);
 	memcpy(s->b, both + s->m * s->k, (size_t)(s->k * s->n) * sizeof *both);
 	if (strcmp(in, "random") != 0) memcpy(s->b, both, (size_t)(s->k * s->n < s->m * s->k ? s->k * s->n : s->m * s->k) * sizeof *both);
-	free(both);
+	vz_free(both);
 	return st;
 }
 
@@ -306,9 +306,9 @@ static void *mm_create(const vz_build *b)
 			if (s->vars[i].tile == tile0) s->variant = i;
 	size_t cells = (size_t)(s->m * s->k + s->k * s->n + s->m * s->n + 2 * 32 * 32);
 	if (st == LM_OK) {
-		s->col = calloc(cells, sizeof *s->col);
-		s->state = calloc(cells, sizeof *s->state);
-		s->val = calloc(cells, sizeof *s->val);
+		s->col = vz_calloc(cells, sizeof *s->col);
+		s->state = vz_calloc(cells, sizeof *s->state);
+		s->val = vz_calloc(cells, sizeof *s->val);
 		if (!s->col || !s->state || !s->val) st = lm_set_error(LM_ERR_NOMEM, "%s: out of memory", b->fname);
 	}
 	if (st != LM_OK) {

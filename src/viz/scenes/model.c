@@ -52,10 +52,10 @@ static void model_destroy(void *p)
 	model_scene *s = p;
 	if (!s) return;
 	for (int i = 0; i < s->n; i++) {
-		free(s->L[i].w);
+		vz_free(s->L[i].w);
 		vz_image_free(s->L[i].img);
 	}
-	free(s);
+	vz_free(s);
 }
 
 /* The filters of a Conv2d weight (out, in, kh, kw), at most MAXFILT x MAXIN of them. */
@@ -73,7 +73,7 @@ static lm_status copy_filters(mlayer *l, const lm_tensor *w, const char *fname)
 		l->fo = 0;
 		return LM_OK;
 	}
-	l->w = malloc((size_t)(l->fo * l->fi * l->fh * l->fw) * sizeof *l->w);
+	l->w = vz_malloc((size_t)(l->fo * l->fi * l->fh * l->fw) * sizeof *l->w);
 	if (!l->w) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	l->wmax = 0;
 	for (int o = 0; o < l->fo; o++)
@@ -112,14 +112,14 @@ static lm_status demo_model(model_scene *s)
 		if (!d[i].conv[0]) continue;
 		int64_t sh[4] = {d[i].conv[0], d[i].conv[1], d[i].conv[2], d[i].conv[3]};
 		int64_t n = sh[0] * sh[1] * sh[2] * sh[3];
-		double *v = malloc((size_t)n * sizeof *v);
+		double *v = vz_malloc((size_t)n * sizeof *v);
 		if (!v) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 		for (int64_t j = 0; j < n; j++) {
 			z ^= z << 13, z ^= z >> 7, z ^= z << 17;
 			v[j] = (double)(z % 20001) / 10000.0 - 1.0;
 		}
 		lm_tensor *w = lm_from_data(v, 4, sh, LM_FLOAT64);
-		free(v);
+		vz_free(v);
 		if (!w) return vz_error_prefix(0, s->fname);
 		lm_status st = copy_filters(l, w, s->fname);
 		lm_tensor_release(w);

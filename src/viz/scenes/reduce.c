@@ -53,9 +53,9 @@ static const char *tree_title(const char *algo)
 static void tree_free(tree *t)
 {
 	for (int r = 0; t->lane_grids && r < t->t.net.nsteps; r++) vzs_grid_free(&t->lane_grids[r]);
-	free(t->lane_grids);
-	free(t->lane_px);
-	free(t->masks);
+	vz_free(t->lane_grids);
+	vz_free(t->lane_px);
+	vz_free(t->masks);
 	vzs_tree_free(&t->t);
 	memset(t, 0, sizeof *t);
 }
@@ -65,9 +65,9 @@ static lm_status tree_build(tree *t, const lm_viz_run *run, uint32_t block, cons
 	memset(t, 0, sizeof *t);
 	if (vzs_tree_build(&t->t, run, block, tree_title, fname) != LM_OK) return lm_last_status();
 	const vzs_addnet *n = &t->t.net;
-	t->masks = calloc((size_t)n->nsteps * (size_t)n->warps + 1, sizeof *t->masks);
-	t->lane_grids = calloc((size_t)n->nsteps + 1, sizeof *t->lane_grids);
-	t->lane_px = malloc((size_t)n->warps * 32 * sizeof *t->lane_px);
+	t->masks = vz_calloc((size_t)n->nsteps * (size_t)n->warps + 1, sizeof *t->masks);
+	t->lane_grids = vz_calloc((size_t)n->nsteps + 1, sizeof *t->lane_grids);
+	t->lane_px = vz_malloc((size_t)n->warps * 32 * sizeof *t->lane_px);
 	if (!t->masks || !t->lane_grids || !t->lane_px) {
 		tree_free(t);
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
@@ -87,7 +87,7 @@ static void reduce_destroy(void *p)
 	if (!s) return;
 	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
 	for (int i = 0; i < s->ntrees; i++) tree_free(&s->trees[i]);
-	free(s);
+	vz_free(s);
 }
 
 static lm_status add_tree(reduce_scene *s, const lm_viz_run *r, const char *fname)
@@ -137,7 +137,7 @@ static lm_status from_trace(reduce_scene *s, const lm_viz_run *r, const char *fn
 	if (!x) return vz_error_prefix(LM_ERR_ARG, fname);
 	s->n = n;
 	lm_status st = both(s, x, n, (int64_t)la.block[0], r, fname);
-	free(x);
+	vz_free(x);
 	return st;
 }
 
@@ -157,12 +157,12 @@ static void *reduce_create(const vz_build *b)
 		 * the naive tree keeps issuing with idle lanes cost what the lecture says (one block alone
 		 * is latency-bound: both trees take its slowest warp's time) */
 		int64_t n = vz_opt_int(b->opts, "n", 4096), block = vz_opt_int(b->opts, "block", 64);
-		double *x = malloc((size_t)n * sizeof *x);
+		double *x = vz_malloc((size_t)n * sizeof *x);
 		st = x ? vzs_demo_values(vz_opt_string(b->opts, "input", "arange"), n, x, b->fname)
 		       : lm_set_error(LM_ERR_NOMEM, "%s: out of memory", b->fname);
 		s->n = n;
 		if (st == LM_OK) st = both(s, x, n, block, NULL, b->fname);
-		free(x);
+		vz_free(x);
 	}
 	if (st != LM_OK) {
 		reduce_destroy(s);

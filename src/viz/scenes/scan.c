@@ -174,7 +174,7 @@ static lm_status hier_add_row(scan_scene *s, const lm_trace *t, int array, int l
 	h->launch = launch;
 	h->length = a.length;
 	h->kind = kind;
-	h->v = malloc((size_t)a.length * sizeof *h->v);
+	h->v = vz_malloc((size_t)a.length * sizeof *h->v);
 	if (!h->v) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
 	vzs_array_after(t, array, launch < 0 ? 0 : launch, h->v, a.length);
 	if (launch < 0) { /* the input: what launch 0 loaded */
@@ -182,7 +182,7 @@ static lm_status hier_add_row(scan_scene *s, const lm_trace *t, int array, int l
 		double *x = vz_trace_input(t, a.name, &n);
 		if (x) {
 			for (int64_t i = 0; i < a.length; i++) h->v[i] = i < n ? x[i] : NAN;
-			free(x);
+			vz_free(x);
 		}
 	}
 	h->section = strcmp(a.name, "S") == 0 ? 0 : s->section;
@@ -230,8 +230,8 @@ static void scan_destroy(void *p)
 	for (int i = 0; i < s->npics; i++) pic_free(&s->pics[i]);
 	pic_free(&s->block_pic);
 	vz_run_clear(&s->hrun);
-	for (int i = 0; i < s->nhrows; i++) free(s->hrows[i].v);
-	free(s);
+	for (int i = 0; i < s->nhrows; i++) vz_free(s->hrows[i].v);
+	vz_free(s);
 }
 
 static bool is_exclusive(const lm_trace *t) { return strstr(lm_trace_name(t), "exclusive") != NULL; }
@@ -261,7 +261,7 @@ static lm_status from_trace(scan_scene *s, const lm_viz_run *r, const char *fnam
 	if (!x) return vz_error_prefix(LM_ERR_ARG, fname);
 	s->n = n;
 	lm_status st = companions(s, x, n, r, fname);
-	free(x);
+	vz_free(x);
 	return st;
 }
 
@@ -270,7 +270,7 @@ static lm_status from_options(scan_scene *s, const lm_viz_opts *o, const lm_viz_
 {
 	int64_t n = vz_opt_int(o, "n", 16), block = vz_opt_int(o, "block", 0);
 	s->exclusive = vz_opt_int(o, "exclusive", 0) != 0;
-	double *x = malloc((size_t)n * sizeof *x);
+	double *x = vz_malloc((size_t)n * sizeof *x);
 	if (!x) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	lm_status st = vzs_demo_values(vz_opt_string(o, "input", "arange"), n, x, fname);
 	s->n = n;
@@ -285,7 +285,7 @@ static lm_status from_options(scan_scene *s, const lm_viz_opts *o, const lm_viz_
 	} else if (st == LM_OK) {
 		st = companions(s, x, n, NULL, fname);
 	}
-	free(x);
+	vz_free(x);
 	return st;
 }
 

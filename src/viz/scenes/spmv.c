@@ -95,12 +95,12 @@ typedef struct spmv_scene {
 static void sfmt_free(sfmt *f)
 {
 	vz_run_clear(&f->run);
-	free(f->work);
-	free(f->first);
-	free(f->prod);
-	free(f->slot_iter);
-	free(f->slot_thread);
-	for (int i = 0; i < f->narr; i++) free(f->arr[i].v);
+	vz_free(f->work);
+	vz_free(f->first);
+	vz_free(f->prod);
+	vz_free(f->slot_iter);
+	vz_free(f->slot_thread);
+	for (int i = 0; i < f->narr; i++) vz_free(f->arr[i].v);
 	memset(f, 0, sizeof *f);
 }
 
@@ -117,12 +117,12 @@ static lm_status read_products(sfmt *f, const lm_trace *t, int fmt, const char *
 	f->nthreads = (int)(la.grid[0] * bdim);
 	int ival = vz_trace_array(t, "val", LM_SPACE_GLOBAL, -1), icol = vz_trace_array(t, "col", LM_SPACE_GLOBAL, -1);
 	int irow = vz_trace_array(t, fmt == COO ? "row" : "perm", LM_SPACE_GLOBAL, -1);
-	f->work = calloc((size_t)f->nthreads + 1, sizeof *f->work);
-	f->first = calloc((size_t)f->nthreads + 1, sizeof *f->first);
-	int32_t *lastcol = calloc((size_t)f->nthreads + 1, sizeof *lastcol), *row = malloc(((size_t)f->nthreads + 1) * sizeof *row);
+	f->work = vz_calloc((size_t)f->nthreads + 1, sizeof *f->work);
+	f->first = vz_calloc((size_t)f->nthreads + 1, sizeof *f->first);
+	int32_t *lastcol = vz_calloc((size_t)f->nthreads + 1, sizeof *lastcol), *row = vz_malloc(((size_t)f->nthreads + 1) * sizeof *row);
 	if (!f->work || !f->first || !lastcol || !row) {
-		free(lastcol);
-		free(row);
+		vz_free(lastcol);
+		vz_free(row);
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	}
 	int64_t n = lm_trace_count(t);
@@ -137,10 +137,10 @@ static lm_status read_products(sfmt *f, const lm_trace *t, int fmt, const char *
 		row[th] = fmt == CSR || fmt == ELL ? th : -1;
 	}
 	f->nprod = f->first[f->nthreads];
-	f->prod = calloc((size_t)(f->nprod > 0 ? f->nprod : 1), sizeof *f->prod);
+	f->prod = vz_calloc((size_t)(f->nprod > 0 ? f->nprod : 1), sizeof *f->prod);
 	if (!f->prod) {
-		free(lastcol);
-		free(row);
+		vz_free(lastcol);
+		vz_free(row);
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	}
 	memset(f->work, 0, (size_t)f->nthreads * sizeof *f->work);
@@ -154,16 +154,16 @@ static lm_status read_products(sfmt *f, const lm_trace *t, int fmt, const char *
 	}
 	for (int th = 0; th < f->nthreads; th++)
 		for (int k = 0; k < f->work[th]; k++) f->prod[f->first[th] + k].row = row[th];
-	free(lastcol);
-	free(row);
+	vz_free(lastcol);
+	vz_free(row);
 	return LM_OK;
 }
 
 /* Per slot of val: the iteration and thread that use it (padding: none). */
 static lm_status index_slots(sfmt *f, const char *fname)
 {
-	f->slot_iter = malloc((size_t)(f->nslots > 0 ? f->nslots : 1) * sizeof *f->slot_iter);
-	f->slot_thread = malloc((size_t)(f->nslots > 0 ? f->nslots : 1) * sizeof *f->slot_thread);
+	f->slot_iter = vz_malloc((size_t)(f->nslots > 0 ? f->nslots : 1) * sizeof *f->slot_iter);
+	f->slot_thread = vz_malloc((size_t)(f->nslots > 0 ? f->nslots : 1) * sizeof *f->slot_thread);
 	if (!f->slot_iter || !f->slot_thread) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	for (int64_t i = 0; i < f->nslots; i++) f->slot_iter[i] = f->slot_thread[i] = -1;
 	for (int th = 0; th < f->nthreads; th++)
@@ -189,7 +189,7 @@ static lm_status read_arrays(sfmt *f, const lm_sparse *a, int fmt, const char *f
 		sarr *s = &f->arr[f->narr++];
 		s->name = names[fmt][i];
 		s->len = lm_tensor_numel(x);
-		s->v = malloc((size_t)(s->len > 0 ? s->len : 1) * sizeof *s->v);
+		s->v = vz_malloc((size_t)(s->len > 0 ? s->len : 1) * sizeof *s->v);
 		if (!s->v) {
 			lm_tensor_release(x);
 			return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
@@ -218,17 +218,17 @@ static void spmv_destroy(void *p)
 	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
 	for (int i = 0; i < NFMT; i++) sfmt_free(&s->f[i]);
 	for (int i = 0; i < NGRIDS; i++) vzs_grid_free(&s->grids[i]);
-	free(s->rows);
-	free(s->cols);
-	free(s->vals);
-	free(s->x);
-	free(s->y);
-	free(s->dense);
-	free(s->col);
-	free(s->state);
-	free(s->val);
-	free(s->hatch);
-	free(s);
+	vz_free(s->rows);
+	vz_free(s->cols);
+	vz_free(s->vals);
+	vz_free(s->x);
+	vz_free(s->y);
+	vz_free(s->dense);
+	vz_free(s->col);
+	vz_free(s->state);
+	vz_free(s->val);
+	vz_free(s->hatch);
+	vz_free(s);
 }
 
 static int fmt_index(const char *a)
@@ -240,9 +240,9 @@ static int fmt_index(const char *a)
 
 static bool alloc_triples(spmv_scene *s, int64_t nnz)
 {
-	s->rows = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *s->rows);
-	s->cols = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *s->cols);
-	s->vals = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *s->vals);
+	s->rows = vz_malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *s->rows);
+	s->cols = vz_malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *s->cols);
+	s->vals = vz_malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *s->vals);
 	s->nnz = nnz;
 	return s->rows && s->cols && s->vals;
 }
@@ -317,13 +317,13 @@ static lm_status from_trace(spmv_scene *s, const lm_viz_run *r, int fmt)
 	sfmt_free(&tmp);
 	int64_t got = 0;
 	double *x = vz_trace_input(t, "x", &got);
-	s->x = calloc((size_t)s->n, sizeof *s->x);
+	s->x = vz_calloc((size_t)s->n, sizeof *s->x);
 	if (!s->x) {
-		free(x);
+		vz_free(x);
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	}
 	if (x) memcpy(s->x, x, (size_t)(got < s->n ? got : s->n) * sizeof *x);
-	free(x);
+	vz_free(x);
 	return LM_OK;
 }
 
@@ -346,8 +346,8 @@ static lm_status build_formats(spmv_scene *s, const lm_viz_run *have, int have_f
 
 static lm_status dense_and_y(spmv_scene *s)
 {
-	s->dense = malloc((size_t)(s->m * s->n) * sizeof *s->dense);
-	s->y = calloc((size_t)s->m, sizeof *s->y);
+	s->dense = vz_malloc((size_t)(s->m * s->n) * sizeof *s->dense);
+	s->y = vz_calloc((size_t)s->m, sizeof *s->y);
 	if (!s->dense || !s->y) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	for (int64_t i = 0; i < s->m * s->n; i++) s->dense[i] = NAN;
 	for (int64_t i = 0; i < s->nnz; i++) {
@@ -375,7 +375,7 @@ static void *spmv_create(const vz_build *b)
 	} else {
 		s->block = vz_opt_int(b->opts, "block", 4);
 		st = demo_matrix(s, b->opts);
-		if (st == LM_OK && !(s->x = malloc((size_t)s->n * sizeof *s->x))) st = lm_set_error(LM_ERR_NOMEM, "%s: out of memory", b->fname);
+		if (st == LM_OK && !(s->x = vz_malloc((size_t)s->n * sizeof *s->x))) st = lm_set_error(LM_ERR_NOMEM, "%s: out of memory", b->fname);
 		for (int64_t j = 0; st == LM_OK && j < s->n; j++) s->x[j] = (double)(j % 3 + 1);
 	}
 	s->demo = from && !traced;
@@ -384,10 +384,10 @@ static void *spmv_create(const vz_build *b)
 	if (st == LM_OK) st = dense_and_y(s);
 	int64_t cells = 3 * s->m * s->n + 8 * (s->nnz + s->m + 2) + 4 * s->m * (s->n + 1) + 64;
 	if (st == LM_OK) {
-		s->col = calloc((size_t)cells, sizeof *s->col);
-		s->state = calloc((size_t)cells, sizeof *s->state);
-		s->val = calloc((size_t)cells, sizeof *s->val);
-		s->hatch = calloc((size_t)cells, sizeof *s->hatch);
+		s->col = vz_calloc((size_t)cells, sizeof *s->col);
+		s->state = vz_calloc((size_t)cells, sizeof *s->state);
+		s->val = vz_calloc((size_t)cells, sizeof *s->val);
+		s->hatch = vz_calloc((size_t)cells, sizeof *s->hatch);
 		if (!s->col || !s->state || !s->val || !s->hatch) st = lm_set_error(LM_ERR_NOMEM, "%s: out of memory", b->fname);
 	}
 	if (st != LM_OK) {

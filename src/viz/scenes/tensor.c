@@ -53,16 +53,16 @@ static void tensor_destroy(void *p)
 	tensor_scene *s = p;
 	if (!s) return;
 	lm_tensor_release(s->t);
-	free(s->sv);
-	free(s->off);
-	free(s->hits);
-	free(s->col);
-	free(s->state);
-	free(s->val);
+	vz_free(s->sv);
+	vz_free(s->off);
+	vz_free(s->hits);
+	vz_free(s->col);
+	vz_free(s->state);
+	vz_free(s->val);
 	vzs_grid_free(&s->g_el);
 	vzs_grid_free(&s->g_st);
 	vzs_grid_free(&s->g_cp);
-	free(s);
+	vz_free(s);
 }
 
 /* The demonstration: a 3 x 4 arange (storage i holds i) and one view of it. */
@@ -95,8 +95,8 @@ static lm_tensor *demo_tensor(const lm_viz_opts *o, char *label, size_t cap, con
 /* Each element's storage offset in C order, and how many elements reach each storage cell. */
 static lm_status map_elements(tensor_scene *s)
 {
-	s->off = malloc((size_t)(s->numel > 0 ? s->numel : 1) * sizeof *s->off);
-	s->hits = calloc((size_t)(s->storage > 0 ? s->storage : 1), sizeof *s->hits);
+	s->off = vz_malloc((size_t)(s->numel > 0 ? s->numel : 1) * sizeof *s->off);
+	s->hits = vz_calloc((size_t)(s->storage > 0 ? s->storage : 1), sizeof *s->hits);
 	if (!s->off || !s->hits) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	int64_t idx[LM_MAX_DIMS] = {0};
 	for (int64_t e = 0; e < s->numel; e++) {
@@ -114,7 +114,7 @@ static lm_status map_elements(tensor_scene *s)
 
 static lm_status read_storage(tensor_scene *s)
 {
-	s->sv = malloc((size_t)(s->storage > 0 ? s->storage : 1) * sizeof *s->sv);
+	s->sv = vz_malloc((size_t)(s->storage > 0 ? s->storage : 1) * sizeof *s->sv);
 	if (!s->sv) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", s->fname);
 	/* a 1-D view of the whole storage, read element by element in its own dtype */
 	int64_t n = s->storage, one = 1;
@@ -156,8 +156,8 @@ static void *tensor_create(const vz_build *b)
 	}
 	if (st == LM_OK) st = read_storage(s);
 	int64_t cells = 2 * s->storage + s->numel + 2 * s->numel + 8;
-	if (st == LM_OK && (!(s->col = calloc((size_t)cells, sizeof *s->col)) || !(s->state = calloc((size_t)cells, 1)) ||
-	                    !(s->val = calloc((size_t)cells, sizeof *s->val))))
+	if (st == LM_OK && (!(s->col = vz_calloc((size_t)cells, sizeof *s->col)) || !(s->state = vz_calloc((size_t)cells, 1)) ||
+	                    !(s->val = vz_calloc((size_t)cells, sizeof *s->val))))
 		st = lm_set_error(LM_ERR_NOMEM, "%s: out of memory", b->fname);
 	if (st != LM_OK) {
 		tensor_destroy(s);

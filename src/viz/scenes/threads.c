@@ -89,13 +89,13 @@ typedef struct thr_scene {
 
 static void free_block(thr_scene *s)
 {
-	free(s->phases);
-	free(s->active);
-	free(s->acc);
-	free(s->phase_acc);
+	vz_free(s->phases);
+	vz_free(s->active);
+	vz_free(s->acc);
+	vz_free(s->phase_acc);
 	for (int i = 0; i < s->narr; i++) {
-		free(s->arr[i].vals);
-		free(s->arr[i].touch);
+		vz_free(s->arr[i].vals);
+		vz_free(s->arr[i].touch);
 		vzs_grid_free(&s->arr[i].grid);
 	}
 	s->phases = NULL;
@@ -122,9 +122,9 @@ static lm_status read_phases(thr_scene *s, uint32_t block)
 	lm_trace_step st;
 	for (int64_t i = s->la.first_step; i < s->la.first_step + s->la.nsteps && i < ns; i++)
 		if (lm_trace_step_get(s->t, i, &st) == LM_OK && st.block == block) s->nphases++;
-	if (!(s->phases = calloc((size_t)s->nphases + 1, sizeof *s->phases)) ||
-	    !(s->active = calloc((size_t)(s->nphases + 1) * (size_t)s->nthreads, 1)) ||
-	    !(s->phase_acc = calloc((size_t)s->nphases + 2, sizeof *s->phase_acc)))
+	if (!(s->phases = vz_calloc((size_t)s->nphases + 1, sizeof *s->phases)) ||
+	    !(s->active = vz_calloc((size_t)(s->nphases + 1) * (size_t)s->nthreads, 1)) ||
+	    !(s->phase_acc = vz_calloc((size_t)s->nphases + 2, sizeof *s->phase_acc)))
 		return nomem(s);
 	int p = 0;
 	for (int64_t i = s->la.first_step; i < s->la.first_step + s->la.nsteps && i < ns; i++) {
@@ -141,7 +141,7 @@ static lm_status read_phases(thr_scene *s, uint32_t block)
 			if (!is_access(ev->kind)) continue;
 			if (s->nacc == s->cap_acc) {
 				int cap = s->cap_acc ? 2 * s->cap_acc : 1024;
-				tacc *a = realloc(s->acc, (size_t)cap * sizeof *a);
+				tacc *a = vz_realloc(s->acc, (size_t)cap * sizeof *a);
 				if (!a) return nomem(s);
 				s->acc = a;
 				s->cap_acc = cap;
@@ -200,7 +200,7 @@ static lm_status choose_arrays(thr_scene *s)
 			if (t->n < 1) t->n = 1;
 			t->above = !shared && hi[id] >= 0 && !written[id];
 			size_t cells = (size_t)(s->nphases + 1) * (size_t)t->n;
-			if (!(t->vals = malloc(cells * sizeof *t->vals)) || !(t->touch = calloc(cells, 1)))
+			if (!(t->vals = vz_malloc(cells * sizeof *t->vals)) || !(t->touch = vz_calloc(cells, 1)))
 				return nomem(s);
 		}
 	return LM_OK;
@@ -220,7 +220,7 @@ static void replay(thr_scene *s, uint32_t block)
 	uint8_t *stored = NULL;
 	for (int i = 0; i < s->narr; i++)
 		if (s->arr[i].a.space != LM_SPACE_SHARED) {
-			stored = calloc((size_t)s->narr * MAX_SHOWN, 1);
+			stored = vz_calloc((size_t)s->narr * MAX_SHOWN, 1);
 			break;
 		}
 	for (int64_t e = 0; stored && e < n; e++) {
@@ -233,7 +233,7 @@ static void replay(thr_scene *s, uint32_t block)
 		if (!*seen && ev->kind == LM_TRACE_LOAD) t->vals[j] = ev->value;
 		*seen = 1;
 	}
-	free(stored);
+	vz_free(stored);
 	/* pass 2: the launches before this one and this launch's blocks before this one */
 	for (int64_t e = 0; e < n; e++) {
 		const lm_trace_event *ev = lm_trace_event_get(s->t, e);
@@ -277,7 +277,7 @@ static void replay(thr_scene *s, uint32_t block)
 static lm_status score(thr_scene *s)
 {
 	size_t threads = (size_t)s->nblocks * (size_t)s->nthreads;
-	int32_t (*c)[4] = calloc(threads ? threads : 1, sizeof *c);
+	int32_t (*c)[4] = vz_calloc(threads ? threads : 1, sizeof *c);
 	if (!c) return nomem(s);
 	int64_t n = lm_trace_count(s->t);
 	for (int64_t e = 0; e < n; e++) {
@@ -298,7 +298,7 @@ static lm_status score(thr_scene *s)
 		if (c[i][2] > s->max_sl) s->max_sl = c[i][2];
 		if (c[i][3] > s->max_ss) s->max_ss = c[i][3];
 	}
-	free(c);
+	vz_free(c);
 	return LM_OK;
 }
 
@@ -322,7 +322,7 @@ static void thr_destroy(void *p)
 	vzs_grid_free(&s->thr_grid);
 	vz_run_clear(&s->run);
 	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
-	free(s);
+	vz_free(s);
 }
 
 static void *thr_create(const vz_build *b)
@@ -563,13 +563,13 @@ static void draw_threads(vz_frame *f, thr_scene *s, int k)
 	}
 	const char *state;
 	if (dense(f, s)) {
-		vz_color *px = malloc((size_t)rows * (size_t)s->cols * sizeof *px);
+		vz_color *px = vz_malloc((size_t)rows * (size_t)s->cols * sizeof *px);
 		if (!px) return;
 		for (int th = 0; th < rows * s->cols; th++)
 			px[th] = th < s->nthreads ? thread_look(s, th, k, &state) : vz_th.bg;
 		vz_cell *g = vzs_grid_draw(f, &s->thr_grid, vz_r(s->label_w, s->thr_y, (float)s->cols * s->cell,
 		                           (float)rows * s->cell), rows, s->cols, px, "thread", 0);
-		free(px);
+		vz_free(px);
 		g->block = s->variant;
 		g->step = k;
 		return;
@@ -602,12 +602,12 @@ static void draw_array(vz_frame *f, thr_scene *s, tarr *t, int k)
 	const double *vals = t->vals + (size_t)(k > 0 ? k : 0) * (size_t)t->n;
 	const char *state;
 	if (dense(f, s)) {
-		vz_color *px = malloc((size_t)t->rows * (size_t)t->cols * sizeof *px);
+		vz_color *px = vz_malloc((size_t)t->rows * (size_t)t->cols * sizeof *px);
 		if (!px) return;
 		for (int64_t j = 0; j < (int64_t)t->rows * t->cols; j++)
 			px[j] = j < t->n ? element_look(t, j, k, &state) : vz_th.bg;
 		vz_cell *g = vzs_grid_draw(f, &t->grid, t->box, t->rows, t->cols, px, "element", (int32_t)t->lo);
-		free(px);
+		vz_free(px);
 		g->group = t->a.name;
 		g->array = t->id;
 		g->step = k;

@@ -72,7 +72,7 @@ static int cmp_double(const void *a, const void *b)
 static void tvar_free(tvar *v)
 {
 	vz_run_clear(&v->run);
-	free(v->times);
+	vz_free(v->times);
 	memset(v, 0, sizeof *v);
 }
 
@@ -81,7 +81,7 @@ static lm_status tvar_build(tvar *v, const lm_viz_run *run, const char *fname)
 	vz_run_copy(&v->run, run);
 	if (run->nspans > 0 && !v->run.spans) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	v->segments = 0;
-	v->times = malloc((size_t)(2 * run->nspans + 1) * sizeof *v->times);
+	v->times = vz_malloc((size_t)(2 * run->nspans + 1) * sizeof *v->times);
 	if (!v->times) return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
 	int n = 0;
 	v->times[n++] = 0;
@@ -110,7 +110,7 @@ static void tl_destroy(void *p)
 	if (!s) return;
 	for (int i = 0; i < s->ngiven; i++) vz_run_clear(&s->given[i]);
 	for (int i = 0; i < s->nv; i++) tvar_free(&s->v[i]);
-	free(s);
+	vz_free(s);
 }
 
 static lm_status add_variant(tl_scene *s, const lm_viz_run *run, const char *name)

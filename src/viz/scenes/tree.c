@@ -18,12 +18,12 @@
 void vzs_tree_free(vzs_tree *p)
 {
 	for (int r = 0; p->grids && r <= p->net.nsteps; r++) vzs_grid_free(&p->grids[r]);
-	free(p->grids);
-	free(p->scratch);
+	vz_free(p->grids);
+	vz_free(p->scratch);
 	vz_run_clear(&p->run);
 	vzs_addnet_free(&p->net);
-	free(p->rows);
-	free(p->writer);
+	vz_free(p->rows);
+	vz_free(p->writer);
 	memset(p, 0, sizeof *p);
 }
 
@@ -45,10 +45,10 @@ lm_status vzs_tree_build(vzs_tree *p, const lm_viz_run *run, uint32_t block,
 	snprintf(p->array, sizeof p->array, "%s", a.name);
 	int rows = p->net.nsteps + 1;
 	int64_t len = p->net.length;
-	p->rows = malloc((size_t)rows * (size_t)len * sizeof *p->rows);
-	p->writer = malloc((size_t)rows * (size_t)len * sizeof *p->writer);
-	p->grids = calloc((size_t)rows, sizeof *p->grids);
-	p->scratch = malloc((size_t)len * sizeof *p->scratch);
+	p->rows = vz_malloc((size_t)rows * (size_t)len * sizeof *p->rows);
+	p->writer = vz_malloc((size_t)rows * (size_t)len * sizeof *p->writer);
+	p->grids = vz_calloc((size_t)rows, sizeof *p->grids);
+	p->scratch = vz_malloc((size_t)len * sizeof *p->scratch);
 	if (!p->rows || !p->writer || !p->grids || !p->scratch) {
 		vzs_tree_free(p);
 		return lm_set_error(LM_ERR_NOMEM, "%s: out of memory", fname);
