@@ -16,11 +16,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define LMI_HD static inline __host__ __device__
-#else
-#define LMI_HD static inline
-#endif
+#include "core/hd.h"
 
 /* What a call draws (lmi_rng_call.kind). */
 enum { LMI_RNG_UNIFORM, LMI_RNG_NORMAL, LMI_RNG_RANDINT, LMI_RNG_BERNOULLI };

@@ -12,28 +12,12 @@
 #include <stdatomic.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/scalar_math.h"
 
 typedef struct divmod_ctx {
 	int rem;         /* 1: remainder, 0: floor division */
 	atomic_int zero; /* an integer division by 0 happened */
 } divmod_ctx;
-
-static inline double fdiv_floor(double a, double b)
-{
-	if (b == 0) return a / b;
-	double mod = fmod(a, b), div = (a - mod) / b;
-	if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-	if (div == 0) return copysign(0.0, a / b);
-	double q = floor(div);
-	return div - q > 0.5 ? q + 1 : q;
-}
-
-static inline double fmod_floor(double a, double b)
-{
-	double m = fmod(a, b);
-	if (m != 0 && ((b < 0) != (m < 0))) m += b; /* (a zero keeps fmod's sign, as Lua and PyTorch) */
-	return m;
-}
 
 #define FLOAT_DIVMOD(T)                                                                             \
 	static void divmod_##T(void *vctx, char **p, const int64_t *s, int64_t n)                       \
@@ -41,14 +25,14 @@ static inline double fmod_floor(double a, double b)
 		const divmod_ctx *c = vctx;                                                             \
 		for (int64_t i = 0; i < n; i++) {                                                       \
 			double a = *(const T *)(p[1] + i * s[1]), b = *(const T *)(p[2] + i * s[2]);       \
-			*(T *)(p[0] + i * s[0]) = (T)(c->rem ? fmod_floor(a, b) : fdiv_floor(a, b));        \
+			*(T *)(p[0] + i * s[0]) = (T)(c->rem ? lmi_floor_mod(a, b) : lmi_floor_div(a, b));        \
 		}                                                                                       \
 	}
 FLOAT_DIVMOD(float)
 FLOAT_DIVMOD(double)
 
-/* Signed: T the type, U its unsigned twin (negation of INT_MIN wraps in U). */
-#define INT_DIVMOD(T, U)                                                                            \
+/* T the type, S its suffix in scalar_math.h (whose lmi_idivmod corrects C's truncation). */
+#define INT_DIVMOD(T, S)                                                                            \
 	static void divmod_##T(void *vctx, char **p, const int64_t *s, int64_t n)                       \
 	{                                                                                           \
 		divmod_ctx *c = vctx;                                                                   \
@@ -57,27 +41,15 @@ FLOAT_DIVMOD(double)
 			if (b == 0) {                                                                       \
 				atomic_store_explicit(&c->zero, 1, memory_order_relaxed);                       \
 				q = r = 0;                                                                      \
-			} else if (b == -1) {                                                               \
-				q = (T)(0 - (U)a), r = 0;                                                       \
 			} else {                                                                            \
-				q = a / b, r = a % b;                                                           \
-				if (r != 0 && ((r < 0) != (b < 0))) q -= 1, r += b;                             \
+				q = lmi_idivmod##S(a, b, &r);                                                   \
 			}                                                                                   \
 			*(T *)(p[0] + i * s[0]) = c->rem ? r : q;                                           \
 		}                                                                                       \
 	}
-INT_DIVMOD(int32_t, uint32_t)
-INT_DIVMOD(int64_t, uint64_t)
-
-static void divmod_uint8_t(void *vctx, char **p, const int64_t *s, int64_t n)
-{
-	divmod_ctx *c = vctx;
-	for (int64_t i = 0; i < n; i++) {
-		uint8_t a = *(const uint8_t *)(p[1] + i * s[1]), b = *(const uint8_t *)(p[2] + i * s[2]);
-		if (b == 0) atomic_store_explicit(&c->zero, 1, memory_order_relaxed);
-		*(p[0] + i * s[0]) = (char)(b == 0 ? 0 : c->rem ? a % b : a / b);
-	}
-}
+INT_DIVMOD(int32_t, _i32)
+INT_DIVMOD(int64_t, _i64)
+INT_DIVMOD(uint8_t, _u8)
 
 static const lmi_iter_kernel divmod_kernels[LM_DTYPE_COUNT] = {
 	divmod_float, divmod_double, divmod_int32_t, divmod_int64_t, divmod_uint8_t,

@@ -37,6 +37,10 @@ extern double cos(double);
 extern double tanh(double);
 #endif
 
+/* The formulas themselves (sigmoid, sign, clamp, floor division, wrapping integer arithmetic...)
+ * are the CUDA module's too; included after the declarations above, so that they vectorise. */
+#include "backend/scalar_math.h"
+
 /* ---------------------------------------------------------------- loop shapes */
 
 /* out = EXPR(v), v the input element. */
@@ -105,10 +109,7 @@ extern double tanh(double);
 
 /* ---------------------------------------------------------------- unary */
 
-static inline float roundf_even(float v) { return nearbyintf(v); }
-static inline double round_even(double v) { return nearbyint(v); }
-
-#define FLOAT_UNARY(NAME, T, SFX, ABS, FLOOR, CEIL, ROUND, SQRT, POW)                              \
+#define FLOAT_UNARY(NAME, T, SFX, ABS, FLOOR, CEIL, SQRT, POW)                                     \
 	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
 	{                                                                                           \
 		const lmi_unary_ctx *c = vctx;                                                              \
@@ -122,17 +123,17 @@ static inline double round_even(double v) { return nearbyint(v); }
 		case LM_SIN: UNARY_LOOP(T, sin##SFX(v)); break;                                         \
 		case LM_COS: UNARY_LOOP(T, cos##SFX(v)); break;                                         \
 		case LM_TANH: UNARY_LOOP(T, tanh##SFX(v)); break;                                       \
-		case LM_SIGMOID: UNARY_LOOP(T, (T)1 / ((T)1 + exp##SFX(-v))); break;                    \
-		case LM_RELU: UNARY_LOOP(T, v < (T)0 ? (T)0 : v); break;                                \
-		case LM_SIGN: UNARY_LOOP(T, v != v ? v : (T)((v > 0) - (v < 0))); break;                \
+		case LM_SIGMOID: UNARY_LOOP(T, lmi_sigmoid##SFX(v)); break;                    \
+		case LM_RELU: UNARY_LOOP(T, lmi_relu##SFX(v)); break;                                \
+		case LM_SIGN: UNARY_LOOP(T, lmi_sign##SFX(v)); break;                \
 		case LM_FLOOR: UNARY_LOOP(T, FLOOR(v)); break;                                          \
 		case LM_CEIL: UNARY_LOOP(T, CEIL(v)); break;                                            \
-		case LM_ROUND: UNARY_LOOP(T, ROUND(v)); break;                                          \
-		case LM_RSQRT: UNARY_LOOP(T, (T)1 / SQRT(v)); break;                                    \
+		case LM_ROUND: UNARY_LOOP(T, lmi_round_even##SFX(v)); break;                                          \
+		case LM_RSQRT: UNARY_LOOP(T, lmi_rsqrt##SFX(v)); break;                                    \
 		case LM_RECIPROCAL: UNARY_LOOP(T, (T)1 / v); break;                                     \
 		case LM_SQUARE: UNARY_LOOP(T, v * v); break;                                            \
-		case LMI_CLAMP: UNARY_LOOP(T, v < p0 ? p0 : (v > p1 ? p1 : v)); break;                  \
-		case LMI_LEAKY_RELU: UNARY_LOOP(T, v > (T)0 ? v : v * p0); break;                       \
+		case LMI_CLAMP: UNARY_LOOP(T, lmi_clamp##SFX(v, p0, p1)); break;                  \
+		case LMI_LEAKY_RELU: UNARY_LOOP(T, lmi_leaky_relu##SFX(v, p0)); break;                       \
 		case LMI_POW_SCALAR:                                                                    \
 			if (p0 == (T)2)                                                                     \
 				UNARY_LOOP(T, v * v);                                                           \
@@ -155,43 +156,22 @@ static inline double round_even(double v) { return nearbyint(v); }
 		}                                                                                       \
 	}
 
-FLOAT_UNARY(unary_f32, float, f, fabsf, floorf, ceilf, roundf_even, sqrtf, powf)
-FLOAT_UNARY(unary_f64, double, , fabs, floor, ceil, round_even, sqrt, pow)
+FLOAT_UNARY(unary_f32, float, f, fabsf, floorf, ceilf, sqrtf, powf)
+FLOAT_UNARY(unary_f64, double, , fabs, floor, ceil, sqrt, pow)
 
-/* Integer pow by squaring, wrapping like the other integer arithmetic; e >= 0. */
-#define IPOW(T, UT)                                                                                 \
-	static inline T ipow_##T(T b, int64_t e)                                                        \
-	{                                                                                           \
-		UT r = 1, x = (UT)b;                                                                    \
-		while (e > 0) {                                                                         \
-			if (e & 1) r *= x;                                                                  \
-			x *= x;                                                                             \
-			e >>= 1;                                                                            \
-		}                                                                                       \
-		return (T)r;                                                                            \
-	}
-IPOW(int32_t, uint32_t)
-IPOW(int64_t, uint64_t)
-IPOW(uint8_t, uint32_t)
-
-/* Sign tests through int64 so that unsigned types do not trigger "always false" warnings. */
-static inline bool is_neg(int64_t v) { return v < 0; }
-static inline int sgn(int64_t v) { return (v > 0) - (v < 0); }
-#define INT_ABS(T, UT, v) (is_neg(v) ? (T)(0 - (UT)(v)) : (v))
-
-#define INT_UNARY(NAME, T, UT, SIGNED)                                                              \
+#define INT_UNARY(NAME, T, S)                                                                      \
 	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
 	{                                                                                           \
 		const lmi_unary_ctx *c = vctx;                                                              \
 		switch (c->op) {                                                                        \
-		case LM_ABS: UNARY_LOOP(T, SIGNED ? INT_ABS(T, UT, v) : v); break;                      \
-		case LM_NEG: UNARY_LOOP(T, (T)(0 - (UT)v)); break;                                      \
-		case LM_RELU: UNARY_LOOP(T, is_neg(v) ? (T)0 : v); break;                               \
-		case LM_SIGN: UNARY_LOOP(T, (T)sgn(v)); break;                                          \
+		case LM_ABS: UNARY_LOOP(T, lmi_iabs##S(v)); break;                      \
+		case LM_NEG: UNARY_LOOP(T, lmi_ineg##S(v)); break;                                      \
+		case LM_RELU: UNARY_LOOP(T, lmi_irelu##S(v)); break;                               \
+		case LM_SIGN: UNARY_LOOP(T, lmi_isign##S(v)); break;                                          \
 		case LM_FLOOR:                                                                          \
 		case LM_CEIL:                                                                           \
 		case LM_ROUND: UNARY_LOOP(T, v); break;                                                 \
-		case LM_SQUARE: UNARY_LOOP(T, (T)((UT)v * (UT)v)); break;                               \
+		case LM_SQUARE: UNARY_LOOP(T, lmi_imul##S(v, v)); break;                               \
 		case LMI_CLAMP: {                                                                       \
 			/* bounds already clipped to T's range by the dispatcher */                         \
 			const T lo = (T)c->p0, hi = (T)c->p1;                                               \
@@ -200,24 +180,20 @@ static inline int sgn(int64_t v) { return (v > 0) - (v < 0); }
 		}                                                                                       \
 		case LMI_POW_SCALAR: {                                                                  \
 			const int64_t e = (int64_t)c->p0;                                                   \
-			UNARY_LOOP(T, ipow_##T(v, e));                                                      \
+			UNARY_LOOP(T, lmi_ipow##S(v, e));                                                      \
 			break;                                                                              \
 		}                                                                                       \
 		default: LM_ASSERT(0 && "integer unary op");                                            \
 		}                                                                                       \
 	}
 
-INT_UNARY(unary_i32, int32_t, uint32_t, 1)
-INT_UNARY(unary_i64, int64_t, uint64_t, 1)
-INT_UNARY(unary_u8, uint8_t, uint8_t, 0)
+INT_UNARY(unary_i32, int32_t, _i32)
+INT_UNARY(unary_i64, int64_t, _i64)
+INT_UNARY(unary_u8, uint8_t, _u8)
 
 /* ---------------------------------------------------------------- binary */
 
-/* maximum/minimum propagate a NaN from either side (a + b is NaN then). */
-#define FMAXN(a, b) (((a) != (a) || (b) != (b)) ? (a) + (b) : ((a) > (b) ? (a) : (b)))
-#define FMINN(a, b) (((a) != (a) || (b) != (b)) ? (a) + (b) : ((a) < (b) ? (a) : (b)))
-
-#define FLOAT_BINARY(NAME, T, POW)                                                                  \
+#define FLOAT_BINARY(NAME, T, S, POW)                                                                  \
 	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
 	{                                                                                           \
 		switch (*(const int *)vctx) {                                                           \
@@ -226,8 +202,8 @@ INT_UNARY(unary_u8, uint8_t, uint8_t, 0)
 		case LM_MUL: BINARY_LOOP(T, T, a * b); break;                                           \
 		case LM_DIV: BINARY_LOOP(T, T, a / b); break;                                           \
 		case LM_POW: BINARY_LOOP(T, T, POW(a, b)); break;                                       \
-		case LM_MAXIMUM: BINARY_LOOP(T, T, FMAXN(a, b)); break;                                 \
-		case LM_MINIMUM: BINARY_LOOP(T, T, FMINN(a, b)); break;                                 \
+		case LM_MAXIMUM: BINARY_LOOP(T, T, lmi_maximum##S(a, b)); break;                                 \
+		case LM_MINIMUM: BINARY_LOOP(T, T, lmi_minimum##S(a, b)); break;                                 \
 		case LM_EQ: BINARY_LOOP(uint8_t, T, a == b); break;                                     \
 		case LM_NE: BINARY_LOOP(uint8_t, T, a != b); break;                                     \
 		case LM_LT: BINARY_LOOP(uint8_t, T, a < b); break;                                      \
@@ -238,17 +214,17 @@ INT_UNARY(unary_u8, uint8_t, uint8_t, 0)
 		}                                                                                       \
 	}
 
-FLOAT_BINARY(binary_f32, float, powf)
-FLOAT_BINARY(binary_f64, double, pow)
+FLOAT_BINARY(binary_f32, float, f, powf)
+FLOAT_BINARY(binary_f64, double, , pow)
 
-#define INT_BINARY(NAME, T, UT)                                                                     \
+#define INT_BINARY(NAME, T, S)                                                                      \
 	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
 	{                                                                                           \
 		switch (*(const int *)vctx) {                                                           \
-		case LM_ADD: BINARY_LOOP(T, T, (T)((UT)a + (UT)b)); break;                              \
-		case LM_SUB: BINARY_LOOP(T, T, (T)((UT)a - (UT)b)); break;                              \
-		case LM_MUL: BINARY_LOOP(T, T, (T)((UT)a * (UT)b)); break;                              \
-		case LM_POW: BINARY_LOOP(T, T, ipow_##T(a, (int64_t)b)); break;                         \
+		case LM_ADD: BINARY_LOOP(T, T, lmi_iadd##S(a, b)); break;                              \
+		case LM_SUB: BINARY_LOOP(T, T, lmi_isub##S(a, b)); break;                              \
+		case LM_MUL: BINARY_LOOP(T, T, lmi_imul##S(a, b)); break;                              \
+		case LM_POW: BINARY_LOOP(T, T, lmi_ipow##S(a, (int64_t)b)); break;                         \
 		case LM_MAXIMUM: BINARY_LOOP(T, T, a > b ? a : b); break;                               \
 		case LM_MINIMUM: BINARY_LOOP(T, T, a < b ? a : b); break;                               \
 		case LM_EQ: BINARY_LOOP(uint8_t, T, a == b); break;                                     \
@@ -261,9 +237,9 @@ FLOAT_BINARY(binary_f64, double, pow)
 		}                                                                                       \
 	}
 
-INT_BINARY(binary_i32, int32_t, uint32_t)
-INT_BINARY(binary_i64, int64_t, uint64_t)
-INT_BINARY(binary_u8, uint8_t, uint32_t)
+INT_BINARY(binary_i32, int32_t, _i32)
+INT_BINARY(binary_i64, int64_t, _i64)
+INT_BINARY(binary_u8, uint8_t, _u8)
 
 /* ---------------------------------------------------------------- where */
 

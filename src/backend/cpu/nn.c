@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/cpu/nn.h"
+#include "backend/scalar_math.h"
 
 #pragma omp declare simd notinbranch
 extern float expf(float);
@@ -68,25 +69,7 @@ lm_status lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64
 
 /* ---------------------------------------------------------------- GELU */
 
-#define SQRT_2_PI 0.7978845608028654   /* sqrt(2/pi) */
-#define INV_SQRT_2 0.7071067811865476  /* 1/sqrt(2) */
-#define INV_SQRT_2PI 0.3989422804014327 /* 1/sqrt(2 pi) */
-
-static inline double gelu(double x, bool t)
-{
-	if (t) return 0.5 * x * (1 + tanh(SQRT_2_PI * (x + 0.044715 * x * x * x)));
-	return 0.5 * x * (1 + erf(x * INV_SQRT_2));
-}
-
-/* d gelu / dx: exact Phi(x) + x phi(x); tanh form differentiated as written. */
-static inline double gelu_grad(double x, bool t)
-{
-	if (t) {
-		double u = SQRT_2_PI * (x + 0.044715 * x * x * x), th = tanh(u);
-		return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * SQRT_2_PI * (1 + 3 * 0.044715 * x * x);
-	}
-	return 0.5 * (1 + erf(x * INV_SQRT_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);
-}
+/* lmi_gelu and lmi_gelu_grad (scalar_math.h), in double. */
 
 typedef struct gelu_ctx {
 	bool tanh_approx;
@@ -103,9 +86,9 @@ static void gelu_kernel(void *vctx, char **p, const int64_t *s, int64_t n)
 		if (c->grad) {
 			double g = c->dt == LM_FLOAT32 ? *(const float *)(p[2] + i * s[2])
 			                               : *(const double *)(p[2] + i * s[2]);
-			v = g * gelu_grad(x, c->tanh_approx);
+			v = g * lmi_gelu_grad(x, c->tanh_approx);
 		} else {
-			v = gelu(x, c->tanh_approx);
+			v = lmi_gelu(x, c->tanh_approx);
 		}
 		if (c->dt == LM_FLOAT32)
 			*(float *)(p[0] + i * s[0]) = (float)v;

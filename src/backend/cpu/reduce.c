@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "backend/cpu/simd.h"
+#include "backend/scalar_math.h"
 
 typedef struct acc {
 	double s;      /* sum, or sum of |x|^p, or running mean (var) */
@@ -350,13 +351,8 @@ static void acc_store(lm_redop op, const acc *a, lm_dtype xdt, double p, lm_tens
 
 /* ---------------------------------------------------------------- repeated elements */
 
-static uint64_t upow(uint64_t b, int64_t e)
-{
-	uint64_t r = 1;
-	for (; e > 0; e >>= 1, b *= b)
-		if (e & 1) r *= b;
-	return r;
-}
+/* b ** e modulo 2^64 (scalar_math.h's, computed in uint64 there) */
+static uint64_t upow(uint64_t b, int64_t e) { return (uint64_t)lmi_ipow_i64((int64_t)b, e); }
 
 /* a saw each of its elements once; makes it as if each had been seen m times. A stride-0 reduced
  * dim (expand) is a multiplication, not a loop: sum(ones(1):expand(2^31)) took 21 s as a loop. */

@@ -18,30 +18,18 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_move.h"
+#include "backend/scalar_math.h"
 
 #define RUN 16
 #define SHORT_LINE 64
 
 /* ---------------------------------------------------------------- keys */
 
-static inline uint32_t key_float(float v)
-{
-	uint32_t u;
-	if (v != v) return UINT32_MAX;
-	if (v == 0) v = 0; /* -0 -> +0 */
-	memcpy(&u, &v, 4);
-	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
-}
-static inline uint64_t key_double(double v)
-{
-	uint64_t u;
-	if (v != v) return UINT64_MAX;
-	if (v == 0) v = 0;
-	memcpy(&u, &v, 8);
-	return (u & 0x8000000000000000ull) ? ~u : u | 0x8000000000000000ull;
-}
-static inline uint32_t key_int32_t(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
-static inline uint64_t key_int64_t(int64_t v) { return (uint64_t)v ^ 0x8000000000000000ull; }
+/* scalar_math.h's keys (the CUDA module sorts by the same), one name per element type. */
+#define key_float lmi_sort_key_f32
+#define key_double lmi_sort_key_f64
+#define key_int32_t lmi_sort_key_i32
+#define key_int64_t lmi_sort_key_i64
 static inline uint32_t key_uint8_t(uint8_t v) { return v; }
 
 /* ---------------------------------------------------------------- radix sort */

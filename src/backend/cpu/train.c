@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/cpu/train.h"
+#include "backend/scalar_math.h"
 
 static int threads_for(int64_t n)
 {
@@ -17,7 +18,7 @@ static int threads_for(int64_t n)
 
 /* ---------------------------------------------------------------- SGD */
 
-#define SGD_LOOP(T)                                                                                \
+#define SGD_LOOP(T, S)                                                                             \
 	do {                                                                                       \
 		T *w = (T *)lmi_data(p), *bf = buf ? (T *)lmi_data(buf) : NULL;                    \
 		const T *gr = (const T *)lmi_data(grad);                                           \
@@ -25,16 +26,8 @@ static int threads_for(int64_t n)
 		const T damp = (T)(1 - o->dampening), sign = o->maximize ? (T)-1 : (T)1;           \
 		_Pragma("omp parallel for schedule(static) num_threads(threads_for(n))") for (     \
 		    int64_t i = 0; i < n; i++)                                                     \
-		{                                                                                  \
-			T d = sign * gr[i];                                                        \
-			if (wd != 0) d = d + wd * w[i];                                            \
-			if (mo != 0) {                                                             \
-				T b = first ? d : bf[i] * mo + d * damp;                           \
-				bf[i] = b;                                                         \
-				d = nesterov ? d + b * mo : b;                                     \
-			}                                                                          \
-			w[i] = w[i] - lr * d;                                                      \
-		}                                                                                  \
+			w[i] = lmi_sgd_update##S(w[i], sign * gr[i], bf ? bf + i : NULL, lr, wd, mo,   \
+			                         damp, nesterov, first);                               \
 	} while (0)
 
 lm_status lmi_cpu_sgd_step(lm_tensor *p, const lm_tensor *grad, lm_tensor *buf,
@@ -43,47 +36,27 @@ lm_status lmi_cpu_sgd_step(lm_tensor *p, const lm_tensor *grad, lm_tensor *buf,
 	int64_t n = lm_tensor_numel(p);
 	bool nesterov = o->nesterov;
 	if (p->dtype == LM_FLOAT32)
-		SGD_LOOP(float);
+		SGD_LOOP(float, f);
 	else
-		SGD_LOOP(double);
+		SGD_LOOP(double, );
 	return LM_OK;
 }
 
 /* ---------------------------------------------------------------- Adam, AdamW */
 
-#define ADAM_LOOP(T, SQRT)                                                                         \
+#define ADAM_LOOP(T, S, K)                                                                         \
 	do {                                                                                       \
 		T *w = (T *)lmi_data(p), *m1 = (T *)lmi_data(m), *m2 = (T *)lmi_data(v);           \
 		T *mx = vmax ? (T *)lmi_data(vmax) : NULL;                                         \
 		const T *gr = (const T *)lmi_data(grad);                                           \
-		const T b1 = (T)o->beta1, b2 = (T)o->beta2, c1 = (T)(1 - o->beta1),                \
-		        c2 = (T)(1 - o->beta2);                                                    \
-		const T wd = (T)o->weight_decay, decay = (T)(1 - o->lr * o->weight_decay);         \
-		const T step_size = (T)step_size_d, bc2s = (T)bc2_sqrt, eps = (T)o->eps;           \
+		const K k = {(T)o->beta1, (T)o->beta2, (T)(1 - o->beta1), (T)(1 - o->beta2),       \
+		             (T)o->weight_decay, (T)(1 - o->lr * o->weight_decay),                 \
+		             (T)step_size_d, (T)bc2_sqrt, (T)o->eps, o->decoupled, o->amsgrad};    \
 		const T sign = o->maximize ? (T)-1 : (T)1;                                         \
-		const bool decoupled = o->decoupled, ams = o->amsgrad;                             \
 		_Pragma("omp parallel for schedule(static) num_threads(threads_for(n))") for (     \
 		    int64_t i = 0; i < n; i++)                                                     \
-		{                                                                                  \
-			T g = sign * gr[i], x = w[i];                                              \
-			if (wd != 0) {                                                             \
-				if (decoupled)                                                     \
-					x = x * decay;                                             \
-				else                                                               \
-					g = g + wd * x;                                            \
-			}                                                                          \
-			T a = m1[i] * b1 + g * c1;                                                 \
-			T b = m2[i] * b2 + c2 * g * g; /* addcmul: value * t1 * t2 */              \
-			m1[i] = a;                                                                 \
-			m2[i] = b;                                                                 \
-			if (ams) {                                                                 \
-				T mv = mx[i] > b ? mx[i] : b;                                      \
-				mx[i] = mv;                                                        \
-				b = mv;                                                            \
-			}                                                                          \
-			T denom = SQRT(b) / bc2s + eps;                                            \
-			w[i] = x - step_size * (a / denom);                                        \
-		}                                                                                  \
+			w[i] = lmi_adam_update##S(w[i], sign * gr[i], m1 + i, m2 + i,                  \
+			                          mx ? mx + i : NULL, &k);                             \
 	} while (0)
 
 lm_status lmi_cpu_adam_step(lm_tensor *p, const lm_tensor *grad, lm_tensor *m, lm_tensor *v,
@@ -92,46 +65,26 @@ lm_status lmi_cpu_adam_step(lm_tensor *p, const lm_tensor *grad, lm_tensor *m, l
 {
 	int64_t n = lm_tensor_numel(p);
 	if (p->dtype == LM_FLOAT32)
-		ADAM_LOOP(float, sqrtf);
+		ADAM_LOOP(float, f, lmi_adam_kf);
 	else
-		ADAM_LOOP(double, sqrt);
+		ADAM_LOOP(double, , lmi_adam_kd);
 	return LM_OK;
 }
 
 /* ---------------------------------------------------------------- RMSprop */
 
-#define RMSPROP_LOOP(T, SQRT)                                                                      \
+#define RMSPROP_LOOP(T, S, K)                                                                      \
 	do {                                                                                       \
 		T *w = (T *)lmi_data(p), *sa = (T *)lmi_data(sq);                                  \
 		T *bf = buf ? (T *)lmi_data(buf) : NULL, *ga = gavg ? (T *)lmi_data(gavg) : NULL;  \
 		const T *gr = (const T *)lmi_data(grad);                                           \
-		const T al = (T)o->alpha, c = (T)(1 - o->alpha), wd = (T)o->weight_decay;          \
-		const T lr = (T)o->lr, eps = (T)o->eps, mo = (T)o->momentum;                       \
+		const K k = {(T)o->alpha, (T)(1 - o->alpha), (T)o->weight_decay, (T)o->lr,         \
+		             (T)o->eps, (T)o->momentum};                                           \
 		const T sign = o->maximize ? (T)-1 : (T)1;                                         \
 		_Pragma("omp parallel for schedule(static) num_threads(threads_for(n))") for (     \
 		    int64_t i = 0; i < n; i++)                                                     \
-		{                                                                                  \
-			T g = sign * gr[i];                                                        \
-			if (wd != 0) g = g + wd * w[i];                                            \
-			T s2 = sa[i] * al + c * g * g;                                             \
-			sa[i] = s2;                                                                \
-			T avg;                                                                     \
-			if (ga) {                                                                  \
-				T a = ga[i] * al + g * c;                                          \
-				ga[i] = a;                                                         \
-				avg = SQRT(s2 + a * a * (T)-1);                                    \
-			} else {                                                                   \
-				avg = SQRT(s2);                                                    \
-			}                                                                          \
-			avg = avg + eps;                                                           \
-			if (bf) {                                                                  \
-				T b = bf[i] * mo + g / avg;                                        \
-				bf[i] = b;                                                         \
-				w[i] = w[i] - lr * b;                                              \
-			} else {                                                                   \
-				w[i] = w[i] - lr * (g / avg);                                      \
-			}                                                                          \
-		}                                                                                  \
+			w[i] = lmi_rmsprop_update##S(w[i], sign * gr[i], sa + i, ga ? ga + i : NULL,   \
+			                             bf ? bf + i : NULL, &k);                          \
 	} while (0)
 
 lm_status lmi_cpu_rmsprop_step(lm_tensor *p, const lm_tensor *grad, lm_tensor *sq, lm_tensor *buf,
@@ -139,9 +92,9 @@ lm_status lmi_cpu_rmsprop_step(lm_tensor *p, const lm_tensor *grad, lm_tensor *s
 {
 	int64_t n = lm_tensor_numel(p);
 	if (p->dtype == LM_FLOAT32)
-		RMSPROP_LOOP(float, sqrtf);
+		RMSPROP_LOOP(float, f, lmi_rmsprop_kf);
 	else
-		RMSPROP_LOOP(double, sqrt);
+		RMSPROP_LOOP(double, , lmi_rmsprop_kd);
 	return LM_OK;
 }
 

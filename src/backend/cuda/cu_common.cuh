@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backend/cuda/tensor_api.h"
+#include "backend/scalar_math.h"
 #include "lumen/ops.h"
 
 #define TRY(call)                                                                                  \

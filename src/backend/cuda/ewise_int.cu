@@ -13,22 +13,11 @@
  */
 #include "backend/cuda/cu_common.cuh"
 
-__device__ inline bool is_neg(int64_t v) { return v < 0; }
-
-template <typename T, typename UT> __device__ inline T ipow(T b, int64_t e)
-{
-	UT r = 1, x = (UT)b;
-	while (e > 0) {
-		if (e & 1) r *= x;
-		x *= x;
-		e >>= 1;
-	}
-	return (T)r;
-}
+/* The formulas are scalar_math.h's (lmi_ipow, lmi_idivmod, ...), the CPU's too. */
 
 /* ---------------------------------------------------------------- unary */
 
-template <typename T, typename UT, bool SIGNED>
+template <typename T>
 __global__ void k_unary_int(Geo g, int op, T *out, const T *x, T lo, T hi, int64_t e)
 {
 	GRID_LOOP(i, g.n)
@@ -37,24 +26,24 @@ __global__ void k_unary_int(Geo g, int op, T *out, const T *x, T lo, T hi, int64
 		offsets(g, i, 2, off);
 		T v = x[off[1]], r;
 		switch (op) {
-		case LM_ABS: r = SIGNED && is_neg(v) ? (T)(0 - (UT)v) : v; break;
-		case LM_NEG: r = (T)(0 - (UT)v); break;
-		case LM_RELU: r = is_neg(v) ? (T)0 : v; break;
-		case LM_SIGN: r = (T)((v > 0) - is_neg(v)); break;
-		case LM_SQUARE: r = (T)((UT)v * (UT)v); break;
-		case LMI_CU_CLAMP: r = v < lo ? lo : v > hi ? hi : v; break;
-		case LMI_CU_POW_SCALAR: r = ipow<T, UT>(v, e); break;
+		case LM_ABS: r = lmi_iabs(v); break;
+		case LM_NEG: r = lmi_ineg(v); break;
+		case LM_RELU: r = lmi_irelu(v); break;
+		case LM_SIGN: r = lmi_isign(v); break;
+		case LM_SQUARE: r = lmi_imul(v, v); break;
+		case LMI_CU_CLAMP: r = v < lo ? lo : (v > hi ? hi : v); break;
+		case LMI_CU_POW_SCALAR: r = lmi_ipow(v, e); break;
 		default: r = v; /* floor, ceil, round */
 		}
 		out[off[0]] = r;
 	}
 }
 
-template <typename T, typename UT, bool SIGNED>
+template <typename T>
 static void launch_unary(const Geo &g, int op, const lmi_cu_arr *out, const lmi_cu_arr *x,
                          double p0, double p1)
 {
-	k_unary_int<T, UT, SIGNED><<<blocks_for(g.n), THREADS, 0, lmi_cu_stream()>>>(
+	k_unary_int<T><<<blocks_for(g.n), THREADS, 0, lmi_cu_stream()>>>(
 		g, op, (T *)out->data, (const T *)x->data, op == LMI_CU_CLAMP ? (T)p0 : (T)0,
 		op == LMI_CU_CLAMP ? (T)p1 : (T)0, op == LMI_CU_POW_SCALAR ? (int64_t)p0 : 0);
 }
@@ -70,9 +59,9 @@ int lmi_cu_unary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double 
 	const lmi_cu_arr *ops[2] = {out, x};
 	Geo g = make_geo(out, 2, ops);
 	if (!g.n) return 0;
-	if (out->dtype == LM_INT32) launch_unary<int32_t, uint32_t, true>(g, op, out, x, p0, p1);
-	else if (out->dtype == LM_INT64) launch_unary<int64_t, uint64_t, true>(g, op, out, x, p0, p1);
-	else launch_unary<uint8_t, uint8_t, false>(g, op, out, x, p0, p1);
+	if (out->dtype == LM_INT32) launch_unary<int32_t>(g, op, out, x, p0, p1);
+	else if (out->dtype == LM_INT64) launch_unary<int64_t>(g, op, out, x, p0, p1);
+	else launch_unary<uint8_t>(g, op, out, x, p0, p1);
 	LAUNCHED("k_unary_int");
 	return 0;
 }
@@ -80,21 +69,18 @@ int lmi_cu_unary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double 
 /* ---------------------------------------------------------------- binary */
 
 /* a // b (rem 0) or a % b (rem 1); a zero divisor marks the word and gives 0 */
-template <typename T, typename UT, bool SIGNED>
+template <typename T>
 __device__ inline T divmod(T a, T b, int rem, int64_t *word)
 {
 	if (b == 0) {
 		atomicMin((unsigned long long *)word, 0ull);
 		return 0;
 	}
-	if (!SIGNED) return rem ? (T)(a % b) : (T)(a / b);
-	if (SIGNED && b == (T)-1) return rem ? (T)0 : (T)(0 - (UT)a);
-	T q = a / b, r = a % b;
-	if (r != 0 && (is_neg(r) != is_neg(b))) q -= 1, r += b;
+	T r, q = lmi_idivmod(a, b, &r);
 	return rem ? r : q;
 }
 
-template <typename T, typename UT, bool SIGNED, typename O>
+template <typename T, typename O>
 __global__ void k_binary_int(Geo g, int op, O *out, const T *pa, const T *pb, int64_t *word)
 {
 	GRID_LOOP(i, g.n)
@@ -104,10 +90,10 @@ __global__ void k_binary_int(Geo g, int op, O *out, const T *pa, const T *pb, in
 		T a = pa[off[1]], b = pb[off[2]];
 		O r;
 		switch (op) {
-		case LM_ADD: r = (O)(T)((UT)a + (UT)b); break;
-		case LM_SUB: r = (O)(T)((UT)a - (UT)b); break;
-		case LM_MUL: r = (O)(T)((UT)a * (UT)b); break;
-		case LM_POW: r = (O)ipow<T, UT>(a, (int64_t)b); break;
+		case LM_ADD: r = (O)lmi_iadd(a, b); break;
+		case LM_SUB: r = (O)lmi_isub(a, b); break;
+		case LM_MUL: r = (O)lmi_imul(a, b); break;
+		case LM_POW: r = (O)lmi_ipow(a, (int64_t)b); break;
 		case LM_MAXIMUM: r = (O)(a > b ? a : b); break;
 		case LM_MINIMUM: r = (O)(a < b ? a : b); break;
 		case LM_EQ: r = (O)(a == b); break;
@@ -116,24 +102,24 @@ __global__ void k_binary_int(Geo g, int op, O *out, const T *pa, const T *pb, in
 		case LM_LE: r = (O)(a <= b); break;
 		case LM_GT: r = (O)(a > b); break;
 		case LM_GE: r = (O)(a >= b); break;
-		case LM_FLOOR_DIVIDE: r = (O)divmod<T, UT, SIGNED>(a, b, 0, word); break;
-		default: r = (O)divmod<T, UT, SIGNED>(a, b, 1, word); break; /* LM_REMAINDER */
+		case LM_FLOOR_DIVIDE: r = (O)divmod<T>(a, b, 0, word); break;
+		default: r = (O)divmod<T>(a, b, 1, word); break; /* LM_REMAINDER */
 		}
 		out[off[0]] = r;
 	}
 }
 
-template <typename T, typename UT, bool SIGNED>
+template <typename T>
 static void launch_binary(const Geo &g, int op, const lmi_cu_arr *out, const lmi_cu_arr *a,
                           const lmi_cu_arr *b, int64_t *word)
 {
 	unsigned nb = blocks_for(g.n);
 	cudaStream_t s = lmi_cu_stream();
 	if (out->dtype == LM_UINT8 && a->dtype != LM_UINT8) /* a comparison */
-		k_binary_int<T, UT, SIGNED, uint8_t><<<nb, THREADS, 0, s>>>(
+		k_binary_int<T, uint8_t><<<nb, THREADS, 0, s>>>(
 			g, op, (uint8_t *)out->data, (const T *)a->data, (const T *)b->data, word);
 	else
-		k_binary_int<T, UT, SIGNED, T><<<nb, THREADS, 0, s>>>(
+		k_binary_int<T, T><<<nb, THREADS, 0, s>>>(
 			g, op, (T *)out->data, (const T *)a->data, (const T *)b->data, word);
 }
 
@@ -151,9 +137,9 @@ int lmi_cu_binary_int(int op, const lmi_cu_arr *out, const lmi_cu_arr *a, const 
 	int e = div ? lmi_cu_word_reset(msg, cap) : 0;
 	if (e) return e;
 	int64_t *word = lmi_cu_word();
-	if (a->dtype == LM_INT32) launch_binary<int32_t, uint32_t, true>(g, op, out, a, b, word);
-	else if (a->dtype == LM_INT64) launch_binary<int64_t, uint64_t, true>(g, op, out, a, b, word);
-	else launch_binary<uint8_t, uint32_t, false>(g, op, out, a, b, word);
+	if (a->dtype == LM_INT32) launch_binary<int32_t>(g, op, out, a, b, word);
+	else if (a->dtype == LM_INT64) launch_binary<int64_t>(g, op, out, a, b, word);
+	else launch_binary<uint8_t>(g, op, out, a, b, word);
 	LAUNCHED("k_binary_int");
 	if (!div) return 0;
 	int64_t seen;

@@ -13,25 +13,7 @@
 
 /* ---------------------------------------------------------------- GELU */
 
-#define SQRT_2_PI    0.7978845608028654 /* sqrt(2/pi) */
-#define INV_SQRT_2   0.7071067811865476 /* 1/sqrt(2) */
-#define INV_SQRT_2PI 0.3989422804014327 /* 1/sqrt(2 pi) */
-
-__device__ inline double gelu_of(double x, int t)
-{
-	if (t) return 0.5 * x * (1 + tanh(SQRT_2_PI * (x + 0.044715 * x * x * x)));
-	return 0.5 * x * (1 + erf(x * INV_SQRT_2));
-}
-
-/* d gelu / dx: exact Phi(x) + x phi(x); the tanh form differentiated as written (cpu/nn.c). */
-__device__ inline double gelu_grad(double x, int t)
-{
-	if (t) {
-		double u = SQRT_2_PI * (x + 0.044715 * x * x * x), th = tanh(u);
-		return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * SQRT_2_PI * (1 + 3 * 0.044715 * x * x);
-	}
-	return 0.5 * (1 + erf(x * INV_SQRT_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);
-}
+/* lmi_gelu and lmi_gelu_grad: scalar_math.h, in double as the CPU. */
 
 /* operands: 0 out, 1 x, 2 g (when grad) */
 template <typename T>
@@ -42,7 +24,7 @@ __global__ void k_gelu(Geo g, T *out, const T *x, const T *gr, int grad, int t)
 		int64_t off[3];
 		offsets(g, i, grad ? 3 : 2, off);
 		double v = (double)x[off[1]];
-		out[off[0]] = (T)(grad ? (double)gr[off[2]] * gelu_grad(v, t) : gelu_of(v, t));
+		out[off[0]] = (T)(grad ? (double)gr[off[2]] * lmi_gelu_grad(v, t) : lmi_gelu(v, t));
 	}
 }
 
@@ -117,33 +99,12 @@ int lmi_cu_max_pool2d(int dtype, const void *x, void *y, int64_t *idx, int64_t p
 
 /* ---------------------------------------------------------------- RMSprop (cpu/train.c's) */
 
-template <typename T>
-__global__ void k_rmsprop(T *w, const T *gr, T *sa, T *bf, T *ga, int64_t n, T al, T c, T wd,
-                          T lr, T eps, T mo, T sign)
+template <typename T, typename K>
+__global__ void k_rmsprop(T *w, const T *gr, T *sa, T *bf, T *ga, int64_t n, K k, T sign)
 {
 	GRID_LOOP(i, n)
-	{
-		T g = sign * gr[i];
-		if (wd != 0) g = g + wd * w[i];
-		T s2 = sa[i] * al + c * g * g;
-		sa[i] = s2;
-		T avg;
-		if (ga) {
-			T a = ga[i] * al + g * c;
-			ga[i] = a;
-			avg = sqrt(s2 + a * a * (T)-1);
-		} else {
-			avg = sqrt(s2);
-		}
-		avg = avg + eps;
-		if (bf) {
-			T b = bf[i] * mo + g / avg;
-			bf[i] = b;
-			w[i] = w[i] - lr * b;
-		} else {
-			w[i] = w[i] - lr * (g / avg);
-		}
-	}
+	w[i] = lmi_rmsprop_update(w[i], sign * gr[i], sa + i, ga ? ga + i : (T *)0,
+	                          bf ? bf + i : (T *)0, &k);
 }
 
 int lmi_cu_rmsprop(int dtype, void *p, const void *g, void *sq, void *buf, void *gavg, int64_t n,
@@ -152,15 +113,18 @@ int lmi_cu_rmsprop(int dtype, void *p, const void *g, void *sq, void *buf, void 
 	if (!n) return 0;
 	/* f: alpha, weight_decay, lr, eps, momentum, maximize */
 	double sign = f[5] != 0 ? -1 : 1;
-	if (dtype == LM_FLOAT32)
-		k_rmsprop<float><<<blocks_for(n), THREADS, 0, lmi_cu_stream()>>>(
-			(float *)p, (const float *)g, (float *)sq, (float *)buf, (float *)gavg, n,
-			(float)f[0], (float)(1 - f[0]), (float)f[1], (float)f[2], (float)f[3], (float)f[4],
+	if (dtype == LM_FLOAT32) {
+		lmi_rmsprop_kf k = {(float)f[0], (float)(1 - f[0]), (float)f[1], (float)f[2], (float)f[3],
+		                    (float)f[4]};
+		k_rmsprop<float, lmi_rmsprop_kf><<<blocks_for(n), THREADS, 0, lmi_cu_stream()>>>(
+			(float *)p, (const float *)g, (float *)sq, (float *)buf, (float *)gavg, n, k,
 			(float)sign);
-	else
-		k_rmsprop<double><<<blocks_for(n), THREADS, 0, lmi_cu_stream()>>>(
-			(double *)p, (const double *)g, (double *)sq, (double *)buf, (double *)gavg, n, f[0],
-			1 - f[0], f[1], f[2], f[3], f[4], sign);
+	} else {
+		lmi_rmsprop_kd k = {f[0], 1 - f[0], f[1], f[2], f[3], f[4]};
+		k_rmsprop<double, lmi_rmsprop_kd><<<blocks_for(n), THREADS, 0, lmi_cu_stream()>>>(
+			(double *)p, (const double *)g, (double *)sq, (double *)buf, (double *)gavg, n, k,
+			sign);
+	}
 	LAUNCHED("k_rmsprop");
 	return 0;
 }

@@ -14,20 +14,14 @@
  */
 #include "backend/cuda/cu_common.cuh"
 
+/* scalar_math.h's keys, as cpu/sort.c sorts by (float32 widened to double keeps the order) */
 __device__ inline uint64_t sort_key(const void *x, int dt, int64_t off)
 {
-	uint64_t u;
 	switch (dt) {
-	case LM_FLOAT32:
-	case LM_FLOAT64: {
-		double v = dt == LM_FLOAT32 ? (double)((const float *)x)[off] : ((const double *)x)[off];
-		if (v != v) return UINT64_MAX;
-		if (v == 0) v = 0; /* -0 -> +0 */
-		memcpy(&u, &v, 8);
-		return (u & 0x8000000000000000ull) ? ~u : u | 0x8000000000000000ull;
-	}
-	case LM_INT32: return (uint64_t)(int64_t)((const int32_t *)x)[off] ^ 0x8000000000000000ull;
-	case LM_INT64: return (uint64_t)((const int64_t *)x)[off] ^ 0x8000000000000000ull;
+	case LM_FLOAT32: return lmi_sort_key_f64((double)((const float *)x)[off]);
+	case LM_FLOAT64: return lmi_sort_key_f64(((const double *)x)[off]);
+	case LM_INT32: return lmi_sort_key_i64((int64_t)((const int32_t *)x)[off]);
+	case LM_INT64: return lmi_sort_key_i64(((const int64_t *)x)[off]);
 	default: return ((const uint8_t *)x)[off];
 	}
 }

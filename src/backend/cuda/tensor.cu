@@ -282,17 +282,17 @@ template <typename T> __device__ inline T unop(int op, T v, T p0, T p1)
 	case LM_SIN: return sin(v);
 	case LM_COS: return cos(v);
 	case LM_TANH: return tanh(v);
-	case LM_SIGMOID: return (T)1 / ((T)1 + exp(-v));
-	case LM_RELU: return v > (T)0 ? v : (v != v ? v : (T)0);
-	case LM_SIGN: return v > (T)0 ? (T)1 : v < (T)0 ? (T)-1 : v;
+	case LM_SIGMOID: return lmi_sigmoid(v);
+	case LM_RELU: return lmi_relu(v);
+	case LM_SIGN: return lmi_sign(v);
 	case LM_FLOOR: return floor(v);
 	case LM_CEIL: return ceil(v);
-	case LM_ROUND: return rint(v); /* half to even */
-	case LM_RSQRT: return (T)1 / sqrt(v);
+	case LM_ROUND: return lmi_round_even(v);
+	case LM_RSQRT: return lmi_rsqrt(v);
 	case LM_RECIPROCAL: return (T)1 / v;
 	case LM_SQUARE: return v * v;
-	case LMI_CU_CLAMP: return v != v ? v : v < p0 ? p0 : v > p1 ? p1 : v;
-	case LMI_CU_LEAKY_RELU: return v > (T)0 ? v : v * p0;
+	case LMI_CU_CLAMP: return lmi_clamp(v, p0, p1);
+	case LMI_CU_LEAKY_RELU: return lmi_leaky_relu(v, p0);
 	case LMI_CU_POW_SCALAR: return pow(v, p0);
 	case LMI_CU_ADD_SCALED: return v * p0 + p1;
 	case LMI_CU_ADD_S: return v + p0;
@@ -330,18 +330,6 @@ static int t_unary(int op, const lmi_cu_arr *out, const lmi_cu_arr *x, double p0
 	return 0;
 }
 
-/* a // b as cpu/divmod.c (CPython's algorithm): (a - fmod(a, b)) / b, corrected to the floor and
- * rounded to the nearest integer, exact where floor(a / b) can land one off (1 // 0.1 is 9). */
-__device__ inline double floor_div(double a, double b)
-{
-	if (b == 0) return a / b;
-	double mod = fmod(a, b), div = (a - mod) / b;
-	if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-	if (div == 0) return copysign(0.0, a / b);
-	double q = floor(div);
-	return div - q > 0.5 ? q + 1 : q;
-}
-
 /* a op b for floats; comparisons give 1 or 0 (stored as uint8 by the caller's kernel) */
 template <typename T> __device__ inline T binop(int op, T a, T b)
 {
@@ -351,19 +339,16 @@ template <typename T> __device__ inline T binop(int op, T a, T b)
 	case LM_MUL: return a * b;
 	case LM_DIV: return a / b;
 	case LM_POW: return pow(a, b);
-	case LM_MAXIMUM: return a != a || b != b ? a + b : a > b ? a : b;
-	case LM_MINIMUM: return a != a || b != b ? a + b : a < b ? a : b;
+	case LM_MAXIMUM: return lmi_maximum(a, b);
+	case LM_MINIMUM: return lmi_minimum(a, b);
 	case LM_EQ: return a == b;
 	case LM_NE: return a != b;
 	case LM_LT: return a < b;
 	case LM_LE: return a <= b;
 	case LM_GT: return a > b;
 	case LM_GE: return a >= b;
-	case LM_FLOOR_DIVIDE: return (T)floor_div((double)a, (double)b);
-	default: { /* LM_REMAINDER: the divisor's sign, in double as cpu/divmod.c */
-		double r = fmod((double)a, (double)b);
-		return (T)(r != 0 && ((r < 0) != (b < (T)0)) ? r + (double)b : r);
-	}
+	case LM_FLOOR_DIVIDE: return (T)lmi_floor_div((double)a, (double)b);
+	default: return (T)lmi_floor_mod((double)a, (double)b); /* LM_REMAINDER */
 	}
 }
 
@@ -605,16 +590,8 @@ __global__ void k_sgd(T *w, const T *gr, T *bf, int64_t n, T lr, T wd, T mo, T d
                       int nesterov, int first)
 {
 	GRID_LOOP(i, n)
-	{
-		T d = sign * gr[i];
-		if (wd != 0) d = d + wd * w[i];
-		if (mo != 0) {
-			T b = first ? d : bf[i] * mo + d * damp;
-			bf[i] = b;
-			d = nesterov ? d + b * mo : b;
-		}
-		w[i] = w[i] - lr * d;
-	}
+	w[i] = lmi_sgd_update(w[i], sign * gr[i], bf ? bf + i : (T *)0, lr, wd, mo, damp, nesterov,
+	                      first);
 }
 
 static int t_sgd(int dtype, void *p, const void *g, void *buf, int64_t n, const double *f,
@@ -635,29 +612,11 @@ static int t_sgd(int dtype, void *p, const void *g, void *buf, int64_t n, const 
 	return 0;
 }
 
-template <typename T>
-__global__ void k_adam(T *w, const T *gr, T *m1, T *m2, T *mx, int64_t n, T b1, T b2, T c1, T c2,
-                       T wd, T decay, T step_size, T bc2s, T eps, T sign, int decoupled, int ams)
+template <typename T, typename K>
+__global__ void k_adam(T *w, const T *gr, T *m1, T *m2, T *mx, int64_t n, K k, T sign)
 {
 	GRID_LOOP(i, n)
-	{
-		T g = sign * gr[i], x = w[i];
-		if (wd != 0) {
-			if (decoupled) x = x * decay;
-			else g = g + wd * x;
-		}
-		T a = m1[i] * b1 + g * c1;
-		T b = m2[i] * b2 + c2 * g * g;
-		m1[i] = a;
-		m2[i] = b;
-		if (ams) {
-			T mv = mx[i] > b ? mx[i] : b;
-			mx[i] = mv;
-			b = mv;
-		}
-		T denom = sqrt(b) / bc2s + eps;
-		w[i] = x - step_size * (a / denom);
-	}
+	w[i] = lmi_adam_update(w[i], sign * gr[i], m1 + i, m2 + i, mx ? mx + i : (T *)0, &k);
 }
 
 static int t_adam(int dtype, void *p, const void *g, void *m, void *v, void *vmax, int64_t n,
@@ -667,15 +626,16 @@ static int t_adam(int dtype, void *p, const void *g, void *m, void *v, void *vma
 	/* f: beta1, beta2, eps, weight_decay, lr, step_size, bc2_sqrt, decoupled, amsgrad, maximize */
 	double decay = 1 - f[4] * f[3], sign = f[9] != 0 ? -1 : 1;
 	int dec = f[7] != 0, ams = f[8] != 0;
-	if (dtype == LM_FLOAT32)
-		k_adam<float><<<blocks_for(n), THREADS, 0, stream>>>(
-			(float *)p, (const float *)g, (float *)m, (float *)v, (float *)vmax, n, (float)f[0],
-			(float)f[1], (float)(1 - f[0]), (float)(1 - f[1]), (float)f[3], (float)decay,
-			(float)f[5], (float)f[6], (float)f[2], (float)sign, dec, ams);
-	else
-		k_adam<double><<<blocks_for(n), THREADS, 0, stream>>>(
-			(double *)p, (const double *)g, (double *)m, (double *)v, (double *)vmax, n, f[0], f[1],
-			1 - f[0], 1 - f[1], f[3], decay, f[5], f[6], f[2], sign, dec, ams);
+	if (dtype == LM_FLOAT32) {
+		lmi_adam_kf k = {(float)f[0], (float)f[1], (float)(1 - f[0]), (float)(1 - f[1]),
+		                 (float)f[3], (float)decay, (float)f[5], (float)f[6], (float)f[2], dec, ams};
+		k_adam<float, lmi_adam_kf><<<blocks_for(n), THREADS, 0, stream>>>(
+			(float *)p, (const float *)g, (float *)m, (float *)v, (float *)vmax, n, k, (float)sign);
+	} else {
+		lmi_adam_kd k = {f[0], f[1], 1 - f[0], 1 - f[1], f[3], decay, f[5], f[6], f[2], dec, ams};
+		k_adam<double, lmi_adam_kd><<<blocks_for(n), THREADS, 0, stream>>>(
+			(double *)p, (const double *)g, (double *)m, (double *)v, (double *)vmax, n, k, sign);
+	}
 	LAUNCHED("k_adam");
 	return 0;
 }
