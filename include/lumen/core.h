@@ -94,7 +94,33 @@ typedef enum lm_dtype {
 
 typedef enum lm_device { LM_CPU = 0, LM_CUDA } lm_device;
 
-size_t lm_dtype_size(lm_dtype dt);
+/* The type table: one row per dtype, the one place that knows what an element is. A block holds
+ * block_size elements in type_size bytes (1 element in its own size for every dtype so far; a
+ * quantized type such as Q8_0, 32 values in 34 bytes, is one row more). Conversions: to_float /
+ * from_float convert n elements (n a multiple of block_size) to and from float32; get / set one
+ * element as a double (set from a double: floats round, integers truncate, then wrap modulo
+ * 2^bits as C's unsigned conversion; NaN and infinities give 0); get_int / set_int one element as
+ * an exact integer (floats truncate and wrap as set; set_int into a float rounds the integer once).
+ * min / max: an integer type's range (0 and 0 for floats). rank orders lm_promote_types. */
+typedef struct lm_dtype_traits {
+	const char *name;
+	int64_t block_size;
+	size_t type_size;
+	bool is_int, is_signed;
+	int rank;
+	int64_t min, max;
+	void (*to_float)(const void *x, float *y, int64_t n);
+	void (*from_float)(const float *x, void *y, int64_t n);
+	double (*get)(const void *p);
+	void (*set)(void *p, double v);
+	int64_t (*get_int)(const void *p);
+	void (*set_int)(void *p, int64_t v);
+} lm_dtype_traits;
+
+/* dt's row of the type table; NULL for a value that is not a dtype. */
+const lm_dtype_traits *lm_dtype_traits_of(lm_dtype dt);
+
+size_t lm_dtype_size(lm_dtype dt); /* bytes of an element (type_size / block_size); 0 when bad */
 const char *lm_dtype_name(lm_dtype dt); /* "float32", ... ; "?" for a bad value */
 /* Parses "float32"/"float"/"float64"/"double"/"int32"/"int"/"int64"/"long"/"uint8"/"byte". */
 lm_status lm_dtype_from_name(const char *name, lm_dtype *out);
@@ -281,6 +307,11 @@ const char *lm_threading_warning(void);
 /* The directory of the running program (from /proc/self/exe, read once), or NULL where it cannot
  * be read: where Lumen's modules, Lua files and shaders are looked for first. */
 const char *lm_program_dir(void);
+/* The first of the n directories rel[i] (each a printf format whose one %s is lm_program_dir())
+ * that holds the file marker (a path inside it), written into buf (cap bytes); NULL when none
+ * does or the program's directory is unknown. */
+const char *lm_program_data_dir(const char *const *rel, int n, const char *marker, char *buf,
+                                size_t cap);
 
 /* Asks running operations to stop (async-signal-safe). They return LM_ERR_INTERRUPTED. */
 void lm_interrupt(void);

@@ -1,19 +1,98 @@
 /*
- * dtype.c — element types: sizes, names, promotion, and scalar load/store through doubles.
+ * dtype.c — the type table (lm_dtype_traits, include/lumen/core.h): every dtype's name, block and
+ * size, whether it holds integers, its range and promotion rank, and its conversions, so that code
+ * elsewhere asks the table instead of switching on the dtype. Also dtype names and promotion.
  */
 #include <math.h>
 #include <string.h>
 
 #include "lmi.h"
 
-static const size_t sizes[LM_DTYPE_COUNT] = {4, 8, 4, 8, 1};
-static const char *const names[LM_DTYPE_COUNT] = {"float32", "float64", "int32", "int64", "uint8"};
+/* ---------------------------------------------------------------- the type table */
 
-size_t lm_dtype_size(lm_dtype dt) { return (dt >= 0 && dt < LM_DTYPE_COUNT) ? sizes[dt] : 0; }
+/* The conversions of a type T whose elements stand alone (block_size 1); SET_D converts a double,
+ * SET_I an int64, GET_I reads an exact int64. */
+#define PLAIN_TYPE(T, SFX, SET_D, SET_I, GET_I)                                                    \
+	static void to_float_##SFX(const void *x, float *y, int64_t n)                             \
+	{                                                                                          \
+		for (int64_t i = 0; i < n; i++) {                                                      \
+			T v; /* memcpy: x need not be aligned to T */                                      \
+			memcpy(&v, (const char *)x + i * (int64_t)sizeof v, sizeof v);                     \
+			y[i] = (float)v;                                                                   \
+		}                                                                                      \
+	}                                                                                          \
+	static void from_float_##SFX(const float *x, void *y, int64_t n)                           \
+	{                                                                                          \
+		for (int64_t i = 0; i < n; i++) {                                                      \
+			T v = SET_D((double)x[i]);                                                         \
+			memcpy((char *)y + i * (int64_t)sizeof v, &v, sizeof v);                           \
+		}                                                                                      \
+	}                                                                                          \
+	static double get_##SFX(const void *p)                                                     \
+	{                                                                                          \
+		T v;                                                                                   \
+		memcpy(&v, p, sizeof v);                                                               \
+		return (double)v;                                                                      \
+	}                                                                                          \
+	static void set_##SFX(void *p, double d)                                                   \
+	{                                                                                          \
+		T v = SET_D(d);                                                                        \
+		memcpy(p, &v, sizeof v);                                                               \
+	}                                                                                          \
+	static int64_t get_int_##SFX(const void *p)                                                \
+	{                                                                                          \
+		T v;                                                                                   \
+		memcpy(&v, p, sizeof v);                                                               \
+		return GET_I(v);                                                                       \
+	}                                                                                          \
+	static void set_int_##SFX(void *p, int64_t i)                                              \
+	{                                                                                          \
+		T v = SET_I(i);                                                                        \
+		memcpy(p, &v, sizeof v);                                                               \
+	}
 
-const char *lm_dtype_name(lm_dtype dt) { return (dt >= 0 && dt < LM_DTYPE_COUNT) ? names[dt] : "?"; }
+#define AS_F32(d) ((float)(d))
+#define AS_F64(d) ((double)(d))
+#define WRAP_I32(d) ((int32_t)(uint32_t)lmi_wrap_u64(d))
+#define WRAP_I64(d) ((int64_t)lmi_wrap_u64(d))
+#define WRAP_U8(d) ((uint8_t)lmi_wrap_u64(d))
+#define INT_I32(i) ((int32_t)(uint32_t)(uint64_t)(i))
+#define INT_I64(i) ((int64_t)(i))
+#define INT_U8(i) ((uint8_t)(uint64_t)(i))
+#define FLOAT_TO_INT(v) ((int64_t)lmi_wrap_u64((double)(v)))
+#define EXACT(v) ((int64_t)(v))
 
-bool lm_dtype_is_float(lm_dtype dt) { return dt == LM_FLOAT32 || dt == LM_FLOAT64; }
+PLAIN_TYPE(float, f32, AS_F32, AS_F32, FLOAT_TO_INT)
+PLAIN_TYPE(double, f64, AS_F64, AS_F64, FLOAT_TO_INT)
+PLAIN_TYPE(int32_t, i32, WRAP_I32, INT_I32, EXACT)
+PLAIN_TYPE(int64_t, i64, WRAP_I64, INT_I64, EXACT)
+PLAIN_TYPE(uint8_t, u8, WRAP_U8, INT_U8, EXACT)
+
+#define ROW(SFX, NAME, T, IS_INT, SIGNED, RANK, MIN, MAX)                                          \
+	{NAME, 1, sizeof(T), IS_INT, SIGNED, RANK, MIN, MAX, to_float_##SFX, from_float_##SFX,        \
+	 get_##SFX, set_##SFX, get_int_##SFX, set_int_##SFX}
+
+static const lm_dtype_traits types[LM_DTYPE_COUNT] = {
+	[LM_FLOAT32] = ROW(f32, "float32", float, false, true, 3, 0, 0),
+	[LM_FLOAT64] = ROW(f64, "float64", double, false, true, 4, 0, 0),
+	[LM_INT32] = ROW(i32, "int32", int32_t, true, true, 1, INT32_MIN, INT32_MAX),
+	[LM_INT64] = ROW(i64, "int64", int64_t, true, true, 2, INT64_MIN, INT64_MAX),
+	[LM_UINT8] = ROW(u8, "uint8", uint8_t, true, false, 0, 0, UINT8_MAX),
+};
+
+const lm_dtype_traits *lm_dtype_traits_of(lm_dtype dt)
+{
+	return dt >= 0 && dt < LM_DTYPE_COUNT ? &types[dt] : NULL;
+}
+
+size_t lm_dtype_size(lm_dtype dt)
+{
+	return dt >= 0 && dt < LM_DTYPE_COUNT ? types[dt].type_size / (size_t)types[dt].block_size : 0;
+}
+
+const char *lm_dtype_name(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT ? types[dt].name : "?"; }
+
+bool lm_dtype_is_float(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT && !types[dt].is_int; }
 
 const char *lm_device_name(lm_device d) { return d == LM_CUDA ? "cuda" : "cpu"; }
 
@@ -39,42 +118,22 @@ lm_status lm_dtype_from_name(const char *name, lm_dtype *out)
 	                name);
 }
 
-/* Rank for promotion: the larger wins. */
-static int rank(lm_dtype dt)
+/* The larger rank wins. */
+lm_dtype lm_promote_types(lm_dtype a, lm_dtype b)
 {
-	switch (dt) {
-	case LM_UINT8: return 0;
-	case LM_INT32: return 1;
-	case LM_INT64: return 2;
-	case LM_FLOAT32: return 3;
-	case LM_FLOAT64: return 4;
-	default: return -1;
-	}
+	const lm_dtype_traits *ta = lm_dtype_traits_of(a), *tb = lm_dtype_traits_of(b);
+	return (ta ? ta->rank : -1) >= (tb ? tb->rank : -1) ? a : b;
 }
-
-lm_dtype lm_promote_types(lm_dtype a, lm_dtype b) { return rank(a) >= rank(b) ? a : b; }
 
 double lmi_load(const void *p, lm_dtype dt)
 {
-	switch (dt) {
-	case LM_FLOAT32: return *(const float *)p;
-	case LM_FLOAT64: return *(const double *)p;
-	case LM_INT32: return *(const int32_t *)p;
-	case LM_INT64: return (double)*(const int64_t *)p;
-	case LM_UINT8: return *(const uint8_t *)p;
-	default: LM_ASSERT(0 && "bad dtype");
-	}
+	LM_ASSERT(dt >= 0 && dt < LM_DTYPE_COUNT);
+	return types[dt].get(p);
 }
 
 /* Float to integer: truncation, then modulo 2^bits (lmi_wrap_u64 says why). */
 void lmi_store(void *p, lm_dtype dt, double v)
 {
-	switch (dt) {
-	case LM_FLOAT32: *(float *)p = (float)v; break;
-	case LM_FLOAT64: *(double *)p = v; break;
-	case LM_INT32: *(int32_t *)p = (int32_t)(uint32_t)lmi_wrap_u64(v); break;
-	case LM_INT64: *(int64_t *)p = (int64_t)lmi_wrap_u64(v); break;
-	case LM_UINT8: *(uint8_t *)p = (uint8_t)lmi_wrap_u64(v); break;
-	default: LM_ASSERT(0 && "bad dtype");
-	}
+	LM_ASSERT(dt >= 0 && dt < LM_DTYPE_COUNT);
+	types[dt].set(p, v);
 }

@@ -162,8 +162,6 @@ lm_tensor *lmi_view_of(const lm_tensor *t, int ndim, const int64_t *shape, const
 void lmi_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride);
 /* Normalises dim in [-ndim, ndim) to [0, ndim); LM_ERR_INDEX with fname otherwise. */
 lm_status lmi_wrap_dim(const char *fname, int dim, int ndim, int *out);
-/* The values an integer dtype holds (int64's for a float dtype). */
-void lmi_int_range(lm_dtype dt, int64_t *lo, int64_t *hi);
 /* Address of element at linear C-order index i of t (slow; for tests and small paths). */
 void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx);
 static inline char *lmi_data(const lm_tensor *t)

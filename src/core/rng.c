@@ -85,6 +85,7 @@ static lm_status generate(gen *g, lm_tensor *t)
 	}
 	char *d = lmi_data(t);
 	size_t es = lm_dtype_size(t->dtype);
+	void (*set_int)(void *, int64_t) = lm_dtype_traits_of(t->dtype)->set_int;
 	int64_t nb = (int64_t)nblocks;
 #pragma omp parallel for schedule(static) if (n > LMI_PARALLEL_GRAIN)
 	for (int64_t bi = 0; bi < nb; bi++) {
@@ -94,13 +95,7 @@ static lm_status generate(gen *g, lm_tensor *t)
 			randint_values(g, (uint64_t)bi, iv);
 			for (int i = 0; i < 2 && bi * 2 + i < n; i++) {
 				int64_t j = bi * 2 + i;
-				switch (t->dtype) { /* lm_randint checked that the range fits the dtype */
-				case LM_FLOAT32: ((float *)d)[j] = (float)iv[i]; break;
-				case LM_FLOAT64: ((double *)d)[j] = (double)iv[i]; break;
-				case LM_INT32: ((int32_t *)d)[j] = (int32_t)iv[i]; break;
-				case LM_INT64: ((int64_t *)d)[j] = iv[i]; break;
-				default: ((uint8_t *)d)[j] = (uint8_t)iv[i]; break;
-				}
+				set_int(d + j * (int64_t)es, iv[i]); /* lm_randint checked that it fits */
 			}
 			continue;
 		}

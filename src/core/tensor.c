@@ -240,8 +240,8 @@ lm_tensor *lm_arange(double start, double stop, double step, lm_dtype dt)
 		return lmi_fail_null(LM_ERR_OVERFLOW, "arange: %g elements are too many", len);
 	int64_t n = (int64_t)len;
 	if (n > 0 && !lm_dtype_is_float(dt)) { /* the values must fit: no silent wrap-around */
-		int64_t lo, hi;
-		lmi_int_range(dt, &lo, &hi);
+		const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
+		int64_t lo = ty->min, hi = ty->max;
 		double last = start + (double)(n - 1) * step, a = trunc(start), b = trunc(last);
 		double top = dt == LM_INT64 ? 9223372036854775808.0 : (double)hi + 1;
 		if (a < (double)lo || a >= top || b < (double)lo || b >= top)
@@ -254,15 +254,6 @@ lm_tensor *lm_arange(double start, double stop, double step, lm_dtype dt)
 	size_t es = lm_dtype_size(dt);
 	for (int64_t i = 0; i < n; i++) lmi_store(p + i * es, dt, start + (double)i * step);
 	return t;
-}
-
-void lmi_int_range(lm_dtype dt, int64_t *lo, int64_t *hi)
-{
-	switch (dt) {
-	case LM_UINT8: *lo = 0, *hi = UINT8_MAX; break;
-	case LM_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
-	default: *lo = INT64_MIN, *hi = INT64_MAX; break;
-	}
 }
 
 lm_tensor *lm_arange_int(int64_t start, int64_t stop, int64_t step, lm_dtype dt)
@@ -282,8 +273,7 @@ lm_tensor *lm_arange_int(int64_t start, int64_t stop, int64_t step, lm_dtype dt)
 	/* the last value start + (n - 1) step lies between start and stop: no overflow */
 	int64_t last = n ? (int64_t)((uint64_t)start + (uint64_t)(n - 1) * (uint64_t)step) : start;
 	if (n > 0 && !lm_dtype_is_float(dt)) {
-		int64_t lo, hi;
-		lmi_int_range(dt, &lo, &hi);
+		int64_t lo = lm_dtype_traits_of(dt)->min, hi = lm_dtype_traits_of(dt)->max;
 		if (start < lo || start > hi || last < lo || last > hi)
 			return lmi_fail_null(LM_ERR_ARG, "arange: the values %lld .. %lld do not fit %s "
 			                     "(%lld..%lld)", (long long)start, (long long)last, lm_dtype_name(dt),
@@ -293,15 +283,9 @@ lm_tensor *lm_arange_int(int64_t start, int64_t stop, int64_t step, lm_dtype dt)
 	if (!t) return NULL;
 	char *p = t->storage->data;
 	size_t es = lm_dtype_size(dt);
-	for (int64_t i = 0; i < n; i++) {
-		int64_t v = (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step);
-		switch (dt) {
-		case LM_INT64: ((int64_t *)(void *)p)[i] = v; break;
-		case LM_INT32: ((int32_t *)(void *)p)[i] = (int32_t)v; break;
-		case LM_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-		default: lmi_store(p + i * es, dt, (double)v); break;
-		}
-	}
+	void (*set_int)(void *, int64_t) = lm_dtype_traits_of(dt)->set_int;
+	for (int64_t i = 0; i < n; i++)
+		set_int(p + i * es, (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step));
 	return t;
 }
 

@@ -31,6 +31,7 @@ static const idx_type types[] = {
 static void convert(const idx_type *ty, const unsigned char *in, char *out, size_t k, lm_dtype dt,
                     double scale)
 {
+	const lm_dtype_traits *to = lm_dtype_traits_of(dt);
 	for (size_t i = 0; i < k; i++) {
 		const unsigned char *p = in + i * ty->size;
 		double v;
@@ -53,12 +54,10 @@ static void convert(const idx_type *ty, const unsigned char *in, char *out, size
 			break;
 		}
 		}
-		switch (dt) {
-		case LM_UINT8: ((uint8_t *)out)[i] = (uint8_t)iv; break;
-		case LM_INT32: ((int32_t *)out)[i] = iv; break;
-		case LM_FLOAT32: ((float *)out)[i] = (float)(v * scale); break;
-		default: ((double *)out)[i] = v * scale; break;
-		}
+		if (to->is_int)
+			to->set_int(out + i * to->type_size, iv);
+		else
+			to->set(out + i * to->type_size, v * scale);
 	}
 }
 

@@ -48,14 +48,14 @@ static const npy_dtype *parse_descr(const char *d, bool *big)
 
 static const char *descr_of(lm_dtype dt)
 {
-	switch (dt) {
-	case LM_FLOAT32: return "<f4";
-	case LM_FLOAT64: return "<f8";
-	case LM_INT32: return "<i4";
-	case LM_INT64: return "<i8";
-	case LM_UINT8: return "|u1";
-	default: return NULL;
-	}
+	static const char *const code[LM_DTYPE_COUNT] = {
+		[LM_FLOAT32] = "<f4",
+		[LM_FLOAT64] = "<f8",
+		[LM_INT32] = "<i4",
+		[LM_INT64] = "<i8",
+		[LM_UINT8] = "|u1",
+	};
+	return dt >= 0 && dt < LM_DTYPE_COUNT ? code[dt] : NULL;
 }
 
 static void convert(const npy_dtype *d, const unsigned char *in, void *out, size_t n)

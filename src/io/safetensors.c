@@ -42,14 +42,14 @@ static const st_dtype *find_dtype(const char *s)
 
 static const char *dtype_code(lm_dtype dt)
 {
-	switch (dt) {
-	case LM_FLOAT32: return "F32";
-	case LM_FLOAT64: return "F64";
-	case LM_INT32: return "I32";
-	case LM_INT64: return "I64";
-	case LM_UINT8: return "U8";
-	default: return NULL;
-	}
+	static const char *const code[LM_DTYPE_COUNT] = {
+		[LM_FLOAT32] = "F32",
+		[LM_FLOAT64] = "F64",
+		[LM_INT32] = "I32",
+		[LM_INT64] = "I64",
+		[LM_UINT8] = "U8",
+	};
+	return dt >= 0 && dt < LM_DTYPE_COUNT ? code[dt] : NULL;
 }
 
 /* Converts n elements of the file's dtype at in to the tensor's dtype at out. */

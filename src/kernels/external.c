@@ -280,9 +280,16 @@ static const char *space_name(int space)
 	                                                                                 : lmi_tr("constant", "常量");
 }
 
-/* The checks of one access (memcheck's), then its event; *p: the element. */
-static lm_status access(lm_launch *l, int array, int64_t i, int kind, int line, lmi_raw_ev **eout,
-                        char **p)
+/* One access's element: its event, its address, its array's range. */
+typedef struct elem_at {
+	lmi_raw_ev *e;
+	char *p;
+	const simt_range *r;
+	const lm_dtype_traits *ty;
+} elem_at;
+
+/* The checks of one access (memcheck's), then its event and element into *at. */
+static lm_status access(lm_launch *l, int array, int64_t i, int kind, int line, elem_at *at)
 {
 	lm_status st = running(l, access_name(kind));
 	if (st) return st;
@@ -319,48 +326,27 @@ static lm_status access(lm_launch *l, int array, int64_t i, int kind, int line, 
 	e->index = (uint32_t)i;
 	e->size = (uint8_t)r->elem;
 	e->range = (uint8_t)l->range_of[array];
-	*eout = e;
-	*p = (char *)r->base + (size_t)i * r->elem;
+	at->e = e;
+	at->p = (char *)r->base + (size_t)i * r->elem;
+	at->r = r;
+	at->ty = lm_dtype_traits_of(r->dtype);
 	if (kind != LM_TRACE_LOAD) lmi_simt_mark_written(s, r, i);
 	return LM_OK;
-}
-
-static double get(lm_dtype dt, const char *p)
-{
-	switch (dt) {
-	case LM_FLOAT32: return *(const float *)p;
-	case LM_FLOAT64: return *(const double *)p;
-	case LM_INT32: return *(const int32_t *)p;
-	case LM_INT64: return (double)*(const int64_t *)p;
-	default: return *(const uint8_t *)p;
-	}
 }
 
 /* v as an element of dt (floats rounded, integers truncated toward zero) into *out; false when it
  * does not fit (NaN, infinite or out of an integer type's range). */
 static bool convert(lm_dtype dt, double v, double *out)
 {
-	static const double lo[] = {[LM_INT32] = -2147483648.0, [LM_INT64] = -9223372036854775808.0,
-	                            [LM_UINT8] = 0};
-	static const double hi[] = {[LM_INT32] = 2147483648.0, [LM_INT64] = 9223372036854775808.0,
-	                            [LM_UINT8] = 256};
+	const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
 	if (dt == LM_FLOAT32) return *out = (float)v, true;
-	if (dt == LM_FLOAT64) return *out = v, true;
-	double t = trunc(v);
-	if (!(t >= lo[dt] && t < hi[dt])) return false;
+	if (!ty->is_int) return *out = v, true;
+	/* [min, max + 1): max + 1 is a power of two, exact as a double (int64's max rounds up to it) */
+	double t = trunc(v), lo = (double)ty->min, hi = (double)ty->max + 1;
+	if (!(t >= lo && t < hi)) return false;
 	return *out = t, true;
 }
 
-static void put(lm_dtype dt, char *p, double v)
-{
-	switch (dt) {
-	case LM_FLOAT32: *(float *)p = (float)v; break;
-	case LM_FLOAT64: *(double *)p = v; break;
-	case LM_INT32: *(int32_t *)p = (int32_t)v; break;
-	case LM_INT64: *(int64_t *)p = (int64_t)v; break;
-	default: *(uint8_t *)p = (uint8_t)v; break;
-	}
-}
 
 static lm_status out_of_range(lm_launch *l, const simt_range *r, const char *what, double v,
                               int64_t i, int line)
@@ -372,70 +358,48 @@ static lm_status out_of_range(lm_launch *l, const simt_range *r, const char *wha
 
 lm_status lm_launch_load(lm_launch *l, int array, int64_t i, int line, double *v)
 {
-	lmi_raw_ev *e = NULL;
-	char *p = NULL;
-	lm_status st = access(l, array, i, LM_TRACE_LOAD, line, &e, &p);
+	elem_at at;
+	lm_status st = access(l, array, i, LM_TRACE_LOAD, line, &at);
 	if (st) return st;
-	*v = e->value = get(l->s->ranges[e->range].dtype, p);
+	*v = at.e->value = at.ty->get(at.p);
 	return LM_OK;
 }
 
 lm_status lm_launch_store(lm_launch *l, int array, int64_t i, double v, int line)
 {
-	lmi_raw_ev *e = NULL;
-	char *p = NULL;
-	lm_status st = access(l, array, i, LM_TRACE_STORE, line, &e, &p);
+	elem_at at;
+	lm_status st = access(l, array, i, LM_TRACE_STORE, line, &at);
 	if (st) return st;
-	const simt_range *r = &l->s->ranges[e->range];
 	double c;
-	if (!convert(r->dtype, v, &c)) return out_of_range(l, r, "store", v, i, line);
-	put(r->dtype, p, c);
-	e->value = c;
+	if (!convert(at.r->dtype, v, &c)) return out_of_range(l, at.r, "store", v, i, line);
+	at.ty->set(at.p, c); /* c fits (convert): the C conversion */
+	at.e->value = c;
 	return LM_OK;
 }
 
 lm_status lm_launch_atomic_add(lm_launch *l, int array, int64_t i, double v, int line, double *old)
 {
-	lmi_raw_ev *e = NULL;
-	char *p = NULL;
-	lm_status st = access(l, array, i, LM_TRACE_ATOMIC, line, &e, &p);
+	elem_at at;
+	lm_status st = access(l, array, i, LM_TRACE_ATOMIC, line, &at);
 	if (st) return st;
-	const simt_range *r = &l->s->ranges[e->range];
-	double c, was = get(r->dtype, p);
-	if (!convert(r->dtype, v, &c)) return out_of_range(l, r, "atomicAdd", v, i, line);
-	if (r->dtype == LM_INT32) { /* integers wrap around, as on the GPU */
-		*(int32_t *)p = (int32_t)((uint32_t)*(int32_t *)p + (uint32_t)(int32_t)c);
-	} else if (r->dtype == LM_INT64) {
-		*(int64_t *)p = (int64_t)((uint64_t)*(int64_t *)p + (uint64_t)(int64_t)c);
+	double c, was = at.ty->get(at.p);
+	if (!convert(at.r->dtype, v, &c)) return out_of_range(l, at.r, "atomicAdd", v, i, line);
+	if (at.r->dtype == LM_INT32) { /* integers wrap around, as on the GPU */
+		*(int32_t *)at.p = (int32_t)((uint32_t)*(int32_t *)at.p + (uint32_t)(int32_t)c);
+	} else if (at.r->dtype == LM_INT64) {
+		*(int64_t *)at.p = (int64_t)((uint64_t)*(int64_t *)at.p + (uint64_t)(int64_t)c);
 	} else {
-		put(r->dtype, p, was + c);
+		at.ty->set(at.p, was + c);
 	}
-	e->value = c;
+	at.e->value = c;
 	if (old) *old = was;
 	return LM_OK;
 }
 
 /* ---------------------------------------------------------------- exact integers */
 
-static bool is_int(lm_dtype dt) { return dt == LM_INT32 || dt == LM_INT64 || dt == LM_UINT8; }
-
-static int64_t get_int(lm_dtype dt, const char *p)
-{
-	return dt == LM_INT64 ? *(const int64_t *)p : dt == LM_INT32 ? *(const int32_t *)p : *(const uint8_t *)p;
-}
-
-/* Whether v fits dt (an integer dtype). */
-static bool int_fits(lm_dtype dt, int64_t v)
-{
-	return dt == LM_INT64 || (dt == LM_INT32 ? v >= INT32_MIN && v <= INT32_MAX : v >= 0 && v <= 255);
-}
-
-static void put_int(lm_dtype dt, char *p, int64_t v)
-{
-	if (dt == LM_INT64) *(int64_t *)p = v;
-	else if (dt == LM_INT32) *(int32_t *)p = (int32_t)v;
-	else *(uint8_t *)p = (uint8_t)v;
-}
+/* Whether v fits the integer type ty. */
+static bool int_fits(const lm_dtype_traits *ty, int64_t v) { return v >= ty->min && v <= ty->max; }
 
 static lm_status not_integer(lm_launch *l, const simt_range *r, const char *what, int line)
 {
@@ -445,52 +409,46 @@ static lm_status not_integer(lm_launch *l, const simt_range *r, const char *what
 
 lm_status lm_launch_load_int(lm_launch *l, int array, int64_t i, int line, int64_t *v)
 {
-	lmi_raw_ev *e = NULL;
-	char *p = NULL;
-	lm_status st = access(l, array, i, LM_TRACE_LOAD, line, &e, &p);
+	elem_at at;
+	lm_status st = access(l, array, i, LM_TRACE_LOAD, line, &at);
 	if (st) return st;
-	const simt_range *r = &l->s->ranges[e->range];
-	if (!is_int(r->dtype)) return not_integer(l, r, "load", line);
-	*v = get_int(r->dtype, p);
-	e->value = (double)*v;
+	if (!at.ty->is_int) return not_integer(l, at.r, "load", line);
+	*v = at.ty->get_int(at.p);
+	at.e->value = (double)*v;
 	return LM_OK;
 }
 
 lm_status lm_launch_store_int(lm_launch *l, int array, int64_t i, int64_t v, int line)
 {
-	lmi_raw_ev *e = NULL;
-	char *p = NULL;
-	lm_status st = access(l, array, i, LM_TRACE_STORE, line, &e, &p);
+	elem_at at;
+	lm_status st = access(l, array, i, LM_TRACE_STORE, line, &at);
 	if (st) return st;
-	const simt_range *r = &l->s->ranges[e->range];
-	if (!is_int(r->dtype)) return not_integer(l, r, "store", line);
-	if (!int_fits(r->dtype, v))
+	if (!at.ty->is_int) return not_integer(l, at.r, "store", line);
+	if (!int_fits(at.ty, v))
 		return ext_fault(l, LM_ERR_ARG, "store of %lld to %s array '%s' at index %lld at line %d: the "
-		                 "value does not fit in %s", (long long)v, lm_trace_space_name(r->space), r->name,
-		                 (long long)i, line, lm_dtype_name(r->dtype));
-	put_int(r->dtype, p, v);
-	e->value = (double)v;
+		                 "value does not fit in %s", (long long)v, lm_trace_space_name(at.r->space), at.r->name,
+		                 (long long)i, line, lm_dtype_name(at.r->dtype));
+	at.ty->set_int(at.p, v);
+	at.e->value = (double)v;
 	return LM_OK;
 }
 
 lm_status lm_launch_atomic_add_int(lm_launch *l, int array, int64_t i, int64_t v, int line, int64_t *old)
 {
-	lmi_raw_ev *e = NULL;
-	char *p = NULL;
-	lm_status st = access(l, array, i, LM_TRACE_ATOMIC, line, &e, &p);
+	elem_at at;
+	lm_status st = access(l, array, i, LM_TRACE_ATOMIC, line, &at);
 	if (st) return st;
-	const simt_range *r = &l->s->ranges[e->range];
-	if (r->dtype != LM_INT32 && r->dtype != LM_INT64) return not_integer(l, r, "atomicAdd", line);
-	if (!int_fits(r->dtype, v))
+	if (at.r->dtype != LM_INT32 && at.r->dtype != LM_INT64) return not_integer(l, at.r, "atomicAdd", line);
+	if (!int_fits(at.ty, v))
 		return ext_fault(l, LM_ERR_ARG, "atomicAdd of %lld to %s array '%s' at index %lld at line %d: "
-		                 "the value does not fit in %s", (long long)v, lm_trace_space_name(r->space),
-		                 r->name, (long long)i, line, lm_dtype_name(r->dtype));
-	int64_t was = get_int(r->dtype, p);
-	if (r->dtype == LM_INT32) /* integers wrap around, as on the GPU */
-		*(int32_t *)p = (int32_t)((uint32_t)was + (uint32_t)v);
+		                 "the value does not fit in %s", (long long)v, lm_trace_space_name(at.r->space),
+		                 at.r->name, (long long)i, line, lm_dtype_name(at.r->dtype));
+	int64_t was = at.ty->get_int(at.p);
+	if (at.r->dtype == LM_INT32) /* integers wrap around, as on the GPU */
+		*(int32_t *)at.p = (int32_t)((uint32_t)was + (uint32_t)v);
 	else
-		*(int64_t *)p = (int64_t)((uint64_t)was + (uint64_t)v);
-	e->value = (double)v;
+		*(int64_t *)at.p = (int64_t)((uint64_t)was + (uint64_t)v);
+	at.e->value = (double)v;
 	if (old) *old = was;
 	return LM_OK;
 }

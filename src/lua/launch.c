@@ -134,16 +134,26 @@ static double check_value(lua_State *L, launch_state *st, int idx, const char *w
 	raise_fault(L);
 }
 
-static bool int_dtype(lm_dtype dt) { return dt == LM_INT32 || dt == LM_INT64 || dt == LM_UINT8; }
+static bool int_dtype(lm_dtype dt) { return lm_dtype_traits_of(dt)->is_int; }
+
+/* The array at 1 and the index at 2 of a load or a store in the running launch: the array, the
+ * launch, the caller's line and the checked index. */
+static int64_t array_access(lua_State *L, bool store, karray **a, launch_state **st, int *line)
+{
+	*a = lua_touserdata(L, 1);
+	*st = running_on(L, store ? "storing into a kernel array" : "indexing a kernel array");
+	*line = caller_line(L);
+	if ((*a)->launch != (*st)->id) check_array(L, *st, 1, store ? "a store" : "a load", *line);
+	return check_index(L, *st, *a, 2, *line);
+}
 
 /* a[i]: integer arrays read as Lua integers, exactly (int64 past 2^53 too) */
 static int array_index(lua_State *L)
 {
-	karray *a = lua_touserdata(L, 1);
-	launch_state *st = running_on(L, "indexing a kernel array");
-	int line = caller_line(L);
-	if (a->launch != st->id) check_array(L, st, 1, "a load", line);
-	int64_t i = check_index(L, st, a, 2, line);
+	karray *a;
+	launch_state *st;
+	int line;
+	int64_t i = array_access(L, false, &a, &st, &line);
 	if (int_dtype(a->dtype)) {
 		int64_t v;
 		if (lm_launch_load_int(st->l, a->slot, i, line, &v)) raise_fault(L);
@@ -160,11 +170,10 @@ static int array_index(lua_State *L)
  * toward zero) */
 static int array_newindex(lua_State *L)
 {
-	karray *a = lua_touserdata(L, 1);
-	launch_state *st = running_on(L, "storing into a kernel array");
-	int line = caller_line(L);
-	if (a->launch != st->id) check_array(L, st, 1, "a store", line);
-	int64_t i = check_index(L, st, a, 2, line);
+	karray *a;
+	launch_state *st;
+	int line;
+	int64_t i = array_access(L, true, &a, &st, &line);
 	if (int_dtype(a->dtype) && lua_isinteger(L, 3)) {
 		if (lm_launch_store_int(st->l, a->slot, i, (int64_t)lua_tointeger(L, 3), line)) raise_fault(L);
 		return 0;

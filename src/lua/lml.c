@@ -302,14 +302,11 @@ lm_dtype lml_number_dtype(lua_State *L, int idx, lm_dtype dt)
 	return !lm_dtype_is_float(dt) && !lua_isinteger(L, idx) ? LM_FLOAT32 : dt;
 }
 
-/* The range of an integer dtype, for messages and checks. */
+/* The range of an integer dtype (the type table's), for messages and checks. */
 static void int_range(lm_dtype dt, int64_t *lo, int64_t *hi)
 {
-	switch (dt) {
-	case LM_UINT8: *lo = 0, *hi = 255; break;
-	case LM_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
-	default: *lo = INT64_MIN, *hi = INT64_MAX; break;
-	}
+	const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
+	*lo = ty->min, *hi = ty->max;
 }
 
 lm_tensor *lml_boxnumber(lua_State *L, int idx, lm_dtype dt)
@@ -365,25 +362,13 @@ void lml_storenumber(lua_State *L, int idx, lm_dtype dt, char *p)
 	int isint = lua_isinteger(L, idx);
 	lua_Integer iv = isint ? lua_tointeger(L, idx) : 0;
 	double v = lua_tonumber(L, idx);
-	switch (dt) {
-	case LM_FLOAT32: {
-		float x = (float)v;
-		memcpy(p, &x, sizeof x);
-		break;
-	}
-	case LM_FLOAT64: memcpy(p, &v, sizeof v); break;
-	case LM_INT32: {
-		int32_t x = (int32_t)(isint ? iv : (int64_t)v); /* checked: in range */
-		memcpy(p, &x, sizeof x);
-		break;
-	}
-	case LM_INT64: {
-		int64_t x = isint ? iv : (int64_t)v;
-		memcpy(p, &x, sizeof x);
-		break;
-	}
-	default: *(uint8_t *)p = (uint8_t)(isint ? iv : (int64_t)v); break;
-	}
+	const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
+	/* a float from the number (an integer through double, as Lua converts it); an integer exactly
+	 * (lml_checkstore checked the range; a float truncates) */
+	if (ty->is_int)
+		ty->set_int(p, isint ? iv : (int64_t)v);
+	else
+		ty->set(p, v);
 }
 
 double lml_checknumber(lua_State *L, int idx, const char *what)
@@ -506,22 +491,13 @@ const char *lml_elemptr(const lm_tensor *t, const int64_t *idx)
 
 void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)
 {
-	union {
-		float f32;
-		double f64;
-		int32_t i32;
-		int64_t i64;
-		uint8_t u8;
-	} v;
-	memcpy(&v, p, dt >= 0 && dt < LM_DTYPE_COUNT ? lm_dtype_size(dt) : 0);
-	switch (dt) {
-	case LM_FLOAT32: lua_pushnumber(L, v.f32); break;
-	case LM_FLOAT64: lua_pushnumber(L, v.f64); break;
-	case LM_INT32: lua_pushinteger(L, v.i32); break;
-	case LM_INT64: lua_pushinteger(L, v.i64); break;
-	case LM_UINT8: lua_pushinteger(L, v.u8); break;
-	default: lua_pushnil(L); break;
-	}
+	const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
+	if (!ty)
+		lua_pushnil(L);
+	else if (ty->is_int)
+		lua_pushinteger(L, ty->get_int(p));
+	else
+		lua_pushnumber(L, ty->get(p));
 }
 
 /* ---------------------------------------------------------------- index tensors */

@@ -33,31 +33,15 @@ typedef struct fmt {
 	int any_finite_nonzero, all_integral;
 } fmt;
 
+/* One element through the type table: a float's value, or an integer's exactly into *iv. */
 static double load(lm_dtype dt, const char *p, int64_t *iv)
 {
-	switch (dt) {
-	case LM_FLOAT32: {
-		float v;
-		memcpy(&v, p, sizeof v);
-		return v;
-	}
-	case LM_FLOAT64: {
-		double v;
-		memcpy(&v, p, sizeof v);
-		return v;
-	}
-	case LM_INT32: {
-		int32_t v;
-		memcpy(&v, p, sizeof v);
-		*iv = v;
+	const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
+	if (ty->is_int) {
+		*iv = ty->get_int(p);
 		return 0;
 	}
-	case LM_INT64: {
-		memcpy(iv, p, sizeof *iv);
-		return 0;
-	}
-	default: *iv = *(const uint8_t *)p; return 0;
-	}
+	return ty->get(p);
 }
 
 /* Formats one element; returns its length. */

@@ -191,15 +191,12 @@ lm_status lmi_cpu_sort(const lm_tensor *x, int64_t outer, int64_t R, int64_t inn
 	if (R > (int64_t)INT32_MAX)
 		return lmi_fail(LM_ERR_UNSUPPORTED, "sort: a line of %lld elements exceeds the 2^31 that the "
 		                "sort supports", (long long)R);
-	sort_line_fn fn = NULL;
-	switch (x->dtype) {
-	case LM_FLOAT32: fn = sort_line_float; break;
-	case LM_FLOAT64: fn = sort_line_double; break;
-	case LM_INT32: fn = sort_line_int32_t; break;
-	case LM_INT64: fn = sort_line_int64_t; break;
-	case LM_UINT8: fn = sort_line_uint8_t; break;
-	default: LM_ASSERT(0 && "sort dtype");
-	}
+	static const sort_line_fn line_of[LM_DTYPE_COUNT] = {
+		[LM_FLOAT32] = sort_line_float, [LM_FLOAT64] = sort_line_double,
+		[LM_INT32] = sort_line_int32_t, [LM_INT64] = sort_line_int64_t,
+		[LM_UINT8] = sort_line_uint8_t,
+	};
+	sort_line_fn fn = line_of[x->dtype];
 	size_t es = lm_dtype_size(x->dtype), bytes = scratch_bytes(x->dtype, R);
 	const char *xb = lmi_data(x);
 	char *vb = lmi_data(values);
