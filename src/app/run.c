@@ -227,12 +227,7 @@ static void live_timer_set(bool on)
 		ev.sigev_notify = SIGEV_THREAD_ID;
 		ev._sigev_un._tid = gettid();
 		ev.sigev_signo = LIVE_SIGNAL;
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_live_tick;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART;
-		sigaction(LIVE_SIGNAL, &sa, NULL);
+		set_handler(LIVE_SIGNAL, on_live_tick, SA_RESTART, NULL);
 		if (timer_create(CLOCK_MONOTONIC, &ev, &live_timer) != 0) return; /* no pumping, no harm */
 		live_timer_made = true;
 	}

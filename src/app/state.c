@@ -32,18 +32,17 @@ static int has_library(const char *dir)
 	return access(p, R_OK) == 0;
 }
 
+/* Where Lumen's Lua library is: in the program's share folder (an install, or a build's copy),
+ * else the source tree's, else the install's data directory. */
 const char *app_luadir(void)
 {
 	static char dir[PATH_MAX + 32];
+	static const char *const rel[] = {"%s/../share/lumen/lua"};
 	if (dir[0]) return dir;
-	const char *exe = lm_program_dir();
-	if (exe) {
-		snprintf(dir, sizeof dir, "%s/../share/lumen/lua", exe);
-		char real[PATH_MAX];
-		if (has_library(dir) && realpath(dir, real)) {
-			snprintf(dir, sizeof dir, "%s", real);
-			return dir;
-		}
+	char real[PATH_MAX];
+	if (lm_program_data_dir(rel, 1, "lumen/init.lua", dir, sizeof dir) && realpath(dir, real)) {
+		snprintf(dir, sizeof dir, "%s", real);
+		return dir;
 	}
 	if (has_library(LUMEN_SOURCE_LUA_DIR)) {
 		snprintf(dir, sizeof dir, "%s", LUMEN_SOURCE_LUA_DIR);

@@ -63,6 +63,22 @@ const char *lm_program_dir(void)
 	return ok ? dir : NULL;
 }
 
+const char *lm_program_data_dir(const char *const *rel, int n, const char *marker, char *buf,
+                                size_t cap)
+{
+	const char *exe = lm_program_dir();
+	if (!exe || !cap) return NULL;
+	for (int i = 0; i < n; i++) {
+		char probe[PATH_MAX + 256];
+		int len = snprintf(buf, cap, rel[i], exe);
+		if (len < 0 || (size_t)len >= cap) continue; /* cut short: not the directory */
+		snprintf(probe, sizeof probe, "%s/%s", buf, marker);
+		if (access(probe, R_OK) == 0) return buf;
+	}
+	buf[0] = '\0';
+	return NULL;
+}
+
 void *lmi_module_open(const char *file, const char *env, char *tried, size_t cap)
 {
 	if (cap) tried[0] = '\0';

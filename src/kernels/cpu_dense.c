@@ -32,11 +32,6 @@
 #define OMP_FOR_STATIC
 #endif
 
-static inline int stopped(const atomic_int *stop)
-{
-	return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
-}
-
 /* ---------------------------------------------------------------- naive */
 
 #define NAIVE(T, name)                                                                             \
@@ -47,7 +42,7 @@ static inline int stopped(const atomic_int *stop)
 		(void)nt;                                                                          \
 		OMP_FOR_STATIC                                                                     \
 		for (int64_t i = 0; i < m; i++) {                                                  \
-			if (quit || stopped(stop)) {                                               \
+			if (quit || lmi_cpu_stopped(stop)) {                                               \
 				quit = 1;                                                          \
 				continue;                                                          \
 			}                                                                          \
@@ -77,7 +72,7 @@ NAIVE(double, lmi_cpu_matmul_naive_f64)
 		(void)nt;                                                                          \
 		OMP_FOR_DYNAMIC                                                                    \
 		for (int64_t blk = 0; blk < nblocks; blk++) {                                      \
-			if (quit || stopped(stop)) {                                               \
+			if (quit || lmi_cpu_stopped(stop)) {                                               \
 				quit = 1;                                                          \
 				continue;                                                          \
 			}                                                                          \
@@ -106,7 +101,7 @@ TILED(double, lmi_cpu_matmul_tiled_f64, tile_f64)
 		(void)nt;                                                                          \
 		OMP_FOR_STATIC                                                                     \
 		for (int64_t y = 0; y < h; y++) {                                                  \
-			if (quit || ((y & 63) == 0 && stopped(stop))) {                            \
+			if (quit || ((y & 63) == 0 && lmi_cpu_stopped(stop))) {                            \
 				quit = 1;                                                          \
 				continue;                                                          \
 			}                                                                          \

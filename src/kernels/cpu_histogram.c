@@ -28,11 +28,6 @@
 #define FLUSH ((int64_t)1 << 30)   /* elements counted before 32-bit counters are flushed */
 #define SUB_ENTRIES LMI_CPU_HIST_SUB_ENTRIES /* 32 KiB of private counters per thread: fits L1 */
 
-static inline int stopped(const atomic_int *stop)
-{
-	return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
-}
-
 /* ---------------------------------------------------------------- privatized */
 
 /* Adds the thread's counters into counts (one thread at a time) and clears them. */
@@ -69,11 +64,7 @@ int lmi_cpu_histogram_u8(const uint8_t *x, int64_t n, const uint16_t lut[256], i
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
-		for (int64_t blk = 0; blk < nblocks; blk++) {
-			if (quit || stopped(stop)) {
-				quit = 1;
-				continue;
-			}
+		LMI_FOR_BLOCKS_UNTIL_STOPPED(blk, nblocks, quit, stop) {
 			int64_t lo = blk * BLOCK, len = n - lo < BLOCK ? n - lo : BLOCK;
 			L->count_u8(x + lo, len, c);
 			if ((since += len) >= FLUSH) {
@@ -126,11 +117,7 @@ int lmi_cpu_histogram_i32(const int32_t *x, int64_t n, int64_t bins, int64_t *co
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
-		for (int64_t blk = 0; blk < nblocks; blk++) {
-			if (quit || stopped(stop)) {
-				quit = 1;
-				continue;
-			}
+		LMI_FOR_BLOCKS_UNTIL_STOPPED(blk, nblocks, quit, stop) {
 			int64_t lo = blk * BLOCK, len = n - lo < BLOCK ? n - lo : BLOCK;
 			L->count_i32(x + lo, len, sub, bins, copies);
 			if ((since += len) >= FLUSH) {
@@ -186,11 +173,7 @@ static int atomic_blocks(const uint8_t *xb, const int32_t *xi, int64_t n, const 
 	int quit = 0, nt = lmi_cpu_kernel_threads();
 	(void)nt;
 	OMP_FOR_BLOCKS
-	for (int64_t blk = 0; blk < nblocks; blk++) {
-		if (quit || stopped(stop)) {
-			quit = 1;
-			continue;
-		}
+	LMI_FOR_BLOCKS_UNTIL_STOPPED(blk, nblocks, quit, stop) {
 		int64_t lo = blk * BLOCK, hi = n - lo < BLOCK ? n : lo + BLOCK;
 		if (xb) {
 			const uint8_t *x = xb;

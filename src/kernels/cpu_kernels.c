@@ -122,11 +122,6 @@ size_t lmi_cache_flush(const void *p, size_t bytes)
 
 int64_t lmi_cache_lines_flushed(void) { return atomic_load(&lines_flushed); }
 
-static inline int stopped(const atomic_int *stop)
-{
-	return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
-}
-
 /* ---------------------------------------------------------------- chunks, chained */
 /*
  * The input is cut into chunks of LMI_CPU_CHUNK_BYTES, taken by the threads in order from a shared
@@ -286,7 +281,7 @@ static int serial(const chain *c, void *y, int exclusive, int stream, const atom
 {
 	double before = 0;
 	for (int64_t j = 0; j < c->nch; j++) {
-		if (c->nch > 1 && stopped(stop)) return 1;
+		if (c->nch > 1 && lmi_cpu_stopped(stop)) return 1;
 		const char *xj = chunk_at(c, c->x, j);
 		int64_t len = chunk_len(c, j);
 		int known = 0;
@@ -323,7 +318,7 @@ static int parallel(chain *c, void *y, int exclusive, int stream, const atomic_i
 	for (;;) {
 		int64_t j = atomic_fetch_add(&next, 1);
 		if (j >= c->nch) break;
-		if (stopped(stop)) {
+		if (lmi_cpu_stopped(stop)) {
 			atomic_store(&quit, 1);
 			break;
 		}

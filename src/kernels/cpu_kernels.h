@@ -136,4 +136,18 @@ int lmi_cpu_spmv_jds(int is_double, const int32_t *perm, const int32_t *iter_ptr
 /* Rows per block of the ELL and JDS sweeps. */
 #define LMI_CPU_SPMV_BLOCK_ROWS 1024
 
+/* Whether lm_interrupt() raised the stop flag (NULL: never). */
+static inline int lmi_cpu_stopped(const atomic_int *stop)
+{
+	return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
+}
+
+/* for (blk = 0; blk < nblocks; blk++) BODY, but a block begun after a stop runs nothing: quit is
+ * set instead (an OpenMP loop cannot break). May follow #pragma omp for. */
+#define LMI_FOR_BLOCKS_UNTIL_STOPPED(blk, nblocks, quit, stop)                                      \
+	for (int64_t blk = 0; blk < (nblocks); blk++)                                                \
+		if ((quit) || lmi_cpu_stopped(stop))                                                     \
+			(quit) = 1;                                                                          \
+		else
+
 #endif

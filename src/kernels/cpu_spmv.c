@@ -26,11 +26,6 @@
 #include <omp.h>
 #endif
 
-static inline int stopped(const atomic_int *stop)
-{
-	return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
-}
-
 /* The first row whose nonzeros start at or after target. */
 static int64_t row_at(const int32_t *row_ptr, int64_t m, int64_t target)
 {
@@ -67,7 +62,7 @@ static int64_t row_at(const int32_t *row_ptr, int64_t m, int64_t target)
 			int64_t r0 = id == 0 ? 0 : row_at(row_ptr, m, nnz * id / p);               \
 			int64_t r1 = id == p - 1 ? m : row_at(row_ptr, m, nnz * (id + 1) / p);     \
 			for (int64_t r = r0; r < r1; r++) {                                        \
-				if (((r - r0) & 4095) == 0 && stopped(stop)) {                     \
+				if (((r - r0) & 4095) == 0 && lmi_cpu_stopped(stop)) {                     \
 					quit = 1;                                                  \
 					break;                                                     \
 				}                                                                  \
@@ -86,14 +81,14 @@ int lmi_cpu_spmv_coo(int is_double, const int32_t *row, const int32_t *col, cons
 		double *yd = y;
 		for (int64_t r = 0; r < m; r++) yd[r] = 0;
 		for (int64_t i = 0; i < nnz; i++) {
-			if ((i & 65535) == 0 && stopped(stop)) return 1;
+			if ((i & 65535) == 0 && lmi_cpu_stopped(stop)) return 1;
 			yd[row[i]] += ((const double *)val)[i] * ((const double *)x)[col[i]];
 		}
 	} else {
 		float *yf = y;
 		for (int64_t r = 0; r < m; r++) yf[r] = 0;
 		for (int64_t i = 0; i < nnz; i++) {
-			if ((i & 65535) == 0 && stopped(stop)) return 1;
+			if ((i & 65535) == 0 && lmi_cpu_stopped(stop)) return 1;
 			yf[row[i]] += ((const float *)val)[i] * ((const float *)x)[col[i]];
 		}
 	}
@@ -145,11 +140,7 @@ static int sweep(int is_double, int jds, const int32_t *perm, const int32_t *ite
 	int quit = 0, nt = lmi_cpu_kernel_threads();
 	(void)nt;
 	OMP_FOR_BLOCKS
-	for (int64_t blk = 0; blk < nblocks; blk++) {
-		if (quit || stopped(stop)) {
-			quit = 1;
-			continue;
-		}
+	LMI_FOR_BLOCKS_UNTIL_STOPPED(blk, nblocks, quit, stop) {
 		int64_t r0 = blk * BLOCK_ROWS, len = m - r0 < BLOCK_ROWS ? m - r0 : BLOCK_ROWS;
 		if (is_double) SWEEP(double, slot_f64) else SWEEP(float, slot_f32)
 	}

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,18 +357,12 @@ int64_t lmi_first_out_of_range(const lm_tensor *x, int64_t lo, int64_t hi, int64
 int64_t lmi_first_out_of_range_raw(lm_dtype dt, const void *d, int64_t n, int64_t lo, int64_t hi,
                                    int64_t *value)
 {
-#define FIRST_OUTSIDE(type)                                                                        \
-	for (int64_t i = 0; i < n; i++)                                                            \
-		if (((const type *)d)[i] < lo || ((const type *)d)[i] >= hi)                       \
-			return *value = ((const type *)d)[i], i;                                   \
-	break
-	switch (dt) {
-	case LM_UINT8: FIRST_OUTSIDE(uint8_t);
-	case LM_INT32: FIRST_OUTSIDE(int32_t);
-	case LM_INT64: FIRST_OUTSIDE(int64_t);
-	default: LM_ASSERT(!"an integer tensor");
+	const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
+	LM_ASSERT(ty && ty->is_int && "an integer tensor");
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v = ty->get_int((const char *)d + i * (int64_t)ty->type_size);
+		if (v < lo || v >= hi) return *value = v, i;
 	}
-#undef FIRST_OUTSIDE
 	return -1;
 }
 
@@ -390,35 +385,61 @@ void lmi_info_set_trace(lm_kernel_info *info, lm_trace *t)
 	info->trace = t;
 }
 
+/* The emulator's int64 counters under their info names, in the order the info lists them. */
+typedef struct counter_name {
+	const char *name;
+	size_t off;
+} counter_name;
+#define COUNTER(name, field) {name, offsetof(lmi_simt_counters, field)}
+
+static void add_counters(lm_kernel_info *info, const lmi_simt_counters *c, const counter_name *t,
+                         size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t v;
+		memcpy(&v, (const char *)c + t[i].off, sizeof v);
+		lmi_info_add(info, t[i].name, (double)v);
+	}
+}
+
 void lmi_info_add_emu(lm_kernel_info *info, const lmi_simt_counters *c, const lmi_kcall *k)
 {
+	static const counter_name traffic[] = {
+		COUNTER("steps", steps),
+		COUNTER("adds", adds),
+		COUNTER("global_loads", global_loads),
+		COUNTER("global_stores", global_stores),
+		COUNTER("shared_loads", shared_loads),
+		COUNTER("shared_stores", shared_stores),
+		COUNTER("atomics", atomics),
+		COUNTER("shared_atomics", shared_atomics),
+		COUNTER("conflicts", conflicts),
+		COUNTER("shared_conflicts", shared_conflicts),
+		COUNTER("barriers", barriers),
+	};
+	static const counter_name warps[] = {
+		COUNTER("events", events),
+		COUNTER("constant_loads", constant_loads),
+		COUNTER("divergent_branches", divergent_branches),
+		COUNTER("idle_lanes", idle_adds),
+		COUNTER("global_transactions", global_transactions),
+		COUNTER("bank_conflicts", bank_conflicts),
+	};
+	static const counter_name queues[] = {
+		COUNTER("atomic_queue", atomic_queue),
+		COUNTER("shared_atomic_queue", shared_atomic_queue),
+	};
 	lmi_info_add(info, "modelled_cycles", (double)c->cycles);
-	lmi_info_add(info, "steps", (double)c->steps);
-	lmi_info_add(info, "adds", (double)c->adds);
-	lmi_info_add(info, "global_loads", (double)c->global_loads);
-	lmi_info_add(info, "global_stores", (double)c->global_stores);
-	lmi_info_add(info, "shared_loads", (double)c->shared_loads);
-	lmi_info_add(info, "shared_stores", (double)c->shared_stores);
-	lmi_info_add(info, "atomics", (double)c->atomics);
-	lmi_info_add(info, "shared_atomics", (double)c->shared_atomics);
-	lmi_info_add(info, "conflicts", (double)c->conflicts);
-	lmi_info_add(info, "shared_conflicts", (double)c->shared_conflicts);
-	lmi_info_add(info, "barriers", (double)c->barriers);
+	add_counters(info, c, traffic, sizeof traffic / sizeof traffic[0]);
 	lmi_info_add(info, "simd_efficiency",
 	             c->issued_lanes ? (double)c->active_lanes / (double)c->issued_lanes : 1.0);
 	lmi_info_add(info, "bytes", (double)c->bytes);
 	lmi_info_add(info, "launches", c->launches);
 	lmi_info_add(info, "threads", (double)c->threads);
 	lmi_info_add(info, "block", k->block);
-	lmi_info_add(info, "events", (double)c->events);
-	lmi_info_add(info, "constant_loads", (double)c->constant_loads);
-	lmi_info_add(info, "divergent_branches", (double)c->divergent_branches);
-	lmi_info_add(info, "idle_lanes", (double)c->idle_adds);
-	lmi_info_add(info, "global_transactions", (double)c->global_transactions);
-	lmi_info_add(info, "bank_conflicts", (double)c->bank_conflicts);
+	add_counters(info, c, warps, sizeof warps / sizeof warps[0]);
 	lmi_info_add(info, "occupancy", c->occupancy);
-	lmi_info_add(info, "atomic_queue", (double)c->atomic_queue);
-	lmi_info_add(info, "shared_atomic_queue", (double)c->shared_atomic_queue);
+	add_counters(info, c, queues, sizeof queues / sizeof queues[0]);
 }
 
 void lmi_info_set_impl(lm_kernel_info *info, const char *fmt, ...)

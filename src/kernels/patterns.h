@@ -316,35 +316,19 @@ typedef struct lmi_hist_run {
 } lmi_hist_run;
 lm_status lmi_emu_histogram(lmi_simt *s, const lmi_kcall *k, void *run);
 
-/* matmul (matmul.c, matmul_emu.c): the call (body/matmul_plan.h). */
-typedef struct lmi_matmul_run {
-	lmi_matmul_call c;
-} lmi_matmul_run;
-lm_status lmi_emu_matmul(lmi_simt *s, const lmi_kcall *k, void *run);
+/* A pattern whose run is its call alone, and its emulated entry: lmi_<name>_run { c } and
+ * lmi_emu_<entry>. */
+#define LMI_CALL_ONLY_RUN(name, entry)                                                              \
+	typedef struct lmi_##name##_run {                                                           \
+		lmi_##name##_call c;                                                                    \
+	} lmi_##name##_run;                                                                         \
+	lm_status lmi_emu_##entry(lmi_simt *s, const lmi_kcall *k, void *run);
 
-/* conv2d (conv2d.c, conv2d_emu.c): the call (body/conv2d_plan.h). */
-typedef struct lmi_conv_run {
-	lmi_conv_call c;
-} lmi_conv_run;
-lm_status lmi_emu_conv2d(lmi_simt *s, const lmi_kcall *k, void *run);
-
-/* spmv (spmv.c, spmv_emu.c): the call (body/spmv_plan.h). */
-typedef struct lmi_spmv_run {
-	lmi_spmv_call c;
-} lmi_spmv_run;
-lm_status lmi_emu_spmv(lmi_simt *s, const lmi_kcall *k, void *run);
-
-/* divergence (divergence.c, divergence_emu.c): the call (body/divergence_plan.h). */
-typedef struct lmi_divergence_run {
-	lmi_divergence_call c;
-} lmi_divergence_run;
-lm_status lmi_emu_divergence(lmi_simt *s, const lmi_kcall *k, void *run);
-
-/* the memory-access demos (access.c, access_emu.c): the call (body/access_plan.h). */
-typedef struct lmi_access_run {
-	lmi_access_call c;
-} lmi_access_run;
-lm_status lmi_emu_access(lmi_simt *s, const lmi_kcall *k, void *run);
+LMI_CALL_ONLY_RUN(matmul, matmul)         /* matmul.c, matmul_emu.c; body/matmul_plan.h */
+LMI_CALL_ONLY_RUN(conv, conv2d)           /* conv2d.c, conv2d_emu.c; body/conv2d_plan.h */
+LMI_CALL_ONLY_RUN(spmv, spmv)             /* spmv.c, spmv_emu.c; body/spmv_plan.h */
+LMI_CALL_ONLY_RUN(divergence, divergence) /* divergence.c, divergence_emu.c; body/divergence_plan.h */
+LMI_CALL_ONLY_RUN(access, access)         /* the memory-access demos: access.c, access_emu.c */
 
 /* streams (streams.c, streams_emu.c): the call (body/streams_plan.h), the model's parameters,
  * each segment's modelled cycles (the emulated run), what the GPU measured (cuda). */

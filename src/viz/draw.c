@@ -43,18 +43,6 @@ void vz_frame_begin(vz_frame *f, int width, int height, float scale, vz_text *te
 	if (f->view.zoom <= 0) f->view.zoom = 1;
 }
 
-static bool grow(void **p, int *cap, int need, size_t size)
-{
-	if (need <= *cap) return true;
-	int c = *cap ? *cap : 1024;
-	while (c < need) c *= 2;
-	void *q = vz_realloc(*p, (size_t)c * size);
-	if (!q) return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 /* ---------------------------------------------------------------- coordinates */
 
 void vz_world(vz_frame *f)
@@ -128,7 +116,7 @@ static vz_instance *push(vz_frame *f, int kind, vz_image *image)
 	            (kind != VZ_KIND_IMAGE || last->image == NULL || last->image == image);
 	f->new_layer = false;
 	if (!same) {
-		if (!grow((void **)&f->batches, &f->cap_batches, f->nbatches + 1, sizeof *f->batches)) {
+		if (!vz_grow((void **)&f->batches, &f->cap_batches, f->nbatches + 1, sizeof *f->batches, 1024)) {
 			f->failed = true;
 			return NULL;
 		}
@@ -139,7 +127,7 @@ static vz_instance *push(vz_frame *f, int kind, vz_image *image)
 		last->image = NULL;
 	}
 	if (kind == VZ_KIND_IMAGE) last->image = image;
-	if (!grow((void **)&f->inst, &f->cap_inst, f->ninst + 1, sizeof *f->inst)) {
+	if (!vz_grow((void **)&f->inst, &f->cap_inst, f->ninst + 1, sizeof *f->inst, 1024)) {
 		f->failed = true;
 		return NULL;
 	}
@@ -305,7 +293,7 @@ float vz_text_width(const vz_frame *f, vz_font font, const char *s)
 static void keep_text(vz_frame *f, float sx, float sy, int c0, int c1, vz_font font, const char *s)
 {
 	if (c1 <= c0 || f->failed) return;
-	if (!grow((void **)&f->texts, &f->cap_texts, f->ntexts + 1, sizeof *f->texts)) {
+	if (!vz_grow((void **)&f->texts, &f->cap_texts, f->ntexts + 1, sizeof *f->texts, 1024)) {
 		f->failed = true;
 		return;
 	}
@@ -467,7 +455,7 @@ vz_cell *vz_cell_add(vz_frame *f, vz_rect r, const char *kind)
 	vz_rect s = intersect(full, f->clip);
 	vz_cell *c = &f->scratch;
 	if (s.w > 0 && s.h > 0 && !f->failed) {
-		if (grow((void **)&f->cells, &f->cap_cells, f->ncells + 1, sizeof *f->cells))
+		if (vz_grow((void **)&f->cells, &f->cap_cells, f->ncells + 1, sizeof *f->cells, 1024))
 			c = &f->cells[f->ncells++];
 		else
 			f->failed = true;

@@ -68,28 +68,17 @@ static vz_image *live_images; /* images holding a texture */
 
 /* ---------------------------------------------------------------- finding and building shaders */
 
-static bool has_shaders(const char *dir)
-{
-	char p[PATH_MAX + 128];
-	snprintf(p, sizeof p, "%s/batch.vert", dir);
-	/* a directory with the vertex program has the fragment programs next to it */
-	return access(p, R_OK) == 0;
-}
-
+/* Where the shaders are: LUMEN_SHADER_DIR, next to the program (a build), in its share folder (an
+ * install), else the source tree. A directory with the vertex program has the fragment programs
+ * next to it. */
 const char *vz_shader_dir(void)
 {
 	static char dir[PATH_MAX + 64];
+	static const char *const rel[] = {"%s/shaders", "%s/../share/lumen/shaders"};
 	const char *env = getenv("LUMEN_SHADER_DIR");
 	if (env && *env) return env;
 	if (dir[0]) return dir;
-	const char *exe = lm_program_dir();
-	if (exe) {
-		static const char *const rel[] = {"%s/shaders", "%s/../share/lumen/shaders"};
-		for (int i = 0; i < 2; i++) {
-			snprintf(dir, sizeof dir, rel[i], exe);
-			if (has_shaders(dir)) return dir;
-		}
-	}
+	if (lm_program_data_dir(rel, 2, "batch.vert", dir, sizeof dir)) return dir;
 	snprintf(dir, sizeof dir, "%s", LUMEN_SOURCE_SHADER_DIR);
 	return dir;
 }
@@ -123,6 +112,29 @@ static char *read_source(const char *name, char *path, size_t cap, const char *f
 	return s;
 }
 
+/* Whether a shader's compile (or a program's link) failed; if so, its log (trailing blanks cut)
+ * into log, and the object deleted. */
+static bool failed(GLuint obj, bool program, char *log, size_t cap)
+{
+	GLint ok = 0;
+	if (program)
+		glGetProgramiv(obj, GL_LINK_STATUS, &ok);
+	else
+		glGetShaderiv(obj, GL_COMPILE_STATUS, &ok);
+	if (ok) return false;
+	log[0] = '\0';
+	if (program) {
+		glGetProgramInfoLog(obj, (GLsizei)cap, NULL, log);
+		glDeleteProgram(obj);
+	} else {
+		glGetShaderInfoLog(obj, (GLsizei)cap, NULL, log);
+		glDeleteShader(obj);
+	}
+	size_t n = strlen(log);
+	while (n && (log[n - 1] == '\n' || log[n - 1] == ' ')) log[--n] = '\0';
+	return true;
+}
+
 static GLuint compile(GLenum type, const char *name, const char *fname)
 {
 	char path[PATH_MAX + 192];
@@ -133,14 +145,8 @@ static GLuint compile(GLenum type, const char *name, const char *fname)
 	glShaderSource(sh, 1, &s, NULL);
 	glCompileShader(sh);
 	vz_free(src);
-	GLint ok = 0;
-	glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
-	if (!ok) {
-		char log[2048] = "";
-		glGetShaderInfoLog(sh, sizeof log, NULL, log);
-		glDeleteShader(sh);
-		size_t n = strlen(log);
-		while (n && (log[n - 1] == '\n' || log[n - 1] == ' ')) log[--n] = '\0';
+	char log[2048];
+	if (failed(sh, false, log, sizeof log)) {
 		lm_set_error(LM_ERR_STATE, "%s: the shader %s does not compile:\n%s", fname, path, log);
 		return 0;
 	}
@@ -156,12 +162,8 @@ static GLuint build_program(GLuint vs, const char *frag, const char *fname)
 	glAttachShader(p, fs);
 	glLinkProgram(p);
 	glDeleteShader(fs);
-	GLint ok = 0;
-	glGetProgramiv(p, GL_LINK_STATUS, &ok);
-	if (!ok) {
-		char log[2048] = "";
-		glGetProgramInfoLog(p, sizeof log, NULL, log);
-		glDeleteProgram(p);
+	char log[2048];
+	if (failed(p, true, log, sizeof log)) {
 		lm_set_error(LM_ERR_STATE, "%s: the shaders in %s (batch.vert, %s) do not link:\n%s", fname,
 		             vz_shader_dir(), frag, log);
 		return 0;

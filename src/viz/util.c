@@ -102,6 +102,18 @@ void *vz_calloc(size_t n, size_t size)
 	return p;
 }
 
+bool vz_grow(void **p, int *cap, int need, size_t size, int first)
+{
+	if (need <= *cap) return true;
+	int c = *cap ? *cap : first;
+	while (c < need) c *= 2;
+	void *q = vz_realloc(*p, (size_t)c * size);
+	if (!q) return false; /* vz_malloc said why */
+	*p = q;
+	*cap = c;
+	return true;
+}
+
 void *vz_realloc(void *p, size_t n)
 {
 	if (!p) return vz_malloc(n);

@@ -535,6 +535,9 @@ void *vz_malloc(size_t n);
 void *vz_calloc(size_t n, size_t size);
 void *vz_realloc(void *p, size_t n);
 void vz_free(void *p);
+/* Makes room for need entries of size bytes in the array *p of *cap entries (doubling from first);
+ * false, with the error set, when memory runs out (*p stays as it was). */
+bool vz_grow(void **p, int *cap, int need, size_t size, int first);
 /* Monotonic seconds. */
 double vz_now(void);
 

@@ -193,6 +193,15 @@ INT_UNARY(unary_u8, uint8_t, _u8)
 
 /* ---------------------------------------------------------------- binary */
 
+/* the comparisons, into uint8, for every T */
+#define COMPARE_CASES(T)                                                                            \
+	case LM_EQ: BINARY_LOOP(uint8_t, T, a == b); break;                                         \
+	case LM_NE: BINARY_LOOP(uint8_t, T, a != b); break;                                         \
+	case LM_LT: BINARY_LOOP(uint8_t, T, a < b); break;                                          \
+	case LM_LE: BINARY_LOOP(uint8_t, T, a <= b); break;                                         \
+	case LM_GT: BINARY_LOOP(uint8_t, T, a > b); break;                                          \
+	case LM_GE: BINARY_LOOP(uint8_t, T, a >= b); break;
+
 #define FLOAT_BINARY(NAME, T, S, POW)                                                                  \
 	static void NAME(void *vctx, char **p, const int64_t *s, int64_t n)                             \
 	{                                                                                           \
@@ -204,12 +213,7 @@ INT_UNARY(unary_u8, uint8_t, _u8)
 		case LM_POW: BINARY_LOOP(T, T, POW(a, b)); break;                                       \
 		case LM_MAXIMUM: BINARY_LOOP(T, T, lmi_maximum##S(a, b)); break;                                 \
 		case LM_MINIMUM: BINARY_LOOP(T, T, lmi_minimum##S(a, b)); break;                                 \
-		case LM_EQ: BINARY_LOOP(uint8_t, T, a == b); break;                                     \
-		case LM_NE: BINARY_LOOP(uint8_t, T, a != b); break;                                     \
-		case LM_LT: BINARY_LOOP(uint8_t, T, a < b); break;                                      \
-		case LM_LE: BINARY_LOOP(uint8_t, T, a <= b); break;                                     \
-		case LM_GT: BINARY_LOOP(uint8_t, T, a > b); break;                                      \
-		case LM_GE: BINARY_LOOP(uint8_t, T, a >= b); break;                                     \
+		COMPARE_CASES(T)                                                                        \
 		default: LM_ASSERT(0 && "binary op");                                                   \
 		}                                                                                       \
 	}
@@ -227,12 +231,7 @@ FLOAT_BINARY(binary_f64, double, , pow)
 		case LM_POW: BINARY_LOOP(T, T, lmi_ipow##S(a, (int64_t)b)); break;                         \
 		case LM_MAXIMUM: BINARY_LOOP(T, T, a > b ? a : b); break;                               \
 		case LM_MINIMUM: BINARY_LOOP(T, T, a < b ? a : b); break;                               \
-		case LM_EQ: BINARY_LOOP(uint8_t, T, a == b); break;                                     \
-		case LM_NE: BINARY_LOOP(uint8_t, T, a != b); break;                                     \
-		case LM_LT: BINARY_LOOP(uint8_t, T, a < b); break;                                      \
-		case LM_LE: BINARY_LOOP(uint8_t, T, a <= b); break;                                     \
-		case LM_GT: BINARY_LOOP(uint8_t, T, a > b); break;                                      \
-		case LM_GE: BINARY_LOOP(uint8_t, T, a >= b); break;                                     \
+		COMPARE_CASES(T)                                                                        \
 		default: LM_ASSERT(0 && "integer binary op");                                           \
 		}                                                                                       \
 	}

@@ -14,20 +14,7 @@
  */
 #ifdef LMI_SIMD_SCALAR
 
-static void gemm_f32(int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t aps,
-                     const float *b, int64_t ldb, float *c, int64_t ldc, bool acc)
-{
-	for (int64_t i = 0; i < m; i++) {
-		float *ci = c + i * ldc;
-		if (!acc)
-			for (int64_t j = 0; j < n; j++) ci[j] = 0;
-		for (int64_t p = 0; p < k; p++) {
-			float av = a[i * ars + p * aps];
-			const float *bp = b + p * ldb;
-			for (int64_t j = 0; j < n; j++) ci[j] += av * bp[j];
-		}
-	}
-}
+LMI_PLAIN_GEMM(gemm_f32, float)
 
 #else
 

@@ -108,22 +108,31 @@ lm_status lmi_cpu_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, b
 
 /* ---------------------------------------------------------------- NLL gather / scatter */
 
-/* logp: contiguous (N, C, L) (L = product of the spatial dims, 1 without); target: contiguous
- * int64 (N, L), already checked in range. out: (N, L) = -logp[n, t[n, l], l]. */
-lm_status lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
-                      int64_t C, int64_t L)
+/* dst[d] = -src[s] for each target: gather (d = (n, l), s = (n, t[n, l], l)) or scatter (the
+ * reverse). logp / gx: contiguous (N, C, L) (L = product of the spatial dims, 1 without); target:
+ * contiguous int64 (N, L), already checked in range; src and dst of one float dtype each. */
+static void nll_move(const lm_tensor *src, lm_tensor *dst, const lm_tensor *target, int64_t N,
+                     int64_t C, int64_t L, bool scatter)
 {
 	const int64_t *t = (const int64_t *)lmi_data(target);
 	for (int64_t n = 0; n < N; n++)
 		for (int64_t l = 0; l < L; l++) {
-			int64_t k = (n * C + t[n * L + l]) * L + l;
-			double v = logp->dtype == LM_FLOAT32 ? ((const float *)lmi_data(logp))[k]
-			                                     : ((const double *)lmi_data(logp))[k];
-			if (out->dtype == LM_FLOAT32)
-				((float *)lmi_data(out))[n * L + l] = (float)-v;
+			int64_t k = (n * C + t[n * L + l]) * L + l, j = n * L + l;
+			int64_t si = scatter ? j : k, di = scatter ? k : j;
+			double v = src->dtype == LM_FLOAT32 ? ((const float *)lmi_data(src))[si]
+			                                    : ((const double *)lmi_data(src))[si];
+			if (dst->dtype == LM_FLOAT32)
+				((float *)lmi_data(dst))[di] = (float)-v;
 			else
-				((double *)lmi_data(out))[n * L + l] = -v;
+				((double *)lmi_data(dst))[di] = -v;
 		}
+}
+
+/* out: (N, L) = -logp[n, t[n, l], l]. */
+lm_status lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
+                      int64_t C, int64_t L)
+{
+	nll_move(logp, out, target, N, C, L, false);
 	return LM_OK;
 }
 
@@ -131,15 +140,7 @@ lm_status lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor 
 lm_status lmi_cpu_nll_grad(const lm_tensor *g, const lm_tensor *target, lm_tensor *gx, int64_t N,
                            int64_t C, int64_t L)
 {
-	const int64_t *t = (const int64_t *)lmi_data(target);
-	for (int64_t n = 0; n < N; n++)
-		for (int64_t l = 0; l < L; l++) {
-			int64_t k = (n * C + t[n * L + l]) * L + l;
-			if (gx->dtype == LM_FLOAT32)
-				((float *)lmi_data(gx))[k] = -((const float *)lmi_data(g))[n * L + l];
-			else
-				((double *)lmi_data(gx))[k] = -((const double *)lmi_data(g))[n * L + l];
-		}
+	nll_move(g, gx, target, N, C, L, true);
 	return LM_OK;
 }
 

@@ -101,6 +101,31 @@ DENSE_ISUM(uint8_t)
 DENSE_ISUM(float)
 DENSE_ISUM(double)
 
+/* max (BETTER >) or min (<) of a line into a: integers compared as integers (2^53 + 1 > 2^53),
+ * floats with the first NaN winning, else the first of equal values. */
+#define BEST_OF_LINE(ISFLOAT, BETTER)                                                               \
+	do {                                                                                        \
+		if (!ISFLOAT) {                                                                         \
+			for (int64_t k = 0; k < R; k++) {                                                   \
+				int64_t v = (int64_t)x[k * st];                                                 \
+				if (a->bi < 0 || v BETTER a->ibest) a->ibest = v, a->bi = i0 + k;               \
+			}                                                                                   \
+			a->best = (double)a->ibest;                                                         \
+			break;                                                                              \
+		}                                                                                       \
+		for (int64_t k = 0; k < R && !a->nan; k++) {                                            \
+			double v = (double)x[k * st];                                                       \
+			if (v != v) {                                                                       \
+				a->nan = true;                                                                  \
+				a->best = v;                                                                    \
+				a->bi = i0 + k;                                                                 \
+			} else if (a->bi < 0 || v BETTER a->best) {                                         \
+				a->best = v;                                                                    \
+				a->bi = i0 + k;                                                                 \
+			}                                                                                   \
+		}                                                                                       \
+	} while (0)
+
 /*
  * Folds line x[0], x[st], ..., x[(R-1)*st] into a, with element indices starting at i0.
  * VAR uses Welford's update (merged across lines with Chan's formula in acc_merge).
@@ -135,49 +160,9 @@ DENSE_ISUM(double)
 			}                                                                                   \
 			break;                                                                              \
 		case LM_MAX:                                                                            \
-		case LM_ARGMAX:                                                                         \
-			if (!ISFLOAT) { /* compared as integers: 2^53 + 1 > 2^53 */                          \
-				for (int64_t k = 0; k < R; k++) {                                               \
-					int64_t v = (int64_t)x[k * st];                                             \
-					if (a->bi < 0 || v > a->ibest) a->ibest = v, a->bi = i0 + k;                \
-				}                                                                               \
-				a->best = (double)a->ibest;                                                     \
-				break;                                                                          \
-			}                                                                                   \
-			for (int64_t k = 0; k < R && !a->nan; k++) {                                        \
-				double v = (double)x[k * st];                                                   \
-				if (v != v) {                                                                   \
-					a->nan = true;                                                              \
-					a->best = v;                                                                \
-					a->bi = i0 + k;                                                             \
-				} else if (a->bi < 0 || v > a->best) {                                          \
-					a->best = v;                                                                \
-					a->bi = i0 + k;                                                             \
-				}                                                                               \
-			}                                                                                   \
-			break;                                                                              \
+		case LM_ARGMAX: BEST_OF_LINE(ISFLOAT, >); break;                                     \
 		case LM_MIN:                                                                            \
-		case LM_ARGMIN:                                                                         \
-			if (!ISFLOAT) {                                                                     \
-				for (int64_t k = 0; k < R; k++) {                                               \
-					int64_t v = (int64_t)x[k * st];                                             \
-					if (a->bi < 0 || v < a->ibest) a->ibest = v, a->bi = i0 + k;                \
-				}                                                                               \
-				a->best = (double)a->ibest;                                                     \
-				break;                                                                          \
-			}                                                                                   \
-			for (int64_t k = 0; k < R && !a->nan; k++) {                                        \
-				double v = (double)x[k * st];                                                   \
-				if (v != v) {                                                                   \
-					a->nan = true;                                                              \
-					a->best = v;                                                                \
-					a->bi = i0 + k;                                                             \
-				} else if (a->bi < 0 || v < a->best) {                                          \
-					a->best = v;                                                                \
-					a->bi = i0 + k;                                                             \
-				}                                                                               \
-			}                                                                                   \
-			break;                                                                              \
+		case LM_ARGMIN: BEST_OF_LINE(ISFLOAT, <); break;                                     \
 		case LM_VAR:                                                                            \
 		case LM_STD:                                                                            \
 			if (!ISFLOAT) { /* in long double, from a pivot: every int64 exactly */              \

@@ -81,4 +81,23 @@ static inline const lmi_simd_table *lmi_simd(void)
 	return &lmi_simd_scalar;
 }
 
+/* The plain triple-loop product the Winograd convolution runs where no vector kernel does (the
+ * scalar path's float32, every path's float64): C (m x n, ldc) = or += A (element (i, p) at
+ * a[i*ars + p*aps]) B (k x n, ldb). */
+#define LMI_PLAIN_GEMM(NAME, T)                                                                     \
+	static void NAME(int64_t m, int64_t n, int64_t k, const T *a, int64_t ars, int64_t aps,         \
+	                 const T *b, int64_t ldb, T *c, int64_t ldc, bool acc)                          \
+	{                                                                                           \
+		for (int64_t i = 0; i < m; i++) {                                                       \
+			T *ci = c + i * ldc;                                                                \
+			if (!acc)                                                                           \
+				for (int64_t j = 0; j < n; j++) ci[j] = 0;                                      \
+			for (int64_t p = 0; p < k; p++) {                                                   \
+				T av = a[i * ars + p * aps];                                                    \
+				const T *bp = b + p * ldb;                                                      \
+				for (int64_t j = 0; j < n; j++) ci[j] += av * bp[j];                            \
+			}                                                                                   \
+		}                                                                                       \
+	}
+
 #endif

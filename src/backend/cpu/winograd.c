@@ -53,20 +53,7 @@ static int team_size(void)
 #define WZERO() 0.0
 #include "backend/cpu/winograd_loops.h"
 
-static void gemm_f64(int64_t m, int64_t n, int64_t k, const double *a, int64_t ars, int64_t aps,
-                     const double *b, int64_t ldb, double *c, int64_t ldc, bool acc)
-{
-	for (int64_t i = 0; i < m; i++) {
-		double *ci = c + i * ldc;
-		if (!acc)
-			for (int64_t j = 0; j < n; j++) ci[j] = 0;
-		for (int64_t p = 0; p < k; p++) {
-			double av = a[i * ars + p * aps];
-			const double *bp = b + p * ldb;
-			for (int64_t j = 0; j < n; j++) ci[j] += av * bp[j];
-		}
-	}
-}
+LMI_PLAIN_GEMM(gemm_f64, double)
 
 typedef struct wino_loops_f64 {
 	void (*in_tf)(const double *, int64_t, int64_t, int64_t, int64_t, int64_t, double *, int64_t);

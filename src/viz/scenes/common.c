@@ -117,19 +117,29 @@ static lm_tensor *tensor_2d(const double *x, int64_t r, int64_t c, const char *f
 	return v;
 }
 
+/* Two 2-D float tensors, both or neither (the status says why). */
+static lm_status tensors_2d(const double *a, int64_t ar, int64_t ac, const double *b, int64_t br,
+                            int64_t bc, const char *fname, lm_tensor **x, lm_tensor **z)
+{
+	*x = tensor_2d(a, ar, ac, fname);
+	*z = *x ? tensor_2d(b, br, bc, fname) : NULL;
+	if (*z) return LM_OK;
+	lm_tensor_release(*x);
+	*x = NULL;
+	return lm_last_status();
+}
+
 lm_status vzs_run_conv2d(const double *img, int64_t h, int64_t w, const double *mask, int64_t mh,
                          int64_t mw, const char *algo, int64_t tile, lm_viz_run *run, const char *fname)
 {
-	lm_tensor *x = tensor_2d(img, h, w, fname), *f = x ? tensor_2d(mask, mh, mw, fname) : NULL, *y = NULL;
-	if (!f) {
-		lm_tensor_release(x);
-		return lm_last_status();
-	}
+	lm_tensor *x, *f, *y = NULL;
+	lm_status st = tensors_2d(img, h, w, mask, mh, mw, fname, &x, &f);
+	if (st) return st;
 	lm_kernel_opts o;
 	emu_opts(&o, algo, 0);
 	o.tile = tile;
 	lm_kernel_info *info = NULL;
-	lm_status st = lm_kernel_conv2d(x, f, &o, &y, &info);
+	st = lm_kernel_conv2d(x, f, &o, &y, &info);
 	lm_tensor_release(f);
 	return finish(st, x, y, info, run, fname);
 }
@@ -138,17 +148,15 @@ lm_status vzs_run_matmul(const double *a, const double *b, int64_t m, int64_t k,
                          const char *algo, int64_t tile, int64_t trace_cap, lm_viz_run *run,
                          const char *fname)
 {
-	lm_tensor *x = tensor_2d(a, m, k, fname), *z = x ? tensor_2d(b, k, n, fname) : NULL, *y = NULL;
-	if (!z) {
-		lm_tensor_release(x);
-		return lm_last_status();
-	}
+	lm_tensor *x, *z, *y = NULL;
+	lm_status st = tensors_2d(a, m, k, b, k, n, fname, &x, &z);
+	if (st) return st;
 	lm_kernel_opts o;
 	emu_opts(&o, algo, 0);
 	o.tile = tile;
 	o.trace_cap = trace_cap;
 	lm_kernel_info *info = NULL;
-	lm_status st = lm_kernel_matmul(x, z, &o, &y, &info);
+	st = lm_kernel_matmul(x, z, &o, &y, &info);
 	lm_tensor_release(z);
 	return finish(st, x, y, info, run, fname);
 }

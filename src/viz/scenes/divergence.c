@@ -91,12 +91,8 @@ static lm_status read_instructions(drun *d, const lm_trace *t)
 		const lm_trace_event *e = lm_trace_event_get(t, i);
 		if (e->kind == LM_TRACE_BARRIER) continue;
 		if ((int)e->block != last_block || (int)e->warp != last_warp) {
-			if (d->nwarps == wcap) {
-				wcap = wcap ? 2 * wcap : 64;
-				dwarp *w = vz_realloc(d->warps, (size_t)wcap * sizeof *w);
-				if (!w) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
-				d->warps = w;
-			}
+			if (!vz_grow((void **)&d->warps, &wcap, d->nwarps + 1, sizeof *d->warps, 64))
+				return lm_last_status();
 			dwarp *w = &d->warps[d->nwarps++];
 			memset(w, 0, sizeof *w);
 			w->block = (int)e->block;
@@ -112,12 +108,8 @@ static lm_status read_instructions(drun *d, const lm_trace *t)
 			if (e->kind == LM_TRACE_BRANCH) prev->taken = e->aux;
 			continue;
 		}
-		if (d->ninst == cap) {
-			cap = cap ? 2 * cap : 256;
-			winst *q = vz_realloc(d->inst, (size_t)cap * sizeof *q);
-			if (!q) return lm_set_error(LM_ERR_NOMEM, "viz: out of memory");
-			d->inst = q;
-		}
+		if (!vz_grow((void **)&d->inst, &cap, d->ninst + 1, sizeof *d->inst, 256))
+			return lm_last_status();
 		winst *in = &d->inst[d->ninst++];
 		memset(in, 0, sizeof *in);
 		in->kind = e->kind;

@@ -676,22 +676,18 @@ static void mm_describe(void *p, vz_cell *c, char *buf, size_t cap)
 	int k = (int)floor(s->t + 1e-9), ph = 0;
 	bool load;
 	if (k >= 1) step_phase(v, k, &ph, &load);
-	if (off == 0 && i < la) {
-		int32_t n = k >= 1 ? v->cnt_a[(int64_t)ph * la + i] : 0;
+	if ((off == 0 && i < la) || (off == la && i < lb)) {
+		bool is_a = off == 0; /* an element of A (row length k) or of B (row length n) */
+		int64_t cols = is_a ? s->k : s->n;
+		int32_t n = k < 1 ? 0 : is_a ? v->cnt_a[(int64_t)ph * la + i] : v->cnt_b[(int64_t)ph * lb + i];
+		vzs_short(val, sizeof val, is_a ? s->a[i] : s->b[i]);
 		if (vz_zh())
-			snprintf(buf, cap, "A[%lld][%lld] = %s\n本线程块到目前加载了 %d 次（%s）", (long long)(i / s->k),
-			         (long long)(i % s->k), vzs_short(val, sizeof val, s->a[i]), n, state_label(c->state));
+			snprintf(buf, cap, "%c[%lld][%lld] = %s\n本线程块到目前加载了 %d 次（%s）", is_a ? 'A' : 'B',
+			         (long long)(i / cols), (long long)(i % cols), val, n, state_label(c->state));
 		else
-			snprintf(buf, cap, "A[%lld][%lld] = %s\nloaded %d time%s by this block so far (%s)", (long long)(i / s->k),
-			         (long long)(i % s->k), vzs_short(val, sizeof val, s->a[i]), n, n == 1 ? "" : "s", c->state);
-	} else if (off == la && i < lb) {
-		int32_t n = k >= 1 ? v->cnt_b[(int64_t)ph * lb + i] : 0;
-		if (vz_zh())
-			snprintf(buf, cap, "B[%lld][%lld] = %s\n本线程块到目前加载了 %d 次（%s）", (long long)(i / s->n),
-			         (long long)(i % s->n), vzs_short(val, sizeof val, s->b[i]), n, state_label(c->state));
-		else
-			snprintf(buf, cap, "B[%lld][%lld] = %s\nloaded %d time%s by this block so far (%s)", (long long)(i / s->n),
-			         (long long)(i % s->n), vzs_short(val, sizeof val, s->b[i]), n, n == 1 ? "" : "s", c->state);
+			snprintf(buf, cap, "%c[%lld][%lld] = %s\nloaded %d time%s by this block so far (%s)",
+			         is_a ? 'A' : 'B', (long long)(i / cols), (long long)(i % cols), val, n,
+			         n == 1 ? "" : "s", c->state);
 	} else if (off == la + lb && i < lc) {
 		snprintf(buf, cap, "C[%lld][%lld]%s%s\n%s", (long long)(i / s->n), (long long)(i % s->n),
 		         c->has_value ? " = " : "", c->has_value ? vzs_short(val, sizeof val, c->value) : "",
