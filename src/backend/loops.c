@@ -66,9 +66,9 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	const lmi_params *p = e->p;
 	int code;
 	double p0, p1;
-	if (lmi_exec_unary(e, &code, &p0, &p1)) return L->unary(code, d[0], s[0], p0, p1);
-	if (e->op >= LMI_OP_ADD && e->op <= LMI_OP_REMAINDER)
+	if (e->op >= LMI_OP_ADD && e->op <= LMI_OP_REMAINDER) /* the commonest first: a compare */
 		return L->binary((lm_binop)(e->op - LMI_OP_ADD), d[0], s[0], s[1]);
+	if (lmi_exec_unary(e, &code, &p0, &p1)) return L->unary(code, d[0], s[0], p0, p1);
 	if (e->op >= LMI_OP_SUM && e->op <= LMI_OP_NORM) {
 		uint32_t mask;
 		double pv;

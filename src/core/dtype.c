@@ -87,7 +87,10 @@ const lm_dtype_traits *lm_dtype_traits_of(lm_dtype dt)
 
 size_t lm_dtype_size(lm_dtype dt)
 {
-	return dt >= 0 && dt < LM_DTYPE_COUNT ? types[dt].type_size / (size_t)types[dt].block_size : 0;
+	if (dt < 0 || dt >= LM_DTYPE_COUNT) return 0;
+	const lm_dtype_traits *t = &types[dt];
+	/* called on every op: no division for the types whose block is one element */
+	return t->block_size == 1 ? t->type_size : t->type_size / (size_t)t->block_size;
 }
 
 const char *lm_dtype_name(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT ? types[dt].name : "?"; }
