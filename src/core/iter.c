@@ -28,6 +28,15 @@ void lmi_broadcast_strides(const lm_tensor *t, int ndim, const int64_t *shape, i
 	}
 }
 
+void lmi_broadcast_nb(const lm_tensor *t, int ndim, int64_t *nb)
+{
+	int off = ndim - t->ndim;
+	for (int i = 0; i < ndim; i++) {
+		int k = i - off;
+		nb[i] = (k < 0 || t->shape[k] == 1) ? 0 : t->nb[k];
+	}
+}
+
 void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim, const int64_t *shape)
 {
 	int64_t st[LMI_ITER_MAX_OPS][LM_MAX_DIMS];
@@ -42,7 +51,7 @@ void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim, c
 		return;
 	}
 	for (int k = 0; k < n; k++) {
-		lmi_broadcast_strides(ops[k], ndim, shape, st[k]);
+		lmi_broadcast_nb(ops[k], ndim, st[k]); /* bytes */
 		it->base[k] = lmi_data(ops[k]);
 	}
 	/* Keep dims of size != 1, merging each into the previous kept one when possible. */
@@ -51,15 +60,15 @@ void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim, c
 		if (shape[i] == 1) continue;
 		bool merge = m > 0;
 		for (int k = 0; merge && k < n; k++)
-			merge = it->stride[k][m - 1] == st[k][i] * shape[i] * (int64_t)lm_dtype_size(ops[k]->dtype);
+			merge = it->stride[k][m - 1] == st[k][i] * shape[i];
 		if (merge) {
 			it->shape[m - 1] *= shape[i];
 			for (int k = 0; k < n; k++)
-				it->stride[k][m - 1] = st[k][i] * (int64_t)lm_dtype_size(ops[k]->dtype);
+				it->stride[k][m - 1] = st[k][i];
 			continue;
 		}
 		it->shape[m] = shape[i];
-		for (int k = 0; k < n; k++) it->stride[k][m] = st[k][i] * (int64_t)lm_dtype_size(ops[k]->dtype);
+		for (int k = 0; k < n; k++) it->stride[k][m] = st[k][i];
 		m++;
 	}
 	if (m == 0) { /* all sizes 1 (or 0-d): one element */

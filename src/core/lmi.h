@@ -44,8 +44,13 @@ struct lm_tensor {
 	lm_dtype dtype;
 	int ndim;
 	int64_t shape[LM_MAX_DIMS];
-	int64_t stride[LM_MAX_DIMS]; /* elements */
+	int64_t stride[LM_MAX_DIMS]; /* elements: the public API's and Lua's (PyTorch's) strides */
 	int64_t offset;              /* elements */
+	/* The same geometry in bytes, set once where the tensor is made (lmi_tensor_wrap, from the
+	 * type table's sizes) and read by the engine's generic code: the data pointer, the strided
+	 * iterator. A typed loop indexing T * uses stride (nb / sizeof(T)). */
+	int64_t nb[LM_MAX_DIMS];
+	int64_t byte_offset;
 	/* autograd */
 	bool requires_grad;   /* leaf: set by the user; non-leaf: some input required grad */
 	bool is_view;         /* shares storage with the tensor it was made from */
@@ -166,7 +171,7 @@ lm_status lmi_wrap_dim(const char *fname, int dim, int ndim, int *out);
 void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx);
 static inline char *lmi_data(const lm_tensor *t)
 {
-	return (char *)t->storage->data + t->offset * (int64_t)lm_dtype_size(t->dtype);
+	return (char *)t->storage->data + t->byte_offset;
 }
 static inline void lmi_bump_version(lm_tensor *t) { t->storage->version++; }
 
@@ -225,6 +230,8 @@ void lmi_iter_row(const lmi_iter *it, int64_t r, char **ptrs);
 
 /* Broadcast stride of t (elements) when viewed at shape (ndim, shape), right-aligned. */
 void lmi_broadcast_strides(const lm_tensor *t, int ndim, const int64_t *shape, int64_t *stride);
+/* The same in bytes (t->nb): what the iterator walks. */
+void lmi_broadcast_nb(const lm_tensor *t, int ndim, int64_t *nb);
 
 /* ---------------------------------------------------------------- threads and interrupts */
 

@@ -115,11 +115,16 @@ lm_tensor *lmi_tensor_wrap(lm_storage *s, lm_dtype dt, int ndim, const int64_t *
 	lmi_storage_retain(s);
 	t->dtype = dt;
 	t->ndim = ndim;
+	int64_t es = (int64_t)lm_dtype_size(dt);
 	for (int i = 0; i < ndim; i++) {
 		t->shape[i] = shape[i];
 		t->stride[i] = stride[i];
+		/* past int64 only where no element exists to reach (a dim of 0 beside one of 2^63 - 1):
+		 * 0 there, as the iterator walks nothing */
+		if (__builtin_mul_overflow(stride[i], es, &t->nb[i])) t->nb[i] = 0;
 	}
 	t->offset = offset;
+	t->byte_offset = offset * es;
 	atomic_fetch_add(&live_tensors, 1);
 	return t;
 }

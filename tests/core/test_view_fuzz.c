@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lmi.h"
 #include "optable.h"
 #include "testutil.h"
 
@@ -91,6 +92,21 @@ static bool check(const lm_tensor *v, const model *m, lm_tensor *base, char *why
 			         (long long)m->shape[k]);
 			return false;
 		}
+	/* the engine's byte geometry (nb, byte_offset: what the iterator walks) is the public one
+	 * times the element size */
+	int64_t es = (int64_t)lm_dtype_size(v->dtype);
+	for (int k = 0; k < m->nd; k++)
+		if (v->nb[k] != v->stride[k] * es) { /* (shapes here are small: no overflow) */
+			snprintf(why, cap, "dim %d: byte stride %lld, element stride %lld", k, (long long)v->nb[k],
+			         (long long)v->stride[k]);
+			return false;
+		}
+	if (v->byte_offset != v->offset * es ||
+	    (const char *)lm_tensor_data(v) != (const char *)v->storage->data + v->offset * es) {
+		snprintf(why, cap, "byte offset %lld for element offset %lld", (long long)v->byte_offset,
+		         (long long)v->offset);
+		return false;
+	}
 	const double *b = lm_tensor_data(base);
 	for (int64_t i = 0; i < m->n; i++) {
 		double got = ot_get_linear(v, i);

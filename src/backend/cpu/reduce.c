@@ -913,7 +913,7 @@ lm_status lmi_cpu_count_correct(const lm_tensor *logits, const lm_tensor *labels
 	*count = 0;
 	if (N == 0) return LM_OK;
 	const char *lab = lmi_data(labels);
-	int64_t ls = labels->stride[0] * (int64_t)lm_dtype_size(labels->dtype);
+	int64_t ls = labels->nb[0];
 	if (logits->dtype == LM_FLOAT32)
 		*count = count_correct_float((const float *)lmi_data(logits), N, C,
 		                             logits->stride[0], logits->stride[1], lab, ls, labels->dtype, base);
