@@ -72,7 +72,7 @@ PLAIN_TYPE(uint8_t, u8, WRAP_U8, INT_U8, EXACT)
 	{NAME, 1, sizeof(T), IS_INT, SIGNED, RANK, MIN, MAX, to_float_##SFX, from_float_##SFX,        \
 	 get_##SFX, set_##SFX, get_int_##SFX, set_int_##SFX}
 
-static const lm_dtype_traits types[LM_DTYPE_COUNT] = {
+const lm_dtype_traits lmi_dtypes[LM_DTYPE_COUNT] = {
 	[LM_FLOAT32] = ROW(f32, "float32", float, false, true, 3, 0, 0),
 	[LM_FLOAT64] = ROW(f64, "float64", double, false, true, 4, 0, 0),
 	[LM_INT32] = ROW(i32, "int32", int32_t, true, true, 1, INT32_MIN, INT32_MAX),
@@ -82,20 +82,20 @@ static const lm_dtype_traits types[LM_DTYPE_COUNT] = {
 
 const lm_dtype_traits *lm_dtype_traits_of(lm_dtype dt)
 {
-	return dt >= 0 && dt < LM_DTYPE_COUNT ? &types[dt] : NULL;
+	return dt >= 0 && dt < LM_DTYPE_COUNT ? &lmi_dtypes[dt] : NULL;
 }
 
 size_t lm_dtype_size(lm_dtype dt)
 {
 	if (dt < 0 || dt >= LM_DTYPE_COUNT) return 0;
-	const lm_dtype_traits *t = &types[dt];
+	const lm_dtype_traits *t = &lmi_dtypes[dt];
 	/* called on every op: no division for the types whose block is one element */
 	return t->block_size == 1 ? t->type_size : t->type_size / (size_t)t->block_size;
 }
 
-const char *lm_dtype_name(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT ? types[dt].name : "?"; }
+const char *lm_dtype_name(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT ? lmi_dtypes[dt].name : "?"; }
 
-bool lm_dtype_is_float(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT && !types[dt].is_int; }
+bool lm_dtype_is_float(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT && !lmi_dtypes[dt].is_int; }
 
 const char *lm_device_name(lm_device d) { return d == LM_CUDA ? "cuda" : "cpu"; }
 
@@ -131,12 +131,12 @@ lm_dtype lm_promote_types(lm_dtype a, lm_dtype b)
 double lmi_load(const void *p, lm_dtype dt)
 {
 	LM_ASSERT(dt >= 0 && dt < LM_DTYPE_COUNT);
-	return types[dt].get(p);
+	return lmi_dtypes[dt].get(p);
 }
 
 /* Float to integer: truncation, then modulo 2^bits (lmi_wrap_u64 says why). */
 void lmi_store(void *p, lm_dtype dt, double v)
 {
 	LM_ASSERT(dt >= 0 && dt < LM_DTYPE_COUNT);
-	types[dt].set(p, v);
+	lmi_dtypes[dt].set(p, v);
 }

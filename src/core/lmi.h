@@ -169,6 +169,11 @@ void lmi_contiguous_strides(int ndim, const int64_t *shape, int64_t *stride);
 lm_status lmi_wrap_dim(const char *fname, int dim, int ndim, int *out);
 /* Address of element at linear C-order index i of t (slow; for tests and small paths). */
 void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx);
+/* The type table's rows (dtype.c), and the bytes of one element of a dtype already checked valid
+ * whose block is one element: lm_dtype_size without the call, for the paths every op takes. */
+extern const lm_dtype_traits lmi_dtypes[LM_DTYPE_COUNT];
+static inline size_t lmi_elem_size(lm_dtype dt) { return lmi_dtypes[dt].type_size; }
+
 static inline char *lmi_data(const lm_tensor *t)
 {
 	return (char *)t->storage->data + t->byte_offset;

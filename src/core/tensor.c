@@ -115,7 +115,7 @@ lm_tensor *lmi_tensor_wrap(lm_storage *s, lm_dtype dt, int ndim, const int64_t *
 	lmi_storage_retain(s);
 	t->dtype = dt;
 	t->ndim = ndim;
-	int64_t es = (int64_t)lm_dtype_size(dt);
+	int64_t es = (int64_t)lmi_elem_size(dt);
 	for (int i = 0; i < ndim; i++) {
 		t->shape[i] = shape[i];
 		t->stride[i] = stride[i];
@@ -142,7 +142,7 @@ lm_tensor *lmi_empty_on(const char *fname, lm_device dev, int ndim, const int64_
 	if (dt < 0 || dt >= LM_DTYPE_COUNT)
 		return lmi_fail_null(LM_ERR_DTYPE, "%s: invalid dtype %d", fname, (int)dt);
 	if (lmi_numel_checked(fname, ndim, shape, &n)) return NULL;
-	if (__builtin_mul_overflow((size_t)n, lm_dtype_size(dt), &nbytes))
+	if (__builtin_mul_overflow((size_t)n, lmi_elem_size(dt), &nbytes))
 		return lmi_fail_null(LM_ERR_OVERFLOW, "%s: the byte size of shape %s overflows", fname,
 		                     lmi_dims_s(ndim, shape));
 	lm_storage *s = lmi_storage_new(nbytes, dev);

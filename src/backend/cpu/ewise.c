@@ -15,7 +15,7 @@ lm_status lmi_cpu_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, d
 	lmi_iter it;
 	const lm_tensor *ops[2] = {out, x};
 	lmi_iter_init(&it, 2, ops, out->ndim, out->shape);
-	return lmi_iter_run_out(&it, lmi_simd()->unary[out->dtype], &c, lm_dtype_size(out->dtype));
+	return lmi_iter_run_out(&it, lmi_simd()->unary[out->dtype], &c, lmi_elem_size(out->dtype));
 }
 
 lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const lm_tensor *b)
@@ -27,7 +27,7 @@ lm_status lmi_cpu_binary(lm_binop op, lm_tensor *out, const lm_tensor *a, const 
 	lmi_iter it;
 	const lm_tensor *ops[3] = {out, a, b};
 	lmi_iter_init(&it, 3, ops, out->ndim, out->shape);
-	return lmi_iter_run_out(&it, lmi_simd()->binary[a->dtype], &o, lm_dtype_size(out->dtype));
+	return lmi_iter_run_out(&it, lmi_simd()->binary[a->dtype], &o, lmi_elem_size(out->dtype));
 }
 
 lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *a,
@@ -37,5 +37,5 @@ lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *
 	lmi_iter it;
 	const lm_tensor *ops[4] = {out, cond, a, b};
 	lmi_iter_init(&it, 4, ops, out->ndim, out->shape);
-	return lmi_iter_run_out(&it, lmi_simd()->where[out->dtype], NULL, lm_dtype_size(out->dtype));
+	return lmi_iter_run_out(&it, lmi_simd()->where[out->dtype], NULL, lmi_elem_size(out->dtype));
 }
