@@ -430,7 +430,7 @@ lm_status lm_graph_node_backward(const lm_graph *g, int64_t i, const lm_tensor *
 
 int64_t lm_tensor_storage_numel(const lm_tensor *t)
 {
-	size_t e = lm_dtype_size(t->dtype);
+	size_t e = lmi_elem_size(t->dtype);
 	return e ? (int64_t)(t->storage->nbytes / e) : 0;
 }
 

@@ -120,7 +120,7 @@ static lm_status copy_cpu(lm_tensor *dst, const lm_tensor *src)
 	const lm_tensor *ops[2] = {dst, src};
 	lmi_iter_init(&it, 2, ops, dst->ndim, dst->shape);
 	if (dst->dtype == src->dtype) {
-		size_t es = lm_dtype_size(dst->dtype);
+		size_t es = lmi_elem_size(dst->dtype);
 		if (it.ndim == 1 && it.stride[0][0] == (int64_t)es && it.stride[1][0] == (int64_t)es &&
 		    it.numel < LMI_PARALLEL_GRAIN) {
 			memcpy(it.base[0], it.base[1], (size_t)it.numel * es);

@@ -79,7 +79,7 @@ static bool direct(const lm_tensor *dst, const lm_tensor *src)
 /* The dtype the bytes cross in: the narrower of the two. */
 static lm_dtype moved_dtype(const lm_tensor *dst, const lm_tensor *src)
 {
-	return lm_dtype_size(dst->dtype) < lm_dtype_size(src->dtype) ? dst->dtype : src->dtype;
+	return lmi_elem_size(dst->dtype) < lmi_elem_size(src->dtype) ? dst->dtype : src->dtype;
 }
 
 /* A contiguous tensor of t's shape in dtype dt on t's device: t itself when it is one. */

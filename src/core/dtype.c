@@ -128,15 +128,3 @@ lm_dtype lm_promote_types(lm_dtype a, lm_dtype b)
 	return (ta ? ta->rank : -1) >= (tb ? tb->rank : -1) ? a : b;
 }
 
-double lmi_load(const void *p, lm_dtype dt)
-{
-	LM_ASSERT(dt >= 0 && dt < LM_DTYPE_COUNT);
-	return lmi_dtypes[dt].get(p);
-}
-
-/* Float to integer: truncation, then modulo 2^bits (lmi_wrap_u64 says why). */
-void lmi_store(void *p, lm_dtype dt, double v)
-{
-	LM_ASSERT(dt >= 0 && dt < LM_DTYPE_COUNT);
-	lmi_dtypes[dt].set(p, v);
-}

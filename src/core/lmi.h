@@ -173,6 +173,23 @@ void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx);
  * whose block is one element: lm_dtype_size without the call, for the paths every op takes. */
 extern const lm_dtype_traits lmi_dtypes[LM_DTYPE_COUNT];
 static inline size_t lmi_elem_size(lm_dtype dt) { return lmi_dtypes[dt].type_size; }
+static inline bool lmi_is_float(lm_dtype dt) { return !lmi_dtypes[dt].is_int; }
+/* Reads/writes one element of a valid dtype dt at p as a double, through the table (lmi_store
+ * converts as lmi_wrap_u64); float32 and float64 inline, the paths a result takes. */
+static inline double lmi_load(const void *p, lm_dtype dt)
+{
+	return dt == LM_FLOAT32 ? (double)*(const float *)p
+	     : dt == LM_FLOAT64 ? *(const double *)p : lmi_dtypes[dt].get(p);
+}
+static inline void lmi_store(void *p, lm_dtype dt, double v)
+{
+	if (dt == LM_FLOAT32)
+		*(float *)p = (float)v;
+	else if (dt == LM_FLOAT64)
+		*(double *)p = v;
+	else
+		lmi_dtypes[dt].set(p, v);
+}
 
 static inline char *lmi_data(const lm_tensor *t)
 {
@@ -180,9 +197,7 @@ static inline char *lmi_data(const lm_tensor *t)
 }
 static inline void lmi_bump_version(lm_tensor *t) { t->storage->version++; }
 
-/* Reads/writes one element of dtype dt at p as double (lmi_store converts as lmi_wrap_u64). */
-double lmi_load(const void *p, lm_dtype dt);
-void lmi_store(void *p, lm_dtype dt, double v);
+
 
 /*
  * Float to integer conversion, one rule for every integer dtype and every path (copies, x:long(),

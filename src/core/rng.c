@@ -84,7 +84,7 @@ static lm_status generate(gen *g, lm_tensor *t)
 		return n ? dev->random(t, &c) : LM_OK;
 	}
 	char *d = lmi_data(t);
-	size_t es = lm_dtype_size(t->dtype);
+	size_t es = lmi_elem_size(t->dtype);
 	void (*set_int)(void *, int64_t) = lm_dtype_traits_of(t->dtype)->set_int;
 	int64_t nb = (int64_t)nblocks;
 #pragma omp parallel for schedule(static) if (n > LMI_PARALLEL_GRAIN)

@@ -350,7 +350,7 @@ lm_status lm_tensor_mark_uninitialized(lm_tensor *t)
 	lm_storage *s = t->storage;
 	if (s->device != LM_CPU || s->nbytes == 0) return LM_OK;
 	drop_marks(s);
-	size_t elem = lm_dtype_size(t->dtype), n = s->nbytes / elem;
+	size_t elem = lmi_elem_size(t->dtype), n = s->nbytes / elem;
 	if (!(s->init_marks = lm_alloc(n))) return LM_ERR_NOMEM;
 	memset(s->init_marks, 0, n);
 	s->init_elem = elem;
@@ -362,7 +362,7 @@ uint8_t *lm_tensor_init_marks(lm_tensor *t)
 {
 	lm_storage *s = t->storage;
 	if (!s->init_marks) return NULL;
-	if (s->version != s->init_version || s->init_elem != lm_dtype_size(t->dtype)) {
+	if (s->version != s->init_version || s->init_elem != lmi_elem_size(t->dtype)) {
 		drop_marks(s); /* written through the tensor API since: every element may hold a value */
 		return NULL;
 	}
@@ -405,7 +405,7 @@ int64_t lm_tensor_numel(const lm_tensor *t)
 
 size_t lm_tensor_nbytes(const lm_tensor *t)
 {
-	return (size_t)lm_tensor_numel(t) * lm_dtype_size(t->dtype);
+	return (size_t)lm_tensor_numel(t) * lmi_elem_size(t->dtype);
 }
 
 bool lm_tensor_is_contiguous(const lm_tensor *t)
@@ -423,7 +423,7 @@ void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx)
 {
 	int64_t off = 0;
 	for (int i = 0; i < t->ndim; i++) off += idx[i] * t->stride[i];
-	return lmi_data(t) + off * (int64_t)lm_dtype_size(t->dtype);
+	return lmi_data(t) + off * (int64_t)lmi_elem_size(t->dtype);
 }
 
 static lm_status check_index(const char *fname, const lm_tensor *t, const int64_t *idx,
@@ -448,7 +448,7 @@ static lm_status load_elem(const lm_tensor *t, const char *p, double *out)
 	}
 	double buf;
 	lm_status s = lmi_device_ops_for(t->storage->device)
-	                  ->memcpy(&buf, p, lm_dtype_size(t->dtype), LMI_TO_HOST, false);
+	                  ->memcpy(&buf, p, lmi_elem_size(t->dtype), LMI_TO_HOST, false);
 	if (!s) *out = lmi_load(&buf, t->dtype);
 	return s;
 }
@@ -473,7 +473,7 @@ lm_status lm_tensor_set(lm_tensor *t, const int64_t *idx, double value)
 		double buf;
 		lmi_store(&buf, t->dtype, value);
 		s = lmi_device_ops_for(t->storage->device)
-		        ->memcpy(p, &buf, lm_dtype_size(t->dtype), LMI_TO_DEVICE, false);
+		        ->memcpy(p, &buf, lmi_elem_size(t->dtype), LMI_TO_DEVICE, false);
 		if (s) return s;
 	}
 	lmi_bump_version(t);

@@ -403,7 +403,7 @@ lm_tensor *lm_as_strided(const lm_tensor *t, int ndim, const int64_t *shape, con
 			return lmi_fail_null(LM_ERR_OVERFLOW, "as_strided: the extent of %s overflows",
 			                     lmi_dims_s(ndim, shape));
 	}
-	int64_t cap = (int64_t)(t->storage->nbytes / lm_dtype_size(t->dtype));
+	int64_t cap = (int64_t)(t->storage->nbytes / lmi_elem_size(t->dtype));
 	if (offset < 0 || (n > 0 && hi >= cap) || lo > cap)
 		return lmi_fail_null(LM_ERR_INDEX,
 		                     "as_strided: shape %s with offset %lld reaches element %lld of a storage "

@@ -17,6 +17,6 @@ lm_status lmi_cpu_add_scaled(lm_tensor *out, const lm_tensor *a, const lm_tensor
 	const lm_tensor *ops[3] = {out, a, b};
 	lmi_iter_init(&it, 3, ops, out->ndim, out->shape);
 	/* an in-place update (out is a: a parameter, read again soon) stays in the cache */
-	size_t es = out->storage == a->storage ? 0 : lm_dtype_size(out->dtype);
+	size_t es = out->storage == a->storage ? 0 : lmi_elem_size(out->dtype);
 	return lmi_iter_run_out(&it, lmi_simd()->axpy[out->dtype], &c, es);
 }

@@ -30,7 +30,7 @@ lm_status lmi_cpu_index_select(const char *fname, const lm_tensor *x, int64_t ou
 {
 	int64_t n = lm_tensor_numel(idx);
 	const char *ip = lmi_data(idx);
-	size_t isz = lm_dtype_size(idx->dtype), es = lm_dtype_size(x->dtype);
+	size_t isz = lmi_elem_size(idx->dtype), es = lmi_elem_size(x->dtype);
 	/* The index is short next to the data it moves: check it once, here, in order. */
 	for (int64_t j = 0; j < n; j++) {
 		int64_t v = load_index(ip + (size_t)j * isz, idx->dtype);
@@ -137,12 +137,12 @@ lm_status lmi_cpu_gather(const lm_tensor *x, int dim, const lm_tensor *idx, lm_t
 	if (nlines == 0 || len == 0) return LM_OK;
 	const char *xb = lmi_data(x), *ib = lmi_data(idx);
 	char *ob = lmi_data(out);
-	int64_t isz = (int64_t)lm_dtype_size(idx->dtype), size = x->shape[dim];
+	int64_t isz = (int64_t)lmi_elem_size(idx->dtype), size = x->shape[dim];
 	int64_t xstep = x->stride[dim], istep = idx->stride[dim] * isz, ostep = out->stride[dim];
 	int nt = threads_for(nlines * len);
 	lmi_par_err perr;
 	lmi_par_init(&perr);
-	switch (lm_dtype_size(x->dtype)) {
+	switch (lmi_elem_size(x->dtype)) {
 	case 1: GATHER_LINES(uint8_t); break;
 	case 4: GATHER_LINES(uint32_t); break;
 	default: GATHER_LINES(uint64_t); break;
@@ -189,7 +189,7 @@ lm_status lmi_cpu_scatter_add(lm_tensor *out, int dim, const lm_tensor *idx, con
 	if (nlines == 0 || len == 0) return LM_OK;
 	const char *sb = lmi_data(src), *ib = lmi_data(idx);
 	char *ob = lmi_data(out);
-	int64_t isz = (int64_t)lm_dtype_size(idx->dtype), size = out->shape[dim];
+	int64_t isz = (int64_t)lmi_elem_size(idx->dtype), size = out->shape[dim];
 	int64_t sstep = src->stride[dim], istep = idx->stride[dim] * isz, ostep = out->stride[dim];
 	int nt = threads_for(nlines * len);
 	lmi_par_err perr;
@@ -212,7 +212,7 @@ lm_status lmi_cpu_one_hot(const lm_tensor *idx, int64_t classes, lm_tensor *out)
 	LM_ASSERT(lm_tensor_is_contiguous(idx) && out->dtype == LM_INT64);
 	int64_t n = lm_tensor_numel(idx);
 	const char *ib = lmi_data(idx);
-	size_t isz = lm_dtype_size(idx->dtype);
+	size_t isz = lmi_elem_size(idx->dtype);
 	int64_t *o = (int64_t *)lmi_data(out);
 	lmi_par_err perr;
 	lmi_par_init(&perr);

@@ -165,7 +165,7 @@ static lmi_mat batch_mat(const lm_tensor *t, int bnd, const int64_t *bshape, int
 		int ti = i - (bnd - tb);
 		if (ti >= 0 && t->shape[ti] != 1) off += idx * t->stride[ti];
 	}
-	return (lmi_mat){lmi_data(t) + off * (int64_t)lm_dtype_size(t->dtype), t->shape[tb],
+	return (lmi_mat){lmi_data(t) + off * (int64_t)lmi_elem_size(t->dtype), t->shape[tb],
 	                 t->shape[tb + 1], t->stride[tb], t->stride[tb + 1]};
 }
 

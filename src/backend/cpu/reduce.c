@@ -289,7 +289,7 @@ static void acc_merge(lm_redop op, acc *a, const acc *b, double p, bool integer)
 static void acc_store(lm_redop op, const acc *a, lm_dtype xdt, double p, lm_tensor *out,
                       lm_tensor *idx, int64_t i)
 {
-	bool fl = lm_dtype_is_float(xdt);
+	bool fl = lmi_is_float(xdt);
 	double v = 0;
 	switch (op) {
 	case LM_SUM: v = fl ? a->s : (double)(int64_t)a->is; break;
@@ -318,7 +318,7 @@ static void acc_store(lm_redop op, const acc *a, lm_dtype xdt, double p, lm_tens
 		break;
 	default: break;
 	}
-	char *o = lmi_data(out) + i * (int64_t)lm_dtype_size(out->dtype);
+	char *o = lmi_data(out) + i * (int64_t)lmi_elem_size(out->dtype);
 	if (op == LM_ARGMAX || op == LM_ARGMIN) {
 		((int64_t *)lmi_data(out))[i] = a->bi;
 		return;
@@ -526,7 +526,7 @@ static void dense_line_sums(lm_redop op, const char *base, const rgeom *g, lm_te
 	double scale = op == LM_MEAN ? 1.0 / (double)n : (double)g->mult;
 	for (int64_t o = o0; o < o1; o++) {
 		double part[32] = {0};
-		const char *xo = base + pos_offset(o, g->k, NULL, g->nk) * (int64_t)lm_dtype_size(out->dtype);
+		const char *xo = base + pos_offset(o, g->k, NULL, g->nk) * (int64_t)lmi_elem_size(out->dtype);
 		if (out->dtype == LM_FLOAT32) {
 			tb->lanes_f32((const float *)xo, n, 32, part);
 			((float *)lmi_data(out))[o] = (float)(sum_parts(part) * scale);
@@ -596,7 +596,7 @@ static bool arg_op(lm_redop op) { return op == LM_ARGMAX || op == LM_ARGMIN; }
 static lm_status lines_by_output(lm_redop op, const lm_tensor *x, const rgeom *g, lm_tensor *out,
                                  lm_tensor *idx, double p)
 {
-	int64_t es = (int64_t)lm_dtype_size(x->dtype);
+	int64_t es = (int64_t)lmi_elem_size(x->dtype);
 	const char *base = lmi_data(x) + g->base * es;
 	int64_t every = g->rcount >= 1024 ? 1 : 1024; /* outputs between interrupt checks */
 	int nt = g->nout > 1 && g->nout * g->rcount > LMI_PARALLEL_GRAIN ? lmi_num_threads() : 1;
@@ -639,7 +639,7 @@ static lm_status lines_split(lm_redop op, const lm_tensor *x, const rgeom *g, lm
 	enum { MAXT = 256 };
 	int nt = lmi_num_threads();
 	if (nt > MAXT) nt = MAXT;
-	int64_t es = (int64_t)lm_dtype_size(x->dtype);
+	int64_t es = (int64_t)lmi_elem_size(x->dtype);
 	const char *base = lmi_data(x) + g->base * es;
 	for (int64_t o = 0; o < g->nout; o++) {
 		const char *xo = base + pos_offset(o, g->k, NULL, g->nk) * es;
@@ -773,7 +773,7 @@ static lm_status rows_sum(lm_redop op, const lm_tensor *x, const rgeom *g, int k
 		}
 	const rdim *in = &g->r[g->nr - 1];
 	if (jb.st0 == 1 && jb.n0 <= 8 && in->st == jb.n0) jb.L = (int)(jb.n0 * 32 / gcd64(jb.n0, 32));
-	int64_t es = (int64_t)lm_dtype_size(x->dtype), blk = jb.L ? jb.n0 : RBLOCK;
+	int64_t es = (int64_t)lmi_elem_size(x->dtype), blk = jb.L ? jb.n0 : RBLOCK;
 	int64_t nb = (jb.n0 + blk - 1) / blk, items = g->nout / jb.n0 * nb;
 	int64_t qn = g->rcount; /* reduced positions (in the folded case: rows of n0) */
 	const char *base = lmi_data(x) + g->base * es;

@@ -41,7 +41,7 @@ lm_status lmi_cpu_cumsum(const lm_tensor *x, int64_t outer, int64_t R, int64_t i
 {
 	if (outer == 0 || R == 0 || inner == 0) return LM_OK; /* first: inner may be near 2^63 */
 	int64_t nb = (inner + JB - 1) / JB, items = outer * nb;
-	size_t es = lm_dtype_size(x->dtype), os = lm_dtype_size(out->dtype);
+	size_t es = lmi_elem_size(x->dtype), os = lmi_elem_size(out->dtype);
 	const char *xb = lmi_data(x);
 	char *ob = lmi_data(out);
 	lmi_par_err perr;
@@ -76,7 +76,7 @@ lm_status lmi_cpu_triangle(const lm_tensor *x, int64_t B, int64_t M, int64_t N, 
 {
 	int64_t rows = B * M;
 	if (rows == 0 || N == 0) return LM_OK;
-	size_t es = lm_dtype_size(x->dtype);
+	size_t es = lmi_elem_size(x->dtype);
 	const char *xb = lmi_data(x);
 	char *ob = lmi_data(out);
 	lmi_par_err perr;
@@ -108,7 +108,7 @@ lm_status lmi_cpu_repeat_fill(lm_tensor *out, const int64_t *xshape, const int64
 {
 	int nd = out->ndim;
 	if (lm_tensor_numel(out) == 0) return LM_OK;
-	size_t es = lm_dtype_size(out->dtype);
+	size_t es = lmi_elem_size(out->dtype);
 	char *ob = lmi_data(out);
 	/*
 	 * Invariant, going from the last dim d = nd-1 to 0: for every corner prefix (i_0..i_{d-1},

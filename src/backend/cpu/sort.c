@@ -197,7 +197,7 @@ lm_status lmi_cpu_sort(const lm_tensor *x, int64_t outer, int64_t R, int64_t inn
 		[LM_UINT8] = sort_line_uint8_t,
 	};
 	sort_line_fn fn = line_of[x->dtype];
-	size_t es = lm_dtype_size(x->dtype), bytes = scratch_bytes(x->dtype, R);
+	size_t es = lmi_elem_size(x->dtype), bytes = scratch_bytes(x->dtype, R);
 	const char *xb = lmi_data(x);
 	char *vb = lmi_data(values);
 	int64_t *ib = (int64_t *)lmi_data(indices);

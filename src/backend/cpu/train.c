@@ -106,7 +106,7 @@ lm_status lmi_cpu_crop_batch(const lm_tensor *x, const lm_tensor *offsets, int64
 	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
 	int64_t oh = out->shape[2], ow = out->shape[3];
 	const int64_t *v = (const int64_t *)lmi_data(offsets);
-	size_t sz = lm_dtype_size(x->dtype);
+	size_t sz = lmi_elem_size(x->dtype);
 	const char *src = lmi_data(x);
 	char *dst = lmi_data(out);
 	/* out arrives zeroed: the padding stays zero */
@@ -131,7 +131,7 @@ lm_status lmi_cpu_flip_batch(const lm_tensor *x, const lm_tensor *mask, lm_tenso
 {
 	int64_t N = x->shape[0], W = x->shape[x->ndim - 1];
 	const uint8_t *mv = (const uint8_t *)lmi_data(mask);
-	size_t sz = lm_dtype_size(x->dtype);
+	size_t sz = lmi_elem_size(x->dtype);
 	int64_t lines = N && W ? lm_tensor_numel(x) / N / W : 0;
 	const char *s = lmi_data(x);
 	char *d = lmi_data(out);

@@ -153,7 +153,7 @@ lm_status lmi_cpu_im2col(const lm_tensor *x, const lm_window2d *w, int64_t oh, i
 	if (planes == 0 || out_plane == 0) return LM_OK;
 	const char *xb = lmi_data(x);
 	char *cb = lmi_data(cols);
-	size_t es = lm_dtype_size(x->dtype);
+	size_t es = lmi_elem_size(x->dtype);
 	bool stream = planes * out_plane * (int64_t)es >= LMI_STREAM_BYTES;
 	/* plane p = (n, c): its rows of cols start at row c*kh*kw of sample n, i.e. p * out_plane */
 #define IM2COL_CASE(T)                                                                              \
@@ -180,7 +180,7 @@ lm_status lmi_cpu_col2im(const lm_tensor *cols, const lm_window2d *w, int64_t oh
 	if (planes == 0 || out_plane == 0) return LM_OK;
 	const char *cb = lmi_data(cols);
 	char *ob = lmi_data(out);
-	size_t es = lm_dtype_size(out->dtype);
+	size_t es = lmi_elem_size(out->dtype);
 #define COL2IM_CASE(T)                                                                              \
 	FOR_PLANES("col2im", planes, planes * (in_plane + out_plane),                               \
 	           col2im_plane_##T((const T *)(cb + (size_t)(p * in_plane) * es),                  \

@@ -405,8 +405,8 @@ lm_status lmi_cpu_winograd_conv_backward(const lm_tensor *x, const lm_tensor *w,
 	wgeom g;
 	geom_of(x, w, ph, pw, &g);
 	if (gx && g.C * g.H * g.W * g.N == 0) gx = NULL;
-	if (gw) memset(lmi_data(gw), 0, (size_t)(g.K * g.C * 9) * lm_dtype_size(gw->dtype));
-	if (gx) memset(lmi_data(gx), 0, (size_t)(g.N * g.C * g.H * g.W) * lm_dtype_size(gx->dtype));
+	if (gw) memset(lmi_data(gw), 0, (size_t)(g.K * g.C * 9) * lmi_elem_size(gw->dtype));
+	if (gx) memset(lmi_data(gx), 0, (size_t)(g.N * g.C * g.H * g.W) * lmi_elem_size(gx->dtype));
 	if (g.N == 0 || g.K == 0 || g.C == 0 || g.OH <= 0 || g.OW <= 0 || (!gx && !gw)) return LM_OK;
 	if (x->dtype == LM_FLOAT32)
 		return backward_float(&lmi_simd()->wino, &g, (const float *)lmi_data(x),
