@@ -10,6 +10,7 @@
 #include "backend/cpu/axpy.h"
 #include "backend/cpu/cpu_move.h"
 #include "backend/cpu/nn.h"
+#include "backend/cpu/simd.h"
 #include "backend/cpu/train.h"
 
 static bool supports_op(lmi_be_op op, lm_dtype dt)
@@ -72,3 +73,15 @@ const lmi_backend lmi_cpu_backend = {
 	.supports_node = supports_node,
 	.compute = compute,
 };
+
+const lmi_simd_table *lmi_simd_for(lm_isa isa)
+{
+	switch (isa) {
+	case LM_ISA_SCALAR: return &lmi_simd_scalar;
+#ifdef LUMEN_SIMD_X86
+	case LM_ISA_AVX2: return &lmi_simd_avx2;
+	case LM_ISA_AVX512: return &lmi_simd_avx512;
+#endif
+	default: return NULL;
+	}
+}

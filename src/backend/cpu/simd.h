@@ -61,12 +61,21 @@ typedef struct lmi_simd_table {
 	void (*rowsacc_f32)(double *acc, const float *x, int64_t rows, int64_t rs, int64_t n);
 	void (*rowsacc_f64)(double *acc, const double *x, int64_t rows, int64_t rs, int64_t n);
 	lmi_wino_loops wino;
+	/* C (m x n int32, ldc) = A (m x k uint8, lda) B (k x n int8, ldb), exact (qgemm_loops.h);
+	 * scratch from lm_alloc (LM_ERR_NOMEM when it fails); how: the kernel this path runs */
+	lm_status (*gemm_u8s8)(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
+	                       const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc);
+	const char *(*gemm_u8s8_how)(void);
 } lmi_simd_table;
 
 extern const lmi_simd_table lmi_simd_scalar;
 #ifdef LUMEN_SIMD_X86
 extern const lmi_simd_table lmi_simd_avx2, lmi_simd_avx512;
 #endif
+
+/* The table of path isa, or NULL where this build has none (the tests run every path this way;
+ * a path the CPU cannot run must not be called). */
+const lmi_simd_table *lmi_simd_for(lm_isa isa);
 
 /* The table of the path in use. */
 static inline const lmi_simd_table *lmi_simd(void)

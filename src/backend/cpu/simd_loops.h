@@ -20,6 +20,7 @@
 #include "backend/cpu/ewise_loops.h"
 #include "backend/cpu/reduce_loops.h"
 #include "backend/cpu/gemm_loops.h"
+#include "backend/cpu/qgemm_loops.h"
 
 /* the Winograd transforms in float32, vectorised across channels */
 #define WT float
@@ -56,4 +57,6 @@ const lmi_simd_table LMI_SIMD_TABLE = {
 	.rowsacc_f32 = rowsacc_f32,
 	.rowsacc_f64 = rowsacc_f64,
 	.wino = {in_tf_f32, out_tf_f32, out_tf_adj_f32, in_tf_adj_f32, gemm_f32},
+	.gemm_u8s8 = gemm_u8s8,
+	.gemm_u8s8_how = gemm_u8s8_how,
 };

@@ -1,0 +1,111 @@
+/*
+ * test_qgemm.c — the int8 product of quantized layers (src/backend/cpu/qgemm_loops.h) on every
+ * path this CPU can run (scalar always; AVX2; AVX-512 with VNNI or without), against a plain int64
+ * loop: random shapes with odd, 1 and 0 sizes, row strides past the row, the whole input range,
+ * and the saturation case a pairwise int16 path would get wrong (255 * 127 + 255 * 127 and the
+ * -128 side), exactly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/cpu/simd.h"
+#include "lumen/isa.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t next(void)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return (uint32_t)(rng >> 32);
+}
+
+/* the paths this build has and this CPU runs */
+static int paths(const lmi_simd_table **t)
+{
+	int n = 0;
+	static const lm_isa isas[] = {LM_ISA_SCALAR, LM_ISA_AVX2, LM_ISA_AVX512};
+	for (int i = 0; i < 3; i++)
+		if (lm_isa_supported(isas[i]) && lmi_simd_for(isas[i])) t[n++] = lmi_simd_for(isas[i]);
+	if (n < 3) print_message("test_qgemm: %d of the 3 paths run on this machine\n", n);
+	return n;
+}
+
+/* runs one product on one path and compares it with the int64 loop */
+static void check(const lmi_simd_table *t, int64_t m, int64_t n, int64_t k, const uint8_t *a,
+                  int64_t lda, const int8_t *b, int64_t ldb, int64_t ldc, const char *what)
+{
+	int32_t *c = malloc((size_t)(m * ldc + 1) * sizeof *c);
+	assert_non_null(c);
+	for (int64_t i = 0; i < m * ldc + 1; i++) c[i] = 0x5a5a5a5a; /* padding must stay */
+	assert_int_equal(t->gemm_u8s8(m, n, k, a, lda, b, ldb, c, ldc), LM_OK);
+	for (int64_t i = 0; i < m; i++) {
+		for (int64_t j = 0; j < n; j++) {
+			int64_t want = 0;
+			for (int64_t p = 0; p < k; p++) want += (int64_t)a[i * lda + p] * b[p * ldb + j];
+			if (c[i * ldc + j] != want)
+				fail_msg("%s (%s): %lldx%lldx%lld, C[%lld][%lld] = %d, want %lld", what, t->gemm_u8s8_how(),
+				         (long long)m, (long long)n, (long long)k, (long long)i, (long long)j,
+				         c[i * ldc + j], (long long)want);
+		}
+		for (int64_t j = n; j < ldc; j++) assert_int_equal(c[i * ldc + j], 0x5a5a5a5a);
+	}
+	free(c);
+}
+
+static void test_random_shapes(void **state)
+{
+	(void)state;
+	const lmi_simd_table *t[3];
+	int np = paths(t);
+	static const int64_t sizes[] = {0, 1, 2, 3, 5, 6, 7, 13, 17, 24, 25, 33, 63, 64, 65, 97};
+	enum { NS = sizeof sizes / sizeof sizes[0] };
+	for (int trial = 0; trial < 120; trial++) {
+		int64_t m = sizes[next() % NS], n = sizes[next() % NS], k = sizes[next() % NS];
+		if (trial == 0) m = 130, n = 200, k = 301; /* several panels and row blocks */
+		int64_t lda = k + next() % 3, ldb = n + next() % 3, ldc = n + next() % 3;
+		uint8_t *a = malloc((size_t)(m * lda + 1));
+		int8_t *b = malloc((size_t)(k * ldb + 1));
+		assert_true(a && b);
+		for (int64_t i = 0; i < m * lda; i++) a[i] = (uint8_t)next();
+		for (int64_t i = 0; i < k * ldb; i++) b[i] = (int8_t)next();
+		for (int p = 0; p < np; p++) check(t[p], m, n, k, a, lda, b, ldb, ldc, "random");
+		free(a);
+		free(b);
+	}
+}
+
+static void test_extremes(void **state)
+{
+	(void)state;
+	const lmi_simd_table *t[3];
+	int np = paths(t);
+	enum { M = 7, N = 70, K = 65 };
+	static uint8_t a[M * K];
+	static int8_t b[K * N];
+	/* 255 x 127 everywhere: pairs of 64770 (past int16), K of them */
+	memset(a, 255, sizeof a);
+	memset(b, 127, sizeof b);
+	for (int p = 0; p < np; p++) check(t[p], M, N, K, a, K, b, N, N, "255 x 127");
+	/* 255 x -128 */
+	memset(b, 0x80, sizeof b);
+	for (int p = 0; p < np; p++) check(t[p], M, N, K, a, K, b, N, N, "255 x -128");
+	/* alternating signs in a row: partial sums swing across the int16 range */
+	for (int i = 0; i < K * N; i++) b[i] = (int8_t)((i / N) % 2 ? -128 : 127);
+	for (int p = 0; p < np; p++) check(t[p], M, N, K, a, K, b, N, N, "alternating");
+	/* k = 0: C is all zeros */
+	for (int p = 0; p < np; p++) check(t[p], M, N, 0, a, K, b, N, N, "k = 0");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_shapes),
+		cmocka_unit_test(test_extremes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
