@@ -17,8 +17,6 @@
  * ../../../tests/core/test_qgemm.c.
  */
 
-#define QG_SCRATCH(bytes) lm_alloc((bytes) ? (bytes) : 1)
-
 #ifdef LMI_SIMD_SCALAR
 
 static lm_status gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
@@ -41,79 +39,139 @@ static const char *gemm_u8s8_how(void) { return "the plain triple loop in int32 
 
 #include <immintrin.h>
 
+/* A vector path: its tile (mr rows by nc columns of C), the group of k its instruction adds
+ * (kg: 2 int16 pairs or 4 bytes, 4 bytes either way per (group, row) of A and per (group, column)
+ * of B, k padded with zeros) and its tile kernel over one packed row block and column panel. */
+typedef struct qg_path {
+	int mr, nc, kg;
+	void (*tile)(const void *ap, const void *bp, int64_t kgn, int32_t *c, int64_t ldc, int64_t rows,
+	             int64_t cols);
+} qg_path;
+
+/* One packed group of kg values v[0..kg) (zeros past the matrix): int16 pairs (kg 2) or bytes. */
+static inline void qg_group(char *o, int kg, const int *v)
+{
+	if (kg == 2) {
+		int16_t h[2] = {(int16_t)v[0], (int16_t)v[1]};
+		memcpy(o, h, 4);
+	} else {
+		int8_t t[4] = {(int8_t)v[0], (int8_t)v[1], (int8_t)v[2], (int8_t)v[3]};
+		memcpy(o, t, 4);
+	}
+}
+
+/* Row block ib of A (mr rows) and column panel jp of B (nc columns), packed: group q of row i
+ * (or column j) at (q * width + i or j in the block) * 4 bytes from the block's start. */
+static void qg_pack_a(const qg_path *P, const uint8_t *a, int64_t lda, int64_t m, int64_t k, int64_t kgn,
+                      int64_t ib, char *ap)
+{
+	const int kg = P->kg;
+	for (int r = 0; r < P->mr; r++) {
+		int64_t i = ib * P->mr + r;
+		for (int64_t q = 0; q < kgn; q++) {
+			int v[4] = {0, 0, 0, 0};
+			for (int e = 0; e < kg && i < m && q * kg + e < k; e++) v[e] = a[i * lda + q * kg + e];
+			qg_group(ap + (q * P->mr + r) * 4, kg, v);
+		}
+	}
+}
+
+static void qg_pack_b(const qg_path *P, const int8_t *b, int64_t ldb, int64_t n, int64_t k, int64_t kgn,
+                      int64_t jp, char *bp)
+{
+	const int kg = P->kg;
+	int64_t j0 = jp * P->nc, w = n - j0 < P->nc ? n - j0 : P->nc; /* valid columns */
+	for (int64_t q = 0; q < kgn; q++) {
+		char *o = bp + q * P->nc * 4;
+		if (w == P->nc && q * kg + kg <= k) { /* the interior: kg whole rows of nc columns */
+			const int8_t *row = b + q * kg * ldb + j0;
+			if (kg == 4)
+				for (int c = 0; c < P->nc; c++)
+					for (int e = 0; e < 4; e++) o[c * 4 + e] = (char)row[e * ldb + c];
+			else
+				for (int c = 0; c < P->nc; c++) {
+					int16_t h[2] = {row[c], row[ldb + c]};
+					memcpy(o + c * 4, h, 4);
+				}
+			continue;
+		}
+		for (int c = 0; c < P->nc; c++) {
+			int v[4] = {0, 0, 0, 0};
+			for (int e = 0; e < kg && c < w && q * kg + e < k; e++) v[e] = b[(q * kg + e) * ldb + j0 + c];
+			qg_group(o + c * 4, kg, v);
+		}
+	}
+}
+
+static lm_status qg_run(const qg_path *P, int64_t m, int64_t n, int64_t k, const uint8_t *a,
+                        int64_t lda, const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
+{
+	int64_t kgn = (k + P->kg - 1) / P->kg, mb = (m + P->mr - 1) / P->mr, nb = (n + P->nc - 1) / P->nc;
+	size_t abytes = (size_t)(mb * kgn * P->mr) * 4 + 1, bbytes = (size_t)(nb * kgn * P->nc) * 4 + 1;
+	char *ap = lm_alloc(abytes), *bp = ap ? lm_alloc(bbytes) : NULL;
+	if (!bp) {
+		if (ap) lm_free(ap, abytes);
+		return lm_last_status();
+	}
+	int nt = nb > 1 && m * n * k > 32768 ? lmi_num_threads() : 1;
+	/* every thread packs its share of A, then packs each of its panels of B and runs them */
+#pragma omp parallel num_threads(nt)
+	{
+#pragma omp for schedule(static)
+		for (int64_t ib = 0; ib < mb; ib++) qg_pack_a(P, a, lda, m, k, kgn, ib, ap + ib * kgn * P->mr * 4);
+#pragma omp for schedule(static)
+		for (int64_t jp = 0; jp < nb; jp++) {
+			char *panel = bp + jp * kgn * P->nc * 4;
+			qg_pack_b(P, b, ldb, n, k, kgn, jp, panel);
+			for (int64_t ib = 0; ib < mb; ib++) {
+				int64_t rows = m - ib * P->mr < P->mr ? m - ib * P->mr : P->mr;
+				int64_t cols = n - jp * P->nc < P->nc ? n - jp * P->nc : P->nc;
+				P->tile(ap + ib * kgn * P->mr * 4, panel, kgn, c + ib * P->mr * ldc + jp * P->nc, ldc, rows, cols);
+			}
+		}
+	}
+	lm_free(ap, abytes);
+	lm_free(bp, bbytes);
+	return LM_OK;
+}
+
+/* The tile kernel of a path: MR rows by NV vectors of W int32 lanes of C, accumulated over the
+ * packed groups (MAC(acc, a broadcast, b vector) adds one group's products), then written through
+ * the valid rows and columns. */
+#define QG_TILE(NAME, ATTR, VT, MR, NV, W, ZERO, LOAD, SET1, MAC, STORE)                            \
+	ATTR static void NAME(const void *apv, const void *bpv, int64_t kgn, int32_t *c, int64_t ldc,   \
+	                      int64_t rows, int64_t cols)                                               \
+	{                                                                                           \
+		const char *ap = apv, *bp = bpv;                                                        \
+		VT acc[MR][NV];                                                                         \
+		for (int r = 0; r < MR; r++)                                                            \
+			for (int v = 0; v < NV; v++) acc[r][v] = ZERO();                                    \
+		for (int64_t q = 0; q < kgn; q++) {                                                     \
+			VT bv[NV];                                                                          \
+			for (int v = 0; v < NV; v++) bv[v] = LOAD((const void *)(bp + (q * NV * W + W * v) * 4)); \
+			for (int r = 0; r < MR; r++) {                                                      \
+				int32_t a4;                                                                     \
+				memcpy(&a4, ap + (q * MR + r) * 4, 4);                                          \
+				VT av = SET1(a4);                                                               \
+				for (int v = 0; v < NV; v++) acc[r][v] = MAC(acc[r][v], av, bv[v]);             \
+			}                                                                                   \
+		}                                                                                       \
+		for (int r = 0; r < rows; r++) {                                                        \
+			int32_t t[NV * W];                                                                  \
+			for (int v = 0; v < NV; v++) STORE((void *)(t + W * v), acc[r][v]);                 \
+			memcpy(c + r * ldc, t, (size_t)cols * sizeof *t);                                   \
+		}                                                                                       \
+	}
+
 /* ---------------------------------------------------------------- AVX2: int16 pairs, vpmaddwd */
 
 enum { W_MR = 4, W_NV = 3, W_NC = 8 * W_NV }; /* rows, vectors and columns of a tile */
 
-/* A's rows in blocks of W_MR, each (k2, row) an int32 holding a[2 k2] and a[2 k2 + 1] as int16 */
-static void wpack_a(const uint8_t *a, int64_t lda, int64_t m, int64_t k, int64_t k2n, int32_t *ap)
-{
-	for (int64_t ib = 0; ib < (m + W_MR - 1) / W_MR; ib++)
-		for (int64_t q = 0; q < k2n; q++)
-			for (int r = 0; r < W_MR; r++) {
-				int64_t i = ib * W_MR + r, p = 2 * q;
-				uint16_t lo = i < m && p < k ? a[i * lda + p] : 0, hi = i < m && p + 1 < k ? a[i * lda + p + 1] : 0;
-				ap[(ib * k2n + q) * W_MR + r] = (int32_t)((uint32_t)lo | (uint32_t)hi << 16);
-			}
-}
+#define W_MAC(acc, a, b) _mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
+QG_TILE(wtile, , __m256i, W_MR, W_NV, 8, _mm256_setzero_si256, _mm256_loadu_si256, _mm256_set1_epi32, W_MAC,
+        _mm256_storeu_si256)
 
-/* B's columns in panels of W_NC, each (k2, column) two int16: b[2 k2][j], b[2 k2 + 1][j] */
-static void wpack_b(const int8_t *b, int64_t ldb, int64_t k, int64_t n, int64_t k2n, int16_t *bp)
-{
-	for (int64_t jp = 0; jp < (n + W_NC - 1) / W_NC; jp++)
-		for (int64_t q = 0; q < k2n; q++)
-			for (int c = 0; c < W_NC; c++) {
-				int64_t j = jp * W_NC + c, p = 2 * q;
-				int16_t *o = bp + ((jp * k2n + q) * W_NC + c) * 2;
-				o[0] = (int16_t)(j < n && p < k ? b[p * ldb + j] : 0);
-				o[1] = (int16_t)(j < n && p + 1 < k ? b[(p + 1) * ldb + j] : 0);
-			}
-}
-
-static void wtile(const int32_t *ap, const int16_t *bp, int64_t k2n, int32_t *c, int64_t ldc,
-                  int64_t rows, int64_t cols)
-{
-	__m256i acc[W_MR][W_NV];
-	for (int r = 0; r < W_MR; r++)
-		for (int v = 0; v < W_NV; v++) acc[r][v] = _mm256_setzero_si256();
-	for (int64_t q = 0; q < k2n; q++) {
-		__m256i bv[W_NV];
-		for (int v = 0; v < W_NV; v++) bv[v] = _mm256_loadu_si256((const __m256i *)(bp + (q * W_NC + 8 * v) * 2));
-		for (int r = 0; r < W_MR; r++) {
-			__m256i av = _mm256_set1_epi32(ap[q * W_MR + r]);
-			for (int v = 0; v < W_NV; v++) acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(av, bv[v]));
-		}
-	}
-	for (int r = 0; r < rows; r++) {
-		int32_t t[W_NC];
-		for (int v = 0; v < W_NV; v++) _mm256_storeu_si256((__m256i *)(t + 8 * v), acc[r][v]);
-		memcpy(c + r * ldc, t, (size_t)cols * sizeof *t);
-	}
-}
-
-static lm_status gemm_u8s8_w(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
-                             const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
-{
-	int64_t k2n = (k + 1) / 2, mb = (m + W_MR - 1) / W_MR, nb = (n + W_NC - 1) / W_NC;
-	size_t abytes = (size_t)(mb * k2n * W_MR) * sizeof(int32_t), bbytes = (size_t)(nb * k2n * W_NC * 2) * sizeof(int16_t);
-	int32_t *ap = QG_SCRATCH(abytes);
-	int16_t *bp = ap ? QG_SCRATCH(bbytes) : NULL;
-	if (!bp) {
-		if (ap) lm_free(ap, abytes ? abytes : 1);
-		return lm_last_status();
-	}
-	wpack_a(a, lda, m, k, k2n, ap);
-	wpack_b(b, ldb, k, n, k2n, bp);
-#pragma omp parallel for schedule(static) num_threads(nb > 1 && m * n * k > 32768 ? lmi_num_threads() : 1)
-	for (int64_t jp = 0; jp < nb; jp++)
-		for (int64_t ib = 0; ib < mb; ib++) {
-			int64_t rows = m - ib * W_MR < W_MR ? m - ib * W_MR : W_MR, cols = n - jp * W_NC < W_NC ? n - jp * W_NC : W_NC;
-			wtile(ap + ib * k2n * W_MR, bp + jp * k2n * W_NC * 2, k2n, c + ib * W_MR * ldc + jp * W_NC, ldc, rows, cols);
-		}
-	lm_free(ap, abytes ? abytes : 1);
-	lm_free(bp, bbytes ? bbytes : 1);
-	return LM_OK;
-}
+static const qg_path wpath = {W_MR, W_NC, 2, wtile};
 
 #if defined(__AVX512F__)
 
@@ -121,77 +179,10 @@ static lm_status gemm_u8s8_w(int64_t m, int64_t n, int64_t k, const uint8_t *a, 
 
 enum { V_MR = 6, V_NV = 4, V_NC = 16 * V_NV };
 
-/* A's rows in blocks of V_MR, each (k4, row) the four bytes a[4 k4 .. 4 k4 + 3] */
-static void vpack_a(const uint8_t *a, int64_t lda, int64_t m, int64_t k, int64_t k4n, uint8_t *ap)
-{
-	for (int64_t ib = 0; ib < (m + V_MR - 1) / V_MR; ib++)
-		for (int64_t q = 0; q < k4n; q++)
-			for (int r = 0; r < V_MR; r++)
-				for (int e = 0; e < 4; e++) {
-					int64_t i = ib * V_MR + r, p = 4 * q + e;
-					ap[((ib * k4n + q) * V_MR + r) * 4 + e] = i < m && p < k ? a[i * lda + p] : 0;
-				}
-}
+QG_TILE(vtile, __attribute__((target("avx512f,avx512vnni"))), __m512i, V_MR, V_NV, 16, _mm512_setzero_si512,
+        _mm512_loadu_si512, _mm512_set1_epi32, _mm512_dpbusd_epi32, _mm512_storeu_si512)
 
-/* B's columns in panels of V_NC, each (k4, column) the four bytes b[4 k4 .. 4 k4 + 3][j] */
-static void vpack_b(const int8_t *b, int64_t ldb, int64_t k, int64_t n, int64_t k4n, int8_t *bp)
-{
-	for (int64_t jp = 0; jp < (n + V_NC - 1) / V_NC; jp++)
-		for (int64_t q = 0; q < k4n; q++)
-			for (int c = 0; c < V_NC; c++)
-				for (int e = 0; e < 4; e++) {
-					int64_t j = jp * V_NC + c, p = 4 * q + e;
-					bp[((jp * k4n + q) * V_NC + c) * 4 + e] = j < n && p < k ? b[p * ldb + j] : 0;
-				}
-}
-
-__attribute__((target("avx512f,avx512vnni"))) static void vtile(const uint8_t *ap, const int8_t *bp, int64_t k4n,
-                                                            int32_t *c, int64_t ldc, int64_t rows, int64_t cols)
-{
-	__m512i acc[V_MR][V_NV];
-	for (int r = 0; r < V_MR; r++)
-		for (int v = 0; v < V_NV; v++) acc[r][v] = _mm512_setzero_si512();
-	for (int64_t q = 0; q < k4n; q++) {
-		__m512i bv[V_NV];
-		for (int v = 0; v < V_NV; v++) bv[v] = _mm512_loadu_si512((const void *)(bp + (q * V_NC + 16 * v) * 4));
-		for (int r = 0; r < V_MR; r++) {
-			int32_t a4;
-			memcpy(&a4, ap + (q * V_MR + r) * 4, 4);
-			__m512i av = _mm512_set1_epi32(a4);
-			for (int v = 0; v < V_NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
-		}
-	}
-	for (int r = 0; r < rows; r++)
-		for (int v = 0; v < V_NV && 16 * v < cols; v++) {
-			int64_t left = cols - 16 * v;
-			__mmask16 mk = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-			_mm512_mask_storeu_epi32(c + r * ldc + 16 * v, mk, acc[r][v]);
-		}
-}
-
-static lm_status gemm_u8s8_vnni(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
-                                const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
-{
-	int64_t k4n = (k + 3) / 4, mb = (m + V_MR - 1) / V_MR, nb = (n + V_NC - 1) / V_NC;
-	size_t abytes = (size_t)(mb * k4n * V_MR * 4), bbytes = (size_t)(nb * k4n * V_NC * 4);
-	uint8_t *ap = QG_SCRATCH(abytes);
-	int8_t *bp = ap ? QG_SCRATCH(bbytes) : NULL;
-	if (!bp) {
-		if (ap) lm_free(ap, abytes ? abytes : 1);
-		return lm_last_status();
-	}
-	vpack_a(a, lda, m, k, k4n, ap);
-	vpack_b(b, ldb, k, n, k4n, bp);
-#pragma omp parallel for schedule(static) num_threads(nb > 1 && m * n * k > 32768 ? lmi_num_threads() : 1)
-	for (int64_t jp = 0; jp < nb; jp++)
-		for (int64_t ib = 0; ib < mb; ib++) {
-			int64_t rows = m - ib * V_MR < V_MR ? m - ib * V_MR : V_MR, cols = n - jp * V_NC < V_NC ? n - jp * V_NC : V_NC;
-			vtile(ap + ib * k4n * V_MR * 4, bp + jp * k4n * V_NC * 4, k4n, c + ib * V_MR * ldc + jp * V_NC, ldc, rows, cols);
-		}
-	lm_free(ap, abytes ? abytes : 1);
-	lm_free(bp, bbytes ? bbytes : 1);
-	return LM_OK;
-}
+static const qg_path vpath = {V_MR, V_NC, 4, vtile};
 
 static bool has_vnni(void)
 {
@@ -203,8 +194,7 @@ static bool has_vnni(void)
 static lm_status gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
                            const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
 {
-	if (has_vnni()) return gemm_u8s8_vnni(m, n, k, a, lda, b, ldb, c, ldc);
-	return gemm_u8s8_w(m, n, k, a, lda, b, ldb, c, ldc);
+	return qg_run(has_vnni() ? &vpath : &wpath, m, n, k, a, lda, b, ldb, c, ldc);
 }
 static const char *gemm_u8s8_how(void)
 {
@@ -216,7 +206,7 @@ static const char *gemm_u8s8_how(void)
 static lm_status gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
                            const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
 {
-	return gemm_u8s8_w(m, n, k, a, lda, b, ldb, c, ldc);
+	return qg_run(&wpath, m, n, k, a, lda, b, ldb, c, ldc);
 }
 static const char *gemm_u8s8_how(void) { return "AVX2 int16 pairs by vpmaddwd, 4 x 24 tiles"; }
 
