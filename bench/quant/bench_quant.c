@@ -3,13 +3,18 @@
  * OpenBLAS sgemm of the same shape (lmi_blas()->sgemm: the library Lumen loaded) and against
  * Lumen's float32 matmul, in the same run, 1 and 2 threads, median of interleaved rounds. The
  * int8 figures count the multiply-adds as 2 operations each (GOP/s), as the float ones do.
- * The rest of issue 34's table (Q4_0 matrix-vector, the CNN at batch 256) comes with those paths.
+ * Then the q4_0 matrix-vector product (x quantized to q8_0 on the fly, cpu.h's lmi_cpu_matvec_q4_0)
+ * at 4096 x 4096 against float32 matrix-vector products of the same shape (OpenBLAS sgemm with one
+ * column, and lm_matmul), in GB/s of the weight bytes each reads. The CNN at batch 256 comes with
+ * the quantized layers.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "backend/cpu/blas.h"
+#include "backend/cpu/cpu.h"
+#include "core/quant.h"
 #include "backend/cpu/simd.h"
 #include "bench_util.h"
 #include "lumen/ops.h"
@@ -71,5 +76,50 @@ int main(void)
 			free(qc);
 		}
 	}
+	/* the matrix-vector product of a 4-bit matrix */
+	printf("\nq4_0 matrix-vector, y = W x, W 4096 x 4096 (q4_0: 18 bytes per 32 weights; float32: 4 per "
+	       "weight); GB/s of weight bytes\n");
+	printf("%-8s %11s %9s %12s %9s %11s %9s %13s %13s\n", "threads", "q4_0 ms", "GB/s", "sgemv* ms",
+	       "GB/s", "Lumen ms", "GB/s", "sgemv*/q4_0", "Lumen/q4_0");
+	enum { R = 4096, C = 4096 };
+	int64_t wsh[2] = {R, C}, xsh[2] = {C, 1};
+	lm_tensor *W = lm_randn(2, wsh, LM_FLOAT32), *X = lm_randn(2, xsh, LM_FLOAT32);
+	size_t qbytes = (size_t)R * (C / 32) * sizeof(lmi_block_q4_0);
+	void *wq = malloc(qbytes);
+	float *y = malloc(R * sizeof(float));
+	CHECK(W && X && wq && y);
+	const float *pw = lm_tensor_data(W), *px = lm_tensor_data(X);
+	for (int64_t r = 0; r < R; r++) lmi_quantize_q4_0(pw + r * C, (char *)wq + r * (C / 32) * (int64_t)sizeof(lmi_block_q4_0), C);
+	for (int threads = 1; threads <= 2; threads++) {
+		lm_set_num_threads(threads);
+		double xq[MAXR], xs[MAXR], xl[MAXR];
+		int rounds = 15, reps = 10;
+		for (int r = -1; r < rounds; r++) {
+			double t0 = bench_now();
+			for (int i = 0; i < reps; i++) CHECK(lmi_cpu_matvec_q4_0(wq, R, C, px, y) == LM_OK);
+			double tq = (bench_now() - t0) / reps;
+			t0 = bench_now();
+			for (int i = 0; i < reps; i++)
+				blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, 1, C, 1.0f, pw, C, px, 1, 0.0f, y, 1);
+			double tsg = (bench_now() - t0) / reps;
+			t0 = bench_now();
+			for (int i = 0; i < reps; i++) {
+				lm_tensor *o = lm_matmul(W, X);
+				CHECK(o);
+				lm_tensor_release(o);
+			}
+			double tl = (bench_now() - t0) / reps;
+			if (r >= 0) xq[r] = tq, xs[r] = tsg, xl[r] = tl;
+		}
+		double mq = bench_median(xq, rounds), ms = bench_median(xs, rounds), ml = bench_median(xl, rounds);
+		double fb = (double)R * C * 4;
+		printf("%-8d %11.3f %9.1f %12.3f %9.1f %11.3f %9.1f %13.2f %13.2f\n", threads, 1e3 * mq, qbytes / mq / 1e9,
+		       1e3 * ms, fb / ms / 1e9, 1e3 * ml, fb / ml / 1e9, ms / mq, ml / mq);
+	}
+	printf("* sgemv: OpenBLAS sgemm with one column (the library Lumen loaded)\n");
+	lm_tensor_release(W);
+	lm_tensor_release(X);
+	free(wq);
+	free(y);
 	return 0;
 }

@@ -3,8 +3,11 @@
  * path this CPU can run (scalar always; AVX2; AVX-512 with VNNI or without), against a plain int64
  * loop: random shapes with odd, 1 and 0 sizes, row strides past the row, the whole input range,
  * and the saturation case a pairwise int16 path would get wrong (255 * 127 + 255 * 127 and the
- * -128 side), exactly.
+ * -128 side), exactly. And the q4_0 x q8_0 dot product (qdot_loops.h) on every path against the
+ * same sum in double from the bytes (any bytes, -128 included), and the matrix-vector product
+ * built on it against the float64 product of the dequantized matrix and vector.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +17,10 @@
 
 #include <cmocka.h>
 
+#include "backend/cpu/cpu.h"
 #include "backend/cpu/simd.h"
+#include "core/half.h"
+#include "core/quant.h"
 #include "lumen/isa.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -101,11 +107,87 @@ static void test_extremes(void **state)
 	for (int p = 0; p < np; p++) check(t[p], M, N, 0, a, K, b, N, N, "k = 0");
 }
 
+/* the dot product in double from the bytes themselves */
+static double ref_dot(const unsigned char *x, const unsigned char *y, int64_t nb, double *mag)
+{
+	double s = 0;
+	*mag = 0;
+	for (int64_t b = 0; b < nb; b++) {
+		const unsigned char *bx = x + 18 * b, *by = y + 34 * b;
+		uint16_t dx, dy;
+		memcpy(&dx, bx, 2);
+		memcpy(&dy, by, 2);
+		long sum = 0, abs_sum = 0; /* abs_sum: what the partial sums of a vector path can reach */
+		for (int j = 0; j < 32; j++) {
+			int q4 = (j < 16 ? bx[2 + j] & 15 : bx[2 + j - 16] >> 4) - 8;
+			sum += (long)q4 * (int8_t)by[2 + j];
+			abs_sum += labs((long)q4 * (int8_t)by[2 + j]);
+		}
+		double d = (double)lmi_f16_to_f32(dx) * lmi_f16_to_f32(dy);
+		s += (double)sum * d, *mag += (double)abs_sum * fabs(d);
+	}
+	return s;
+}
+
+static void test_q4_dot(void **state)
+{
+	(void)state;
+	const lmi_simd_table *t[3];
+	int np = paths(t);
+	enum { NB = 37 };
+	static unsigned char x[NB * 18], y[NB * 34];
+	for (int trial = 0; trial < 200; trial++) {
+		for (int i = 0; i < NB * 18; i++) x[i] = (unsigned char)next();
+		for (int i = 0; i < NB * 34; i++) y[i] = (unsigned char)(trial % 4 == 0 ? 0x80 : next()); /* -128s */
+		for (int b = 0; b < NB; b++) { /* finite scales of moderate size */
+			uint16_t d = lmi_f32_to_f16((float)(next() % 2000) / 1000.0f - 1.0f);
+			memcpy(x + 18 * b, &d, 2);
+			d = lmi_f32_to_f16((float)(next() % 2000) / 1000.0f - 1.0f);
+			memcpy(y + 34 * b, &d, 2);
+		}
+		int64_t nb = trial % NB + (trial % 5 == 0 ? 0 : 1); /* 0 blocks too */
+		if (nb > NB) nb = NB;
+		double mag, want = ref_dot(x, y, nb, &mag); /* float32 sums: relative to the terms' size */
+		for (int p = 0; p < np; p++) {
+			double got = t[p]->dot_q4_0_q8_0(x, y, nb);
+			if (fabs(got - want) > 1e-6 * mag + 1e-9)
+				fail_msg("q4_0 . q8_0 on path %d (%lld blocks): %.9g, want %.9g", p, (long long)nb, got, want);
+		}
+	}
+}
+
+static void test_q4_matvec(void **state)
+{
+	(void)state;
+	enum { R = 67, C = 32 * 9 };
+	static float w[R * C], x[C], y[R], wd[R * C], xd[C];
+	static unsigned char wq[R * C / 32 * 18], xq[C / 32 * 34];
+	for (int i = 0; i < R * C; i++) w[i] = (float)((int)(next() % 2001) - 1000) / 700.0f;
+	for (int i = 0; i < C; i++) x[i] = (float)((int)(next() % 2001) - 1000) / 300.0f;
+	for (int r = 0; r < R; r++) lmi_quantize_q4_0(w + r * C, wq + r * (C / 32) * 18, C);
+	assert_int_equal(lmi_cpu_matvec_q4_0(wq, R, C, x, y), LM_OK);
+	/* against the float64 product of what the bytes hold */
+	for (int r = 0; r < R; r++) lmi_dequantize_q4_0(wq + r * (C / 32) * 18, wd + r * C, C);
+	lmi_quantize_q8_0(x, xq, C);
+	lmi_dequantize_q8_0(xq, xd, C);
+	double err_q = 0, norm = 0;
+	for (int r = 0; r < R; r++) {
+		double want = 0, exact = 0;
+		for (int j = 0; j < C; j++) want += (double)wd[r * C + j] * xd[j], exact += (double)w[r * C + j] * x[j];
+		if (fabs(y[r] - want) > 1e-4 * (1 + fabs(want))) fail_msg("row %d: %.7g, want %.7g", r, y[r], want);
+		err_q += (y[r] - exact) * (y[r] - exact), norm += exact * exact;
+	}
+	/* and the quantization error itself stays a few percent of the result */
+	assert_true(sqrt(err_q / norm) < 0.1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_shapes),
 		cmocka_unit_test(test_extremes),
+		cmocka_unit_test(test_q4_dot),
+		cmocka_unit_test(test_q4_matvec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,4 +67,10 @@ lm_status lmi_cpu_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const 
  * dims, float): one output accumulated by gemm with beta 1, each thread into a partial of its own. */
 lm_status lmi_cpu_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b, lm_tensor *out);
 
+/* y (rows) = W x for W in q4_0 blocks (row-major, cols / 32 blocks a row; src/core/quant.h) and
+ * x float32, quantized to q8_0 once (ggml's scheme: the activations on the fly); cols a multiple
+ * of 32 (the caller's check). Rows in parallel; LM_ERR_NOMEM when the q8_0 copy of x cannot be
+ * allocated. */
+lm_status lmi_cpu_matvec_q4_0(const void *w, int64_t rows, int64_t cols, const float *x, float *y);
+
 #endif

@@ -66,6 +66,8 @@ typedef struct lmi_simd_table {
 	lm_status (*gemm_u8s8)(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
 	                       const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc);
 	const char *(*gemm_u8s8_how)(void);
+	/* the dot product of nb q4_0 blocks with nb q8_0 blocks (qdot_loops.h) */
+	float (*dot_q4_0_q8_0)(const void *x, const void *y, int64_t nb);
 } lmi_simd_table;
 
 extern const lmi_simd_table lmi_simd_scalar;

@@ -21,6 +21,9 @@
 #include "backend/cpu/reduce_loops.h"
 #include "backend/cpu/gemm_loops.h"
 #include "backend/cpu/qgemm_loops.h"
+#include "core/half.h"
+#include "core/quant.h"
+#include "backend/cpu/qdot_loops.h"
 
 /* the Winograd transforms in float32, vectorised across channels */
 #define WT float
@@ -59,4 +62,5 @@ const lmi_simd_table LMI_SIMD_TABLE = {
 	.wino = {in_tf_f32, out_tf_f32, out_tf_adj_f32, in_tf_adj_f32, gemm_f32},
 	.gemm_u8s8 = gemm_u8s8,
 	.gemm_u8s8_how = gemm_u8s8_how,
+	.dot_q4_0_q8_0 = dot_q4_0_q8_0,
 };
