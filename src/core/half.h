@@ -9,7 +9,7 @@
  * subnormal half (2^-24) round to zero or to it; NaN stays NaN (quiet, sign kept, the payload's top
  * bits kept), infinities stay. float32 -> bfloat16 keeps the top 16 bits rounded to nearest, ties
  * to even (never saturating: a float past bfloat16's largest rounds to infinity as in PyTorch);
- * NaN stays a quiet NaN. Widening is exact both ways. Read next: quant.c.
+ * NaN stays a quiet NaN. Widening is exact both ways (a float16 NaN comes back quiet). Read next: quant.c.
  */
 #ifndef LUMEN_CORE_HALF_H
 #define LUMEN_CORE_HALF_H
@@ -37,7 +37,8 @@ LMI_HD float lmi_bits_f32(uint32_t u)
 LMI_HD float lmi_f16_to_f32(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-	if (exp == 0x1f) return lmi_bits_f32(sign | 0x7f800000u | (man << 13)); /* inf, NaN */
+	if (exp == 0x1f) /* inf; a NaN comes back quiet, as F16C's vcvtph2ps gives it */
+		return lmi_bits_f32(sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0));
 	if (exp) return lmi_bits_f32(sign | ((exp + 112) << 23) | (man << 13)); /* normal */
 	if (!man) return lmi_bits_f32(sign);                                 /* +-0 */
 	/* subnormal: man * 2^-24, exact in float32 */

@@ -5,7 +5,9 @@
  * and the saturation case a pairwise int16 path would get wrong (255 * 127 + 255 * 127 and the
  * -128 side), exactly. And the q4_0 x q8_0 dot product (qdot_loops.h) on every path against the
  * same sum in double from the bytes (any bytes, -128 included), and the matrix-vector product
- * built on it against the float64 product of the dequantized matrix and vector.
+ * built on it against the float64 product of the dequantized matrix and vector. The float16 and
+ * bfloat16 row conversions of every path, bit for bit against core/half.h's element functions,
+ * on every 16-bit pattern and a million float32 ones (NaNs, infinities, subnormals included).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -181,6 +183,34 @@ static void test_q4_matvec(void **state)
 	assert_true(sqrt(err_q / norm) < 0.1);
 }
 
+static void test_half_rows(void **state)
+{
+	(void)state;
+	const lmi_simd_table *t[3];
+	int np = paths(t);
+	enum { N = 65536 + 5 }; /* + 5: a tail past the vectors */
+	static uint16_t h[N], g[N];
+	static float f[N], back[N];
+	for (int p = 0; p < np; p++) {
+		for (int i = 0; i < N; i++) h[i] = (uint16_t)(i * 40503u); /* every pattern, shuffled */
+		t[p]->half.f16_to_f32(h, f, N);
+		for (int i = 0; i < N; i++)
+			if (lmi_f32_bits(f[i]) != lmi_f32_bits(lmi_f16_to_f32(h[i])))
+				fail_msg("path %d: f16 %04x -> %a", p, h[i], f[i]);
+		t[p]->half.bf16_to_f32(h, back, N);
+		for (int i = 0; i < N; i++) assert_int_equal(lmi_f32_bits(back[i]), (uint32_t)h[i] << 16);
+		for (uint64_t base = 0; base < (1ull << 32); base += (uint64_t)N * 64) {
+			for (int i = 0; i < N; i++) f[i] = lmi_bits_f32((uint32_t)(base + (uint64_t)i * 64 + (i % 64)));
+			t[p]->half.f16_from_f32(f, g, N);
+			for (int i = 0; i < N; i++)
+				if (g[i] != lmi_f32_to_f16(f[i])) fail_msg("path %d: %a -> f16 %04x, want %04x", p, f[i], g[i], lmi_f32_to_f16(f[i]));
+			t[p]->half.bf16_from_f32(f, g, N);
+			for (int i = 0; i < N; i++)
+				if (g[i] != lmi_f32_to_bf16(f[i])) fail_msg("path %d: %a -> bf16 %04x, want %04x", p, f[i], g[i], lmi_f32_to_bf16(f[i]));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_extremes),
 		cmocka_unit_test(test_q4_dot),
 		cmocka_unit_test(test_q4_matvec),
+		cmocka_unit_test(test_half_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

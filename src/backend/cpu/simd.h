@@ -68,6 +68,13 @@ typedef struct lmi_simd_table {
 	const char *(*gemm_u8s8_how)(void);
 	/* the dot product of nb q4_0 blocks with nb q8_0 blocks (qdot_loops.h) */
 	float (*dot_q4_0_q8_0)(const void *x, const void *y, int64_t nb);
+	/* rows of float16 / bfloat16 bits to and from float32, core/half.h's rules (half_loops.h) */
+	struct {
+		void (*f16_from_f32)(const float *x, uint16_t *y, int64_t n);
+		void (*f16_to_f32)(const uint16_t *x, float *y, int64_t n);
+		void (*bf16_from_f32)(const float *x, uint16_t *y, int64_t n);
+		void (*bf16_to_f32)(const uint16_t *x, float *y, int64_t n);
+	} half;
 } lmi_simd_table;
 
 extern const lmi_simd_table lmi_simd_scalar;

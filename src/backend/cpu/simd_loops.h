@@ -24,6 +24,7 @@
 #include "core/half.h"
 #include "core/quant.h"
 #include "backend/cpu/qdot_loops.h"
+#include "backend/cpu/half_loops.h"
 
 /* the Winograd transforms in float32, vectorised across channels */
 #define WT float
@@ -63,4 +64,5 @@ const lmi_simd_table LMI_SIMD_TABLE = {
 	.gemm_u8s8 = gemm_u8s8,
 	.gemm_u8s8_how = gemm_u8s8_how,
 	.dot_q4_0_q8_0 = dot_q4_0_q8_0,
+	.half = {f16_from_f32, f16_to_f32, bf16_from_f32, bf16_to_f32},
 };
