@@ -5,8 +5,9 @@
  * int8 figures count the multiply-adds as 2 operations each (GOP/s), as the float ones do.
  * Then the q4_0 matrix-vector product (x quantized to q8_0 on the fly, cpu.h's lmi_cpu_matvec_q4_0)
  * at 4096 x 4096 against float32 matrix-vector products of the same shape (OpenBLAS sgemm with one
- * column, and lm_matmul), in GB/s of the weight bytes each reads. The CNN at batch 256 comes with
- * the quantized layers.
+ * column, and lm_matmul), in GB/s of the weight bytes each reads. Last, float16 and bfloat16 rows
+ * of 16M values to and from float32 on the path in use against the scalar path (core/half.h
+ * element by element). The CNN at batch 256 comes with the quantized layers.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +118,35 @@ int main(void)
 		       1e3 * ms, fb / ms / 1e9, 1e3 * ml, fb / ml / 1e9, ms / mq, ml / mq);
 	}
 	printf("* sgemv: OpenBLAS sgemm with one column (the library Lumen loaded)\n");
+
+	/* float16 / bfloat16 rows */
+	enum { H = 1 << 24 };
+	float *hf = malloc(H * sizeof(float));
+	uint16_t *hh = malloc(H * sizeof(uint16_t));
+	CHECK(hf && hh);
+	for (int64_t i = 0; i < H; i++) hf[i] = (float)(i % 65521) * 0.37f - 12000.0f;
+	const lmi_simd_table *sc = lmi_simd_for(LM_ISA_SCALAR);
+	printf("\nfloat16 / bfloat16 rows of %d values, 1 thread, ms for the row (memory-bound: 64 MB of float32 read or written)\n", H);
+	printf("%-22s %12s %12s %9s\n", "conversion", "path ms", "scalar ms", "speedup");
+	for (int c = 0; c < 4; c++) {
+		static const char *const names[4] = {"float32 -> float16", "float16 -> float32", "float32 -> bfloat16", "bfloat16 -> float32"};
+		double tp[MAXR], ts[MAXR];
+		for (int r = -1; r < 7; r++)
+			for (int w = 0; w < 2; w++) {
+				const lmi_simd_table *u = w ? sc : t;
+				double t0 = bench_now();
+				if (c == 0) u->half.f16_from_f32(hf, hh, H);
+				else if (c == 1) u->half.f16_to_f32(hh, hf, H);
+				else if (c == 2) u->half.bf16_from_f32(hf, hh, H);
+				else u->half.bf16_to_f32(hh, hf, H);
+				double dt = bench_now() - t0;
+				if (r >= 0) (w ? ts : tp)[r] = dt;
+			}
+		double mp = bench_median(tp, 7), ms = bench_median(ts, 7);
+		printf("%-22s %12.2f %12.2f %9.2f\n", names[c], 1e3 * mp, 1e3 * ms, ms / mp);
+	}
+	free(hf);
+	free(hh);
 	lm_tensor_release(W);
 	lm_tensor_release(X);
 	free(wq);
