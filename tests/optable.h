@@ -78,8 +78,10 @@ struct ot_op {
 	int fn;                                       /* a code the run/ref functions switch on */
 };
 
-#define OT_FLOATS ((1u << LM_FLOAT32) | (1u << LM_FLOAT64))
-#define OT_INTS ((1u << LM_INT32) | (1u << LM_INT64) | (1u << LM_UINT8))
+/* The 16-bit floats and int8 are CPU dtypes that run in the float32 and int32 loops (their rows
+ * are skipped on other devices, where such tensors cannot live). */
+#define OT_FLOATS ((1u << LM_FLOAT32) | (1u << LM_FLOAT64) | (1u << LM_FLOAT16) | (1u << LM_BFLOAT16))
+#define OT_INTS ((1u << LM_INT32) | (1u << LM_INT64) | (1u << LM_UINT8) | (1u << LM_INT8))
 #define OT_ALL (OT_FLOATS | OT_INTS)
 
 /* Sets c->op/c->dtype and a description of the inputs (call at the end of a generator). */

@@ -89,14 +89,22 @@ typedef enum lm_dtype {
 	LM_INT32,
 	LM_INT64,
 	LM_UINT8,
+	LM_INT8,     /* two's complement; arithmetic wraps as the other integers do */
+	LM_FLOAT16,  /* IEEE binary16: conversions round to nearest even, overflow to infinity */
+	LM_BFLOAT16, /* float32's top 16 bits: rounded to nearest even */
+	LM_Q8_0,     /* blocks of 32 values: a float16 scale and 32 int8 (ggml's Q8_0, 34 bytes) */
+	LM_Q4_0,     /* blocks of 32 values: a float16 scale and 32 4-bit codes (ggml's Q4_0, 18 bytes) */
 	LM_DTYPE_COUNT
 } lm_dtype;
 
 typedef enum lm_device { LM_CPU = 0, LM_CUDA } lm_device;
 
 /* The type table: one row per dtype, the one place that knows what an element is. A block holds
- * block_size elements in type_size bytes (1 element in its own size for every dtype so far; a
- * quantized type such as Q8_0, 32 values in 34 bytes, is one row more). Conversions: to_float /
+ * block_size elements in type_size bytes (1 element in its own size, except the block types Q8_0
+ * and Q4_0: 32 values in 34 and 18 bytes, which only conversions, matmul weights and files take).
+ * compute_as: the dtype a device's loops compute in when they have none for this one (float16 and
+ * bfloat16: float32, rounded once into the result, as PyTorch's CPU loops do; int8: int32, the
+ * result wrapped back; the block types: float32); itself for the five native dtypes. Conversions: to_float /
  * from_float convert n elements (n a multiple of block_size) to and from float32; get / set one
  * element as a double (set from a double: floats round, integers truncate, then wrap modulo
  * 2^bits as C's unsigned conversion; NaN and infinities give 0); get_int / set_int one element as
@@ -109,6 +117,7 @@ typedef struct lm_dtype_traits {
 	bool is_int, is_signed;
 	int rank;
 	int64_t min, max;
+	lm_dtype compute_as;
 	void (*to_float)(const void *x, float *y, int64_t n);
 	void (*from_float)(const float *x, void *y, int64_t n);
 	double (*get)(const void *p);
@@ -122,10 +131,14 @@ const lm_dtype_traits *lm_dtype_traits_of(lm_dtype dt);
 
 size_t lm_dtype_size(lm_dtype dt); /* bytes of an element (type_size / block_size); 0 when bad */
 const char *lm_dtype_name(lm_dtype dt); /* "float32", ... ; "?" for a bad value */
-/* Parses "float32"/"float"/"float64"/"double"/"int32"/"int"/"int64"/"long"/"uint8"/"byte". */
+/* Parses "float32"/"float"/"float64"/"double"/"int32"/"int"/"int64"/"long"/"uint8"/"byte"/"int8"/
+ * "float16"/"half"/"bfloat16"/"q8_0"/"q4_0". */
 lm_status lm_dtype_from_name(const char *name, lm_dtype *out);
-bool lm_dtype_is_float(lm_dtype dt);
-/* The dtype both operands are computed in (float64 > float32 > int64 > int32 > uint8). */
+bool lm_dtype_is_float(lm_dtype dt); /* the float types and the block types */
+bool lm_dtype_is_block(lm_dtype dt);  /* q8_0, q4_0 */
+/* The dtype both operands are computed in, as PyTorch promotes: float64 > float32 > float16,
+ * bfloat16 > int64 > int32 > int8, uint8; float16 with bfloat16 gives float32, int8 with uint8
+ * int32 (PyTorch's int16, which Lumen lacks). A block type promotes as float32. */
 lm_dtype lm_promote_types(lm_dtype a, lm_dtype b);
 const char *lm_device_name(lm_device d);
 

@@ -279,8 +279,9 @@ typedef struct lm_op_desc {
 int lm_op_count(void);
 lm_status lm_op_describe(int i, lm_op_desc *out);
 /* Whether device d runs op i on inputs of dtype dt (after the op's dtype rule: exp of int32
- * runs the float32 loop): 1 yes, 0 no (the op refuses the dtype, or the device has no loop for
- * it), -1 when this build has no backend for d. For the GPU this is what its backend implements,
+ * runs the float32 loop; int8, float16 and bfloat16 run on the CPU in the int32 and float32 loops,
+ * rounded once into the result): 1 yes, 0 no (the op refuses the dtype, or the device has no loop
+ * for it; the block types: 0, they are no op's input), -1 when this build has no backend for d. For the GPU this is what its backend implements,
  * whether or not a GPU is present (lm_cuda_is_available says that). */
 int lm_op_supported(int i, lm_device d, lm_dtype dt);
 

@@ -23,8 +23,9 @@ local OPTS = '{dtype=, requires_grad=, device=}'
 topic('lm', [[The lumen module (`local lm = require 'lumen'`, the global lm in the REPL and in
 scripts): tensor creation, functions that mirror the tensor methods (lm.sin(x) is x:sin()),
 joining, autograd switches, memory, threads, lm.cuda, lm.sys.]])
-topic('Tensor', [[A tensor: an n-dimensional array of float32 (the default), float64, int32, int64
-or uint8 on the CPU. Methods are called as x:name(...) and listed below. Indexing is 1-based:
+topic('Tensor', [[A tensor: an n-dimensional array of float32 (the default), float64, int32, int64,
+uint8, int8, float16 or bfloat16, or of a block type (q8_0, q4_0: 32 values per block, ggml's
+layout) on the CPU. Methods are called as x:name(...) and listed below. Indexing is 1-based:
 x[i] selects along dim 1 (a view), x[{i, j}] picks elements (a 0-d tensor; :item() gives the
 number), x[{{a, b}, j}] takes the range a..b inclusive, x[{i, j}] = v assigns. #x is the size of
 dim 1; tostring(x) (and the REPL) prints it with a footer naming dtype, shape and device.
@@ -32,8 +33,12 @@ Operators: + - * / // % (elementwise, broadcasting; // floors, % takes the divis
 -, ^. Comparisons are methods (x:gt(0), x:lt(y), x:eq(y)): Lua's < <= > >= give one boolean, so
 they raise on tensors, and x == y compares identity (is x the same tensor as y). A Lua float next
 to an integer tensor computes in float32, a Lua integer keeps the tensor's dtype (PyTorch's rule).
-dtypes: lm.float32 (default), lm.float64, lm.int32, lm.int64, lm.uint8 (the names; aliases
-lm.float, lm.double, lm.int, lm.long). for i, row in ipairs(x) walks dim 1. Fields: x.grad,
+dtypes: lm.float32 (default), lm.float64, lm.int32, lm.int64, lm.uint8, lm.int8, lm.float16,
+lm.bfloat16 (the names; aliases lm.float, lm.double, lm.int, lm.long, 'half', 'char'). float16
+and bfloat16 round to nearest even (float16 overflows to inf past 65504); their ops compute in
+float32 and round once into the result, sums accumulate in float32, as PyTorch's CPU does; int8
+wraps as the other integers. The block types q8_0 and q4_0 come from x:to('q4_0') (the last dim
+a multiple of 32) and serve as F.linear weights, conversions and files; other ops refuse them. for i, row in ipairs(x) walks dim 1. Fields: x.grad,
 x.grad_fn, x.requires_grad, x.is_leaf.]])
 topic('F', [[lm.nn.functional, the global F: differentiable functional forms of the layers and
 losses (convolution, pooling, activations, normalisation, dropout, losses).]])
@@ -152,7 +157,7 @@ doc('Tensor:size', 'x:size([d]) -> table or integer',
 doc('Tensor:dim', 'x:dim() -> integer', [[The number of dims (0 for a 0-d tensor). Also x:ndim().]])
 doc('Tensor:ndim', 'x:ndim() -> integer', [[The number of dims, as x:dim().]])
 doc('Tensor:numel', 'x:numel() -> integer', [[The number of elements (the product of the sizes).]])
-doc('Tensor:dtype', 'x:dtype() -> string', [["float32", "float64", "int32", "int64" or "uint8".]])
+doc('Tensor:dtype', 'x:dtype() -> string', [["float32", "float64", "int32", "int64", "uint8", "int8", "float16", "bfloat16", "q8_0" or "q4_0".]])
 doc('Tensor:device', 'x:device() -> string', [["cpu" (or "cuda" once tensors can live on a GPU).]])
 doc('Tensor:stride', 'x:stride([d]) -> table or integer',
   [[How many elements to step in memory for one step along each dim (or along dim d).]])
@@ -313,6 +318,13 @@ doc('Tensor:double', 'x:double() -> Tensor', [[x as float64.]])
 doc('Tensor:int', 'x:int() -> Tensor', [[x as int32 (floats truncated toward zero).]])
 doc('Tensor:long', 'x:long() -> Tensor', [[x as int64.]])
 doc('Tensor:byte', 'x:byte() -> Tensor', [[x as uint8.]])
+doc('Tensor:char', 'x:char() -> Tensor', [[x as int8 (floats truncated toward zero, then wrapped modulo 256).]])
+doc('Tensor:half', 'x:half() -> Tensor',
+  [[x as float16 (IEEE binary16: rounded to nearest even, past 65504 to inf). Its ops compute in
+float32 and round once into the result.]])
+doc('Tensor:bfloat16', 'x:bfloat16() -> Tensor',
+  [[x as bfloat16 (float32's range, 8 bits of mantissa: rounded to nearest even). Its ops compute
+in float32 and round once into the result.]])
 doc('Tensor:to', "x:to(dtype_or_device) or x:to({dtype=, device=}) -> Tensor",
   [[x converted to a dtype ('float64', ...) or moved to a device ('cpu', 'cuda'); x itself when
 nothing changes. Moving is differentiable: the gradient comes back to x's device.]])
@@ -333,9 +345,9 @@ doc('lm.cuda.memory_cached', 'lm.cuda.memory_cached() -> bytes', [[Bytes of free
 doc('lm.cuda.reset_peak_memory_stats', 'lm.cuda.reset_peak_memory_stats()', [[Restarts max_memory_allocated from now.]])
 doc('lm.cuda.empty_cache', 'lm.cuda.empty_cache()', [[Gives cached GPU memory back to the driver.]])
 doc('lm.cuda.synchronize', 'lm.cuda.synchronize()', [[Waits until the GPU has run everything queued.]])
-doc('lm.float32', 'lm.float32, lm.float64, lm.int32, lm.int64, lm.uint8 (strings)',
+doc('lm.float32', 'lm.float32, lm.float64, lm.int32, lm.int64, lm.uint8, lm.int8, lm.float16, lm.bfloat16, lm.q8_0, lm.q4_0 (strings)',
   [[The dtype names, so {dtype = lm.float64} and x:dtype() == lm.float64 read as in PyTorch (the
-strings 'float64' work the same). Aliases: lm.float, lm.double, lm.int, lm.long.]])
+strings 'float64' work the same). Aliases: lm.float, lm.double, lm.int, lm.long, lm.half.]])
 doc('lm.planned', 'lm.planned -> {globals=, lm=, ["lm.cuda"]=, Tensor=}',
   [[What docs/API.md promises that this build may not have yet, by where a user meets it: reading
 such a global (nn, viz, ...), calling lm.save or x:pin_memory says it is not built yet, instead of

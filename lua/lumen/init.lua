@@ -10,10 +10,11 @@ local lm = require 'lumen.core'
 
 -- ---------------------------------------------------------------- dtypes
 
--- lm.float32 ... lm.uint8 (and PyTorch's aliases lm.float, lm.double, lm.int, lm.long) are the
--- dtype names, so {dtype = lm.float64} works and x:dtype() == lm.float64 compares names.
-for _, name in ipairs({ 'float32', 'float64', 'int32', 'int64', 'uint8' }) do lm[name] = name end
-lm.float, lm.double, lm.int, lm.long = 'float32', 'float64', 'int32', 'int64'
+-- lm.float32 ... lm.q4_0 (and PyTorch's aliases lm.float, lm.double, lm.int, lm.long, lm.half) are
+-- the dtype names, so {dtype = lm.float64} works and x:dtype() == lm.float64 compares names.
+for _, name in ipairs({ 'float32', 'float64', 'int32', 'int64', 'uint8', 'int8', 'float16', 'bfloat16',
+  'q8_0', 'q4_0' }) do lm[name] = name end
+lm.float, lm.double, lm.int, lm.long, lm.half = 'float32', 'float64', 'int32', 'int64', 'float16'
 
 -- ---------------------------------------------------------------- helpers in Lua
 

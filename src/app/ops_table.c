@@ -14,21 +14,25 @@
 
 static const char *const short_dt[LM_DTYPE_COUNT] = {
 	[LM_FLOAT32] = "f32", [LM_FLOAT64] = "f64", [LM_INT32] = "i32", [LM_INT64] = "i64", [LM_UINT8] = "u8",
+	[LM_INT8] = "i8", [LM_FLOAT16] = "f16", [LM_BFLOAT16] = "bf16", [LM_Q8_0] = "q8_0", [LM_Q4_0] = "q4_0",
 };
 
 /* "all", "f32 f64", "-" (none), or "(not built)". */
 static const char *device_dtypes(int op, lm_device d, char *buf, size_t cap)
 {
-	int n = 0, k = 0;
+	int n = 0, k = 0, live = 0; /* live: the dtypes a tensor on d may have */
 	buf[0] = '\0';
 	for (int dt = 0; dt < LM_DTYPE_COUNT; dt++) {
+		const lm_dtype_traits *tr = lm_dtype_traits_of((lm_dtype)dt);
+		if (tr->block_size > 1 || (d != LM_CPU && (int)tr->compute_as != dt)) continue;
+		live++;
 		int s = lm_op_supported(op, d, (lm_dtype)dt);
 		if (s < 0) return "(not built)";
 		if (s == 0) continue;
 		k += snprintf(buf + k, cap - (size_t)k, "%s%s", n ? " " : "", short_dt[dt]);
 		n++;
 	}
-	return n == LM_DTYPE_COUNT ? "all" : n == 0 ? "-" : buf;
+	return n == live ? "all" : n == 0 ? "-" : buf;
 }
 
 void app_print_ops(FILE *out)
@@ -38,8 +42,11 @@ void app_print_ops(FILE *out)
 	for (int i = 0; i < count; i++)
 		if (lm_op_describe(i, &o) == LM_OK && o.grad_name) with_bw++;
 	fprintf(out, "Lumen's ops: %d, %d with a backward rule (src/ops/oplist.h is the list).\n", count, with_bw);
-	fprintf(out, "The cpu and cuda columns: the input dtypes each device runs the op for (f32 f64 i32 i64 u8;\n"
-	             "'all': the five). cuda is what the CUDA backend implements; ");
+	fprintf(out, "The cpu and cuda columns: the input dtypes each device runs the op for ('all': f32 f64 i32\n"
+	             "i64 u8 i8 f16 bf16 on the cpu, where i8, f16 and bf16 run in the i32 and f32 loops and are\n"
+	             "rounded once into the result; the first five on cuda). The block types q8_0 and q4_0 are\n"
+	             "no op's input: they convert (x:float()), serve as F.linear weights and are saved in files.\n"
+	             "cuda is what the CUDA backend implements; ");
 	if (lm_cuda_is_available()) fprintf(out, "a GPU is here: %s.\n\n", lm_cuda_device_name());
 	else fprintf(out, "no GPU runs it here:\n  %.300s\n\n", lm_cuda_unavailable_reason());
 	fprintf(out, "%-33s %-37s %-22s %-15s %s\n", "op", "backward", "loop", "cpu", "cuda");

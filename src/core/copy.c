@@ -54,6 +54,72 @@ static const lmi_iter_kernel copy_kernels[LM_DTYPE_COUNT][LM_DTYPE_COUNT] = {
 	ROW(float), ROW(double), ROW(int32_t), ROW(int64_t), ROW(uint8_t),
 };
 
+/*
+ * The pairs with a storage-only type (int8, float16, bfloat16) on either side, through the type
+ * table: from an integer, the exact integer (set_int: wraps into an integer, rounds once into a
+ * float); from a float, its value (set: truncates and wraps into an integer as CONV_F; into float16
+ * and bfloat16 through float32, as PyTorch converts). Dense rows of float32 to and from float16
+ * and bfloat16 take the table's row converters (to_float / from_float).
+ */
+typedef struct table_pair {
+	const lm_dtype_traits *d, *s;
+	int row; /* dense rows by the table's row converters: 1 float32 -> d, 2 s -> float32, 0 none */
+} table_pair;
+
+static void copy_by_table(void *ctx, char **p, const int64_t *s, int64_t n)
+{
+	const table_pair *tp = ctx;
+	const lm_dtype_traits *d = tp->d, *t = tp->s;
+	if (tp->row && s[0] == (int64_t)d->type_size && s[1] == (int64_t)t->type_size) {
+		if (tp->row == 1)
+			d->from_float((const float *)p[1], p[0], n);
+		else
+			t->to_float(p[1], (float *)p[0], n);
+		return;
+	}
+	if (t->is_int)
+		for (int64_t i = 0; i < n; i++) d->set_int(p[0] + i * s[0], t->get_int(p[1] + i * s[1]));
+	else
+		for (int64_t i = 0; i < n; i++) d->set(p[0] + i * s[0], t->get(p[1] + i * s[1]));
+}
+
+/* Copies to or from a block type (CPU, both dense): through float32, whole rows at once (a block
+ * tensor's last dim is a multiple of its block). */
+static lm_status copy_blocks(lm_tensor *dst, const lm_tensor *src)
+{
+	const lm_dtype_traits *d = &lmi_dtypes[dst->dtype], *s = &lmi_dtypes[src->dtype];
+	int64_t n = lm_tensor_numel(dst);
+	if (dst->dtype == src->dtype) {
+		if (!lm_tensor_is_contiguous(dst) || !lm_tensor_is_contiguous(src))
+			return lmi_block_refuse("copy_", dst->dtype);
+		memcpy(lmi_data(dst), lmi_data(src), lm_tensor_nbytes(dst));
+		return LM_OK;
+	}
+	lm_tensor *f = NULL;
+	lm_status st = LM_OK;
+	if (s->block_size > 1) { /* dequantize into float32, then into dst's type and layout */
+		if (!lm_tensor_is_contiguous(src)) return lmi_block_refuse("copy_", src->dtype);
+		if (!(f = lmi_empty("copy_", src->ndim, src->shape, LM_FLOAT32))) return lm_last_status();
+		s->to_float(lmi_data(src), (float *)lmi_data(f), n);
+		st = d->block_size > 1 ? copy_blocks(dst, f) : lmi_copy(dst, f);
+	} else { /* quantize a dense float32 copy of src */
+		if (!lm_tensor_is_contiguous(dst)) return lmi_block_refuse("copy_", dst->dtype);
+		if (!(f = lmi_empty("copy_", dst->ndim, dst->shape, LM_FLOAT32))) return lm_last_status();
+		const float *x = (const float *)lmi_data(f);
+		if (!(st = lmi_copy(f, src)))
+			for (int64_t i = 0; i < n; i++)
+				if (!isfinite(x[i])) {
+					st = lmi_fail(LM_ERR_ARG, "to %s: element %lld (1-based, in C order) of shape %s is %g; "
+					              "quantization takes finite values only", d->name, lmi_1(i),
+					              lmi_shape_s(dst), x[i]);
+					break;
+				}
+		if (!st) d->from_float(x, lmi_data(dst), n);
+	}
+	lm_tensor_release(f);
+	return st;
+}
+
 /* Same-dtype copy of a row: memcpy when both are dense, else a typed strided loop. */
 #define MOVE_ROW(T)                                                                                 \
 	static void move_##T(char **p, const int64_t *s, int64_t n)                                     \
@@ -116,6 +182,7 @@ static bool try_transpose(const lmi_iter *it, size_t es)
 /* Copies between two CPU tensors. */
 static lm_status copy_cpu(lm_tensor *dst, const lm_tensor *src)
 {
+	if (lmi_is_block(dst->dtype) || lmi_is_block(src->dtype)) return copy_blocks(dst, src);
 	lmi_iter it;
 	const lm_tensor *ops[2] = {dst, src};
 	lmi_iter_init(&it, 2, ops, dst->ndim, dst->shape);
@@ -129,7 +196,12 @@ static lm_status copy_cpu(lm_tensor *dst, const lm_tensor *src)
 		if (!lmi_check_interrupt() && try_transpose(&it, es)) return LM_OK;
 		return lmi_iter_run(&it, copy_bytes, &es);
 	}
-	return lmi_iter_run(&it, copy_kernels[dst->dtype][src->dtype], NULL);
+	lmi_iter_kernel k = dst->dtype < LM_INT8 && src->dtype < LM_INT8 ? copy_kernels[dst->dtype][src->dtype] : NULL;
+	if (k) return lmi_iter_run(&it, k, NULL);
+	table_pair tp = {&lmi_dtypes[dst->dtype], &lmi_dtypes[src->dtype], 0};
+	if (src->dtype == LM_FLOAT32 && lmi_elem_size(dst->dtype) == 2) tp.row = 1; /* float16, bfloat16 */
+	if (dst->dtype == LM_FLOAT32 && lmi_elem_size(src->dtype) == 2) tp.row = 2;
+	return lmi_iter_run(&it, copy_by_table, &tp);
 }
 
 lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
@@ -151,30 +223,28 @@ lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
 			for (int64_t i = 0; i < n; i++) *(T *)(p[0] + i * s[0]) = v;                        \
 		}                                                                                       \
 	}
-FILL_KERNEL(float)
-FILL_KERNEL(double)
-FILL_KERNEL(int32_t)
-FILL_KERNEL(int64_t)
+/* by the element's size: a fill writes the value's bytes, whatever they mean */
 FILL_KERNEL(uint8_t)
-
-static const lmi_iter_kernel fill_kernels[LM_DTYPE_COUNT] = {fill_float, fill_double, fill_int32_t,
-                                                             fill_int64_t, fill_uint8_t};
+FILL_KERNEL(uint16_t)
+FILL_KERNEL(uint32_t)
+FILL_KERNEL(uint64_t)
 
 lm_status lmi_fill(lm_tensor *t, double value)
 {
 	if (t->storage->device != LM_CPU) return lmi_device_ops_for(t->storage->device)->fill(t, value);
+	if (lmi_is_block(t->dtype)) return lmi_block_refuse("fill_", t->dtype);
 	union {
-		float f;
-		double d;
-		int32_t i;
-		int64_t l;
 		uint8_t b;
+		uint16_t h;
+		uint32_t i;
+		uint64_t l;
 	} v;
 	lmi_store(&v, t->dtype, value);
 	lmi_iter it;
 	const lm_tensor *ops[1] = {t};
 	lmi_iter_init(&it, 1, ops, t->ndim, t->shape);
-	return lmi_iter_run(&it, fill_kernels[t->dtype], &v);
+	size_t es = lmi_elem_size(t->dtype);
+	return lmi_iter_run(&it, es == 1 ? fill_uint8_t : es == 2 ? fill_uint16_t : es == 4 ? fill_uint32_t : fill_uint64_t, &v);
 }
 
 lm_status lmi_inplace_check(const char *fname, const lm_tensor *t)

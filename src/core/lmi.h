@@ -174,6 +174,14 @@ void *lmi_elem_ptr(const lm_tensor *t, const int64_t *idx);
 extern const lm_dtype_traits lmi_dtypes[LM_DTYPE_COUNT];
 static inline size_t lmi_elem_size(lm_dtype dt) { return lmi_dtypes[dt].type_size; }
 static inline bool lmi_is_float(lm_dtype dt) { return !lmi_dtypes[dt].is_int; }
+static inline bool lmi_is_block(lm_dtype dt) { return lmi_dtypes[dt].block_size > 1; }
+/* The one refusal of a block-type tensor (q8_0, q4_0) by an op that reads elements: LM_ERR_DTYPE,
+ * naming fname, the type and what does take it (dtype.c). */
+lm_status lmi_block_refuse(const char *fname, lm_dtype dt);
+static inline lm_status lmi_check_not_block(const char *fname, const lm_tensor *t)
+{
+	return t && lmi_is_block(t->dtype) ? lmi_block_refuse(fname, t->dtype) : LM_OK;
+}
 /* Reads/writes one element of a valid dtype dt at p as a double, through the table (lmi_store
  * converts as lmi_wrap_u64); float32 and float64 inline, the paths a result takes. */
 static inline double lmi_load(const void *p, lm_dtype dt)

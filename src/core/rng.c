@@ -116,7 +116,8 @@ static lm_status generate(gen *g, lm_tensor *t)
 /* Generates into t, through a contiguous temporary when t is a strided view. */
 static lm_status generate_into(const char *fname, gen *g, lm_tensor *t)
 {
-	lm_status s = lmi_inplace_check(fname, t);
+	lm_status s = lmi_check_not_block(fname, t);
+	if (!s) s = lmi_inplace_check(fname, t);
 	if (s) return s;
 	g->dt = t->dtype;
 	lmi_bump_version(t);
@@ -173,6 +174,7 @@ lm_status lm_bernoulli_(lm_tensor *t, double p)
 
 static lm_tensor *make(const char *fname, gen *g, int ndim, const int64_t *shape, lm_dtype dt)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse(fname, dt), NULL;
 	lm_tensor *t = lmi_empty(fname, ndim, shape, dt);
 	if (!t) return NULL;
 	g->dt = dt;
@@ -201,8 +203,11 @@ lm_tensor *lm_randint(int64_t lo, int64_t hi, int ndim, const int64_t *shape, lm
 	if (hi <= lo)
 		return lmi_fail_null(LM_ERR_ARG, "randint: empty range [%lld, %lld)", (long long)lo,
 		                     (long long)hi);
-	int64_t dmin = dt == LM_INT32 ? INT32_MIN : dt == LM_UINT8 ? 0 : INT64_MIN;
-	int64_t dmax = dt == LM_INT32 ? INT32_MAX : dt == LM_UINT8 ? UINT8_MAX : INT64_MAX;
+	if (dt < 0 || dt >= LM_DTYPE_COUNT || lmi_is_block(dt))
+		return dt < 0 || dt >= LM_DTYPE_COUNT ? lmi_fail_null(LM_ERR_DTYPE, "randint: invalid dtype %d", (int)dt)
+		                                      : (lmi_block_refuse("randint", dt), NULL);
+	const lm_dtype_traits *tr = &lmi_dtypes[dt];
+	int64_t dmin = tr->is_int ? tr->min : INT64_MIN, dmax = tr->is_int ? tr->max : INT64_MAX;
 	if (lo < dmin || hi - 1 > dmax) /* hi > lo: hi - 1 cannot overflow */
 		return lmi_fail_null(LM_ERR_ARG, "randint: range [%lld, %lld) does not fit %s (%lld..%lld)",
 		                     (long long)lo, (long long)hi, lm_dtype_name(dt), (long long)dmin,

@@ -115,16 +115,18 @@ lm_tensor *lmi_tensor_wrap(lm_storage *s, lm_dtype dt, int ndim, const int64_t *
 	lmi_storage_retain(s);
 	t->dtype = dt;
 	t->ndim = ndim;
-	int64_t es = (int64_t)lmi_elem_size(dt);
+	int64_t es = (int64_t)lmi_elem_size(dt), bs = lmi_dtypes[dt].block_size;
 	for (int i = 0; i < ndim; i++) {
 		t->shape[i] = shape[i];
 		t->stride[i] = stride[i];
 		/* past int64 only where no element exists to reach (a dim of 0 beside one of 2^63 - 1):
 		 * 0 there, as the iterator walks nothing */
 		if (__builtin_mul_overflow(stride[i], es, &t->nb[i])) t->nb[i] = 0;
+		/* a block type: whole blocks only (the last dim's step within a block has no bytes) */
+		if (bs > 1) t->nb[i] = stride[i] % bs ? 0 : stride[i] / bs * es;
 	}
 	t->offset = offset;
-	t->byte_offset = offset * es;
+	t->byte_offset = bs > 1 ? offset / bs * es : offset * es;
 	atomic_fetch_add(&live_tensors, 1);
 	return t;
 }
@@ -142,6 +144,19 @@ lm_tensor *lmi_empty_on(const char *fname, lm_device dev, int ndim, const int64_
 	if (dt < 0 || dt >= LM_DTYPE_COUNT)
 		return lmi_fail_null(LM_ERR_DTYPE, "%s: invalid dtype %d", fname, (int)dt);
 	if (lmi_numel_checked(fname, ndim, shape, &n)) return NULL;
+	const lm_dtype_traits *tr = &lmi_dtypes[dt];
+	if (dev != LM_CPU && tr->compute_as != dt)
+		return lmi_fail_null(LM_ERR_UNSUPPORTED, "%s: %s tensors live on the CPU in this build (the %s "
+		                     "device has no %s loops; convert with :float() first)", fname, tr->name,
+		                     lm_device_name(dev), tr->name);
+	if (tr->block_size > 1) {
+		if (ndim == 0 || shape[ndim - 1] % tr->block_size)
+			return lmi_fail_null(LM_ERR_SHAPE, "%s: %s holds blocks of %lld values along the last dim, "
+			                     "and shape %s's last dim is %s", fname, tr->name,
+			                     (long long)tr->block_size, lmi_dims_s(ndim, shape),
+			                     ndim ? "not a multiple of it" : "absent (a 0-d tensor)");
+		n = n / tr->block_size;
+	}
 	if (__builtin_mul_overflow((size_t)n, lmi_elem_size(dt), &nbytes))
 		return lmi_fail_null(LM_ERR_OVERFLOW, "%s: the byte size of shape %s overflows", fname,
 		                     lmi_dims_s(ndim, shape));
@@ -177,11 +192,13 @@ void lm_tensor_release(lm_tensor *t)
 
 lm_tensor *lm_empty(int ndim, const int64_t *shape, lm_dtype dt)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("empty", dt), NULL;
 	return lmi_empty("empty", ndim, shape, dt);
 }
 
 lm_tensor *lm_full(int ndim, const int64_t *shape, lm_dtype dt, double value)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("full", dt), NULL;
 	lm_tensor *t = lmi_empty("full", ndim, shape, dt);
 	if (t && lm_fill_(t, value)) {
 		lm_tensor_release(t);
@@ -192,6 +209,7 @@ lm_tensor *lm_full(int ndim, const int64_t *shape, lm_dtype dt, double value)
 
 lm_tensor *lm_zeros(int ndim, const int64_t *shape, lm_dtype dt)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("zeros", dt), NULL;
 	lm_tensor *t = lmi_empty("zeros", ndim, shape, dt);
 	if (t) memset(t->storage->data, 0, t->storage->nbytes);
 	return t;
@@ -199,6 +217,7 @@ lm_tensor *lm_zeros(int ndim, const int64_t *shape, lm_dtype dt)
 
 lm_tensor *lm_ones(int ndim, const int64_t *shape, lm_dtype dt)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("ones", dt), NULL;
 	lm_tensor *t = lmi_empty("ones", ndim, shape, dt);
 	if (t) lm_fill_(t, 1.0);
 	return t;
@@ -206,6 +225,7 @@ lm_tensor *lm_ones(int ndim, const int64_t *shape, lm_dtype dt)
 
 lm_tensor *lm_scalar(double value, lm_dtype dt)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("scalar", dt), NULL;
 	lm_tensor *t = lmi_empty("scalar", 0, NULL, dt);
 	if (t) lmi_store(t->storage->data, dt, value);
 	return t;
@@ -236,6 +256,7 @@ lm_tensor *lm_zeros_like(const lm_tensor *t)
 
 lm_tensor *lm_arange(double start, double stop, double step, lm_dtype dt)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("arange", dt), NULL;
 	if (step == 0 || !isfinite(step) || !isfinite(start) || !isfinite(stop))
 		return lmi_fail_null(LM_ERR_ARG, "arange: start %g, stop %g, step %g: step must be non-zero "
 		                     "and all finite", start, stop, step);
@@ -263,6 +284,7 @@ lm_tensor *lm_arange(double start, double stop, double step, lm_dtype dt)
 
 lm_tensor *lm_arange_int(int64_t start, int64_t stop, int64_t step, lm_dtype dt)
 {
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("arange", dt), NULL;
 	if (step == 0)
 		return lmi_fail_null(LM_ERR_ARG, "arange: start %lld, stop %lld: step must be non-zero",
 		                     (long long)start, (long long)stop);
@@ -297,6 +319,7 @@ lm_tensor *lm_arange_int(int64_t start, int64_t stop, int64_t step, lm_dtype dt)
 lm_tensor *lm_linspace(double a, double b, int64_t n, lm_dtype dt)
 {
 	if (n < 0) return lmi_fail_null(LM_ERR_ARG, "linspace: steps %lld is negative", (long long)n);
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("linspace", dt), NULL;
 	lm_tensor *t = lmi_empty("linspace", 1, &n, dt);
 	if (!t) return NULL;
 	char *p = t->storage->data;
@@ -311,6 +334,7 @@ lm_tensor *lm_linspace(double a, double b, int64_t n, lm_dtype dt)
 lm_tensor *lm_eye(int64_t n, int64_t m, lm_dtype dt)
 {
 	int64_t shape[2] = {n, m < 0 ? n : m};
+	if (dt >= 0 && dt < LM_DTYPE_COUNT && lmi_is_block(dt)) return lmi_block_refuse("eye", dt), NULL;
 	lm_tensor *t = lm_zeros(2, shape, dt);
 	if (!t) {
 		/* name the right function */
@@ -405,7 +429,7 @@ int64_t lm_tensor_numel(const lm_tensor *t)
 
 size_t lm_tensor_nbytes(const lm_tensor *t)
 {
-	return (size_t)lm_tensor_numel(t) * lmi_elem_size(t->dtype);
+	return (size_t)(lm_tensor_numel(t) / lmi_dtypes[t->dtype].block_size) * lmi_elem_size(t->dtype);
 }
 
 bool lm_tensor_is_contiguous(const lm_tensor *t)
@@ -456,7 +480,8 @@ static lm_status load_elem(const lm_tensor *t, const char *p, double *out)
 lm_status lm_tensor_get(const lm_tensor *t, const int64_t *idx, double *out)
 {
 	int64_t k[LM_MAX_DIMS];
-	lm_status s = check_index("get", t, idx, k);
+	lm_status s = lmi_check_not_block("get", t);
+	if (!s) s = check_index("get", t, idx, k);
 	if (s) return s;
 	return load_elem(t, lmi_elem_ptr(t, k), out);
 }
@@ -464,7 +489,8 @@ lm_status lm_tensor_get(const lm_tensor *t, const int64_t *idx, double *out)
 lm_status lm_tensor_set(lm_tensor *t, const int64_t *idx, double value)
 {
 	int64_t k[LM_MAX_DIMS];
-	lm_status s = check_index("set", t, idx, k);
+	lm_status s = lmi_check_not_block("set", t);
+	if (!s) s = check_index("set", t, idx, k);
 	if (s) return s;
 	char *p = lmi_elem_ptr(t, k);
 	if (t->storage->device == LM_CPU) {
@@ -483,6 +509,7 @@ lm_status lm_tensor_set(lm_tensor *t, const int64_t *idx, double value)
 lm_status lm_tensor_item(const lm_tensor *t, double *out)
 {
 	int64_t n = lm_tensor_numel(t);
+	if (lmi_is_block(t->dtype)) return lmi_block_refuse("item", t->dtype);
 	if (n != 1)
 		return lmi_fail(LM_ERR_SHAPE, "item: the tensor has %lld elements (shape %s), not 1",
 		                (long long)n, lmi_shape_s(t));

@@ -77,8 +77,6 @@ static inline uint64_t lmi_le64(const unsigned char *p)
 }
 /* Reverses the bytes of each of n items of size sz in place. */
 void lmi_byteswap(void *data, size_t n, size_t sz);
-/* An IEEE binary16 value (safetensors F16, numpy <f2) as a float, exactly (subnormals, inf, NaN). */
-float lmi_half_to_float(uint16_t h);
 
 /* ---------------------------------------------------------------- writing */
 

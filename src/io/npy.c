@@ -29,7 +29,7 @@ typedef struct npy_dtype {
 static const npy_dtype npy_dtypes[] = {
 	{'f', 4, LM_FLOAT32, true}, {'f', 8, LM_FLOAT64, true}, {'i', 4, LM_INT32, true},
 	{'i', 8, LM_INT64, true},   {'u', 1, LM_UINT8, true},   {'b', 1, LM_UINT8, false},
-	{'f', 2, LM_FLOAT32, false}, {'i', 1, LM_INT32, false}, {'i', 2, LM_INT32, false},
+	{'f', 2, LM_FLOAT16, true}, {'i', 1, LM_INT8, true},    {'i', 2, LM_INT32, false},
 	{'u', 2, LM_INT32, false},  {'u', 4, LM_INT64, false},
 };
 
@@ -54,6 +54,8 @@ static const char *descr_of(lm_dtype dt)
 		[LM_INT32] = "<i4",
 		[LM_INT64] = "<i8",
 		[LM_UINT8] = "|u1",
+		[LM_INT8] = "|i1",
+		[LM_FLOAT16] = "<f2",
 	};
 	return dt >= 0 && dt < LM_DTYPE_COUNT ? code[dt] : NULL;
 }
@@ -66,11 +68,7 @@ static void convert(const npy_dtype *d, const unsigned char *in, void *out, size
 		uint32_t w;
 		switch (d->kind) {
 		case 'b': ((uint8_t *)out)[i] = p[0] != 0; break;
-		case 'f': memcpy(&h, p, 2); ((float *)out)[i] = lmi_half_to_float(h); break;
-		case 'i':
-			if (d->size == 1) ((int32_t *)out)[i] = (int8_t)p[0];
-			else { memcpy(&h, p, 2); ((int32_t *)out)[i] = (int16_t)h; }
-			break;
+		case 'i': memcpy(&h, p, 2); ((int32_t *)out)[i] = (int16_t)h; break;
 		default:
 			if (d->size == 2) { memcpy(&h, p, 2); ((int32_t *)out)[i] = h; }
 			else { memcpy(&w, p, 4); ((int64_t *)out)[i] = w; }
@@ -338,7 +336,10 @@ lm_status lm_npy_save(const char *path, const lm_tensor *t)
 {
 	if (!t) return lmi_fail(LM_ERR_ARG, "npy_save: the tensor is NULL");
 	const char *descr = descr_of(lm_tensor_dtype(t));
-	if (!descr) return lmi_fail(LM_ERR_DTYPE, "npy_save: bad dtype");
+	if (!descr)
+		return lmi_fail(LM_ERR_DTYPE, "npy_save: numpy has no %s dtype; save it with save_safetensors%s, or "
+		                "convert it first (x:float())", lm_dtype_name(lm_tensor_dtype(t)),
+		                lm_dtype_is_block(lm_tensor_dtype(t)) ? " or save_gguf" : "");
 	char dict[512];
 	int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
 	for (int i = 0; i < lm_tensor_ndim(t); i++)

@@ -21,13 +21,13 @@ typedef struct st_dtype {
 	const char *name;
 	size_t size;   /* bytes per element in the file */
 	lm_dtype dt;   /* what it loads as */
-	int conv;      /* 0: as it is, 1: bool, 2: f16, 3: bf16, 4: i8, 5: i16, 6: u16, 7: u32 */
+	int conv;      /* 0: as it is, 1: bool, 5: i16, 6: u16, 7: u32 */
 } st_dtype;
 
 static const st_dtype dtypes[] = {
 	{"F64", 8, LM_FLOAT64, 0}, {"F32", 4, LM_FLOAT32, 0}, {"I64", 8, LM_INT64, 0},
 	{"I32", 4, LM_INT32, 0},   {"U8", 1, LM_UINT8, 0},    {"BOOL", 1, LM_UINT8, 1},
-	{"F16", 2, LM_FLOAT32, 2}, {"BF16", 2, LM_FLOAT32, 3}, {"I8", 1, LM_INT32, 4},
+	{"F16", 2, LM_FLOAT16, 0}, {"BF16", 2, LM_BFLOAT16, 0}, {"I8", 1, LM_INT8, 0},
 	{"I16", 2, LM_INT32, 5},   {"U16", 2, LM_INT32, 6},   {"U32", 4, LM_INT64, 7},
 };
 static const char *const unsupported[] = {"U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3",
@@ -48,6 +48,9 @@ static const char *dtype_code(lm_dtype dt)
 		[LM_INT32] = "I32",
 		[LM_INT64] = "I64",
 		[LM_UINT8] = "U8",
+		[LM_INT8] = "I8",
+		[LM_FLOAT16] = "F16",
+		[LM_BFLOAT16] = "BF16",
 	};
 	return dt >= 0 && dt < LM_DTYPE_COUNT ? code[dt] : NULL;
 }
@@ -61,14 +64,6 @@ static void convert(const st_dtype *d, const unsigned char *in, void *out, size_
 		uint32_t w;
 		switch (d->conv) {
 		case 1: ((uint8_t *)out)[i] = p[0] != 0; break;
-		case 2: memcpy(&h, p, 2); ((float *)out)[i] = lmi_half_to_float(h); break;
-		case 3: {
-			memcpy(&h, p, 2);
-			w = (uint32_t)h << 16;
-			memcpy((float *)out + i, &w, 4);
-			break;
-		}
-		case 4: ((int32_t *)out)[i] = (int8_t)p[0]; break;
 		case 5: memcpy(&h, p, 2); ((int32_t *)out)[i] = (int16_t)h; break;
 		case 6: memcpy(&h, p, 2); ((int32_t *)out)[i] = h; break;
 		case 7: memcpy(&w, p, 4); ((int64_t *)out)[i] = w; break;

@@ -256,28 +256,6 @@ void lmi_byteswap(void *data, size_t n, size_t sz)
 		}
 }
 
-float lmi_half_to_float(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-	if (e == 0 && m == 0) {
-		bits = sign;
-	} else if (e == 0) { /* subnormal: normalise the mantissa */
-		e = 127 - 15 + 1;
-		while (!(m & 0x400)) {
-			m <<= 1;
-			e--;
-		}
-		bits = sign | e << 23 | (m & 0x3ff) << 13;
-	} else if (e == 31) { /* inf, NaN */
-		bits = sign | 0xffu << 23 | m << 13;
-	} else {
-		bits = sign | (e + 127 - 15) << 23 | m << 13;
-	}
-	float f;
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
 /* ---------------------------------------------------------------- writing */
 
 lm_status lmi_out_open(lmi_out *o, const char *fname, const char *path)

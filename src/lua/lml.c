@@ -494,6 +494,8 @@ void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)
 	const lm_dtype_traits *ty = lm_dtype_traits_of(dt);
 	if (!ty)
 		lua_pushnil(L);
+	else if (ty->block_size > 1) /* no element of a block stands alone */
+		luaL_error(L, "%s is a block type: convert the tensor with x:float() to read its values", ty->name);
 	else if (ty->is_int)
 		lua_pushinteger(L, ty->get_int(p));
 	else

@@ -252,7 +252,7 @@ lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what)
 	char d[LML_DESCRIBE_MAX];
 	if (lua_type(L, idx) != LUA_TSTRING) lml_typeerror(L, idx, what, "a dtype name such as 'float32'");
 	if (lm_dtype_from_name(lua_tostring(L, idx), &dt))
-		lml_error(L, "%s: unknown dtype %s (expected float32, float64, int32, int64 or uint8)",
+		lml_error(L, "%s: unknown dtype %s (expected float32, float64, float16, bfloat16, int64, int32, int8, uint8, q8_0 or q4_0)",
 		          what, lml_describe(L, idx, d, sizeof d));
 	return dt;
 }

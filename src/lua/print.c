@@ -192,6 +192,9 @@ int lml_tensor_tostring(lua_State *L)
 {
 	lm_tensor *self = lml_checkself(L), *t = self;
 	if (lm_tensor_device(self) != LM_CPU) LML_PUSH(L, t, host_copy(self)); /* (on the stack) */
+	/* a block type shows its values dequantized, as the footer says */
+	bool block = lm_dtype_is_block(lm_tensor_dtype(self));
+	if (block) LML_PUSH(L, t, lm_to_dtype(self, LM_FLOAT32));
 	char tmp[LM_SHAPE_STR_MAX + 160];
 	luaL_Buffer b;
 	fmt f;
@@ -214,10 +217,11 @@ int lml_tensor_tostring(lua_State *L)
 	lm_shape_str(n, lm_tensor_shape(t), shape, sizeof shape);
 	const char *gf = lm_tensor_grad_fn_name(self);
 	lm_device dev = lm_tensor_device(self);
-	snprintf(tmp, sizeof tmp, "\n[%s tensor of shape %s on %s%s%s%s%s]",
-	         lm_dtype_name(lm_tensor_dtype(t)), shape, lm_device_name(dev),
+	snprintf(tmp, sizeof tmp, "\n[%s tensor of shape %s on %s%s%s%s%s%s]",
+	         lm_dtype_name(lm_tensor_dtype(self)), shape, lm_device_name(dev),
 	         dev == LM_CPU ? "" : ":0", gf ? ", grad_fn=" : "", gf ? gf : "",
-	         !gf && lm_tensor_requires_grad(self) ? ", requires_grad" : "");
+	         !gf && lm_tensor_requires_grad(self) ? ", requires_grad" : "",
+	         block ? ", shown dequantized" : "");
 	luaL_addstring(&b, tmp);
 	luaL_pushresult(&b);
 	return 1;

@@ -352,6 +352,9 @@ static int t_double(lua_State *L) { return convert(L, lml_checkself(L), LM_FLOAT
 static int t_int(lua_State *L) { return convert(L, lml_checkself(L), LM_INT32); }
 static int t_long(lua_State *L) { return convert(L, lml_checkself(L), LM_INT64); }
 static int t_byte(lua_State *L) { return convert(L, lml_checkself(L), LM_UINT8); }
+static int t_char(lua_State *L) { return convert(L, lml_checkself(L), LM_INT8); }
+static int t_half(lua_State *L) { return convert(L, lml_checkself(L), LM_FLOAT16); }
+static int t_bfloat16(lua_State *L) { return convert(L, lml_checkself(L), LM_BFLOAT16); }
 
 /* x:cpu(), x:cuda(): x itself when it is there, else a copy (differentiable, lm_to_device) */
 static int to_device(lua_State *L, lm_device dev)
@@ -394,8 +397,8 @@ static int t_to(lua_State *L)
 		if (strcmp(s, "cpu") == 0) return t_cpu(L);
 		if (strcmp(s, "cuda") == 0 || strncmp(s, "cuda:", 5) == 0) return t_cuda(L);
 		if (lm_dtype_from_name(s, &dt) == LM_OK) return convert(L, t, dt);
-		lml_error(L, "unknown dtype or device '%.40s' (expected float32, float64, int32, int64, "
-		          "uint8, 'cpu' or 'cuda')", s);
+		lml_error(L, "unknown dtype or device '%.40s' (expected float32, float64, float16, bfloat16, "
+		          "int64, int32, int8, uint8, q8_0, q4_0, 'cpu' or 'cuda')", s);
 	}
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		lml_opts o;
@@ -572,6 +575,9 @@ static const luaL_Reg methods[] = {
 	{"int", t_int},
 	{"long", t_long},
 	{"byte", t_byte},
+	{"char", t_char},
+	{"half", t_half},
+	{"bfloat16", t_bfloat16},
 	{"to", t_to},
 	{"cpu", t_cpu},
 	{"cuda", t_cuda},

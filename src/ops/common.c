@@ -44,9 +44,61 @@ lm_status lmi_refuse(const lmi_exec *e)
 	                lmi_ops[e->op].name, lm_dtype_name(e->dtype), lmi_shape_s(t));
 }
 
+/* A block-type tensor among e's: the refusal naming e's caller (no loop reads blocks; the ops
+ * that take them convert first: copies, matmul, lm.quant). */
+static lm_status check_blocks(const lmi_exec *e)
+{
+	for (int k = 0; k < e->nsrc; k++)
+		if (e->src[k] && lmi_is_block(e->src[k]->dtype)) return lmi_block_refuse(e->fname, e->src[k]->dtype);
+	for (int k = 0; k < e->ndst; k++)
+		if (e->dst[k] && lmi_is_block(e->dst[k]->dtype)) return lmi_block_refuse(e->fname, e->dst[k]->dtype);
+	return LM_OK;
+}
+
+/*
+ * e in a dtype its device has no loop for (int8, float16, bfloat16): run in the type table's
+ * compute_as dtype (int32, float32) on converted copies of the inputs and outputs of e's dtype,
+ * then convert the outputs back, so each result element is rounded (or wrapped) once, as
+ * PyTorch's CPU loops compute float16 and bfloat16 in float32 and accumulate its sums there.
+ * Inputs and outputs of other dtypes (indices, masks, int64 sums) pass as they are; an output that
+ * is also an input (in place) is converted once and written back.
+ */
+static lm_status compute_as(const lmi_backend *b, lmi_exec *e)
+{
+	lm_dtype st = e->dtype, ct = lmi_dtypes[st].compute_as;
+	lmi_exec w = *e;
+	w.dtype = ct;
+	if (ct == st || !b->supports_node(&w)) return lmi_refuse(e);
+	lm_tensor *src[LMI_EXEC_SRC] = {0}, *dst[LMI_EXEC_DST] = {0};
+	lm_status s = LM_OK;
+	for (int k = 0; k < e->nsrc && !s; k++)
+		if (e->src[k] && e->src[k]->dtype == st && !(src[k] = lmi_contiguous_copy(e->src[k], ct)))
+			s = lm_last_status();
+	for (int k = 0; k < e->ndst && !s; k++) {
+		if (!e->dst[k] || e->dst[k]->dtype != st) continue;
+		for (int j = 0; j < e->nsrc && !dst[k]; j++)
+			if (e->src[j] == e->dst[k]) dst[k] = lm_tensor_retain(src[j]);
+		if (!dst[k] && !(dst[k] = lmi_contiguous_copy(e->dst[k], ct))) s = lm_last_status();
+	}
+	for (int k = 0; k < e->nsrc; k++)
+		if (src[k]) w.src[k] = src[k];
+	for (int k = 0; k < e->ndst; k++)
+		if (dst[k]) w.dst[k] = dst[k];
+	if (!s) s = b->compute(&w);
+	e->count = w.count;
+	for (int k = 0; k < e->ndst && !s; k++)
+		if (dst[k]) s = lmi_copy(e->dst[k], dst[k]);
+	for (int k = 0; k < LMI_EXEC_SRC; k++) lm_tensor_release(src[k]);
+	for (int k = 0; k < LMI_EXEC_DST; k++) lm_tensor_release(dst[k]);
+	return s;
+}
+
 lm_status lmi_compute(lmi_exec *e)
 {
 	const lmi_backend *b = lmi_backend_for(exec_tensor(e)->storage->device);
+	lm_status s = check_blocks(e);
+	if (s) return s;
+	if (b && !b->supports_node(e) && lmi_dtypes[e->dtype].compute_as != e->dtype) return compute_as(b, e);
 	if (!b || !b->supports_node(e)) return lmi_refuse(e);
 	return b->compute(e);
 }
@@ -56,14 +108,26 @@ lm_status lmi_compute_graph(lmi_exec *nodes, int n)
 	if (n <= 0) return LM_OK;
 	lm_device d = exec_tensor(&nodes[0])->storage->device;
 	const lmi_backend *b = lmi_backend_for(d);
+	bool one_by_one = false; /* a node in a storage-only dtype: each through compute_as */
 	for (int i = 0; i < n; i++) {
 		lm_device di = exec_tensor(&nodes[i])->storage->device;
 		if (di != d)
 			return lmi_fail(LM_ERR_DEVICE, "%s: node %d of the graph is on %s, the first on %s", nodes[i].fname,
 			                i + 1, lm_device_name(di), lm_device_name(d));
-		if (!b || !b->supports_node(&nodes[i])) return lmi_refuse(&nodes[i]);
+		lm_status s = check_blocks(&nodes[i]);
+		if (s) return s;
+		if (b && b->supports_node(&nodes[i])) continue;
+		lmi_exec w = nodes[i];
+		w.dtype = lmi_dtypes[w.dtype].compute_as;
+		if (!b || w.dtype == nodes[i].dtype || !b->supports_node(&w)) return lmi_refuse(&nodes[i]);
+		one_by_one = true;
 	}
 	lm_status s;
+	if (one_by_one) {
+		for (int i = 0; i < n; i++)
+			if ((s = lmi_compute(&nodes[i]))) return s;
+		return LM_OK;
+	}
 	if (b->graph_optimize && (s = b->graph_optimize(nodes, &n))) return s;
 	if (b->compute_graph) return b->compute_graph(nodes, n);
 	for (int i = 0; i < n; i++)
@@ -94,9 +158,11 @@ lm_status lmi_check_device(const char *fname, int n, const lm_tensor *const *ts)
 	for (int i = 0; i < n; i++) {
 		if (!ts[i]) continue;
 		if (!first) {
+			if (lmi_is_block(ts[i]->dtype)) return lmi_block_refuse(fname, ts[i]->dtype);
 			first = ts[i];
 			continue;
 		}
+		if (lmi_is_block(ts[i]->dtype)) return lmi_block_refuse(fname, ts[i]->dtype);
 		if (ts[i]->storage->device != first->storage->device)
 			return lmi_fail(LM_ERR_DEVICE, "%s: tensors on different devices (%s and %s)", fname,
 			                lm_device_name(first->storage->device),
@@ -117,9 +183,9 @@ lm_status lmi_check_arg(const char *fname, const char *arg, const lm_tensor *t)
 lm_status lmi_check_float(const char *fname, const char *arg, const lm_tensor *t)
 {
 	if (!t) return lmi_fail(LM_ERR_ARG, "%s: %s is NULL", fname, arg);
-	if (!lm_dtype_is_float(t->dtype))
-		return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", fname, arg,
-		                lm_dtype_name(t->dtype));
+	if (!lm_dtype_is_float(t->dtype) || lmi_is_block(t->dtype))
+		return lmi_fail(LM_ERR_DTYPE, "%s: %s must be a float tensor (float32, float64, float16 or "
+		                "bfloat16), got %s", fname, arg, lm_dtype_name(t->dtype));
 	return LM_OK;
 }
 
@@ -131,6 +197,32 @@ lm_status lmi_fail_as(const char *fname)
 	snprintf(msg, sizeof msg, "%s", (p > e && p[0] == ':' && p[1] == ' ') ? p + 2 : e);
 	lm_status s = lm_last_status();
 	return lmi_fail(s ? s : LM_ERR_INTERNAL, "%s: %s", fname, msg);
+}
+
+bool lmi_half_begin(lmi_half *h, int n, const lm_tensor **const *ts)
+{
+	h->n = 0;
+	h->dt = (lm_dtype)-1;
+	for (int k = 0; k < n; k++) {
+		const lm_tensor *t = *ts[k];
+		if (!t || lmi_dtypes[t->dtype].is_int || lmi_is_block(t->dtype)) continue;
+		h->dt = (int)h->dt < 0 ? t->dtype : lm_promote_types(h->dt, t->dtype);
+	}
+	if (h->dt != LM_FLOAT16 && h->dt != LM_BFLOAT16) return false;
+	for (int k = 0; k < n && h->n < LMI_HALF_MAX; k++) {
+		const lm_tensor *t = *ts[k];
+		if (!t || (t->dtype != LM_FLOAT16 && t->dtype != LM_BFLOAT16)) continue;
+		*ts[k] = h->own[h->n++] = lm_to_dtype(t, LM_FLOAT32); /* NULL (memory): the call says so */
+	}
+	return true;
+}
+
+lm_tensor *lmi_half_end(lmi_half *h, lm_tensor *out)
+{
+	lm_tensor *r = out ? lm_to_dtype(out, h->dt) : NULL;
+	lm_tensor_release(out);
+	for (int k = 0; k < h->n; k++) lm_tensor_release(h->own[k]);
+	return r;
 }
 
 lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt)

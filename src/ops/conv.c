@@ -223,6 +223,7 @@ static lm_tensor *conv2d_winograd(const lm_tensor *x, const lm_tensor *w, const 
 lm_tensor *lm_conv2d_algo(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
                           const lm_conv2d_opts *o, lm_conv_algo algo)
 {
+	LMI_HALF_VIA_F32(lm_conv2d_algo(x, w, b, o, algo), &x, &w, &b);
 	conv_plan p;
 	if (conv_plan_make(x, w, b, o ? o : &conv_defaults, algo, &p)) return NULL;
 	return p.algo == LM_CONV_WINOGRAD ? conv2d_winograd(x, w, b, &p) : conv2d_im2col(x, w, b, &p);

@@ -18,9 +18,13 @@ lm_status lmi_bw_to_device(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 	return gin[0] ? LM_OK : lm_last_status();
 }
 
+/* (the copies take block types: they convert them, core/copy.c) */
 static lm_tensor *copy_as(const char *name, const lm_tensor *t, lm_dtype dt, lmi_op op)
 {
-	if (lmi_check_arg(name, "input", t) || lmi_check_device(name, 1, &t)) return NULL;
+	if (lmi_check_arg(name, "input", t)) return NULL;
+	if (lmi_is_block(t->dtype) ? !lmi_backend_for(t->storage->device) && lmi_check_device(name, 1, &t)
+	                           : lmi_check_device(name, 1, &t) != LM_OK)
+		return NULL;
 	lm_tensor *out = lmi_contiguous_copy(t, dt);
 	return lmi_finish(out, op, NULL, 1, &t, 0, NULL, NULL);
 }
@@ -41,9 +45,10 @@ lm_tensor *lm_to_dtype(const lm_tensor *t, lm_dtype dt)
 	if (dt < 0 || dt >= LM_DTYPE_COUNT)
 		return lmi_fail_null(LM_ERR_DTYPE, "to: invalid dtype %d", (int)dt);
 	if (t && t->dtype == dt) return lm_tensor_retain((lm_tensor *)t);
-	if (t && t->requires_grad && lmi_grad_enabled() && !lm_dtype_is_float(dt))
+	if (t && t->requires_grad && lmi_grad_enabled() && (!lm_dtype_is_float(dt) || lmi_is_block(dt)))
 		return lmi_fail_null(LM_ERR_DTYPE, "to: converting a tensor that requires grad to %s would "
-		                     "cut the gradient; detach it first", lm_dtype_name(dt));
+		                     "cut the gradient; detach it first%s", lm_dtype_name(dt),
+		                     lmi_is_block(dt) ? " (to train through quantization: lm.quant.fake_quantize)" : "");
 	return copy_as("to", t, dt, LMI_OP_TO_DTYPE);
 }
 

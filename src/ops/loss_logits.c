@@ -96,7 +96,7 @@ static lm_status check(const lm_tensor *x, const lm_tensor *y, const lm_tensor *
 			continue;
 		}
 		if (!lm_dtype_is_float(ts[k]->dtype))
-			return lmi_fail(LM_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", name, what[k],
+			return lmi_fail(LM_ERR_DTYPE, "%s: %s must be a float tensor, got %s", name, what[k],
 			                lm_dtype_name(ts[k]->dtype));
 	}
 	bool same = x->ndim == y->ndim;
@@ -121,6 +121,7 @@ lm_tensor *lm_binary_cross_entropy_with_logits(const lm_tensor *x, const lm_tens
                                                const lm_tensor *pos_weight, lm_reduction red)
 {
 	if (check(x, y, pos_weight)) return NULL;
+	LMI_HALF_VIA_F32(lm_binary_cross_entropy_with_logits(x, y, pos_weight, red), &x, &y, &pos_weight);
 	if (red < LM_REDUCTION_MEAN || red > LM_REDUCTION_NONE)
 		return lmi_fail_null(LM_ERR_ARG, "binary_cross_entropy_with_logits: unknown reduction %d", (int)red);
 	bool prev = lm_set_grad_enabled(false);

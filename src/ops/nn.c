@@ -30,6 +30,7 @@ static lm_tensor *reduce_loss(const lm_tensor *l, lm_reduction red)
 
 lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b)
 {
+	LMI_HALF_VIA_F32(lm_linear(x, w, b), &x, &w, &b);
 	if (lmi_check_float("linear", "input", x) || lmi_check_float("linear", "weight", w)) return NULL;
 	if (w->ndim != 2)
 		return lmi_fail_null(LM_ERR_SHAPE, "linear: weight must be (out, in), got shape %s",
@@ -233,6 +234,7 @@ lm_tensor *lm_cross_entropy(const lm_tensor *logits, const lm_tensor *target, lm
                             double ls)
 {
 	if (lmi_check_float("cross_entropy", "input", logits)) return NULL;
+	LMI_HALF_VIA_F32(lm_cross_entropy(logits, target, red, ls), &logits, &target);
 	if (!(ls >= 0 && ls <= 1))
 		return lmi_fail_null(LM_ERR_ARG, "cross_entropy: label_smoothing %g is outside [0, 1]", ls);
 	if (red < LM_REDUCTION_MEAN || red > LM_REDUCTION_NONE)
@@ -274,6 +276,7 @@ lm_tensor *lm_mse_loss(const lm_tensor *input, const lm_tensor *target, lm_reduc
 	if (lmi_check_float("mse_loss", "input", input) || lmi_check_float("mse_loss", "target", target) ||
 	    check_same_shape("mse_loss", input, target))
 		return NULL;
+	LMI_HALF_VIA_F32(lm_mse_loss(input, target, red), &input, &target);
 	lmi_scope s = {0};
 	lm_tensor *out = NULL;
 	lm_tensor *d = lmi_keep(&s, lm_sub(input, target));
@@ -289,6 +292,7 @@ lm_tensor *lm_binary_cross_entropy(const lm_tensor *p, const lm_tensor *y, lm_re
 	    lmi_check_float("binary_cross_entropy", "target", y) ||
 	    check_same_shape("binary_cross_entropy", p, y))
 		return NULL;
+	LMI_HALF_VIA_F32(lm_binary_cross_entropy(p, y, red), &p, &y);
 	lmi_scope s = {0};
 	lm_tensor *out = NULL;
 	/* probabilities must lie in [0, 1] */
@@ -347,6 +351,7 @@ lm_tensor *lm_layer_norm(const lm_tensor *x, int nshape, const int64_t *shape, c
                          const lm_tensor *b, double eps)
 {
 	if (lmi_check_float("layer_norm", "input", x)) return NULL;
+	LMI_HALF_VIA_F32(lm_layer_norm(x, nshape, shape, w, b, eps), &x, &w, &b);
 	if (nshape < 1 || nshape > x->ndim)
 		return lmi_fail_null(LM_ERR_SHAPE, "layer_norm: normalized_shape of %d dims for input %s",
 		                     nshape, lmi_shape_s(x));
@@ -393,6 +398,23 @@ lm_tensor *lm_batch_norm(const lm_tensor *x, lm_tensor *rmean, lm_tensor *rvar, 
 	if (lmi_check_float("batch_norm", "input", x) ||
 	    lmi_check_device("batch_norm", 5, (const lm_tensor *const[]){x, rmean, rvar, w, b}))
 		return NULL;
+	lmi_half h;
+	if (lmi_half_begin(&h, 3, (const lm_tensor **const[]){&x, &w, &b})) {
+		/* 16-bit running statistics: updated in float32 copies, written back rounded */
+		lm_tensor *stats[2] = {rmean, rvar}, *st32[2] = {NULL, NULL};
+		for (int k = 0; k < 2; k++)
+			st32[k] = stats[k] && (stats[k]->dtype == LM_FLOAT16 || stats[k]->dtype == LM_BFLOAT16)
+			              ? lmi_contiguous_copy(stats[k], LM_FLOAT32) : lm_tensor_retain(stats[k]);
+		lm_tensor *out = lm_batch_norm(x, st32[0], st32[1], w, b, training, momentum, eps);
+		for (int k = 0; k < 2; k++) {
+			if (out && st32[k] && st32[k] != stats[k] && lmi_copy(stats[k], st32[k])) {
+				lm_tensor_release(out);
+				out = NULL;
+			}
+			lm_tensor_release(st32[k]);
+		}
+		return lmi_half_end(&h, out);
+	}
 	if (x->ndim < 2)
 		return lmi_fail_null(LM_ERR_SHAPE, "batch_norm: input must be (N, C, ...), got shape %s",
 		                     lmi_shape_s(x));

@@ -112,9 +112,14 @@ int lm_op_supported(int i, lm_device d, lm_dtype dt)
 	const lmi_backend *b = lmi_backend_for(d);
 	if (!b && d == LM_CUDA) b = lmi_cuda_backend_table(); /* what it implements, loaded or not */
 	if (!b) return -1;
+	if (lmi_is_block(dt)) return 0; /* blocks: conversions, linear weights and files only */
+	if (d != LM_CPU && lmi_dtypes[dt].compute_as != dt) return 0; /* int8, float16, bfloat16: CPU only */
 	int ldt = loop_dtype(&lmi_ops[i], dt);
 	if (ldt < 0) return 0;
 	static const lmi_params none;
 	lmi_exec e = {.op = (lmi_op)i, .p = &none, .fname = "ops", .dtype = (lm_dtype)ldt}; /* no tensors */
-	return b->supports_node(&e) ? 1 : 0;
+	if (b->supports_node(&e)) return 1;
+	/* int8, float16, bfloat16: CPU tensors only, in their compute_as loops (ops/common.c) */
+	e.dtype = lmi_dtypes[ldt].compute_as;
+	return d == LM_CPU && e.dtype != (lm_dtype)ldt && b->supports_node(&e) ? 1 : 0;
 }

@@ -66,6 +66,30 @@ lm_status lmi_fail_as(const char *fname);
 /* t itself (+1) when of dtype dt, else a contiguous converted copy (no autograd). */
 lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt);
 
+/*
+ * A composite op (one made of other ops: linear, the norms, the losses, conv2d) on float16 or
+ * bfloat16 inputs computes in float32 and rounds once into the result, as PyTorch's CPU kernels
+ * for those types do (each step rounded to 16 bits would lose more than a unit in the last place).
+ * lmi_half_begin: when the float inputs among *ts[0..n) (NULL ones skipped) promote to a 16-bit
+ * type, each 16-bit one is replaced, in the caller's variable, by a float32 copy (differentiable:
+ * the gradient comes back in its own dtype), and true is returned; lmi_half_end converts the
+ * composite's result back and releases the copies. LMI_HALF_VIA_F32 is the two around a call.
+ */
+#define LMI_HALF_MAX 6
+typedef struct lmi_half {
+	lm_dtype dt;
+	int n;
+	lm_tensor *own[LMI_HALF_MAX];
+} lmi_half;
+bool lmi_half_begin(lmi_half *h, int n, const lm_tensor **const *ts);
+lm_tensor *lmi_half_end(lmi_half *h, lm_tensor *out);
+#define LMI_HALF_VIA_F32(CALL, ...)                                                                  \
+	do {                                                                                         \
+		const lm_tensor **const ts_[] = {__VA_ARGS__};                                           \
+		lmi_half h_;                                                                             \
+		if (lmi_half_begin(&h_, (int)(sizeof ts_ / sizeof ts_[0]), ts_)) return lmi_half_end(&h_, CALL); \
+	} while (0)
+
 /* Whether writing to t could write one memory location twice (a broadcast dim of size > 1). */
 bool lmi_has_internal_overlap(const lm_tensor *t);
 

@@ -41,7 +41,7 @@ static lm_status check_param(const char *fname, const lm_tensor *p, const lm_ten
 {
 	if (!p) return lmi_fail(LM_ERR_ARG, "%s: the parameter is NULL", fname);
 	if (!lm_dtype_is_float(p->dtype))
-		return lmi_fail(LM_ERR_DTYPE, "%s: parameters must be float32 or float64, got %s", fname,
+		return lmi_fail(LM_ERR_DTYPE, "%s: parameters must be float tensors, got %s", fname,
 		                lm_dtype_name(p->dtype));
 	if (!(lr >= 0) || !isfinite(lr))
 		return lmi_fail(LM_ERR_ARG, "%s: the learning rate must be a finite number >= 0, got %g", fname, lr);
@@ -222,7 +222,9 @@ lm_status lm_clip_grad_norm_(int64_t n, lm_tensor *const *grads, double max_norm
 			return lmi_fail(LM_ERR_DTYPE, "%s: gradient %lld is %s", fname, (long long)k + 1,
 			                lm_dtype_name(g->dtype));
 		/* a device's gradient is read on the host, in float64 */
-		lm_tensor *c = g->storage->device == LM_CPU ? lm_contiguous(g) : lm_to_device(g, LM_CPU);
+		lm_tensor *c = g->storage->device != LM_CPU ? lm_to_device(g, LM_CPU)
+		             : g->dtype == LM_FLOAT32 || g->dtype == LM_FLOAT64 ? lm_contiguous(g)
+		                                                              : lmi_contiguous_copy(g, LM_FLOAT32);
 		if (!c) return lm_last_status();
 		double part = norm_part(c, p);
 		lm_tensor_release(c);

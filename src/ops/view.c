@@ -70,6 +70,7 @@ lm_status lmi_bw_expand(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 static lm_tensor *make_view(const lm_tensor *t, int ndim, const int64_t *shape,
                             const int64_t *stride, int64_t offset, lmi_op op, const lmi_params *p)
 {
+	if (lmi_is_block(t->dtype)) return lmi_block_refuse(lmi_ops[op].name, t->dtype), NULL;
 	lm_tensor *v = lmi_view_of(t, ndim, shape, stride, offset);
 	if (!v) return NULL;
 	lmi_node *node;

@@ -4,7 +4,11 @@
  * lm_dtype_size, lm_dtype_is_float, lm_promote_types); get / set convert as C and PyTorch do
  * (floats round, integers truncate then wrap modulo 2^bits, NaN gives 0); get_int / set_int are
  * exact past 2^53; to_float / from_float over n elements (0, 1, odd, unaligned) agree with the
- * element functions. A bad dtype has no row.
+ * element functions. A bad dtype has no row. The new rows: int8 wraps as the other integers;
+ * float16 and bfloat16 round to nearest even through float32 (as PyTorch's c10::Half and BFloat16,
+ * which take a float), overflow to infinity; the block types have no element functions and
+ * promote as float32; promotion follows PyTorch's table (float16 with bfloat16: float32; int8 with
+ * uint8: int32, where PyTorch's int16 is not a Lumen dtype).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -26,12 +30,19 @@ static void test_rows(void **state)
 		size_t size;
 		bool is_int, is_signed;
 		int64_t min, max;
+		int64_t block;
+		lm_dtype as;
 	} want[] = {
-		{LM_FLOAT32, "float32", 4, false, true, 0, 0},
-		{LM_FLOAT64, "float64", 8, false, true, 0, 0},
-		{LM_INT32, "int32", 4, true, true, INT32_MIN, INT32_MAX},
-		{LM_INT64, "int64", 8, true, true, INT64_MIN, INT64_MAX},
-		{LM_UINT8, "uint8", 1, true, false, 0, 255},
+		{LM_FLOAT32, "float32", 4, false, true, 0, 0, 1, LM_FLOAT32},
+		{LM_FLOAT64, "float64", 8, false, true, 0, 0, 1, LM_FLOAT64},
+		{LM_INT32, "int32", 4, true, true, INT32_MIN, INT32_MAX, 1, LM_INT32},
+		{LM_INT64, "int64", 8, true, true, INT64_MIN, INT64_MAX, 1, LM_INT64},
+		{LM_UINT8, "uint8", 1, true, false, 0, 255, 1, LM_UINT8},
+		{LM_INT8, "int8", 1, true, true, -128, 127, 1, LM_INT32},
+		{LM_FLOAT16, "float16", 2, false, true, 0, 0, 1, LM_FLOAT32},
+		{LM_BFLOAT16, "bfloat16", 2, false, true, 0, 0, 1, LM_FLOAT32},
+		{LM_Q8_0, "q8_0", 34, false, true, 0, 0, 32, LM_FLOAT32},
+		{LM_Q4_0, "q4_0", 18, false, true, 0, 0, 32, LM_FLOAT32},
 	};
 	assert_int_equal(sizeof want / sizeof want[0], LM_DTYPE_COUNT);
 	for (size_t i = 0; i < LM_DTYPE_COUNT; i++) {
@@ -39,9 +50,11 @@ static void test_rows(void **state)
 		assert_non_null(t);
 		assert_string_equal(t->name, want[i].name);
 		assert_string_equal(t->name, lm_dtype_name(want[i].dt));
-		assert_int_equal(t->block_size, 1);
+		assert_int_equal(t->block_size, want[i].block);
 		assert_int_equal(t->type_size, want[i].size);
-		assert_int_equal(lm_dtype_size(want[i].dt), want[i].size);
+		assert_int_equal(t->compute_as, want[i].as);
+		assert_int_equal(lm_dtype_is_block(want[i].dt), want[i].block > 1);
+		if (want[i].block == 1) assert_int_equal(lm_dtype_size(want[i].dt), want[i].size);
 		assert_int_equal(t->is_int, want[i].is_int);
 		assert_int_equal(!t->is_int, lm_dtype_is_float(want[i].dt));
 		assert_int_equal(t->is_signed, want[i].is_signed);
@@ -55,6 +68,21 @@ static void test_rows(void **state)
 	for (int a = 0; a < 5; a++)
 		for (int b = 0; b < 5; b++)
 			assert_int_equal(lm_promote_types(order[a], order[b]), order[a > b ? a : b]);
+	/* the new types in PyTorch's promotion table */
+	static const lm_dtype pr[][3] = {
+		{LM_FLOAT16, LM_FLOAT32, LM_FLOAT32}, {LM_BFLOAT16, LM_FLOAT16, LM_FLOAT32},
+		{LM_FLOAT16, LM_INT64, LM_FLOAT16},   {LM_BFLOAT16, LM_UINT8, LM_BFLOAT16},
+		{LM_INT8, LM_UINT8, LM_INT32},        {LM_INT8, LM_INT32, LM_INT32},
+		{LM_INT8, LM_INT8, LM_INT8},          {LM_FLOAT16, LM_FLOAT16, LM_FLOAT16},
+		{LM_INT8, LM_FLOAT64, LM_FLOAT64},    {LM_Q4_0, LM_FLOAT16, LM_FLOAT32},
+	};
+	for (size_t i = 0; i < sizeof pr / sizeof pr[0]; i++) {
+		assert_int_equal(lm_promote_types(pr[i][0], pr[i][1]), pr[i][2]);
+		assert_int_equal(lm_promote_types(pr[i][1], pr[i][0]), pr[i][2]);
+	}
+	lm_dtype parsed;
+	assert_int_equal(lm_dtype_from_name("half", &parsed), LM_OK);
+	assert_int_equal(parsed, LM_FLOAT16);
 	assert_null(lm_dtype_traits_of(LM_DTYPE_COUNT));
 	assert_null(lm_dtype_traits_of((lm_dtype)-1));
 	assert_int_equal(lm_dtype_size(LM_DTYPE_COUNT), 0);
@@ -109,6 +137,40 @@ static void test_set_get(void **state)
 	f32->set_int(buf, ((int64_t)1 << 53) + ((int64_t)1 << 29) + 1); /* just past the halfway */
 	assert_true(f32->get(buf) == 9007200328482816.0); /* 2^53 + 2^30: rounded up, once (through
 	                                                     a double it would tie down to 2^53) */
+	/* int8: truncation and wrap as the others */
+	assert_int_equal(set_get_int(LM_INT8, 200.9), -56);
+	assert_int_equal(set_get_int(LM_INT8, -129.0), 127);
+	assert_int_equal(set_get_int(LM_INT8, NAN), 0);
+	lm_dtype_traits_of(LM_INT8)->set_int(buf, 255);
+	assert_int_equal((int8_t)buf[0], -1);
+	/* float16: nearest even, overflow to infinity, subnormals, NaN stays NaN */
+	const lm_dtype_traits *h = lm_dtype_traits_of(LM_FLOAT16), *bf = lm_dtype_traits_of(LM_BFLOAT16);
+	static const double hv[][2] = {
+		{1.0, 1.0},           {0.1, 0.0999755859375},   {2049.0, 2048.0}, /* a tie: to even */
+		{2051.0, 2052.0},     {65504.0, 65504.0},       {65519.99, 65504.0},
+		{65520.0, INFINITY},  {1e-8, 0.0},              {6e-8, 5.9604644775390625e-08}, /* 2^-24 */
+		{-3.0e-5, -2.9981136322021484e-05},
+	};
+	for (size_t i = 0; i < sizeof hv / sizeof hv[0]; i++) {
+		h->set(buf, hv[i][0]);
+		assert_true(h->get(buf) == hv[i][1]);
+	}
+	h->set(buf, NAN);
+	assert_true(isnan(h->get(buf)));
+	h->set(buf, 70000.0);
+	assert_int_equal(h->get_int(buf), 0); /* infinity: 0, as every float to integer conversion */
+	/* bfloat16: float32's top half, rounded to nearest even */
+	static const double bv[][2] = {
+		{1.0, 1.0}, {0.1, 0.10009765625}, {257.0, 256.0} /* a tie: to even */, {259.0, 260.0},
+		{3.0e38, 3.00405527047391e+38}, {1e39, INFINITY},
+	};
+	for (size_t i = 0; i < sizeof bv / sizeof bv[0]; i++) {
+		bf->set(buf, bv[i][0]);
+		assert_true(bf->get(buf) == bv[i][1]);
+	}
+	/* block types: no element stands alone */
+	assert_null(lm_dtype_traits_of(LM_Q4_0)->get);
+	assert_null(lm_dtype_traits_of(LM_Q8_0)->set);
 }
 
 static void test_bulk(void **state)
@@ -119,6 +181,7 @@ static void test_bulk(void **state)
 	for (int i = 0; i < 40; i++) src[i] = (i % 2 ? -1 : 1) * (i * 3.25 + 0.5);
 	for (int d = 0; d < LM_DTYPE_COUNT; d++) {
 		const lm_dtype_traits *t = lm_dtype_traits_of((lm_dtype)d);
+		if (t->block_size > 1) continue; /* test_quant.c: the block conversions */
 		for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
 			int64_t n = ns[k];
 			unsigned char elems[40 * 8 + 1], back[40 * 8 + 1];

@@ -74,7 +74,7 @@ static void test_value_errors(void **state)
 	EXPECT_NULL(lm_binary((lm_binop)42, f, f), LM_ERR_ARG, "binary: unknown op 42");
 	EXPECT_NULL(lm_exp(NULL), LM_ERR_ARG, "exp: input is NULL");
 	EXPECT_NULL(lm_add(f, NULL), LM_ERR_ARG, "add: second operand is NULL");
-	EXPECT_NULL(lm_to_dtype(f, (lm_dtype)9), LM_ERR_DTYPE, "to: invalid dtype 9");
+	EXPECT_NULL(lm_to_dtype(f, (lm_dtype)LM_DTYPE_COUNT), LM_ERR_DTYPE, "to: invalid dtype 10");
 	EXPECT_STATUS(lm_tensor_requires_grad_(i, true), LM_ERR_DTYPE,
 	              "requires_grad_: only float tensors can require grad, got int64");
 	EXPECT_STATUS(lm_uniform_(i, 0, 1), LM_ERR_DTYPE, "uniform_: needs a float tensor, got int64");

@@ -23,9 +23,9 @@ from make_fixtures import values  # noqa: E402  (the fixtures' formula: value(i)
 
 DIR = sys.argv[1]
 DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64,
-          "uint8": np.uint8}
+          "uint8": np.uint8, "int8": np.int8, "float16": np.float16}
 ST_CODES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "|u1", "BOOL": "|b1",
-            "F16": "<f2", "I16": "<i2"}
+            "F16": "<f2", "I16": "<i2", "I8": "|i1", "BF16": "<u2"}  # BF16: its bits (numpy has none)
 
 
 def expect(name, got, want):
@@ -103,6 +103,10 @@ got = load_file(path) if load_file else read_safetensors(path)[0]
 for name, dt in DTYPES.items():
     expect("lumen.safetensors:" + name, got[name], values((2, 5), dt))
 expect("lumen.safetensors:layer.1.weight", got["layer.1.weight"], values((3, 2), np.float32))
+# bfloat16: float32's top 16 bits (the values are exact in it), read by the reader above
+bits = read_safetensors(os.path.join(DIR, "lumen_bf16.safetensors"))[0]["bf16"]
+expect("lumen_bf16.safetensors:bf16", (bits.astype(np.uint32) << 16).view(np.float32),
+       values((2, 5), np.float32))
 
 # 2. files for Lumen
 def write_version(name, arr, version):

@@ -553,7 +553,8 @@ test.case('bad input: clear errors, no crash', function()
     "args.b: the kernel has no parameter 'b' after t")
   test.raises(function() kernels.launch(function(t, a) end, {block = 1, args = {x, a = x}}) end, 'not both')
   test.raises(function() kernels.launch(f, {block = 1, shared = {s = 0}}) end, "shared array 's' has 0 elements")
-  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, 'float16'}}}) end, 'unknown dtype')
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, 'float8'}}}) end, 'unknown dtype')
+  test.raises(function() kernels.launch(f, {block = 1, shared = {s = {4, 'float16'}}}) end, "array 's' has dtype float16; a kernel takes")
   test.raises(function() kernels.launch(f, {block = 1, shared = {s = {size = 4, rows = 3, cols = 2}}}) end,
     'rows 3 x cols 2 must be its 4 elements')
   -- a shared array's declaration: no key is ignored

@@ -151,7 +151,13 @@ test.case('to(dtype), to(device), tostring as a tree with shapes and counts', fu
   test.eq(m(lm.randn(5, 3, { dtype = 'float64' })):dtype(), 'float64')
   test.eq(m:to('cpu'), m)
   test.raises(function() m:to('cuda') end, "Sequential:to: device 'cuda' is not available")
-  test.raises(function() m:to('float16') end, "expected 'float32', 'float64', 'cpu' or 'cuda'")
+  test.raises(function() m:to('int8') end, "expected 'float32', 'float64', 'float16', 'bfloat16', 'cpu' or 'cuda'")
+  local mh = mlp():half()
+  for _, p in ipairs(mh:parameters()) do
+    test.eq(p:dtype(), 'float16')
+    test.ok(p.requires_grad)
+  end
+  test.eq(mh(lm.randn(5, 12):half()):dtype(), 'float16')
   local s = tostring(mlp())
   test.ok(s:find('Sequential(', 1, true), s)
   test.ok(s:find('  (2): Linear(in_features=12, out_features=8, bias=true)', 1, true), s)

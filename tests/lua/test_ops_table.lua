@@ -14,8 +14,10 @@ test.case('lm.ops(): every op, its rule, its loop and the dtypes per device', fu
   test.ok(#ops >= 90, #ops .. ' ops')
   local o = by_name()
   test.eq({ o.exp.backward, o.exp.loop, o.exp.arity }, { 'ExpBackward', 'unary', 1 })
-  test.eq(o.exp.devices.cpu, { 'float32', 'float64', 'int32', 'int64', 'uint8' }, 'exp of an integer runs in float32')
-  test.eq(o.softmax.devices.cpu, { 'float32', 'float64' })
+  test.eq(o.exp.devices.cpu, { 'float32', 'float64', 'int32', 'int64', 'uint8', 'int8', 'float16', 'bfloat16' },
+    'exp of an integer runs in float32; the 16-bit floats and int8 in the float32 and int32 loops')
+  test.eq(o.exp.devices.cuda, { 'float32', 'float64', 'int32', 'int64', 'uint8' }, 'the 16-bit types live on the CPU')
+  test.eq(o.softmax.devices.cpu, { 'float32', 'float64', 'float16', 'bfloat16' })
   test.eq(o.eq.backward, nil, 'a comparison has no backward rule')
   test.eq(o.sum.params, { 'dim', 'keepdim' })
   test.eq(o.var.params, { 'dim', 'keepdim', 'correction' })
@@ -46,7 +48,7 @@ test.case('lumen --ops prints the table', function()
     test.ok(out:find('\n' .. op.name:gsub('%p', '%%%0') .. ' +'), op.name .. ' has its line')
     lines = lines + 1
   end
-  test.ok(out:find('\ncount_correct +%- +count_correct +f32 f64 +%-\n'), 'the cuda gap of count_correct')
+  test.ok(out:find('\ncount_correct +%- +count_correct +f32 f64 f16 bf16 +%-\n'), 'the cuda gap of count_correct')
   test.ok(out:find('\nexp +ExpBackward +unary +all +all\n'), 'exp on every dtype, both devices')
   test.ok(lines >= 90)
 end)

@@ -74,10 +74,10 @@ static void test_loss_errors(void **state)
 	lm_tensor *p = lm_full(2, (int64_t[]){3, 4}, LM_FLOAT32, 1.5), *y = lm_zeros(2, (int64_t[]){3, 4}, LM_FLOAT32);
 	EXPECT_NULL(lm_binary_cross_entropy(p, y, LM_REDUCTION_MEAN), LM_ERR_ARG,
 	            "binary_cross_entropy: input probabilities must lie in [0, 1], got values from 1.5 to 1.5");
-	EXPECT_NULL(lm_mse_loss(x, t2, LM_REDUCTION_MEAN), LM_ERR_DTYPE, "mse_loss: target must be float32 or float64");
+	EXPECT_NULL(lm_mse_loss(x, t2, LM_REDUCTION_MEAN), LM_ERR_DTYPE, "mse_loss: target must be a float tensor");
 	EXPECT_NULL(lm_mse_loss(x, tf, LM_REDUCTION_MEAN), LM_ERR_SHAPE, "mse_loss: input of shape [3, 4] and target of shape [3] differ");
 	EXPECT_NULL(lm_dropout(x, 1.5, true), LM_ERR_ARG, "dropout: probability 1.5");
-	EXPECT_NULL(lm_softmax(t, 0), LM_ERR_DTYPE, "softmax: input must be float32 or float64, got int64");
+	EXPECT_NULL(lm_softmax(t, 0), LM_ERR_DTYPE, "softmax: input must be a float tensor (float32, float64, float16 or bfloat16), got int64");
 	EXPECT_NULL(lm_log_softmax(x, 2), LM_ERR_INDEX, "log_softmax: dim 3 is out of range");
 	lm_tensor *objs[] = {x, t, tn, t2, tf, p, y};
 	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) lm_tensor_release(objs[i]);

@@ -25,7 +25,7 @@ local api = {
   'Tensor:argmax', 'Tensor:argmin', 'Tensor:prod', 'Tensor:norm',
   'lm.cat', 'lm.stack', 'Tensor:index_select', 'Tensor:gather', 'Tensor:masked_fill', 'Tensor:sort',
   'Tensor:topk',
-  'Tensor:float', 'Tensor:double', 'Tensor:int', 'Tensor:long', 'Tensor:byte', 'Tensor:to',
+  'Tensor:float', 'Tensor:double', 'Tensor:int', 'Tensor:long', 'Tensor:byte', 'Tensor:char', 'Tensor:half', 'Tensor:bfloat16', 'Tensor:to',
   'Tensor:cuda', 'Tensor:cpu', 'lm.cuda.is_available', 'lm.cuda.device_name',
   'lm.save', 'lm.load', 'lm.load_npy', 'lm.save_npy',
   'Tensor:requires_grad_', 'Tensor.requires_grad', 'Tensor.grad', 'Tensor:backward', 'lm.no_grad',

@@ -506,8 +506,10 @@ function Module:to(what)
     end
     return self
   end
-  if what ~= 'float32' and what ~= 'float64' and what ~= 'float' and what ~= 'double' then
-    M.raise(self:_label() .. ":to: expected 'float32', 'float64', 'cpu' or 'cuda', got " .. tostring(what))
+  local floats = { float32 = 1, float64 = 1, float = 1, double = 1, float16 = 1, half = 1, bfloat16 = 1 }
+  if not floats[what] then
+    M.raise(self:_label() .. ":to: expected 'float32', 'float64', 'float16', 'bfloat16', 'cpu' or 'cuda', got "
+      .. tostring(what))
   end
   for _, m in ipairs(self:modules()) do
     local p, b = rawget(m, '_parameters'), rawget(m, '_buffers')
@@ -523,6 +525,8 @@ end
 
 function Module:float() return self:to('float32') end
 function Module:double() return self:to('float64') end
+function Module:half() return self:to('float16') end
+function Module:bfloat16() return self:to('bfloat16') end
 
 -- ---------------------------------------------------------------- printing
 

@@ -15,16 +15,16 @@
 
 static bool supports_op(lmi_be_op op, lm_dtype dt)
 {
-	return op >= 0 && op < LMI_BE_OP_COUNT && dt >= 0 && dt < LM_DTYPE_COUNT;
+	return op >= 0 && op < LMI_BE_OP_COUNT && dt >= 0 && dt < LM_DTYPE_COUNT && lmi_dtypes[dt].compute_as == dt;
 }
 
 static const lmi_loops cpu_loops;
 
-/* Every node: the CPU has every loop for every dtype (the ops refuse what an op does not take). */
+/* Every node in the five native dtypes: the CPU has every loop for them (the ops refuse what an op
+ * does not take); int8, float16 and bfloat16 run in their compute_as dtype (ops/common.c). */
 static bool supports_node(const lmi_exec *e)
 {
-	(void)e;
-	return true;
+	return lmi_dtypes[e->dtype].compute_as == e->dtype;
 }
 
 static lm_status compute(const lmi_exec *e)

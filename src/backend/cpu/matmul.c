@@ -190,7 +190,7 @@ lm_status lmi_cpu_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const 
 	bool fold = b->ndim == 2 && a->ndim > 2 && lm_tensor_is_contiguous(a);
 	if (nbatch == 1 || fold) {
 		lmi_mat ma = fold ? (lmi_mat){lmi_data(a), nbatch * M, K, K, 1} : batch_mat(a, bnd, bshape, 0);
-		lmi_mat mb = batch_mat(b, bnd, bshape, 0);
+		lmi_mat mb = batch_mat(b, fold ? 0 : bnd, bshape, 0); /* folded: b has no batch (and a's may be 0) */
 		return gemm_one(dt, &ma, &mb, o, N);
 	}
 	/* Parallel over the batch (BLAS single-threaded inside each) when the matrices are small or

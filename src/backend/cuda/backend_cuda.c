@@ -535,7 +535,7 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	case LMI_BE_OP_triangle:
 	case LMI_BE_OP_repeat_fill:
 	case LMI_BE_OP_crop_batch:
-	case LMI_BE_OP_flip_batch: return dt >= 0 && dt < LM_DTYPE_COUNT;
+	case LMI_BE_OP_flip_batch: return dt >= 0 && dt < LM_DTYPE_COUNT && lmi_dtypes[dt].compute_as == dt;
 	case LMI_BE_OP_matmul_batch_sum:
 	case LMI_BE_OP_softmax:
 	case LMI_BE_OP_nll:
