@@ -23,7 +23,12 @@ typedef enum lm_reduction {
 } lm_reduction;
 
 /* x: (..., in), w: (out, in), b: (out) or NULL -> (..., out) = x w^T + b */
+/* w (out, in) may be of a block type (q8_0, q4_0): then each row of x is quantized to q8_0 and
+ * multiplied by the blocks (ggml's scheme; no gradient for w, x's through the dequantized w). */
 lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b);
+/* The exact product of uint8 (M, K) and int8 (K, N) codes, int32 (M, N): what the int8 layers
+ * (nn.quantized, lm.quant) run; no autograd. */
+lm_tensor *lm_int_mm(const lm_tensor *a, const lm_tensor *b);
 
 /* Numerically stable along dim (no overflow at logits of +-1e4). */
 lm_tensor *lm_softmax(const lm_tensor *x, int dim);

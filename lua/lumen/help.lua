@@ -433,7 +433,64 @@ doc('lm.sys.fail_alloc_after', 'lm.sys.fail_alloc_after(k)', [[Makes the k-th al
 
 -- ---------------------------------------------------------------- F
 
-doc('F.linear', 'F.linear(x, w [, b]) -> Tensor', [[x w^T + b: x (..., in), w (out, in), b (out).]])
+doc('F.linear', 'F.linear(x, w [, b]) -> Tensor', [[x w^T + b: x (..., in), w (out, in), b (out). w may be
+of a block type (w:to('q4_0') or 'q8_0'): then each row of x is quantized to q8_0 on the fly and
+multiplied by the blocks (ggml's scheme, the 4-bit product at memory speed); x's gradient goes
+through the dequantized weight.]])
+doc('F.unfold', 'F.unfold(x, kernel_size [, {stride=1, padding=0, dilation=1}]) -> Tensor',
+  [[im2col: x (N, C, H, W) -> (N, C*kh*kw, L), one column per output position (torch's layout): a
+convolution is W (out, C*kh*kw) times it.]])
+
+-- ---------------------------------------------------------------- quantization
+
+topic('quant', [[lm.quant: quantization and mixed precision (lumen/quant.lua; the lesson
+aics/03-quantization). Symmetric codes in [-(2^(b-1)-1), 2^(b-1)-1] with s = max|x| / (2^(b-1)-1);
+asymmetric codes in [0, 2^b-1] over [min(x,0), max(x,0)] with a zero point; per tensor, per channel
+(axis) or per group (group_size along the last dim); rounding half to even. quantize / dequantize,
+fake_quantize (straight-through), observers, quantize_weights (weight-only PTQ), prepare + convert
+(static int8 with calibration), prepare_qat, smooth (SmoothQuant), lm.autocast, GradScaler,
+nn.quantized.Linear / Conv2d (exact int8 products by quant.int_mm).]])
+doc('lm.quant.quantize', "quant.quantize(x [, {bits=8, symmetric=true, granularity='tensor'|'channel'|'group', axis=1, group_size=32, scale=, zero_point=}]) -> q",
+  [[The codes q.q (int8 symmetric, uint8 asymmetric), q.scale and q.zero_point per granule; q:dequantize().
+NaN or Inf, a group size that does not divide the dim, a scale that is not positive: errors. An
+all-zero granule takes float32's epsilon as its scale (zeros stay exact).]])
+doc('lm.quant.dequantize', 'quant.dequantize(q) -> Tensor', [[s (q - z), in the dtype quantize was given.]])
+doc('lm.quant.fake_quantize', 'quant.fake_quantize(x [, opts]) -> Tensor',
+  [[x quantized and dequantized (the forward of QAT); its gradient passes straight through where x
+lies inside the grid's range and is 0 where it was clipped.]])
+doc('lm.quant.MinMaxObserver', 'quant.MinMaxObserver([opts]) -> obs', [[obs(x) records the running min and max; obs:range(), obs:qparams() -> scale, zero_point.]])
+doc('lm.quant.MovingAverageMinMaxObserver', 'quant.MovingAverageMinMaxObserver([{averaging_constant=0.01, ...}]) -> obs',
+  [[min and max averaged over batches: m <- m + c (batch - m).]])
+doc('lm.quant.HistogramObserver', 'quant.HistogramObserver([{bins=2048, percentile=99.99}]) -> obs',
+  [[A histogram of what it sees (per tensor); the range clips the (100 - percentile)% most extreme values on each side.]])
+doc('lm.quant.qparams', 'quant.qparams(min, max [, opts]) -> scale, zero_point', [[The rule above for a given range.]])
+doc('lm.quant.quantize_weights', 'quant.quantize_weights(model [, opts]) -> model',
+  [[Every Linear and Conv2d weight replaced in place by its quantized-dequantized values (weight-only PTQ).]])
+doc('lm.quant.prepare', "quant.prepare(model [, {observer='minmax'|'moving_average'|'histogram', percentile=}]) -> model",
+  [[Each Linear and Conv2d observes its input as calibration batches go through; then quant.convert.]])
+doc('lm.quant.convert', 'quant.convert(model) -> model',
+  [[Every Linear and Conv2d replaced by nn.quantized.Linear / Conv2d (int8 weights per channel; uint8
+activations with the calibrated range, else each batch's).]])
+doc('lm.quant.prepare_qat', 'quant.prepare_qat(model [, opts]) -> model',
+  [[Each Linear and Conv2d computes with fake_quantize(weight, opts): train it to recover low-bit accuracy.
+quant.unprepare(model) undoes prepare, prepare_qat and smooth.]])
+doc('lm.quant.unprepare', 'quant.unprepare(model) -> model', [[Removes what prepare, prepare_qat and smooth installed.]])
+doc('lm.quant.smooth', 'quant.smooth(model, batches [, {alpha=0.5}]) -> stats',
+  [[SmoothQuant: s_j = max|X_j|^alpha / max|W_j|^(1-alpha) per input channel of every Linear; the weights
+take s, the input 1/s; stats[name] holds act_max_before/after, weight_max_before/after, s.]])
+doc('lm.quant.GradScaler', 'quant.GradScaler([{init_scale=65536, growth_factor=2, backoff_factor=0.5, growth_interval=2000}]) -> scaler',
+  [[Dynamic loss scaling for float16: scaler:scale(loss):backward(); scaler:step(opt) (skipped, and the
+scale halved, when a gradient is inf or NaN); scaler:update().]])
+doc('lm.quant.int_mm', 'quant.int_mm(a, b) -> Tensor (int32)', [[The exact product of uint8 (M, K) and int8 (K, N) codes.]])
+doc('lm.quant.autocast', "lm.autocast('bfloat16'|'float16', fn, ...) -> fn(...)",
+  [[Runs fn with F.linear, F.conv2d and lm.matmul in the 16-bit type and the losses, softmax and norms
+in float32 (PyTorch's CPU autocast lists); parameters stay float32.]])
+doc('lm.autocast', "lm.autocast('bfloat16'|'float16', fn, ...) -> fn(...)", [[See lm.quant.autocast.]])
+doc('nn.quantized.Linear', 'nn.quantized.Linear.from_float(linear [, {scale=, zero_point=}])',
+  [[An int8 Linear: weights per output channel (symmetric int8), activations uint8 per tensor, the
+product exact in int32 (quant.int_mm), then y = s_x s_w (acc - z_x sum_k q_w) + b.]])
+doc('nn.quantized.Conv2d', 'nn.quantized.Conv2d.from_float(conv [, {scale=, zero_point=}])',
+  [[An int8 Conv2d (groups 1): F.unfold, then the int8 product as nn.quantized.Linear.]])
 doc('F.conv2d', "F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=, algo='auto'|'im2col'|'winograd'}]]) -> Tensor",
   [[2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), w (K, C/groups, R, S), b (K).
 algo: 'im2col' (im2col + matmul, any layer), 'winograd' (Winograd F(2x2, 3x3): 3x3 kernels, stride 1,

@@ -113,6 +113,12 @@ local function guard(t, where, prefix)
       rawset(tbl, k, m)
       return m
     end
+    if where == 'lm' and (k == 'quant' or k == 'autocast') then -- lumen/quant.lua, on first use
+      local q = require 'lumen.quant'
+      rawset(tbl, 'quant', q)
+      rawset(tbl, 'autocast', q.autocast)
+      return rawget(tbl, k)
+    end
     local list = lm.planned[where]
     local what = type(k) == 'string' and list and rawget(list, k)
     if what then error(not_built(prefix .. k, what), 2) end

@@ -29,10 +29,11 @@
 
 #define LMI_DEVICE_COUNT (LM_CUDA + 1)
 
-/* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node). Bumped
+/* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node);
+ * 5: the quantized products int_mm and linear_blocks. Bumped
  * when the interface changes, like
  * LMI_CUDA_MODULE_VERSION. */
-#define LMI_BACKEND_VERSION 4
+#define LMI_BACKEND_VERSION 5
 
 /* The loop families, once: their names (for supports_op, lm.ops and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
@@ -40,7 +41,7 @@
 	X(matmul_batch_sum) X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)      \
 	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
 	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
-	X(rmsprop_step) X(crop_batch) X(flip_batch)
+	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks)
 
 #define LMI_BE_ENUM_(name) LMI_BE_OP_##name,
 typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
@@ -206,6 +207,13 @@ typedef struct lmi_loops {
 	                        lm_tensor *out);
 	/* out = x with the last dim reversed for the samples whose mask (N) uint8 entry is set */
 	lm_status (*flip_batch)(const lm_tensor *x, const lm_tensor *mask, lm_tensor *out);
+
+	/* ---- the quantized products (no autograd; contiguous operands, checked by ops/quant.c) */
+	/* c (M, N) int32 = a (M, K) uint8 b (K, N) int8, exact over the whole range */
+	lm_status (*int_mm)(const lm_tensor *a, const lm_tensor *b, lm_tensor *c);
+	/* y (M, N) float32 = x (M, K) float32 W^T for W (N, K) of a block type (q8_0, q4_0): each row
+	 * of x quantized to q8_0 once, then every row of W against it (ggml's scheme) */
+	lm_status (*linear_blocks)(const lm_tensor *x, const lm_tensor *w, lm_tensor *y);
 } lmi_loops;
 
 /* The loop family that runs op (LMI_BE_OP_COUNT: none, the copies and views). */

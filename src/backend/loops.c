@@ -48,6 +48,8 @@ lmi_be_op lmi_loop_of(lmi_op op)
 	case LMI_OP_RMSPROP_STEP: return LMI_BE_OP_rmsprop_step;
 	case LMI_OP_CROP_BATCH: return LMI_BE_OP_crop_batch;
 	case LMI_OP_FLIP_BATCH: return LMI_BE_OP_flip_batch;
+	case LMI_OP_INT_MM: return LMI_BE_OP_int_mm;
+	case LMI_OP_LINEAR_BLOCKS: return LMI_BE_OP_linear_blocks;
 	default: return LMI_BE_OP_COUNT;
 	}
 }
@@ -157,6 +159,8 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	}
 	case LMI_OP_CROP_BATCH: return L->crop_batch(s[0], s[1], p->crop.pad, d[0]);
 	case LMI_OP_FLIP_BATCH: return L->flip_batch(s[0], s[1], d[0]);
+	case LMI_OP_INT_MM: return L->int_mm(s[0], s[1], d[0]);
+	case LMI_OP_LINEAR_BLOCKS: return L->linear_blocks(s[0], s[1], d[0]);
 	default:
 		return lmi_fail(LM_ERR_INTERNAL, "%s: op %d runs no loop of a device", e->fname, (int)e->op);
 	}

@@ -109,9 +109,9 @@ static lm_status copy_blocks(lm_tensor *dst, const lm_tensor *src)
 		if (!(st = lmi_copy(f, src)))
 			for (int64_t i = 0; i < n; i++)
 				if (!isfinite(x[i])) {
-					st = lmi_fail(LM_ERR_ARG, "to %s: element %lld (1-based, in C order) of shape %s is %g; "
+					st = lmi_fail(LM_ERR_ARG, "to %s: element %lld (1-based, in C order) of shape %s is %s; "
 					              "quantization takes finite values only", d->name, lmi_1(i),
-					              lmi_shape_s(dst), x[i]);
+					              lmi_shape_s(dst), isnan(x[i]) ? "nan" : x[i] > 0 ? "inf" : "-inf");
 					break;
 				}
 		if (!st) d->from_float(x, lmi_data(dst), n);

@@ -127,6 +127,46 @@ static int f_conv2d(lua_State *L)
 	LML_RETURN(L, lm_conv2d_algo(x, w, b, &o.c, (lm_conv_algo)o.algo));
 }
 
+/* F.unfold(x, kernel_size [, {stride=, padding=, dilation=}]): im2col, torch's layout */
+typedef struct unfold_opts {
+	int64_t stride[2], padding[2], dilation[2];
+} unfold_opts;
+
+static int f_unfold(lua_State *L)
+{
+	static const lml_field fields[] = {
+		{.key = "stride", .kind = LML_PAIR, .offset = offsetof(unfold_opts, stride)},
+		{.key = "padding", .kind = LML_PAIR, .offset = offsetof(unfold_opts, padding)},
+		{.key = "dilation", .kind = LML_PAIR, .offset = offsetof(unfold_opts, dilation)},
+		LML_FIELDS_END,
+	};
+	lm_tensor *x = lml_checktensor(L, 1, "input");
+	int64_t k[2];
+	if (lua_type(L, 2) == LUA_TNUMBER) {
+		k[0] = k[1] = lml_checkinteger(L, 2, "kernel size");
+	} else if (lua_type(L, 2) == LUA_TTABLE && !lml_tobox(L, 2) && lua_rawlen(L, 2) == 2) {
+		for (int i = 0; i < 2; i++) {
+			lua_rawgeti(L, 2, i + 1);
+			k[i] = lml_checkinteger(L, -1, "kernel size");
+			lua_pop(L, 1);
+		}
+	} else {
+		lml_typeerror(L, 2, "the kernel size", "an integer or a pair {kh, kw}");
+	}
+	unfold_opts o = {{1, 1}, {0, 0}, {1, 1}};
+	lml_readopts(L, 3, NULL, fields, &o);
+	lm_window2d w = {k[0], k[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.dilation[0], o.dilation[1]};
+	LML_RETURN(L, lm_im2col(x, &w));
+}
+
+/* lm.quant.int_mm(a uint8 (M, K), b int8 (K, N)) -> int32 (M, N), exact */
+static int q_int_mm(lua_State *L)
+{
+	lm_tensor *a = lml_checktensor(L, 1, "first operand");
+	lm_tensor *b = lml_checktensor(L, 2, "second operand");
+	LML_RETURN(L, lm_int_mm(a, b));
+}
+
 /* The kernel (k or {kh, kw}) at arg 2 and {stride=, padding=[, return_indices=]} at arg 3. */
 typedef struct pool_opts {
 	lm_pool2d_opts p;
@@ -339,6 +379,7 @@ static const luaL_Reg functions[] = {
 	{"log_softmax", f_log_softmax},
 	{"linear", f_linear},
 	{"conv2d", f_conv2d},
+	{"unfold", f_unfold},
 	{"max_pool2d", f_max_pool2d},
 	{"avg_pool2d", f_avg_pool2d},
 	{"dropout", f_dropout},
@@ -376,4 +417,8 @@ void lml_open_functional(lua_State *L, int mt, int m, int lm)
 	                                     {NULL, NULL}};
 	lml_setfuncs(L, m, "Tensor:", softmaxes, 0);
 	lml_setfuncs(L, lm, "lm.", softmaxes, 0);
+	/* the quantized product, for lua/lumen/quant.lua (lm.quant.int_mm) */
+	lua_pushliteral(L, "lm.quant.int_mm");
+	lua_pushcclosure(L, q_int_mm, 1);
+	lua_setfield(L, lm, "_int_mm");
 }

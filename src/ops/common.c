@@ -48,6 +48,7 @@ lm_status lmi_refuse(const lmi_exec *e)
  * that take them convert first: copies, matmul, lm.quant). */
 static lm_status check_blocks(const lmi_exec *e)
 {
+	if (lmi_ops[e->op].rule == LMI_DT_QUANT) return LM_OK; /* the quantized products take blocks */
 	for (int k = 0; k < e->nsrc; k++)
 		if (e->src[k] && lmi_is_block(e->src[k]->dtype)) return lmi_block_refuse(e->fname, e->src[k]->dtype);
 	for (int k = 0; k < e->ndst; k++)

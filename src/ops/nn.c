@@ -30,6 +30,7 @@ static lm_tensor *reduce_loss(const lm_tensor *l, lm_reduction red)
 
 lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b)
 {
+	if (x && w && lmi_is_block(w->dtype)) return lmi_linear_blocks(x, w, b); /* quant.c */
 	LMI_HALF_VIA_F32(lm_linear(x, w, b), &x, &w, &b);
 	if (lmi_check_float("linear", "input", x) || lmi_check_float("linear", "weight", w)) return NULL;
 	if (w->ndim != 2)

@@ -68,6 +68,7 @@ const char *lmi_dtype_rule_text(lmi_dtype_rule r)
 	case LMI_DT_INDEX: return "any dtype; the result is int64 positions";
 	case LMI_DT_WIDEN: return "any dtype; integers accumulate in int64";
 	case LMI_DT_INDICES: return "int32 and int64 indices";
+	case LMI_DT_QUANT: return "uint8 x int8 -> int32; float32 x q8_0 / q4_0 -> float32";
 	default: return "?";
 	}
 }

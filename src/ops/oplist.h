@@ -39,6 +39,8 @@ typedef enum lmi_dtype_rule {
 	LMI_DT_INDEX,    /* any dtype; the result is int64 positions (argmax) */
 	LMI_DT_WIDEN,    /* any dtype; integers accumulate in int64 (sum, prod, cumsum) */
 	LMI_DT_INDICES,  /* integer indices (int32, int64) in, int64 out (one_hot) */
+	LMI_DT_QUANT,    /* quantized operands: uint8 x int8 -> exact int32 (int_mm); float32 x a
+	                  * block-type weight (q8_0, q4_0) -> float32 (linear_blocks) */
 	LMI_DT_RULE_COUNT
 } lmi_dtype_rule;
 
@@ -208,7 +210,10 @@ typedef enum lmi_dtype_rule {
 	X(ADAM_STEP, "adam_step", NULL, adam, 5, adam_step, LMI_DT_FLOAT, none)                      \
 	X(RMSPROP_STEP, "rmsprop_step", NULL, rmsprop, 5, rmsprop_step, LMI_DT_FLOAT, none)          \
 	X(CROP_BATCH, "crop_batch", NULL, crop, 2, crop_batch, LMI_DT_SAME, none)                    \
-	X(FLIP_BATCH, "flip_batch", NULL, none, 2, flip_batch, LMI_DT_SAME, none)
+	X(FLIP_BATCH, "flip_batch", NULL, none, 2, flip_batch, LMI_DT_SAME, none)                    \
+	/* the quantized products (ops/quant.c): no autograd, the inputs are codes */                  \
+	X(INT_MM, "int_mm", NULL, none, 2, int_mm, LMI_DT_QUANT, none)                               \
+	X(LINEAR_BLOCKS, "linear_blocks", NULL, none, 2, linear_blocks, LMI_DT_QUANT, none)
 
 #define LMI_OP_ENUM_(ID, ...) LMI_OP_##ID,
 typedef enum lmi_op { LMI_OPS(LMI_OP_ENUM_) LMI_OP_COUNT } lmi_op;

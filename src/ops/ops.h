@@ -65,6 +65,8 @@ lm_status lmi_fail_as(const char *fname);
 
 /* t itself (+1) when of dtype dt, else a contiguous converted copy (no autograd). */
 lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt);
+/* F.linear with a weight of a block type (quant.c) */
+lm_tensor *lmi_linear_blocks(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b);
 
 /*
  * A composite op (one made of other ops: linear, the norms, the losses, conv2d) on float16 or

@@ -88,6 +88,8 @@ static const struct {
 	{"rmsprop_step", "tests/core/test_devices.c", "rmsprop_step", "an in-place update"},
 	{"crop_batch", "tests/core/test_devices.c", "crop_batch", "a batch augmentation"},
 	{"flip_batch", "tests/core/test_devices.c", "flip_batch", "a batch augmentation"},
+	{"int_mm", "tests/lua/test_quant.lua", "quant.int_mm", "integer codes, exact: against int64 matmul"},
+	{"linear_blocks", "tests/lua/test_quant.lua", "F.linear(x, wq)", "a block-type weight, within q8_0's bound"},
 };
 
 static bool file_mentions(const char *rel, const char *needle)

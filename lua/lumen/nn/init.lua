@@ -21,6 +21,8 @@ for _, part in ipairs({ base, layers, loss }) do
 end
 nn.init = require 'lumen.nn.initializers'
 nn.utils = require 'lumen.nn.utils'
+--- nn.quantized.Linear, nn.quantized.Conv2d: the int8 layers (lumen/quant.lua), loaded on first use.
+nn.quantized = setmetatable({}, { __index = function(_, k) return require('lumen.quant').nn[k] end })
 
 --- Whether v is a module (an instance of nn.Module or of a subclass).
 nn.is_module = base.is_module

@@ -63,6 +63,8 @@ static const lmi_loops cpu_loops = {
 	.adam_step = lmi_cpu_adam_step,
 	.rmsprop_step = lmi_cpu_rmsprop_step,
 	.crop_batch = lmi_cpu_crop_batch,
+	.int_mm = lmi_cpu_int_mm,
+	.linear_blocks = lmi_cpu_linear_blocks,
 	.flip_batch = lmi_cpu_flip_batch,
 };
 

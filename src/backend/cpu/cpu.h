@@ -72,5 +72,11 @@ lm_status lmi_cpu_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b, lm_te
  * of 32 (the caller's check). Rows in parallel; LM_ERR_NOMEM when the q8_0 copy of x cannot be
  * allocated. */
 lm_status lmi_cpu_matvec_q4_0(const void *w, int64_t rows, int64_t cols, const float *x, float *y);
+/* The same for W in q8_0 blocks: each row's int8 codes against x's, in int32 per block. */
+lm_status lmi_cpu_matvec_q8_0(const void *w, int64_t rows, int64_t cols, const float *x, float *y);
+/* backend.h's int_mm and linear_blocks (quant_mv.c): the SIMD path's u8 x s8 product; the rows of
+ * x one by one through the matrix-vector products above */
+lm_status lmi_cpu_int_mm(const lm_tensor *a, const lm_tensor *b, lm_tensor *c);
+lm_status lmi_cpu_linear_blocks(const lm_tensor *x, const lm_tensor *w, lm_tensor *y);
 
 #endif
