@@ -60,6 +60,7 @@ local function scheme(opts, fname)
     granularity = opts.granularity or 'tensor',
     axis = opts.axis or 1,
     group_size = opts.group_size or 32,
+    ragged = opts.ragged or false,
   }
   if s.symmetric == nil then s.symmetric = true end
   if math.type(s.bits) ~= 'integer' or s.bits < 2 or s.bits > 8 then
@@ -102,11 +103,19 @@ local function granules(x, s, fname)
   if #shape == 0 then raise(fname .. ": granularity '" .. s.granularity .. "' needs a tensor with dims, got a 0-d one") end
   if s.granularity == 'group' then
     local last = shape[#shape]
-    if last % s.group_size ~= 0 then
-      raise(string.format('%s: group_size %d does not divide the last dim (%d) of shape %s', fname, s.group_size,
-        last, '[' .. table.concat(shape, ', ') .. ']'))
+    local rem = last % s.group_size
+    if rem ~= 0 and not s.ragged then
+      raise(string.format('%s: group_size %d does not divide the last dim (%d) of shape %s (ragged=true takes a ' ..
+        'shorter last group)', fname, s.group_size, last, '[' .. table.concat(shape, ', ') .. ']'))
     end
-    return x:reshape(-1, s.group_size), function(t) return t:reshape(shape) end
+    if rem == 0 then return x:reshape(-1, s.group_size), function(t) return t:reshape(shape) end end
+    -- a shorter last group: zeros appended change no range (0 is always in it) and are cut again
+    local padded = { table.unpack(shape) }
+    padded[#padded] = last + s.group_size - rem
+    local zshape = { table.unpack(shape) }
+    zshape[#zshape] = s.group_size - rem
+    local xp = lm.cat({ x, lm.zeros(zshape, { dtype = x:dtype() }) }, #shape)
+    return xp:reshape(-1, s.group_size), function(t) return t:reshape(padded):narrow(#shape, 1, last):contiguous() end
   end
   local nd = #shape
   local axis = s.axis < 0 and s.axis + nd + 1 or s.axis
@@ -156,7 +165,8 @@ local function quantize_with(x, s, scale, zp, fname)
 end
 
 --- quant.quantize(x [, {bits=8, symmetric=true, granularity='tensor', axis=1, group_size=32,
---- scale=, zero_point=}]) -> q: the codes (q.q: int8 or uint8), q.scale and q.zero_point (one per
+--- ragged=false, scale=, zero_point=}]) -> q (ragged: a last dim that group_size does not divide
+--- ends in a shorter group instead of an error): the codes (q.q: int8 or uint8), q.scale and q.zero_point (one per
 --- granule: tensors of shape (granules, 1)), q.bits, q.symmetric, q.granularity; q:dequantize().
 function M.quantize(x, opts)
   local fname = 'quant.quantize'
@@ -506,10 +516,13 @@ local function make_layers()
       local k, st, pd, dl = self.kernel_size, self.stride, self.padding, self.dilation
       local oh = (H + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) // st[1] + 1
       local ow = (W + 2 * pd[2] - dl[2] * (k[2] - 1) - 1) // st[2] + 1
-      local cols = F.unfold(x:float(), k, { stride = st, padding = pd, dilation = dl }) -- (N, CKK, L)
+      -- the image quantized first (9 times fewer values than its columns), padded with the zero
+      -- point (the code of 0.0), then unfolded as bytes into rows (N L, C kh kw)
+      local xq, s, z = quantize_act(x:float(), self._static)
+      if pd[1] > 0 or pd[2] > 0 then xq = F.pad(xq, { pd[2], pd[2], pd[1], pd[1] }, z) end
+      local cols = F.unfold(xq, k, { stride = st, dilation = dl }) -- (N, CKK, L) uint8
       local x2 = cols:transpose(2, 3):reshape(N * oh * ow, -1)
-      local xq, s, z = quantize_act(x2, self._static)
-      local acc = lm._int_mm(xq, self.weight_codes) -- (N L, out)
+      local acc = lm._int_mm(x2, self.weight_codes) -- (N L, out)
       local y = requantize(acc, s, z, self.weight_scale, self.code_sums, rawget(self, '_buffers').bias)
       return y:reshape(N, oh * ow, self.out_channels):transpose(2, 3):reshape(N, self.out_channels, oh, ow)
     end)
