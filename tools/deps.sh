@@ -18,6 +18,7 @@
 #   libgl1-mesa-dri libegl1         OpenGL without a display (llvmpipe) for headless runs and tests
 #   python3-numpy                   the file interop test (tests/lua/test_files.lua: numpy reads what
 #                                   Lumen writes and writes what Lumen reads, via tests/io/interop.py)
+#   python3-pip                     installs the gguf package (pip, below: not a Debian package)
 #   xvfb xauth x11-utils            a real X11 window in the visualizer's test (tests/viz/x11.sh:
 #                                   xvfb-run, and xwininfo to read the window's title)
 LUMEN_DEBIAN_PACKAGES=(
@@ -28,7 +29,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	libopenblas-dev libopenblas0-openmp
 	fonts-dejavu-core fonts-wqy-microhei dataset-fashion-mnist
 	libgl1-mesa-dri libegl1
-	python3-numpy
+	python3-numpy python3-pip
 	xvfb xauth x11-utils
 )
 
@@ -37,15 +38,32 @@ lumen_install_deps() {
 	for p in "${LUMEN_DEBIAN_PACKAGES[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
-	((${#missing[@]})) || return 0
-	echo "lumen: installing missing Debian packages: ${missing[*]}"
-	local sudo=()
-	if [[ $(id -u) -ne 0 ]]; then
-		command -v sudo >/dev/null || { echo "lumen: need root or sudo to install ${missing[*]}" >&2; return 1; }
-		sudo=(sudo)
+	if ((${#missing[@]})); then
+		echo "lumen: installing missing Debian packages: ${missing[*]}"
+		local sudo=()
+		if [[ $(id -u) -ne 0 ]]; then
+			command -v sudo >/dev/null || { echo "lumen: need root or sudo to install ${missing[*]}" >&2; return 1; }
+			sudo=(sudo)
+		fi
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 	fi
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	lumen_install_gguf
+}
+
+# The gguf Python package (ggml's GGUF reader, writer and reference quantizers; not a Debian
+# package) for the GGUF interop test (tests/io/gguf_check.py), into the user's site-packages of
+# /usr/bin/python3. Offline, or without pip, the test says it is skipped: a note, never a failure.
+lumen_install_gguf() {
+	/usr/bin/python3 -c 'import gguf' 2>/dev/null && return 0
+	if ! /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+		echo "lumen: note: no pip for /usr/bin/python3 (apt-get install python3-pip): the GGUF interop test will be skipped"
+		return 0
+	fi
+	echo "lumen: installing the gguf Python package (pip, --user)"
+	/usr/bin/python3 -m pip install -q --user --break-system-packages --disable-pip-version-check --retries 1 --timeout 20 gguf ||
+		echo "lumen: note: pip could not install gguf (offline?): the GGUF interop test will be skipped"
+	return 0
 }
 
 # lumen_build DIR [cmake options...]: configure (once) and build with all cores. With

@@ -1,6 +1,7 @@
 /*
- * lumen/io.h — tensor files: safetensors (named tensors), NumPy .npy (one array) and IDX (the
- * MNIST format, gzip'ed or plain, streamed through zlib).
+ * lumen/io.h — tensor files: safetensors (named tensors), GGUF (ggml's named tensors, quantized
+ * ones too), NumPy .npy (one array) and IDX (the MNIST format, gzip'ed or plain, streamed through
+ * zlib).
  *
  * Design: every reader works on a byte source (a file, or a buffer for tests and the fuzzer) and
  * checks the whole header — magic, lengths, dtypes, shapes, offsets, sizes against the bytes that
@@ -11,7 +12,7 @@
  * renamed over the target when complete.
  *
  * Ownership as everywhere: tensors returned are +1; an lm_tensor_map is released with
- * lm_tensor_map_free. Read next: src/io/ (source.c, json.c, safetensors.c, npy.c, idx.c),
+ * lm_tensor_map_free. Read next: src/io/ (source.c, json.c, safetensors.c, gguf.c, npy.c, idx.c),
  * docs/nn.md ("Files").
  */
 #ifndef LUMEN_IO_H
@@ -25,7 +26,7 @@
 extern "C" {
 #endif
 
-/* A set of named tensors and string metadata, as a safetensors file holds them. */
+/* A set of named tensors and string metadata, as a safetensors or GGUF file holds them. */
 typedef struct lm_tensor_map {
 	int64_t n;
 	char **names;         /* NUL-terminated, in the order of the file's header */
@@ -42,21 +43,51 @@ void lm_tensor_map_free(lm_tensor_map *m);
 #define LM_SAFETENSORS_MAX_HEADER ((uint64_t)100 << 20)
 
 /*
- * Reads a safetensors file. dtypes F32, F64, I32, I64 and U8 load as they are; BOOL loads as uint8,
- * F16 and BF16 as float32, I8, I16 and U16 as int32, U32 as int64 (Lumen's five dtypes); others
- * (U64, F8_*) are LM_ERR_UNSUPPORTED. On failure *out is left zeroed.
+ * Reads a safetensors file. dtypes F32, F64, I32, I64, U8, F16, BF16 and I8 load as they are;
+ * BOOL loads as uint8, I16 and U16 as int32, U32 as int64; others (U64, F8_*) are
+ * LM_ERR_UNSUPPORTED. A U8 entry that the metadata keys lumen.dtype.<name> ("q8_0" or "q4_0") and
+ * lumen.shape.<name> (the element shape as a JSON list) describe loads as that block tensor (the
+ * bytes as they are); those keys are consumed (not in the map's metadata), and metadata that does
+ * not fit the entry is an LM_ERR_IO error naming the tensor. On failure *out is left zeroed.
  */
 lm_status lm_safetensors_load(const char *path, lm_tensor_map *out);
 /* The same from a buffer; what names it in messages. */
 lm_status lm_safetensors_parse(const void *buf, size_t len, const char *what, lm_tensor_map *out);
 /*
  * Writes n tensors (names unique, non-empty, valid UTF-8, not "__metadata__") and nmeta metadata
- * pairs (may be 0). Tensors of any layout are written in C order, sorted as the reference library
- * sorts them (larger itemsize first, then by name), the header padded with spaces to 8 bytes.
+ * pairs (may be 0; keys starting "lumen.dtype." or "lumen.shape." are refused). Tensors of any
+ * layout are written in C order, sorted as the reference library sorts them (larger itemsize
+ * first, then by name), the header padded with spaces to 8 bytes. A block tensor (q8_0, q4_0) of
+ * shape [d1, ..., dn] is written as U8 [d1, ..., dn / 32 * type_size] (its bytes) with the
+ * metadata lumen.dtype.<name> = "q4_0" and lumen.shape.<name> = "[d1,...,dn]".
  */
 lm_status lm_safetensors_save(const char *path, int64_t n, const char *const *names,
                               const lm_tensor *const *tensors, int64_t nmeta,
                               const char *const *meta_keys, const char *const *meta_values);
+
+/*
+ * Reads a GGUF file (version 3, or 2; little-endian). ggml types F32, F16, BF16, F64, I8, I32, I64,
+ * Q8_0 and Q4_0 load as Lumen's dtypes (the blocks' bytes as they are), the C-order shape being ne
+ * reversed (n_dims 0 loads as a 0-d tensor); any other type is LM_ERR_UNSUPPORTED naming it
+ * ("Q4_K (12) is not a Lumen dtype"). Every metadata value comes back as text: integers in
+ * decimal, floats with the fewest digits that read back exactly, bools as "true" / "false",
+ * strings as they are (one holding a NUL is refused), arrays as JSON ("[1,2]", "[\"a\"]").
+ * Tensors are in the file's order. On failure *out is left zeroed.
+ */
+lm_status lm_gguf_load(const char *path, lm_tensor_map *out);
+/* The same from a buffer; what names it in messages. */
+lm_status lm_gguf_parse(const void *buf, size_t len, const char *what, lm_tensor_map *out);
+/*
+ * Writes a GGUF version 3 file of n tensors (names unique, non-empty, valid UTF-8 of at most 63
+ * bytes, ggml's limit; at most 4 dims, ggml's limit; a 0-d tensor is written as ne [1], as ggml
+ * writes a scalar, and reads back as shape [1]; uint8 has no ggml type and is refused) in the
+ * order given, each at an offset aligned to 32 bytes, and nmeta metadata pairs written as string
+ * values, except general.alignment: a power of two written as uint32, which sets the alignment.
+ * general.architecture = "lumen" is added first unless given.
+ */
+lm_status lm_gguf_save(const char *path, int64_t n, const char *const *names,
+                       const lm_tensor *const *tensors, int64_t nmeta,
+                       const char *const *meta_keys, const char *const *meta_values);
 
 /*
  * Reads a .npy file (format versions 1.0, 2.0 and 3.0; C or Fortran order, the result is C order

@@ -134,12 +134,23 @@ doc('lm.save', 'lm.save(path, tensor_or_table [, {metadata = {k = "v"}}])',
   [[Writes a safetensors file: one tensor (read back by lm.load as that tensor), or a table of named
 tensors such as model:state_dict() (keys are strings; read back as a table), with optional string
 metadata. Any layout is written in C order; the file is written to a temporary name and renamed,
-so a failed save leaves no half-written file. numpy, PyTorch and the safetensors library read it.]])
+so a failed save leaves no half-written file. numpy, PyTorch and the safetensors library read it.
+A q8_0 / q4_0 tensor is written as its bytes (U8) with metadata lumen.dtype.<name> and
+lumen.shape.<name>, which lm.load reads it back by (those keys are Lumen's: refused in yours).]])
 doc('lm.load', 'lm.load(path) -> tensor or {name = tensor}, metadata',
-  [[Reads a safetensors file written by lm.save or by other tools (F32, F64, I32, I64, U8 as they
-are; BOOL as uint8, F16 and BF16 as float32, I8, I16, U16 as int32, U32 as int64). The second
-result is the file's metadata table. A malformed file is an error naming the file and what is
-wrong.]])
+  [[Reads a safetensors file written by lm.save or by other tools (F32, F64, I32, I64, U8, F16,
+BF16, I8 as they are; BOOL as uint8, I16, U16 as int32, U32 as int64). The second result is the
+file's metadata table. A malformed file is an error naming the file and what is wrong.]])
+doc('lm.save_gguf', 'lm.save_gguf(path, {name = tensor, ...} [, {metadata = {k = "v"}}])',
+  [[Writes a GGUF file (version 3), the format of ggml and llama.cpp: float32, float64, float16,
+bfloat16, int8, int32, int64 and the block types q8_0 / q4_0 as their bytes (uint8 has no ggml
+type: convert it first). Names and metadata keys are written sorted; metadata values as strings
+(general.alignment, a power of two, as uint32), with general.architecture = "lumen" unless given.
+At most 4 dims and 63-byte names (ggml's limits); a 0-d tensor is written as shape [1].]])
+doc('lm.load_gguf', 'lm.load_gguf(path) -> {name = tensor}, metadata',
+  [[Reads a GGUF file (version 3 or 2): F32, F16, BF16, F64, I8, I32, I64, Q8_0 and Q4_0 tensors
+(other ggml types, such as Q4_K, are an error naming the type). The metadata comes back as
+strings: numbers in decimal, bools as "true"/"false", arrays as JSON text.]])
 doc('lm.load_npy', 'lm.load_npy(path) -> Tensor',
   [[Reads a NumPy .npy file (format 1.0, 2.0 or 3.0; C or Fortran order; either byte order;
 float32/64, int32/64, uint8, and bool, float16, int8/16, uint16/32 converted).]])

@@ -8,12 +8,21 @@
  * dtype, shape and offsets, end - begin == numel x itemsize, offsets that tile the data exactly
  * (sorted, no gaps, no overlap, ending at the end of the file) — and that names are unique, all
  * before allocating any tensor. The writer sorts as the library does (larger itemsize first, then
- * name), so every tensor is aligned to its itemsize. Read next: npy.c.
+ * name), so every tensor is aligned to its itemsize. A block tensor (q8_0, q4_0), which the format
+ * has no dtype for, is written as its bytes (U8, the last dim in bytes) with two metadata keys that
+ * say how to read it back: lumen.dtype.<name> ("q4_0") and lumen.shape.<name> ("[4,64]", the
+ * element shape); the reader checks them against the entry and consumes them. Read next: gguf.c,
+ * npy.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ioi.h"
+
+/* The metadata keys of a block tensor (followed by its name). */
+#define KEY_DTYPE "lumen.dtype."
+#define KEY_SHAPE "lumen.shape."
+#define KEY_LEN 12
 
 /* ---------------------------------------------------------------- dtypes */
 
@@ -51,6 +60,8 @@ static const char *dtype_code(lm_dtype dt)
 		[LM_INT8] = "I8",
 		[LM_FLOAT16] = "F16",
 		[LM_BFLOAT16] = "BF16",
+		[LM_Q8_0] = "U8", /* the blocks' bytes, described by the metadata */
+		[LM_Q4_0] = "U8",
 	};
 	return dt >= 0 && dt < LM_DTYPE_COUNT ? code[dt] : NULL;
 }
@@ -99,10 +110,12 @@ void lm_tensor_map_free(lm_tensor_map *m)
 typedef struct entry {
 	const lmj_node *node; /* the entry's object (its key is the name) */
 	const st_dtype *dtype;
+	lm_dtype dt;          /* what it loads as: dtype->dt, or a block type */
 	int ndim;
-	int64_t shape[LM_MAX_DIMS];
+	int64_t shape[LM_MAX_DIMS]; /* the entry's, or a block tensor's element shape */
 	uint64_t begin, end;
 	int64_t order; /* position in the header */
+	const lmj_node *bdtype, *bshape; /* lumen.dtype.<name> and lumen.shape.<name>, when present */
 } entry;
 
 static int by_offset(const void *a, const void *b)
@@ -161,6 +174,7 @@ static lm_status check_entry(lmi_src *s, const lmj_doc *d, const lmj_node *n, en
 		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': unknown dtype '%.20s'", name,
 		                    lmj_str(d, dt));
 	}
+	e->dt = e->dtype->dt;
 	if (sh->type != LMJ_ARRAY)
 		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': shape must be an array, got %s", name,
 		                    lmj_type_name(sh->type));
@@ -248,6 +262,107 @@ static lm_status check_unique(lmi_src *s, const lmj_doc *d, const lmj_node *obj,
 	return r;
 }
 
+static bool is_block_key(const char *key)
+{
+	return strncmp(key, KEY_DTYPE, KEY_LEN) == 0 || strncmp(key, KEY_SHAPE, KEY_LEN) == 0;
+}
+
+/* ---------------------------------------------------------------- block tensors */
+
+/* An entry found by name: its name first, so by_name sorts and searches these. */
+typedef struct slot {
+	named key;
+	int64_t i;
+} slot;
+
+static int slot_by_name(const void *a, const void *b)
+{
+	return by_name(&((const slot *)a)->key, &((const slot *)b)->key);
+}
+
+/* The element shape of lumen.shape.<name> (a JSON list of sizes) into e->shape; the entry holds
+ * the bytes: U8 [d1, ..., dn / block_size * type_size]. */
+static lm_status check_block(lmi_src *s, const lmj_doc *d, entry *e)
+{
+	const char *name = lmj_key(d, e->node);
+	if (!e->bdtype || !e->bshape)
+		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': the metadata has %s%.60s but no %s%.60s",
+		                    name, e->bdtype ? KEY_DTYPE : KEY_SHAPE, name,
+		                    e->bdtype ? KEY_SHAPE : KEY_DTYPE, name);
+	const char *tn = lmj_str(d, e->bdtype), *sv = lmj_str(d, e->bshape);
+	lm_dtype bt;
+	if (lm_dtype_from_name(tn, &bt) != LM_OK || !lm_dtype_is_block(bt) || strcmp(tn, lm_dtype_name(bt)))
+		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': " KEY_DTYPE "%.60s is '%.20s', not a block "
+		                    "type Lumen knows (q8_0, q4_0)", name, name, tn);
+	if (e->dtype->dt != LM_UINT8 || e->dtype->conv)
+		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': a %s tensor must be stored as U8 (its "
+		                    "bytes), not %s", name, tn, e->dtype->name);
+	const lm_dtype_traits *tr = lm_dtype_traits_of(bt);
+	lmj_doc sd;
+	int nd = 0;
+	int64_t shape[LM_MAX_DIMS];
+	bool ok = lmj_parse(sv, e->bshape->str_len, &sd) == LM_OK;
+	if (ok) {
+		const lmj_node *root = &sd.nodes[0];
+		ok = root->type == LMJ_ARRAY && root->count >= 1 && root->count <= LM_MAX_DIMS;
+		for (const lmj_node *c = ok ? lmj_at(&sd, root->child) : NULL; c && ok; c = lmj_at(&sd, c->next)) {
+			ok = c->type == LMJ_NUMBER && c->is_uint && c->u <= (uint64_t)INT64_MAX;
+			shape[nd++] = ok ? (int64_t)c->u : 0;
+		}
+		lmj_free(&sd);
+	}
+	int64_t numel;
+	if (!ok || lmi_numel_checked(s->fname, nd, shape, &numel) || shape[nd - 1] % tr->block_size)
+		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': " KEY_SHAPE "%.60s is '%.40s', not a list "
+		                    "of 1 to %d sizes whose last is a multiple of %lld", name, name, sv,
+		                    LM_MAX_DIMS, (long long)tr->block_size);
+	bool same = e->ndim == nd;
+	for (int i = 0; same && i < nd; i++)
+		same = e->shape[i] == (i < nd - 1 ? shape[i] : shape[i] / tr->block_size * (int64_t)tr->type_size);
+	if (!same) {
+		int64_t want[LM_MAX_DIMS];
+		memcpy(want, shape, sizeof want);
+		want[nd - 1] = shape[nd - 1] / tr->block_size * (int64_t)tr->type_size;
+		return lmi_src_fail(s, LM_ERR_IO, "tensor '%.60s': %s of shape %s is stored as U8 %s, but "
+		                    "the file holds U8 %s", name, tn, lmi_dims_s(nd, shape),
+		                    lmi_dims_s(nd, want), lmi_dims_s(e->ndim, e->shape));
+	}
+	e->dt = bt;
+	e->ndim = nd;
+	memcpy(e->shape, shape, sizeof shape);
+	return LM_OK;
+}
+
+/* Pairs each lumen.dtype.<name> / lumen.shape.<name> key of the metadata m (NULL: none) with its
+ * entry, then checks the block tensors they describe. A key naming no tensor is an error. */
+static lm_status apply_blocks(lmi_src *s, const lmj_doc *d, const lmj_node *m, entry *es, int64_t n)
+{
+	if (!m) return LM_OK;
+	size_t cap = (size_t)(n ? n : 1);
+	slot *byname = lm_alloc(cap * sizeof *byname);
+	if (!byname) return lm_last_status();
+	for (int64_t i = 0; i < n; i++)
+		byname[i] = (slot){{lmj_key(d, es[i].node), es[i].node->key_len}, i};
+	qsort(byname, (size_t)n, sizeof *byname, slot_by_name);
+	lm_status r = LM_OK;
+	for (const lmj_node *c = lmj_at(d, m->child); c && !r; c = lmj_at(d, c->next)) {
+		const char *key = lmj_key(d, c);
+		if (!is_block_key(key)) continue;
+		slot want = {{key + KEY_LEN, c->key_len - KEY_LEN}, 0};
+		const slot *hit = n ? bsearch(&want, byname, (size_t)n, sizeof *byname, slot_by_name) : NULL;
+		if (!hit)
+			r = lmi_src_fail(s, LM_ERR_IO, "__metadata__ key '%.60s' names no tensor of the file", key);
+		else if (strncmp(key, KEY_DTYPE, KEY_LEN) == 0)
+			es[hit->i].bdtype = c;
+		else
+			es[hit->i].bshape = c;
+	}
+	for (int64_t i = 0; i < n && !r; i++)
+		if (es[i].bdtype || es[i].bshape) r = check_block(s, d, &es[i]);
+	lm_free(byname, cap * sizeof *byname);
+	return r;
+}
+
 static lm_status read_metadata(lmi_src *s, const lmj_doc *d, const lmj_node *m, lm_tensor_map *out)
 {
 	if (m->type != LMJ_OBJECT)
@@ -255,21 +370,27 @@ static lm_status read_metadata(lmi_src *s, const lmj_doc *d, const lmj_node *m, 
 		                    lmj_type_name(m->type));
 	lm_status r = check_unique(s, d, m, "metadata key");
 	if (r) return r;
-	size_t k = (size_t)(m->count ? m->count : 1);
-	out->nmeta = m->count; /* first: lm_tensor_map_free frees the arrays by this size */
-	if ((out->meta_keys = lm_alloc(k * sizeof(char *)))) memset(out->meta_keys, 0, k * sizeof(char *));
-	if ((out->meta_values = lm_alloc(k * sizeof(char *)))) memset(out->meta_values, 0, k * sizeof(char *));
-	if (!out->meta_keys || !out->meta_values) return lm_last_status();
-	int64_t i = 0;
-	for (const lmj_node *c = lmj_at(d, m->child); c; c = lmj_at(d, c->next), i++) {
+	int64_t n = 0; /* the keys kept: not those of block tensors, which the tensors consume */
+	for (const lmj_node *c = lmj_at(d, m->child); c; c = lmj_at(d, c->next)) {
 		if (c->type != LMJ_STRING)
 			return lmi_src_fail(s, LM_ERR_IO, "__metadata__ value of '%.60s' must be a string, got "
 			                    "%s", lmj_key(d, c), lmj_type_name(c->type));
 		if (memchr(lmj_key(d, c), 0, c->key_len) || memchr(lmj_str(d, c), 0, c->str_len))
 			return lmi_src_fail(s, LM_ERR_IO, "__metadata__ holds a NUL character");
+		n += !is_block_key(lmj_key(d, c));
+	}
+	size_t k = (size_t)(n ? n : 1);
+	out->nmeta = n; /* first: lm_tensor_map_free frees the arrays by this size */
+	if ((out->meta_keys = lm_alloc(k * sizeof(char *)))) memset(out->meta_keys, 0, k * sizeof(char *));
+	if ((out->meta_values = lm_alloc(k * sizeof(char *)))) memset(out->meta_values, 0, k * sizeof(char *));
+	if (!out->meta_keys || !out->meta_values) return lm_last_status();
+	int64_t i = 0;
+	for (const lmj_node *c = lmj_at(d, m->child); c; c = lmj_at(d, c->next)) {
+		if (is_block_key(lmj_key(d, c))) continue;
 		out->meta_keys[i] = lmi_strndup(lmj_key(d, c), c->key_len);
 		out->meta_values[i] = lmi_strndup(lmj_str(d, c), c->str_len);
 		if (!out->meta_keys[i] || !out->meta_values[i]) return lm_last_status();
+		i++;
 	}
 	return LM_OK;
 }
@@ -277,14 +398,14 @@ static lm_status read_metadata(lmi_src *s, const lmj_doc *d, const lmj_node *m, 
 /* Reads one tensor's bytes (the source is at its begin) into a new tensor. */
 static lm_tensor *read_tensor(lmi_src *s, const entry *e, const char *name)
 {
-	lm_tensor *t = lmi_empty(s->fname, e->ndim, e->shape, e->dtype->dt);
+	lm_tensor *t = lmi_empty(s->fname, e->ndim, e->shape, e->dt);
 	if (!t) return NULL;
 	size_t n = (size_t)lm_tensor_numel(t);
 	char ctx[100];
 	snprintf(ctx, sizeof ctx, "tensor '%.60s'", name);
 	lm_status r = LM_OK;
-	if (!e->dtype->conv) {
-		r = lmi_src_read_exact(s, lmi_data(t), n * e->dtype->size, ctx);
+	if (!e->dtype->conv) { /* the bytes as they are (a block tensor's too) */
+		r = lmi_src_read_exact(s, lmi_data(t), (size_t)(e->end - e->begin), ctx);
 	} else { /* through a small buffer */
 		enum { CHUNK = 16384 };
 		unsigned char buf[CHUNK * 4];
@@ -335,13 +456,14 @@ static lm_status load_header(lmi_src *s, const lmj_doc *d, uint64_t data_len, lm
 	entry *es = lm_alloc(cap * sizeof *es);
 	if (!es) return lm_last_status();
 	int64_t n = 0;
+	const lmj_node *meta = NULL;
 	for (const lmj_node *c = lmj_at(d, root->child); c && !r; c = lmj_at(d, c->next)) {
 		if (c->key_len == 12 && memcmp(lmj_key(d, c), "__metadata__", 12) == 0) { /* "__metadata__\u0000" is a name */
 			r = read_metadata(s, d, c, out);
+			meta = c;
 			continue;
 		}
-		es[n].node = c;
-		es[n].order = n;
+		es[n] = (entry){.node = c, .order = n};
 		r = check_entry(s, d, c, &es[n]);
 		n++;
 	}
@@ -349,6 +471,7 @@ static lm_status load_header(lmi_src *s, const lmj_doc *d, uint64_t data_len, lm
 		qsort(es, (size_t)n, sizeof *es, by_offset);
 		r = check_tiling(s, d, es, n, data_len);
 	}
+	if (!r) r = apply_blocks(s, d, meta, es, n);
 	if (!r) r = load_entries(s, d, es, n, out);
 	lm_free(es, cap * sizeof *es);
 	return r;
@@ -367,6 +490,9 @@ static lm_status load(lmi_src *s, lm_tensor_map *out)
 	if (memcmp(h8, "\x93NUMPY", 6) == 0)
 		return lmi_src_fail(s, LM_ERR_IO, "this is a NumPy .npy file, not safetensors (read it with "
 		                    "lm.load_npy)");
+	if (memcmp(h8, "GGUF", 4) == 0)
+		return lmi_src_fail(s, LM_ERR_IO, "this is a GGUF file, not safetensors (read it with "
+		                    "lm.load_gguf)");
 	if (hn > LM_SAFETENSORS_MAX_HEADER)
 		return lmi_src_fail(s, LM_ERR_IO, "header length %llu is over the limit of %llu bytes "
 		                    "(not a safetensors file?)", (unsigned long long)hn,
@@ -433,10 +559,16 @@ typedef struct out_entry {
 	const lm_tensor *t;
 } out_entry;
 
+/* The itemsize in the file: a block tensor's bytes are U8. */
+static size_t file_itemsize(const lm_tensor *t)
+{
+	return lm_dtype_is_block(lm_tensor_dtype(t)) ? 1 : lm_dtype_size(lm_tensor_dtype(t));
+}
+
 static int by_size_then_name(const void *a, const void *b)
 {
 	const out_entry *x = a, *y = b;
-	size_t sx = lm_dtype_size(lm_tensor_dtype(x->t)), sy = lm_dtype_size(lm_tensor_dtype(y->t));
+	size_t sx = file_itemsize(x->t), sy = file_itemsize(y->t);
 	if (sx != sy) return sx > sy ? -1 : 1;
 	return by_name(&(named){x->name, x->len}, &(named){y->name, y->len});
 }
@@ -461,12 +593,41 @@ static lm_status check_save_args(int64_t n, const char *const *names, const lm_t
 		if (lm_tensor_device(ts[i]) != LM_CPU)
 			return lmi_fail(LM_ERR_DEVICE, "safetensors_save: tensor '%.60s' is not on the CPU", names[i]);
 	}
-	for (int64_t i = 0; i < nmeta; i++)
+	for (int64_t i = 0; i < nmeta; i++) {
 		if (!mk[i] || !mv[i] || !lmi_utf8_valid(mk[i], strlen(mk[i])) ||
 		    !lmi_utf8_valid(mv[i], strlen(mv[i])))
 			return lmi_fail(LM_ERR_ARG, "safetensors_save: metadata entry %lld is not a pair of "
 			                "UTF-8 strings", (long long)i + 1);
+		if (is_block_key(mk[i]))
+			return lmi_fail(LM_ERR_ARG, "safetensors_save: the metadata key '%.60s' is Lumen's own: "
+			                KEY_DTYPE "<name> and " KEY_SHAPE "<name> say how to read the block "
+			                "tensors (q8_0, q4_0); use another key", mk[i]);
+	}
 	return LM_OK;
+}
+
+/* ,"lumen.dtype.<name>":"q4_0","lumen.shape.<name>":"[4,64]" of a block tensor (comma: one
+ * before the first). */
+static void add_block_keys(lmi_buf *b, const out_entry *e, bool comma)
+{
+	lmi_buf q = {0}, v = {0};
+	lmi_buf_add_json_string(&q, e->name, e->len); /* "name": the prefix goes after its quote */
+	const lm_tensor *t = e->t;
+	lmi_buf_add(&v, "[", 1);
+	for (int k = 0; k < lm_tensor_ndim(t); k++)
+		lmi_buf_addf(&v, "%s%lld", k ? "," : "", (long long)lm_tensor_shape(t)[k]);
+	lmi_buf_add(&v, "]", 1);
+	if (q.failed || v.failed) b->failed = true;
+	for (int key = 0; key < 2 && !b->failed; key++) {
+		if (comma || key) lmi_buf_add(b, ",", 1);
+		lmi_buf_add(b, key ? "\"" KEY_SHAPE : "\"" KEY_DTYPE, 1 + KEY_LEN);
+		lmi_buf_add(b, q.p + 1, q.len - 1);
+		lmi_buf_add(b, ":", 1);
+		if (key) lmi_buf_add_json_string(b, v.p, v.len);
+		else lmi_buf_add_json_string(b, lm_dtype_name(lm_tensor_dtype(t)), strlen(lm_dtype_name(lm_tensor_dtype(t))));
+	}
+	lmi_buf_free(&q);
+	lmi_buf_free(&v);
 }
 
 /* The JSON header for the sorted entries, padded with spaces so the data starts 8-aligned. */
@@ -474,7 +635,9 @@ static lm_status build_header(lmi_buf *b, const out_entry *es, int64_t n, int64_
                               const char *const *mk, const char *const *mv)
 {
 	lmi_buf_add(b, "{", 1);
-	if (nmeta) {
+	int64_t nblock = 0;
+	for (int64_t i = 0; i < n; i++) nblock += lm_dtype_is_block(lm_tensor_dtype(es[i].t));
+	if (nmeta || nblock) {
 		lmi_buf_add(b, "\"__metadata__\":{", 16);
 		for (int64_t i = 0; i < nmeta; i++) {
 			if (i) lmi_buf_add(b, ",", 1);
@@ -482,16 +645,26 @@ static lm_status build_header(lmi_buf *b, const out_entry *es, int64_t n, int64_
 			lmi_buf_add(b, ":", 1);
 			lmi_buf_add_json_string(b, mv[i], strlen(mv[i]));
 		}
+		for (int64_t i = 0, k = nmeta; i < n; i++) /* how to read each block tensor back */
+			if (lm_dtype_is_block(lm_tensor_dtype(es[i].t))) {
+				add_block_keys(b, &es[i], k > 0);
+				k += 2;
+			}
 		lmi_buf_add(b, "}", 1);
 	}
 	uint64_t at = 0;
 	for (int64_t i = 0; i < n; i++) {
 		const lm_tensor *t = es[i].t;
-		if (i || nmeta) lmi_buf_add(b, ",", 1);
+		if (i || nmeta || nblock) lmi_buf_add(b, ",", 1);
 		lmi_buf_add_json_string(b, es[i].name, es[i].len);
 		lmi_buf_addf(b, ":{\"dtype\":\"%s\",\"shape\":[", dtype_code(lm_tensor_dtype(t)));
-		for (int k = 0; k < lm_tensor_ndim(t); k++)
-			lmi_buf_addf(b, "%s%lld", k ? "," : "", (long long)lm_tensor_shape(t)[k]);
+		const lm_dtype_traits *tr = lm_dtype_traits_of(lm_tensor_dtype(t));
+		for (int k = 0; k < lm_tensor_ndim(t); k++) {
+			int64_t d = lm_tensor_shape(t)[k];
+			if (k == lm_tensor_ndim(t) - 1 && tr->block_size > 1) /* the row in bytes */
+				d = d / tr->block_size * (int64_t)tr->type_size;
+			lmi_buf_addf(b, "%s%lld", k ? "," : "", (long long)d);
+		}
 		uint64_t nb = lm_tensor_nbytes(t);
 		lmi_buf_addf(b, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)at,
 		             (unsigned long long)(at + nb));

@@ -1,14 +1,17 @@
 /*
- * io.c — the file functions of lumen/io.h in Lua: lm.save / lm.load (safetensors), lm.save_npy /
- * lm.load_npy, lm.load_idx.
+ * io.c — the file functions of lumen/io.h in Lua: lm.save / lm.load (safetensors), lm.save_gguf /
+ * lm.load_gguf, lm.save_npy / lm.load_npy, lm.load_idx.
  *
  * lm.save(path, x) writes one tensor under the name "tensor" with the metadata {lumen = "tensor"},
  * so lm.load gives the tensor back; lm.save(path, {name = tensor, ...}) writes a table (a
  * state_dict) and lm.load gives a table, plus the file's metadata as a second result. A loaded
  * map is owned by a userdata with a __gc until each tensor has its box, so an error while the
- * result table is built (out of memory) leaks nothing. Read next: lua/lumen/data/init.lua.
+ * result table is built (out of memory) leaks nothing. lm.save_gguf writes the tensors and the
+ * metadata keys sorted by name (a Lua table has no order; the file is the same every time).
+ * Read next: lua/lumen/data/init.lua.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lml.h"
@@ -59,14 +62,15 @@ static void take_tensor(lua_State *L, lm_tensor_map *m, int64_t i)
 	m->tensors[i] = NULL;
 }
 
-/* lm.load(path) -> tensor or {name = tensor}, metadata */
-static int l_load(lua_State *L)
+/* Loads path into a new map on the stack by load (a second try after a full collection when
+ * memory ran out); pushes the metadata table above it. */
+static lm_tensor_map *load_map(lua_State *L, const char *path,
+                               lm_status (*load)(const char *, lm_tensor_map *))
 {
-	const char *path = check_path(L, 1);
 	lm_tensor_map *m = new_map(L);
 	lm_status s;
 	for (int tries = 0;; tries++) {
-		s = lm_safetensors_load(path, m);
+		s = load(path, m);
 		if (!s || tries || !lml_retry_nomem(L)) break;
 	}
 	if (s) lml_core_error(L);
@@ -75,21 +79,45 @@ static int l_load(lua_State *L)
 		lua_pushstring(L, m->meta_values[i]);
 		lua_setfield(L, -2, m->meta_keys[i]);
 	}
+	return m;
+}
+
+/* Pushes {name = tensor} of every tensor of m. */
+static void push_tensors(lua_State *L, lm_tensor_map *m)
+{
+	lua_createtable(L, 0, (int)m->n);
+	for (int64_t i = 0; i < m->n; i++) {
+		take_tensor(L, m, i);
+		lua_setfield(L, -2, m->names[i]);
+	}
+}
+
+/* lm.load(path) -> tensor or {name = tensor}, metadata */
+static int l_load(lua_State *L)
+{
+	const char *path = check_path(L, 1);
+	lm_tensor_map *m = load_map(L, path, lm_safetensors_load);
 	/* lm.save(path, x)'s file: one tensor named "tensor" and Lumen's metadata key (which lm.save
 	 * refuses in a user's metadata, so no table of tensors comes back as a bare tensor) */
 	int single = 0;
 	for (int64_t i = 0; i < m->nmeta; i++)
 		single |= strcmp(m->meta_keys[i], "lumen") == 0 && strcmp(m->meta_values[i], "tensor") == 0;
-	if (single && m->n == 1 && strcmp(m->names[0], "tensor") == 0) {
+	if (single && m->n == 1 && strcmp(m->names[0], "tensor") == 0)
 		take_tensor(L, m, 0);
-	} else {
-		lua_createtable(L, 0, (int)m->n);
-		for (int64_t i = 0; i < m->n; i++) {
-			take_tensor(L, m, i);
-			lua_setfield(L, -2, m->names[i]);
-		}
-	}
+	else
+		push_tensors(L, m);
 	lua_insert(L, -2); /* result, metadata */
+	lm_tensor_map_free(m);
+	return 2;
+}
+
+/* lm.load_gguf(path) -> {name = tensor}, metadata */
+static int l_load_gguf(lua_State *L)
+{
+	const char *path = check_path(L, 1);
+	lm_tensor_map *m = load_map(L, path, lm_gguf_load);
+	push_tensors(L, m);
+	lua_insert(L, -2); /* tensors, metadata */
 	lm_tensor_map_free(m);
 	return 2;
 }
@@ -106,8 +134,15 @@ static void check_text(lua_State *L, int idx, const char *what)
 		lml_error(L, "%s holds a NUL character ('%.40s\\0...'): names and metadata are text", what, p);
 }
 
-/* The metadata option {metadata = {k = 'v'}} into scratch arrays (GC-owned userdata). */
-static int64_t read_metadata(lua_State *L, int opts, const char ***keys, const char ***vals)
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The metadata option {metadata = {k = 'v'}} into scratch arrays (GC-owned userdata), sorted by
+ * key; reserved: a key Lumen's own files use (NULL: none). */
+static int64_t read_metadata(lua_State *L, int opts, const char *reserved, const char ***keys,
+                             const char ***vals)
 {
 	char d[LML_DESCRIBE_MAX];
 	*keys = *vals = NULL;
@@ -128,7 +163,7 @@ static int64_t read_metadata(lua_State *L, int opts, const char ***keys, const c
 			          lml_describe(L, -2, d, sizeof d), luaL_typename(L, -1));
 		check_text(L, -2, "a metadata key");
 		check_text(L, -1, "a metadata value");
-		if (strcmp(lua_tostring(L, -2), "lumen") == 0)
+		if (reserved && strcmp(lua_tostring(L, -2), reserved) == 0)
 			lml_error(L, "option metadata: the key 'lumen' is Lumen's own (it marks the file of a "
 			          "single tensor); use another key");
 		n++;
@@ -138,14 +173,56 @@ static int64_t read_metadata(lua_State *L, int opts, const char ***keys, const c
 	int64_t i = 0;
 	lua_pushnil(L);
 	while (lua_next(L, t)) {
-		k[i] = lua_tostring(L, -2);
+		k[i++] = lua_tostring(L, -2);
+		lua_pop(L, 1);
+	}
+	qsort(k, (size_t)n, sizeof *k, by_str);
+	for (i = 0; i < n; i++) { /* each key's value (a string the table holds) */
+		lua_pushstring(L, k[i]);
+		lua_rawget(L, t);
 		k[n + i] = lua_tostring(L, -1);
-		i++;
 		lua_pop(L, 1);
 	}
 	/* the metadata table stays on the stack below the scratch, keeping the strings alive */
 	*keys = k;
 	*vals = k + n;
+	return n;
+}
+
+/* The table of named tensors at idx into scratch arrays (GC-owned userdata), sorted by name; the
+ * table keeps the names and tensors alive. */
+static int64_t read_tensors(lua_State *L, int idx, const char ***names, const lm_tensor ***ts)
+{
+	char d[LML_DESCRIBE_MAX];
+	int64_t n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		if (lua_type(L, -2) != LUA_TSTRING)
+			lml_error(L, "the table's keys must be strings (tensor names), got key %s",
+			          lml_describe(L, -2, d, sizeof d));
+		check_text(L, -2, "a tensor name");
+		if (!lml_tobox(L, -1))
+			lml_error(L, "value of '%.60s' must be a tensor, got %s", lua_tostring(L, -2),
+			          lml_describe(L, -1, d, sizeof d));
+		lml_checktensor(L, -1, lua_tostring(L, -2));
+		n++;
+		lua_pop(L, 1);
+	}
+	*names = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(char *), 0);
+	*ts = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(lm_tensor *), 0);
+	int64_t i = 0;
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		(*names)[i++] = lua_tostring(L, -2);
+		lua_pop(L, 1);
+	}
+	qsort(*names, (size_t)n, sizeof **names, by_str);
+	for (i = 0; i < n; i++) {
+		lua_pushstring(L, (*names)[i]);
+		lua_rawget(L, idx);
+		(*ts)[i] = lml_totensor(L, -1);
+		lua_pop(L, 1);
+	}
 	return n;
 }
 
@@ -158,7 +235,7 @@ static int l_save(lua_State *L)
 	int unused;
 	lml_readopts(L, 3, NULL, fields, &unused); /* the keys; read_metadata reads the value */
 	const char **mk, **mv;
-	int64_t nmeta = read_metadata(L, 3, &mk, &mv);
+	int64_t nmeta = read_metadata(L, 3, "lumen", &mk, &mv);
 	lm_status s;
 	if (lml_tobox(L, 2)) {
 		lm_tensor *t = lml_checktensor(L, 2, "argument 2");
@@ -170,33 +247,31 @@ static int l_save(lua_State *L)
 		if (lua_type(L, 2) != LUA_TTABLE)
 			lml_error(L, "argument 2 must be a tensor or a table of named tensors, got %s",
 			          lml_describe(L, 2, d, sizeof d));
-		int64_t n = 0;
-		lua_pushnil(L);
-		while (lua_next(L, 2)) {
-			if (lua_type(L, -2) != LUA_TSTRING)
-				lml_error(L, "the table's keys must be strings (tensor names), got key %s",
-				          lml_describe(L, -2, d, sizeof d));
-			check_text(L, -2, "a tensor name");
-			if (!lml_tobox(L, -1))
-				lml_error(L, "value of '%.60s' must be a tensor, got %s", lua_tostring(L, -2),
-				          lml_describe(L, -1, d, sizeof d));
-			lml_checktensor(L, -1, lua_tostring(L, -2));
-			n++;
-			lua_pop(L, 1);
-		}
-		const char **names = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(char *), 0);
-		const lm_tensor **ts = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(lm_tensor *), 0);
-		int64_t i = 0;
-		lua_pushnil(L);
-		while (lua_next(L, 2)) {
-			names[i] = lua_tostring(L, -2);
-			ts[i] = lml_totensor(L, -1);
-			i++;
-			lua_pop(L, 1);
-		}
+		const char **names;
+		const lm_tensor **ts;
+		int64_t n = read_tensors(L, 2, &names, &ts);
 		s = lm_safetensors_save(path, n, names, ts, nmeta, mk, mv);
 	}
 	if (s) lml_core_error(L);
+	return 0;
+}
+
+/* lm.save_gguf(path, {name = tensor, ...} [, {metadata = {k = 'v'}}]) */
+static int l_save_gguf(lua_State *L)
+{
+	static const lml_field fields[] = {{.key = "metadata", .kind = LML_CUSTOM}, LML_FIELDS_END};
+	char d[LML_DESCRIBE_MAX];
+	const char *path = check_path(L, 1);
+	if (lua_type(L, 2) != LUA_TTABLE || lml_tobox(L, 2))
+		lml_error(L, "argument 2 must be a table of named tensors, got %s",
+		          lml_describe(L, 2, d, sizeof d));
+	int unused;
+	lml_readopts(L, 3, NULL, fields, &unused);
+	const char **mk, **mv, **names;
+	const lm_tensor **ts;
+	int64_t nmeta = read_metadata(L, 3, NULL, &mk, &mv);
+	int64_t n = read_tensors(L, 2, &names, &ts);
+	if (lm_gguf_save(path, n, names, ts, nmeta, mk, mv)) lml_core_error(L);
 	return 0;
 }
 
@@ -240,6 +315,8 @@ static int l_load_idx(lua_State *L)
 static const luaL_Reg functions[] = {
 	{"save", l_save},
 	{"load", l_load},
+	{"save_gguf", l_save_gguf},
+	{"load_gguf", l_load_gguf},
 	{"save_npy", l_save_npy},
 	{"load_npy", l_load_npy},
 	{"load_idx", l_load_idx},

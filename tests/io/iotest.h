@@ -1,7 +1,7 @@
 /*
  * iotest.h — builders of file images in memory for the reader tests and the fuzzer: safetensors
- * (a JSON header and data), .npy (a dict header), IDX (magic, dims, data), and gzip compression,
- * plus the fixtures' value formula (tests/data/make_fixtures.py).
+ * (a JSON header and data), .npy (a dict header), IDX (magic, dims, data), GGUF (its little-endian
+ * pieces), and gzip compression, plus the fixtures' value formula (tests/data/make_fixtures.py).
  */
 #ifndef LUMEN_IOTEST_H
 #define LUMEN_IOTEST_H
@@ -80,6 +80,48 @@ static inline iobuf idx_image(unsigned char type, int ndim, const uint32_t *dims
 	}
 	iob_add(&b, data, ndata);
 	return b;
+}
+
+/* GGUF pieces: little-endian integers, a gguf string (u64 length, bytes), zeros to an alignment. */
+static inline void iob_u32(iobuf *b, uint32_t v)
+{
+	unsigned char p[4];
+	for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+	iob_add(b, p, 4);
+}
+static inline void iob_u64(iobuf *b, uint64_t v)
+{
+	unsigned char p[8];
+	for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+	iob_add(b, p, 8);
+}
+static inline void iob_gstr(iobuf *b, const char *s)
+{
+	iob_u64(b, strlen(s));
+	iob_add(b, s, strlen(s));
+}
+static inline void iob_pad(iobuf *b, size_t align)
+{
+	static const unsigned char z[64];
+	while (b->n % align) iob_add(b, z, 1);
+}
+/* "GGUF", version 3, the counts. */
+static inline void gguf_head(iobuf *b, uint64_t ntensors, uint64_t nkv)
+{
+	iob_add(b, "GGUF", 4);
+	iob_u32(b, 3);
+	iob_u64(b, ntensors);
+	iob_u64(b, nkv);
+}
+/* A tensor info: name, dims (ggml order: ne[0] innermost), type, offset. */
+static inline void gguf_info(iobuf *b, const char *name, uint32_t nd, const uint64_t *ne,
+                             uint32_t type, uint64_t offset)
+{
+	iob_gstr(b, name);
+	iob_u32(b, nd);
+	for (uint32_t i = 0; i < nd; i++) iob_u64(b, ne[i]);
+	iob_u32(b, type);
+	iob_u64(b, offset);
 }
 
 /* gzip (windowBits 31) of src. */

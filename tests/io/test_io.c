@@ -354,6 +354,83 @@ static void test_safetensors_errors(void **state)
 		iob_free(&b_);                                                                          \
 	} while (0)
 
+/* Block tensors (q8_0, q4_0): written as U8 bytes with lumen.dtype.<name> / lumen.shape.<name>
+ * metadata, read back as themselves byte for byte, the keys consumed; metadata that does not fit
+ * the entry is an error naming the tensor. */
+static void test_safetensors_blocks(void **state)
+{
+	(void)state;
+	lm_tensor *f = lm_randn(2, (int64_t[]){3, 64}, LM_FLOAT32), *g = lm_randn(3, (int64_t[]){2, 2, 32}, LM_FLOAT32);
+	lm_tensor *ts[] = {lm_to_dtype(f, LM_Q8_0), lm_to_dtype(g, LM_Q4_0), lm_ones(1, (int64_t[]){2}, LM_INT8)};
+	const char *names[] = {"q8", "w \"4\"", "b"}, *mk[] = {"format"}, *mv[] = {"pt"};
+	assert_int_equal(lm_safetensors_save(tmp("q.st"), 3, names, (const lm_tensor *const *)ts, 1, mk, mv), LM_OK);
+	lm_tensor_map m;
+	if (lm_safetensors_load(tmp("q.st"), &m)) fail_msg("%s", lm_last_error());
+	assert_int_equal(m.n, 3);
+	assert_int_equal(m.nmeta, 1); /* the lumen.* keys are consumed */
+	assert_string_equal(m.meta_keys[0], "format");
+	for (int k = 0; k < 3; k++) {
+		int64_t j = 0;
+		while (j < m.n && strcmp(m.names[j], names[k])) j++;
+		assert_true(j < m.n);
+		const lm_tensor *a = ts[k], *b = m.tensors[j];
+		assert_int_equal(lm_tensor_dtype(a), lm_tensor_dtype(b));
+		assert_int_equal(lm_tensor_ndim(a), lm_tensor_ndim(b));
+		for (int i = 0; i < lm_tensor_ndim(a); i++) assert_int_equal(lm_tensor_shape(a)[i], lm_tensor_shape(b)[i]);
+		assert_int_equal(lm_tensor_nbytes(a), lm_tensor_nbytes(b));
+		assert_memory_equal(lm_tensor_data(a), lm_tensor_data(b), lm_tensor_nbytes(a));
+	}
+	lm_tensor_map_free(&m);
+	/* what the header says (the names escaped in the keys as in the entries) */
+	FILE *fp = fopen(tmp("q.st"), "rb");
+	char h[1024] = {0};
+	assert_true(fread(h, 1, sizeof h - 1, fp) > 8);
+	fclose(fp);
+	assert_non_null(strstr(h + 8, "\"lumen.dtype.w \\\"4\\\"\":\"q4_0\",\"lumen.shape.w \\\"4\\\"\":\"[2,2,32]\""));
+	assert_non_null(strstr(h + 8, "\"q8\":{\"dtype\":\"U8\",\"shape\":[3,68],"));
+	/* a user's key may not look like Lumen's */
+	const char *bad[] = {"lumen.shape.x"};
+	EXPECT_STATUS(lm_safetensors_save(tmp("r.st"), 3, names, (const lm_tensor *const *)ts, 1, bad, mv),
+	              LM_ERR_ARG, "the metadata key 'lumen.shape.x' is Lumen's own");
+	for (int k = 0; k < 3; k++) lm_tensor_release(ts[k]);
+	lm_tensor_release(f);
+	lm_tensor_release(g);
+	/* metadata that does not fit */
+	static unsigned char d[72];
+#define BLK(meta, dtype, shape) "{\"__metadata__\":{" meta "},\"w\":{\"dtype\":\"" dtype "\",\"shape\":" shape \
+	",\"data_offsets\":[0,72]}}"
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q5_k\",\"lumen.shape.w\":\"[2,64]\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "tensor 'w': lumen.dtype.w is 'q5_k', not a block type Lumen knows (q8_0, q4_0)");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"float32\",\"lumen.shape.w\":\"[18]\"", "U8", "[72]"), d, 72, LM_ERR_IO,
+	       "is 'float32', not a block type");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q4_0\",\"lumen.shape.w\":\"[2,64]\"", "U8", "[3,24]"), d, 72, LM_ERR_IO,
+	       "tensor 'w': q4_0 of shape [2, 64] is stored as U8 [2, 36], but the file holds U8 [3, 24]");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q8_0\",\"lumen.shape.w\":\"[2,64]\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "q8_0 of shape [2, 64] is stored as U8 [2, 68]");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q4_0\",\"lumen.shape.w\":\"[2,48]\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "lumen.shape.w is '[2,48]', not a list of 1 to 8 sizes whose last is a multiple of 32");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q4_0\",\"lumen.shape.w\":\"2x64\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "lumen.shape.w is '2x64', not a list");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q4_0\",\"lumen.shape.w\":\"[]\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "not a list of 1 to 8 sizes");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q4_0\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "tensor 'w': the metadata has lumen.dtype.w but no lumen.shape.w");
+	ST_BAD(BLK("\"lumen.shape.w\":\"[2,64]\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "the metadata has lumen.shape.w but no lumen.dtype.w");
+	ST_BAD(BLK("\"lumen.dtype.v\":\"q4_0\",\"lumen.shape.v\":\"[2,64]\"", "U8", "[2,36]"), d, 72, LM_ERR_IO,
+	       "__metadata__ key 'lumen.dtype.v' names no tensor of the file");
+	ST_BAD(BLK("\"lumen.dtype.w\":\"q4_0\",\"lumen.shape.w\":\"[2,64]\"", "F32", "[18]"), d, 72, LM_ERR_IO,
+	       "tensor 'w': a q4_0 tensor must be stored as U8 (its bytes), not F32");
+	/* the same header, consistent, loads */
+	iobuf ok = st_image(BLK("\"lumen.dtype.w\":\"q4_0\",\"lumen.shape.w\":\"[2,64]\"", "U8", "[2,36]"), d, 72);
+#undef BLK
+	if (lm_safetensors_parse(ok.p, ok.n, "'ok.st'", &m)) fail_msg("%s", lm_last_error());
+	assert_int_equal(lm_tensor_dtype(m.tensors[0]), LM_Q4_0);
+	assert_int_equal(m.nmeta, 0);
+	lm_tensor_map_free(&m);
+	iob_free(&ok);
+}
+
 static void test_npy_errors(void **state)
 {
 	(void)state;
@@ -505,6 +582,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TMP_TEST(test_npy_round_trip),
 		TMP_TEST(test_safetensors_round_trip),
+		TMP_TEST(test_safetensors_blocks),
 		LEAK_TEST(test_fixtures_safetensors),
 		LEAK_TEST(test_fixtures_npy),
 		LEAK_TEST(test_fixtures_idx),

@@ -1,6 +1,6 @@
 /*
- * test_io_fuzz.c — a mutation fuzzer over the three file parsers (safetensors, npy, IDX plain and
- * gzip'ed). Valid images of each format are mutated (bit flips, interesting bytes and integers in
+ * test_io_fuzz.c — a mutation fuzzer over the file parsers (safetensors, npy, IDX plain and
+ * gzip'ed, GGUF). Valid images of each format are mutated (bit flips, interesting bytes and integers in
  * length fields, digits in the text headers replaced by huge numbers, JSON and dict tokens
  * inserted, ranges deleted or duplicated, truncation, bytes appended), then parsed. Each result
  * must be a usable tensor or an error with a message naming the reader; the memory a parse
@@ -35,8 +35,53 @@ static long env_long(const char *name, long def)
 
 /* ---------------------------------------------------------------- seeds */
 
-typedef enum { F_ST, F_NPY, F_IDX, F_IDX_GZ, F_COUNT } format;
-static const char *const format_names[] = {"safetensors", "npy", "idx", "idx.gz"};
+typedef enum { F_ST, F_NPY, F_IDX, F_IDX_GZ, F_GGUF, F_COUNT } format;
+static const char *const format_names[] = {"safetensors", "npy", "idx", "idx.gz", "gguf"};
+
+/* GGUF seeds: kvs of several value types (arrays, nested ones), tensors of the block types and
+ * others, an empty one, a 0-d one; variant 1 with general.alignment 64. */
+static iobuf gguf_seed(int variant, const unsigned char *data)
+{
+	iobuf b = {0};
+	uint32_t align = variant % 3 == 1 ? 64 : 32;
+	gguf_head(&b, variant % 3 == 2 ? 1 : 4, 3);
+	iob_gstr(&b, "general.alignment");
+	iob_u32(&b, 4);
+	iob_u32(&b, align);
+	iob_gstr(&b, "tokens"); /* ["ab", "c"] */
+	iob_u32(&b, 9);
+	iob_u32(&b, 8);
+	iob_u64(&b, 2);
+	iob_gstr(&b, "ab");
+	iob_gstr(&b, "c");
+	iob_gstr(&b, "nested"); /* [[1.5], []] of float32 */
+	iob_u32(&b, 9);
+	iob_u32(&b, 9);
+	iob_u64(&b, 2);
+	iob_u32(&b, 6);
+	iob_u64(&b, 1);
+	iob_add(&b, "\0\0\xc0\x3f", 4);
+	iob_u32(&b, 6);
+	iob_u64(&b, 0);
+	if (variant % 3 == 2) {
+		gguf_info(&b, "s", 0, NULL, 28, 0);
+		iob_pad(&b, align);
+		iob_add(&b, data, 8);
+		return b;
+	}
+	gguf_info(&b, "blk.0.q4", 2, (const uint64_t[]){32, 2}, 2, 0);       /* 36 bytes */
+	gguf_info(&b, "blk.0.q8", 1, (const uint64_t[]){64}, 8, align * 2); /* 68 bytes */
+	gguf_info(&b, "e", 2, (const uint64_t[]){0, 3}, 0, align * 5);
+	gguf_info(&b, "h", 1, (const uint64_t[]){3}, 30, align * 5);        /* 6 bytes */
+	iob_pad(&b, align);
+	size_t start = b.n;
+	iob_add(&b, data, 36);
+	while (b.n < start + align * 2) iob_add(&b, "", 1); /* a gap of more than the padding */
+	iob_add(&b, data + 40, 68);
+	while (b.n < start + align * 5) iob_add(&b, "", 1);
+	iob_add(&b, data + 120, 6);
+	return b;
+}
 
 static iobuf seed_image(format f, int variant)
 {
@@ -51,9 +96,12 @@ static iobuf seed_image(format f, int variant)
 			"{\"x\":{\"dtype\":\"F16\",\"shape\":[4,1],\"data_offsets\":[0,8]},\"y\":{\"dtype\":\"BF16\","
 			"\"shape\":[2],\"data_offsets\":[8,12]},\"z\":{\"dtype\":\"U8\",\"shape\":[0,9],"
 			"\"data_offsets\":[12,12]},\"\\u00e9\\n\":{\"dtype\":\"I16\",\"shape\":[3],\"data_offsets\":[12,18]}}",
+			"{\"__metadata__\":{\"lumen.dtype.q\":\"q4_0\",\"lumen.shape.q\":\"[2,32]\",\"lumen.dtype.r\":"
+			"\"q8_0\",\"lumen.shape.r\":\"[1,1,32]\"},\"q\":{\"dtype\":\"U8\",\"shape\":[2,18],"
+			"\"data_offsets\":[0,36]},\"r\":{\"dtype\":\"U8\",\"shape\":[1,1,34],\"data_offsets\":[36,70]}}",
 		};
-		static const size_t nd[] = {41, 18};
-		return st_image(headers[variant % 2], data, nd[variant % 2]);
+		static const size_t nd[] = {41, 18, 70};
+		return st_image(headers[variant % 3], data, nd[variant % 3]);
 	}
 	case F_NPY: {
 		static const char *const dicts[] = {
@@ -78,6 +126,7 @@ static iobuf seed_image(format f, int variant)
 		iob_free(&b);
 		return z;
 	}
+	case F_GGUF: return gguf_seed(variant, data);
 	default: break;
 	}
 	return (iobuf){0};
@@ -111,9 +160,9 @@ static void mutate(iobuf *b, format f)
 		if (b->n) b->p[at] = (unsigned char)interesting[rndn(8)];
 		break;
 	case 2: { /* an interesting integer where lengths and dims live */
-		size_t lim = f == F_ST ? 8 : f == F_NPY ? 12 : 16;
-		int bytes = f == F_ST ? 8 : f == F_NPY ? 2 : 4;
-		size_t pos = f == F_NPY ? 8 : f == F_ST ? 0 : 4 * rndn(4);
+		size_t lim = f == F_ST ? 8 : f == F_NPY ? 12 : f == F_GGUF ? 40 : 16;
+		int bytes = f == F_ST || f == F_GGUF ? 8 : f == F_NPY ? 2 : 4;
+		size_t pos = f == F_NPY ? 8 : f == F_ST ? 0 : f == F_GGUF ? 8 * (1 + rndn(4)) : 4 * rndn(4);
 		if (b->n >= lim && pos + (size_t)bytes <= b->n)
 			put_u64(b->p + pos, interesting[rndn(14)], bytes, f == F_IDX || f == F_IDX_GZ);
 		break;
@@ -195,9 +244,10 @@ static int run_case(format f, const iobuf *b, long seed, long c)
 	lm_memory_reset_peak();
 	lm_clear_error();
 	int ok = 0;
-	if (f == F_ST) {
+	if (f == F_ST || f == F_GGUF) {
 		lm_tensor_map m;
-		ok = lm_safetensors_parse(b->p, b->n, "'fuzz'", &m) == LM_OK;
+		ok = (f == F_ST ? lm_safetensors_parse(b->p, b->n, "'fuzz'", &m)
+		                : lm_gguf_parse(b->p, b->n, "'fuzz'", &m)) == LM_OK;
 		for (int64_t i = 0; ok && i < m.n; i++)
 			if (!m.names[i] || !m.tensors[i] || lm_tensor_numel(m.tensors[i]) < 0)
 				fail_case(f, seed, c, b, "a map entry is incomplete");
@@ -211,7 +261,8 @@ static int run_case(format f, const iobuf *b, long seed, long c)
 	}
 	if (!ok) {
 		const char *e = lm_last_error();
-		static const char *const reader[] = {"safetensors_load", "npy_load", "idx_load", "idx_load"};
+		static const char *const reader[] = {"safetensors_load", "npy_load", "idx_load", "idx_load",
+		                                     "gguf_load"};
 		if (!*e || !strstr(e, reader[f]) || !strstr(e, "'fuzz'"))
 			fail_case(f, seed, c, b, *e ? e : "an error without a message");
 		lm_status s = lm_last_status();
@@ -310,6 +361,7 @@ static void test_fuzz_safetensors(void **state) { (void)state; fuzz_format(F_ST)
 static void test_fuzz_npy(void **state) { (void)state; fuzz_format(F_NPY); }
 static void test_fuzz_idx(void **state) { (void)state; fuzz_format(F_IDX); }
 static void test_fuzz_idx_gz(void **state) { (void)state; fuzz_format(F_IDX_GZ); }
+static void test_fuzz_gguf(void **state) { (void)state; fuzz_format(F_GGUF); }
 
 int main(void)
 {
@@ -319,6 +371,7 @@ int main(void)
 		LEAK_TEST(test_fuzz_npy),
 		LEAK_TEST(test_fuzz_idx),
 		LEAK_TEST(test_fuzz_idx_gz),
+		LEAK_TEST(test_fuzz_gguf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
--- lm.save / lm.load (safetensors), lm.save_npy / lm.load_npy, lm.load_idx: round trips of every
--- dtype and layout, the reference fixtures in tests/data/ (made by numpy and the safetensors
--- library), interop with numpy in both directions (tests/io/interop.py through /usr/bin/python3),
--- and clear errors for bad arguments and corrupted files.
+-- lm.save / lm.load (safetensors), lm.save_gguf / lm.load_gguf, lm.save_npy / lm.load_npy,
+-- lm.load_idx: round trips of every dtype and layout (q8_0 / q4_0 byte for byte), the reference
+-- fixtures in tests/data/ (made by numpy and the safetensors library), interop with numpy in both
+-- directions (tests/io/interop.py) and with the gguf package, ggml's own reader, writer and
+-- quantizers (tests/io/gguf_check.py), both through /usr/bin/python3, and clear errors for bad
+-- arguments and corrupted files.
 local test = require 'lumen.test'
 
 local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
@@ -190,6 +192,154 @@ test.case('corrupted files are clear errors naming the file and the fault', func
   test.raises(function() lm.load_idx(p) end, "lm.load_idx: '" .. p .. "': truncated")
   p = write('plain-idx', read(data_dir .. 'images-idx3-ubyte') .. 'xx')
   test.raises(function() lm.load_idx(p) end, 'trailing bytes: dims [3, 2, 4] of unsigned byte need 24 bytes of data, the file holds 26')
+end)
+
+-- The bytes of a block tensor (q8_0, q4_0): lm.save writes them as a U8 entry, the data section.
+local function bytes(x)
+  local p = path('bytes.safetensors')
+  lm.save(p, { x = x })
+  local f = assert(io.open(p, 'rb'))
+  local s = f:read('a')
+  f:close()
+  return s:sub(9 + string.unpack('<I8', s))
+end
+
+local function slurp(name)
+  local f = assert(io.open(name, 'rb'))
+  local s = f:read('a')
+  f:close()
+  return s
+end
+
+local function spit(name, s)
+  local f = assert(io.open(path(name), 'wb'))
+  f:write(s)
+  f:close()
+  return path(name)
+end
+
+test.case('lm.save / lm.load: q8_0 and q4_0 as U8 bytes with the metadata that says how to read them', function()
+  local q4, q8 = lm.randn(4, 64):to('q4_0'), lm.randn(3, 2, 32):to('q8_0')
+  lm.save(path('q.safetensors'), { w = q4, v = q8, b = lm.ones(2) }, { metadata = { epoch = '1' } })
+  local t, meta = lm.load(path('q.safetensors'))
+  test.eq(t.w:dtype(), 'q4_0')
+  test.eq(t.w:shape(), { 4, 64 })
+  test.eq(t.v:dtype(), 'q8_0')
+  test.eq(t.v:shape(), { 3, 2, 32 })
+  test.ok(bytes(t.w) == bytes(q4) and bytes(t.v) == bytes(q8), 'the blocks come back byte for byte')
+  test.eq(meta, { epoch = '1' }) -- the lumen.* keys are consumed
+  local raw = slurp(path('q.safetensors'))
+  for _, s in ipairs({ '"lumen.dtype.w":"q4_0"', '"lumen.shape.w":"[4,64]"', '"w":{"dtype":"U8","shape":[4,36],',
+                       '"lumen.shape.v":"[3,2,32]"', '"v":{"dtype":"U8","shape":[3,2,34],' }) do
+    test.ok(raw:find(s, 1, true), 'the header holds ' .. s)
+  end
+  lm.save(path('q1.safetensors'), q4) -- one tensor
+  test.ok(bytes(lm.load(path('q1.safetensors'))) == bytes(q4), 'lm.save of one block tensor')
+  test.raises(function() lm.save(path('x'), { w = q4 }, { metadata = { ['lumen.dtype.w'] = 'q4_0' } }) end,
+    "lm.save: the metadata key 'lumen.dtype.w' is Lumen's own")
+  -- metadata that does not fit the entry (edited in place, the header's length unchanged)
+  local p = spit('shape.safetensors', (raw:gsub('"%[4,64%]"', '"[4,96]"')))
+  test.raises(function() lm.load(p) end,
+    "lm.load: '" .. p .. "': tensor 'w': q4_0 of shape [4, 96] is stored as U8 [4, 54], but the file holds U8 [4, 36]")
+  p = spit('type.safetensors', (raw:gsub('"q4_0"', '"q5_1"')))
+  test.raises(function() lm.load(p) end, "tensor 'w': lumen.dtype.w is 'q5_1', not a block type Lumen knows")
+  p = spit('name.safetensors', (raw:gsub('"lumen.shape.w"', '"lumen.shape.x"')))
+  test.raises(function() lm.load(p) end, "__metadata__ key 'lumen.shape.x' names no tensor of the file")
+end)
+
+-- one tensor of every dtype GGUF and Lumen share, as tests/io/gguf_check.py expects them
+local function gguf_tensors()
+  return {
+    ['w.q4_0'] = lm.randn(4, 64):to('q4_0'),
+    ['w.q8_0'] = lm.randn(3, 32):to('q8_0'),
+    ['blk.0.q4_0'] = (lm.randn(2, 1, 96) * 3):to('q4_0'),
+    f32 = values({ 2, 3 }, 'float32'), f64 = values({ 5 }, 'float64'), f16 = values({ 3, 2 }, 'float16'),
+    bf16 = values({ 2, 2 }, 'bfloat16'), i8 = values({ 4 }, 'int8'), i32 = values({ 2, 2 }, 'int32'),
+    i64 = values({ 3 }, 'int64'),
+  }
+end
+
+test.case('lm.save_gguf / lm.load_gguf: every dtype GGUF has, the blocks byte for byte, metadata', function()
+  local t = gguf_tensors()
+  t.scalar = lm.tensor(2.5) -- ne [1], as ggml writes a scalar
+  t.empty = lm.zeros(0, 3, { dtype = 'int32' })
+  t.view = lm.randn(4, 6):t() -- written in C order
+  lm.save_gguf(path('a.gguf'), t, { metadata = { ['general.name'] = 'test', note = 'caf\u{e9}' } })
+  local g, meta = lm.load_gguf(path('a.gguf'))
+  for k, x in pairs(t) do
+    if x:dtype():match('^q') then
+      test.eq(g[k]:dtype(), x:dtype(), k)
+      test.eq(g[k]:shape(), x:shape(), k)
+      test.ok(bytes(g[k]) == bytes(x), k .. ': byte for byte')
+    elseif k ~= 'scalar' then
+      same(g[k], x:contiguous(), k)
+    end
+  end
+  same(g.scalar, lm.tensor({ 2.5 }), 'a 0-d tensor comes back as shape [1]')
+  test.eq(meta, { ['general.architecture'] = 'lumen', ['general.name'] = 'test', note = 'caf\u{e9}' })
+  -- the file is the same every time (a Lua table has no order: names and keys are sorted)
+  lm.save_gguf(path('b.gguf'), t, { metadata = { note = 'caf\u{e9}', ['general.name'] = 'test' } })
+  test.ok(slurp(path('a.gguf')) == slurp(path('b.gguf')), 'the same bytes for the same tensors')
+  lm.save_gguf(path('c.gguf'), { w = lm.ones(2) }, { metadata = { ['general.alignment'] = '64', ['general.architecture'] = 'llama' } })
+  g, meta = lm.load_gguf(path('c.gguf'))
+  test.eq(meta, { ['general.alignment'] = '64', ['general.architecture'] = 'llama' })
+  test.eq(#slurp(path('c.gguf')) % 64, 0)
+  -- what GGUF cannot hold, bad arguments, bad files
+  test.raises(function() lm.save_gguf(path('x.gguf'), { u = lm.ones(2):byte() }) end,
+    "lm.save_gguf: tensor 'u' is uint8, which GGUF has no type for")
+  test.raises(function() lm.save_gguf(path('x.gguf'), { w = lm.ones(1, 1, 1, 1, 2) }) end, 'has 5 dims; ggml reads at most 4')
+  test.raises(function() lm.save_gguf(path('x.gguf'), lm.ones(2)) end, 'lm.save_gguf: argument 2 must be a table of named tensors')
+  test.raises(function() lm.save_gguf(path('x.gguf'), { w = lm.ones(2) }, { metadata = { k = 1 } }) end,
+    'option metadata must map strings to strings')
+  test.raises(function() lm.save_gguf(path('x.gguf'), { w = lm.ones(2) }, { metadata = { ['general.alignment'] = '48' } }) end,
+    'general.alignment must be a power of two')
+  test.raises(function() lm.load_gguf(path('q.safetensors')) end, 'this is a safetensors file, not GGUF (read it with lm.load)')
+  test.raises(function() lm.load(path('a.gguf')) end, 'this is a GGUF file, not safetensors (read it with lm.load_gguf)')
+  local raw = slurp(path('a.gguf'))
+  local p = spit('cut.gguf', raw:sub(1, 400))
+  test.raises(function() lm.load_gguf(p) end, "lm.load_gguf: '" .. p .. "': truncated: the file ends at byte 400")
+  p = spit('cut2.gguf', raw:sub(1, #raw - 40))
+  test.raises(function() lm.load_gguf(p) end, "run past the end of the file")
+end)
+
+test.case('the gguf Python package reads what Lumen writes, Lumen reads what it writes (ggml\'s quantizers)', function()
+  if not os.execute('/usr/bin/python3 -c "import numpy" 2>/dev/null') then
+    print('  skipped: /usr/bin/python3 with numpy is not installed (apt-get install python3-numpy; ' ..
+      './test.sh installs it)')
+    return
+  end
+  if not os.execute('/usr/bin/python3 -c "import gguf" 2>/dev/null') then
+    print('  skipped: the gguf Python package is not installed (pip install gguf; ./test.sh installs it)')
+    return
+  end
+  local t = gguf_tensors()
+  lm.save_gguf(path('lumen.gguf'), t, { metadata = { note = 'caf\u{e9}' } })
+  for k, x in pairs(t) do
+    if x:dtype():match('^q') then lm.save_npy(path('lumen_' .. k .. '_float.npy'), x:float())
+    elseif x:dtype() == 'bfloat16' then lm.save_npy(path('lumen_bf16.npy'), x:float())
+    else lm.save_npy(path('lumen_' .. k .. '.npy'), x) end
+  end
+  local pipe = io.popen("/usr/bin/python3 '" .. root .. "tests/io/gguf_check.py' '" .. tmp .. "' 2>&1")
+  local out = pipe:read('a')
+  local ok = pipe:close()
+  test.ok(ok and out:match('^ok'), 'gguf_check.py: ' .. out)
+  print('  ' .. out:gsub('\n$', ''))
+  local g, meta = lm.load_gguf(path('py.gguf'))
+  for _, rows in ipairs({ 'cos', 'randn' }) do
+    local x = lm.load_npy(path('py_' .. rows .. '.npy'))
+    for _, q in ipairs({ 'q4_0', 'q8_0' }) do
+      local name = rows .. '.' .. q
+      test.eq(g[name]:dtype(), q, name)
+      test.eq(g[name]:shape(), x:shape(), name)
+      test.ok(bytes(g[name]) == bytes(x:to(q)), name .. ": gguf.quants.quantize's bytes are x:to('" .. q .. "')'s")
+    end
+    if rows == 'cos' then
+      same(g['cos.f32'], x, 'cos.f32')
+      same(g['cos.f16'], x:half(), 'cos.f16')
+    end
+  end
+  test.eq(meta, { ['general.architecture'] = 'lumen-check', note = 'written by gguf-py', count = '7',
+                  scale = '0.25', flag = 'true', ints = '[1,-2,3]', words = '["a","b c"]' })
 end)
 
 test.case('cleanup', function() os.execute("rm -rf '" .. tmp .. "'") end)
