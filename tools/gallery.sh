@@ -23,6 +23,7 @@ shots=(
 	"timeline 9 segments=4"
 	"curves 96 csv=tests/viz/data/mlp_run.csv"
 	"tensor 5 view=transpose,variant=contiguous()"
+	"quant 3 bits=4,group_size=32"
 )
 for shot in "${shots[@]}"; do
 	read -r scene step opts <<< "$shot"

@@ -59,10 +59,11 @@ each).]])
 topic('viz', [[The visualizer: an SDL2/OpenGL window (offscreen without a display) that draws the
 course's pictures from the kernels that ran: viz.show(info) after a kernels call, viz.scene(name)
 for a demonstration, viz.show(y) for an autograd graph, viz.show(x) for a tensor's storage,
-viz.show(model) for a model, viz.plot / viz.follow for live curves. Keys: space play/pause, arrows
-step, Home/End, +/- speed, Tab variant, s PNG, ? keys, Esc close. Scenes: scan, reduce, histogram,
-divergence, conv, matmul, spmv, timeline, curves, graph, tensor, model (viz.scenes() lists them;
-docs/viz.md says what each colour means).]])
+viz.show(model) for a model, viz.show('quant', W) for a weight matrix quantized, viz.plot /
+viz.follow for live curves. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant,
+s PNG, ? keys, Esc close. Scenes: scan, reduce, histogram, divergence, conv, matmul, spmv, timeline,
+curves, graph, tensor, model, quant, threads (viz.scenes() lists them; docs/viz.md says what each
+colour means).]])
 topic('lesson', [[Lessons: lectures as steps of text, code, a scene and a checked exercise
 (lessons/<course>/<NN>-<slug>.lua; the format is docs/lessons.md). In the REPL: :lessons (the
 list, with your progress), :lesson NAME or N (opens it where you stopped), :next, :prev, :step N,
@@ -845,7 +846,7 @@ or with lumen --headless, it renders offscreen and says so once: viz.snapshot wr
 would show. viz.show and viz.scene open it themselves.]])
 doc('viz.close', 'viz.close()', [[Closes the window and drops its scene (Esc in the window does the same;
 the REPL goes on).]])
-doc('viz.show', 'viz.show(info_or_trace_or_tensor_or_module [, {scene=, step=, variant=, ...}])',
+doc('viz.show', "viz.show(info_or_trace_or_tensor_or_module [, {scene=, step=, variant=, ...}]) or viz.show('quant', W [, opts])",
   [[Draws a kernel result in the scene of its pattern (scan, reduce, histogram, divergence, conv,
 matmul, spmv, timeline): the info of a kernels call, its trace, or an array of results of one
 pattern. Emulated runs give the picture from their trace; the lecture's other algorithms run on the
@@ -853,7 +854,11 @@ same input; runs without a trace (cpu, cuda) add their measured counters to the 
 names its source. A tensor with a grad_fn: its autograd graph, stepped backward node by node
 ({gradcheck = f, inputs = {x, ...}}: each rule against float64 finite differences, f rebuilding the
 graph from float64 inputs); a tensor without one: its storage, shape, strides and offset ({scene =
-'tensor'} for one with a grad_fn); an nn module: its layers (viz.watch adds live histograms).]])
+'tensor'} for one with a grad_fn); an nn module: its layers (viz.watch adds live histograms).
+viz.show('quant', W [, {bits=4, granularity='tensor'|'channel'|'group', group_size=32,
+symmetric=true, activations=X, alpha=0.5}]): a weight matrix (rows: output channels) on its
+quantization grid, the rounding error per element, and SmoothQuant moving X's outlier channels
+into W.]])
 doc('viz.scene', 'viz.scene(name [, opts])',
   [[Shows a scene built from options alone (it runs its own demonstration input), e.g.
 viz.scene('scan', {n=16, input='pmpp'}). viz.scenes() lists the scenes and their options.]])

@@ -60,10 +60,11 @@ local function describe(m)
     id = string.format('%p', m) }
 end
 
---- viz.show(x [, opts]): a kernel result, a trace, a tensor, or an nn module.
-function viz.show(x, opts)
-  if type(x) == 'table' and nn_module(x) then return viz._show_model(describe(x), opts) end
-  return show(x, opts)
+--- viz.show(x [, opts]): a kernel result, a trace, a tensor, or an nn module; viz.show(scene, x [, opts])
+--- names the scene drawing the tensor x ('quant': a weight matrix).
+function viz.show(x, ...)
+  if type(x) == 'table' and nn_module(x) then return viz._show_model(describe(x), ...) end
+  return show(x, ...)
 end
 
 --[[

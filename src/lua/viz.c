@@ -285,10 +285,11 @@ static int v_is_open(lua_State *L)
 	return 1;
 }
 
-/* viz.show(info_or_trace_or_array [, {scene=, ...}]) */
+/* viz.show(info_or_trace_or_array [, {scene=, ...}]), or a tensor: viz.show(x [, opts]),
+ * viz.show(scene, x [, opts]) */
 static int v_show(lua_State *L)
 {
-	if (lml_tobox(L, 1)) return lml_viz_show_tensor(L);
+	if (lml_tobox(L, 1) || lua_type(L, 1) == LUA_TSTRING) return lml_viz_show_tensor(L); /* (scene,) tensor */
 	lm_viz_run runs[8];
 	lua_settop(L, 2); /* the options stay at 2 */
 	lua_newtable(L);  /* keeps what the runs borrow (their spans) for the call */

@@ -24,8 +24,9 @@
 
 static int fail(lua_State *L) { return luaL_error(L, "%s", lm_last_error()); }
 
-/* Options of viz.show(tensor, {...}) other than the ones read here (scene, gradcheck, inputs). */
-static void read_rest(lua_State *L, int idx, lm_viz_opts *o)
+/* Options of viz.show(tensor, {...}) other than the ones read here (scene, gradcheck, inputs,
+ * eps; activations for the quant scene). */
+static void read_rest(lua_State *L, int idx, lm_viz_opts *o, bool quant)
 {
 	memset(o, 0, sizeof *o);
 	if (lua_isnoneornil(L, idx)) return;
@@ -36,7 +37,8 @@ static void read_rest(lua_State *L, int idx, lm_viz_opts *o)
 	while (lua_next(L, t)) {
 		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
 		if (!k) lml_error(L, "option names must be strings, got %s", lml_describe(L, -2, d, sizeof d));
-		if (strcmp(k, "scene") && strcmp(k, "gradcheck") && strcmp(k, "inputs") && strcmp(k, "eps")) {
+		if (strcmp(k, "scene") && strcmp(k, "gradcheck") && strcmp(k, "inputs") && strcmp(k, "eps") &&
+		    !(quant && strcmp(k, "activations") == 0)) {
 			char v[160];
 			if (lua_type(L, -1) == LUA_TNUMBER) snprintf(v, sizeof v, "%.17g", lua_tonumber(L, -1));
 			else if (lua_type(L, -1) == LUA_TSTRING) snprintf(v, sizeof v, "%s", lua_tostring(L, -1));
@@ -103,18 +105,50 @@ static void run_gradcheck(lua_State *L, const gc_args *a, lm_graph *g, double *e
 	}
 }
 
-/* viz.show(x [, opts]) for a tensor: the graph when it has a grad_fn (unless scene='tensor'). */
+/* viz.show('quant', w [, opts]): opts.activations, a tensor or nil, then the other options. */
+static int show_quant(lua_State *L, lm_tensor *w)
+{
+	char d[LML_DESCRIBE_MAX];
+	lm_tensor *x = NULL;
+	if (lua_istable(L, 2) && lml_rawfield(L, 2, "activations") != LUA_TNIL) {
+		if (!(x = lml_totensor(L, -1)))
+			lml_error(L, "option activations of scene 'quant' must be a tensor (tokens x input channels), got %s",
+			          lml_describe(L, -1, d, sizeof d));
+		lua_pop(L, 1); /* the options table keeps it */
+	} else if (lua_istable(L, 2)) lua_pop(L, 1);
+	lm_viz_opts o;
+	read_rest(L, 2, &o, true);
+	if (lm_viz_show_quant(w, x, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+/* viz.show(x [, opts]) for a tensor: the graph when it has a grad_fn (unless scene='tensor');
+ * viz.show(scene, x [, opts]) names the scene ('tensor', 'graph', 'quant') first. */
 int lml_viz_show_tensor(lua_State *L)
 {
+	char named[16] = "", d[LML_DESCRIBE_MAX];
+	if (lua_type(L, 1) == LUA_TSTRING) { /* the named form: the rest as viz.show(x, opts) */
+		snprintf(named, sizeof named, "%s", lua_tostring(L, 1));
+		if (!lml_totensor(L, 2))
+			lml_error(L, "viz.show('%s', x [, opts]) draws the tensor x, got %s (viz.scene('%s') builds the scene from "
+			          "options)", named, lml_describe(L, 2, d, sizeof d), named);
+		lua_remove(L, 1);
+	}
 	lm_tensor *t = lml_checktensor(L, 1, "argument 1");
 	lua_settop(L, 2);
-	const char *scene = NULL;
-	if (lua_istable(L, 2) && lml_rawfield(L, 2, "scene") == LUA_TSTRING) scene = lua_tostring(L, -1);
+	const char *scene = named[0] ? named : NULL;
+	if (lua_istable(L, 2) && lml_rawfield(L, 2, "scene") == LUA_TSTRING) {
+		if (scene && strcmp(scene, lua_tostring(L, -1)))
+			lml_error(L, "the scene is named twice: '%s' and scene = '%s'", scene, lua_tostring(L, -1));
+		scene = lua_tostring(L, -1); /* the options table keeps it */
+	}
 	if (lua_istable(L, 2)) lua_pop(L, 1);
-	if (scene && strcmp(scene, "graph") && strcmp(scene, "tensor"))
-		lml_error(L, "a tensor is drawn by the scene 'graph' (with a grad_fn) or 'tensor', not '%s'", scene);
+	if (scene && strcmp(scene, "graph") && strcmp(scene, "tensor") && strcmp(scene, "quant"))
+		lml_error(L, "a tensor is drawn by the scene 'graph' (with a grad_fn), 'tensor' or 'quant' (a weight matrix), "
+		          "not '%s'", scene);
+	if (scene && strcmp(scene, "quant") == 0) return show_quant(L, t);
 	lm_viz_opts o;
-	read_rest(L, 2, &o);
+	read_rest(L, 2, &o, false);
 	bool graph = lm_tensor_grad_fn_name(t) && !(scene && strcmp(scene, "tensor") == 0);
 	if (scene && strcmp(scene, "graph") == 0 && !lm_tensor_grad_fn_name(t))
 		lml_error(L, "this tensor has no grad_fn, so no autograd graph (a leaf, or made without requires_grad): "
@@ -175,7 +209,7 @@ static int v_show_model(lua_State *L)
 	m.nlayers = n;
 	m.layers = layers;
 	lm_viz_opts o;
-	read_rest(L, 2, &o);
+	read_rest(L, 2, &o, false);
 	if (lm_viz_show_model(&m, &o, lml_fname(L)) != LM_OK) fail(L);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * data.c — the entry points of the scenes drawn from data rather than from kernel runs:
  * viz.show(tensor) (the tensor scene), viz.show(tensor with a grad_fn) (the graph scene),
+ * viz.show('quant', w) (the quant scene),
  * viz.show(module) (the model scene) and its live histograms, viz.plot and viz.follow (the curves
  * scene). Each builds a vz_build with what it got and installs the scene as viewer.c does for runs.
  * Read next: live.c (the data of the live scenes), scenes/curves.c, scenes/graph.c.
@@ -24,13 +25,19 @@ static lm_status show_with(const char *scene, vz_build *b)
 
 lm_status lm_viz_show_tensor(const lm_tensor *t, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, t, NULL, NULL, NULL};
+	vz_build b = {NULL, 0, o, fname, t, NULL, NULL, NULL, NULL};
 	return show_with("tensor", &b);
+}
+
+lm_status lm_viz_show_quant(const lm_tensor *w, const lm_tensor *x, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {NULL, 0, o, fname, w, NULL, NULL, NULL, x};
+	return show_with("quant", &b);
 }
 
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, NULL, g, check, NULL};
+	vz_build b = {NULL, 0, o, fname, NULL, g, check, NULL, NULL};
 	lm_status st = show_with("graph", &b);
 	lm_graph_free(b.graph); /* NULL when the scene kept it */
 	return st;
@@ -40,7 +47,7 @@ lm_status lm_viz_show_model(const lm_viz_model *m, const lm_viz_opts *o, const c
 {
 	if (m->nlayers < 0 || (m->nlayers > 0 && !m->layers))
 		return lm_set_error(LM_ERR_ARG, "%s: the model has no layer list", fname);
-	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, m};
+	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, m, NULL};
 	return show_with("model", &b);
 }
 
@@ -75,7 +82,7 @@ static lm_status show_curves(const char *fname)
 	}
 	lm_viz_opts o;
 	memset(&o, 0, sizeof o);
-	vz_build b = {NULL, 0, &o, fname, NULL, NULL, NULL, NULL};
+	vz_build b = {NULL, 0, &o, fname, NULL, NULL, NULL, NULL, NULL};
 	return show_with("curves", &b);
 }
 

@@ -123,6 +123,10 @@ lm_status lm_viz_scene(const char *scene, const lm_viz_opts *o, const char *fnam
 
 /* viz.show(tensor): the tensor scene (storage, shape, strides, offset); t is retained. */
 lm_status lm_viz_show_tensor(const lm_tensor *t, const lm_viz_opts *o, const char *fname);
+/* viz.show('quant', w [, {activations = x}]): the quant scene over the weight matrix w (rows =
+ * output channels) and the activations x (tokens x input channels; NULL: a demonstration's);
+ * both are read when the scene is made. */
+lm_status lm_viz_show_quant(const lm_tensor *w, const lm_tensor *x, const lm_viz_opts *o, const char *fname);
 /* viz.show(tensor with a grad_fn): the graph scene over g (lm_graph_capture), which it takes
  * (freed with the scene, or here on failure); check: per listed node, the gradcheck error of
  * lm_graph_gradcheck (copied), or NULL. */

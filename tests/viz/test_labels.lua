@@ -88,6 +88,12 @@ local openers = {
       viz.show(m, size)
     end },
   },
+  quant = {
+    { 'defaults', function() viz.scene('quant', size) end },
+    { 'a 256 x 1024 W, int8 asymmetric', function()
+      viz.scene('quant', with { rows = 256, cols = 1024, tokens = 64, bits = 8, symmetric = false, group_size = 128 })
+    end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()
