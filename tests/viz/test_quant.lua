@@ -102,6 +102,10 @@ test.case('quant: the MSE of each granularity and of SmoothQuant equal the refer
     for _, g in ipairs({ 'tensor', 'channel', 'group' }) do
       rel(value_of { kind = 'mse', group = g }, mse(w, ref_quant(w, o.bits, o.symmetric, g, o.group_size)), 1e-9,
         name .. ' ' .. g)
+      -- and what lm.quant, the library the lesson teaches, computes (the same rules: issue 34)
+      local lib = lm.quant.quantize(w, { bits = o.bits, symmetric = o.symmetric, granularity = g,
+        group_size = o.group_size }):dequantize()
+      rel(value_of { kind = 'mse', group = g }, mse(w, lib), 1e-9, name .. ' ' .. g .. ' against lm.quant')
     end
     viz.seek(6)
     local r = ref_smooth(w, x, o.alpha, o.bits, o.symmetric, o.granularity, o.group_size)
