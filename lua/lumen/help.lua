@@ -485,8 +485,9 @@ doc('lm.quant.convert', 'quant.convert(model) -> model',
 activations with the calibrated range, else each batch's).]])
 doc('lm.quant.prepare_qat', 'quant.prepare_qat(model [, opts]) -> model',
   [[Each Linear and Conv2d computes with fake_quantize(weight, opts): train it to recover low-bit accuracy.
-quant.unprepare(model) undoes prepare, prepare_qat and smooth.]])
-doc('lm.quant.unprepare', 'quant.unprepare(model) -> model', [[Removes what prepare, prepare_qat and smooth installed.]])
+quant.unprepare(model) undoes prepare and prepare_qat.]])
+doc('lm.quant.unprepare', 'quant.unprepare(model) -> model', [[Removes what prepare and prepare_qat installed; a
+smoothed layer stays smoothed (its weights carry s).]])
 doc('lm.quant.smooth', 'quant.smooth(model, batches [, {alpha=0.5}]) -> stats',
   [[SmoothQuant: s_j = max|X_j|^alpha / max|W_j|^(1-alpha) per input channel of every Linear; the weights
 take s, the input 1/s; stats[name] holds act_max_before/after, weight_max_before/after, s.]])

@@ -360,6 +360,41 @@ function M.quantize_weights(model, opts)
   return model
 end
 
+-- ---------------------------------------------------------------- the layers' own forward
+
+--[[ What prepare, prepare_qat and smooth install on a Linear or Conv2d, composed in one forward so
+that they stack in any order: fields on the layer say what it does, in this order — _smooth (the
+input times 1/s), _record (SmoothQuant's calibration: the running max|x_j|), _observer (the
+activation range quant.convert will use: of the input the layer really multiplies), _qat (the
+weight through fake_quantize). quant.convert carries _smooth into the int8 layer. ]]
+local function smoothed(m, x)
+  local inv = rawget(m, '_smooth')
+  return inv and x * inv:to(x:dtype()) or x
+end
+
+local function install_forward(m)
+  local nn = require 'nn'
+  local conv = is_a(m, nn.Conv2d)
+  local cls_forward = class_forward(m)
+  local F = lm.nn.functional
+  rawset(m, 'forward', function(self, x)
+    if rawget(self, '_record') then
+      local a = lm.no_grad(function() return x:detach():abs():reshape(-1, self.in_features):amax(1):float() end)
+      local prev = rawget(self, '_act_max')
+      rawset(self, '_act_max', prev and lm.maximum(prev, a) or a)
+    end
+    x = smoothed(self, x)
+    local obs = rawget(self, '_observer')
+    if obs then obs:observe(x) end
+    local qat = rawget(self, '_qat')
+    if not qat then return cls_forward(self, x) end
+    local w = self.weight
+    local fq = M.fake_quantize(w:reshape(w:size(1), -1), qat):reshape(w:shape())
+    if conv then return self:_call(F.conv2d, x, fq, self.bias, self._opts) end
+    return self:_call(F.linear, x, fq, self.bias)
+  end)
+end
+
 -- ---------------------------------------------------------------- quantization-aware training
 
 --- quant.prepare_qat(model [, opts]) -> model: each Linear and Conv2d computes with
@@ -370,27 +405,20 @@ function M.prepare_qat(model, opts)
   local fname = 'quant.prepare_qat'
   if not is_module(model) then raise(fname .. ': expected a module, got ' .. type(model)) end
   scheme(opts, fname)
-  local F = lm.nn.functional
   each_layer(model, function(_, _, m)
-    local nn = require 'nn'
-    local conv = is_a(m, nn.Conv2d)
     rawset(m, '_qat', opts or {})
-    rawset(m, 'forward', function(self, x)
-      local w = self.weight
-      local fq = M.fake_quantize(w:reshape(w:size(1), -1), self._qat):reshape(w:shape())
-      if conv then return self:_call(F.conv2d, x, fq, self.bias, self._opts) end
-      return self:_call(F.linear, x, fq, self.bias)
-    end)
+    install_forward(m)
   end)
   return model
 end
 
+--- quant.unprepare(model) -> model: removes what prepare and prepare_qat installed (a smoothed
+--- layer keeps its smoothing: its weights carry s).
 function M.unprepare(model)
   each_layer(model, function(_, _, m)
-    rawset(m, 'forward', nil)
     rawset(m, '_qat', nil)
     rawset(m, '_observer', nil)
-    rawset(m, '_smooth', nil)
+    if rawget(m, '_smooth') then install_forward(m) else rawset(m, 'forward', nil) end
   end)
   return model
 end
@@ -410,13 +438,8 @@ function M.prepare(model, opts)
     raise(fname .. ": observer must be 'minmax', 'moving_average' or 'histogram', got " .. tostring(opts.observer))
   end
   each_layer(model, function(_, _, m)
-    local obs = make({ bits = 8, symmetric = false, percentile = opts.percentile })
-    local cls_forward = class_forward(m)
-    rawset(m, '_observer', obs)
-    rawset(m, 'forward', function(self, x)
-      obs:observe(x)
-      return cls_forward(self, x)
-    end)
+    rawset(m, '_observer', make({ bits = 8, symmetric = false, percentile = opts.percentile }))
+    install_forward(m)
   end)
   return model
 end
@@ -474,7 +497,7 @@ local function make_layers()
     end
     return lm.no_grad(function()
       local shape = x:shape()
-      local x2 = x:float():reshape(-1, self.in_features)
+      local x2 = smoothed(self, x:float()):reshape(-1, self.in_features)
       local xq, s, z = quantize_act(x2, self._static)
       local acc = lm._int_mm(xq, self.weight_codes)
       local y = requantize(acc, s, z, self.weight_scale, self.code_sums, rawget(self, '_buffers').bias)
@@ -554,6 +577,7 @@ function M.convert(model)
     end
     local q = is_a(m, nn.Conv2d) and quantized.Conv2d.from_float(m, static) or quantized.Linear.from_float(m, static)
     if obs then rawset(q, '_observer', obs) end
+    if rawget(m, '_smooth') then rawset(q, '_smooth', rawget(m, '_smooth')) end -- SmoothQuant's 1/s
     parent[name] = q
   end)
   return model
@@ -581,13 +605,8 @@ function M.smooth(model, batches, opts)
     if is_a(m, nn.Linear) then
       layers[#layers + 1] = m
       names[m] = name
-      local cls_forward = class_forward(m)
-      rawset(m, 'forward', function(self, x)
-        local a = lm.no_grad(function() return x:detach():abs():reshape(-1, self.in_features):amax(1):float() end)
-        local prev = rawget(self, '_act_max')
-        rawset(self, '_act_max', prev and lm.maximum(prev, a) or a)
-        return cls_forward(self, x)
-      end)
+      rawset(m, '_record', true)
+      install_forward(m)
     end
   end
   if #layers == 0 then raise(fname .. ': the model has no Linear layer') end
@@ -602,11 +621,16 @@ function M.smooth(model, batches, opts)
     raise(fname .. ': batches must be a list of inputs or an iterator, got ' .. type(batches))
   end
   if was then model:train() end
+  for _, m in ipairs(layers) do rawset(m, '_record', nil) end
   if n == 0 then raise(fname .. ': no calibration batch') end
   local stats = {}
   for _, m in ipairs(layers) do
     local a = rawget(m, '_act_max')
     rawset(m, '_act_max', nil)
+    -- a layer smoothed before: a was recorded before its division by s0, so the weight (already
+    -- W s0) sees a / s0, and the new s composes with the old
+    local inv0 = rawget(m, '_smooth')
+    if inv0 then a = a * inv0 end
     local st = lm.no_grad(function()
       local w = m.weight
       local wmax = w:detach():abs():amax(1):float():clamp(EPS, math.huge)
@@ -615,10 +639,8 @@ function M.smooth(model, batches, opts)
       return { act_max_before = a, act_max_after = a / s, weight_max_before = wmax,
         weight_max_after = w:detach():abs():amax(1):float(), s = s }
     end)
-    local inv = 1 / st.s
-    local cls_forward = class_forward(m)
-    rawset(m, '_smooth', inv)
-    rawset(m, 'forward', function(self, x) return cls_forward(self, x * inv:to(x:dtype())) end)
+    rawset(m, '_smooth', inv0 and inv0 / st.s or 1 / st.s)
+    install_forward(m)
     stats[names[m]] = st
   end
   return stats

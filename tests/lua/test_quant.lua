@@ -295,6 +295,18 @@ test.case('SmoothQuant: the product is unchanged, the outlier channels move into
   test.ok(spread(st.act_max_after) < spread(st.act_max_before) / 3,
     string.format('outliers flattened: %g -> %g', spread(st.act_max_before), spread(st.act_max_after)))
   test.raises(function() quant.smooth(m, batches, { alpha = 2 }) end, 'alpha must be a number in [0, 1]')
+  -- the smoothing stays through what comes after (a second smooth, calibration, int8, QAT, unprepare)
+  quant.smooth(m, batches, { alpha = 0.5 })
+  test.tensor_near(m(batches[1]), before, 1e-3, 'smoothed twice')
+  quant.prepare_qat(m, { bits = 8, granularity = 'channel' })
+  test.tensor_near(m(batches[1]), before, 0.05 * before:abs():max():item(), 'smoothed, then QAT at 8 bits')
+  quant.unprepare(m)
+  test.tensor_near(m(batches[1]), before, 1e-3, 'unprepare keeps the smoothing (the weights carry s)')
+  quant.prepare(m)
+  for _, b in ipairs(batches) do m(b) end
+  quant.convert(m)
+  local err = (m(batches[1]) - before):abs():max():item()
+  test.ok(err < 0.02 * before:abs():max():item(), 'smoothed, calibrated, int8: error ' .. err)
 end)
 
 test.case('autocast and the loss scaler: 16-bit compute, float32 masters, skipped steps on overflow', function()
