@@ -449,6 +449,9 @@ doc('F.linear', 'F.linear(x, w [, b]) -> Tensor', [[x w^T + b: x (..., in), w (o
 of a block type (w:to('q4_0') or 'q8_0'): then each row of x is quantized to q8_0 on the fly and
 multiplied by the blocks (ggml's scheme, the 4-bit product at memory speed); x's gradient goes
 through the dequantized weight.]])
+doc('Tensor:as_strided', 'x:as_strided(size, stride [, storage_offset]) -> Tensor',
+  [[A view of x's storage with the given sizes and strides (in elements; storage_offset 0-based, x's own by
+default), checked against the storage's bounds; writing through a view whose elements overlap is refused.]])
 doc('F.unfold', 'F.unfold(x, kernel_size [, {stride=1, padding=0, dilation=1}]) -> Tensor',
   [[im2col: x (N, C, H, W) -> (N, C*kh*kw, L), one column per output position (torch's layout): a
 convolution is W (out, C*kh*kw) times it.]])
@@ -503,7 +506,8 @@ doc('nn.quantized.Linear', 'nn.quantized.Linear.from_float(linear [, {scale=, ze
   [[An int8 Linear: weights per output channel (symmetric int8), activations uint8 per tensor, the
 product exact in int32 (quant.int_mm), then y = s_x s_w (acc - z_x sum_k q_w) + b.]])
 doc('nn.quantized.Conv2d', 'nn.quantized.Conv2d.from_float(conv [, {scale=, zero_point=}])',
-  [[An int8 Conv2d (groups 1): F.unfold, then the int8 product as nn.quantized.Linear.]])
+  [[An int8 Conv2d (groups 1): the image quantized, channels last, padded with the zero point's code; each
+window one row of a strided view of the bytes (x:as_strided), then the int8 product as nn.quantized.Linear.]])
 doc('F.conv2d', "F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=, algo='auto'|'im2col'|'winograd'}]]) -> Tensor",
   [[2-D convolution (cross-correlation, as PyTorch): x (N, C, H, W), w (K, C/groups, R, S), b (K).
 algo: 'im2col' (im2col + matmul, any layer), 'winograd' (Winograd F(2x2, 3x3): 3x3 kernels, stride 1,

@@ -468,11 +468,15 @@ local function quantize_act(x2, static)
   return xq, scale, zp
 end
 
--- y (M, N) = s_x s_w (acc - z_x colsum) + b: the int32 accumulator back to float
-local function requantize(acc, scale, zp, wscale, colsum, bias)
-  local y = (acc:float() - colsum * zp) * (wscale * scale)
-  if bias then y = y + bias end
-  return y
+-- y (M, N) = s_x s_w (acc - z_x colsum) + b: the int32 accumulator back to float, as
+-- acc s + (b - z_x colsum s) with s = s_x s_w per column. shape: the per-column vectors' shape
+-- against acc's (a convolution gives acc as (N, out, L) so that each broadcast row is long).
+local function requantize(acc, scale, zp, wscale, colsum, bias, shape)
+  local s = wscale * scale
+  local shift = -(colsum * zp) * s
+  if bias then shift = shift + bias end
+  if shape then s, shift = s:reshape(shape), shift:reshape(shape) end
+  return acc:float() * s + shift
 end
 
 local quantized = {}
@@ -521,7 +525,8 @@ local function make_layers()
     end
     self.in_channels, self.out_channels = conv.in_channels, conv.out_channels
     self.kernel_size, self.stride, self.padding, self.dilation = conv.kernel_size, conv.stride, conv.padding, conv.dilation
-    local w = conv.weight:detach():float()
+    -- the weights in (kh, kw, C) order per output channel: the rows the forward gathers
+    local w = conv.weight:detach():float():permute(1, 3, 4, 2):contiguous()
     local wq, ws, cs = lm.no_grad(function() return int8_weights(w:reshape(w:size(1), -1)) end)
     self:register_buffer('weight_codes', wq)
     self:register_buffer('weight_scale', ws)
@@ -539,15 +544,21 @@ local function make_layers()
       local k, st, pd, dl = self.kernel_size, self.stride, self.padding, self.dilation
       local oh = (H + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) // st[1] + 1
       local ow = (W + 2 * pd[2] - dl[2] * (k[2] - 1) - 1) // st[2] + 1
-      -- the image quantized first (9 times fewer values than its columns), padded with the zero
-      -- point (the code of 0.0), then unfolded as bytes into rows (N L, C kh kw)
+      -- the image quantized first (9 times fewer values than its windows), channels last, padded
+      -- with the zero point (the code of 0.0); each output position's window is then one row
+      -- (kh, kw, C) of a strided view of the bytes, gathered by one copy into (N L, kh kw C)
       local xq, s, z = quantize_act(x:float(), self._static)
-      if pd[1] > 0 or pd[2] > 0 then xq = F.pad(xq, { pd[2], pd[2], pd[1], pd[1] }, z) end
-      local cols = F.unfold(xq, k, { stride = st, dilation = dl }) -- (N, CKK, L) uint8
-      local x2 = cols:transpose(2, 3):reshape(N * oh * ow, -1)
-      local acc = lm._int_mm(x2, self.weight_codes) -- (N L, out)
-      local y = requantize(acc, s, z, self.weight_scale, self.code_sums, rawget(self, '_buffers').bias)
-      return y:reshape(N, oh * ow, self.out_channels):transpose(2, 3):reshape(N, self.out_channels, oh, ow)
+      local xh = xq:permute(1, 3, 4, 2):contiguous()
+      if pd[1] > 0 or pd[2] > 0 then xh = F.pad(xh, { 0, 0, pd[2], pd[2], pd[1], pd[1] }, z) end
+      local Hp, Wp, C = xh:size(2), xh:size(3), xh:size(4)
+      local rows = xh:as_strided({ N, oh, ow, k[1], k[2], C },
+        { Hp * Wp * C, st[1] * Wp * C, st[2] * C, dl[1] * Wp * C, dl[2] * C, 1 }):contiguous():reshape(N * oh * ow, -1)
+      local acc = lm._int_mm(rows, self.weight_codes) -- (N L, out)
+      -- seen as (N, out, L): converting it to float makes it channels first in the same pass
+      local acc_t = acc:reshape(N, oh * ow, self.out_channels):permute(1, 3, 2)
+      local y = requantize(acc_t, s, z, self.weight_scale, self.code_sums, rawget(self, '_buffers').bias,
+        { 1, self.out_channels, 1 })
+      return y:reshape(N, self.out_channels, oh, ow)
     end)
   end
   function QConv2d:extra_repr()

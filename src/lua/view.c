@@ -31,6 +31,33 @@ static int t_view_like(lua_State *L, int reshape)
 static int t_view(lua_State *L) { return t_view_like(L, 0); }
 static int t_reshape(lua_State *L) { return t_view_like(L, 1); }
 
+/* An integer list (a table) at idx into out (at most LM_MAX_DIMS): its length. */
+static int int_list(lua_State *L, int idx, int64_t *out, const char *what)
+{
+	if (lua_type(L, idx) != LUA_TTABLE) lml_typeerror(L, idx, what, "a table of integers");
+	int n = (int)lua_rawlen(L, idx);
+	if (n > LM_MAX_DIMS) lml_error(L, "%s has %d entries, at most %d dims are supported", what, n, LM_MAX_DIMS);
+	for (int i = 0; i < n; i++) {
+		lua_rawgeti(L, idx, i + 1);
+		out[i] = lml_checkinteger(L, -1, what);
+		lua_pop(L, 1);
+	}
+	return n;
+}
+
+/* x:as_strided(size, stride [, storage_offset = x's]): a view with any sizes and strides (in
+ * elements; the offset 0-based, as PyTorch's), bounds-checked against x's storage */
+static int t_as_strided(lua_State *L)
+{
+	lm_tensor *t = lml_checkself(L);
+	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
+	int n = int_list(L, 2, shape, "size");
+	int m = int_list(L, 3, stride, "stride");
+	if (n != m) lml_error(L, "size has %d entries and stride %d: one stride per dim", n, m);
+	int64_t off = lua_isnoneornil(L, 4) ? lm_tensor_offset(t) : lml_checkinteger(L, 4, "storage_offset");
+	LML_RETURN(L, lm_as_strided(t, n, shape, stride, off));
+}
+
 static int t_t(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
@@ -315,6 +342,7 @@ int lml_index_set(lua_State *L, lm_tensor *t, int key, int value)
 }
 
 static const luaL_Reg methods[] = {
+	{"as_strided", t_as_strided},
 	{"view", t_view},
 	{"reshape", t_reshape},
 	{"t", t_t},

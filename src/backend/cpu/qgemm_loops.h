@@ -11,7 +11,9 @@
  * Paths: scalar, the plain triple loop; AVX2, both operands widened to int16 and vpmaddwd adding
  * pairs into int32 (4 rows x 24 columns of C in 12 registers); AVX-512 with VNNI (chosen at run
  * time on the CPU's flag), vpdpbusd adding groups of four u8 x s8 products into int32 (6 rows x 64
- * columns in 24 registers), else the AVX2 kernel. The vector paths pack both operands first (k
+ * columns in 24 registers; 12 x 32 when C has at most 32 columns), else the same tiles by vpmaddwd
+ * on int16 pairs in zmm registers (AVX-512BW). The AVX2 path takes 6 x 16 tiles where 24 divides
+ * the columns badly (16, 32). The vector paths pack both operands first (k
  * padded with zeros to the group, A by row blocks, B by column panels) and write C through the
  * valid rows and columns only; the column panels are shared among the threads. Read next:
  * ../../../tests/core/test_qgemm.c.
@@ -68,7 +70,16 @@ static void qg_pack_a(const qg_path *P, const uint8_t *a, int64_t lda, int64_t m
 	const int kg = P->kg;
 	for (int r = 0; r < P->mr; r++) {
 		int64_t i = ib * P->mr + r;
-		for (int64_t q = 0; q < kgn; q++) {
+		int64_t whole = i < m ? k / kg : 0; /* the groups inside the matrix: copied, or widened */
+		const uint8_t *row = a + i * lda;
+		if (kg == 4)
+			for (int64_t q = 0; q < whole; q++) memcpy(ap + (q * P->mr + r) * 4, row + q * 4, 4);
+		else
+			for (int64_t q = 0; q < whole; q++) {
+				int16_t h[2] = {row[q * 2], row[q * 2 + 1]};
+				memcpy(ap + (q * P->mr + r) * 4, h, 4);
+			}
+		for (int64_t q = whole; q < kgn; q++) {
 			int v[4] = {0, 0, 0, 0};
 			for (int e = 0; e < kg && i < m && q * kg + e < k; e++) v[e] = a[i * lda + q * kg + e];
 			qg_group(ap + (q * P->mr + r) * 4, kg, v);
@@ -103,6 +114,16 @@ static void qg_pack_b(const qg_path *P, const int8_t *b, int64_t ldb, int64_t n,
 	}
 }
 
+/* The tile of row block ib and column panel jp, through the valid rows and columns. */
+static inline void qg_one(const qg_path *P, int64_t m, int64_t n, int64_t kgn, const char *ap, const char *bp,
+                          int32_t *c, int64_t ldc, int64_t ib, int64_t jp)
+{
+	int64_t rows = m - ib * P->mr < P->mr ? m - ib * P->mr : P->mr;
+	int64_t cols = n - jp * P->nc < P->nc ? n - jp * P->nc : P->nc;
+	P->tile(ap + ib * kgn * P->mr * 4, bp + jp * kgn * P->nc * 4, kgn, c + ib * P->mr * ldc + jp * P->nc, ldc, rows,
+	        cols);
+}
+
 static lm_status qg_run(const qg_path *P, int64_t m, int64_t n, int64_t k, const uint8_t *a,
                         int64_t lda, const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
 {
@@ -113,21 +134,25 @@ static lm_status qg_run(const qg_path *P, int64_t m, int64_t n, int64_t k, const
 		if (ap) lm_free(ap, abytes);
 		return lm_last_status();
 	}
-	int nt = nb > 1 && m * n * k > 32768 ? lmi_num_threads() : 1;
-	/* every thread packs its share of A, then packs each of its panels of B and runs them */
+	int nt = m * n * k > 32768 ? lmi_num_threads() : 1;
+	/* every thread packs its share of A and of B's panels; then the tiles: by column panel when
+	 * there are enough panels to go round, else (a few output columns, as a convolution's 16 or 32
+	 * channels give) by row block, each thread sweeping its rows over every panel */
+	bool by_panel = nb >= nt;
 #pragma omp parallel num_threads(nt)
 	{
 #pragma omp for schedule(static)
 		for (int64_t ib = 0; ib < mb; ib++) qg_pack_a(P, a, lda, m, k, kgn, ib, ap + ib * kgn * P->mr * 4);
 #pragma omp for schedule(static)
-		for (int64_t jp = 0; jp < nb; jp++) {
-			char *panel = bp + jp * kgn * P->nc * 4;
-			qg_pack_b(P, b, ldb, n, k, kgn, jp, panel);
-			for (int64_t ib = 0; ib < mb; ib++) {
-				int64_t rows = m - ib * P->mr < P->mr ? m - ib * P->mr : P->mr;
-				int64_t cols = n - jp * P->nc < P->nc ? n - jp * P->nc : P->nc;
-				P->tile(ap + ib * kgn * P->mr * 4, panel, kgn, c + ib * P->mr * ldc + jp * P->nc, ldc, rows, cols);
-			}
+		for (int64_t jp = 0; jp < nb; jp++) qg_pack_b(P, b, ldb, n, k, kgn, jp, bp + jp * kgn * P->nc * 4);
+		if (by_panel) {
+#pragma omp for schedule(static)
+			for (int64_t jp = 0; jp < nb; jp++)
+				for (int64_t ib = 0; ib < mb; ib++) qg_one(P, m, n, kgn, ap, bp, c, ldc, ib, jp);
+		} else {
+#pragma omp for schedule(static)
+			for (int64_t ib = 0; ib < mb; ib++)
+				for (int64_t jp = 0; jp < nb; jp++) qg_one(P, m, n, kgn, ap, bp, c, ldc, ib, jp);
 		}
 	}
 	lm_free(ap, abytes);
@@ -173,6 +198,7 @@ QG_TILE(wtile, , __m256i, W_MR, W_NV, 8, _mm256_setzero_si256, _mm256_loadu_si25
 
 static const qg_path wpath = {W_MR, W_NC, 2, wtile};
 
+
 #if defined(__AVX512F__)
 
 /* ---------------------------------------------------------------- AVX-512 VNNI: vpdpbusd */
@@ -184,6 +210,22 @@ QG_TILE(vtile, __attribute__((target("avx512f,avx512vnni"))), __m512i, V_MR, V_N
 
 static const qg_path vpath = {V_MR, V_NC, 4, vtile};
 
+/* AVX-512 without VNNI: int16 pairs by vpmaddwd in zmm registers (AVX-512BW), 6 x 64 tiles. */
+#define Z_MAC(acc, a, b) _mm512_add_epi32(acc, _mm512_madd_epi16(a, b))
+QG_TILE(ztile, __attribute__((target("avx512f,avx512bw"))), __m512i, V_MR, V_NV, 16, _mm512_setzero_si512,
+        _mm512_loadu_si512, _mm512_set1_epi32, Z_MAC, _mm512_storeu_si512)
+static const qg_path zpath = {V_MR, V_NC, 2, ztile};
+
+/* A product of at most 32 columns (a convolution's channels): 12 rows x 32 columns, so that no
+ * vector of the 64-column tile computes padding; with VNNI and without. */
+enum { V2_MR = 12, V2_NV = 2, V2_NC = 16 * V2_NV };
+QG_TILE(vtile32, __attribute__((target("avx512f,avx512vnni"))), __m512i, V2_MR, V2_NV, 16, _mm512_setzero_si512,
+        _mm512_loadu_si512, _mm512_set1_epi32, _mm512_dpbusd_epi32, _mm512_storeu_si512)
+static const qg_path vpath32 = {V2_MR, V2_NC, 4, vtile32};
+QG_TILE(ztile32, __attribute__((target("avx512f,avx512bw"))), __m512i, V2_MR, V2_NV, 16, _mm512_setzero_si512,
+        _mm512_loadu_si512, _mm512_set1_epi32, Z_MAC, _mm512_storeu_si512)
+static const qg_path zpath32 = {V2_MR, V2_NC, 2, ztile32};
+
 static bool has_vnni(void)
 {
 	static int known = -1;
@@ -194,21 +236,37 @@ static bool has_vnni(void)
 static lm_status gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
                            const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
 {
-	return qg_run(has_vnni() ? &vpath : &wpath, m, n, k, a, lda, b, ldb, c, ldc);
+	const qg_path *P = has_vnni() ? (n <= V2_NC ? &vpath32 : &vpath) : (n <= V2_NC ? &zpath32 : &zpath);
+	return qg_run(P, m, n, k, a, lda, b, ldb, c, ldc);
 }
 static const char *gemm_u8s8_how(void)
 {
-	return has_vnni() ? "AVX-512 VNNI vpdpbusd, 6 x 64 tiles" : "int16 pairs by vpmaddwd, 4 x 24 tiles (no VNNI)";
+	return has_vnni() ? "AVX-512 VNNI vpdpbusd, 6 x 64 tiles (12 x 32 for at most 32 columns)"
+	                  : "AVX-512BW int16 pairs by vpmaddwd, 6 x 64 tiles (12 x 32 for at most 32 columns; no VNNI)";
 }
 
 #else
 
+/* 6 rows x 16 columns, for products whose columns 24 divides badly (16, 32: a convolution's
+ * channels would leave a third of the 24-column tile computing padding) */
+enum { W2_MR = 6, W2_NV = 2, W2_NC = 8 * W2_NV };
+QG_TILE(wtile16, , __m256i, W2_MR, W2_NV, 8, _mm256_setzero_si256, _mm256_loadu_si256, _mm256_set1_epi32, W_MAC,
+        _mm256_storeu_si256)
+static const qg_path wpath16 = {W2_MR, W2_NC, 2, wtile16};
+
+/* The AVX2 tile that computes the fewest padding columns for n columns (24 on a tie). */
+static const qg_path *qg_avx2_path(int64_t n)
+{
+	int64_t pad24 = (n + 23) / 24 * 24 - n, pad16 = (n + 15) / 16 * 16 - n;
+	return pad16 < pad24 ? &wpath16 : &wpath;
+}
+
 static lm_status gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
                            const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
 {
-	return qg_run(&wpath, m, n, k, a, lda, b, ldb, c, ldc);
+	return qg_run(qg_avx2_path(n), m, n, k, a, lda, b, ldb, c, ldc);
 }
-static const char *gemm_u8s8_how(void) { return "AVX2 int16 pairs by vpmaddwd, 4 x 24 tiles"; }
+static const char *gemm_u8s8_how(void) { return "AVX2 int16 pairs by vpmaddwd, 4 x 24 tiles (6 x 16 where 24 divides the columns badly)"; }
 
 #endif
 #endif
