@@ -11,9 +11,8 @@
  * Paths: scalar, the plain triple loop; AVX2, both operands widened to int16 and vpmaddwd adding
  * pairs into int32 (4 rows x 24 columns of C in 12 registers); AVX-512 with VNNI (chosen at run
  * time on the CPU's flag), vpdpbusd adding groups of four u8 x s8 products into int32 (6 rows x 64
- * columns in 24 registers; 12 x 32 when C has at most 32 columns), else the same tiles by vpmaddwd
- * on int16 pairs in zmm registers (AVX-512BW). The AVX2 path takes 6 x 16 tiles where 24 divides
- * the columns badly (16, 32). The vector paths pack both operands first (k
+ * columns in 24 registers; 12 x 32 when C has at most 32 columns), else the AVX2 kernel. The AVX2
+ * path takes 6 x 16 tiles where 24 divides the columns badly (16, 32). The vector paths pack both operands first (k
  * padded with zeros to the group, A by row blocks, B by column panels) and write C through the
  * valid rows and columns only; the column panels are shared among the threads. Read next:
  * ../../../tests/core/test_qgemm.c.
@@ -210,21 +209,12 @@ QG_TILE(vtile, __attribute__((target("avx512f,avx512vnni"))), __m512i, V_MR, V_N
 
 static const qg_path vpath = {V_MR, V_NC, 4, vtile};
 
-/* AVX-512 without VNNI: int16 pairs by vpmaddwd in zmm registers (AVX-512BW), 6 x 64 tiles. */
-#define Z_MAC(acc, a, b) _mm512_add_epi32(acc, _mm512_madd_epi16(a, b))
-QG_TILE(ztile, __attribute__((target("avx512f,avx512bw"))), __m512i, V_MR, V_NV, 16, _mm512_setzero_si512,
-        _mm512_loadu_si512, _mm512_set1_epi32, Z_MAC, _mm512_storeu_si512)
-static const qg_path zpath = {V_MR, V_NC, 2, ztile};
-
 /* A product of at most 32 columns (a convolution's channels): 12 rows x 32 columns, so that no
- * vector of the 64-column tile computes padding; with VNNI and without. */
+ * vector of the 64-column tile computes padding. */
 enum { V2_MR = 12, V2_NV = 2, V2_NC = 16 * V2_NV };
 QG_TILE(vtile32, __attribute__((target("avx512f,avx512vnni"))), __m512i, V2_MR, V2_NV, 16, _mm512_setzero_si512,
         _mm512_loadu_si512, _mm512_set1_epi32, _mm512_dpbusd_epi32, _mm512_storeu_si512)
 static const qg_path vpath32 = {V2_MR, V2_NC, 4, vtile32};
-QG_TILE(ztile32, __attribute__((target("avx512f,avx512bw"))), __m512i, V2_MR, V2_NV, 16, _mm512_setzero_si512,
-        _mm512_loadu_si512, _mm512_set1_epi32, Z_MAC, _mm512_storeu_si512)
-static const qg_path zpath32 = {V2_MR, V2_NC, 2, ztile32};
 
 static bool has_vnni(void)
 {
@@ -236,13 +226,13 @@ static bool has_vnni(void)
 static lm_status gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda,
                            const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc)
 {
-	const qg_path *P = has_vnni() ? (n <= V2_NC ? &vpath32 : &vpath) : (n <= V2_NC ? &zpath32 : &zpath);
+	const qg_path *P = !has_vnni() ? &wpath : n <= V2_NC ? &vpath32 : &vpath;
 	return qg_run(P, m, n, k, a, lda, b, ldb, c, ldc);
 }
 static const char *gemm_u8s8_how(void)
 {
 	return has_vnni() ? "AVX-512 VNNI vpdpbusd, 6 x 64 tiles (12 x 32 for at most 32 columns)"
-	                  : "AVX-512BW int16 pairs by vpmaddwd, 6 x 64 tiles (12 x 32 for at most 32 columns; no VNNI)";
+	                  : "int16 pairs by vpmaddwd, 4 x 24 tiles (no VNNI)";
 }
 
 #else
