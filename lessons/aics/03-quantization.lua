@@ -764,7 +764,7 @@ Weight-only post-training quantization: each Linear and Conv2d weight is quantiz
 dequantized in place (quant.quantize_weights, symmetric), the model runs as before, and the test
 accuracy says what the rounding cost. ragged = true lets the last group of a row be shorter where
 32 does not divide it (784 inputs, or the 9 and 144 of the convolutions). With PyTorch on the
-full Fashion-MNIST (the issue's measurement):
+full Fashion-MNIST (examples/quant_lab.lua prints the same table from Lumen):
 
 - 8 bits cost nothing, 4 bits almost nothing, at any granularity;
 - at 2 bits granularity decides everything: per tensor the MLP collapses to chance (10%), in
@@ -777,7 +777,7 @@ table is not the trained model's any more. The charts show accuracy against bits
 只量化权重的训练后量化：把每个 Linear 和 Conv2d 的权重就地量化再反量化
 （quant.quantize_weights，对称量化），模型照常运行，测试准确率就说明了取整的代价。
 ragged = true 让一行最后一组在 32 除不尽的地方短一些（784 个输入，卷积的 9 和 144）。用
-PyTorch 在完整的 Fashion-MNIST 上测得（issue 中的测量）：
+PyTorch 在完整的 Fashion-MNIST 上测得（examples/quant_lab.lua 用 Lumen 打印同样的表）：
 
 - 8 位没有损失，4 位几乎没有损失，无论什么粒度；
 - 2 位时一切取决于粒度：按张量量化时 MLP 跌到随机猜测（10%），每 32 个一组时还保持 82%。
@@ -886,7 +886,7 @@ W was clipped). The network learns weights whose 2-bit versions work.
 
 Here the MLP at 2 bits per tensor, the setting where post-training quantization collapsed, is
 fine-tuned for 128 steps of 32 images (one pass over the 4096). With PyTorch on the full data
-(the issue's measurement) one epoch of QAT recovers most of the loss. The chart is the training
+(and with Lumen in examples/quant_lab.lua) one epoch of QAT recovers most of the loss. The chart is the training
 loss during QAT.]],
         [[
 训练后量化取整的是从来没有为取整而训练过的权重。量化感知训练把取整放进前向传播，而权重仍是
@@ -895,7 +895,7 @@ round 的梯度几乎处处为 0，所以反向传播用直通估计器（straig
 取整（在 W 被截断的地方为 0）。网络学到的是量化成 2 位之后也能用的权重。
 
 这里对按张量 2 位量化的 MLP（训练后量化在这个设置下崩溃了）微调 128 步、每步 32 张图（在 4096
-张图上一遍）。用 PyTorch 在完整数据上测得（issue 中的测量）：一个 epoch 的 QAT 就能挽回大部分
+张图上一遍）。用 PyTorch 在完整数据上测得（用 Lumen 跑 examples/quant_lab.lua 也一样）：一个 epoch 的 QAT 就能挽回大部分
 损失。图中是 QAT 过程中的训练损失。]]),
       code = [[
 local w2 = {bits = 2, granularity = 'tensor'}
@@ -925,7 +925,7 @@ nn.quantized.Linear and Conv2d (quant.prepare, a calibration batch, quant.conver
 from_float on one layer) keep int8 weights per output channel, quantize the activations to
 uint8 per tensor, multiply exactly in int32 (u8 x s8) and scale the result back to float32.
 Around the multiply that is extra work the float32 layer does not do: int8 can only pay where
-the multiply dominates. With PyTorch (the issue's measurement, Fashion-MNIST, batch 256) the
+the multiply dominates. Measured with PyTorch (Fashion-MNIST, batch 256, onednn's int8), the
 CNN's convolutions ran 2.4x faster in int8 and the small MLP's GEMMs slower; in PyTorch's static
 int8 model the activations also stay uint8 from layer to layer, while Lumen's int8 layers take
 and return float32.
@@ -945,7 +945,7 @@ models (weights and activations in 8 bits).]],
 （quant.prepare、一批校准数据、quant.convert；或对单个层用 from_float）保存按输出通道量化的
 int8 权重，把激活按张量量化成 uint8，在 int32 里精确相乘（u8 x s8），再把结果缩放回 float32。
 乘法前后的这些工作是 float32 层不用做的：只有乘法占主导的地方 int8 才可能划算。用 PyTorch
-测得（issue 中的测量，Fashion-MNIST，batch 256）：CNN 的卷积用 int8 快了 2.4 倍，小 MLP 的
+测得（Fashion-MNIST，batch 256，onednn 的 int8）：CNN 的卷积用 int8 快了 2.4 倍，小 MLP 的
 GEMM 反而变慢；而且 PyTorch 的静态 int8 模型里激活在层与层之间一直是 uint8，Lumen 的 int8 层
 则是输入输出都是 float32。
 
