@@ -103,6 +103,9 @@ static int loop_dtype(const lmi_op_info *o, lm_dtype dt)
 	case LMI_DT_FLOATFN: return fl ? (int)dt : (int)LM_FLOAT32;
 	case LMI_DT_FLOAT: return fl ? (int)dt : -1;
 	case LMI_DT_INDICES: return dt == LM_INT32 || dt == LM_INT64 ? (int)dt : -1;
+	case LMI_DT_QUANT: /* int_mm: uint8 codes (times int8); linear_blocks: a float input, in float32 */
+		if (o == &lmi_ops[LMI_OP_INT_MM]) return dt == LM_UINT8 ? (int)dt : -1;
+		return fl ? (int)LM_FLOAT32 : -1;
 	default: return (int)dt;
 	}
 }
