@@ -83,6 +83,9 @@ local function param(fname, shape, dtype, fill)
   return t:requires_grad_(true)
 end
 
+--- The argument checks and param() for the other layer files (lumen/nn/rnn.lua).
+M._util = { posint = posint, bool_opt = bool_opt, number_opt = number_opt, dtype_opt = dtype_opt, param = param }
+
 local function fmt_pair(p) return p[1] == p[2] and tostring(p[1]) or string.format('(%d, %d)', p[1], p[2]) end
 
 -- ---------------------------------------------------------------- Linear

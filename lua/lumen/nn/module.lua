@@ -174,17 +174,19 @@ end
 
 Module.__index = instance_index
 Module.__newindex = instance_newindex
+-- Every result of forward comes back (nn.RNN returns output, h_n); hooks see and may replace the first.
 Module.__call = function(self, ...)
-  local out = self:forward(...)
   local hooks = rawget(self, '_forward_hooks') -- set only by register_forward_hook: no cost without
-  if hooks then
-    local args = table.pack(...)
-    for _, h in ipairs(hooks) do
-      local r = h(self, args, out)
-      if r ~= nil then out = r end
-    end
+  if not hooks then return self:forward(...) end
+  local res = table.pack(self:forward(...))
+  local out = res[1]
+  local args = table.pack(...)
+  for _, h in ipairs(hooks) do
+    local r = h(self, args, out)
+    if r ~= nil then out = r end
   end
-  return out
+  res[1] = out
+  return table.unpack(res, 1, math.max(res.n, 1))
 end
 setmetatable(Module, class_mt)
 
