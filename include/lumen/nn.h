@@ -29,6 +29,10 @@ lm_tensor *lm_linear(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b)
 /* The exact product of uint8 (M, K) and int8 (K, N) codes, int32 (M, N): what the int8 layers
  * (nn.quantized, lm.quant) run; no autograd. */
 lm_tensor *lm_int_mm(const lm_tensor *a, const lm_tensor *b);
+/* One LSTM step's gates, fused: a (B, 4H) pre-activations in PyTorch's order (i, f, g, o), c (B, H)
+ * the cell state -> (B, 2H) = [h | c'] with c' = s(f) c + s(i) tanh(g), h = s(o) tanh(c');
+ * differentiable in a and c (one loop each way). */
+lm_tensor *lm_lstm_cell(const lm_tensor *a, const lm_tensor *c);
 
 /* Numerically stable along dim (no overflow at logits of +-1e4). */
 lm_tensor *lm_softmax(const lm_tensor *x, int dim);

@@ -452,6 +452,10 @@ through the dequantized weight.]])
 doc('Tensor:as_strided', 'x:as_strided(size, stride [, storage_offset]) -> Tensor',
   [[A view of x's storage with the given sizes and strides (in elements; storage_offset 0-based, x's own by
 default), checked against the storage's bounds; writing through a view whose elements overlap is refused.]])
+doc('F.lstm_cell', 'F.lstm_cell(gates, c) -> Tensor (B, 2H)',
+  [[One LSTM step's gates, fused: gates (B, 4H) are the pre-activations in PyTorch's order (i, f, g, o), c (B, H)
+the cell state; the result holds [h | c'] with c' = s(f) c + s(i) tanh(g) and h = s(o) tanh(c'). One loop
+forward and one backward (nn.LSTM runs it each time step).]])
 doc('F.unfold', 'F.unfold(x, kernel_size [, {stride=1, padding=0, dilation=1}]) -> Tensor',
   [[im2col: x (N, C, H, W) -> (N, C*kh*kw, L), one column per output position (torch's layout): a
 convolution is W (out, C*kh*kw) times it.]])

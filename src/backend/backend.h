@@ -30,10 +30,10 @@
 #define LMI_DEVICE_COUNT (LM_CUDA + 1)
 
 /* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node);
- * 5: the quantized products int_mm and linear_blocks. Bumped
+ * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell. Bumped
  * when the interface changes, like
  * LMI_CUDA_MODULE_VERSION. */
-#define LMI_BACKEND_VERSION 5
+#define LMI_BACKEND_VERSION 6
 
 /* The loop families, once: their names (for supports_op, lm.ops and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
@@ -41,7 +41,7 @@
 	X(matmul_batch_sum) X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)      \
 	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
 	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
-	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks)
+	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks) X(lstm_cell)
 
 #define LMI_BE_ENUM_(name) LMI_BE_OP_##name,
 typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
@@ -214,6 +214,13 @@ typedef struct lmi_loops {
 	/* y (M, N) float32 = x (M, K) float32 W^T for W (N, K) of a block type (q8_0, q4_0): each row
 	 * of x quantized to q8_0 once, then every row of W against it (ggml's scheme) */
 	lm_status (*linear_blocks)(const lm_tensor *x, const lm_tensor *w, lm_tensor *y);
+
+	/* ---- the LSTM's gates, fused (contiguous, float; B rows, H units) */
+	/* forward: a (B, 4H) pre-activations (i, f, g, o), c (B, H) -> hc (B, 2H) = [h | c'] and act
+	 * (B, 4H) the activations; backward (gact non-NULL): from act, c, hc and the gradient ghc
+	 * (B, 2H) -> ga (B, 4H) and gc (B, H) */
+	lm_status (*lstm_cell)(const lm_tensor *a, const lm_tensor *c, lm_tensor *hc, lm_tensor *act,
+	                       const lm_tensor *ghc, lm_tensor *ga, lm_tensor *gc);
 } lmi_loops;
 
 /* The loop family that runs op (LMI_BE_OP_COUNT: none, the copies and views). */

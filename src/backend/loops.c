@@ -50,6 +50,8 @@ lmi_be_op lmi_loop_of(lmi_op op)
 	case LMI_OP_FLIP_BATCH: return LMI_BE_OP_flip_batch;
 	case LMI_OP_INT_MM: return LMI_BE_OP_int_mm;
 	case LMI_OP_LINEAR_BLOCKS: return LMI_BE_OP_linear_blocks;
+	case LMI_OP_LSTM_CELL:
+	case LMI_OP_LSTM_CELL_BACKWARD: return LMI_BE_OP_lstm_cell;
 	default: return LMI_BE_OP_COUNT;
 	}
 }
@@ -161,6 +163,9 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	case LMI_OP_FLIP_BATCH: return L->flip_batch(s[0], s[1], d[0]);
 	case LMI_OP_INT_MM: return L->int_mm(s[0], s[1], d[0]);
 	case LMI_OP_LINEAR_BLOCKS: return L->linear_blocks(s[0], s[1], d[0]);
+	case LMI_OP_LSTM_CELL: return L->lstm_cell(s[0], s[1], d[0], d[1], NULL, NULL, NULL);
+	/* backward: src = act, c, hc, ghc; dst = ga, gc */
+	case LMI_OP_LSTM_CELL_BACKWARD: return L->lstm_cell(NULL, s[1], (lm_tensor *)s[2], (lm_tensor *)s[0], s[3], d[0], d[1]);
 	default:
 		return lmi_fail(LM_ERR_INTERNAL, "%s: op %d runs no loop of a device", e->fname, (int)e->op);
 	}

@@ -159,6 +159,14 @@ static int f_unfold(lua_State *L)
 	LML_RETURN(L, lm_im2col(x, &w));
 }
 
+/* F.lstm_cell(gates (B, 4H), c (B, H)) -> (B, 2H) = [h | c'] (nn.LSTM's step) */
+static int f_lstm_cell(lua_State *L)
+{
+	lm_tensor *a = lml_checktensor(L, 1, "gates");
+	lm_tensor *c = lml_checktensor(L, 2, "cell state");
+	LML_RETURN(L, lm_lstm_cell(a, c));
+}
+
 /* lm.quant.int_mm(a uint8 (M, K), b int8 (K, N)) -> int32 (M, N), exact */
 static int q_int_mm(lua_State *L)
 {
@@ -380,6 +388,7 @@ static const luaL_Reg functions[] = {
 	{"linear", f_linear},
 	{"conv2d", f_conv2d},
 	{"unfold", f_unfold},
+	{"lstm_cell", f_lstm_cell},
 	{"max_pool2d", f_max_pool2d},
 	{"avg_pool2d", f_avg_pool2d},
 	{"dropout", f_dropout},

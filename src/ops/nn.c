@@ -135,6 +135,69 @@ lm_tensor *lm_gelu(const lm_tensor *x, bool tanh_approx)
 	return y;
 }
 
+/* ---------------------------------------------------------------- the LSTM's gates */
+
+/* ga, gc from the fused backward loop. Saved: [0] = act (the gates' activations), [1] = c,
+ * [2] = hc. */
+lm_status lmi_bw_lstm_cell(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *act, *c, *hc;
+	lm_status s;
+	if ((s = lmi_node_saved(n, 0, &act)) || (s = lmi_node_saved(n, 1, &c)) || (s = lmi_node_saved(n, 2, &hc)))
+		return s;
+	lm_tensor *gg = lmi_as_dtype(g, hc->dtype), *gcont = gg ? lm_contiguous(gg) : NULL;
+	lm_tensor *ga = gcont ? lmi_empty_as("lstm_cell backward", hc, 2, act->shape, hc->dtype) : NULL;
+	lm_tensor *gc = ga ? lmi_empty_as("lstm_cell backward", hc, 2, c->shape, hc->dtype) : NULL;
+	if (gc && (s = lmi_run("lstm_cell backward", LMI_OP_LSTM_CELL_BACKWARD, NULL, hc->dtype, 4,
+	                       (const lm_tensor *[]){act, c, hc, gcont}, 2, (lm_tensor *[]){ga, gc}))) {
+		lm_tensor_release(ga);
+		lm_tensor_release(gc);
+		ga = gc = NULL;
+	}
+	lm_tensor_release(gg);
+	lm_tensor_release(gcont);
+	if (!gc) {
+		lm_tensor_release(ga);
+		return lm_last_status();
+	}
+	gin[0] = ga;
+	gin[1] = gc;
+	return LM_OK;
+}
+
+lm_tensor *lm_lstm_cell(const lm_tensor *a, const lm_tensor *c)
+{
+	static const char fname[] = "lstm_cell";
+	const lm_tensor *in[2] = {a, c};
+	if (lmi_check_float(fname, "gates", a) || lmi_check_float(fname, "cell state", c) ||
+	    lmi_check_device(fname, 2, in))
+		return NULL;
+	if (c->ndim != 2 || a->ndim != 2 || a->shape[0] != c->shape[0] || a->shape[1] != 4 * c->shape[1] ||
+	    a->dtype != c->dtype)
+		return lmi_fail_null(LM_ERR_SHAPE, "%s: gates %s (%s) and cell state %s (%s) must be (B, 4H) and (B, H) of "
+		                     "one dtype", fname, lmi_shape_s(a), lm_dtype_name(a->dtype), lmi_shape_s(c),
+		                     lm_dtype_name(c->dtype));
+	LMI_HALF_VIA_F32(lm_lstm_cell(a, c), &a, &c);
+	int64_t B = c->shape[0], H = c->shape[1];
+	lm_tensor *ac = lm_contiguous(a), *cc = ac ? lm_contiguous(c) : NULL;
+	lm_tensor *hc = cc ? lmi_empty_as(fname, c, 2, (int64_t[]){B, 2 * H}, c->dtype) : NULL;
+	lm_tensor *act = hc ? lmi_empty_as(fname, c, 2, (int64_t[]){B, 4 * H}, c->dtype) : NULL;
+	if (act && lmi_run(fname, LMI_OP_LSTM_CELL, NULL, c->dtype, 2, (const lm_tensor *[]){ac, cc}, 2,
+	                   (lm_tensor *[]){hc, act})) {
+		lm_tensor_release(hc);
+		hc = NULL;
+	}
+	if (!act) {
+		lm_tensor_release(hc);
+		hc = NULL;
+	}
+	hc = lmi_finish(hc, LMI_OP_LSTM_CELL, NULL, 2, in, 3, (const lm_tensor *[]){act, cc, hc}, NULL);
+	lm_tensor_release(act);
+	lm_tensor_release(ac);
+	lm_tensor_release(cc);
+	return hc;
+}
+
 /* ---------------------------------------------------------------- losses */
 
 /* Checks the class-index target against logp (N, C, d...) and returns it as contiguous int64

@@ -168,6 +168,8 @@ typedef enum lmi_dtype_rule {
 	X(LOG_SOFTMAX, "log_softmax", "LogSoftmaxBackward", softmax, 1, softmax, LMI_DT_FLOAT, softmax) \
 	X(GELU, "gelu", "GeluBackward", gelu, 1, gelu, LMI_DT_FLOAT, gelu)                          \
 	X(GELU_BACKWARD, "gelu_backward", NULL, gelu, 2, gelu, LMI_DT_FLOAT, none)                   \
+	X(LSTM_CELL, "lstm_cell", "LstmCellBackward", none, 2, lstm_cell, LMI_DT_FLOAT, lstm_cell)   \
+	X(LSTM_CELL_BACKWARD, "lstm_cell_backward", NULL, none, 4, lstm_cell, LMI_DT_FLOAT, none)    \
 	X(NLL_LOSS, "nll_loss", "NllLossBackward", nll, 2, nll, LMI_DT_FLOAT, nll)                  \
 	X(NLL_GRAD, "nll_grad", NULL, nll, 2, nll_grad, LMI_DT_FLOAT, none)                          \
 	X(BCE_LOGITS, "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward",   \

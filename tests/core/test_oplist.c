@@ -91,6 +91,8 @@ static const struct {
 	{"crop_batch", "tests/core/test_devices.c", "crop_batch", "a batch augmentation"},
 	{"flip_batch", "tests/core/test_devices.c", "flip_batch", "a batch augmentation"},
 	{"int_mm", "tests/lua/test_quant.lua", "quant.int_mm", "integer codes, exact: against int64 matmul"},
+	{"lstm_cell", "tests/lua/test_rnn.lua", "F.lstm_cell", "nn.LSTM's fused step: against the formula, PyTorch and gradcheck"},
+	{"lstm_cell_backward", "tests/lua/test_rnn.lua", "gradcheck", "the loop of lstm_cell's backward: its gradchecks"},
 	{"linear_blocks", "tests/lua/test_quant.lua", "F.linear(x, wq)", "a block-type weight, within q8_0's bound"},
 };
 

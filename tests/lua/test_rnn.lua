@@ -279,3 +279,27 @@ test.case('bad input: clear errors naming the module and the shapes', function()
   local msg = test.raises(function() Net()(lm.zeros(6, 2, 5)) end, "nn.LSTM at 'rnn': input of shape [6, 2, 5]")
   test.ok(msg:find('test_rnn.lua:%d+:') ~= nil, 'at the user\'s line: ' .. msg)
 end)
+
+test.case('F.lstm_cell: the fused gates equal the eight-op formula, and gradcheck', function()
+  -- the fused step nn.LSTM runs against the formula written with plain ops, in float64 and float32
+  for _, dt in ipairs({ 'float64', 'float32' }) do
+    local B, H = 5, 7
+    local a = lm.randn(B, 4 * H, { dtype = dt }) * 3
+    local c = lm.randn(B, H, { dtype = dt })
+    local hc = F.lstm_cell(a, c)
+    local i, f = a:narrow(2, 1, H):sigmoid(), a:narrow(2, H + 1, H):sigmoid()
+    local g, o = a:narrow(2, 2 * H + 1, H):tanh(), a:narrow(2, 3 * H + 1, H):sigmoid()
+    local c2 = f * c + i * g
+    test.tensor_near(hc:narrow(2, H + 1, H), c2, dt == 'float64' and 1e-14 or 1e-6, dt .. ' c')
+    test.tensor_near(hc:narrow(2, 1, H), o * c2:tanh(), dt == 'float64' and 1e-14 or 1e-6, dt .. ' h')
+  end
+  local a = lm.randn(3, 8, { dtype = 'float64', requires_grad = true })
+  local c = lm.randn(3, 2, { dtype = 'float64', requires_grad = true })
+  gc('lstm_cell', function(x, y) return F.lstm_cell(x, y) end, { a, c })
+  -- through only one half (h or c'), and a transposed, non-contiguous input
+  gc('lstm_cell h only', function(x, y) return F.lstm_cell(x, y):narrow(2, 1, 2) end, { a, c })
+  local at = lm.randn(8, 3, { dtype = 'float64', requires_grad = true })
+  gc('lstm_cell transposed gates', function(x, y) return F.lstm_cell(x:t(), y) end, { at, c })
+  test.raises(function() F.lstm_cell(lm.randn(3, 7), lm.randn(3, 2)) end, 'must be (B, 4H) and (B, H)')
+  test.raises(function() F.lstm_cell(lm.randn(3, 8), lm.randn(3, 2, { dtype = 'float64' })) end, 'one dtype')
+end)

@@ -65,6 +65,7 @@ static const lmi_loops cpu_loops = {
 	.crop_batch = lmi_cpu_crop_batch,
 	.int_mm = lmi_cpu_int_mm,
 	.linear_blocks = lmi_cpu_linear_blocks,
+	.lstm_cell = lmi_cpu_lstm_cell,
 	.flip_batch = lmi_cpu_flip_batch,
 };
 

@@ -240,3 +240,73 @@ lm_status lmi_cpu_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, i
 		               planes, H, W, OH, OW, k, stride, pad);
 	return LM_OK;
 }
+
+/* ---------------------------------------------------------------- the LSTM's gates */
+
+/*
+ * Forward, per row b and unit j (a, act: (B, 4H) in PyTorch's gate order i, f, g, o):
+ *   i = s(a_i), f = s(a_f), g = tanh(a_g), o = s(a_o); c' = f c + i g; h = o tanh(c')
+ * Backward from dh, dc' (ghc = [dh | dc']): t = tanh(c'), dc = dc' + dh o (1 - t^2);
+ *   da_o = dh t o (1 - o), da_i = dc g i (1 - i), da_f = dc c f (1 - f), da_g = dc i (1 - g^2),
+ *   dc_prev = dc f.
+ */
+#define LSTM_CELL(T, SIG, TANH)                                                                    \
+	static void lstm_forward_##T(const T *a, const T *c, T *hc, T *act, int64_t B, int64_t H)       \
+	{                                                                                           \
+		_Pragma("omp parallel for schedule(static) if (B * H > LMI_PARALLEL_GRAIN)")            \
+		for (int64_t b = 0; b < B; b++) {                                                       \
+			const T *ab = a + b * 4 * H, *cb = c + b * H;                                       \
+			T *act_b = act + b * 4 * H, *hb = hc + b * 2 * H;                                   \
+			for (int64_t j = 0; j < H; j++) {                                                   \
+				T i = SIG(ab[j]), f = SIG(ab[H + j]), g = TANH(ab[2 * H + j]), o = SIG(ab[3 * H + j]); \
+				T cn = f * cb[j] + i * g;                                                       \
+				act_b[j] = i, act_b[H + j] = f, act_b[2 * H + j] = g, act_b[3 * H + j] = o;     \
+				hb[j] = o * TANH(cn);                                                           \
+				hb[H + j] = cn;                                                                 \
+			}                                                                                   \
+		}                                                                                       \
+	}                                                                                           \
+	static void lstm_backward_##T(const T *act, const T *c, const T *hc, const T *ghc, T *ga, T *gc, \
+	                              int64_t B, int64_t H)                                         \
+	{                                                                                           \
+		_Pragma("omp parallel for schedule(static) if (B * H > LMI_PARALLEL_GRAIN)")            \
+		for (int64_t b = 0; b < B; b++) {                                                       \
+			const T *ac = act + b * 4 * H, *cb = c + b * H, *hb = hc + b * 2 * H;               \
+			const T *gh = ghc + b * 2 * H;                                                      \
+			T *gab = ga + b * 4 * H, *gcb = gc + b * H;                                         \
+			for (int64_t j = 0; j < H; j++) {                                                   \
+				T i = ac[j], f = ac[H + j], g = ac[2 * H + j], o = ac[3 * H + j];               \
+				T t = TANH(hb[H + j]), dh = gh[j];                                              \
+				T dc = gh[H + j] + dh * o * (1 - t * t);                                        \
+				gab[j] = dc * g * i * (1 - i);                                                  \
+				gab[H + j] = dc * cb[j] * f * (1 - f);                                          \
+				gab[2 * H + j] = dc * i * (1 - g * g);                                          \
+				gab[3 * H + j] = dh * t * o * (1 - o);                                          \
+				gcb[j] = dc * f;                                                                \
+			}                                                                                   \
+		}                                                                                       \
+	}
+LSTM_CELL(float, lmi_sigmoidf, tanhf)
+LSTM_CELL(double, lmi_sigmoid, tanh)
+
+lm_status lmi_cpu_lstm_cell(const lm_tensor *a, const lm_tensor *c, lm_tensor *hc, lm_tensor *act,
+                            const lm_tensor *ghc, lm_tensor *ga, lm_tensor *gc)
+{
+	int64_t B = c->shape[0], H = c->shape[1];
+	bool f32 = c->dtype == LM_FLOAT32;
+#define P(T, t) ((T *)lmi_data(t))
+	if (!ghc) {
+		if (f32)
+			lstm_forward_float(P(const float, a), P(const float, c), P(float, hc), P(float, act), B, H);
+		else
+			lstm_forward_double(P(const double, a), P(const double, c), P(double, hc), P(double, act), B, H);
+	} else if (f32) {
+		lstm_backward_float(P(const float, act), P(const float, c), P(const float, hc), P(const float, ghc),
+		                    P(float, ga), P(float, gc), B, H);
+	} else {
+		lstm_backward_double(P(const double, act), P(const double, c), P(const double, hc), P(const double, ghc),
+		                     P(double, ga), P(double, gc), B, H);
+	}
+#undef P
+	return LM_OK;
+}

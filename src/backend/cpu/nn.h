@@ -12,6 +12,9 @@ lm_status lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64
                           int64_t inner, bool log_softmax);
 /* out = gelu(x), or with g: out = g * gelu'(x). Any strides, same shape. */
 lm_status lmi_cpu_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, bool tanh_approx);
+/* backend.h's lstm_cell: the gates of an LSTM step and their backward, one pass over B x H. */
+lm_status lmi_cpu_lstm_cell(const lm_tensor *a, const lm_tensor *c, lm_tensor *hc, lm_tensor *act,
+                            const lm_tensor *ghc, lm_tensor *ga, lm_tensor *gc);
 /* NLL gather and its adjoint over logp (N, C, L), target int64 (N, L). */
 lm_status lmi_cpu_nll(const lm_tensor *logp, const lm_tensor *target, lm_tensor *out, int64_t N,
                       int64_t C, int64_t L);
