@@ -33,6 +33,12 @@ lm_tensor *lm_int_mm(const lm_tensor *a, const lm_tensor *b);
  * the cell state -> (B, 2H) = [h | c'] with c' = s(f) c + s(i) tanh(g), h = s(o) tanh(c');
  * differentiable in a and c (one loop each way). */
 lm_tensor *lm_lstm_cell(const lm_tensor *a, const lm_tensor *c);
+/* softmax(q k^T scale [+ causal mask j <= i]) v without the L x S matrix: q (..., L, E), k (..., S, E),
+ * v (..., S, Ev), the same leading dims; scale <= 0 or not finite: 1 / sqrt(E). An online softmax
+ * forward (memory linear in the sequence) and a backward that recomputes the weights (FlashAttention's
+ * scheme); differentiable in q, k and v. */
+lm_tensor *lm_flash_attention(const lm_tensor *q, const lm_tensor *k, const lm_tensor *v, bool is_causal,
+                              double scale);
 
 /* Numerically stable along dim (no overflow at logits of +-1e4). */
 lm_tensor *lm_softmax(const lm_tensor *x, int dim);

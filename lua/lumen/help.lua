@@ -540,6 +540,14 @@ doc('F.batch_norm', 'F.batch_norm(x, running_mean, running_var [, w, b, training
 ones), else with the running statistics.]])
 doc('F.embedding', 'F.embedding(idx, w) -> Tensor', [[The rows of w (n, d) at the 1-based indices idx: shape idx.shape .. {d}.]])
 doc('F.pad', 'F.pad(x, pads [, value = 0]) -> Tensor', [[x padded with value: pads = {left, right [, top, bottom, ...]}, last dim first. Negative pads crop, as in PyTorch: F.pad(x, {-1, -1}) drops the first and last column.]])
+doc('F.scaled_dot_product_attention', 'F.scaled_dot_product_attention(q, k, v [, {attn_mask=, dropout_p=0, is_causal=false, scale=}]) -> Tensor',
+  [[Attention as PyTorch 2's: softmax(q k^T * scale + mask) v with q (..., L, E), k (..., S, E),
+v (..., S, Ev) -> (..., L, Ev) (batch dims broadcast) and scale = 1 / sqrt(E) by default. A boolean
+(uint8) attn_mask says where a query MAY attend (1 = take part, 0 = -inf: the opposite of
+nn.MultiheadAttention's convention); a float one (q's dtype) is added; either broadcasts to
+(..., L, S). is_causal applies the lower-triangular mask (not together with attn_mask). dropout_p > 0
+drops attention weights (always: there is no training flag, as in PyTorch). Composed from tensor
+ops: autograd gives the gradients.]])
 doc('F.one_hot', 'F.one_hot(index [, num_classes]) -> Tensor', [[As lm.one_hot.]])
 
 -- ---------------------------------------------------------------- nn
@@ -597,7 +605,7 @@ local layers = {
   Dropout = { 'nn.Dropout([p = 0.5])', 'Zeroes each element with probability p in training mode and scales the rest by 1 / (1 - p); the identity in eval mode.' },
   BatchNorm1d = { 'nn.BatchNorm1d(n [, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true}])', 'Batch normalisation of (N, n) or (N, n, L) inputs: batch statistics in training (updating running_mean and running_var), the running ones in eval.' },
   BatchNorm2d = { 'nn.BatchNorm2d(c [, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true}])', 'Batch normalisation of (N, c, H, W) inputs per channel, as BatchNorm1d.' },
-  LayerNorm = { 'nn.LayerNorm(shape [, {eps=1e-5, elementwise_affine=true}])', 'Layer normalisation over the last dim(s) (a number or a table), with learned scale and shift.' },
+  LayerNorm = { 'nn.LayerNorm(shape [, {eps=1e-5, elementwise_affine=true, bias=true}])', 'Layer normalisation over the last dim(s) (a number or a table), with learned scale and shift (bias=false: scale only).' },
   Embedding = { 'nn.Embedding(n, d)', 'A table of n learned d-vectors (initialised N(0, 1)) looked up by 1-based int64 indices.' },
   Residual = { 'nn.Residual(m)', 'A skip connection around m: its output is x + m(x) (m must keep the shape).' },
   Identity = { 'nn.Identity()', 'A module that returns its input unchanged.' },
@@ -607,8 +615,9 @@ local layers = {
   RNNCell = { "nn.RNNCell(input_size, hidden_size [, {bias=true, nonlinearity='tanh'|'relu', dtype=}])", "One step of nn.RNN: cell(x [, h]) -> h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), x (batch, input_size) or (input_size), h zeros when left out. Parameters weight_ih, weight_hh, bias_ih, bias_hh from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))." },
   LSTMCell = { 'nn.LSTMCell(input_size, hidden_size [, {bias=true, dtype=}])', "One step of nn.LSTM: cell(x [, {h, c}]) -> h', c' (two values), gates i, f, g, o in weight_ih (4 * hidden_size, input_size)." },
   GRUCell = { 'nn.GRUCell(input_size, hidden_size [, {bias=true, dtype=}])', "One step of nn.GRU: cell(x [, h]) -> h', gates r, z, n in weight_ih (3 * hidden_size, input_size)." },
-  MultiheadAttention = { 'nn.MultiheadAttention(d, heads)', 'Scaled dot-product attention with several heads.' },
-  TransformerEncoderLayer = { 'nn.TransformerEncoderLayer(d, heads [, opts])', 'Self-attention and a feed-forward block, each with a residual and layer norm.' },
+  MultiheadAttention = { 'nn.MultiheadAttention(embed_dim, num_heads [, {dropout=0, bias=true, batch_first=false, kdim=, vdim=, dtype=}])', "Attention with num_heads heads of embed_dim / num_heads each, as PyTorch: mha(query, key, value [, {key_padding_mask=, need_weights=true, attn_mask=, average_attn_weights=true, is_causal=false}]) -> attn_output, attn_weights. query (L, N, E) ((N, L, E) with batch_first, or unbatched (L, E)), key (S, N, kdim), value (S, N, vdim); attn_output has query's shape; attn_weights (N, L, S) averaged over the heads, (N, H, L, S) with average_attn_weights=false, nil with need_weights=false. Masks: a boolean (uint8) attn_mask (L, S) or (N*H, L, S) and key_padding_mask (N, S) say what is NOT allowed (1 = masked out, PyTorch's convention for this module, the opposite of F.scaled_dot_product_attention's); a float mask is added to the scores; is_causal without attn_mask masks the future. Parameters in_proj_weight (3E, E) (q_proj_weight, k_proj_weight, v_proj_weight when kdim or vdim differ from E) from xavier_uniform_, in_proj_bias (3E) zero, out_proj an nn.Linear with a zero bias; dropout on the attention weights in training mode only." },
+  TransformerEncoderLayer = { "nn.TransformerEncoderLayer(d_model, nhead [, {dim_feedforward=2048, dropout=0.1, activation='relu'|'gelu', layer_norm_eps=1e-5, batch_first=false, norm_first=false, bias=true, dtype=}])", "Self-attention and a feed-forward block (linear1, activation, dropout, linear2), each with a residual, dropout and a layer norm, as PyTorch: layer(src [, {src_mask=, src_key_padding_mask=, is_causal=false}]) -> output of src's shape (masks as nn.MultiheadAttention's: 1 = masked out). Post-norm (x = norm1(x + sa(x)); x = norm2(x + ff(x))) by default, pre-norm (x = x + sa(norm1(x)); x = x + ff(norm2(x))) with norm_first. Children self_attn, linear1, dropout, linear2, norm1, norm2, dropout1, dropout2, so a state_dict has PyTorch's keys." },
+  TransformerDecoderLayer = { "nn.TransformerDecoderLayer(d_model, nhead [, options as TransformerEncoderLayer])", "Self-attention, cross-attention over the encoder's output and a feed-forward block, each with a residual, dropout and a layer norm, as PyTorch: layer(tgt, memory [, {tgt_mask=, memory_mask=, tgt_key_padding_mask=, memory_key_padding_mask=, tgt_is_causal=false, memory_is_causal=false}]) -> output of tgt's shape. Children self_attn, multihead_attn, linear1, dropout, linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3 (PyTorch's names); norm_first for pre-norm." },
   CrossEntropyLoss = { "nn.CrossEntropyLoss([{reduction='mean', label_smoothing=0}])", 'log_softmax + NLL of logits (N, C) against 1-based int64 class indices (N): the module form of F.cross_entropy.' },
   MSELoss = { "nn.MSELoss([{reduction='mean'}])", 'The mean squared error: the module form of F.mse_loss.' },
   NLLLoss = { "nn.NLLLoss([{reduction='mean'}])", 'The negative log-likelihood of log-probabilities at 1-based targets: the module form of F.nll_loss.' },

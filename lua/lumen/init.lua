@@ -161,6 +161,13 @@ function lm._guard_globals(env)
   guard(env, 'globals', '')
 end
 
+-- F.scaled_dot_product_attention is written in Lua (lumen/nn/attention.lua), loaded on first call.
+if type(lm.nn) == 'table' and type(rawget(lm.nn, 'functional')) == 'table' then
+  rawget(lm.nn, 'functional').scaled_dot_product_attention = function(...)
+    return require('lumen.nn.attention').scaled_dot_product_attention(...)
+  end
+end
+
 -- lm.nn is the functional half (lm.nn.functional, F); torch.nn.Linear is nn.Linear here, so
 -- lm.nn.<name> reaches the nn module once it exists (and says it is not built before).
 if type(lm.nn) == 'table' then

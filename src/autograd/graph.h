@@ -33,7 +33,7 @@ typedef struct lmi_edge {
 	int64_t shape[LM_MAX_DIMS];
 } lmi_edge;
 
-#define LMI_NODE_MAX_SAVED 4
+#define LMI_NODE_MAX_SAVED 5 /* flash_attention keeps q, k, v, its output and the log-sum-exps */
 
 struct lmi_node {
 	int64_t refcount;

@@ -30,7 +30,7 @@
 #define LMI_DEVICE_COUNT (LM_CUDA + 1)
 
 /* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node);
- * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell. Bumped
+ * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell, attention. Bumped
  * when the interface changes, like
  * LMI_CUDA_MODULE_VERSION. */
 #define LMI_BACKEND_VERSION 6
@@ -41,7 +41,8 @@
 	X(matmul_batch_sum) X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)      \
 	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
 	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
-	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks) X(lstm_cell)
+	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks) X(lstm_cell) \
+	X(attention)
 
 #define LMI_BE_ENUM_(name) LMI_BE_OP_##name,
 typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
@@ -221,6 +222,14 @@ typedef struct lmi_loops {
 	 * (B, 2H) -> ga (B, 4H) and gc (B, H) */
 	lm_status (*lstm_cell)(const lm_tensor *a, const lm_tensor *c, lm_tensor *hc, lm_tensor *act,
 	                       const lm_tensor *ghc, lm_tensor *ga, lm_tensor *gc);
+
+	/* ---- attention without the T x T matrix (contiguous, float; BH batches of heads):
+	 * forward: q (BH, L, E), k (BH, S, E), v (BH, S, Ev) -> o (BH, L, Ev) = softmax(q k^T scale
+	 * [causal: j <= i]) v by an online softmax, and lse (BH, L) each row's log-sum-exp;
+	 * backward (dout non-NULL): stats (BH, 2, L) = [lse; D = rowsum(dO * O)] -> dq, dk, dv */
+	lm_status (*attention)(const lm_tensor *q, const lm_tensor *k, const lm_tensor *v, bool causal, double scale,
+	                       lm_tensor *o, lm_tensor *lse, const lm_tensor *stats, const lm_tensor *dout,
+	                       lm_tensor *dq, lm_tensor *dk, lm_tensor *dv);
 } lmi_loops;
 
 /* The loop family that runs op (LMI_BE_OP_COUNT: none, the copies and views). */

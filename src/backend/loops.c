@@ -52,6 +52,8 @@ lmi_be_op lmi_loop_of(lmi_op op)
 	case LMI_OP_LINEAR_BLOCKS: return LMI_BE_OP_linear_blocks;
 	case LMI_OP_LSTM_CELL:
 	case LMI_OP_LSTM_CELL_BACKWARD: return LMI_BE_OP_lstm_cell;
+	case LMI_OP_FLASH_ATTENTION:
+	case LMI_OP_FLASH_ATTENTION_BACKWARD: return LMI_BE_OP_attention;
 	default: return LMI_BE_OP_COUNT;
 	}
 }
@@ -166,6 +168,13 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	case LMI_OP_LSTM_CELL: return L->lstm_cell(s[0], s[1], d[0], d[1], NULL, NULL, NULL);
 	/* backward: src = act, c, hc, ghc; dst = ga, gc */
 	case LMI_OP_LSTM_CELL_BACKWARD: return L->lstm_cell(NULL, s[1], (lm_tensor *)s[2], (lm_tensor *)s[0], s[3], d[0], d[1]);
+	case LMI_OP_FLASH_ATTENTION:
+		return L->attention(s[0], s[1], s[2], p->attention.is_causal, p->attention.scale, d[0], d[1], NULL, NULL, NULL,
+		                    NULL, NULL);
+	/* backward: src = q, k, v, stats, dO; dst = dq, dk, dv */
+	case LMI_OP_FLASH_ATTENTION_BACKWARD:
+		return L->attention(s[0], s[1], s[2], p->attention.is_causal, p->attention.scale, NULL, NULL, s[3], s[4], d[0],
+		                    d[1], d[2]);
 	default:
 		return lmi_fail(LM_ERR_INTERNAL, "%s: op %d runs no loop of a device", e->fname, (int)e->op);
 	}

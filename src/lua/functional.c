@@ -167,6 +167,28 @@ static int f_lstm_cell(lua_State *L)
 	LML_RETURN(L, lm_lstm_cell(a, c));
 }
 
+/* F.flash_attention(q, k, v [, {is_causal=false, scale=}]): the fused attention (nn.c) */
+typedef struct flash_opts {
+	int is_causal;
+	double scale;
+} flash_opts;
+
+static int f_flash_attention(lua_State *L)
+{
+	static const lml_field fields[] = {
+		LML_FIELD(flash_opts, is_causal, LML_BOOLEAN),
+		LML_FIELD(flash_opts, scale, LML_NUMBER),
+		LML_FIELDS_END,
+	};
+	lm_tensor *q = lml_checktensor(L, 1, "query");
+	lm_tensor *k = lml_checktensor(L, 2, "key");
+	lm_tensor *v = lml_checktensor(L, 3, "value");
+	flash_opts o = {0, 0};
+	lml_readopts(L, 4, NULL, fields, &o);
+	if (o.scale < 0 || !isfinite(o.scale)) lml_error(L, "option scale must be a positive finite number, got %g", o.scale);
+	LML_RETURN(L, lm_flash_attention(q, k, v, o.is_causal, o.scale));
+}
+
 /* lm.quant.int_mm(a uint8 (M, K), b int8 (K, N)) -> int32 (M, N), exact */
 static int q_int_mm(lua_State *L)
 {
@@ -389,6 +411,7 @@ static const luaL_Reg functions[] = {
 	{"conv2d", f_conv2d},
 	{"unfold", f_unfold},
 	{"lstm_cell", f_lstm_cell},
+	{"flash_attention", f_flash_attention},
 	{"max_pool2d", f_max_pool2d},
 	{"avg_pool2d", f_avg_pool2d},
 	{"dropout", f_dropout},

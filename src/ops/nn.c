@@ -198,6 +198,94 @@ lm_tensor *lm_lstm_cell(const lm_tensor *a, const lm_tensor *c)
 	return hc;
 }
 
+/* ---------------------------------------------------------------- attention, fused */
+
+/* dq, dk, dv by the recomputing loop. Saved: [0..2] = q, k, v as (BH, L|S, E|Ev), [3] = out
+ * (BH, L, Ev), [4] = lse (BH, L). */
+lm_status lmi_bw_flash_attention(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *sv[5];
+	lm_status s;
+	for (int k = 0; k < 5; k++)
+		if ((s = lmi_node_saved(n, k, &sv[k]))) return s;
+	const lm_tensor *q = sv[0], *k = sv[1], *v = sv[2], *o = sv[3], *lse = sv[4];
+	lmi_scope sc = {0};
+	lm_tensor *gd = lmi_keep(&sc, lmi_as_dtype(g, q->dtype));
+	lm_tensor *dout = gd ? lmi_keep(&sc, lm_reshape(gd, 3, o->shape)) : NULL;
+	lm_tensor *dc = dout ? lmi_keep(&sc, lm_contiguous(dout)) : NULL;
+	lm_tensor *prod = dc ? lmi_keep(&sc, lm_mul(dc, o)) : NULL;
+	lm_tensor *D = prod ? lmi_keep(&sc, lm_sum(prod, 2, true)) : NULL; /* (BH, L, 1) */
+	lm_tensor *lse3 = D ? lmi_keep(&sc, lm_unsqueeze(lse, 2)) : NULL;
+	lm_tensor *both = lse3 ? lmi_keep(&sc, lm_cat(2, (lm_tensor *[]){lse3, D}, 2)) : NULL; /* (BH, L, 2) */
+	lm_tensor *stats = both ? lmi_keep(&sc, lm_transpose(both, 1, 2)) : NULL;
+	lm_tensor *st = stats ? lmi_keep(&sc, lm_contiguous(stats)) : NULL; /* (BH, 2, L) */
+	lm_tensor *dq = st ? lmi_empty_as("flash_attention backward", q, 3, q->shape, q->dtype) : NULL;
+	lm_tensor *dk = dq ? lmi_empty_as("flash_attention backward", q, 3, k->shape, q->dtype) : NULL;
+	lm_tensor *dv = dk ? lmi_empty_as("flash_attention backward", q, 3, v->shape, q->dtype) : NULL;
+	s = dv ? lmi_run("flash_attention backward", LMI_OP_FLASH_ATTENTION_BACKWARD, &n->p, q->dtype, 5,
+	                 (const lm_tensor *[]){q, k, v, st, dc}, 3, (lm_tensor *[]){dq, dk, dv})
+	       : lm_last_status();
+	lmi_scope_end(&sc);
+	lm_tensor *gs[3] = {dq, dk, dv};
+	for (int j = 0; j < 3; j++) {
+		if (!s && gs[j]) {
+			gin[j] = lm_reshape(gs[j], n->in[j].ndim, n->in[j].shape);
+			if (!gin[j]) s = lm_last_status();
+		}
+		lm_tensor_release(gs[j]);
+	}
+	return s;
+}
+
+lm_tensor *lm_flash_attention(const lm_tensor *q, const lm_tensor *k, const lm_tensor *v, bool is_causal,
+                              double scale)
+{
+	static const char fname[] = "flash_attention";
+	const lm_tensor *in[3] = {q, k, v};
+	if (lmi_check_float(fname, "query", q) || lmi_check_float(fname, "key", k) ||
+	    lmi_check_float(fname, "value", v) || lmi_check_device(fname, 3, in))
+		return NULL;
+	int nd = q->ndim;
+	bool ok = nd >= 2 && k->ndim == nd && v->ndim == nd && q->dtype == k->dtype && q->dtype == v->dtype &&
+	          q->shape[nd - 1] == k->shape[nd - 1] && k->shape[nd - 2] == v->shape[nd - 2];
+	for (int d = 0; ok && d < nd - 2; d++) ok = q->shape[d] == k->shape[d] && q->shape[d] == v->shape[d];
+	if (!ok)
+		return lmi_fail_null(LM_ERR_SHAPE, "%s: query %s, key %s and value %s (%s, %s, %s) must be (..., L, E), "
+		                     "(..., S, E) and (..., S, Ev) with the same leading dims and dtype", fname,
+		                     lmi_shape_s(q), lmi_shape_s(k), lmi_shape_s(v), lm_dtype_name(q->dtype),
+		                     lm_dtype_name(k->dtype), lm_dtype_name(v->dtype));
+	LMI_HALF_VIA_F32(lm_flash_attention(q, k, v, is_causal, scale), &q, &k, &v);
+	int64_t BH = 1, L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1];
+	for (int d = 0; d < nd - 2; d++) BH *= q->shape[d];
+	if (!(scale > 0) || !isfinite(scale)) scale = E ? 1.0 / sqrt((double)E) : 1.0;
+	lmi_params p = {.attention = {.is_causal = is_causal, .scale = scale}};
+	lmi_scope sc = {0};
+	lm_tensor *q3 = lmi_keep(&sc, lm_reshape(q, 3, (int64_t[]){BH, L, E}));
+	lm_tensor *k3 = q3 ? lmi_keep(&sc, lm_reshape(k, 3, (int64_t[]){BH, S, E})) : NULL;
+	lm_tensor *v3 = k3 ? lmi_keep(&sc, lm_reshape(v, 3, (int64_t[]){BH, S, Ev})) : NULL;
+	lm_tensor *qc = v3 ? lmi_keep(&sc, lm_contiguous(q3)) : NULL, *kc = qc ? lmi_keep(&sc, lm_contiguous(k3)) : NULL;
+	lm_tensor *vc = kc ? lmi_keep(&sc, lm_contiguous(v3)) : NULL;
+	lm_tensor *o = vc ? lmi_empty_as(fname, q, 3, (int64_t[]){BH, L, Ev}, q->dtype) : NULL;
+	lm_tensor *lse = o ? lmi_keep(&sc, lmi_empty_as(fname, q, 2, (int64_t[]){BH, L}, q->dtype)) : NULL;
+	lm_tensor *out = NULL;
+	if (lse && S == 0) {
+		lmi_scope_end(&sc);
+		lm_tensor_release(o);
+		return lmi_fail_null(LM_ERR_SHAPE, "%s: no key to attend to (key %s)", fname, lmi_shape_s(k));
+	}
+	if (lse && !lmi_run(fname, LMI_OP_FLASH_ATTENTION, &p, q->dtype, 3, (const lm_tensor *[]){qc, kc, vc}, 2,
+	                    (lm_tensor *[]){o, lse})) {
+		int64_t shape[LM_MAX_DIMS];
+		for (int d = 0; d < nd - 1; d++) shape[d] = q->shape[d];
+		shape[nd - 1] = Ev;
+		lm_tensor *y = lm_reshape(o, nd, shape); /* o has no graph: a plain view */
+		out = lmi_finish(y, LMI_OP_FLASH_ATTENTION, &p, 3, in, 5, (const lm_tensor *[]){qc, kc, vc, o, lse}, NULL);
+	}
+	lm_tensor_release(o);
+	lmi_scope_end(&sc);
+	return out;
+}
+
 /* ---------------------------------------------------------------- losses */
 
 /* Checks the class-index target against logp (N, C, d...) and returns it as contiguous int64

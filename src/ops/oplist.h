@@ -83,6 +83,7 @@ typedef enum lmi_dtype_rule {
 	P(window, LMI_PF(window, int64_t, kh, INT) LMI_PF(window, int64_t, kw, INT) LMI_PF(window, int64_t, sh, INT) LMI_PF(window, int64_t, sw, INT) LMI_PF(window, int64_t, ph, INT) LMI_PF(window, int64_t, pw, INT) LMI_PF(window, int64_t, dh, INT) LMI_PF(window, int64_t, dw, INT) LMI_PF(window, int64_t, channels, INT) LMI_PF(window, int64_t, height, INT) LMI_PF(window, int64_t, width, INT) LMI_PF(window, int64_t, oh, LOOP) LMI_PF(window, int64_t, ow, LOOP)) \
 	P(softmax, LMI_PF(softmax, int64_t, dim, DIM)) \
 	P(gelu, LMI_PF(gelu, bool, tanh_approx, BOOL)) \
+	P(attention, LMI_PF(attention, bool, is_causal, BOOL) LMI_PF(attention, double, scale, FLOAT)) \
 	P(nll, LMI_PF(nll, int64_t, batch, INT) LMI_PF(nll, int64_t, classes, INT) LMI_PF(nll, int64_t, length, INT)) \
 	P(bce_logits, LMI_PF(bce_logits, bool, pos_weight, BOOL)) \
 	P(conv2d, LMI_PF(conv2d, int64_t, ph, INT) LMI_PF(conv2d, int64_t, pw, INT)) \
@@ -170,6 +171,8 @@ typedef enum lmi_dtype_rule {
 	X(GELU_BACKWARD, "gelu_backward", NULL, gelu, 2, gelu, LMI_DT_FLOAT, none)                   \
 	X(LSTM_CELL, "lstm_cell", "LstmCellBackward", none, 2, lstm_cell, LMI_DT_FLOAT, lstm_cell)   \
 	X(LSTM_CELL_BACKWARD, "lstm_cell_backward", NULL, none, 4, lstm_cell, LMI_DT_FLOAT, none)    \
+	X(FLASH_ATTENTION, "flash_attention", "FlashAttentionBackward", attention, 3, attention, LMI_DT_FLOAT, flash_attention) \
+	X(FLASH_ATTENTION_BACKWARD, "flash_attention_backward", NULL, attention, 5, attention, LMI_DT_FLOAT, none) \
 	X(NLL_LOSS, "nll_loss", "NllLossBackward", nll, 2, nll, LMI_DT_FLOAT, nll)                  \
 	X(NLL_GRAD, "nll_grad", NULL, nll, 2, nll_grad, LMI_DT_FLOAT, none)                          \
 	X(BCE_LOGITS, "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward",   \

@@ -2,8 +2,10 @@
 lumen.nn — `require 'nn'` (the global nn): modules, losses and initialisers in PyTorch's names.
 
 The table is lm.nn itself, so nn.functional is F. Parts: lumen/nn/module.lua (nn.Module and the
-containers), layers.lua, rnn.lua (RNN, LSTM, GRU and their cells), loss.lua, initializers.lua (nn.init), utils.lua (nn.utils: gradient
-clipping, the progress bar, the metrics log, deferred Ctrl-C for training loops).
+containers), layers.lua, rnn.lua (RNN, LSTM, GRU and their cells), attention.lua
+(F.scaled_dot_product_attention, MultiheadAttention, the Transformer layers), loss.lua,
+initializers.lua (nn.init), utils.lua (nn.utils: gradient clipping, the progress bar, the
+metrics log, deferred Ctrl-C for training loops).
 See docs/nn.md. Read next: lumen/nn/module.lua.
 ]]
 local lm = require 'lumen'
@@ -13,9 +15,10 @@ local base = require 'lumen.nn.module'
 local layers = require 'lumen.nn.layers'
 local loss = require 'lumen.nn.loss'
 local rnn = require 'lumen.nn.rnn'
+local attention = require 'lumen.nn.attention'
 
 nn.Module = base.Module
-for _, part in ipairs({ base, layers, rnn, loss }) do
+for _, part in ipairs({ base, layers, rnn, attention, loss }) do
   for k, v in pairs(part) do
     if type(v) == 'table' and rawget(v, '_is_module_class') then nn[k] = v end
   end

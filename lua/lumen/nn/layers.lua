@@ -373,8 +373,8 @@ M.BatchNorm2d = batchnorm_class('BatchNorm2d', { 4 })
 
 local LayerNorm = builtin('LayerNorm')
 M.LayerNorm = LayerNorm
---- nn.LayerNorm(normalized_shape [, {eps=1e-5, elementwise_affine=true, dtype=}]); the shape is a
---- number or a table of the last dims.
+--- nn.LayerNorm(normalized_shape [, {eps=1e-5, elementwise_affine=true, bias=true, dtype=}]); the
+--- shape is a number or a table of the last dims; bias=false keeps the scale only (PyTorch 2.1's).
 function LayerNorm:__init(shape, opts)
   local fname = 'nn.LayerNorm'
   if type(shape) == 'number' then shape = { shape } end
@@ -384,13 +384,17 @@ function LayerNorm:__init(shape, opts)
   local s = {}
   for i, v in ipairs(shape) do s[i] = posint(v, 'normalized_shape', fname) end
   self.normalized_shape = s
-  opts = options(opts, { eps = true, elementwise_affine = true, dtype = true }, fname)
+  opts = options(opts, { eps = true, elementwise_affine = true, bias = true, dtype = true }, fname)
   self.eps = number_opt(opts.eps, 1e-5, 'eps', fname, 0)
   self.elementwise_affine = bool_opt(opts.elementwise_affine, true, 'elementwise_affine', fname)
   local dt = dtype_opt(opts.dtype, fname)
   if self.elementwise_affine then
     self.weight = lm.ones(s, { dtype = dt, requires_grad = true })
-    self.bias = lm.zeros(s, { dtype = dt, requires_grad = true })
+    if bool_opt(opts.bias, true, 'bias', fname) then
+      self.bias = lm.zeros(s, { dtype = dt, requires_grad = true })
+    else
+      self:register_parameter('bias', nil)
+    end
   else
     self:register_parameter('weight', nil)
     self:register_parameter('bias', nil)
@@ -411,7 +415,7 @@ end
 
 function LayerNorm:extra_repr()
   return string.format('[%s], eps=%g, elementwise_affine=%s', table.concat(self.normalized_shape, ', '), self.eps,
-    tostring(self.elementwise_affine))
+    tostring(self.elementwise_affine)) .. (self.elementwise_affine and self.bias == nil and ', bias=false' or '')
 end
 
 -- ---------------------------------------------------------------- Embedding

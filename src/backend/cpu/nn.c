@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/nn.h"
 #include "backend/scalar_math.h"
 
@@ -309,4 +310,170 @@ lm_status lmi_cpu_lstm_cell(const lm_tensor *a, const lm_tensor *c, lm_tensor *h
 	}
 #undef P
 	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- attention, online softmax */
+
+/*
+ * FlashAttention's scheme in blocks of BR query rows and BC keys, each block product by the BLAS
+ * (single-threaded inside the parallel region). Forward, per (batch-head, row block): for each key
+ * block (only those at or left of the diagonal when causal), S = scale Q_r K_c^T; each row's running
+ * maximum m and sum l of exp(S - m) rescale the accumulated output when m grows; acc += P V_c.
+ * Then O = acc / l, lse = m + log l. Nothing of size L x S exists. Backward, per batch-head,
+ * recomputing P = exp(S - lse) block by block with D = rowsum(dO * O): dV_c += P^T dO_r,
+ * dP = dO_r V_c^T, dS = scale P (dP - D), dQ_r += dS K_c, dK_c += dS^T Q_r.
+ */
+enum { ATT_BR = 64, ATT_BC = 64 };
+
+#define ATTENTION(T, EXP, LOG, GEMM)                                                               \
+	/* S (nr x nc, ld ATT_BC) for rows i0.. and keys j0..: the causal mask as -inf */              \
+	static void att_mask_##T(T *S, int64_t nr, int64_t nc, int64_t i0, int64_t j0, bool causal)    \
+	{                                                                                           \
+		if (!causal) return;                                                                    \
+		for (int64_t r = 0; r < nr; r++)                                                        \
+			for (int64_t c = 0; c < nc; c++)                                                    \
+				if (j0 + c > i0 + r) S[r * ATT_BC + c] = -(T)INFINITY;                          \
+	}                                                                                           \
+	static lm_status attention_forward_##T(const T *q, const T *k, const T *v, bool causal, T scale, T *o, \
+	                                       T *lse, int64_t BH, int64_t L, int64_t S, int64_t E, int64_t Ev) \
+	{                                                                                           \
+		const lmi_blas_api *blas = lmi_blas();                                                  \
+		int64_t nrb = (L + ATT_BR - 1) / ATT_BR;                                                \
+		size_t bytes = ((size_t)ATT_BR * ATT_BC + (size_t)ATT_BR * (size_t)Ev + 2 * ATT_BR) * sizeof(T); \
+		lmi_par_err perr;                                                                       \
+		lmi_par_init(&perr);                                                                    \
+		_Pragma("omp parallel if (BH * L * S * E > LMI_PARALLEL_GRAIN)")                        \
+		{                                                                                       \
+			T *Sb = lm_alloc(bytes), *acc = Sb ? Sb + ATT_BR * ATT_BC : NULL;                   \
+			T *m = acc ? acc + ATT_BR * Ev : NULL, *l = m ? m + ATT_BR : NULL;                  \
+			if (!Sb) lmi_par_fail(&perr, LM_ERR_NOMEM, "attention: no memory for a block");      \
+			_Pragma("omp for schedule(dynamic, 1)")                                             \
+			for (int64_t t = 0; t < BH * nrb; t++) {                                            \
+				if (!Sb) continue;                                                              \
+				if (lmi_check_interrupt()) {                                                    \
+					lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");                     \
+					continue;                                                                   \
+				}                                                                               \
+				int64_t bh = t / nrb, i0 = (t % nrb) * ATT_BR, nr = L - i0 < ATT_BR ? L - i0 : ATT_BR; \
+				const T *qb = q + (bh * L + i0) * E, *kb = k + bh * S * E, *vb = v + bh * S * Ev; \
+				for (int64_t r = 0; r < nr; r++) m[r] = -(T)INFINITY, l[r] = 0;                 \
+				memset(acc, 0, (size_t)(nr * Ev) * sizeof(T));                                  \
+				int64_t jend = causal ? (i0 + nr < S ? i0 + nr : S) : S;                        \
+				for (int64_t j0 = 0; j0 < jend; j0 += ATT_BC) {                                 \
+					int64_t nc = jend - j0 < ATT_BC ? jend - j0 : ATT_BC;                       \
+					blas->GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc, (blasint)E, \
+					           scale, qb, (blasint)E, kb + j0 * E, (blasint)E, 0, Sb, ATT_BC);   \
+					att_mask_##T(Sb, nr, nc, i0, j0, causal);                                   \
+					for (int64_t r = 0; r < nr; r++) {                                          \
+						T *sr = Sb + r * ATT_BC, mx = m[r];                                     \
+						for (int64_t c = 0; c < nc; c++) mx = sr[c] > mx ? sr[c] : mx;          \
+						if (mx == -(T)INFINITY) { /* a row with no key in this block */          \
+							for (int64_t c = 0; c < nc; c++) sr[c] = 0;                         \
+							continue;                                                           \
+						}                                                                       \
+						if (mx > m[r]) {                                                        \
+							T corr = EXP(m[r] - mx);                                            \
+							l[r] *= corr;                                                       \
+							for (int64_t e = 0; e < Ev; e++) acc[r * Ev + e] *= corr;           \
+							m[r] = mx;                                                          \
+						}                                                                       \
+						T sum = 0;                                                              \
+						for (int64_t c = 0; c < nc; c++) sum += (sr[c] = EXP(sr[c] - mx));      \
+						l[r] += sum;                                                            \
+					}                                                                           \
+					blas->GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)Ev, (blasint)nc, \
+					           1, Sb, ATT_BC, vb + j0 * Ev, (blasint)Ev, 1, acc, (blasint)Ev);  \
+				}                                                                               \
+				for (int64_t r = 0; r < nr; r++) {                                              \
+					T *orow = o + (bh * L + i0 + r) * Ev;                                       \
+					for (int64_t e = 0; e < Ev; e++) orow[e] = acc[r * Ev + e] / l[r];          \
+					lse[bh * L + i0 + r] = m[r] + LOG(l[r]);                                    \
+				}                                                                               \
+			}                                                                                   \
+			if (Sb) lm_free(Sb, bytes);                                                         \
+		}                                                                                       \
+		return lmi_par_finish(&perr);                                                           \
+	}                                                                                           \
+	static lm_status attention_backward_##T(const T *q, const T *k, const T *v, bool causal, T scale, \
+	                                        const T *stats, const T *dout, T *dq, T *dk, T *dv, int64_t BH, \
+	                                        int64_t L, int64_t S, int64_t E, int64_t Ev)        \
+	{                                                                                           \
+		const lmi_blas_api *blas = lmi_blas();                                                  \
+		size_t bytes = 2 * (size_t)ATT_BR * ATT_BC * sizeof(T);                                 \
+		lmi_par_err perr;                                                                       \
+		lmi_par_init(&perr);                                                                    \
+		_Pragma("omp parallel if (BH * L * S * E > LMI_PARALLEL_GRAIN)")                        \
+		{                                                                                       \
+			T *P = lm_alloc(bytes), *dP = P ? P + ATT_BR * ATT_BC : NULL;                       \
+			if (!P) lmi_par_fail(&perr, LM_ERR_NOMEM, "attention: no memory for a block");       \
+			_Pragma("omp for schedule(dynamic, 1)")                                             \
+			for (int64_t bh = 0; bh < BH; bh++) {                                               \
+				if (!P) continue;                                                               \
+				if (lmi_check_interrupt()) {                                                    \
+					lmi_par_fail(&perr, LM_ERR_INTERRUPTED, "interrupted");                     \
+					continue;                                                                   \
+				}                                                                               \
+				const T *qb = q + bh * L * E, *kb = k + bh * S * E, *vb = v + bh * S * Ev;      \
+				const T *lse = stats + bh * 2 * L, *D = lse + L, *db = dout + bh * L * Ev;      \
+				T *dqb = dq + bh * L * E, *dkb = dk + bh * S * E, *dvb = dv + bh * S * Ev;      \
+				memset(dqb, 0, (size_t)(L * E) * sizeof(T));                                    \
+				memset(dkb, 0, (size_t)(S * E) * sizeof(T));                                    \
+				memset(dvb, 0, (size_t)(S * Ev) * sizeof(T));                                   \
+				for (int64_t i0 = 0; i0 < L; i0 += ATT_BR) {                                    \
+					int64_t nr = L - i0 < ATT_BR ? L - i0 : ATT_BR;                             \
+					int64_t jend = causal ? (i0 + nr < S ? i0 + nr : S) : S;                    \
+					for (int64_t j0 = 0; j0 < jend; j0 += ATT_BC) {                             \
+						int64_t nc = jend - j0 < ATT_BC ? jend - j0 : ATT_BC;                   \
+						blas->GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc, (blasint)E, \
+						           scale, qb + i0 * E, (blasint)E, kb + j0 * E, (blasint)E, 0, P, ATT_BC); \
+						att_mask_##T(P, nr, nc, i0, j0, causal);                                \
+						for (int64_t r = 0; r < nr; r++)                                        \
+							for (int64_t c = 0; c < nc; c++) P[r * ATT_BC + c] = EXP(P[r * ATT_BC + c] - lse[i0 + r]); \
+						/* dV_c += P^T dO_r; dP = dO_r V_c^T */                                  \
+						blas->GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)nc, (blasint)Ev, (blasint)nr, \
+						           1, P, ATT_BC, db + i0 * Ev, (blasint)Ev, 1, dvb + j0 * Ev, (blasint)Ev); \
+						blas->GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc, (blasint)Ev, \
+						           1, db + i0 * Ev, (blasint)Ev, vb + j0 * Ev, (blasint)Ev, 0, dP, ATT_BC); \
+						for (int64_t r = 0; r < nr; r++)                                        \
+							for (int64_t c = 0; c < nc; c++)                                    \
+								dP[r * ATT_BC + c] = scale * P[r * ATT_BC + c] * (dP[r * ATT_BC + c] - D[i0 + r]); \
+						/* dQ_r += dS K_c; dK_c += dS^T Q_r */                                   \
+						blas->GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)E, (blasint)nc, \
+						           1, dP, ATT_BC, kb + j0 * E, (blasint)E, 1, dqb + i0 * E, (blasint)E); \
+						blas->GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (blasint)nc, (blasint)E, (blasint)nr, \
+						           1, dP, ATT_BC, qb + i0 * E, (blasint)E, 1, dkb + j0 * E, (blasint)E); \
+					}                                                                           \
+				}                                                                               \
+			}                                                                                   \
+			if (P) lm_free(P, bytes);                                                           \
+		}                                                                                       \
+		return lmi_par_finish(&perr);                                                           \
+	}
+ATTENTION(float, expf, logf, sgemm)
+ATTENTION(double, exp, log, dgemm)
+
+lm_status lmi_cpu_attention(const lm_tensor *q, const lm_tensor *k, const lm_tensor *v, bool causal, double scale,
+                            lm_tensor *o, lm_tensor *lse, const lm_tensor *stats, const lm_tensor *dout,
+                            lm_tensor *dq, lm_tensor *dk, lm_tensor *dv)
+{
+	int64_t BH = q->shape[0], L = q->shape[1], E = q->shape[2], S = k->shape[1], Ev = v->shape[2];
+#define P(T, t) ((T *)lmi_data(t))
+	if (!dout) {
+		if (q->dtype == LM_FLOAT32)
+			return attention_forward_float(P(const float, q), P(const float, k), P(const float, v), causal,
+			                               (float)scale, P(float, o), P(float, lse), BH, L, S, E, Ev);
+		return attention_forward_double(P(const double, q), P(const double, k), P(const double, v), causal, scale,
+		                                P(double, o), P(double, lse), BH, L, S, E, Ev);
+	}
+	lm_status s;
+	if (q->dtype == LM_FLOAT32)
+		s = attention_backward_float(P(const float, q), P(const float, k), P(const float, v), causal, (float)scale,
+		                             P(const float, stats), P(const float, dout), P(float, dq), P(float, dk),
+		                             P(float, dv), BH, L, S, E, Ev);
+	else
+		s = attention_backward_double(P(const double, q), P(const double, k), P(const double, v), causal, scale,
+		                              P(const double, stats), P(const double, dout), P(double, dq), P(double, dk),
+		                              P(double, dv), BH, L, S, E, Ev);
+#undef P
+	return s;
 }

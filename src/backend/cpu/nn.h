@@ -13,6 +13,10 @@ lm_status lmi_cpu_softmax(const lm_tensor *x, lm_tensor *y, int64_t outer, int64
 /* out = gelu(x), or with g: out = g * gelu'(x). Any strides, same shape. */
 lm_status lmi_cpu_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, bool tanh_approx);
 /* backend.h's lstm_cell: the gates of an LSTM step and their backward, one pass over B x H. */
+/* backend.h's attention: the online-softmax forward and the recomputing backward, by (batch, head). */
+lm_status lmi_cpu_attention(const lm_tensor *q, const lm_tensor *k, const lm_tensor *v, bool causal, double scale,
+                            lm_tensor *o, lm_tensor *lse, const lm_tensor *stats, const lm_tensor *dout,
+                            lm_tensor *dq, lm_tensor *dk, lm_tensor *dv);
 lm_status lmi_cpu_lstm_cell(const lm_tensor *a, const lm_tensor *c, lm_tensor *hc, lm_tensor *act,
                             const lm_tensor *ghc, lm_tensor *ga, lm_tensor *gc);
 /* NLL gather and its adjoint over logp (N, C, L), target int64 (N, L). */
