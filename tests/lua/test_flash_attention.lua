@@ -81,3 +81,15 @@ test.case('flash_attention: bad input', function()
   test.raises(function() F.flash_attention(lm.arange(0, 4):reshape(2, 2), lm.randn(2, 2), lm.randn(2, 2)) end,
     'must be a float tensor')
 end)
+
+test.case('F.scaled_dot_product_attention runs the fused kernel when nothing needs the weights', function()
+  local q = lm.randn(2, 9, 4, { requires_grad = true })
+  local k, v = lm.randn(2, 12, 4), lm.randn(2, 12, 3)
+  test.eq(F.scaled_dot_product_attention(q, k, v, { is_causal = true }).grad_fn:name(), 'FlashAttentionBackward')
+  test.eq(F.scaled_dot_product_attention(q, k, v).grad_fn:name(), 'FlashAttentionBackward')
+  local m = lm.ones(9, 12, { dtype = 'uint8' })
+  test.ok(F.scaled_dot_product_attention(q, k, v, { attn_mask = m }).grad_fn:name() ~= 'FlashAttentionBackward',
+    'a mask: the composed path')
+  test.tensor_near(F.scaled_dot_product_attention(q, k, v, { attn_mask = m }), F.scaled_dot_product_attention(q, k, v),
+    1e-5, 'an all-ones mask changes nothing')
+end)

@@ -100,6 +100,13 @@ function M.scaled_dot_product_attention(q, k, v, opts)
   if causal and mask ~= nil then
     raise(fname .. ': is_causal=true and attn_mask are both given; pass one of them (is_causal is the lower-triangular mask)')
   end
+  -- no mask, no dropout, one batch shape: the fused kernel (F.flash_attention: an online softmax in
+  -- blocks, memory linear in the sequence, its backward recomputing the weights)
+  if mask == nil and p == 0 and scale > 0 and S > 0 and shape_of(batch) == shape_of({ table.unpack(qs, 1, #qs - 2) })
+      and shape_of(batch) == shape_of({ table.unpack(ks, 1, #ks - 2) })
+      and shape_of(batch) == shape_of({ table.unpack(vs, 1, #vs - 2) }) then
+    return F.flash_attention(q, k, v, { is_causal = causal, scale = scale })
+  end
   local scores = q:matmul(k:transpose(-2, -1)) * scale
   if causal then
     scores = scores:masked_fill(causal_block(L, S), NEG_INF)
