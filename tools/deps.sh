@@ -15,6 +15,8 @@
 #                                   Simplified Chinese in one 5 MB file (fonts-noto-cjk installs 91 MB);
 #                                   without it the labels stay English
 #   dataset-fashion-mnist           the real data set of the training lessons
+#   fortunes fortunes-zh            the text corpora of data.Corpus (English fortunes; the 300 Tang
+#                                   poems and the Chinese fortunes), /usr/share/games/fortunes
 #   libgl1-mesa-dri libegl1         OpenGL without a display (llvmpipe) for headless runs and tests
 #   python3-numpy                   the file interop test (tests/lua/test_files.lua: numpy reads what
 #                                   Lumen writes and writes what Lumen reads, via tests/io/interop.py)
@@ -27,7 +29,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	libsdl2-dev libsdl2-ttf-dev libepoxy-dev libpng-dev zlib1g-dev
 	libedit-dev libcmocka-dev
 	libopenblas-dev libopenblas0-openmp
-	fonts-dejavu-core fonts-wqy-microhei dataset-fashion-mnist
+	fonts-dejavu-core fonts-wqy-microhei dataset-fashion-mnist fortunes fortunes-zh
 	libgl1-mesa-dri libegl1
 	python3-numpy python3-pip
 	xvfb xauth x11-utils

@@ -47,7 +47,7 @@ nn.Conv2d, ..., losses and initialisers.]])
 topic('optim', [[Optimisers that update parameters from their .grad: optim.SGD, optim.Adam,
 optim.AdamW, and learning-rate schedulers.]])
 topic('data', [[Data sets and loaders: data.FashionMNIST and data.MNIST (IDX files),
-data.TensorDataset, data.DataLoader.]])
+data.TensorDataset, data.DataLoader; text: data.TextFile, data.CharDataset, data.Corpus.]])
 topic('kernels', [[The GPU course's parallel patterns, each run three ways (backend 'emu': the CUDA
 kernel on a SIMT emulator with a trace; 'cpu': native and timed; 'cuda': on a GPU). Every call
 returns out, info; info.source says where the numbers came from, info.impl what actually ran (a
@@ -710,6 +710,30 @@ index from the data set's tensors; with shuffle, the order is a Philox permutati
 (the same batches on every run; without a seed, drawn from lm.manual_seed's generator); transform
 (e.g. data.Compose{...}) runs on each whole batch; #loader is the number of batches.]])
 doc('data.DataLoader:iter', 'loader:iter() -> iterator', [[Iterates over one epoch of batches (reshuffled each epoch when shuffle=true).]])
+doc('data.TextFile', 'data.TextFile(path [, {limit_bytes=}]) -> tf',
+  [[A UTF-8 text file read once: tf.text, tf.path, tf.bytes, tf.chars (#tf). An empty file, a NUL
+byte or an invalid UTF-8 sequence is an error naming the byte offset; limit_bytes reads the first
+bytes, cut back to a whole character.]])
+doc('data.CharDataset', "data.CharDataset(text or TextFile, {block_size= [, split='train'|'val'|'all', val_fraction=0.1, seed=]})",
+  [[Characters as tokens (UTF-8: a Chinese character is one): ds.vocab (sorted by code point),
+ds.vocab_size, ds.stoi; 1-based int64 ids. split='train' is the first 90% of the text, 'val' the
+last 10% (by position: no overlap). #ds windows of block_size; ds[i] -> {x, y}, ds:get(i) -> x, y
+(y one character on); data.DataLoader(ds, ...) batches it in C too.]])
+doc('data.CharDataset:batch', 'ds:batch(batch_size [, seed]) -> x, y',
+  [[(batch_size, block_size) int64 windows at random starts, y = x one character on, gathered with one
+index_select each. Starts from seed, else the data set's own generator (made with seed=), else
+Lumen's (lm.manual_seed).]])
+doc('data.CharDataset:encode', 'ds:encode(str) -> Tensor (int64)',
+  [[The 1-based ids of str's characters; a character outside the vocabulary is an error naming it,
+its code point and its position.]])
+doc('data.CharDataset:decode', 'ds:decode(ids) -> string',
+  [[The characters of ids (a 1-D tensor, a table or one integer); a 2-D tensor gives a table of
+strings, one per row.]])
+doc('data.Corpus', "data.Corpus(name [, {root=, limit_bytes=}]) -> TextFile",
+  [[A named corpus from Debian's fortune packages (/usr/share/games/fortunes, installed by ./run.sh
+and ./test.sh): 'fortunes' (English), 'tang' (the 300 Tang poems), 'fortunes-zh' (Chinese
+fortunes), 'song' (100 Song ci). Records joined by blank lines; colour escapes and backspace
+overstrikes removed. A missing package is an error saying what to apt-get install.]])
 doc('data.Normalize', 'data.Normalize(mean, std)', [[A batch transform: (x - mean) / std per channel (numbers or tables of one per channel).]])
 doc('data.RandomCrop', 'data.RandomCrop(size [, {padding=0}])', [[A batch transform: each image zero-padded by padding and cropped to size at a random place.]])
 doc('data.RandomHorizontalFlip', 'data.RandomHorizontalFlip([p = 0.5])', [[A batch transform: each image mirrored left-right with probability p.]])

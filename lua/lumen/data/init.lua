@@ -10,7 +10,8 @@ by index (lm._data.take: one memcpy per row, no Lua per sample); shuffling draws
 from Philox keyed by the seed, so seed=s gives the same batches on every run (epoch e uses counter
 stream e); without a seed each epoch's seed is drawn from Lumen's generator (lm.manual_seed makes
 that reproducible too). Transforms (Normalize, RandomCrop, RandomHorizontalFlip, Compose) run on
-whole batches. See docs/nn.md. Read next: lumen/nn/utils.lua.
+whole batches. Text (data.TextFile, data.CharDataset, data.Corpus) is in lumen/data/text.lua. See
+docs/nn.md. Read next: lumen/nn/utils.lua.
 ]]
 local lm = require 'lumen'
 local C = lm._data
@@ -195,11 +196,14 @@ function DataLoader.new(ds, o)
     raise(fname .. ': option transform must be callable, got ' .. describe(o.transform))
   end
   local tensors = rawget(ds, 'tensors')
-  if tensors == nil and (getmetatable(ds) == nil or getmetatable(ds).__len == nil) then
+  local mt = getmetatable(ds)
+  -- a data set that gathers a batch itself (data.CharDataset): ds:_take(order, first, count)
+  local take = type(mt) == 'table' and type(rawget(mt, '_take')) == 'function' and rawget(mt, '_take') or nil
+  if tensors == nil and (mt == nil or mt.__len == nil) then
     raise(fname .. ': the data set needs tensors (data.TensorDataset) or __len and __index')
   end
   return setmetatable({ dataset = ds, batch_size = bs, shuffle = o.shuffle or false, drop_last = o.drop_last or false,
-    seed = o.seed, transform = o.transform, epoch = 0, _tensors = tensors }, DataLoader)
+    seed = o.seed, transform = o.transform, epoch = 0, _tensors = tensors, _take = take }, DataLoader)
 end
 
 function DataLoader:__len()
@@ -238,6 +242,18 @@ function DataLoader:iter()
   local order = self:_order(n)
   local nb = #self
   local b, transform = 0, self.transform
+  if self._take then
+    local take = self._take
+    return function()
+      if b >= nb then return nil end
+      local first = b * bs
+      local count = math.min(bs, n - first)
+      b = b + 1
+      local x, y = take(ds, order, first, count)
+      if transform then x = transform(x) end
+      return x, y
+    end
+  end
   if ts then
     local k, take = #ts, C.take
     return function()
@@ -370,5 +386,10 @@ end, function(self, x)
   for _, t in ipairs(self.transforms) do x = t(x) end
   return x
 end)
+
+-- ---------------------------------------------------------------- text (lumen/data/text.lua)
+
+local text = require 'lumen.data.text'
+data.TextFile, data.CharDataset, data.Corpus = text.TextFile, text.CharDataset, text.Corpus
 
 return data
