@@ -33,6 +33,10 @@ lm_tensor *lm_int_mm(const lm_tensor *a, const lm_tensor *b);
  * the cell state -> (B, 2H) = [h | c'] with c' = s(f) c + s(i) tanh(g), h = s(o) tanh(c');
  * differentiable in a and c (one loop each way). */
 lm_tensor *lm_lstm_cell(const lm_tensor *a, const lm_tensor *c);
+/* One GRU step's gates, fused: xg (B, 3H) the input's part (W_ih x + b_ih), hg (B, 3H) the hidden
+ * state's (W_hh h + b_hh), in PyTorch's order (r, z, n), h (B, H) -> h' = (1 - z) n + z h with
+ * r = s(x_r + h_r), z = s(x_z + h_z), n = tanh(x_n + r h_n); differentiable in all three. */
+lm_tensor *lm_gru_cell(const lm_tensor *xg, const lm_tensor *hg, const lm_tensor *h);
 /* softmax(q k^T scale [+ causal mask j <= i]) v without the L x S matrix: q (..., L, E), k (..., S, E),
  * v (..., S, Ev), the same leading dims; scale <= 0 or not finite: 1 / sqrt(E). An online softmax
  * forward (memory linear in the sequence) and a backward that recomputes the weights (FlashAttention's

@@ -456,6 +456,10 @@ doc('F.lstm_cell', 'F.lstm_cell(gates, c) -> Tensor (B, 2H)',
   [[One LSTM step's gates, fused: gates (B, 4H) are the pre-activations in PyTorch's order (i, f, g, o), c (B, H)
 the cell state; the result holds [h | c'] with c' = s(f) c + s(i) tanh(g) and h = s(o) tanh(c'). One loop
 forward and one backward (nn.LSTM runs it each time step).]])
+doc('F.gru_cell', 'F.gru_cell(xg, hg, h) -> Tensor (B, H)',
+  [[One GRU step's gates, fused: xg and hg (B, 3H) are the input's and the hidden state's parts of the gates in
+PyTorch's order (r, z, n; hg with b_hh), h (B, H): h' = (1 - z) n + z h with n = tanh(x_n + r h_n). One loop
+forward and one backward (nn.GRU runs it each time step).]])
 doc('F.flash_attention', 'F.flash_attention(q, k, v [, {is_causal=false, scale=1/sqrt(E)}]) -> Tensor',
   [[softmax(q k^T scale [causal: key j <= query i]) v without the L x S matrix: q (..., L, E), k (..., S, E),
 v (..., S, Ev) with the same leading dims. An online softmax over 64 x 64 blocks forward (FlashAttention's

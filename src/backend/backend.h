@@ -42,7 +42,7 @@
 	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
 	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
 	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks) X(lstm_cell) \
-	X(attention)
+	X(gru_cell) X(attention)
 
 #define LMI_BE_ENUM_(name) LMI_BE_OP_##name,
 typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
@@ -222,6 +222,12 @@ typedef struct lmi_loops {
 	 * (B, 2H) -> ga (B, 4H) and gc (B, H) */
 	lm_status (*lstm_cell)(const lm_tensor *a, const lm_tensor *c, lm_tensor *hc, lm_tensor *act,
 	                       const lm_tensor *ghc, lm_tensor *ga, lm_tensor *gc);
+
+	/* ---- the GRU's gates, fused (contiguous, float): forward xg, hg (B, 3H) (r, z, n; hg with
+	 * b_hh), h (B, H) -> hn (B, H) and act (B, 3H) = r, z, n; backward (ghn non-NULL): from act,
+	 * hg, h and ghn -> gx (B, 3H) (the gradient of xg), ghg (B, 3H), gh (B, H) */
+	lm_status (*gru_cell)(const lm_tensor *xg, const lm_tensor *hg, const lm_tensor *h, lm_tensor *hn,
+	                      lm_tensor *act, const lm_tensor *ghn, lm_tensor *gx, lm_tensor *ghg, lm_tensor *gh);
 
 	/* ---- attention without the T x T matrix (contiguous, float; BH batches of heads):
 	 * forward: q (BH, L, E), k (BH, S, E), v (BH, S, Ev) -> o (BH, L, Ev) = softmax(q k^T scale

@@ -52,6 +52,8 @@ lmi_be_op lmi_loop_of(lmi_op op)
 	case LMI_OP_LINEAR_BLOCKS: return LMI_BE_OP_linear_blocks;
 	case LMI_OP_LSTM_CELL:
 	case LMI_OP_LSTM_CELL_BACKWARD: return LMI_BE_OP_lstm_cell;
+	case LMI_OP_GRU_CELL:
+	case LMI_OP_GRU_CELL_BACKWARD: return LMI_BE_OP_gru_cell;
 	case LMI_OP_FLASH_ATTENTION:
 	case LMI_OP_FLASH_ATTENTION_BACKWARD: return LMI_BE_OP_attention;
 	default: return LMI_BE_OP_COUNT;
@@ -168,6 +170,10 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	case LMI_OP_LSTM_CELL: return L->lstm_cell(s[0], s[1], d[0], d[1], NULL, NULL, NULL);
 	/* backward: src = act, c, hc, ghc; dst = ga, gc */
 	case LMI_OP_LSTM_CELL_BACKWARD: return L->lstm_cell(NULL, s[1], (lm_tensor *)s[2], (lm_tensor *)s[0], s[3], d[0], d[1]);
+	case LMI_OP_GRU_CELL: return L->gru_cell(s[0], s[1], s[2], d[0], d[1], NULL, NULL, NULL, NULL);
+	/* backward: src = act, hg, h, ghn; dst = gx, ghg, gh */
+	case LMI_OP_GRU_CELL_BACKWARD:
+		return L->gru_cell(NULL, s[1], s[2], NULL, (lm_tensor *)s[0], s[3], d[0], d[1], d[2]);
 	case LMI_OP_FLASH_ATTENTION:
 		return L->attention(s[0], s[1], s[2], p->attention.is_causal, p->attention.scale, d[0], d[1], NULL, NULL, NULL,
 		                    NULL, NULL);

@@ -167,6 +167,15 @@ static int f_lstm_cell(lua_State *L)
 	LML_RETURN(L, lm_lstm_cell(a, c));
 }
 
+/* F.gru_cell(xg (B, 3H), hg (B, 3H), h (B, H)) -> h' (nn.GRU's step) */
+static int f_gru_cell(lua_State *L)
+{
+	lm_tensor *xg = lml_checktensor(L, 1, "input gates");
+	lm_tensor *hg = lml_checktensor(L, 2, "hidden gates");
+	lm_tensor *h = lml_checktensor(L, 3, "hidden state");
+	LML_RETURN(L, lm_gru_cell(xg, hg, h));
+}
+
 /* F.flash_attention(q, k, v [, {is_causal=false, scale=}]): the fused attention (nn.c) */
 typedef struct flash_opts {
 	int is_causal;
@@ -411,6 +420,7 @@ static const luaL_Reg functions[] = {
 	{"conv2d", f_conv2d},
 	{"unfold", f_unfold},
 	{"lstm_cell", f_lstm_cell},
+	{"gru_cell", f_gru_cell},
 	{"flash_attention", f_flash_attention},
 	{"max_pool2d", f_max_pool2d},
 	{"avg_pool2d", f_avg_pool2d},

@@ -198,6 +198,67 @@ lm_tensor *lm_lstm_cell(const lm_tensor *a, const lm_tensor *c)
 	return hc;
 }
 
+/* ---------------------------------------------------------------- the GRU's gates */
+
+/* gx, ghg, gh from the fused backward loop. Saved: [0] = act (r, z, n), [1] = hg, [2] = h. */
+lm_status lmi_bw_gru_cell(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
+{
+	const lm_tensor *act, *hg, *h;
+	lm_status s;
+	if ((s = lmi_node_saved(n, 0, &act)) || (s = lmi_node_saved(n, 1, &hg)) || (s = lmi_node_saved(n, 2, &h)))
+		return s;
+	lm_tensor *gg = lmi_as_dtype(g, h->dtype), *gcont = gg ? lm_contiguous(gg) : NULL;
+	lm_tensor *gx = gcont ? lmi_empty_as("gru_cell backward", h, 2, act->shape, h->dtype) : NULL;
+	lm_tensor *ghg = gx ? lmi_empty_as("gru_cell backward", h, 2, act->shape, h->dtype) : NULL;
+	lm_tensor *gh = ghg ? lmi_empty_as("gru_cell backward", h, 2, h->shape, h->dtype) : NULL;
+	s = gh ? lmi_run("gru_cell backward", LMI_OP_GRU_CELL_BACKWARD, NULL, h->dtype, 4,
+	                 (const lm_tensor *[]){act, hg, h, gcont}, 3, (lm_tensor *[]){gx, ghg, gh})
+	       : lm_last_status();
+	lm_tensor_release(gg);
+	lm_tensor_release(gcont);
+	if (s) {
+		lm_tensor_release(gx);
+		lm_tensor_release(ghg);
+		lm_tensor_release(gh);
+		return s;
+	}
+	gin[0] = gx;
+	gin[1] = ghg;
+	gin[2] = gh;
+	return LM_OK;
+}
+
+lm_tensor *lm_gru_cell(const lm_tensor *xg, const lm_tensor *hg, const lm_tensor *h)
+{
+	static const char fname[] = "gru_cell";
+	const lm_tensor *in[3] = {xg, hg, h};
+	if (lmi_check_float(fname, "input gates", xg) || lmi_check_float(fname, "hidden gates", hg) ||
+	    lmi_check_float(fname, "hidden state", h) || lmi_check_device(fname, 3, in))
+		return NULL;
+	if (h->ndim != 2 || xg->ndim != 2 || hg->ndim != 2 || xg->shape[0] != h->shape[0] ||
+	    hg->shape[0] != h->shape[0] || xg->shape[1] != 3 * h->shape[1] || hg->shape[1] != 3 * h->shape[1] ||
+	    xg->dtype != h->dtype || hg->dtype != h->dtype)
+		return lmi_fail_null(LM_ERR_SHAPE, "%s: input gates %s, hidden gates %s and hidden state %s (%s, %s, %s) must "
+		                     "be (B, 3H), (B, 3H) and (B, H) of one dtype", fname, lmi_shape_s(xg), lmi_shape_s(hg),
+		                     lmi_shape_s(h), lm_dtype_name(xg->dtype), lm_dtype_name(hg->dtype),
+		                     lm_dtype_name(h->dtype));
+	LMI_HALF_VIA_F32(lm_gru_cell(xg, hg, h), &xg, &hg, &h);
+	int64_t B = h->shape[0], H = h->shape[1];
+	lmi_scope sc = {0};
+	lm_tensor *xc = lmi_keep(&sc, lm_contiguous(xg)), *gc = xc ? lmi_keep(&sc, lm_contiguous(hg)) : NULL;
+	lm_tensor *hc = gc ? lmi_keep(&sc, lm_contiguous(h)) : NULL;
+	lm_tensor *out = hc ? lmi_empty_as(fname, h, 2, (int64_t[]){B, H}, h->dtype) : NULL;
+	lm_tensor *act = out ? lmi_keep(&sc, lmi_empty_as(fname, h, 2, (int64_t[]){B, 3 * H}, h->dtype)) : NULL;
+	if (!act || lmi_run(fname, LMI_OP_GRU_CELL, NULL, h->dtype, 3, (const lm_tensor *[]){xc, gc, hc}, 2,
+	                    (lm_tensor *[]){out, act})) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	out = lmi_finish(out, LMI_OP_GRU_CELL, NULL, 3, in, 3, (const lm_tensor *[]){act, gc, hc}, NULL);
+	lmi_scope_end(&sc);
+	return out;
+}
+
 /* ---------------------------------------------------------------- attention, fused */
 
 /* dq, dk, dv by the recomputing loop. Saved: [0..2] = q, k, v as (BH, L|S, E|Ev), [3] = out

@@ -171,6 +171,8 @@ typedef enum lmi_dtype_rule {
 	X(GELU_BACKWARD, "gelu_backward", NULL, gelu, 2, gelu, LMI_DT_FLOAT, none)                   \
 	X(LSTM_CELL, "lstm_cell", "LstmCellBackward", none, 2, lstm_cell, LMI_DT_FLOAT, lstm_cell)   \
 	X(LSTM_CELL_BACKWARD, "lstm_cell_backward", NULL, none, 4, lstm_cell, LMI_DT_FLOAT, none)    \
+	X(GRU_CELL, "gru_cell", "GruCellBackward", none, 3, gru_cell, LMI_DT_FLOAT, gru_cell)        \
+	X(GRU_CELL_BACKWARD, "gru_cell_backward", NULL, none, 5, gru_cell, LMI_DT_FLOAT, none)       \
 	X(FLASH_ATTENTION, "flash_attention", "FlashAttentionBackward", attention, 3, attention, LMI_DT_FLOAT, flash_attention) \
 	X(FLASH_ATTENTION_BACKWARD, "flash_attention_backward", NULL, attention, 5, attention, LMI_DT_FLOAT, none) \
 	X(NLL_LOSS, "nll_loss", "NllLossBackward", nll, 2, nll, LMI_DT_FLOAT, nll)                  \

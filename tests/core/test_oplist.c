@@ -93,6 +93,8 @@ static const struct {
 	{"int_mm", "tests/lua/test_quant.lua", "quant.int_mm", "integer codes, exact: against int64 matmul"},
 	{"lstm_cell", "tests/lua/test_rnn.lua", "F.lstm_cell", "nn.LSTM's fused step: against the formula, PyTorch and gradcheck"},
 	{"lstm_cell_backward", "tests/lua/test_rnn.lua", "gradcheck", "the loop of lstm_cell's backward: its gradchecks"},
+	{"gru_cell", "tests/lua/test_rnn.lua", "F.gru_cell", "nn.GRU's fused step: against the formula, PyTorch and gradcheck"},
+	{"gru_cell_backward", "tests/lua/test_rnn.lua", "gradcheck", "the loop of gru_cell's backward: its gradchecks"},
 	{"flash_attention", "tests/lua/test_flash_attention.lua", "F.flash_attention", "against the composed formula, across blocks"},
 	{"flash_attention_backward", "tests/lua/test_flash_attention.lua", "gradcheck", "its backward's loop: gradients and gradcheck"},
 	{"linear_blocks", "tests/lua/test_quant.lua", "F.linear(x, wq)", "a block-type weight, within q8_0's bound"},

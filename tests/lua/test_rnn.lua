@@ -303,3 +303,21 @@ test.case('F.lstm_cell: the fused gates equal the eight-op formula, and gradchec
   test.raises(function() F.lstm_cell(lm.randn(3, 7), lm.randn(3, 2)) end, 'must be (B, 4H) and (B, H)')
   test.raises(function() F.lstm_cell(lm.randn(3, 8), lm.randn(3, 2, { dtype = 'float64' })) end, 'one dtype')
 end)
+
+test.case('F.gru_cell: the fused gates equal the formula, and gradcheck', function()
+  for _, dt in ipairs({ 'float64', 'float32' }) do
+    local B, H = 4, 6
+    local xg, hg, h = lm.randn(B, 3 * H, { dtype = dt }) * 2, lm.randn(B, 3 * H, { dtype = dt }) * 2, lm.randn(B, H, { dtype = dt })
+    local r = (xg:narrow(2, 1, H) + hg:narrow(2, 1, H)):sigmoid()
+    local z = (xg:narrow(2, H + 1, H) + hg:narrow(2, H + 1, H)):sigmoid()
+    local n = (xg:narrow(2, 2 * H + 1, H) + r * hg:narrow(2, 2 * H + 1, H)):tanh()
+    test.tensor_near(F.gru_cell(xg, hg, h), (1 - z) * n + z * h, dt == 'float64' and 1e-14 or 1e-6, dt)
+  end
+  local xg = lm.randn(3, 6, { dtype = 'float64', requires_grad = true })
+  local hg = lm.randn(3, 6, { dtype = 'float64', requires_grad = true })
+  local h = lm.randn(3, 2, { dtype = 'float64', requires_grad = true })
+  gc('gru_cell', function(a, b, c) return F.gru_cell(a, b, c) end, { xg, hg, h })
+  local ht = lm.randn(2, 3, { dtype = 'float64', requires_grad = true })
+  gc('gru_cell transposed state', function(a, b, c) return F.gru_cell(a, b, c:t()) end, { xg, hg, ht })
+  test.raises(function() F.gru_cell(lm.randn(3, 6), lm.randn(3, 5), lm.randn(3, 2)) end, 'must be (B, 3H), (B, 3H) and (B, H)')
+end)

@@ -74,12 +74,11 @@ local function step_lstm(xg, h, whh_t, _, c, H)
   return hc:narrow(2, 1, H), hc:narrow(2, H + 1, H)
 end
 
-local function step_gru(xg, h, whh_t, bhh, _, H)
+-- the gates in one fused op (F.gru_cell: one loop forward, one backward)
+local function step_gru(xg, h, whh_t, bhh)
   local hg = h:mm(whh_t)
   if bhh then hg = hg + bhh end
-  local rz = (xg:narrow(2, 1, 2 * H) + hg:narrow(2, 1, 2 * H)):sigmoid()
-  local n = (xg:narrow(2, 2 * H + 1, H) + rz:narrow(2, 1, H) * hg:narrow(2, 2 * H + 1, H)):tanh()
-  return n + rz:narrow(2, H + 1, H) * (h - n)
+  return F.gru_cell(xg, hg, h)
 end
 
 local STEP = { RNN_TANH = step_rnn_tanh, RNN_RELU = step_rnn_relu, LSTM = step_lstm, GRU = step_gru }

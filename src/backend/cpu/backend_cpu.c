@@ -66,6 +66,7 @@ static const lmi_loops cpu_loops = {
 	.int_mm = lmi_cpu_int_mm,
 	.linear_blocks = lmi_cpu_linear_blocks,
 	.lstm_cell = lmi_cpu_lstm_cell,
+	.gru_cell = lmi_cpu_gru_cell,
 	.attention = lmi_cpu_attention,
 	.flip_batch = lmi_cpu_flip_batch,
 };

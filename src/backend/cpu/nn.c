@@ -477,3 +477,69 @@ lm_status lmi_cpu_attention(const lm_tensor *q, const lm_tensor *k, const lm_ten
 #undef P
 	return s;
 }
+
+/* ---------------------------------------------------------------- the GRU's gates */
+
+/*
+ * Forward, per row b and unit j (xg, hg: (B, 3H) in PyTorch's order r, z, n; hg holds b_hh):
+ *   r = s(x_r + h_r), z = s(x_z + h_z), n = tanh(x_n + r h_n), h' = (1 - z) n + z h
+ * Backward from dh': dz = dh' (h - n) z (1 - z), dn = dh' (1 - z) (1 - n^2), dr = dn h_n r (1 - r);
+ *   d x_(r, z, n) = (dr, dz, dn), d h_(r, z, n) = (dr, dz, dn r), dh = dh' z.
+ */
+#define GRU_CELL(T, SIG, TANH)                                                                     \
+	static void gru_forward_##T(const T *xg, const T *hg, const T *h, T *hn, T *act, int64_t B, int64_t H) \
+	{                                                                                           \
+		_Pragma("omp parallel for schedule(static) if (B * H > LMI_PARALLEL_GRAIN)")            \
+		for (int64_t b = 0; b < B; b++) {                                                       \
+			const T *x = xg + b * 3 * H, *g = hg + b * 3 * H, *hb = h + b * H;                  \
+			T *a = act + b * 3 * H, *o = hn + b * H;                                            \
+			for (int64_t j = 0; j < H; j++) {                                                   \
+				T r = SIG(x[j] + g[j]), z = SIG(x[H + j] + g[H + j]);                           \
+				T n = TANH(x[2 * H + j] + r * g[2 * H + j]);                                    \
+				a[j] = r, a[H + j] = z, a[2 * H + j] = n;                                       \
+				o[j] = (1 - z) * n + z * hb[j];                                                 \
+			}                                                                                   \
+		}                                                                                       \
+	}                                                                                           \
+	static void gru_backward_##T(const T *act, const T *hg, const T *h, const T *ghn, T *gx, T *ghg, T *gh, \
+	                             int64_t B, int64_t H)                                          \
+	{                                                                                           \
+		_Pragma("omp parallel for schedule(static) if (B * H > LMI_PARALLEL_GRAIN)")            \
+		for (int64_t b = 0; b < B; b++) {                                                       \
+			const T *a = act + b * 3 * H, *g = hg + b * 3 * H, *hb = h + b * H, *d = ghn + b * H; \
+			T *dx = gx + b * 3 * H, *dg = ghg + b * 3 * H, *dh = gh + b * H;                    \
+			for (int64_t j = 0; j < H; j++) {                                                   \
+				T r = a[j], z = a[H + j], n = a[2 * H + j], dy = d[j];                          \
+				T dz = dy * (hb[j] - n) * z * (1 - z), dn = dy * (1 - z) * (1 - n * n);         \
+				T dr = dn * g[2 * H + j] * r * (1 - r);                                         \
+				dx[j] = dr, dx[H + j] = dz, dx[2 * H + j] = dn;                                 \
+				dg[j] = dr, dg[H + j] = dz, dg[2 * H + j] = dn * r;                             \
+				dh[j] = dy * z;                                                                 \
+			}                                                                                   \
+		}                                                                                       \
+	}
+GRU_CELL(float, lmi_sigmoidf, tanhf)
+GRU_CELL(double, lmi_sigmoid, tanh)
+
+lm_status lmi_cpu_gru_cell(const lm_tensor *xg, const lm_tensor *hg, const lm_tensor *h, lm_tensor *hn,
+                           lm_tensor *act, const lm_tensor *ghn, lm_tensor *gx, lm_tensor *ghg, lm_tensor *gh)
+{
+	int64_t B = h->shape[0], H = h->shape[1];
+	bool f32 = h->dtype == LM_FLOAT32;
+#define P(T, t) ((T *)lmi_data(t))
+	if (!ghn) {
+		if (f32)
+			gru_forward_float(P(const float, xg), P(const float, hg), P(const float, h), P(float, hn), P(float, act), B, H);
+		else
+			gru_forward_double(P(const double, xg), P(const double, hg), P(const double, h), P(double, hn),
+			                   P(double, act), B, H);
+	} else if (f32) {
+		gru_backward_float(P(const float, act), P(const float, hg), P(const float, h), P(const float, ghn),
+		                   P(float, gx), P(float, ghg), P(float, gh), B, H);
+	} else {
+		gru_backward_double(P(const double, act), P(const double, hg), P(const double, h), P(const double, ghn),
+		                    P(double, gx), P(double, ghg), P(double, gh), B, H);
+	}
+#undef P
+	return LM_OK;
+}

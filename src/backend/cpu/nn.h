@@ -17,6 +17,9 @@ lm_status lmi_cpu_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, b
 lm_status lmi_cpu_attention(const lm_tensor *q, const lm_tensor *k, const lm_tensor *v, bool causal, double scale,
                             lm_tensor *o, lm_tensor *lse, const lm_tensor *stats, const lm_tensor *dout,
                             lm_tensor *dq, lm_tensor *dk, lm_tensor *dv);
+/* backend.h's gru_cell: a GRU step's gates and their backward, one pass over B x H. */
+lm_status lmi_cpu_gru_cell(const lm_tensor *xg, const lm_tensor *hg, const lm_tensor *h, lm_tensor *hn,
+                           lm_tensor *act, const lm_tensor *ghn, lm_tensor *gx, lm_tensor *ghg, lm_tensor *gh);
 lm_status lmi_cpu_lstm_cell(const lm_tensor *a, const lm_tensor *c, lm_tensor *hc, lm_tensor *act,
                             const lm_tensor *ghc, lm_tensor *ga, lm_tensor *gc);
 /* NLL gather and its adjoint over logp (N, C, L), target int64 (N, L). */
