@@ -24,6 +24,8 @@ shots=(
 	"curves 96 csv=tests/viz/data/mlp_run.csv"
 	"tensor 5 view=transpose,variant=contiguous()"
 	"quant 3 bits=4,group_size=32"
+	"attention 3"
+	"rnn 2"
 )
 for shot in "${shots[@]}"; do
 	read -r scene step opts <<< "$shot"

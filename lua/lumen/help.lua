@@ -59,10 +59,11 @@ each).]])
 topic('viz', [[The visualizer: an SDL2/OpenGL window (offscreen without a display) that draws the
 course's pictures from the kernels that ran: viz.show(info) after a kernels call, viz.scene(name)
 for a demonstration, viz.show(y) for an autograd graph, viz.show(x) for a tensor's storage,
-viz.show(model) for a model, viz.show('quant', W) for a weight matrix quantized, viz.plot /
-viz.follow for live curves. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant,
+viz.show(model) for a model, viz.show('quant', W) for a weight matrix quantized,
+viz.show('attention', {weights=, tokens=}) for attention heads, viz.show('rnn',
+viz.rnn_gradients()) for gradients through time, viz.plot / viz.follow for live curves. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant,
 s PNG, ? keys, Esc close. Scenes: scan, reduce, histogram, divergence, conv, matmul, spmv, timeline,
-curves, graph, tensor, model, quant, threads (viz.scenes() lists them; docs/viz.md says what each
+curves, graph, tensor, model, quant, attention, rnn, threads (viz.scenes() lists them; docs/viz.md says what each
 colour means).]])
 topic('lesson', [[Lessons: lectures as steps of text, code, a scene and a checked exercise
 (lessons/<course>/<NN>-<slug>.lua; the format is docs/lessons.md). In the REPL: :lessons (the
@@ -912,7 +913,15 @@ graph from float64 inputs); a tensor without one: its storage, shape, strides an
 viz.show('quant', W [, {bits=4, granularity='tensor'|'channel'|'group', group_size=32,
 symmetric=true, activations=X, alpha=0.5}]): a weight matrix (rows: output channels) on its
 quantization grid, the rounding error per element, and SmoothQuant moving X's outlier channels
-into W.]])
+into W. viz.show('attention', {weights=W, tokens={...}, causal=, source=} [, {query=}]): W
+(layers, heads, T, T) as heat maps per head, the causal mask, where a query looks.
+viz.show('rnn', {rnn=, lstm=, rnn_clipped=, lstm_clipped=, clip=}): ||dL/dh_t|| per step on a
+log scale (viz.rnn_gradients{hidden=, length=, gain=, clip=, seed=} measures them).]])
+doc('viz.rnn_gradients', "viz.rnn_gradients([{hidden=16, length=50, inputs=4, gain=1, clip=1, seed=0, nonlinearity='tanh'}]) -> data",
+  [[Measures ||dL/dh_t|| for t = 1..length for an nn.RNNCell and an nn.LSTMCell of the same size
+(float64, seeded, the RNN's weight_hh times gain) on the same inputs, L = sum(h_T), with autograd
+one step at a time, without and with the gradient reaching each h_t clipped to norm clip. Returns
+{rnn=, lstm=, rnn_clipped=, lstm_clipped=, clip=, source=} for viz.show('rnn', data).]])
 doc('viz.scene', 'viz.scene(name [, opts])',
   [[Shows a scene built from options alone (it runs its own demonstration input), e.g.
 viz.scene('scan', {n=16, input='pmpp'}). viz.scenes() lists the scenes and their options.]])

@@ -61,10 +61,193 @@ local function describe(m)
 end
 
 --- viz.show(x [, opts]): a kernel result, a trace, a tensor, or an nn module; viz.show(scene, x [, opts])
---- names the scene drawing the tensor x ('quant': a weight matrix).
+--- names the scene drawing the tensor x ('quant': a weight matrix); viz.show('attention', {weights =,
+--- tokens =}) and viz.show('rnn', {rnn =, lstm =}) draw what Lua computed.
 function viz.show(x, ...)
   if type(x) == 'table' and nn_module(x) then return viz._show_model(describe(x), ...) end
+  if x == 'attention' then return viz._attention(...) end
+  if x == 'rnn' then return viz._rnn(...) end
   return show(x, ...)
+end
+
+-- ---------------------------------------------------------------- attention and rnn
+
+local function fail(fmt, ...) error('viz.show: ' .. string.format(fmt, ...), 3) end
+
+local function shape_of(t) return '[' .. table.concat(t:shape(), ', ') .. ']' end
+
+-- The first NaN, Inf or negative element of t (flat, 1-based), or nil.
+local function first_bad(t, negative_ok)
+  local flat = t:reshape(-1)
+  local bad = flat:ne(flat):double() + flat:abs():eq(math.huge):double() -- NaN, Inf
+  if not negative_ok then bad = bad + flat:lt(0):double() end
+  if bad:max():item() > 0 then return bad:argmax():item(), flat end
+end
+
+-- Options the scene reads, without the data's own keys.
+local function rest(opts, skip)
+  if opts == nil then return nil end
+  local o = {}
+  for k, v in pairs(opts) do if not skip[k] then o[k] = v end end
+  return o
+end
+
+--[[
+viz.show('attention', {weights = W, tokens = {...} [, causal = true] [, source = '...']} [, opts]):
+W (layers, heads, T, T), or (heads, T, T) for one layer, or a list of those per layer (what
+nn.MultiheadAttention returns with need_weights = true and average_attn_weights = false, its
+batch dim dropped); rows are queries and sum to 1. Shown again while a model trains, the scene
+keeps the step being looked at.
+]]
+function viz._attention(data, opts)
+  if type(data) ~= 'table' or lm.is_tensor(data) then
+    fail("the attention scene takes {weights = W, tokens = {...}}, got %s", lm.is_tensor(data) and 'a tensor' or type(data))
+  end
+  local w = data.weights
+  if type(w) == 'table' and not lm.is_tensor(w) then
+    local per = {}
+    for i, l in ipairs(w) do
+      if not lm.is_tensor(l) then fail('the attention scene: weights[%d] must be a tensor, got %s', i, type(l)) end
+      per[i] = l:dim() == 4 and l:shape()[1] == 1 and l[1] or l
+      if per[i]:dim() ~= 3 then
+        fail('the attention scene: weights[%d] must be (heads, T, T), got shape %s', i, shape_of(l))
+      end
+    end
+    if #per == 0 then fail('the attention scene: weights is an empty list') end
+    w = lm.stack(per)
+  end
+  if not lm.is_tensor(w) then fail('the attention scene needs weights = a (layers, heads, T, T) tensor, got %s', type(w)) end
+  if w:dim() == 3 then w = w:unsqueeze(1) end
+  local sh = w:shape()
+  if w:dim() ~= 4 or sh[3] ~= sh[4] then
+    fail('the attention scene takes weights of shape (layers, heads, T, T), got %s', shape_of(w))
+  end
+  local T = sh[3]
+  local tokens = data.tokens
+  if tokens == nil then
+    tokens = {}
+    for i = 1, T do tokens[i] = tostring(i) end
+  end
+  if type(tokens) ~= 'table' then fail('the attention scene takes tokens as a list of strings, got %s', type(tokens)) end
+  if #tokens ~= T then fail('the attention scene has %d tokens for weights over %d (shape %s)', #tokens, T, shape_of(w)) end
+  local tok = {}
+  for i, t in ipairs(tokens) do tok[i] = tostring(t) end
+  w = lm.no_grad(function() return w:detach():double():contiguous() end)
+  local i, flat = first_bad(w)
+  if i then
+    local q, k = (i - 1) // T % T + 1, (i - 1) % T + 1
+    fail('the attention scene: the weight of query %d, key %d is %s (weights are probabilities)', q, k, tostring(flat[i]:item()))
+  end
+  local sums = w:sum(4)
+  local dev = (sums - 1):abs():max():item()
+  if dev > 1e-3 then
+    fail('the attention scene: a row of weights sums to %.6g, not 1 (rows are queries: softmax over the keys)',
+      1 + (sums - 1):reshape(-1)[(sums - 1):abs():reshape(-1):argmax():item()]:item())
+  end
+  local causal = data.causal
+  local above = w:triu(1)
+  if causal == nil then causal = above:abs():sum():item() == 0 end
+  if causal and above:abs():max():item() > 0 then
+    local at = above:abs():reshape(-1):argmax():item()
+    fail("the attention scene's weights are not causal: query %d gives key %d weight %.6g", (at - 1) // T % T + 1,
+      (at - 1) % T + 1, above:reshape(-1)[at]:item())
+  end
+  local src = data.source or 'given by the caller (viz.show)'
+  opts = rest(opts, {})
+  if opts == nil or opts.step == nil then -- shown again (live): stay on the map being looked at
+    local st = viz.is_open() and viz.state()
+    if st and st.scene == 'attention' then
+      opts = opts or {}
+      opts.step = st.step
+    end
+  end
+  return viz._show_attention(w, tok, causal and true or false, src, opts)
+end
+
+--[[
+viz.show('rnn', {rnn = n, lstm = n [, rnn_clipped = n, lstm_clipped = n] [, clip = c]
+[, source = '...']} [, opts]): the norm of the gradient reaching h_t for t = 1..T (tensors or
+lists), what viz.rnn_gradients returns.
+]]
+local SERIES = { 'rnn', 'lstm', 'rnn_clipped', 'lstm_clipped' }
+function viz._rnn(data, opts)
+  if type(data) ~= 'table' or lm.is_tensor(data) then
+    fail('the rnn scene takes {rnn = norms, lstm = norms, ...}, got %s', lm.is_tensor(data) and 'a tensor' or type(data))
+  end
+  local out, T, first = {}, nil, nil
+  for _, k in ipairs(SERIES) do
+    local v = data[k]
+    if v ~= nil then
+      if type(v) == 'table' and not lm.is_tensor(v) then v = lm.tensor(v) end
+      if not lm.is_tensor(v) then fail('the rnn scene: %s must be a tensor or a list of norms, got %s', k, type(v)) end
+      v = lm.no_grad(function() return v:detach():double():reshape(-1):contiguous() end)
+      if T and v:numel() ~= T then
+        fail('the rnn scene: %s has %d time steps but %s has %d', k, v:numel(), first, T)
+      end
+      if v:numel() < 1 then fail('the rnn scene: %s has no time steps', k) end
+      local i, flat = first_bad(v)
+      if i then fail('the rnn scene: %s[%d] is %s (a norm is finite and >= 0)', k, i, tostring(flat[i]:item())) end
+      T, first, out[k] = v:numel(), first or k, v
+    end
+  end
+  if not out.rnn and not out.lstm then fail('the rnn scene needs rnn or lstm (gradient norms per time step)') end
+  local clip = data.clip or 0
+  if type(clip) ~= 'number' or clip < 0 or clip ~= clip then fail('the rnn scene: clip must be a number >= 0') end
+  return viz._show_rnn(out, clip, data.source or 'given by the caller (viz.show)', rest(opts, {}))
+end
+
+--[[
+viz.rnn_gradients([{hidden = 16, length = 50, inputs = 4, gain = 1, clip = 1, seed = 0,
+nonlinearity = 'tanh'}]) -> data for viz.show('rnn', data): an nn.RNNCell and an nn.LSTMCell of
+the same size (float64, PyTorch's initialisation from lm.manual_seed(seed); the RNN's weight_hh
+times gain) run on the same N(0, 1) inputs from h_0 = c_0 = 0, L = sum(h_T), and the gradient
+reaching each h_t measured by backpropagating one step at a time with autograd: h_{t-1} (and
+c_{t-1}) a fresh leaf, the step's outputs backward with the gradient that came from t + 1; with
+clip > 0 the same again, that gradient scaled to norm <= clip before it goes on.
+]]
+function viz.rnn_gradients(o)
+  o = o or {}
+  local nn = require 'lumen.nn'
+  local H, T, I = o.hidden or 16, o.length or 50, o.inputs or 4
+  local clip = o.clip or 1
+  lm.manual_seed(o.seed or 0)
+  local rnn = nn.RNNCell(I, H, { nonlinearity = o.nonlinearity or 'tanh' }):double()
+  local lstm = nn.LSTMCell(I, H):double()
+  lm.no_grad(function() rnn.weight_hh:mul_(o.gain or 1) end)
+  local x = lm.randn(T, 1, I):double()
+  local function run(cell, is_lstm, c)
+    -- the forward states, without a graph
+    local hs, cs = { [0] = lm.zeros(1, H):double() }, { [0] = lm.zeros(1, H):double() }
+    lm.no_grad(function()
+      for t = 1, T do
+        if is_lstm then hs[t], cs[t] = cell(x[t], { hs[t - 1], cs[t - 1] }) else hs[t] = cell(x[t], hs[t - 1]) end
+      end
+    end)
+    local norms = lm.zeros(T):double()
+    local gh, gc = lm.ones(1, H):double(), lm.zeros(1, H):double()
+    for t = T, 1, -1 do
+      local n = gh:norm():item()
+      if c > 0 and n > c then gh, n = gh * (c / n), c end
+      norms[t] = n
+      local hp = hs[t - 1]:clone():requires_grad_(true)
+      local cp = is_lstm and cs[t - 1]:clone():requires_grad_(true)
+      local loss
+      if is_lstm then
+        local h, cc = cell(x[t], { hp, cp })
+        loss = (h * gh):sum() + (cc * gc):sum()
+      else
+        loss = (cell(x[t], hp) * gh):sum()
+      end
+      loss:backward()
+      gh = hp.grad:detach()
+      gc = is_lstm and cp.grad:detach() or gc
+    end
+    return norms
+  end
+  local src = string.format('Lumen autograd (CPU, float64), RNNCell/LSTMCell %d -> %d', I, H)
+  local d = { rnn = run(rnn, false, 0), lstm = run(lstm, true, 0), clip = clip, source = src }
+  if clip > 0 then d.rnn_clipped, d.lstm_clipped = run(rnn, false, clip), run(lstm, true, clip) end
+  return d
 end
 
 --[[

@@ -345,8 +345,59 @@ static int v_due(lua_State *L)
 	return 1;
 }
 
+/* viz._show_attention(W, tokens, causal, source [, opts]): W a contiguous float64 (L, H, T, T)
+ * tensor and tokens T strings, both checked by lua/lumen/viz.lua (viz.show('attention', ...)). */
+static int v_show_attention(lua_State *L)
+{
+	lm_tensor *w = lml_checktensor(L, 1, "weights");
+	luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 5);
+	if (lm_tensor_ndim(w) != 4 || lm_tensor_dtype(w) != LM_FLOAT64 || !lm_tensor_is_contiguous(w))
+		lml_error(L, "the attention scene takes the weights as a contiguous float64 (layers, heads, T, T) tensor");
+	const int64_t *sh = lm_tensor_shape(w);
+	if (sh[2] != sh[3] || (int64_t)lua_rawlen(L, 2) != sh[2] || sh[2] > 256 || sh[0] * sh[1] > 64)
+		lml_error(L, "the attention scene's weights and tokens do not match");
+	const char **tok = lua_newuserdatauv(L, (size_t)sh[2] * sizeof *tok + 1, 0);
+	for (int64_t i = 0; i < sh[2]; i++) {
+		lua_rawgeti(L, 2, i + 1);
+		tok[i] = lua_tostring(L, -1); /* the table keeps the strings */
+		lua_pop(L, 1);
+	}
+	lm_viz_attention a = {lm_tensor_data(w), (int)sh[0], (int)sh[1], (int)sh[2], tok, lua_toboolean(L, 3),
+	                      lua_tostring(L, 4)};
+	lm_viz_opts o;
+	read_rest(L, 5, &o, false);
+	if (lm_viz_show_attention(&a, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+/* viz._show_rnn({rnn=, lstm=, rnn_clipped=, lstm_clipped=}, clip, source [, opts]): contiguous
+ * float64 1-D tensors of one length, checked by lua/lumen/viz.lua. */
+static int v_show_rnn(lua_State *L)
+{
+	static const char *const names[LM_VIZ_RNN_SERIES] = {"rnn", "lstm", "rnn_clipped", "lstm_clipped"};
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 4);
+	lm_viz_rnn r = {{NULL}, 0, luaL_checknumber(L, 2), lua_tostring(L, 3)};
+	for (int i = 0; i < LM_VIZ_RNN_SERIES; i++) {
+		lml_rawfield(L, 1, names[i]);
+		lm_tensor *t = lml_totensor(L, -1);
+		lua_pop(L, 1); /* the table keeps it */
+		if (!t) continue;
+		if (lm_tensor_ndim(t) != 1 || lm_tensor_dtype(t) != LM_FLOAT64 || !lm_tensor_is_contiguous(t) ||
+		    (r.T && lm_tensor_shape(t)[0] != r.T))
+			lml_error(L, "the rnn scene takes its gradient norms as contiguous float64 1-D tensors of one length");
+		r.T = (int)lm_tensor_shape(t)[0];
+		r.norm[i] = lm_tensor_data(t);
+	}
+	lm_viz_opts o;
+	read_rest(L, 4, &o, false);
+	if (lm_viz_show_rnn(&r, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
-	{"_show_model", v_show_model}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

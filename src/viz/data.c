@@ -1,7 +1,7 @@
 /*
  * data.c — the entry points of the scenes drawn from data rather than from kernel runs:
  * viz.show(tensor) (the tensor scene), viz.show(tensor with a grad_fn) (the graph scene),
- * viz.show('quant', w) (the quant scene),
+ * viz.show('quant', w) (the quant scene), viz.show('attention' | 'rnn', {...}) (what Lua computed),
  * viz.show(module) (the model scene) and its live histograms, viz.plot and viz.follow (the curves
  * scene). Each builds a vz_build with what it got and installs the scene as viewer.c does for runs.
  * Read next: live.c (the data of the live scenes), scenes/curves.c, scenes/graph.c.
@@ -25,19 +25,31 @@ static lm_status show_with(const char *scene, vz_build *b)
 
 lm_status lm_viz_show_tensor(const lm_tensor *t, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, t, NULL, NULL, NULL, NULL};
+	vz_build b = {NULL, 0, o, fname, t, NULL, NULL, NULL, NULL, NULL, NULL};
 	return show_with("tensor", &b);
 }
 
 lm_status lm_viz_show_quant(const lm_tensor *w, const lm_tensor *x, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, w, NULL, NULL, NULL, x};
+	vz_build b = {NULL, 0, o, fname, w, NULL, NULL, NULL, x, NULL, NULL};
 	return show_with("quant", &b);
+}
+
+lm_status lm_viz_show_attention(const lm_viz_attention *a, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, NULL, NULL, a, NULL};
+	return show_with("attention", &b);
+}
+
+lm_status lm_viz_show_rnn(const lm_viz_rnn *r, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, NULL, NULL, NULL, r};
+	return show_with("rnn", &b);
 }
 
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, NULL, g, check, NULL, NULL};
+	vz_build b = {NULL, 0, o, fname, NULL, g, check, NULL, NULL, NULL, NULL};
 	lm_status st = show_with("graph", &b);
 	lm_graph_free(b.graph); /* NULL when the scene kept it */
 	return st;
@@ -47,7 +59,7 @@ lm_status lm_viz_show_model(const lm_viz_model *m, const lm_viz_opts *o, const c
 {
 	if (m->nlayers < 0 || (m->nlayers > 0 && !m->layers))
 		return lm_set_error(LM_ERR_ARG, "%s: the model has no layer list", fname);
-	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, m, NULL};
+	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, m, NULL, NULL, NULL};
 	return show_with("model", &b);
 }
 
@@ -82,7 +94,7 @@ static lm_status show_curves(const char *fname)
 	}
 	lm_viz_opts o;
 	memset(&o, 0, sizeof o);
-	vz_build b = {NULL, 0, &o, fname, NULL, NULL, NULL, NULL, NULL};
+	vz_build b = {NULL, 0, &o, fname, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 	return show_with("curves", &b);
 }
 

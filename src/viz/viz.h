@@ -153,6 +153,31 @@ typedef struct lm_viz_model {
 } lm_viz_model;
 
 lm_status lm_viz_show_model(const lm_viz_model *m, const lm_viz_opts *o, const char *fname);
+
+/* viz.show('attention', {weights = W, tokens = {...}}): W (layers x heads x T x T, query rows,
+ * key columns) as float64, row-major; tokens: T UTF-8 strings; causal: keys after the query are
+ * masked (their weights must be 0); source: where the weights came from ("computed by Lumen
+ * (CPU), ..."). Everything is copied when the scene is made. */
+typedef struct lm_viz_attention {
+	const double *w;
+	int layers, heads, T;
+	const char *const *tokens;
+	bool causal;
+	const char *source;
+} lm_viz_attention;
+lm_status lm_viz_show_attention(const lm_viz_attention *a, const lm_viz_opts *o, const char *fname);
+
+/* viz.show('rnn', {rnn = n1, lstm = n2, rnn_clipped = n3, lstm_clipped = n4}): the norm of the
+ * gradient reaching h_t, t = 1..T, for each network (NULL: not given), unclipped and with the
+ * gradient reaching each h_t clipped to norm clip (0: no clipping shown); copied. */
+enum { LM_VIZ_RNN, LM_VIZ_LSTM, LM_VIZ_RNN_CLIPPED, LM_VIZ_LSTM_CLIPPED, LM_VIZ_RNN_SERIES };
+typedef struct lm_viz_rnn {
+	const double *norm[LM_VIZ_RNN_SERIES];
+	int T;
+	double clip;
+	const char *source;
+} lm_viz_rnn;
+lm_status lm_viz_show_rnn(const lm_viz_rnn *r, const lm_viz_opts *o, const char *fname);
 /* Live histograms while a model trains (viz.watch): the values of t as the activations (kind 0) or
  * the parameters' gradients (kind 1) of layer i of the model shown (or last shown). */
 lm_status lm_viz_model_record(int layer, int kind, const lm_tensor *t, const char *fname);
