@@ -3,12 +3,12 @@ AI Computing Systems, chapter 3: recurrent networks, following the notes' order 
 and its forward computation (the student's loop against nn.RNN, the unrolled autograd graph),
 BPTT written by hand (the student's gradient of the loss w.r.t. W, checked against autograd on
 several seeds, lengths, batches and widths), vanishing and exploding gradients measured on the
-lesson's own RNN (the gradient reaching each step back, the curves scene), gradient clipping by
+lesson's own RNN (the gradient reaching each step back: curves, then the rnn scene), gradient clipping by
 the global norm written by the student (checked against optim.clip_grad_norm_), the LSTM's gates
 by hand against nn.LSTMCell and the gradient reaching back through an LSTM, GRU, and a small
 Seq2Seq (encoder, semantic code, decoder) trained live to reverse digits.
-Steps 3 and 5 show the gradient reaching back in the curves scene; the `rnn` scene (issue 32
-Must 5, not in this build yet) belongs there once it lands.
+Step 3 plots the gradient reaching back in the curves scene; step 5 shows the `rnn` scene (RNN
+against LSTM, with and without clipping).
 Format: docs/lessons.md.
 ]]
 local say = lesson.say
@@ -643,7 +643,9 @@ for _, net in ipairs({{'RNN', function() local m = nn.RNNCell(4, 16)
   print(string.format('%-20s k = 0: %.1e   k = 20: %.1e   k = 39: %.1e', net[1], n[1], n[21], n[40]))
 end
 ]],
-      scene = 'curves',
+      -- the rnn scene: the gradient reaching each step back, RNN against LSTM, with and without
+      -- clipping (viz.rnn_gradients measures it with autograd; the curves above are this step's own)
+      scene = function() return 'rnn', viz.rnn_gradients { length = 40, hidden = 16 } end,
     },
     -- 6 ------------------------------------------------------------------------------------
     {

@@ -8,9 +8,8 @@ multi-head attention by hand against nn.MultiheadAttention, a small GPT (pre-LN 
 tied head) trained live on the 300 Tang poems, its attention weights for a line of a poem, and the
 notes' GPT-1/2/3 table with the parameter counts the student computes from each configuration
 (checked on GPT-2 small's 124,439,808 and on the lesson's own model).
-Step 6 shows the weights in the tensor scene; the `attention` scene (issue 32 Must 5, not in this
-build yet) belongs there, and at step 5 live while the model trains, once it lands. Full size:
-examples/char_gpt.lua.
+Step 6 shows the weights in the `attention` scene (layers x heads over the line's characters, the
+causal triangle masked). Full size: examples/char_gpt.lua.
 Format: docs/lessons.md.
 ]]
 local say = lesson.say
@@ -502,13 +501,15 @@ print('sample: ' .. lm.no_grad(sample, '床前明月光，', 16, 0.8):gsub('\n',
       text = say([[
 The attention weights of the model just trained, for the opening line of Li Bai's "Quiet night
 thoughts", one matrix per layer and head: row i is where character i looks among the characters
-0..i (the upper triangle is the causal mask). The picture is layer 1's four heads side by side.
+0..i (the upper triangle is the causal mask). The picture is the attention scene: every layer and
+head as a heat map over the characters; step into one and hover a character to see where it looks.
 After 30 steps they are still nearly flat averages of the past; in the full run (examples/
 char_gpt.lua) heads specialise: one looks at the previous character, another back to the same
 place in the previous line of the couplet. Train more (call step 5's loop again) and look again.]],
         [[
 刚训练的模型在李白《静夜思》第一句上的注意力权重，每层每个头一个矩阵：第 i 行是第 i 个字在
-第 0..i 个字中看向哪里（上三角是因果掩码）。画面是第 1 层的四个头并排。训练 30 步之后，它们
+第 0..i 个字中看向哪里（上三角是因果掩码）。画面是注意力场景：每层每个头一张热力图；进入其中一张，
+把鼠标放在某个字上，就能看到它在看哪里。训练 30 步之后，它们
 还差不多是对过去的平均；在完整的训练中（examples/char_gpt.lua），各个头会分工：有的看前一个字，
 有的回头看上一句对应的位置。多训练一会儿（再运行第 5 步的循环），再来看。]]),
       code = [[
@@ -537,7 +538,14 @@ for j = 1, 6 do io.write(string.format(' %.2f', row[j])) end
 print()
 heads_side_by_side = lm.cat({w[1], w[2], w[3], w[4]}, 2)   -- 12 x 48
 ]],
-      scene = function(env) return env.heads_side_by_side end,
+      -- the attention scene: layers x heads of weights over the line's characters, the causal
+      -- triangle masked
+      scene = function(env)
+        local tokens = {}
+        for _, cp in utf8.codes(env.line) do tokens[#tokens + 1] = utf8.char(cp) end
+        return 'attention', { weights = lm.stack(env.att), tokens = tokens, causal = true,
+          source = "computed by Lumen (CPU): the lesson's GPT after its training steps" }
+      end,
     },
     -- 7 ------------------------------------------------------------------------------------
     {
