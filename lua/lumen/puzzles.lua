@@ -391,7 +391,9 @@ P[10] = {
     zh = 'out[0] = a[0] * b[0] + ... + a[size-1] * b[size-1]，每个元素一个线程：每个线程把自己的乘积放进 t.shared.cache（8 个元素），整个线程块在共享内存里把它们加起来（用树形归约要 log2 8 = 3 步，也可以让 0 号线程一个人加），最后由一个线程写 out[0]。',
   },
   params = 't, out, a, b, size',
-  cases = function(r) return { { size = 8 }, { size = r(1, 8) }, { size = r(2, 7) } } end,
+  -- every size from 1 to 8: a mutant of the tree (a bound off by one, >= for >) can hold on some
+  -- sizes and fail on others, so a random pick of sizes let one through now and then
+  cases = function() local c = {} for n = 8, 1, -1 do c[#c + 1] = { size = n } end return c end,
   inputs = { a = function(c) return c.size end, b = function(c) return c.size end },
   out = function(c) return 1 end,
   launch = function(c) return { block = 8, shared = { cache = 8 } } end,

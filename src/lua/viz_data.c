@@ -355,7 +355,8 @@ static int v_show_attention(lua_State *L)
 	if (lm_tensor_ndim(w) != 4 || lm_tensor_dtype(w) != LM_FLOAT64 || !lm_tensor_is_contiguous(w))
 		lml_error(L, "the attention scene takes the weights as a contiguous float64 (layers, heads, T, T) tensor");
 	const int64_t *sh = lm_tensor_shape(w);
-	if (sh[2] != sh[3] || (int64_t)lua_rawlen(L, 2) != sh[2] || sh[2] > 256 || sh[0] * sh[1] > 64)
+	if (sh[2] != sh[3] || (int64_t)lua_rawlen(L, 2) != sh[2] || sh[2] > 256 || sh[0] > 64 || sh[1] > 64 ||
+	    sh[0] * sh[1] > 64) /* bounded: both at most 64 by the tests before it */
 		lml_error(L, "the attention scene's weights and tokens do not match");
 	const char **tok = lua_newuserdatauv(L, (size_t)sh[2] * sizeof *tok + 1, 0);
 	for (int64_t i = 0; i < sh[2]; i++) {
