@@ -41,7 +41,7 @@ typedef struct tensor_scene {
 	vz_color *col;
 	uint8_t *state;
 	double *val;
-	vzs_grid g_el, g_st, g_cp;
+	vzs_grid g_el, g_st, g_cp, g_st_last, g_cp_last; /* _last: a storage's shorter last row */
 	double t_drawn;
 	char fname[32];
 } tensor_scene;
@@ -62,6 +62,8 @@ static void tensor_destroy(void *p)
 	vzs_grid_free(&s->g_el);
 	vzs_grid_free(&s->g_st);
 	vzs_grid_free(&s->g_cp);
+	vzs_grid_free(&s->g_st_last);
+	vzs_grid_free(&s->g_cp_last);
 	vz_free(s);
 }
 
@@ -291,18 +293,39 @@ static void draw_elements(vz_frame *f, tensor_scene *s, int64_t cur)
 	                              (int)s->rows, (int)s->cols, o, "element", true);
 }
 
-/* A storage (the tensor's, or the copy) as rows of per_row cells. */
-static void draw_storage(vz_frame *f, tensor_scene *s, vzs_grid *g, vz_rect area, int64_t n, int64_t o, const char *kind)
+/* A storage (the tensor's, or the copy) as rows of per_row cells: its whole rows as one matrix and
+ * a shorter last row as another, each with a grid of its own (a grid holds one image, and a frame
+ * draws after all are recorded: a grid shared by two matrices of a frame would show the second's
+ * colours twice, or free the image the first still points to); drawn as ONE image of all rows (the
+ * last padded with transparent texels) when the cells are many or small. */
+static void draw_storage(vz_frame *f, tensor_scene *s, vzs_grid *g, vzs_grid *g_last, vz_rect area, int64_t n,
+                         int64_t o, const char *kind)
 {
-	for (int64_t r0 = 0; r0 < n; r0 += s->per_row) {
-		int64_t k = n - r0 < s->per_row ? n - r0 : s->per_row;
+	for (int64_t i = 0; i < n; i++) s->col[o + i] = state_color(s->state[o + i]);
+	if (n > 4096 || s->sc * vz_zoom(f) < 6 * f->scale) {
+		int64_t rows = (n + s->per_row - 1) / s->per_row, cells = rows * s->per_row;
+		vz_color *px = n ? vz_malloc((size_t)cells * sizeof *px) : NULL;
+		if (!px) return;
+		for (int64_t i = 0; i < cells; i++) px[i] = i < n ? s->col[o + i] : (vz_color){0, 0, 0, 0};
+		vz_cell *c = vzs_grid_draw(f, g, vz_r(area.x, area.y, (float)s->per_row * s->sc, (float)rows * s->sc),
+		                           (int)rows, (int)s->per_row, px, kind, 0);
+		if (c) c->tag = (int32_t)o; /* tensor_describe: cell (row, col) is storage entry o + row * cols + col */
+		vz_free(px);
+		return;
+	}
+	int64_t full = n / s->per_row, rest = n % s->per_row;
+	const char *label = s->copy ? "contiguous()" : "view";
+	if (full > 0) {
+		vzs_matrix m = {(int)full, (int)s->per_row, s->col + o, s->val + o, s->state + o, state_names, kind, label,
+		                0, (int32_t)o, true, NULL};
+		vzs_matrix_draw(f, g, vz_r(area.x, area.y, (float)s->per_row * s->sc, (float)full * s->sc), &m);
+	}
+	if (rest > 0) {
+		int64_t r0 = full * s->per_row, at = o + r0;
 		vz_rect r = storage_rect(s, area, r0);
-		int64_t tmp_off = o + r0;
-		vzs_matrix m = {1, (int)k, s->col + tmp_off, s->val + tmp_off, s->state + tmp_off, state_names, kind,
-		                s->copy ? "contiguous()" : "view", (int32_t)r0, (int32_t)tmp_off, true, NULL};
-		for (int64_t i = 0; i < k; i++) s->col[tmp_off + i] = state_color(s->state[tmp_off + i]);
-		if (n > 4096 || s->sc * vz_zoom(f) < 6 * f->scale) vzs_grid_draw(f, g, vz_r(r.x, r.y, (float)k * s->sc, s->sc), 1, (int)k, s->col + tmp_off, kind, (int32_t)r0);
-		else vzs_matrix_draw(f, g, vz_r(r.x, r.y, (float)k * s->sc, s->sc), &m);
+		vzs_matrix m = {1, (int)rest, s->col + at, s->val + at, s->state + at, state_names, kind, label,
+		                (int32_t)r0, (int32_t)at, true, NULL};
+		vzs_matrix_draw(f, g_last, vz_r(r.x, r.y, (float)rest * s->sc, s->sc), &m);
 	}
 }
 
@@ -382,7 +405,7 @@ static void tensor_draw(void *p, vz_frame *f)
 	vz_layer(f);
 	vz_text_draw(f, 0, s->el_r.y, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, vz_tr("elements", "元素"));
 	draw_elements(f, s, cur);
-	draw_storage(f, s, &s->g_st, s->st_r, s->storage, o, "storage");
+	draw_storage(f, s, &s->g_st, &s->g_st_last, s->st_r, s->storage, o, "storage");
 	storage_ticks(f, s, s->st_r, s->storage);
 	for (int64_t i = 0; i < s->storage && s->sc * vz_zoom(f) >= 14; i++) /* stride 0: one cell, several elements */
 		if (s->hits[i] > 1) {
@@ -396,7 +419,7 @@ static void tensor_draw(void *p, vz_frame *f)
 				s->state[c + e] = e == cur ? S_ACTIVE : e < cur ? S_COPY : S_PENDING;
 				s->val[c + e] = e <= cur ? s->val[e] : NAN;
 			}
-			draw_storage(f, s, &s->g_cp, s->cp_r, s->numel, c, "copy");
+			draw_storage(f, s, &s->g_cp, &s->g_cp_last, s->cp_r, s->numel, c, "copy");
 			if (cur >= 0 && s->off[cur] >= 0 && s->off[cur] < s->storage) {
 				vz_rect a = storage_rect(s, s->st_r, s->off[cur]), b = storage_rect(s, s->cp_r, cur);
 				vz_layer(f);
