@@ -55,6 +55,15 @@ lm_status lmi_src_read_exact(lmi_src *s, void *buf, size_t n, const char *contex
 int lmi_src_at_end(lmi_src *s);
 void lmi_src_close(lmi_src *s);
 
+/* A reader of a tensor map (safetensors, GGUF) from an open source. lmi_map_load_file and
+ * lmi_map_load_mem open the source (fname names the caller in errors), clear out, run load and
+ * close; lmi_map_abandon frees a half-read map and keeps the thread's error. */
+typedef lm_status (*lmi_map_loader)(lmi_src *s, lm_tensor_map *out);
+lm_status lmi_map_load_file(const char *fname, const char *path, lmi_map_loader load, lm_tensor_map *out);
+lm_status lmi_map_load_mem(const char *fname, const void *buf, size_t len, const char *what, lmi_map_loader load,
+                           lm_tensor_map *out);
+lm_status lmi_map_abandon(lm_tensor_map *out);
+
 /* Sets an LM_ERR_IO error "<fname>: <what>: <message>" and returns it. */
 lm_status lmi_src_fail(const lmi_src *s, lm_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

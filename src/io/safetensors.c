@@ -517,38 +517,18 @@ static lm_status load(lmi_src *s, lm_tensor_map *out)
 		lmj_free(&doc);
 	}
 	lm_free(text, hn);
-	if (r) {
-		lm_status keep = lm_last_status();
-		char msg[512];
-		snprintf(msg, sizeof msg, "%s", lm_last_error());
-		lm_tensor_map_free(out);
-		lmi_fail(keep, "%s", msg);
-	}
+	if (r) lmi_map_abandon(out);
 	return r;
 }
 
 lm_status lm_safetensors_load(const char *path, lm_tensor_map *out)
 {
-	if (!out) return lmi_fail(LM_ERR_ARG, "safetensors_load: out is NULL");
-	memset(out, 0, sizeof *out);
-	lmi_src s;
-	lm_status r = lmi_src_open_file(&s, "safetensors_load", path, false);
-	if (r) return r;
-	r = load(&s, out);
-	lmi_src_close(&s);
-	return r;
+	return lmi_map_load_file("safetensors_load", path, load, out);
 }
 
 lm_status lm_safetensors_parse(const void *buf, size_t len, const char *what, lm_tensor_map *out)
 {
-	if (!out) return lmi_fail(LM_ERR_ARG, "safetensors_load: out is NULL");
-	memset(out, 0, sizeof *out);
-	lmi_src s;
-	lm_status r = lmi_src_open_mem(&s, "safetensors_load", buf, len, what, false);
-	if (r) return r;
-	r = load(&s, out);
-	lmi_src_close(&s);
-	return r;
+	return lmi_map_load_mem("safetensors_load", buf, len, what, load, out);
 }
 
 /* ---------------------------------------------------------------- writing */

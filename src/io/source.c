@@ -416,3 +416,39 @@ void lmi_buf_free(lmi_buf *b)
 	if (b->p) lm_free(b->p, b->cap);
 	memset(b, 0, sizeof *b);
 }
+
+/* ---------------------------------------------------------------- tensor maps */
+
+static lm_status map_load(lm_status opened, lmi_src *s, lmi_map_loader load, lm_tensor_map *out)
+{
+	if (opened) return opened;
+	lm_status r = load(s, out);
+	lmi_src_close(s);
+	return r;
+}
+
+lm_status lmi_map_load_file(const char *fname, const char *path, lmi_map_loader load, lm_tensor_map *out)
+{
+	if (!out) return lmi_fail(LM_ERR_ARG, "%s: out is NULL", fname);
+	memset(out, 0, sizeof *out);
+	lmi_src s;
+	return map_load(lmi_src_open_file(&s, fname, path, false), &s, load, out);
+}
+
+lm_status lmi_map_load_mem(const char *fname, const void *buf, size_t len, const char *what, lmi_map_loader load,
+                           lm_tensor_map *out)
+{
+	if (!out) return lmi_fail(LM_ERR_ARG, "%s: out is NULL", fname);
+	memset(out, 0, sizeof *out);
+	lmi_src s;
+	return map_load(lmi_src_open_mem(&s, fname, buf, len, what, false), &s, load, out);
+}
+
+lm_status lmi_map_abandon(lm_tensor_map *out)
+{
+	lm_status keep = lm_last_status();
+	char msg[512];
+	snprintf(msg, sizeof msg, "%s", lm_last_error());
+	lm_tensor_map_free(out);
+	return lmi_fail(keep ? keep : LM_ERR_INTERNAL, "%s", msg);
+}
