@@ -227,6 +227,20 @@ out:
 	return s;
 }
 
+/* A narrow or select node whose input's gradient already exists, exclusive and of the gradient's
+ * dtype: adds g into that gradient's window in place (a per-step xs[t] of a sequence then costs a
+ * step's bytes, not zeros of the whole sequence and their sum). Returns whether it did; *s is the
+ * status of the add. */
+static bool add_into_window(lmi_node *x, const lm_tensor *g, lm_tensor *acc, lm_status *s)
+{
+	if (!acc || !g || acc->dtype != g->dtype || !exclusive(acc)) return false;
+	lm_tensor *w = lmi_window_of(x, acc);
+	if (!w) return false;
+	*s = lm_binary_(LM_ADD, w, g);
+	lm_tensor_release(w);
+	return true;
+}
+
 /* Runs x's rule on x->grad (grad mode is off) and hands each input's gradient on. Consumes
  * x->grad; frees x's saved tensors unless retain_graph. */
 static lm_status run_node(lmi_node *x, nodevec *ready, leafmap *leaves, bool retain_graph)
@@ -240,7 +254,17 @@ static lm_status run_node(lmi_node *x, nodevec *ready, leafmap *leaves, bool ret
 	memset(gin, 0, (size_t)x->nin * sizeof *gin);
 	lm_tensor *g = x->grad;
 	x->grad = NULL;
-	if (g) s = x->info->backward(x, g, gin); /* no gradient reached x: nothing to pass on */
+	bool done = false;
+	if (g && (x->op == LMI_OP_NARROW || x->op == LMI_OP_SELECT) && x->in[0].needs_grad) {
+		lmi_edge *e = &x->in[0];
+		if (e->node) {
+			done = add_into_window(x, g, e->node->grad, &s);
+		} else if (e->leaf) {
+			leafslot *ls = leafmap_find(leaves, e->leaf);
+			if (ls->leaf == e->leaf) done = add_into_window(x, g, ls->grad, &s);
+		}
+	}
+	if (g && !done) s = x->info->backward(x, g, gin); /* no gradient reached x: nothing to pass on */
 	lm_tensor_release(g);
 	if (!s && !retain_graph) {
 		for (int k = 0; k < x->nsaved; k++) {

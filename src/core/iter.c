@@ -1,5 +1,5 @@
 /*
- * iter.c — walking several tensors of one broadcast shape, in C order, with coalesced dims.
+ * iter.c — walking several tensors of one broadcast shape, inner dims the densest, coalesced.
  *
  * lmi_iter_init computes each operand's byte strides at the common shape (0 on broadcast dims),
  * drops size-1 dims and merges neighbours that are contiguous in every operand, so the common
@@ -54,10 +54,33 @@ void lmi_iter_init(lmi_iter *it, int n, const lm_tensor *const *ops, int ndim, c
 		lmi_broadcast_nb(ops[k], ndim, st[k]); /* bytes */
 		it->base[k] = lmi_data(ops[k]);
 	}
-	/* Keep dims of size != 1, merging each into the previous kept one when possible. */
+	/* The dims of size != 1, ordered outer to inner by the operands' strides: a dim goes inside
+	 * another when the first operand (the output first) with both strides nonzero and different
+	 * has the smaller one there. Elementwise work then walks memory in order whatever the layout:
+	 * adding into a transposed gradient went column by column before (an LSTM's W_hh^T gradient,
+	 * 64 steps x 1 MB: 60% of a training step). Ties and broadcasts keep C order. */
+	int dims[LM_MAX_DIMS], nd = 0;
+	for (int i = 0; i < ndim; i++)
+		if (shape[i] != 1) dims[nd++] = i;
+	for (int i = 1; i < nd; i++)
+		for (int j = i; j > 0; j--) {
+			int a = dims[j - 1], b = dims[j], k = 0;
+			for (; k < n; k++) {
+				int64_t sa = st[k][a] < 0 ? -st[k][a] : st[k][a];
+				int64_t sb = st[k][b] < 0 ? -st[k][b] : st[k][b];
+				if (sa && sb && sa != sb) break;
+			}
+			if (k == n) break;
+			int64_t sa = st[k][a] < 0 ? -st[k][a] : st[k][a];
+			int64_t sb = st[k][b] < 0 ? -st[k][b] : st[k][b];
+			if (sa > sb) break;
+			dims[j - 1] = b;
+			dims[j] = a;
+		}
+	/* Merge each kept dim into the previous one when possible. */
 	int m = 0;
-	for (int i = 0; i < ndim; i++) {
-		if (shape[i] == 1) continue;
+	for (int q = 0; q < nd; q++) {
+		int i = dims[q];
 		bool merge = m > 0;
 		for (int k = 0; merge && k < n; k++)
 			merge = it->stride[k][m - 1] == st[k][i] * shape[i];

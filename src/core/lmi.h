@@ -230,9 +230,11 @@ static inline uint64_t lmi_wrap_u64(double v)
 
 /* ---------------------------------------------------------------- strided iteration */
 /*
- * An lmi_iter walks up to 4 operands of the same (broadcast) shape in C order. The shape is
- * coalesced (adjacent dims merged where every operand's strides allow), so a contiguous tensor is
- * one dim. The CPU loops take the innermost dim as a 1-D kernel call and iterate the outer ones.
+ * An lmi_iter walks up to 4 operands of the same (broadcast) shape in an order set by their
+ * strides (the output's first: the densest dim innermost, C order on ties), so elementwise work
+ * reads and writes memory in order whatever the layout. The shape is coalesced (adjacent dims
+ * merged where every operand's strides allow), so a contiguous or wholly transposed tensor is one
+ * dim. No user may depend on the visiting order. The CPU loops take the innermost dim as a 1-D kernel call and iterate the outer ones.
  */
 #define LMI_ITER_MAX_OPS 4
 typedef struct lmi_iter {

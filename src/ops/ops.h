@@ -63,6 +63,11 @@ lm_status lmi_check_float(const char *fname, const char *arg, const lm_tensor *t
  * becomes "gather: interrupted"): a leading "name: " is replaced. Returns the status. */
 lm_status lmi_fail_as(const char *fname);
 
+/* The window of t (shaped as the node's input) that a narrow or select node took (+1, not
+ * recorded); NULL with no error set for a node of any other op (view.c). */
+struct lmi_node;
+lm_tensor *lmi_window_of(const struct lmi_node *n, const lm_tensor *t);
+
 /* t itself (+1) when of dtype dt, else a contiguous converted copy (no autograd). */
 lm_tensor *lmi_as_dtype(const lm_tensor *t, lm_dtype dt);
 /* F.linear with a weight of a block type (quant.c) */

@@ -37,10 +37,10 @@ lm_status lmi_bw_permute(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 /* narrow / select: zeros of the input's shape with the gradient written into the window. */
 static lm_status window_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gin, bool select)
 {
+	(void)select;
 	lm_tensor *z = lmi_zeros_as(g, n->in[0].ndim, n->in[0].shape, g->dtype);
 	if (!z) return lm_last_status();
-	lm_tensor *w = select ? lm_select(z, (int)n->p.select.dim, n->p.select.index)
-	                      : lm_narrow(z, (int)n->p.narrow.dim, n->p.narrow.start, n->p.narrow.length);
+	lm_tensor *w = lmi_window_of(n, z);
 	lm_status s = w ? lmi_copy(w, g) : lm_last_status();
 	lm_tensor_release(w);
 	if (s) {
@@ -50,6 +50,22 @@ static lm_status window_backward(lmi_node *n, const lm_tensor *g, lm_tensor **gi
 	gin[0] = z;
 	return LM_OK;
 }
+/* The window of t (the input's shape) that a narrow or select node n took, not recorded; NULL
+ * (no error set) for any other op. The engine adds a window's gradient into the input's gradient
+ * in place through it, once that gradient exists: a loop over a sequence's steps, xs[t], then
+ * costs one step's bytes per step, not the whole sequence's zeros and sum. */
+lm_tensor *lmi_window_of(const lmi_node *n, const lm_tensor *t)
+{
+	bool was = lm_set_grad_enabled(false);
+	lm_tensor *w = NULL;
+	if (n->op == LMI_OP_SELECT)
+		w = lm_select(t, (int)n->p.select.dim, n->p.select.index);
+	else if (n->op == LMI_OP_NARROW)
+		w = lm_narrow(t, (int)n->p.narrow.dim, n->p.narrow.start, n->p.narrow.length);
+	lm_set_grad_enabled(was);
+	return w;
+}
+
 lm_status lmi_bw_narrow(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 {
 	return window_backward(n, g, gin, false);

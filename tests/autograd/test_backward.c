@@ -102,6 +102,59 @@ static void test_view_of_leaf(void **state)
 	for (int i = 0; i < 5; i++) lm_tensor_release(ts[i]);
 }
 
+/* Many selects and narrows of one tensor (a sequence's steps xs[t]): the engine adds each step's
+ * gradient into the existing gradient's window in place; the sums must be the same as the rule's
+ * zeros-and-add, for a non-leaf and a leaf, with a window visited twice, a transposed source, and
+ * another consumer of the whole tensor. */
+static void test_windows_accumulate(void **state)
+{
+	(void)state;
+	double v[24];
+	for (int i = 0; i < 24; i++) v[i] = 0.25 * i - 2.5;
+	for (int as_leaf = 0; as_leaf < 2; as_leaf++) {
+		lm_tensor *x = leaf(3, (int64_t[]){4, 3, 2}, v);
+		/* y = 3 x (a node) or x itself (a leaf), transposed to (2, 3, 4) */
+		lm_tensor *y0 = as_leaf ? lm_tensor_retain(x) : lm_binary_scalar(LM_MUL, x, 3);
+		lm_tensor *y = lm_permute(y0, (int[]){2, 1, 0});
+		double k = as_leaf ? 1 : 3;
+		/* l = sum_t sum(y[:, :, t] * (t + 1)) + sum(y[1] ^ 2) + sum(narrow(y, 2, 1, 2)) + sum(y) */
+		lm_tensor *l = NULL;
+		lm_tensor *parts[8];
+		int np = 0;
+		for (int t = 0; t < 4; t++) {
+			lm_tensor *s = lm_select(y, 2, t), *m = lm_binary_scalar(LM_MUL, s, t + 1);
+			parts[np++] = sum_all(m);
+			lm_tensor_release(m);
+			lm_tensor_release(s);
+		}
+		lm_tensor *r = lm_select(y, 0, 1), *r2 = lm_mul(r, r);
+		parts[np++] = sum_all(r2);
+		lm_tensor *w = lm_narrow(y, 2, 1, 2);
+		parts[np++] = sum_all(w);
+		parts[np++] = sum_all(y);
+		for (int i = 0; i < np; i++) {
+			if (!l) {
+				l = parts[i];
+				continue;
+			}
+			lm_tensor *sum = lm_add(l, parts[i]);
+			lm_tensor_release(l);
+			lm_tensor_release(parts[i]);
+			l = sum;
+		}
+		assert_int_equal(lm_backward(l, NULL, false), LM_OK);
+		const lm_tensor *g = lm_tensor_grad(x);
+		assert_non_null(g);
+		for (int i = 0; i < 24; i++) {
+			int a = i / 6, c = i % 2; /* x[a][b][c] = y[c][b][a] */
+			double dy = (a + 1) + (c == 1 ? 2 * k * v[i] : 0) + (a == 1 || a == 2 ? 1 : 0) + 1;
+			near(gc_at(g, i), k * dy, 1e-12, as_leaf ? "windows of a leaf" : "windows of a node");
+		}
+		lm_tensor *ts[] = {l, w, r2, r, y, y0, x};
+		for (int i = 0; i < 7; i++) lm_tensor_release(ts[i]);
+	}
+}
+
 static void test_inplace_on_saved(void **state)
 {
 	(void)state;
@@ -587,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_chain_100k_released_unused),
 		cmocka_unit_test(test_saved_freed_after_backward),
 		cmocka_unit_test(test_wide_node),
+		cmocka_unit_test(test_windows_accumulate),
 		cmocka_unit_test(test_memory_returns),
 		cmocka_unit_test(test_mlp_loop_does_not_grow),
 		cmocka_unit_test(test_allocation_failures),
