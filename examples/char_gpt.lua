@@ -6,6 +6,7 @@ by default, then sampled.
 
   ./run.sh examples/char_gpt.lua                     (or: lumen examples/char_gpt.lua)
   lumen examples/char_gpt.lua --corpus fortunes --iters 3000 --log gpt.csv --viz
+  lumen examples/char_gpt.lua --viz=attention        (the heads' weights over a line, live)
   lumen examples/char_gpt.lua --prompt '《静夜思》' --temperature 0.8 --top-k 10
   lumen -i examples/char_gpt.lua   (then: print(sample('《春', 200)), model, history)
 
@@ -96,6 +97,25 @@ function GPT:forward(idx)
   return F.linear(x:view(B * T, C), self.tok.weight):view(B, T, self.tok.num_embeddings)
 end
 
+-- The attention weights for idx (1, T): (layers, heads, T, T), row i where character i looks among
+-- 1..i; what --viz=attention shows while the model trains. The same q and k as forward, the softmax
+-- written out (the fused kernel keeps no T x T weights).
+function GPT:attention_weights(idx)
+  local T = idx:size(2)
+  local future = lm.ones(T, T, { dtype = 'uint8' }):triu(1)
+  local x = self.tok(idx) + self.pos(lm.arange(1, T + 1):view(1, T))
+  local out = {}
+  for l, b in ipairs(self.blocks) do
+    local C, H = x:size(3), b.attn.heads
+    local qkv = b.attn.qkv(b.ln1(x)):view(1, T, 3, H, C // H)
+    local q, k = qkv:select(3, 1):transpose(2, 3), qkv:select(3, 2):transpose(2, 3)
+    local s = q:matmul(k:transpose(-2, -1)) / math.sqrt(C // H)
+    out[l] = s:masked_fill(future, -math.huge):softmax(-1)[1]
+    x = b(x)
+  end
+  return lm.stack(out):double()
+end
+
 function GPT:extra_repr() return 'block_size=' .. self.block_size .. ', head tied to tok.weight' end
 
 return train.run {
@@ -107,4 +127,5 @@ return train.run {
   make_model = function(o, vocab)
     return GPT(vocab, o.block, o.width, o.heads, o.layers, o.dropout)
   end,
+  attention = function(model, idx) return model:attention_weights(idx) end,
 }

@@ -16,7 +16,9 @@ context cut to the last --block characters.
 Options: --corpus tang|fortunes|fortunes-zh|song  --text FILE (instead of a corpus)
          --iters N  --batch N  --block N  --lr X  --min-lr X  --warmup N  --dropout P  --seed N
          --layers N  --heads N  --width N  (the model's size; --heads for the GPT only)
-         --eval-every N  --eval-iters N  --log FILE.csv  --log-every N  --viz  --threads N  --quiet
+         --eval-every N  --eval-iters N  --log FILE.csv  --log-every N  --threads N  --quiet
+         --viz (live loss curves)  --viz=attention (the GPT only: its attention over the prompt's
+           line, every layer and head, redrawn every --log-every steps while it trains)
          --prompt TEXT  --length N (characters to sample, 0: none)  --temperature X  --top-k N
 The CSV log has the columns step,epoch,loss,accuracy,lr,seconds,split (MetricsLog's): a 'train' row
 every --log-every steps (the mean loss since the previous row) and a 'val' row at each validation.
@@ -29,7 +31,7 @@ local function usage(name, d)
   return string.format([[usage: lumen examples/%s.lua [--corpus tang|fortunes|fortunes-zh|song | --text FILE]
          [--iters N] [--batch N] [--block N] [--lr X] [--min-lr X] [--warmup N] [--dropout P] [--seed N]
          [--layers N] [--heads N] [--width N] [--eval-every N] [--eval-iters N]
-         [--log FILE.csv] [--log-every N] [--viz] [--threads N] [--quiet]
+         [--log FILE.csv] [--log-every N] [--viz | --viz=attention] [--threads N] [--quiet]
          [--prompt TEXT] [--length N] [--temperature X] [--top-k N]
 defaults: --corpus %s --iters %d --batch %d --block %d --lr %g --min-lr %g --warmup %d --dropout %g
           --layers %d%s --width %d --eval-every %d --eval-iters %d --length %d --temperature %g --top-k %d --seed %d]],
@@ -85,8 +87,15 @@ function M.parse(argv, name, defaults)
     elseif a == '--quiet' then
       o.quiet = true
     elseif a == '--viz' then
-      if inline then error(name .. ": --viz takes no value, got '" .. inline .. "'\n" .. usage(name, defaults), 0) end
-      o.viz = true
+      if inline and inline ~= 'curves' and inline ~= 'attention' then
+        error(name .. ": --viz shows 'curves' (the default) or 'attention', got '" .. inline .. "'\n" ..
+          usage(name, defaults), 0)
+      end
+      o.viz = inline or 'curves'
+      if o.viz == 'attention' and not defaults.heads then
+        error(name .. ': --viz=attention: this model has no attention to show (the GPT has: char_gpt.lua); '
+          .. 'use --viz for the loss curves', 0)
+      end
     elseif a == '--help' or a == '-h' then
       print(usage(name, defaults))
       o.help = true
@@ -209,7 +218,7 @@ function M.run(spec)
   lm.manual_seed(o.seed)
   if o.viz then
     viz.clear()
-    if not viz.state().scene then
+    if o.viz == 'curves' and not viz.state().scene then
       viz.scene('curves')
       viz.redraw()
     end
@@ -243,6 +252,29 @@ function M.run(spec)
   say(string.format('%s parameters; AdamW lr %g -> %g (warm-up %d), batch %d, block %d, %d iterations, seed %d',
     commas(n_params), o.lr, o.min_lr, o.warmup, o.batch, o.block,
     o.iters, o.seed))
+  -- --viz=attention: the model's weights over one line (of the prompt, else of the validation
+  -- text: the first of 10 characters or more), at most --block and 32 characters, redrawn every
+  -- --log-every steps
+  local show_attention
+  if o.viz == 'attention' then
+    local text = o.prompt or val_set:decode(val_set.data:narrow(1, 1, math.min(val_set.data:numel(), 2000)))
+    local line
+    for l in text:gmatch('[^\n]*%S[^\n]*') do -- the first line of 10 characters or more, else the first
+      line = line or l
+      if utf8.len(l) and utf8.len(l) >= 10 then line = l break end
+    end
+    line = line or text
+    local ids = train_set:encode(line)
+    ids = ids:narrow(1, 1, math.min(ids:numel(), o.block, 32)):view(1, -1)
+    local tokens = {}
+    for i = 1, ids:size(2) do tokens[i] = train_set:decode(ids[1]:narrow(1, i, 1)) end
+    show_attention = function(step)
+      local w = lm.no_grad(spec.attention, model, ids)
+      viz.show('attention', { weights = w, tokens = tokens, causal = true,
+        source = string.format("computed by Lumen (CPU): %s's weights after step %d of %d", name, step, o.iters) })
+    end
+    show_attention(0)
+  end
   local log = o.log and nn.utils.MetricsLog(o.log)
   history = {}
   local params = model:parameters()
@@ -279,6 +311,7 @@ function M.run(spec)
       if log then log:write { step = step, loss = row_loss / row_n, lr = optimizer.param_groups[1].lr,
         seconds = lm.sys.clock() - start, split = 'train' } end
       if o.viz then viz.plot('train/loss', step, row_loss / row_n) end
+      if show_attention then show_attention(step) end
       row_loss, row_n = 0, 0
     end
     if guard:requested() then stopped = true; break end

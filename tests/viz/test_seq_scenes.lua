@@ -71,6 +71,58 @@ test.case('attention: the weights drawn are those given; rows sum to 1, masked c
   test.eq(viz.state().step, 5)
 end)
 
+-- examples/char_gpt.lua --viz=attention: the scene is redrawn while the GPT trains, with the
+-- weights the model's attention really uses (weights @ v equals F.scaled_dot_product_attention's
+-- output for layer 1) and the step in its label; the LSTM has none to show.
+test.case('attention: live from examples/char_gpt.lua --viz=attention', function()
+  local root = here .. '../../'
+  local path = os.tmpname()
+  local f = assert(io.open(path, 'wb'))
+  for i = 1, 40 do f:write(i % 2 == 1 and '床前明月光，疑是地上霜。\n' or '举头望明月，低头思故乡。\n') end
+  f:close()
+  local function run(name, extra)
+    local saved = _G.arg
+    _G.arg = { [0] = root .. 'examples/' .. name .. '.lua', '--text', path, '--block', '16', '--batch', '4',
+      '--iters', '20', '--log-every', '10', '--eval-every', '20', '--eval-iters', '1', '--length', '0', '--quiet',
+      '--layers', '2', '--width', '16', table.unpack(extra) }
+    local ok, err = pcall(dofile, root .. 'examples/' .. name .. '.lua')
+    _G.arg = saved
+    if not ok then error(err, 0) end
+  end
+  local shown = {}
+  local real = viz.show
+  viz.show = function(what, data, ...) -- every redraw, with the step the label names
+    if what == 'attention' then shown[#shown + 1] = data.source end
+    return real(what, data, ...)
+  end
+  local ok, err = pcall(run, 'char_gpt', { '--heads', '2', '--viz=attention' })
+  viz.show = real
+  test.ok(ok, err)
+  test.eq(#shown, 3, 'drawn at step 0, 10 and 20')
+  test.ok(shown[3]:find("computed by Lumen (CPU): char_gpt's weights after step 20 of 20", 1, true), shown[3])
+  test.eq(viz.state().scene, 'attention')
+  test.ok(viz.state().title:find('2 layers x 2 heads over 12 tokens, causal', 1, true), viz.state().title)
+  -- the weights are the model's: layer 1's weights times its v give what its attention computes
+  local model, ds = _G.model, _G.train_set
+  local idx = ds:encode('床前明月光，疑是地上霜。'):view(1, -1)
+  local w = lm.no_grad(model.attention_weights, model, idx)
+  test.eq(w:shape(), { 2, 2, 12, 12 })
+  lm.no_grad(function()
+    local b = model.blocks[1]
+    local x = model.tok(idx) + model.pos(lm.arange(1, 13):view(1, 12))
+    local qkv = b.attn.qkv(b.ln1(x)):view(1, 12, 3, 2, 8)
+    local q, k, v = qkv:select(3, 1):transpose(2, 3), qkv:select(3, 2):transpose(2, 3), qkv:select(3, 3):transpose(2, 3)
+    local want = lm.nn.functional.scaled_dot_product_attention(q, k, v, { is_causal = true })[1]:double()
+    local got = w[1]:matmul(v[1]:double())
+    test.ok((got - want):abs():max():item() < 1e-5, 'weights @ v = F.scaled_dot_product_attention')
+    test.ok((w:sum(-1) - 1):abs():max():item() < 1e-6, 'rows sum to 1 (float32 softmax)')
+    test.eq((w * lm.ones(12, 12):triu(1):double()):abs():max():item(), 0, 'no weight on a later character')
+  end)
+  test.raises(function() run('char_lstm', { '--viz=attention' }) end, '--viz=attention: this model has no attention to show')
+  test.raises(function() run('char_gpt', { '--viz=heatmap' }) end, "--viz shows 'curves' (the default) or 'attention', got 'heatmap'")
+  os.remove(path)
+end)
+
 test.case('attention: the demonstration: rows sum to 1, the mask, every step, --snapshot', function()
   viz.scene('attention')
   local n = viz.state().steps
