@@ -244,7 +244,9 @@ function viz.rnn_gradients(o)
     end
     return norms
   end
-  local src = string.format('Lumen autograd (CPU, float64), RNNCell/LSTMCell %d -> %d', I, H)
+  local gain, nl = o.gain or 1, o.nonlinearity or 'tanh'
+  local src = string.format('Lumen autograd (CPU, float64), RNNCell(%s%s)/LSTMCell %d -> %d', nl,
+    gain ~= 1 and string.format(', W_hh x %g', gain) or '', I, H)
   local d = { rnn = run(rnn, false, 0), lstm = run(lstm, true, 0), clip = clip, source = src }
   if clip > 0 then d.rnn_clipped, d.lstm_clipped = run(rnn, false, clip), run(lstm, true, clip) end
   return d

@@ -235,8 +235,11 @@ static void *rnn_create(const vz_build *b)
 	s->demo = !r;
 	s->T = r ? r->T : (int)vz_opt_int(b->opts, "length", 50);
 	s->clip = r ? r->clip : vz_opt_number(b->opts, "clip", 1);
-	snprintf(s->rnn_label, sizeof s->rnn_label, "RNN (%s)",
-	         r ? "tanh" : vz_opt_string(b->opts, "nonlinearity", "tanh"));
+	/* given norms: the source names the cells (what ran is the caller's to say) */
+	if (r)
+		snprintf(s->rnn_label, sizeof s->rnn_label, "RNN");
+	else
+		snprintf(s->rnn_label, sizeof s->rnn_label, "RNN (%s)", vz_opt_string(b->opts, "nonlinearity", "tanh"));
 	for (int i = 0; i < NS; i++) {
 		if (r && !r->norm[i]) continue;
 		if (!(s->norm[i] = vz_malloc((size_t)s->T * sizeof(double)))) goto fail;
