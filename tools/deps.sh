@@ -21,6 +21,10 @@
 #   python3-numpy                   the file interop test (tests/lua/test_files.lua: numpy reads what
 #                                   Lumen writes and writes what Lumen reads, via tests/io/interop.py)
 #   python3-pip                     installs the gguf package (pip, below: not a Debian package)
+#   python3-ipykernel python3-jupyter-client python3-nbclient jupyter-nbconvert
+#                                   the Jupyter kernel (lua/lumen/jupyter_kernel.py is a wrapper
+#                                   kernel on ipykernel) and its tests with a real client
+#                                   (tests/jupyter: jupyter_client, nbconvert --execute)
 #   xvfb xauth x11-utils            a real X11 window in the visualizer's test (tests/viz/x11.sh:
 #                                   xvfb-run, and xwininfo to read the window's title)
 LUMEN_DEBIAN_PACKAGES=(
@@ -32,6 +36,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	fonts-dejavu-core fonts-wqy-microhei dataset-fashion-mnist fortunes fortunes-zh
 	libgl1-mesa-dri libegl1
 	python3-numpy python3-pip
+	python3-ipykernel python3-jupyter-client python3-nbclient jupyter-nbconvert
 	xvfb xauth x11-utils
 )
 

@@ -1018,8 +1018,13 @@ $XDG_STATE_HOME/lumen/lessons, default ~/.local/state/lumen/lessons.]])
 doc('lesson.say', 'lesson.say(en, zh) -> text', [[A text in both languages, {en = en, zh = zh} (for
 lesson files and the messages of checks).]])
 doc('lesson.text', 'lesson.text(t) -> string', [[A text (a string or {en=, zh=}) in the current language.]])
-doc('lesson.lang', 'lesson.lang() -> "en" or "zh"', [[The language of the lessons: :lang, else
-LUMEN_LANG, else LANG (zh_* gives Chinese), else English.]])
+doc('lesson.lang', 'lesson.lang([l]) -> "en" or "zh"', [[The language of the lessons: :lang, else
+LUMEN_LANG, else LANG (zh_* gives Chinese), else English. With l ('en' or 'zh'), sets it first.]])
+doc('lesson.scene', 'lesson.scene([i]) -> shown', [[Goes to step i (default: the current one) and shows its
+scene as entering the step does; in a Jupyter notebook it appears as a picture under the cell.]])
+doc('lesson.verdict', 'lesson.verdict([i]) -> ok', [[Goes to step i (default: the current one) and checks
+its exercise as :check does, printing the verdict and, when it is not right yet, the next hint (the
+check cells of a lesson notebook: lumen --lesson-notebook NAME OUT.ipynb).]])
 doc('lesson.try', 'lesson.try(fn, ...) -> true, results... or false, text, kind', [[Calls a student's
 function protected (for checks): an error becomes a message (a text) instead of stopping the check.
 kind says what stopped it: 'race' or 'memcheck' (kernels.launch's checkers stopped the student's

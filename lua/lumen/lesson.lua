@@ -44,7 +44,11 @@ local S = {
 local function say(en, zh) return { en = en, zh = zh } end
 M.say = say
 M.text = function(t) return T.pick(t) end
-M.lang = function() return (T.lang()) end
+--- lesson.lang([l]): the lessons' language ('en' or 'zh'); with l, sets it first (as :lang l).
+M.lang = function(l)
+  if l ~= nil then T.set_lang(l) end
+  return (T.lang())
+end
 
 local function out(s) io.stdout:write(s, '\n') end
 local function paint(code, s) return T.paint(code, s) end
@@ -786,6 +790,24 @@ function M.check(answer)
     text = ok and '' or tr('the check gave no reason', '检查没有给出原因')
   end
   return ok, text
+end
+
+--- lesson.scene([i]): goes to step i (default: the current one) and shows its scene as entering
+--- the step does (in a notebook, an inline picture). Returns whether a scene was shown.
+function M.scene(i)
+  need_open('lesson.scene')
+  if i ~= nil then M.step(i) end
+  return require('lumen.lesson_repl')._show_scene(S.index) == true
+end
+
+--- lesson.verdict([i]): goes to step i (default: the current one) and checks its exercise as
+--- :check does, printing the verdict, and when it is not right yet the next hint. Returns ok.
+--- What a lesson notebook's check cells call.
+function M.verdict(i)
+  need_open('lesson.verdict')
+  if i ~= nil then M.step(i) end
+  S.capture, S.echo, S.before_output = nil, true, nil
+  return require('lumen.lesson_repl')._verdict() == true
 end
 
 -- ---------------------------------------------------------------- texts and output

@@ -112,6 +112,8 @@ local function show_scene(step, i)
     return false
   end
   local st = viz.state()
+  local kernel = package.loaded['lumen.kernel']
+  if kernel and kernel.serving then return true end -- a notebook shows the picture itself
   if st.offscreen then
     note(tr(string.format("scene: %s, drawn offscreen (no display): viz.snapshot('step%d.png') saves it",
       st.scene, i), string.format("画面：%s，在后台绘制（没有显示器）：viz.snapshot('step%d.png') 可保存成图片",
@@ -500,6 +502,25 @@ function R.command(name, arg)
   local fn = commands[name]
   if not fn then error('lesson.command: no lesson command ' .. tostring(name), 3) end
   return fn(arg or '')
+end
+
+-- lesson.scene(i) and lesson.verdict(i) (notebooks): the step's scene as entering it shows it;
+-- the check as :check prints it, and when wrong the next hint as :hint does.
+function R._show_scene(i) return show_scene(S.lesson.steps[i], i) end
+
+function R._verdict()
+  local step = current_step()
+  if not step.exercise then return cmd_check('') end
+  local ok, msg = M.check()
+  if ok then
+    lead(tr('✓ Correct.', '✓ 正确。'), msg, '1;32')
+  else
+    lead(tr('✗ Not yet:', '✗ 还不对：'), msg, '1;31')
+    local nh = step.exercise.hints and #step.exercise.hints or 0
+    if (S.hints[S.index] or 0) < nh then cmd_hint() end
+  end
+  show_check_trace(step)
+  return ok
 end
 
 return R

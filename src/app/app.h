@@ -96,5 +96,9 @@ int app_repl_prepare(lua_State *L);
  * the input ended inside a statement (which is reported, as lua.c does), else 0. With a
  * terminal: banner, line editing, history in $HOME/.lumen_history, completion, colours. */
 int app_repl(lua_State *L);
+/* ---------------------------------------------------------------- the Jupyter kernel (kernel.c) */
+/* `lumen --kernel IN_FD OUT_FD`: serves the Jupyter wrapper's requests on in, replies on out,
+ * until end of input; L has the REPL prepared. Returns the exit status. */
+int app_kernel_main(lua_State *L, int in, int out);
 
 #endif

@@ -9,6 +9,7 @@
  * Read next: app.h, state.c, run.c, repl.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -40,6 +41,13 @@ static void print_usage(FILE *out)
 	        "  --check-lesson FILE...\n"
 	        "                  check lesson files as the tests do (fields, code, scenes offscreen,\n"
 	        "                  exercises); docs/lessons.md is the format\n"
+	        "  --lesson-notebook NAME OUT.ipynb [--lang en|zh]\n"
+	        "                  write a lesson as a Jupyter notebook (text, code and checked\n"
+	        "                  exercise cells)\n"
+	        "  --install-jupyter-kernel [--user | --prefix P]\n"
+	        "                  install the Jupyter kernel 'lumen' (\"Lumen (Lua)\"); default --user\n"
+	        "  --kernel IN_FD OUT_FD\n"
+	        "                  the Lua side of that kernel (its Python wrapper starts it)\n"
 	        "  --snapshot SCENE OUT.png [--step N] [--opts k=v,...]\n"
 	        "                  render a scene (viz.scenes() lists them) offscreen to a PNG\n"
 	        "  --test PATH...  run the Lua tests: every test_*.lua in each directory PATH (or\n"
@@ -69,6 +77,60 @@ static int lesson_call(lua_State *L, const char *fn, const char *arg)
 	if (app_docall(L, 1, 1) != LUA_OK) return app_report(L, LUA_ERRRUN), 1;
 	int rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 1;
 	lua_pop(L, 1);
+	return rc;
+}
+
+/* --install-jupyter-kernel and --lesson-notebook: lumen.kernel's install(opts) and
+ * notebook(name, out, lang), which return the exit status. argv[i] is the option. */
+static int kernel_tool(int argc, char **argv, int i)
+{
+	app_viz_init(true);
+	lua_State *L = app_newstate();
+	if (!L) return 1;
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "lumen.kernel");
+	int rc = 1;
+	if (app_docall(L, 1, 1) != LUA_OK) {
+		app_report(L, LUA_ERRRUN);
+		goto done;
+	}
+	bool install = strcmp(argv[i], "--install-jupyter-kernel") == 0;
+	lua_getfield(L, -1, install ? "install" : "notebook_cli");
+	lua_newtable(L); /* the arguments after the option */
+	for (int k = i + 1; k < argc; k++) {
+		lua_pushstring(L, argv[k]);
+		lua_rawseti(L, -2, k - i);
+	}
+	if (app_docall(L, 1, 1) != LUA_OK) {
+		app_report(L, LUA_ERRRUN);
+		goto done;
+	}
+	rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 1;
+done:
+	app_viz_finish(false);
+	lua_close(L);
+	return rc;
+}
+
+/* --kernel IN_FD OUT_FD: the Lua side of the Jupyter kernel (kernel.c). */
+static int kernel_main(int argc, char **argv, int i)
+{
+	char *e1 = NULL, *e2 = NULL;
+	long in = i + 2 < argc ? strtol(argv[i + 1], &e1, 10) : -1;
+	long out = i + 2 < argc ? strtol(argv[i + 2], &e2, 10) : -1;
+	if (in < 0 || out < 0 || *e1 || *e2 || in > INT_MAX || out > INT_MAX) {
+		fprintf(stderr, APP_NAME ": --kernel needs two file descriptors, IN_FD OUT_FD (the Jupyter "
+		        "wrapper passes them; " APP_NAME " --install-jupyter-kernel installs the kernel)\n");
+		return 1;
+	}
+	/* no display: scenes render offscreen and reach the notebook as PNGs */
+	if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) setenv("SDL_VIDEODRIVER", "offscreen", 0);
+	app_viz_init(false);
+	lua_State *L = app_newstate();
+	if (!L) return 1;
+	int rc = app_repl_prepare(L) == LUA_OK ? app_kernel_main(L, (int)in, (int)out) : 1;
+	app_viz_finish(false);
+	lua_close(L);
 	return rc;
 }
 
@@ -230,6 +292,9 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(a, "--snapshot") == 0) return app_snapshot_main(argc, argv, i);
 		if (strcmp(a, "--check-lesson") == 0) return check_lessons_main(argc, argv, i);
+		if (strcmp(a, "--kernel") == 0) return kernel_main(argc, argv, i);
+		if (strcmp(a, "--install-jupyter-kernel") == 0 || strcmp(a, "--lesson-notebook") == 0)
+			return kernel_tool(argc, argv, i);
 		if (strcmp(a, "--lesson") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, APP_NAME ": --lesson needs a lesson's name (" APP_NAME
