@@ -50,7 +50,7 @@ for rep in range(5):
             t = time.perf_counter()
             cell(kc, "1 + 1")
             cells.append(time.perf_counter() - t)
-        for i in range(12):
+        for _ in range(12):
             t = time.perf_counter()
             got = cell(kc, "viz.scene('scan')")
             scenes.append(time.perf_counter() - t)

@@ -14,11 +14,14 @@
  * app_docall (a SIGINT from the wrapper's interrupt raises "interrupted!" in Lua and stops C
  * operations), then kernel.results or kernel.error and kernel.done in calls of their own, so an
  * interrupt ends with the call it stopped. Between requests a SIGINT only sets a flag (dropped).
- * The process ends at end of input or when the wrapper dies (PR_SET_PDEATHSIG).
+ * While it waits for a request the visualizer's tick runs every 16 ms (a window, where there is
+ * a display, stays responsive). The process ends at end of input or when the wrapper dies
+ * (PR_SET_PDEATHSIG).
  * Read next: lua/lumen/kernel.lua, lua/lumen/jupyter_kernel.py.
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +66,19 @@ static int l_send(lua_State *L)
 	return 0;
 }
 
+/* Waits for input on fd, calling the tick about every 16 ms meanwhile: a scene's window (where
+ * there is a display) keeps answering between cells, as it does at the REPL's prompt. */
+static void wait_input(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (poll(&p, 1, 16) == 0 || (p.revents == 0)) app_tick();
+}
+
 /* Reads one byte at a time up to '\n' (the header is short); false at end of input. */
 static bool read_line(int fd, char *buf, size_t cap)
 {
 	size_t n = 0;
+	wait_input(fd);
 	for (;;) {
 		char c;
 		ssize_t r = read(fd, &c, 1);

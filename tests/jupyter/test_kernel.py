@@ -199,6 +199,7 @@ try:
     r, ms = run("6 * 7")
     check(result(ms).get("text/plain") == "42", "a restart works")
 finally:
+    kc.stop_channels()
     km.shutdown_kernel(now=True)
 
 # ---------------------------------------------------------------- a lesson as a notebook
