@@ -478,6 +478,14 @@ asymmetric codes in [0, 2^b-1] over [min(x,0), max(x,0)] with a zero point; per 
 fake_quantize (straight-through), observers, quantize_weights (weight-only PTQ), prepare + convert
 (static int8 with calibration), prepare_qat, smooth (SmoothQuant), lm.autocast, GradScaler,
 nn.quantized.Linear / Conv2d (exact int8 products by quant.int_mm).]])
+doc('lm.vision.box_area', 'lm.vision.box_area(boxes) -> Tensor', [[The areas (x2 - x1)(y2 - y1) of (N, 4) boxes
+given by corners x1, y1, x2, y2 (x1 <= x2, y1 <= y2; integer corners are taken as float32).]])
+doc('lm.vision.box_iou', 'lm.vision.box_iou(boxes1, boxes2) -> Tensor', [[(N, M): the intersection over union
+of every box of boxes1 (N, 4) with every box of boxes2 (M, 4), corners x1, y1, x2, y2 as torchvision.ops.box_iou;
+two boxes of no area give 0 (not NaN); a box with x2 < x1 or y2 < y1 is an error naming it. Differentiable.]])
+doc('lm.vision.nms', 'lm.vision.nms(boxes, scores, iou_threshold) -> Tensor', [[Non-maximum suppression as
+torchvision.ops.nms: the int64 indices (1-based) of the boxes kept, by decreasing score; a box is dropped when
+its IoU with a box kept before it is above iou_threshold. Equal scores: the lower index first.]])
 doc('lm.quant.quantize', "quant.quantize(x [, {bits=8, symmetric=true, granularity='tensor'|'channel'|'group', axis=1, group_size=32, scale=, zero_point=}]) -> q",
   [[The codes q.q (int8 symmetric, uint8 asymmetric), q.scale and q.zero_point per granule; q:dequantize().
 NaN or Inf, a group size that does not divide the dim, a scale that is not positive: errors. An
@@ -529,6 +537,15 @@ default: Winograd where it applies to float32 with >= 8 input channels on a SIMD
 doc('F.max_pool2d', 'F.max_pool2d(x, k [, {stride=, padding=, return_indices=}]) -> y [, indices]',
   [[The maximum of each k x k window (stride k by default) of x (N, C, H, W).]])
 doc('F.avg_pool2d', 'F.avg_pool2d(x, k [, {stride=, padding=}]) -> Tensor', [[The mean of each k x k window.]])
+doc('F.adaptive_avg_pool2d', 'F.adaptive_avg_pool2d(x, output_size) -> Tensor', [[x (N, C, H, W) or (C, H, W) averaged to
+output_size (an integer or {h, w}; nil keeps that dim): output cell i of O over a dim of size I averages input
+rows floor(iI/O) .. ceil((i+1)I/O) - 1 (0-based; windows overlap when O does not divide I), as PyTorch. Output
+size 1 is global average pooling. Computed as two matmuls with averaging matrices (exact gradients).]])
+doc('F.interpolate', "F.interpolate(x, {size= | scale_factor=, mode='nearest'|'bilinear', align_corners=}) -> Tensor",
+  [[x (N, C, H, W) or (C, H, W) resampled to size (an integer or {h, w}) or by scale_factor (a number or a pair;
+output floor(H * f)), as PyTorch: nearest takes source min(floor(dst * s), I - 1) with s = I / O (1 / f when a
+scale factor is given); bilinear weighs the two nearest sources at (dst + 0.5) s - 0.5 (clamped at 0), or at
+dst (I - 1) / (O - 1) with align_corners = true. Separable: two matmuls with resampling matrices.]])
 doc('F.relu', 'F.relu(x) -> Tensor', [[max(x, 0) elementwise.]])
 doc('F.leaky_relu', 'F.leaky_relu(x [, negative_slope = 0.01]) -> Tensor', [[x where positive, negative_slope * x elsewhere.]])
 doc('F.gelu', "F.gelu(x [, {approximate='none'|'tanh'}]) -> Tensor", [[x * Phi(x), exact by default; {approximate='tanh'} uses the tanh formula.]])
@@ -602,6 +619,8 @@ local layers = {
   Linear = { 'nn.Linear(in, out [, {bias=true, dtype=}])', 'y = x W^T + b with W (out, in), initialised as PyTorch: kaiming_uniform (a = sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in)), and b from the same range.' },
   Conv2d = { "nn.Conv2d(in, out, k [, {stride=1, padding=0|'same'|'valid', dilation=1, groups=1, bias=true}])", 'A 2-D convolution layer over (N, C, H, W) inputs; weight (out, in/groups, kh, kw) initialised as PyTorch (kaiming_uniform a = sqrt(5), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))).' },
   MaxPool2d = { 'nn.MaxPool2d(k [, stride [, {padding=}]])', 'Max pooling over k x k windows (stride k by default).' },
+  AdaptiveAvgPool2d = { 'nn.AdaptiveAvgPool2d(output_size)', 'F.adaptive_avg_pool2d as a module: any input size to output_size (an integer or {h, w}); AdaptiveAvgPool2d(1) is global average pooling.' },
+  Upsample = { "nn.Upsample({size= | scale_factor=, mode='nearest'|'bilinear', align_corners=})", 'F.interpolate as a module (no parameters).' },
   AvgPool2d = { 'nn.AvgPool2d(k [, stride [, {padding=}]])', 'Average pooling over k x k windows (stride k by default).' },
   ReLU = { 'nn.ReLU()', 'The activation max(x, 0) as a module.' },
   LeakyReLU = { 'nn.LeakyReLU([negative_slope = 0.01])', 'max(x, 0) + negative_slope min(x, 0) as a module.' },
@@ -1048,6 +1067,10 @@ local roots = {
 
 local function field(t, k)
   if t == _G then t = { [k] = lm._global(k) } end -- a module global not read yet: loaded now
+  if t == lm and rawget(lm, k) == nil then -- lm.vision, lm.quant: loaded on first read
+    local ok, v = pcall(function() return lm[k] end)
+    if ok and v ~= nil then return v end
+  end
   local hops = 0
   while type(t) == 'table' and hops < 8 do
     local v = rawget(t, k)

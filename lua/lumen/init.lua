@@ -113,6 +113,11 @@ local function guard(t, where, prefix)
       rawset(tbl, k, m)
       return m
     end
+    if where == 'lm' and k == 'vision' then -- lumen/vision.lua (boxes), on first use
+      local v = require 'lumen.vision'
+      rawset(tbl, 'vision', v)
+      return v
+    end
     if where == 'lm' and (k == 'quant' or k == 'autocast') then -- lumen/quant.lua, on first use
       local q = require 'lumen.quant'
       rawset(tbl, 'quant', q)
@@ -161,11 +166,15 @@ function lm._guard_globals(env)
   guard(env, 'globals', '')
 end
 
--- F.scaled_dot_product_attention is written in Lua (lumen/nn/attention.lua), loaded on first call.
+-- F.scaled_dot_product_attention, F.adaptive_avg_pool2d and F.interpolate are written in Lua
+-- (lumen/nn/attention.lua, resize.lua), loaded on first call.
 if type(lm.nn) == 'table' and type(rawget(lm.nn, 'functional')) == 'table' then
-  rawget(lm.nn, 'functional').scaled_dot_product_attention = function(...)
+  local Fn = rawget(lm.nn, 'functional')
+  Fn.scaled_dot_product_attention = function(...)
     return require('lumen.nn.attention').scaled_dot_product_attention(...)
   end
+  Fn.adaptive_avg_pool2d = function(...) return require('lumen.nn.resize').adaptive_avg_pool2d(...) end
+  Fn.interpolate = function(...) return require('lumen.nn.resize').interpolate(...) end
 end
 
 -- lm.nn is the functional half (lm.nn.functional, F); torch.nn.Linear is nn.Linear here, so

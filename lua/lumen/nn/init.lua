@@ -3,7 +3,8 @@ lumen.nn — `require 'nn'` (the global nn): modules, losses and initialisers in
 
 The table is lm.nn itself, so nn.functional is F. Parts: lumen/nn/module.lua (nn.Module and the
 containers), layers.lua, rnn.lua (RNN, LSTM, GRU and their cells), attention.lua
-(F.scaled_dot_product_attention, MultiheadAttention, the Transformer layers), loss.lua,
+(F.scaled_dot_product_attention, MultiheadAttention, the Transformer layers), resize.lua
+(F.adaptive_avg_pool2d, F.interpolate, nn.AdaptiveAvgPool2d, nn.Upsample), loss.lua,
 initializers.lua (nn.init), utils.lua (nn.utils: gradient clipping, the progress bar, the
 metrics log, deferred Ctrl-C for training loops).
 See docs/nn.md. Read next: lumen/nn/module.lua.
@@ -16,9 +17,10 @@ local layers = require 'lumen.nn.layers'
 local loss = require 'lumen.nn.loss'
 local rnn = require 'lumen.nn.rnn'
 local attention = require 'lumen.nn.attention'
+local resize = require 'lumen.nn.resize'
 
 nn.Module = base.Module
-for _, part in ipairs({ base, layers, rnn, attention, loss }) do
+for _, part in ipairs({ base, layers, rnn, attention, resize, loss }) do
   for k, v in pairs(part) do
     if type(v) == 'table' and rawget(v, '_is_module_class') then nn[k] = v end
   end
