@@ -2,7 +2,8 @@
 dlsys Lecture 10: convolutional networks — the parameter count of a fully connected layer against
 a 3x3 convolution on a 256x256 image, convolution with channels (and what a shift does to it),
 padding, stride, groups and dilation, the output size (the student's formula, checked against
-F.conv2d's shapes),
+F.conv2d's shapes), dilation (the student's dilated filter, checked against F.conv2d's dilation),
+groups (the student's grouped convolution by slicing, checked against F.conv2d's groups),
 im2col (the student writes it; checked against the check's own loops), convolution as a matrix
 multiply, differentiating convolution (the adjoints by hand, gradcheck, the graph scene with a
 per-node gradcheck), and a small CNN on a Fashion-MNIST subset with live curves and its filters
@@ -263,6 +264,354 @@ end
     },
     -- 4 ------------------------------------------------------------------------------------
     {
+      title = say('Dilation: a wider window, the same weights', '空洞卷积：更宽的窗口，同样的权重'),
+      text = say([[
+Dilation d spreads a filter's k entries d pixels apart, so that a 3x3 filter sees a 5x5
+neighbourhood at d = 2 with 9 weights: the receptive field grows without more parameters or a
+lower resolution. A dilated filter is the same as an ordinary filter with d - 1 zeros put between
+its entries, of size
+
+  d(k - 1) + 1      (not k·d: there is no gap after the last entry)
+
+and that size is the k of the output formula: out = floor((n + 2p - d(k - 1) - 1) / s) + 1.
+Below, the sizes F.conv2d gives for d = 1, 2, 3; the picture is a 3x3 filter dilated by 2, the
+zeros between its weights.]],
+        [[
+空洞（dilation）d 让卷积核的 k 个元素彼此相隔 d 个像素，于是 d = 2 时一个 3x3 卷积核用 9 个
+权重看到 5x5 的邻域：感受野变大了，参数没有变多，分辨率也没有降低。空洞卷积核等价于在普通卷积核
+的元素之间插入 d - 1 个零，尺寸是
+
+  d(k - 1) + 1      （不是 k·d：最后一个元素后面没有空隙）
+
+输出尺寸公式里的 k 就是这个尺寸：out = floor((n + 2p - d(k - 1) - 1) / s) + 1。下面是 F.conv2d
+在 d = 1、2、3 时给出的尺寸；画面是一个膨胀 2 倍的 3x3 卷积核，权重之间都是零。]]),
+      code = [[
+for _, d in ipairs({1, 2, 3}) do
+  local y = F.conv2d(lm.zeros(1, 1, 28, 28), lm.zeros(1, 1, 3, 3), nil, {dilation = d, padding = 1})
+  print(string.format('n = 28, k = 3, padding 1, dilation %d: window spans %d pixels, output %d x %d', d,
+    d * 2 + 1, y:size(3), y:size(4)))
+end
+dilated_w = lm.tensor({{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}})
+-- dilate(w, d): w (C_out, C_in, kh, kw) -> the filter with d - 1 zeros between its entries
+function dilate(w, d)
+  return w      -- TODO
+end
+]],
+      expect = 'n = 28, k = 3, padding 1, dilation 1: window spans 3 pixels, output 28 x 28\n'
+        .. 'n = 28, k = 3, padding 1, dilation 2: window spans 5 pixels, output 26 x 26\n'
+        .. 'n = 28, k = 3, padding 1, dilation 3: window spans 7 pixels, output 24 x 24\n',
+      scene = function(env)
+        local ok, t = pcall(env.dilate, lm.arange(1, 10):float():reshape(1, 1, 3, 3), 2)
+        if ok and lm.is_tensor(t) and t:dim() == 4 then return t[1][1] end
+        return env.dilated_w
+      end,
+      exercise = {
+        prompt = say([[
+Complete `dilate(w, d)`: w a (C_out, C_in, kh, kw) filter, d >= 1; return the filter with d - 1
+zeros between neighbouring entries, (C_out, C_in, d(kh - 1) + 1, d(kw - 1) + 1), so that
+F.conv2d(x, dilate(w, d)) equals F.conv2d(x, w, nil, {dilation = d}). Checked on random filters
+(non-square, k = 1, d = 1 to 3) against F.conv2d's own dilation.]],
+          [[
+把 `dilate(w, d)` 补完整：w 是 (C_out, C_in, kh, kw) 的卷积核，d >= 1；返回在相邻元素之间插入
+d - 1 个零之后的卷积核，形状为 (C_out, C_in, d(kh - 1) + 1, d(kw - 1) + 1)，使
+F.conv2d(x, dilate(w, d)) 等于 F.conv2d(x, w, nil, {dilation = d})。检查时用随机卷积核（非正方形、
+k = 1、d 从 1 到 3），与 F.conv2d 自己的 dilation 对比。]]),
+        hints = {
+          say('Entry (a, b) (1-based) of the filter goes to row (a - 1)·d + 1, column (b - 1)·d + 1 of the dilated one.',
+            '卷积核的第 (a, b) 个元素（从 1 数）放到膨胀后卷积核的第 (a - 1)·d + 1 行、第 (b - 1)·d + 1 列。'),
+          say('Build nested Lua tables of zeros from w:tolist(), place the entries, and return lm.tensor(...).',
+            '从 w:tolist() 出发建一个全零的嵌套 Lua 表，把元素放进去，再 return lm.tensor(...)。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'dilate')
+          if not ok then return false, fn end
+          local cases = { { 2, 3, 3, 3, 2 }, { 1, 2, 2, 3, 3 }, { 3, 1, 3, 2, 2 }, { 2, 2, 1, 1, 3 }, { 1, 1, 3, 3, 1 }, { 2, 3, 2, 2, 2 } }
+          for _, c in ipairs(cases) do
+            local co, ci, kh, kw, d = table.unpack(c)
+            local w = lm.randn(co, ci, kh, kw)
+            local x = lm.randn(1, ci, 9, 8)
+            local rok, got = lesson.try(fn, w:clone(), d)
+            if not rok then return false, got end
+            local what = string.format('a %d x %d filter (%d -> %d channels), d = %d', kh, kw, ci, co, d)
+            local what_zh = string.format('%d x %d 的卷积核（%d -> %d 个通道），d = %d', kh, kw, ci, co, d)
+            if not lm.is_tensor(got) then return false, say('dilate should return a tensor', 'dilate 应该返回一个张量') end
+            local eh, ew = d * (kh - 1) + 1, d * (kw - 1) + 1
+            local shape, want_shape = table.concat(got:shape(), ', '), table.concat({ co, ci, eh, ew }, ', ')
+            if shape ~= want_shape then
+              local why = (got:dim() == 4 and got:size(3) == kh * d and kh > 1)
+                and say('that is k·d; the dilated filter ends at its last entry: d(k - 1) + 1', '那是 k·d；膨胀后的卷积核在最后一个元素处结束：d(k - 1) + 1')
+                or say('d - 1 zeros between neighbouring entries: d(k - 1) + 1 along each side', '相邻元素之间 d - 1 个零：每一边 d(k - 1) + 1')
+              return false, say(string.format('for %s your dilate has shape [%s], expected [%s]: %s', what, shape, want_shape, why.en),
+                string.format('对 %s，你的 dilate 形状是 [%s]，应为 [%s]：%s', what_zh, shape, want_shape, why.zh))
+            end
+            local want = F.conv2d(x, w, nil, { dilation = d, padding = 1 })
+            local cok, msg = lesson.compare(F.conv2d(x, got:float(), nil, { padding = 1 }), want, {
+              what = say('F.conv2d with your dilate for ' .. what, '用你的 dilate 对 ' .. what_zh .. ' 做的 F.conv2d'),
+              why = function()
+                return say('entry (a, b) belongs at ((a - 1)·d + 1, (b - 1)·d + 1), zeros everywhere else',
+                  '第 (a, b) 个元素应在 ((a - 1)·d + 1, (b - 1)·d + 1)，其余位置都是零')
+              end })
+            if not cok then return false, msg end
+          end
+          return true, say('right: on six filters your dilated filter gives what F.conv2d\'s dilation gives',
+            '对：在六个卷积核上，你膨胀后的卷积核和 F.conv2d 的 dilation 结果一样')
+        end,
+        equivalent = {
+          ['for ... = 1, (kw) + 1 at line 14'] = say('W[o][c][a][kw + 1] is nil, and storing nil past the end of a Lua table stores nothing: the same filter',
+            'W[o][c][a][kw + 1] 是 nil，在 Lua 表末尾之后存 nil 什么也不存：得到的是同一个卷积核'),
+        },
+        solution = [[
+function dilate(w, d)
+  local co, ci, kh, kw = w:size(1), w:size(2), w:size(3), w:size(4)
+  local W = w:tolist()
+  local out = {}
+  for o = 1, co do
+    out[o] = {}
+    for c = 1, ci do
+      local rows = {}
+      for i = 1, d * (kh - 1) + 1 do
+        rows[i] = {}
+        for j = 1, d * (kw - 1) + 1 do rows[i][j] = 0 end
+      end
+      for a = 1, kh do
+        for b = 1, kw do rows[(a - 1) * d + 1][(b - 1) * d + 1] = W[o][c][a][b] end
+      end
+      out[o][c] = rows
+    end
+  end
+  return lm.tensor(out)
+end
+]],
+        wrong = {
+          [[
+function dilate(w, d)                -- k·d: a gap after the last entry too
+  local co, ci, kh, kw = w:size(1), w:size(2), w:size(3), w:size(4)
+  local W, out = w:tolist(), {}
+  for o = 1, co do
+    out[o] = {}
+    for c = 1, ci do
+      local rows = {}
+      for i = 1, kh * d do
+        rows[i] = {}
+        for j = 1, kw * d do rows[i][j] = 0 end
+      end
+      for a = 1, kh do
+        for b = 1, kw do rows[(a - 1) * d + 1][(b - 1) * d + 1] = W[o][c][a][b] end
+      end
+      out[o][c] = rows
+    end
+  end
+  return lm.tensor(out)
+end
+]],
+          [[
+function dilate(w, d)                -- d zeros between entries: dilation d + 1
+  local co, ci, kh, kw = w:size(1), w:size(2), w:size(3), w:size(4)
+  local W, out = w:tolist(), {}
+  for o = 1, co do
+    out[o] = {}
+    for c = 1, ci do
+      local rows = {}
+      for i = 1, (d + 1) * (kh - 1) + 1 do
+        rows[i] = {}
+        for j = 1, (d + 1) * (kw - 1) + 1 do rows[i][j] = 0 end
+      end
+      for a = 1, kh do
+        for b = 1, kw do rows[(a - 1) * (d + 1) + 1][(b - 1) * (d + 1) + 1] = W[o][c][a][b] end
+      end
+      out[o][c] = rows
+    end
+  end
+  return lm.tensor(out)
+end
+]],
+          [[
+function dilate(w, d)                -- rows and columns swapped
+  local co, ci, kh, kw = w:size(1), w:size(2), w:size(3), w:size(4)
+  local W, out = w:tolist(), {}
+  for o = 1, co do
+    out[o] = {}
+    for c = 1, ci do
+      local rows = {}
+      for i = 1, d * (kh - 1) + 1 do
+        rows[i] = {}
+        for j = 1, d * (kw - 1) + 1 do rows[i][j] = 0 end
+      end
+      for a = 1, math.min(kh, kw) do
+        for b = 1, math.min(kh, kw) do rows[(a - 1) * d + 1][(b - 1) * d + 1] = W[o][c][b][a] end
+      end
+      out[o][c] = rows
+    end
+  end
+  return lm.tensor(out)
+end
+]],
+        },
+      },
+    },
+    -- 5 ------------------------------------------------------------------------------------
+    {
+      title = say('Groups: convolutions side by side', '分组卷积：并排的几个卷积'),
+      text = say([[
+With groups = g the C_in input channels and the C_out filters are cut into g groups of C_in/g
+and C_out/g; group j's filters see only group j's input channels. That is g ordinary
+convolutions side by side, their outputs concatenated along the channels, and the weight is
+(C_out, C_in/g, k, k): g times fewer weights and multiplies. g = C_in is the depthwise
+convolution of MobileNet-style networks (one filter per channel), usually followed by a 1x1
+convolution that mixes the channels again.
+
+The picture is which input channel each output channel sees (1) for 12 -> 12 channels in 3
+groups: blocks on the diagonal, nothing across. The counts below are computed from the weights'
+shapes.]],
+        [[
+groups = g 时，C_in 个输入通道和 C_out 个卷积核各被分成 g 组，每组 C_in/g 和 C_out/g 个；第 j 组的
+卷积核只看第 j 组的输入通道。这就是并排的 g 个普通卷积，输出沿通道拼接起来，权重形状是
+(C_out, C_in/g, k, k)：权重和乘法都少了 g 倍。g = C_in 就是 MobileNet 一类网络里的逐通道卷积
+（depthwise，每个通道一个卷积核），后面通常再接一个 1x1 卷积把通道重新混合起来。
+
+画面是 12 -> 12 个通道、分 3 组时每个输出通道能看到哪些输入通道（1）：对角线上的块，块与块之间
+什么也没有。下面的数字是根据权重的形状算出来的。]]),
+      code = [[
+for _, g in ipairs({1, 2, 4, 16}) do
+  local conv = nn.Conv2d(16, 32, 3, {groups = g, bias = false})
+  print(string.format('16 -> 32 channels, 3x3, groups = %2d: weight %s, %d weights', g,
+    table.concat(conv.weight:shape(), ' x '), conv.weight:numel()))
+end
+local rows = {}
+for o = 0, 11 do
+  rows[o + 1] = {}
+  for c = 0, 11 do rows[o + 1][c + 1] = (o // 4 == c // 4) and 1 or 0 end
+end
+connections = lm.tensor(rows)          -- output channel o sees input channel c: 3 groups of 4
+-- conv_groups(x, w, g, opts): groups = g by slicing and F.conv2d without groups
+function conv_groups(x, w, g, opts)
+  return F.conv2d(x, w, nil, opts)     -- TODO: one F.conv2d per group
+end
+]],
+      expect = '16 -> 32 channels, 3x3, groups =  1: weight 32 x 16 x 3 x 3, 4608 weights\n'
+        .. '16 -> 32 channels, 3x3, groups =  2: weight 32 x 8 x 3 x 3, 2304 weights\n'
+        .. '16 -> 32 channels, 3x3, groups =  4: weight 32 x 4 x 3 x 3, 1152 weights\n'
+        .. '16 -> 32 channels, 3x3, groups = 16: weight 32 x 1 x 3 x 3, 288 weights\n',
+      scene = function(env) return env.connections end,
+      exercise = {
+        prompt = say([[
+Complete `conv_groups(x, w, g, opts)` without F.conv2d's groups: x (N, C_in, H, W), w
+(C_out, C_in/g, kh, kw); cut x's channels and w's filters into g groups (x:narrow(2, ...),
+w:narrow(1, ...)), run F.conv2d(x_j, w_j, nil, opts) for each (opts holds padding, stride,
+dilation) and concatenate along the channels (lm.cat(list, 2)). Checked against
+F.conv2d(x, w, nil, {groups = g, ...}) on random shapes, odd sizes, C_in ~= C_out, dilation 2.]],
+          [[
+不用 F.conv2d 的 groups，把 `conv_groups(x, w, g, opts)` 补完整：x 是 (N, C_in, H, W)，w 是
+(C_out, C_in/g, kh, kw)；把 x 的通道和 w 的卷积核都切成 g 组（x:narrow(2, ...)、w:narrow(1, ...)），
+每组做一次 F.conv2d(x_j, w_j, nil, opts)（opts 里是 padding、stride、dilation），再沿通道拼接
+（lm.cat(list, 2)）。检查时与 F.conv2d(x, w, nil, {groups = g, ...}) 对比，形状随机、尺寸为奇数、
+C_in ~= C_out、dilation 为 2。]]),
+        hints = {
+          say('Group j (0-based) has input channels j·C_in/g + 1 .. (j + 1)·C_in/g and filters j·C_out/g + 1 .. (j + 1)·C_out/g.',
+            '第 j 组（从 0 数）的输入通道是 j·C_in/g + 1 .. (j + 1)·C_in/g，卷积核是 j·C_out/g + 1 .. (j + 1)·C_out/g。'),
+          say('C_in/g is w:size(2); C_out/g is w:size(1) // g.', 'C_in/g 就是 w:size(2)；C_out/g 是 w:size(1) // g。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'conv_groups')
+          if not ok then return false, fn end
+          local cases = {
+            { { 2, 4, 7, 9 }, { 6, 2, 3, 3 }, 2, { padding = 1, dilation = 2 }, '(2, 4, 7, 9), 4 -> 6 channels, g = 2, padding 1, dilation 2', '(2, 4, 7, 9)，4 -> 6 个通道，g = 2，填充 1，空洞 2' },
+            { { 1, 6, 8, 5 }, { 3, 2, 2, 3 }, 3, { stride = 2 }, '(1, 6, 8, 5), 6 -> 3 channels, g = 3, a 2 x 3 filter, stride 2', '(1, 6, 8, 5)，6 -> 3 个通道，g = 3，2 x 3 的卷积核，步长 2' },
+            { { 1, 3, 7, 7 }, { 3, 1, 3, 3 }, 3, { padding = 2, dilation = 2 }, '(1, 3, 7, 7), depthwise (g = 3), padding 2, dilation 2', '(1, 3, 7, 7)，逐通道（g = 3），填充 2，空洞 2' },
+            { { 1, 8, 5, 6 }, { 12, 2, 3, 3 }, 4, { padding = 1 }, '(1, 8, 5, 6), 8 -> 12 channels, g = 4, padding 1', '(1, 8, 5, 6)，8 -> 12 个通道，g = 4，填充 1' },
+            { { 2, 2, 5, 5 }, { 4, 2, 3, 3 }, 1, { padding = 1 }, '(2, 2, 5, 5), g = 1', '(2, 2, 5, 5)，g = 1' },
+          }
+          for _, c in ipairs(cases) do
+            local x, w, g, opts, what, what_zh = lm.randn(table.unpack(c[1])), lm.randn(table.unpack(c[2])), c[3], c[4], c[5], c[6]
+            local all = { groups = g }
+            for k, v in pairs(opts) do all[k] = v end
+            local want = F.conv2d(x, w, nil, all)
+            local given = {}
+            for k, v in pairs(opts) do given[k] = v end
+            local rok, got = lesson.try(fn, x:clone(), w:clone(), g, given)
+            if not rok then return false, got end
+            if not lm.is_tensor(got) then return false, say('conv_groups should return a tensor', 'conv_groups 应该返回一个张量') end
+            local shape, want_shape = table.concat(got:shape(), ', '), table.concat(want:shape(), ', ')
+            if shape ~= want_shape then
+              return false, say(string.format('on %s your output has shape [%s], expected [%s]: g groups of C_out/g channels each, and opts passed to every F.conv2d',
+                  what, shape, want_shape),
+                string.format('在 %s 上你的输出形状是 [%s]，应为 [%s]：g 组、每组 C_out/g 个通道，并且每次 F.conv2d 都要传入 opts',
+                  what_zh, shape, want_shape))
+            end
+            local per = want:size(2) // g
+            local cok, msg = lesson.compare(got, want, {
+              what = say('your output on ' .. what, '你在 ' .. what_zh .. ' 上的输出'),
+              why = function(i)
+                local ch = ((i - 1) // (want:size(3) * want:size(4))) % want:size(2)
+                local j = ch // per
+                return say(string.format('that is output channel %d (0-based), of group %d: its filters are w[%d .. %d] and it sees only input channels %d .. %d',
+                    ch, j, j * per, (j + 1) * per - 1, j * w:size(2), (j + 1) * w:size(2) - 1),
+                  string.format('那是第 %d 个输出通道（从 0 数），属于第 %d 组：它的卷积核是 w[%d .. %d]，只看输入通道 %d .. %d',
+                    ch, j, j * per, (j + 1) * per - 1, j * w:size(2), (j + 1) * w:size(2) - 1))
+              end })
+            if not cok then return false, msg end
+          end
+          return true, say('right: five grouped convolutions, each equal to F.conv2d\'s groups',
+            '对：五个分组卷积，每个都和 F.conv2d 的 groups 结果相同')
+        end,
+        solution = [[
+function conv_groups(x, w, g, opts)
+  local cin, cout = w:size(2), w:size(1) // g
+  local outs = {}
+  for j = 0, g - 1 do
+    outs[#outs + 1] = F.conv2d(x:narrow(2, j * cin + 1, cin), w:narrow(1, j * cout + 1, cout), nil, opts)
+  end
+  return lm.cat(outs, 2)
+end
+]],
+        wrong = {
+          [[
+function conv_groups(x, w, g, opts)     -- input channels dealt round-robin: channel c to group c % g
+  local cin, cout = w:size(2), w:size(1) // g
+  local outs = {}
+  for j = 0, g - 1 do
+    local chans = lm.arange(j + 1, x:size(2) + 1, g)
+    outs[#outs + 1] = F.conv2d(x:index_select(2, chans), w:narrow(1, j * cout + 1, cout), nil, opts)
+  end
+  return lm.cat(outs, 2)
+end
+]],
+          [[
+function conv_groups(x, w, g, opts)     -- filters sliced with the input's group size
+  local cin = w:size(2)
+  local outs = {}
+  for j = 0, g - 1 do
+    outs[#outs + 1] = F.conv2d(x:narrow(2, j * cin + 1, cin), w:narrow(1, j * cin + 1, w:size(1) // g), nil, opts)
+  end
+  return lm.cat(outs, 2)
+end
+]],
+          [[
+function conv_groups(x, w, g, opts)     -- opts left out: no padding, stride or dilation
+  local cin, cout = w:size(2), w:size(1) // g
+  local outs = {}
+  for j = 0, g - 1 do
+    outs[#outs + 1] = F.conv2d(x:narrow(2, j * cin + 1, cin), w:narrow(1, j * cout + 1, cout))
+  end
+  return lm.cat(outs, 2)
+end
+]],
+          [[
+function conv_groups(x, w, g, opts)     -- every group added into one output
+  local cin, cout = w:size(2), w:size(1) // g
+  local sum = nil
+  for j = 0, g - 1 do
+    local y = F.conv2d(x:narrow(2, j * cin + 1, cin), w, nil, opts)
+    sum = sum and sum + y or y
+  end
+  return sum
+end
+]],
+        },
+      },
+    },
+    -- 6 ------------------------------------------------------------------------------------
+    {
       title = say('im2col: every window as a row', 'im2col：把每个窗口变成一行'),
       text = say([[
 To run convolutions fast, turn them into the operation hardware does best, a matrix multiply.
@@ -320,7 +669,7 @@ Complete `im2col(x, k, p, s)` for any padding p and stride s: x of shape (N, C, 
             .. 'x:index_select(3, lm.arange(a, a + s * (Ho - 1) + 1, s)), the same along dim 4.',
             '步长为 s 时，各窗口的第 (a, b) 个元素在第 a、a + s、……、a + s (Ho - 1) 行：'
             .. 'x:index_select(3, lm.arange(a, a + s * (Ho - 1) + 1, s))，第 4 维同理。'),
-          say('Ho = (H + 2p - k) // s + 1, as in the previous step.', 'Ho = (H + 2p - k) // s + 1，和上一步一样。'),
+          say('Ho = (H + 2p - k) // s + 1, as in step 3.', 'Ho = (H + 2p - k) // s + 1，和第 3 步一样。'),
         },
         check = function(env)
           local ok, fn = lesson.need(env, 'im2col')
@@ -415,7 +764,7 @@ end
         },
       },
     },
-    -- 5 ------------------------------------------------------------------------------------
+    -- 7 ------------------------------------------------------------------------------------
     {
       title = say('Convolution as a matrix multiply', '把卷积当作矩阵乘法'),
       text = say([[
@@ -475,7 +824,7 @@ print(string.format('the im2col matrix holds %d numbers, the image %d: k^2 = 9 t
   patches(x, 3, 1, 1):numel(), x:numel()))
 ]],
     },
-    -- 6 ------------------------------------------------------------------------------------
+    -- 8 ------------------------------------------------------------------------------------
     {
       title = say('Differentiating convolution', '卷积的求导'),
       text = say([[
@@ -522,7 +871,7 @@ print(select(2, lm.autograd.gradcheck(conv_f, {conv_x, conv_w})))
         return env.conv_f(env.conv_x, env.conv_w), { gradcheck = env.conv_f, inputs = { env.conv_x, env.conv_w } }
       end,
     },
-    -- 7 ------------------------------------------------------------------------------------
+    -- 9 ------------------------------------------------------------------------------------
     {
       title = say('A small CNN on Fashion-MNIST', '在 Fashion-MNIST 上训练一个小 CNN'),
       text = say([[
@@ -576,7 +925,7 @@ end
 ]],
       scene = 'curves',
     },
-    -- 8 ------------------------------------------------------------------------------------
+    -- 10 -----------------------------------------------------------------------------------
     {
       title = say('What the filters look like', '卷积核长什么样'),
       text = say([[

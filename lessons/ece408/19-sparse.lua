@@ -1,7 +1,8 @@
 --[[
 ECE408 Lectures 19 and 20: parallel sparse methods — SpMV, COO, CSR (by hand, then the student's
-CSR kernel with kernels.launch), ELL and its padding, JDS and its sorted rows, and how the
-longest row decides a block's time. Format: docs/lessons.md.
+CSR kernel with kernels.launch), ELL and its padding, JDS and its sorted rows, how the
+longest row decides a block's time, the hybrid ELL + COO split (the student's), and conjugate
+gradient on a 2-D Poisson matrix built on the student's CSR kernel (the student's CG). Format: docs/lessons.md.
 ]]
 local say = lesson.say
 
@@ -38,6 +39,76 @@ local function random_rows(m, n)
     for c = 1, n do t[r][c] = math.random() < p and math.random(1, 9) or 0 end
   end
   return t
+end
+
+-- The CSR of a Lua matrix as Lua tables with 0-based values (the form of my_csr), and the Sparse.
+local function csr_tables(rows)
+  local S = kernels.sparse(lm.tensor(rows):float())
+  local a = S:arrays('csr')
+  return { row_ptr = a.row_ptr:tolist(), col_idx = a.col:tolist(), val = a.val:tolist() }, S
+end
+
+-- nil when t is a table with exactly the keys 1..len, each a number; else a text naming the fault.
+local function list_fault(t, len, what)
+  if type(t) ~= 'table' then
+    return say(string.format('%s should be a Lua table, got %s', what, type(t)),
+               string.format('%s 应该是一个 Lua 表，得到的是 %s', what, type(t)))
+  end
+  local keys = 0
+  for k in pairs(t) do
+    if math.type(k) ~= 'integer' or k < 1 or k > len then
+      return say(string.format('%s has an entry at [%s]; it should hold %d entries, at [1] .. [%d] (Lua tables start at 1; the values are 0-based)',
+          what, tostring(k), len, len),
+        string.format('%s 在 [%s] 处有元素；它应该有 %d 个元素，位于 [1] .. [%d]（Lua 表从 1 开始，存的值从 0 开始）',
+          what, tostring(k), len, len))
+    end
+    keys = keys + 1
+  end
+  for i = 1, len do
+    if type(t[i]) ~= 'number' then
+      return say(string.format('%s[%d] is %s, expected a number (%d entries in all)', what, i, tostring(t[i]), len),
+                 string.format('%s[%d] 是 %s，应该是一个数（一共 %d 个元素）', what, i, tostring(t[i]), len))
+    end
+  end
+  return nil
+end
+
+-- The 2-D Poisson matrix (5-point Laplacian) of a gx x gy grid, as 1-based COO tables.
+local function poisson_coo(gx, gy)
+  local rows, cols, vals = {}, {}, {}
+  for i = 1, gy do
+    for j = 1, gx do
+      local r = (i - 1) * gx + j
+      local function put(c, v) rows[#rows + 1], cols[#cols + 1], vals[#vals + 1] = r, c, v end
+      if i > 1 then put(r - gx, -1) end
+      if j > 1 then put(r - 1, -1) end
+      put(r, 4)
+      if j < gx then put(r + 1, -1) end
+      if i < gy then put(r + gx, -1) end
+    end
+  end
+  return rows, cols, vals
+end
+
+-- The checks' conjugate gradient (float64, the same stopping rule the exercise asks for).
+local function cg_ref(A, b, tol, maxit)
+  local x, r = b * 0, b:clone()
+  local p = r:clone()
+  local rr = (r * r):sum():item()
+  local stop = tol * math.sqrt(rr)
+  local res, k = { math.sqrt(rr) }, 0
+  while math.sqrt(rr) > stop and k < maxit do
+    local Ap = A:matmul(p)
+    local alpha = rr / (p * Ap):sum():item()
+    x = x + p * alpha
+    r = r - Ap * alpha
+    local rr_new = (r * r):sum():item()
+    p = r + p * (rr_new / rr)
+    rr = rr_new
+    k = k + 1
+    res[k + 1] = math.sqrt(rr)
+  end
+  return x, k, res
 end
 
 return {
@@ -553,6 +624,728 @@ end
 print('(all emulated, modelled cycles)')
 ]],
       scene = { 'spmv', matrix = 'skewed', format = 'ell' },
+    },
+    -- 9 ------------------------------------------------------------------------------------
+    {
+      title = say('Hybrid ELL + COO: cut the long rows', '混合格式 ELL + COO：把长行剪开'),
+      text = say([[
+Step 8's remedy for ELL's padding: choose a width K, keep the first K nonzeros of every row in an
+ELL part of width K (regular, coalesced, padded only up to K), and put what is left of the few
+long rows into a COO part, one thread per nonzero with atomics. The SpMV is then two launches,
+ELL then COO, adding into one y. K trades the two: a small K pads little but sends more into
+COO (atomics); a large K approaches pure ELL.
+
+Below, a 512 x 128 matrix with about 4 nonzeros a row and every 64th row about 100 long. The
+table is computed from the row lengths: slots, padding and COO entries for several K, and the
+padding saved against pure ELL (width = the longest row). Then the emulator runs pure ELL, and
+the hybrid at K = 8 as its two launches, on the same x.]],
+        [[
+第 8 步提到的治 ELL 填充的办法：选一个宽度 K，把每一行的前 K 个非零元放进宽度为 K 的 ELL 部分
+（规整、合并访存，只填充到 K），把少数长行剩下的部分放进 COO 部分，每个非零元一个线程、用原子
+操作。于是 SpMV 变成两次启动：先 ELL，再 COO，加到同一个 y 上。K 在两者之间权衡：K 小，填充少，
+但进 COO 的多（原子操作多）；K 大，就接近纯 ELL。
+
+下面是一个 512 x 128 的矩阵，每行约 4 个非零元，每隔 64 行有一行长约 100。表格是根据各行长度
+算出来的：不同 K 下的槽位数、填充数、COO 元素数，以及和纯 ELL（宽度 = 最长行）相比省下的填充。
+然后模拟器在同一个 x 上运行纯 ELL，以及 K = 8 时混合格式的两次启动。]]),
+      code = [[
+lm.manual_seed(9)
+local p = lm.full({512, 1}, 0.03)               -- about 4 of 128 columns a row
+for r = 64, 512, 64 do p[r][1] = 0.8 end          -- every 64th row: about 100
+local D = lm.rand(512, 128):lt(p):float()
+skewed = kernels.sparse(D)
+local lengths = skewed:row_nnz():tolist()
+print(string.format('%d nonzeros, longest row %d: pure ELL pads %d slots', skewed.nnz,
+  skewed.ell_width, skewed.padding))
+print('   K  ELL slots  padding  COO entries  padding saved')
+for _, K in ipairs({2, 4, 8, 16, 32}) do
+  local in_ell = 0
+  for _, l in ipairs(lengths) do in_ell = in_ell + math.min(l, K) end
+  print(string.format('%4d %10d %8d %12d %14d', K, 512 * K, 512 * K - in_ell,
+    skewed.nnz - in_ell, skewed.padding - (512 * K - in_ell)))
+end
+print('(computed from the row lengths)')
+-- the hybrid at K = 8, split here from the dense rows (1-based, for kernels.sparse)
+local e, c, rows = {{}, {}, {}}, {{}, {}, {}}, D:tolist()
+for r = 1, 512 do
+  local k = 0
+  for j = 1, 128 do
+    if rows[r][j] ~= 0 then
+      k = k + 1
+      local part = k <= 8 and e or c
+      table.insert(part[1], r); table.insert(part[2], j); table.insert(part[3], rows[r][j])
+    end
+  end
+end
+local ell_part = kernels.sparse{rows = e[1], cols = e[2], vals = e[3], shape = {512, 128}}
+local coo_part = kernels.sparse{rows = c[1], cols = c[2], vals = c[3], shape = {512, 128}}
+local v = lm.rand(128)
+local y, pure = kernels.spmv(skewed, v, {format = 'ell', backend = 'emu'})
+local y1, run1 = kernels.spmv(ell_part, v, {format = 'ell', backend = 'emu'})
+local y2, run2 = kernels.spmv(coo_part, v, {format = 'coo', backend = 'emu'})
+print(string.format('pure ELL: %d cycles, %d padded slots', pure.counters.modelled_cycles, pure.counters.padding))
+print(string.format('hybrid K = 8: ELL %d + COO %d = %d cycles, %d padded slots, %d atomics',
+  run1.counters.modelled_cycles, run2.counters.modelled_cycles,
+  run1.counters.modelled_cycles + run2.counters.modelled_cycles, run1.counters.padding, run2.counters.atomics))
+print(string.format('max |y_hybrid - y_ELL| %.2g   (%s)', (y1 + y2 - y):abs():max():item(), pure.provenance))
+-- write split_hybrid(csr, K): csr as my_csr of step 3 (Lua tables, 0-based values)
+function split_hybrid(csr, K)
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}           -- m * K slots, slot by slot: (row r, slot k) at [k * m + r + 1]
+  local coo = {row = {}, col = {}, val = {}}
+  -- TODO
+  return ell, coo
+end
+]],
+      scene = { 'spmv', matrix = 'skewed', format = 'ell' },
+      exercise = {
+        prompt = say([[
+Write `split_hybrid(csr, K)`. csr is a CSR matrix as in step 3 (csr.row_ptr, csr.col_idx, csr.val:
+Lua tables holding 0-based values); m = #csr.row_ptr - 1. Return two tables:
+
+ell = {col = ..., val = ...}: m·K slots stored slot by slot, as Lumen's ELL: slot k of row r
+(both 0-based) at ell.col[k·m + r + 1], ell.val[k·m + r + 1]. Slot k holds row r's k-th nonzero
+when the row has one; else it is padding: value 0, column 0.
+
+coo = {row = ..., col = ..., val = ...}: every nonzero past the first K of its row, 0-based
+row and column, in any order.
+
+It is checked on fresh random matrices (empty rows, a long first and last row, K = 1 up to the
+longest row): the two parts must hold the matrix, the padding exactly where rows are short.]],
+          [[
+写出 `split_hybrid(csr, K)`。csr 是第 3 步那样的 CSR 矩阵（csr.row_ptr、csr.col_idx、csr.val：
+存着从 0 开始的值的 Lua 表）；m = #csr.row_ptr - 1。返回两个表：
+
+ell = {col = ..., val = ...}：m·K 个槽位，像 Lumen 的 ELL 一样逐个槽位存放：第 r 行的第 k 个槽位
+（都从 0 数）在 ell.col[k·m + r + 1]、ell.val[k·m + r + 1]。若该行有第 k 个非零元，槽位就放它；
+否则就是填充：值为 0，列为 0。
+
+coo = {row = ..., col = ..., val = ...}：每一行前 K 个之后的所有非零元，行号和列号从 0 开始，
+顺序随意。
+
+检查时用新的随机矩阵（有空行，第一行和最后一行都很长，K 从 1 到最长行）：两部分合起来必须就是
+原矩阵，填充恰好出现在行不够长的地方。]]),
+        hints = {
+          say('Fill all m·K slots with 0 first (ell.col[i], ell.val[i] for i = 1 .. m·K): then only the nonzeros remain to place.',
+            '先把 m·K 个槽位全部填 0（i = 1 .. m·K 的 ell.col[i]、ell.val[i]）：然后只需放非零元。'),
+          say('Row r\'s nonzeros are at positions i = csr.row_ptr[r + 1] .. csr.row_ptr[r + 2] - 1 (0-based), read as csr.val[i + 1]; k = i - csr.row_ptr[r + 1] is its slot.',
+            '第 r 行的非零元在位置 i = csr.row_ptr[r + 1] .. csr.row_ptr[r + 2] - 1（从 0 数），用 csr.val[i + 1] 读；k = i - csr.row_ptr[r + 1] 就是它的槽位。'),
+          say('if k < K it goes to ell at [k * m + r + 1], else it is appended to coo (row r, col csr.col_idx[i + 1]).',
+            'k < K 时放进 ell 的 [k * m + r + 1]，否则追加到 coo（行 r，列 csr.col_idx[i + 1]）。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'split_hybrid')
+          if not ok then return false, fn end
+          local fixed = { { 1, 2, 0, 3, 0, 4 }, { 0, 0, 0, 0, 0, 0 }, { 5, 0, 0, 0, 0, 0 }, { 0, 6, 7, 8, 9, 1 } }
+          local function long_ends(m, n)    -- random rows, the first and the last one long
+            local t = random_rows(m, n)
+            for c = 1, n do
+              if c % 2 == 1 then t[1][c] = math.random(1, 9) end
+              if c % 3 ~= 0 then t[m][c] = math.random(1, 9) end
+            end
+            return t
+          end
+          local empty_first = { { 0, 0, 0, 0, 0 }, { 1, 2, 3, 0, 4 }, { 0, 5, 0, 0, 0 } }
+          local cases = { { fixed, 2 }, { empty_first, 2 }, { long_ends(7, 9), 1 }, { long_ends(37, 20), 3 }, { long_ends(12, 12), 0 }, { long_ends(20, 11), 4 } }
+          local total_pad, total_coo = 0, 0
+          for _, case in ipairs(cases) do
+            local rows = case[1]
+            local csr, S = csr_tables(rows)
+            local m, n = #rows, #rows[1]
+            local lengths = S:row_nnz():tolist()
+            local K = case[2] > 0 and case[2] or S.ell_width          -- 0: the longest row, no COO
+            local copy = { row_ptr = { table.unpack(csr.row_ptr) }, col_idx = { table.unpack(csr.col_idx) }, val = { table.unpack(csr.val) } }
+            local rok, ell, coo = lesson.try(fn, copy, K)
+            if not rok then return false, ell end
+            local where = string.format('%d x %d, K = %d', m, n, K)
+            local where_zh = string.format('%d x %d，K = %d', m, n, K)
+            if type(ell) ~= 'table' or type(coo) ~= 'table' then
+              return false, say('split_hybrid should return two tables, ell and coo', 'split_hybrid 应该返回两个表：ell 和 coo')
+            end
+            -- the ELL part: m * K slots
+            if type(ell.val) == 'table' then
+              local keys = 0
+              for _ in pairs(ell.val) do keys = keys + 1 end
+              if keys ~= m * K and (keys == m * (K + 1) or keys == m * (K - 1)) then
+                return false, say(string.format('on %s: ELL of width K over %d rows has %d slots, your ell.val has %d = %d·%d: is K off by one (slot k counts from 0, k < K)?',
+                    where, m, m * K, keys, m, keys // m),
+                  string.format('在 %s 上：%d 行、宽度为 K 的 ELL 有 %d 个槽位，你的 ell.val 有 %d = %d·%d 个：K 差了一？（槽位 k 从 0 数，k < K）',
+                    where_zh, m, m * K, keys, m, keys // m))
+              end
+            end
+            for _, f in ipairs({ 'col', 'val' }) do
+              local fault = list_fault(ell[f], m * K, 'ell.' .. f)
+              if fault then
+                return false, say(string.format('on %s: %s (padding too: value 0, column 0)', where, fault.en),
+                  string.format('在 %s 上：%s（填充也要存：值 0，列 0）', where_zh, fault.zh))
+              end
+            end
+            local pad = 0
+            for r = 0, m - 1 do
+              local first, len = csr.row_ptr[r + 1], lengths[r + 1]
+              for k = 0, K - 1 do
+                local at = k * m + r + 1
+                local gc, gv = ell.col[at], ell.val[at]
+                if k < len then
+                  local wc, wv = csr.col_idx[first + k + 1], csr.val[first + k + 1]
+                  if gc ~= wc or gv ~= wv then
+                    local why
+                    if ell.val[r * K + k + 1] == wv and ell.col[r * K + k + 1] == wc then
+                      why = say('that is row by row; ELL is stored slot by slot, (row r, slot k) at [k·m + r + 1], so neighbouring threads read neighbouring slots',
+                        '这是按行存放；ELL 是逐个槽位存放的，(第 r 行，第 k 个槽位) 在 [k·m + r + 1]，这样相邻线程读相邻的位置')
+                    else
+                      why = say(string.format('row %d has %d nonzeros; the ELL part keeps its first %d, in order', r, len, math.min(len, K)),
+                        string.format('第 %d 行有 %d 个非零元；ELL 部分按顺序保留它的前 %d 个', r, len, math.min(len, K)))
+                    end
+                    return false, say(string.format('on %s: slot %d of row %d (ell[%d]) holds column %s, value %s; expected column %d, value %s: %s',
+                        where, k, r, at, tostring(gc), lesson.show(gv), wc, lesson.show(wv), why.en),
+                      string.format('在 %s 上：第 %d 行的第 %d 个槽位（ell[%d]）存的是列 %s、值 %s；应为列 %d、值 %s：%s',
+                        where_zh, r, k, at, tostring(gc), lesson.show(gv), wc, lesson.show(wv), why.zh))
+                  end
+                else
+                  pad = pad + 1
+                  if gv ~= 0 or gc ~= 0 then
+                    return false, say(string.format('on %s: slot %d of row %d (ell[%d]) is padding (the row has %d nonzeros) but holds column %s, value %s: padding is value 0, column 0, so the ELL kernel adds nothing for it',
+                        where, k, r, at, len, tostring(gc), lesson.show(gv)),
+                      string.format('在 %s 上：第 %d 行的第 %d 个槽位（ell[%d]）是填充（这一行只有 %d 个非零元），却存着列 %s、值 %s：填充的值为 0、列为 0，ELL 内核对它什么也不加',
+                        where_zh, r, k, at, len, tostring(gc), lesson.show(gv)))
+                  end
+                end
+              end
+            end
+            -- the COO part: the rest, in any order
+            local want, n_rest = {}, 0
+            for r = 0, m - 1 do
+              for k = K, lengths[r + 1] - 1 do
+                local i = csr.row_ptr[r + 1] + k + 1
+                local key = r .. ',' .. csr.col_idx[i]
+                want[key] = csr.val[i]
+                n_rest = n_rest + 1
+              end
+            end
+            if type(coo.row) == 'table' and next(coo.row) == nil and n_rest > 0 then
+              return false, say(string.format('on %s: your COO part is empty, but %d nonzeros lie past the first K of their rows: without them the hybrid SpMV loses those products',
+                  where, n_rest),
+                string.format('在 %s 上：你的 COO 部分是空的，但有 %d 个非零元位于各自那一行的前 K 个之后：没有它们，混合 SpMV 就少算了这些乘积',
+                  where_zh, n_rest))
+            end
+            for _, f in ipairs({ 'row', 'col', 'val' }) do
+              local fault = list_fault(coo[f], n_rest, 'coo.' .. f)
+              if fault then
+                return false, say(string.format('on %s the COO part should hold the %d nonzeros past the first K of each row: %s', where, n_rest, fault.en),
+                  string.format('在 %s 上 COO 部分应存放每行前 K 个之后的 %d 个非零元：%s', where_zh, n_rest, fault.zh))
+              end
+            end
+            for i = 1, n_rest do
+              local key = coo.row[i] .. ',' .. coo.col[i]
+              if want[key] == nil or want[key] ~= coo.val[i] then
+                return false, say(string.format('on %s: COO entry %d (row %s, column %s, value %s) is not a nonzero past the first K of its row: rows and columns are 0-based, like the kernels',
+                    where, i, lesson.show(coo.row[i]), lesson.show(coo.col[i]), lesson.show(coo.val[i])),
+                  string.format('在 %s 上：COO 的第 %d 个元素（行 %s，列 %s，值 %s）不是某一行前 K 个之后的非零元：行号和列号和内核里一样从 0 开始',
+                    where_zh, i, lesson.show(coo.row[i]), lesson.show(coo.col[i]), lesson.show(coo.val[i])))
+              end
+              want[key] = nil
+            end
+            total_pad, total_coo = total_pad + pad, total_coo + n_rest
+          end
+          return true, say(string.format('right on %d matrices: ELL and COO together hold every nonzero once; %d padded slots, %d COO entries in all',
+              #cases, total_pad, total_coo),
+            string.format('在 %d 个矩阵上都对：ELL 和 COO 合起来恰好包含每个非零元一次；一共 %d 个填充槽位、%d 个 COO 元素',
+              #cases, total_pad, total_coo))
+        end,
+        solution = [[
+function split_hybrid(csr, K)
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}
+  local coo = {row = {}, col = {}, val = {}}
+  for i = 1, m * K do
+    ell.col[i] = 0
+    ell.val[i] = 0
+  end
+  for r = 0, m - 1 do
+    local first, last = csr.row_ptr[r + 1], csr.row_ptr[r + 2] - 1
+    for i = first, last do
+      local k = i - first
+      if k < K then
+        ell.col[k * m + r + 1] = csr.col_idx[i + 1]
+        ell.val[k * m + r + 1] = csr.val[i + 1]
+      else
+        table.insert(coo.row, r)
+        table.insert(coo.col, csr.col_idx[i + 1])
+        table.insert(coo.val, csr.val[i + 1])
+      end
+    end
+  end
+  return ell, coo
+end
+]],
+        wrong = {
+          [[
+function split_hybrid(csr, K)          -- the long rows cut off: no COO part
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}
+  local coo = {row = {}, col = {}, val = {}}
+  for i = 1, m * K do ell.col[i] = 0; ell.val[i] = 0 end
+  for r = 0, m - 1 do
+    local first, last = csr.row_ptr[r + 1], csr.row_ptr[r + 2] - 1
+    for i = first, math.min(last, first + K - 1) do
+      ell.col[(i - first) * m + r + 1] = csr.col_idx[i + 1]
+      ell.val[(i - first) * m + r + 1] = csr.val[i + 1]
+    end
+  end
+  return ell, coo
+end
+]],
+          [[
+function split_hybrid(csr, K)          -- K + 1 slots: k <= K
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}
+  local coo = {row = {}, col = {}, val = {}}
+  for i = 1, m * (K + 1) do ell.col[i] = 0; ell.val[i] = 0 end
+  for r = 0, m - 1 do
+    local first, last = csr.row_ptr[r + 1], csr.row_ptr[r + 2] - 1
+    for i = first, last do
+      local k = i - first
+      if k <= K then
+        ell.col[k * m + r + 1] = csr.col_idx[i + 1]; ell.val[k * m + r + 1] = csr.val[i + 1]
+      else
+        table.insert(coo.row, r); table.insert(coo.col, csr.col_idx[i + 1]); table.insert(coo.val, csr.val[i + 1])
+      end
+    end
+  end
+  return ell, coo
+end
+]],
+          [[
+function split_hybrid(csr, K)          -- padding not stored
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}
+  local coo = {row = {}, col = {}, val = {}}
+  for r = 0, m - 1 do
+    local first, last = csr.row_ptr[r + 1], csr.row_ptr[r + 2] - 1
+    for i = first, last do
+      local k = i - first
+      if k < K then
+        ell.col[k * m + r + 1] = csr.col_idx[i + 1]; ell.val[k * m + r + 1] = csr.val[i + 1]
+      else
+        table.insert(coo.row, r); table.insert(coo.col, csr.col_idx[i + 1]); table.insert(coo.val, csr.val[i + 1])
+      end
+    end
+  end
+  return ell, coo
+end
+]],
+          [[
+function split_hybrid(csr, K)          -- padding repeats the row's last value
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}
+  local coo = {row = {}, col = {}, val = {}}
+  for r = 0, m - 1 do
+    local first, last = csr.row_ptr[r + 1], csr.row_ptr[r + 2] - 1
+    for k = 0, K - 1 do
+      local i = math.min(first + k, last)
+      ell.col[k * m + r + 1] = last >= first and csr.col_idx[i + 1] or 0
+      ell.val[k * m + r + 1] = last >= first and csr.val[i + 1] or 0
+    end
+    for i = first + K, last do
+      table.insert(coo.row, r); table.insert(coo.col, csr.col_idx[i + 1]); table.insert(coo.val, csr.val[i + 1])
+    end
+  end
+  return ell, coo
+end
+]],
+          [[
+function split_hybrid(csr, K)          -- row by row, not slot by slot
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}
+  local coo = {row = {}, col = {}, val = {}}
+  for i = 1, m * K do ell.col[i] = 0; ell.val[i] = 0 end
+  for r = 0, m - 1 do
+    local first, last = csr.row_ptr[r + 1], csr.row_ptr[r + 2] - 1
+    for i = first, last do
+      local k = i - first
+      if k < K then
+        ell.col[r * K + k + 1] = csr.col_idx[i + 1]; ell.val[r * K + k + 1] = csr.val[i + 1]
+      else
+        table.insert(coo.row, r); table.insert(coo.col, csr.col_idx[i + 1]); table.insert(coo.val, csr.val[i + 1])
+      end
+    end
+  end
+  return ell, coo
+end
+]],
+          [[
+function split_hybrid(csr, K)          -- COO rows 1-based
+  local m = #csr.row_ptr - 1
+  local ell = {col = {}, val = {}}
+  local coo = {row = {}, col = {}, val = {}}
+  for i = 1, m * K do ell.col[i] = 0; ell.val[i] = 0 end
+  for r = 0, m - 1 do
+    local first, last = csr.row_ptr[r + 1], csr.row_ptr[r + 2] - 1
+    for i = first, last do
+      local k = i - first
+      if k < K then
+        ell.col[k * m + r + 1] = csr.col_idx[i + 1]; ell.val[k * m + r + 1] = csr.val[i + 1]
+      else
+        table.insert(coo.row, r + 1); table.insert(coo.col, csr.col_idx[i + 1]); table.insert(coo.val, csr.val[i + 1])
+      end
+    end
+  end
+  return ell, coo
+end
+]],
+        },
+      },
+    },
+    -- 10 -----------------------------------------------------------------------------------
+    {
+      title = say('Conjugate gradient on your SpMV', '在你的 SpMV 上跑共轭梯度'),
+      text = say([=[
+Lecture 19 opens with the reason SpMV matters: iterative solvers such as conjugate gradient
+(CG) solve A x = b for a sparse symmetric positive definite A, touching A only through y = A·p,
+once per iteration. Here A is the 2-D Poisson matrix of a 16 x 16 grid (the 5-point Laplacian:
+4 on the diagonal, -1 for each neighbour; 256 unknowns, 1216 nonzeros), and every product runs
+your spmv_csr of step 5 on the emulator (the lesson's own kernel while yours is not right yet).
+
+The code starts from steepest descent, which always steps along the residual r:
+
+  x = 0, r = b, rr = r·r
+  repeat until |r| <= tol·|b| or maxit iterations:
+    p = r
+    alpha = rr / (p·A p)
+    x = x + alpha p;   r = r - alpha A p;   rr = r·r
+
+CG keeps the direction p from one iteration to the next and makes each new one conjugate to the
+old ones (p·A p_old = 0): start with p = r, and after r is updated
+
+  beta = rr_new / rr_old      (the new residual's r·r over the previous one's)
+  p = r + beta p
+
+In exact arithmetic CG finishes in at most n iterations; on this matrix it needs a few dozen,
+where steepest descent has not got far after 100. The residuals are plotted (log scale); the
+arithmetic around the SpMV runs in Lua on the CPU.]=],
+        [=[
+第 19 讲一开头就说了 SpMV 为什么重要：共轭梯度（CG）这类迭代求解器对稀疏、对称正定的 A 求解
+A x = b，只通过 y = A·p 接触 A，每次迭代一次。这里的 A 是 16 x 16 网格上的二维 Poisson 矩阵
+（五点拉普拉斯：对角线上是 4，每个邻居是 -1；256 个未知数、1216 个非零元），每次乘法都在模拟器上
+运行你在第 5 步写的 spmv_csr（你的还不对时，用本课自己的内核）。
+
+代码从最速下降法开始，它总是沿着残差 r 走一步：
+
+  x = 0, r = b, rr = r·r
+  重复，直到 |r| <= tol·|b| 或迭代 maxit 次：
+    p = r
+    alpha = rr / (p·A p)
+    x = x + alpha p;   r = r - alpha A p;   rr = r·r
+
+CG 把方向 p 从一次迭代保留到下一次，并让每个新方向都与旧方向共轭（p·A p_old = 0）：开始时
+p = r，在 r 更新之后
+
+  beta = rr_new / rr_old      （新残差的 r·r 除以上一次的）
+  p = r + beta p
+
+在精确算术下 CG 至多 n 次迭代就结束；在这个矩阵上它只要几十次，而最速下降法走了 100 次还差得远。
+残差画成曲线（对数坐标）；SpMV 之外的运算是在 CPU 上用 Lua 做的。]=]),
+      code = [==[
+-- the 2-D Poisson matrix of a 16 x 16 grid: 4 on the diagonal, -1 for each of the 4 neighbours
+local g, rows, cols, vals = 16, {}, {}, {}
+for i = 1, g do
+  for j = 1, g do
+    local r = (i - 1) * g + j
+    for _, nb in ipairs({{i > 1, r - g}, {j > 1, r - 1}, {true, r}, {j < g, r + 1}, {i < g, r + g}}) do
+      if nb[1] then rows[#rows + 1], cols[#cols + 1], vals[#vals + 1] = r, nb[2], nb[2] == r and 4 or -1 end
+    end
+  end
+end
+poisson = kernels.sparse{rows = rows, cols = cols, vals = vals, shape = {g * g, g * g}}
+-- your spmv_csr (step 5) if it gives Lumen's product on this matrix, else the lesson's kernel
+local function lesson_csr(t, row_ptr, col, val, x, y, m)
+  local row = t.blockIdx.x * t.blockDim.x + t.threadIdx.x
+  if row < m then
+    local dot = 0
+    for i = row_ptr[row], row_ptr[row + 1] - 1 do dot = dot + val[i] * x[col[i]] end
+    y[row] = dot
+  end
+end
+local probe = lm.rand(g * g)
+local fine, yours = pcall(run_csr, spmv_csr, poisson, probe)
+local kernel = spmv_csr
+if not fine or (yours - kernels.spmv(poisson, probe)):abs():max():item() > 1e-4 then
+  kernel = lesson_csr
+  print('(your spmv_csr does not give the right product yet: the lesson\'s kernel runs instead)')
+end
+launches = 0
+function poisson_spmv(v)
+  launches = launches + 1
+  return (run_csr(kernel, poisson, v))
+end
+-- cg(spmv, b, tol, maxit) -> x, iterations, residuals {|r_0|, |r_1|, ...}
+function cg(spmv, b, tol, maxit)
+  local x = b * 0
+  local r = b:clone()
+  local rr = (r * r):sum():item()
+  local stop = tol * math.sqrt(rr)
+  local residuals = {math.sqrt(rr)}
+  local k = 0
+  while math.sqrt(rr) > stop and k < maxit do
+    local p = r                  -- TODO: conjugate directions: keep p, p = r + beta p
+    local Ap = spmv(p)
+    local alpha = rr / (p * Ap):sum():item()
+    x = x + p * alpha
+    r = r - Ap * alpha
+    rr = (r * r):sum():item()
+    k = k + 1
+    residuals[k + 1] = math.sqrt(rr)
+  end
+  return x, k, residuals
+end
+local b = poisson_spmv(lm.ones(g * g))          -- so the solution is all ones
+launches = 0
+local x, iters, res = cg(poisson_spmv, b, 1e-5, 100)
+viz.clear()
+for k, v in ipairs(res) do viz.plot('poisson 16x16/|r| / |b|', k - 1, v / res[1]) end
+local shown = {}
+for k = 0, iters, 10 do shown[#shown + 1] = string.format('%d: %.1e', k, res[k + 1] / res[1]) end
+print('|r| / |b| at iteration ' .. table.concat(shown, ', '))
+print(string.format('%d iterations, %d SpMV launches (emulated); |r|/|b| = %.1e, max |x - 1| = %.1e (CPU, float32)',
+  iters, launches, res[#res] / res[1], (x - 1):abs():max():item()))
+]==],
+      scene = { 'curves', scale = 'log', smoothing = 0 },
+      exercise = {
+        prompt = say([[
+Turn `cg(spmv, b, tol, maxit)` into conjugate gradient: spmv(v) returns A·v, b is the right-hand
+side; stop when |r| <= tol·|b| or after maxit iterations; return x, the number of iterations and
+the residuals {|r_0|, |r_1|, ...} (one more than the iterations). It is checked on fresh random
+symmetric positive definite systems and a small Poisson matrix (float64) against the check's own
+CG: the same residuals, the same number of iterations, the same x. Then :run to see it on the
+16 x 16 grid.]],
+          [[
+把 `cg(spmv, b, tol, maxit)` 改成共轭梯度：spmv(v) 返回 A·v，b 是右端项；当 |r| <= tol·|b| 或迭代
+maxit 次后停止；返回 x、迭代次数和残差表 {|r_0|, |r_1|, ...}（比迭代次数多一个）。检查时用新的
+随机对称正定方程组和一个小的 Poisson 矩阵（float64），与检查自己的 CG 对比：残差相同、迭代次数相同、
+x 相同。之后 :run 看它在 16 x 16 网格上的表现。]]),
+        hints = {
+          say('p must live across iterations: local p = r:clone() before the loop, and no p = r inside it.',
+            'p 必须跨迭代保留：在循环之前 local p = r:clone()，循环里不再 p = r。'),
+          say('After r = r - alpha·Ap: local rr_new = (r * r):sum():item(); p = r + p * (rr_new / rr); rr = rr_new.',
+            '在 r = r - alpha·Ap 之后：local rr_new = (r * r):sum():item(); p = r + p * (rr_new / rr); rr = rr_new。'),
+        },
+        check = function(env)
+          local ok, fn = lesson.need(env, 'cg')
+          if not ok then return false, fn end
+          local function spd(n)
+            local M = lm.randn(n, n, { dtype = 'float64' })
+            return M:matmul(M:t()) / n + lm.eye(n):double() * 0.05
+          end
+          local pr, pc, pv = poisson_coo(5, 4)
+          local P = kernels.sparse{ rows = pr, cols = pc, vals = pv, shape = { 20, 20 } }:dense():double()
+          local cases = {
+            { spd(7), 1e-8, 50, 'a random 7 x 7 SPD system', '一个随机的 7 x 7 对称正定方程组' },
+            { P, 1e-8, 100, 'the Poisson matrix of a 5 x 4 grid', '5 x 4 网格的 Poisson 矩阵' },
+            { spd(33), 1e-6, 200, 'a random 33 x 33 SPD system', '一个随机的 33 x 33 对称正定方程组' },
+            { spd(20), 1e-10, 3, 'a random 20 x 20 SPD system, maxit = 3', '一个随机的 20 x 20 对称正定方程组，maxit = 3' },
+          }
+          for _, c in ipairs(cases) do
+            local A, tol, maxit, what, what_zh = c[1], c[2], c[3], c[4], c[5]
+            local n = A:size(1)
+            local b = lm.randn(n, { dtype = 'float64' }) * 3
+            local calls, too_many = 0, false
+            local function spmv(v)
+              calls = calls + 1
+              if calls > maxit + 2 then too_many = true; error('too many products', 0) end
+              return A:matmul(v)
+            end
+            local want_x, want_k, want_res = cg_ref(A, b, tol, maxit)
+            local rok, x, k, res = lesson.try(fn, spmv, b:clone(), tol, maxit)
+            if not rok then
+              if too_many then
+                return false, say(string.format('on %s (maxit = %d) your cg asked for more than %d products A·p and was stopped: does the loop stop after maxit iterations, and does r change (r = r - alpha·A p)?',
+                    what, maxit, maxit + 2),
+                  string.format('在%s（maxit = %d）上，你的 cg 要了超过 %d 次乘积 A·p，被停下了：循环在 maxit 次迭代后会停吗？r 会变吗（r = r - alpha·A p）？',
+                    what_zh, maxit, maxit + 2))
+              end
+              return false, x
+            end
+            k = lesson.number(k)
+            if not lm.is_tensor(x) or x:numel() ~= n or not k then
+              return false, say('cg should return x (a tensor of n numbers), the number of iterations and the residuals',
+                'cg 应该返回 x（n 个数的张量）、迭代次数和残差表')
+            end
+            local fault = list_fault(res, (k or 0) + 1, 'residuals')
+            if type(res) == 'table' and not fault then
+              for i = 1, #res do res[i] = lesson.number(res[i]) end
+            end
+            if fault then
+              return false, say(string.format('on %s, after %d iterations: %s (|r_0| = |b| first, then one per iteration)', what, k, fault.en),
+                string.format('在%s上，%d 次迭代之后：%s（先是 |r_0| = |b|，然后每次迭代一个）', what_zh, k, fault.zh))
+            end
+            if #res > 2 and res[2] == res[1] and res[#res] == res[1] then
+              return false, say(string.format('on %s your residuals never change (%s): is r updated each iteration, r = r - alpha·A p?', what, lesson.show(res[1])),
+                string.format('在%s上你的残差从来不变（%s）：每次迭代都更新 r 了吗，r = r - alpha·A p？', what_zh, lesson.show(res[1])))
+            end
+            local scale = want_res[1]
+            for i = 1, math.min(#res, #want_res) do
+              if math.abs(res[i] - want_res[i]) > 1e-4 * want_res[i] + 1e-12 * scale then
+                local why
+                if i == 1 then
+                  why = say('|r_0| is |b|: x starts at 0, r at b', '|r_0| 就是 |b|：x 从 0 开始，r 从 b 开始')
+                elseif i == 2 then
+                  why = say('the first iteration is the same as steepest descent: alpha = r·r / (p·A p) with p = r, then r = r - alpha·A p',
+                    '第一次迭代和最速下降法一样：p = r，alpha = r·r / (p·A p)，然后 r = r - alpha·A p')
+                else
+                  why = say('the first iteration is right, a later one is not: after r is updated, beta = rr_new / rr_old (the new r·r over the previous one) and p = r + beta p, p kept from the last iteration; alpha = r·r / (p·A p)',
+                    '第一次迭代对了，后面的不对：在 r 更新之后，beta = rr_new / rr_old（新的 r·r 除以上一次的），p = r + beta p，p 沿用上一次迭代的；alpha = r·r / (p·A p)')
+                end
+                return false, say(string.format('on %s: |r_%d| is %s, CG gives %s: %s', what, i - 1, lesson.show(res[i]), lesson.show(want_res[i]), why.en),
+                  string.format('在%s上：|r_%d| 是 %s，CG 得到 %s：%s', what_zh, i - 1, lesson.show(res[i]), lesson.show(want_res[i]), why.zh))
+              end
+            end
+            if k ~= want_k then
+              return false, say(string.format('on %s (tol %g, maxit %d) your cg stops after %d iterations, CG after %d: stop as soon as |r| <= tol·|b| (relative to |b| = %s, not to 1), or after exactly maxit iterations',
+                  what, tol, maxit, k, want_k, lesson.show(scale)),
+                string.format('在%s（tol %g，maxit %d）上你的 cg 迭代 %d 次后停下，CG 是 %d 次：一旦 |r| <= tol·|b| 就停（相对于 |b| = %s，而不是 1），或者恰好迭代 maxit 次后停',
+                  what_zh, tol, maxit, k, want_k, lesson.show(scale)))
+            end
+            local cok, msg = lesson.compare(x, want_x, { tol = 1e-5,
+              what = say('your x on ' .. what, '你在' .. what_zh .. '上的 x'),
+              why = function()
+                return say('the residuals are right but x is not: x = x + alpha·p, along the direction p',
+                  '残差对了，x 却不对：x = x + alpha·p，沿着方向 p 走')
+              end })
+            if not cok then return false, msg end
+          end
+          return true, say('right: the same residuals, iterations and x as CG on four systems. :run shows it on the 16 x 16 Poisson grid',
+            '对：在四个方程组上残差、迭代次数和 x 都和 CG 一样。:run 看它在 16 x 16 Poisson 网格上的表现')
+        end,
+        equivalent = {
+          ['>= instead of > at line 9'] = say('|r| equal to tol·|b| to the last bit does not happen on random systems; stopping at <= or < is the same solver',
+            '随机方程组上 |r| 不会恰好等于 tol·|b|（每一位都相同）；在 <= 还是 < 时停下是同一个求解器'),
+        },
+        solution = [[
+function cg(spmv, b, tol, maxit)
+  local x = b * 0
+  local r = b:clone()
+  local p = r:clone()
+  local rr = (r * r):sum():item()
+  local stop = tol * math.sqrt(rr)
+  local residuals = {math.sqrt(rr)}
+  local k = 0
+  while math.sqrt(rr) > stop and k < maxit do
+    local Ap = spmv(p)
+    local alpha = rr / (p * Ap):sum():item()
+    x = x + p * alpha
+    r = r - Ap * alpha
+    local rr_new = (r * r):sum():item()
+    p = r + p * (rr_new / rr)
+    rr = rr_new
+    k = k + 1
+    residuals[k + 1] = math.sqrt(rr)
+  end
+  return x, k, residuals
+end
+]],
+        wrong = {
+          [[
+function cg(spmv, b, tol, maxit)        -- beta from the old residual: r·r taken before r moves
+  local x, r = b * 0, b:clone()
+  local p = r:clone()
+  local rr = (r * r):sum():item()
+  local stop, residuals, k = tol * math.sqrt(rr), {math.sqrt(rr)}, 0
+  while math.sqrt(rr) > stop and k < maxit do
+    local Ap = spmv(p)
+    local alpha = rr / (p * Ap):sum():item()
+    local rr_new = (r * r):sum():item()
+    x = x + p * alpha
+    r = r - Ap * alpha
+    p = r + p * (rr_new / rr)
+    rr = (r * r):sum():item()
+    k = k + 1
+    residuals[k + 1] = math.sqrt(rr)
+  end
+  return x, k, residuals
+end
+]],
+          [[
+function cg(spmv, b, tol, maxit)        -- r never updated
+  local x, r = b * 0, b:clone()
+  local p = r:clone()
+  local rr = (r * r):sum():item()
+  local stop, residuals, k = tol * math.sqrt(rr), {math.sqrt(rr)}, 0
+  while math.sqrt(rr) > stop do
+    local Ap = spmv(p)
+    local alpha = rr / (p * Ap):sum():item()
+    x = x + p * alpha
+    local rr_new = (r * r):sum():item()
+    p = r + p * (rr_new / rr)
+    rr = rr_new
+    k = k + 1
+    residuals[k + 1] = math.sqrt(rr)
+  end
+  return x, k, residuals
+end
+]],
+          [[
+function cg(spmv, b, tol, maxit)        -- alpha over p·p
+  local x, r = b * 0, b:clone()
+  local p = r:clone()
+  local rr = (r * r):sum():item()
+  local stop, residuals, k = tol * math.sqrt(rr), {math.sqrt(rr)}, 0
+  while math.sqrt(rr) > stop and k < maxit do
+    local Ap = spmv(p)
+    local alpha = rr / (p * p):sum():item()
+    x = x + p * alpha
+    r = r - Ap * alpha
+    local rr_new = (r * r):sum():item()
+    p = r + p * (rr_new / rr)
+    rr = rr_new
+    k = k + 1
+    residuals[k + 1] = math.sqrt(rr)
+  end
+  return x, k, residuals
+end
+]],
+          [[
+function cg(spmv, b, tol, maxit)        -- an absolute test: |r| <= tol
+  local x, r = b * 0, b:clone()
+  local p = r:clone()
+  local rr = (r * r):sum():item()
+  local residuals, k = {math.sqrt(rr)}, 0
+  while math.sqrt(rr) > tol and k < maxit do
+    local Ap = spmv(p)
+    local alpha = rr / (p * Ap):sum():item()
+    x = x + p * alpha
+    r = r - Ap * alpha
+    local rr_new = (r * r):sum():item()
+    p = r + p * (rr_new / rr)
+    rr = rr_new
+    k = k + 1
+    residuals[k + 1] = math.sqrt(rr)
+  end
+  return x, k, residuals
+end
+]],
+          [[
+function cg(spmv, b, tol, maxit)        -- x moved along r, not p
+  local x, r = b * 0, b:clone()
+  local p = r:clone()
+  local rr = (r * r):sum():item()
+  local stop, residuals, k = tol * math.sqrt(rr), {math.sqrt(rr)}, 0
+  while math.sqrt(rr) > stop and k < maxit do
+    local Ap = spmv(p)
+    local alpha = rr / (p * Ap):sum():item()
+    x = x + r * alpha
+    r = r - Ap * alpha
+    local rr_new = (r * r):sum():item()
+    p = r + p * (rr_new / rr)
+    rr = rr_new
+    k = k + 1
+    residuals[k + 1] = math.sqrt(rr)
+  end
+  return x, k, residuals
+end
+]],
+        },
+      },
     },
   },
 }
