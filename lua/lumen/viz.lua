@@ -62,11 +62,13 @@ end
 
 --- viz.show(x [, opts]): a kernel result, a trace, a tensor, or an nn module; viz.show(scene, x [, opts])
 --- names the scene drawing the tensor x ('quant': a weight matrix); viz.show('attention', {weights =,
---- tokens =}) and viz.show('rnn', {rnn =, lstm =}) draw what Lua computed.
+--- tokens =}), viz.show('rnn', {rnn =, lstm =}) and viz.show('detection', {images =, truth =, pred =})
+--- draw what Lua computed.
 function viz.show(x, ...)
   if type(x) == 'table' and nn_module(x) then return viz._show_model(describe(x), ...) end
   if x == 'attention' then return viz._attention(...) end
   if x == 'rnn' then return viz._rnn(...) end
+  if x == 'detection' then return viz._detection(...) end
   return show(x, ...)
 end
 
@@ -194,6 +196,112 @@ function viz._rnn(data, opts)
   local clip = data.clip or 0
   if type(clip) ~= 'number' or clip < 0 or clip ~= clip then fail('the rnn scene: clip must be a number >= 0') end
   return viz._show_rnn(out, clip, data.source or 'given by the caller (viz.show)', rest(opts, {}))
+end
+
+--[[
+viz.show('detection', {images = X, truth = {...}, pred = {...} [, classes = {...}] [, iou = 0.5]
+[, nms = 0.5] [, source = '...']} [, opts]): X (N, H, W) or (N, 1, H, W), grey values 0..1 (N <= 16,
+H, W <= 256); truth[i] = {boxes = (k, 4) corners in pixels (x1, y1, x2, y2), classes = k class
+indices (1-based; default all 1)} for image i; pred[i] the same with scores = k scores and,
+optionally, keep = the indices NMS kept (lm.vision.nms's result; without it NMS runs here per
+class at IoU `nms`). classes: the class names (default 'object'). iou: what a kept box needs to
+count as a true positive.
+]]
+local function box_rows(fname, list, N, kind, nms)
+  if type(list) ~= 'table' or lm.is_tensor(list) then fail('the detection scene: %s must be a list of one table per image, got %s', kind, type(list)) end
+  if #list > N then fail('the detection scene: %s has %d entries for %d images', kind, #list, N) end
+  local rows = {}
+  for i = 1, N do
+    local e = list[i]
+    if e ~= nil then
+      if type(e) ~= 'table' or lm.is_tensor(e) then fail('the detection scene: %s[%d] must be a table {boxes =, classes =%s}, got %s', kind, i, kind == 'pred' and ', scores =' or '', type(e)) end
+      local b = e.boxes
+      if type(b) == 'table' and not lm.is_tensor(b) then b = #b > 0 and lm.tensor(b, { dtype = 'float64' }) or lm.zeros(0, 4, { dtype = 'float64' }) end
+      if not lm.is_tensor(b) or b:dim() ~= 2 or b:size(2) ~= 4 then
+        fail('the detection scene: %s[%d].boxes must be (k, 4) corners x1, y1, x2, y2', kind, i)
+      end
+      b = b:detach():double()
+      local k = b:size(1)
+      local function list_of(v, name, default)
+        if v == nil then
+          local t = {}
+          for j = 1, k do t[j] = default end
+          return t
+        end
+        if lm.is_tensor(v) then v = v:detach():double():reshape(-1):tolist() end
+        if type(v) ~= 'table' or #v ~= k then fail('the detection scene: %s[%d].%s must hold %d values (one per box)', kind, i, name, k) end
+        return v
+      end
+      local cls = list_of(e.classes, 'classes', 1)
+      local scores = list_of(e.scores, 'scores', kind == 'truth' and 1 or nil)
+      if kind == 'pred' and e.scores == nil then fail('the detection scene: pred[%d].scores is missing', i) end
+      local kept = {}
+      if kind == 'pred' then
+        local keep = e.keep
+        if keep == nil then -- NMS per class here
+          for j = 1, k do kept[j] = false end
+          local by = {}
+          for j = 1, k do by[cls[j]] = by[cls[j]] or {}; table.insert(by[cls[j]], j) end
+          for _, idx in pairs(by) do
+            local sub = b:index_select(1, lm.tensor(idx, { dtype = 'int64' }))
+            local sc = lm.tensor((function() local t = {} for q, j in ipairs(idx) do t[q] = scores[j] end return t end)(),
+              { dtype = 'float64' })
+            for _, q in ipairs(lm.vision.nms(sub, sc, nms):tolist()) do kept[idx[q]] = true end
+          end
+        else
+          if lm.is_tensor(keep) then keep = keep:tolist() end
+          if type(keep) ~= 'table' then fail('the detection scene: pred[%d].keep must be a list of box indices', i) end
+          for j = 1, k do kept[j] = false end
+          for _, q in ipairs(keep) do
+            if math.type(q) ~= 'integer' or q < 1 or q > k then fail('the detection scene: pred[%d].keep has index %s of %d boxes', i, tostring(q), k) end
+            kept[q] = true
+          end
+        end
+      end
+      local bl = k > 0 and b:tolist() or {}
+      for j = 1, k do
+        local r = bl[j]
+        if not (r[1] <= r[3] and r[2] <= r[4]) then
+          fail('the detection scene: %s[%d] box %d is (%g, %g, %g, %g): corners must be x1 <= x2 and y1 <= y2', kind, i, j, r[1], r[2], r[3], r[4])
+        end
+        rows[#rows + 1] = { r[1], r[2], r[3], r[4], scores[j], i, cls[j], kept[j] and 1 or 0 }
+      end
+    end
+  end
+  return #rows > 0 and lm.tensor(rows, { dtype = 'float64' }) or lm.zeros(0, 8, { dtype = 'float64' })
+end
+
+function viz._detection(data, opts)
+  if type(data) ~= 'table' or lm.is_tensor(data) then
+    fail('the detection scene takes {images =, truth =, pred =}, got %s', lm.is_tensor(data) and 'a tensor' or type(data))
+  end
+  local x = data.images
+  if not lm.is_tensor(x) then fail('the detection scene needs images = an (N, H, W) tensor, got %s', type(x)) end
+  if x:dim() == 4 and x:size(2) == 1 then x = x:select(2, 1) end
+  if x:dim() == 2 then x = x:unsqueeze(1) end
+  if x:dim() ~= 3 or x:size(1) < 1 or x:size(1) > 16 or x:size(2) > 256 or x:size(3) > 256 or x:numel() == 0 then
+    fail('the detection scene takes 1 to 16 grey images (N, H, W) of at most 256 x 256, got shape %s', shape_of(x))
+  end
+  local N = x:size(1)
+  local classes = data.classes or { 'object' }
+  if type(classes) ~= 'table' or #classes < 1 or #classes > 32 then fail('the detection scene: classes must be a list of 1 to 32 names') end
+  local iou = data.iou or 0.5
+  if type(iou) ~= 'number' or not (iou > 0 and iou <= 1) then fail('the detection scene: iou must be in (0, 1], got %s', tostring(iou)) end
+  local nms = data.nms or 0.5
+  local truth = box_rows('viz.show', data.truth or {}, N, 'truth', nms)
+  local pred = box_rows('viz.show', data.pred or {}, N, 'pred', nms)
+  for _, t in ipairs({ truth, pred }) do
+    if t:size(1) > 0 then
+      local c = t:select(2, 7)
+      if c:min():item() < 1 or c:max():item() > #classes then
+        fail('the detection scene: a box has class %d; classes 1..%d (%s)', math.tointeger(c:min():item() < 1 and c:min():item() or c:max():item()),
+          #classes, table.concat(classes, ', '))
+      end
+    end
+  end
+  local images = lm.no_grad(function() return x:detach():double():contiguous() end)
+  return viz._show_detection(images, truth, pred, classes, iou, data.source or 'given by the caller (viz.show)',
+    rest(opts, {}))
 end
 
 --[[

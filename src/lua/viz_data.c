@@ -397,8 +397,56 @@ static int v_show_rnn(lua_State *L)
 	return 0;
 }
 
+/* Boxes from a contiguous float64 (K, 8) tensor: x1, y1, x2, y2, score, image (1-based), class,
+ * kept (0 or 1), as lua/lumen/viz.lua packs them; a userdata of K boxes is pushed. */
+static lm_viz_box *boxes_of(lua_State *L, int idx, int *k)
+{
+	lm_tensor *t = lml_checktensor(L, idx, "boxes");
+	if (lm_tensor_ndim(t) != 2 || lm_tensor_shape(t)[1] != 8 || lm_tensor_dtype(t) != LM_FLOAT64 ||
+	    !lm_tensor_is_contiguous(t) || lm_tensor_shape(t)[0] > 4096)
+		lml_error(L, "the detection scene takes its boxes as a contiguous float64 (K, 8) tensor, K <= 4096");
+	*k = (int)lm_tensor_shape(t)[0];
+	const double *v = lm_tensor_data(t);
+	lm_viz_box *b = lua_newuserdatauv(L, (size_t)(*k ? *k : 1) * sizeof *b, 0);
+	for (int i = 0; i < *k; i++, v += 8) /* bounded: K <= 4096 */
+		b[i] = (lm_viz_box){v[0], v[1], v[2], v[3], v[4], (int)v[5] - 1, (int)v[6], v[7] != 0};
+	return b;
+}
+
+/* viz._show_detection(images, truth, pred, classes, iou, source [, opts]): images a contiguous
+ * float64 (N, H, W) tensor of values 0..1, truth and pred (K, 8) boxes (boxes_of), classes a list
+ * of names; checked by lua/lumen/viz.lua. */
+static int v_show_detection(lua_State *L)
+{
+	lm_tensor *im = lml_checktensor(L, 1, "images");
+	luaL_checktype(L, 4, LUA_TTABLE);
+	lua_settop(L, 7);
+	if (lm_tensor_ndim(im) != 3 || lm_tensor_dtype(im) != LM_FLOAT64 || !lm_tensor_is_contiguous(im) ||
+	    lm_tensor_shape(im)[0] > 16 || lm_tensor_shape(im)[1] > 256 || lm_tensor_shape(im)[2] > 256)
+		lml_error(L, "the detection scene takes its images as a contiguous float64 (N, H, W) tensor, N <= 16, H, W <= 256");
+	int nt, np;
+	lm_viz_box *truth = boxes_of(L, 2, &nt);
+	lm_viz_box *pred = boxes_of(L, 3, &np);
+	int nc = (int)lua_rawlen(L, 4);
+	if (nc > 32) lml_error(L, "the detection scene takes at most 32 classes, got %d", nc);
+	const char *cls[32];
+	for (int i = 0; i < nc; i++) {
+		lua_rawgeti(L, 4, i + 1);
+		cls[i] = lua_tostring(L, -1); /* the table keeps the strings */
+		lua_pop(L, 1);
+	}
+	const int64_t *sh = lm_tensor_shape(im);
+	lm_viz_detection d = {lm_tensor_data(im), (int)sh[0], (int)sh[1], (int)sh[2], truth, pred, nt, np, cls, nc,
+	                      luaL_checknumber(L, 5), lua_tostring(L, 6)};
+	lm_viz_opts o;
+	read_rest(L, 7, &o, false);
+	if (lm_viz_show_detection(&d, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
-	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
+	{"_show_detection", v_show_detection}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

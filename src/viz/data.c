@@ -25,31 +25,37 @@ static lm_status show_with(const char *scene, vz_build *b)
 
 lm_status lm_viz_show_tensor(const lm_tensor *t, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, t, NULL, NULL, NULL, NULL, NULL, NULL};
+	vz_build b = {.opts = o, .fname = fname, .tensor = t};
 	return show_with("tensor", &b);
 }
 
 lm_status lm_viz_show_quant(const lm_tensor *w, const lm_tensor *x, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, w, NULL, NULL, NULL, x, NULL, NULL};
+	vz_build b = {.opts = o, .fname = fname, .tensor = w, .aux = x};
 	return show_with("quant", &b);
 }
 
 lm_status lm_viz_show_attention(const lm_viz_attention *a, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, NULL, NULL, a, NULL};
+	vz_build b = {.opts = o, .fname = fname, .attention = a};
 	return show_with("attention", &b);
 }
 
 lm_status lm_viz_show_rnn(const lm_viz_rnn *r, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, NULL, NULL, NULL, r};
+	vz_build b = {.opts = o, .fname = fname, .rnn = r};
 	return show_with("rnn", &b);
+}
+
+lm_status lm_viz_show_detection(const lm_viz_detection *d, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {.opts = o, .fname = fname, .detection = d};
+	return show_with("detection", &b);
 }
 
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
-	vz_build b = {NULL, 0, o, fname, NULL, g, check, NULL, NULL, NULL, NULL};
+	vz_build b = {.opts = o, .fname = fname, .graph = g, .check = check};
 	lm_status st = show_with("graph", &b);
 	lm_graph_free(b.graph); /* NULL when the scene kept it */
 	return st;
@@ -59,7 +65,7 @@ lm_status lm_viz_show_model(const lm_viz_model *m, const lm_viz_opts *o, const c
 {
 	if (m->nlayers < 0 || (m->nlayers > 0 && !m->layers))
 		return lm_set_error(LM_ERR_ARG, "%s: the model has no layer list", fname);
-	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, m, NULL, NULL, NULL};
+	vz_build b = {.opts = o, .fname = fname, .model = m};
 	return show_with("model", &b);
 }
 
@@ -94,7 +100,7 @@ static lm_status show_curves(const char *fname)
 	}
 	lm_viz_opts o;
 	memset(&o, 0, sizeof o);
-	vz_build b = {NULL, 0, &o, fname, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	vz_build b = {.opts = &o, .fname = fname};
 	return show_with("curves", &b);
 }
 

@@ -465,7 +465,7 @@ lm_status lm_viz_show(const lm_viz_run *runs, int nruns, const char *scene, cons
 			                    runs[0].pattern, list);
 		}
 	}
-	vz_build b = {runs, nruns, o, fname, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	vz_build b = {.runs = runs, .nruns = nruns, .opts = o, .fname = fname};
 	return vz_viewer_install(c, &b);
 }
 
@@ -473,7 +473,7 @@ lm_status lm_viz_scene(const char *scene, const lm_viz_opts *o, const char *fnam
 {
 	const vz_scene_class *c;
 	if (scene_by_name(scene, &c, fname) != LM_OK) return lm_last_status();
-	vz_build b = {NULL, 0, o, fname, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	vz_build b = {.opts = o, .fname = fname};
 	return vz_viewer_install(c, &b);
 }
 

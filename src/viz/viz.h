@@ -178,6 +178,26 @@ typedef struct lm_viz_rnn {
 	const char *source;
 } lm_viz_rnn;
 lm_status lm_viz_show_rnn(const lm_viz_rnn *r, const lm_viz_opts *o, const char *fname);
+/* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
+ * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
+ * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true
+ * positive; copied. */
+typedef struct lm_viz_box {
+	double x1, y1, x2, y2, score;
+	int image, cls;
+	bool kept;
+} lm_viz_box;
+typedef struct lm_viz_detection {
+	const double *images;
+	int n, h, w;
+	const lm_viz_box *truth, *pred;
+	int ntruth, npred;
+	const char *const *classes;
+	int nclasses;
+	double iou_threshold;
+	const char *source;
+} lm_viz_detection;
+lm_status lm_viz_show_detection(const lm_viz_detection *d, const lm_viz_opts *o, const char *fname);
 /* Live histograms while a model trains (viz.watch): the values of t as the activations (kind 0) or
  * the parameters' gradients (kind 1) of layer i of the model shown (or last shown). */
 lm_status lm_viz_model_record(int layer, int kind, const lm_tensor *t, const char *fname);

@@ -102,6 +102,21 @@ local openers = {
     { 'defaults', function() viz.scene('rnn', size) end },
     { '200 steps, relu, gain 3', function() viz.scene('rnn', with { length = 200, nonlinearity = 'relu', gain = 3 }) end },
   },
+  detection = {
+    { 'defaults', function() viz.scene('detection', size) end },
+    { '16 images of 64 x 64, 12 boxes each, long class names', function()
+      lm.manual_seed(2)
+      local truth, pred = {}, {}
+      for i = 1, 16 do
+        local xy = lm.rand(12, 2) * 40
+        local b = lm.cat({ xy, xy + lm.rand(12, 2) * 20 + 2 }, 2)
+        truth[i] = { boxes = b:narrow(1, 1, 4), classes = { 1, 2, 3, 1 } }
+        pred[i] = { boxes = b, scores = lm.rand(12), classes = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3 } }
+      end
+      viz.show('detection', { images = lm.rand(16, 64, 64), truth = truth, pred = pred,
+        classes = { 'ankle boot', 'trouser', 'pullover' }, source = 'random boxes (test)' }, size)
+    end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()
