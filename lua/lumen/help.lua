@@ -928,14 +928,18 @@ same input; runs without a trace (cpu, cuda) add their measured counters to the 
 names its source. A tensor with a grad_fn: its autograd graph, stepped backward node by node
 ({gradcheck = f, inputs = {x, ...}}: each rule against float64 finite differences, f rebuilding the
 graph from float64 inputs); a tensor without one: its storage, shape, strides and offset ({scene =
-'tensor'} for one with a grad_fn); an nn module: its layers (viz.watch adds live histograms).
+'tensor'} for one with a grad_fn); an nn module: its layers (viz.watch adds live histograms);
+viz.show(module, {input=x, classes={...}}): every layer's feature maps for x (the features scene,
+CNN Explainer's view: a Conv2d cell's arithmetic, the softmax of the output).
 viz.show('quant', W [, {bits=4, granularity='tensor'|'channel'|'group', group_size=32,
 symmetric=true, activations=X, alpha=0.5}]): a weight matrix (rows: output channels) on its
 quantization grid, the rounding error per element, and SmoothQuant moving X's outlier channels
 into W. viz.show('attention', {weights=W, tokens={...}, causal=, source=} [, {query=}]): W
 (layers, heads, T, T) as heat maps per head, the causal mask, where a query looks.
 viz.show('rnn', {rnn=, lstm=, rnn_clipped=, lstm_clipped=, clip=}): ||dL/dh_t|| per step on a
-log scale (viz.rnn_gradients{hidden=, length=, gain=, clip=, seed=} measures them).]])
+log scale (viz.rnn_gradients{hidden=, length=, gain=, clip=, seed=} measures them).
+viz.show('detection', {images=X, truth={{boxes=, classes=}, ...}, pred={{boxes=, scores=, classes=,
+keep=}, ...}, classes={...}, iou=0.5}): boxes before and after NMS, true and false positives.]])
 doc('viz.rnn_gradients', "viz.rnn_gradients([{hidden=16, length=50, inputs=4, gain=1, clip=1, seed=0, nonlinearity='tanh'}]) -> data",
   [[Measures ||dL/dh_t|| for t = 1..length for an nn.RNNCell and an nn.LSTMCell of the same size
 (float64, seeded, the RNN's weight_hh times gain) on the same inputs, L = sum(h_T), with autograd

@@ -65,7 +65,11 @@ end
 --- tokens =}), viz.show('rnn', {rnn =, lstm =}) and viz.show('detection', {images =, truth =, pred =})
 --- draw what Lua computed.
 function viz.show(x, ...)
-  if type(x) == 'table' and nn_module(x) then return viz._show_model(describe(x), ...) end
+  if type(x) == 'table' and nn_module(x) then
+    local opts = ...
+    if type(opts) == 'table' and opts.input ~= nil then return viz._features(x, opts) end
+    return viz._show_model(describe(x), ...)
+  end
   if x == 'attention' then return viz._attention(...) end
   if x == 'rnn' then return viz._rnn(...) end
   if x == 'detection' then return viz._detection(...) end
@@ -92,6 +96,68 @@ local function rest(opts, skip)
   local o = {}
   for k, v in pairs(opts) do if not skip[k] then o[k] = v end end
   return o
+end
+
+-- ---------------------------------------------------------------- feature maps
+
+--[[
+viz.show(model, {input = x [, classes = {...}] [, source = '...']}): CNN Explainer's view (the
+features scene): the model runs once on x ((C, H, W), (H, W) or a batch of one) under no_grad with
+a forward hook on every leaf module, and each leaf's output, in the order they ran, becomes a
+column of feature maps (a vector output: a column of values); a Conv2d also hands its input,
+weight, bias, stride, padding, dilation and groups, so the scene can show (and check) the
+arithmetic of any cell; the last output, when it is a vector of 2 to 32 values, is shown as a
+softmax with the class names.
+]]
+function viz._features(model, opts)
+  local x = opts.input
+  if not lm.is_tensor(x) then fail('the features scene needs input = a tensor (C, H, W), got %s', type(x)) end
+  if x:dim() == 2 then x = x:unsqueeze(1) end
+  if x:dim() == 4 then
+    if x:size(1) ~= 1 then fail('the features scene shows one input; got a batch of %d (shape %s)', x:size(1), shape_of(x)) end
+    x = x[1]
+  end
+  if x:dim() ~= 3 then fail('the features scene takes one image (C, H, W) or (H, W), got shape %s', shape_of(x)) end
+  local records, handles = {}, {}
+  for _, l in ipairs(leaves(model)) do
+    local m = l.module
+    handles[#handles + 1] = m:register_forward_hook(function(mod, inputs, out)
+      records[#records + 1] = { name = l.name, module = mod, input = inputs[1], out = out }
+    end)
+  end
+  local ok, err = pcall(lm.no_grad, function() return model(x:unsqueeze(1)) end)
+  for _, h in ipairs(handles) do h.remove() end
+  if not ok then error('viz.show: the model did not run on the input of shape ' .. shape_of(x) .. ': ' .. tostring(err), 2) end
+  if #records > 32 then fail('the features scene draws at most 32 layers; this model ran %d', #records) end
+  local function f64(t) return lm.no_grad(function() return t:detach():double():contiguous() end) end
+  local function as_maps(t) -- (1, C, H, W) -> (C, H, W); (1, n) -> (n, 1, 1)
+    if not lm.is_tensor(t) then return nil end
+    if t:dim() >= 1 and t:size(1) == 1 then t = t[1] end
+    if t:dim() == 3 then return f64(t) end
+    return f64(t:reshape(-1, 1, 1))
+  end
+  local layers = {}
+  for i, r in ipairs(records) do
+    local cls = rawget(getmetatable(r.module), '__name') or '?'
+    local e = { name = r.name, kind = cls, desc = r.module:extra_repr(), out = as_maps(r.out) }
+    if not e.out then fail('the features scene: layer %s (%s) returned no tensor', r.name, cls) end
+    if cls == 'Conv2d' and lm.is_tensor(r.input) then
+      local m = r.module
+      e['in'] = as_maps(r.input)
+      e.weight = f64(m.weight)
+      e.bias = m.bias and f64(m.bias) or nil
+      e.stride, e.padding, e.dilation, e.groups = m.stride, m.padding, m.dilation, m.groups
+    end
+    layers[i] = e
+  end
+  return viz._show_features({ name = rawget(getmetatable(model), '__name') or 'model', input = f64(x), layers = layers,
+    classes = opts.classes, source = opts.source or 'computed by Lumen (CPU): the model on this input' }, (function()
+      local o -- the scene's own options (step, ...), without the data's
+      for k, v in pairs(opts) do
+        if k ~= 'input' and k ~= 'classes' and k ~= 'source' then o = o or {}; o[k] = v end
+      end
+      return o
+    end)())
 end
 
 --[[

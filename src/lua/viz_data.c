@@ -444,9 +444,85 @@ static int v_show_detection(lua_State *L)
 	return 0;
 }
 
+/* An int pair field of table idx ({h, w}), default d. */
+static void int_pair(lua_State *L, int idx, const char *k, int *out, int d)
+{
+	out[0] = out[1] = d;
+	if (lml_rawfield(L, idx, k) == LUA_TTABLE) {
+		for (int i = 0; i < 2; i++) {
+			lua_rawgeti(L, -1, i + 1);
+			if (lua_isinteger(L, -1)) out[i] = (int)lua_tointeger(L, -1);
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+}
+
+/* viz._show_features({name =, input =, layers = {{name, kind, desc, out, in, weight, bias, stride,
+ * padding, dilation, groups}, ...}, classes = {...}, source =} [, opts]), as lua/lumen/viz.lua
+ * (viz._features) builds it: tensors float64 contiguous, checked again by the scene. */
+static int v_show_features(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 2);
+	lm_viz_features g;
+	memset(&g, 0, sizeof g);
+	copy_string(L, 1, "name", g.name, sizeof g.name);
+	lml_rawfield(L, 1, "input");
+	g.input = lml_totensor(L, -1);
+	lua_pop(L, 1);
+	lml_rawfield(L, 1, "source");
+	g.source = lua_tostring(L, -1); /* the table keeps it */
+	lua_pop(L, 1);
+	if (lml_rawfield(L, 1, "layers") != LUA_TTABLE) lml_error(L, "the features scene needs layers");
+	int lt = lua_gettop(L);
+	int n = (int)lua_rawlen(L, lt);
+	if (n > 32) lml_error(L, "the features scene draws at most 32 layers, got %d", n);
+	lm_viz_fmap *m = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *m, 0);
+	memset(m, 0, (size_t)(n > 0 ? n : 1) * sizeof *m);
+	for (int i = 0; i < n; i++) {
+		lua_rawgeti(L, lt, i + 1);
+		int e = lua_gettop(L);
+		copy_string(L, e, "name", m[i].name, sizeof m[i].name);
+		copy_string(L, e, "kind", m[i].kind, sizeof m[i].kind);
+		copy_string(L, e, "desc", m[i].desc, sizeof m[i].desc);
+		const char *const tk[] = {"out", "in", "weight", "bias"};
+		const lm_tensor **tp[] = {&m[i].out, &m[i].in, &m[i].weight, &m[i].bias};
+		for (int k = 0; k < 4; k++) {
+			lml_rawfield(L, e, tk[k]);
+			*tp[k] = lml_totensor(L, -1); /* the layer table keeps it */
+			lua_pop(L, 1);
+		}
+		int_pair(L, e, "stride", m[i].stride, 1);
+		int_pair(L, e, "padding", m[i].padding, 0);
+		int_pair(L, e, "dilation", m[i].dilation, 1);
+		m[i].groups = lml_rawfield(L, e, "groups") == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : 1;
+		lua_pop(L, 2);
+	}
+	g.layers = m;
+	g.n = n;
+	const char *cls[32];
+	if (lml_rawfield(L, 1, "classes") == LUA_TTABLE) {
+		int ct = lua_gettop(L);
+		int nc = (int)lua_rawlen(L, ct);
+		if (nc > 32) nc = 32;
+		for (int i = 0; i < nc; i++) {
+			lua_rawgeti(L, ct, i + 1);
+			cls[i] = lua_tostring(L, -1); /* the classes table keeps the strings */
+			lua_pop(L, 1);
+		}
+		g.classes = cls;
+		g.nclasses = nc;
+	}
+	lm_viz_opts o;
+	read_rest(L, 2, &o, false);
+	if (lm_viz_show_features(&g, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

@@ -53,6 +53,12 @@ lm_status lm_viz_show_detection(const lm_viz_detection *d, const lm_viz_opts *o,
 	return show_with("detection", &b);
 }
 
+lm_status lm_viz_show_features(const lm_viz_features *g, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {.opts = o, .fname = fname, .features = g};
+	return show_with("features", &b);
+}
+
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
 	vz_build b = {.opts = o, .fname = fname, .graph = g, .check = check};

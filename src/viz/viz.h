@@ -178,6 +178,26 @@ typedef struct lm_viz_rnn {
 	const char *source;
 } lm_viz_rnn;
 lm_status lm_viz_show_rnn(const lm_viz_rnn *r, const lm_viz_opts *o, const char *fname);
+/* viz.show(model, {input = x}): the model's leaf layers' outputs for one input (batch dim
+ * dropped), each (C, H, W) float64 contiguous (a vector as (n, 1, 1)); a Conv2d also its input
+ * (Ci, Hi, Wi), weight (C, Ci / groups, kh, kw), bias (C) or NULL, stride, padding, dilation,
+ * groups, for the arithmetic of a cell; copied. */
+typedef struct lm_viz_fmap {
+	char name[64], kind[32], desc[96];
+	const lm_tensor *out, *in, *weight, *bias;
+	int stride[2], padding[2], dilation[2], groups;
+} lm_viz_fmap;
+typedef struct lm_viz_features {
+	char name[64];
+	const lm_tensor *input; /* (C, H, W) float64 */
+	const lm_viz_fmap *layers;
+	int n;
+	const char *const *classes;
+	int nclasses;
+	const char *source;
+} lm_viz_features;
+lm_status lm_viz_show_features(const lm_viz_features *g, const lm_viz_opts *o, const char *fname);
+
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
  * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true

@@ -117,6 +117,18 @@ local openers = {
         classes = { 'ankle boot', 'trouser', 'pullover' }, source = 'random boxes (test)' }, size)
     end },
   },
+  features = {
+    { 'defaults', function() viz.scene('features', size) end },
+    { 'a CNN on a 28 x 28 image, ten long class names', function()
+      lm.manual_seed(4)
+      local m = nn.Sequential(nn.Conv2d(1, 16, 5, { padding = 2 }), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3),
+        nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 6 * 6, 10))
+      local o = { input = lm.rand(1, 28, 28), classes = { 'T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal',
+        'Shirt', 'Sneaker', 'Bag', 'Ankle boot' } }
+      for k, v in pairs(size) do o[k] = v end
+      viz.show(m, o)
+    end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()
