@@ -760,5 +760,41 @@ degradation(60)
 ]],
       scene = 'curves',
     },
+    -- 9 ------------------------------------------------------------------------------------
+    {
+      title = say('What each layer sees: feature maps', '每一层看到了什么：特征图'),
+      text = say([[
+The notes: each convolution layer turns its input into feature maps, one per filter, and deeper
+layers combine the earlier ones into coarser, more abstract features. The picture is the features
+scene (CNN Explainer's view) for the small VGG of step 6 on one test image: a column per layer in
+the order they ran, each channel's map blue where it is negative and orange where positive (one
+scale per layer), the vectors after Flatten and the Linear layers as cells, and last the softmax
+of the output with the class names. The first convolution's maps are the image filtered by its 8
+kernels (edges of the garment light up); after each MaxPool the maps halve; ReLU blanks the blue.
+Step through the layers: a convolution's step writes out how its strongest cell was made, the
+3x3 window of each input channel times the kernel, plus the bias, and compares the sum with the
+value the model produced; hover any cell for its own sum. The softmax's top class is the
+prediction the code prints.]],
+        [[
+讲义：每个卷积层把输入变成特征图，每个滤波器一张；更深的层把前面的特征组合成更粗、更抽象的特征。
+画面是特征图场景（CNN Explainer 的视图），显示第 6 步的小号 VGG 在一张测试图像上的情况：各层按运行
+顺序各占一列，每个通道的图负值为蓝、正值为橙（每层一个比例尺），Flatten 和全连接层之后的向量画成
+格子，最后是输出的 softmax 和类别名。第一个卷积层的图就是图像经过它 8 个卷积核滤波的结果（衣物的
+边缘会亮起来）；每次 MaxPool 之后图缩小一半；ReLU 把蓝色抹掉。逐层往下看：卷积层那一步会写出它
+最强的那个格子是怎么算出来的——每个输入通道的 3x3 窗口乘以卷积核，再加偏置——并把和与模型给出的
+值相比；把鼠标放在任何格子上，可以看到它自己的和。softmax 的最高类别就是代码打印的预测。]]),
+      code = [[
+vgg:eval()                                    -- BatchNorm with its running statistics
+CLASSES = {'T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker',
+  'Bag', 'Ankle boot'}
+image = test_set.data[1]                      -- (1, 28, 28): the first test image
+local p = lm.no_grad(function() return vgg(image:unsqueeze(1))[1]:softmax(1) end)
+local k = p:argmax():item()
+print(string.format('test image 1 is a %s; the small VGG says %s with p = %.2f',
+  CLASSES[test_set.targets[1]:item()], CLASSES[k], p[k]:item()))
+]],
+      -- the features scene: every layer's maps for the image, a cell's arithmetic, the softmax
+      scene = function(env) return env.vgg, { input = env.image, classes = env.CLASSES } end,
+    },
   },
 }

@@ -301,7 +301,7 @@ static void det_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	s->cw = vz_char_width(f, VZ_FONT_SMALL);
 	s->top = s->lh * 1.3f;
 	s->gap = s->cw * 1.5f;
-	float legend = s->lh * 2.2f, best = 0;
+	float legend = s->lh * 3.2f, best = 0;
 	for (int cols = 1; cols <= s->n; cols++) { /* the grid of images that makes them largest */
 		int rows = (s->n + cols - 1) / cols;
 		float cell = fminf((W - (float)(cols - 1) * s->gap) / (float)cols / (float)s->w,
