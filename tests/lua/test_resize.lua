@@ -81,6 +81,8 @@ test.case('bad input is named', function()
   test.raises(function() F.interpolate(x, { size = 2.5 }) end, 'size must hold integers, got 2.5')
   test.raises(function() F.interpolate(x, { sizes = 2 }) end, "unknown option 'sizes'")
   test.raises(function() nn.Upsample { size = 0 } end, 'size must be at least 1')
+  test.raises(function() F.adaptive_avg_pool2d(x, 4294967296) end, 'F.adaptive_avg_pool2d: output size 4294967296 from 4 is too large')
+  test.raises(function() F.interpolate(x, { scale_factor = 1e9 }) end, 'F.interpolate: output size 4000000000 from 4 is too large')
   test.raises(function() nn.AdaptiveAvgPool2d(2)(lm.randn(3)) end, 'nn.AdaptiveAvgPool2d: F.adaptive_avg_pool2d: input of shape [3]')
 end)
 

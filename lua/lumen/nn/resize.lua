@@ -51,6 +51,16 @@ local function size_pair(v, fname, what, in_h, in_w)
   return out
 end
 
+-- The operators are (O, I) tables built here: a size past what one could hold is refused first.
+local MAX_OPERATOR = 1 << 24
+
+local function check_operator(fname, what, O, I)
+  if O * I > MAX_OPERATOR then
+    raise(string.format('%s: %s %d from %d is too large (its %d x %d resampling matrix; at most %d entries)', fname, what,
+      O, I, O, I, MAX_OPERATOR))
+  end
+end
+
 -- The (O, I) operator of an adaptive average over a dim of size I.
 local function adaptive_rows(O, I, dt)
   local rows = {}
@@ -109,6 +119,8 @@ function M.adaptive_avg_pool2d(x, output_size)
   local H, W = x:size(-2), x:size(-1)
   if H == 0 or W == 0 then raise(string.format('%s: input of shape %s has an empty spatial dim', fname, shape_str(x))) end
   local o = size_pair(output_size, fname, 'output_size', H, W)
+  check_operator(fname, 'output size', o[1], H)
+  check_operator(fname, 'output size', o[2], W)
   local dt = compute_dtype(x)
   local y = apply(dt == x:dtype() and x or x:to(dt), adaptive_rows(o[1], H, dt), adaptive_rows(o[2], W, dt))
   return dt == x:dtype() and y or y:to(x:dtype())
@@ -158,6 +170,8 @@ function M.interpolate(x, opts)
     end
     sh, sw = 1 / f[1], 1 / f[2]
   end
+  check_operator(fname, 'output size', o[1], H)
+  check_operator(fname, 'output size', o[2], W)
   local dt = compute_dtype(x)
   local y = apply(dt == x:dtype() and x or x:to(dt), resample_rows(o[1], H, mode, align, sh, dt),
     resample_rows(o[2], W, mode, align, sw, dt))
