@@ -1163,6 +1163,9 @@ ResNet，只用 ImageNet-1k 训练时它更差。DeiT（Touvron 等，2021）靠
       code = [[
 local function patches(x, p)      -- the lesson's own patchify (step 8's answer)
   local B, C, H, W = x:size(1), x:size(2), x:size(3), x:size(4)
+  if H % p ~= 0 or W % p ~= 0 then
+    error(string.format('patches: an image of %d x %d is not a whole number of %d x %d patches', H, W, p, p), 2)
+  end
   return x:reshape(B, C, H // p, p, W // p, p):permute(1, 3, 5, 2, 4, 6)
     :reshape(B, (H // p) * (W // p), C * p * p)
 end
