@@ -184,17 +184,7 @@ local SE_MISTAKES = {
     '它和把权重加上去一样：通道权重是乘到特征图上的，x * s') },
 }
 
-local function rand(seed, scale, ...)
-  local shape = { ... }
-  local n = 1
-  for _, d in ipairs(shape) do n = n * d end
-  local t, s = {}, seed
-  for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
-    t[i] = ((s / 2147483648) * 2 - 1) * scale
-  end
-  return lm.tensor(t, { dtype = 'float64' }):reshape(table.unpack(shape))
-end
+local rand = lesson.rand -- (seed, scale, d1, ...): float64 uniform in [-scale, scale]
 
 local function check_se(env)
   local ok, fn = lesson.need(env, 'se_scale')

@@ -18,13 +18,7 @@ local say = lesson.say
 -- ---------------------------------------------------------------- shared helpers
 
 -- A seeded LCG in [0, 1) (the checks do not touch lm's or math's random state).
-local function lcg(seed)
-  local s = seed
-  return function()
-    s = (s * 1103515245 + 12345) % 2147483648
-    return s / 2147483648
-  end
-end
+local lcg = lesson.lcg
 
 local function box_text(b)
   return '{' .. lesson.show(b[1]) .. ', ' .. lesson.show(b[2]) .. ', ' .. lesson.show(b[3]) .. ', '

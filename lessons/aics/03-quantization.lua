@@ -15,14 +15,7 @@ local say = lesson.say
 local EPS = 1.1920928955078125e-07 -- float32's epsilon: lm.quant's scale of an all-zero range
 
 -- Deterministic values in [-scale, scale] (an LCG: the checks do not touch lm's random state).
-local function values(n, seed, scale)
-  local t, s = {}, seed
-  for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
-    t[i] = ((s / 2147483648) * 2 - 1) * (scale or 1)
-  end
-  return t
-end
+local function values(n, seed, scale) return lesson.rand(seed, scale or 1, n):tolist() end
 
 local function round_even(v)
   local f = math.floor(v)

@@ -14,17 +14,7 @@ Format: docs/lessons.md.
 local say = lesson.say
 
 -- Random float64 values from a seeded LCG (the checks do not touch lm's random state).
-local function rand(seed, scale, ...)
-  local shape = { ... }
-  local n = 1
-  for _, d in ipairs(shape) do n = n * d end
-  local t, s = {}, seed
-  for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
-    t[i] = ((s / 2147483648) * 2 - 1) * scale
-  end
-  return lm.tensor(t, { dtype = 'float64' }):reshape(table.unpack(shape))
-end
+local rand = lesson.rand
 
 -- ---------------------------------------------------------------- BPTT
 

@@ -14,17 +14,7 @@ Format: docs/lessons.md.
 ]]
 local say = lesson.say
 
-local function rand(seed, ...)
-  local shape = { ... }
-  local n = 1
-  for _, d in ipairs(shape) do n = n * d end
-  local t, s = {}, seed
-  for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
-    t[i] = (s / 2147483648) * 4 - 2
-  end
-  return lm.tensor(t, { dtype = 'float64' }):reshape(table.unpack(shape))
-end
+local function rand(seed, ...) return lesson.rand(seed, 2, ...) end -- uniform in [-2, 2]
 
 -- ---------------------------------------------------------------- attention
 

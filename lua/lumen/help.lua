@@ -1052,6 +1052,10 @@ doc('lesson.try', 'lesson.try(fn, ...) -> true, results... or false, text, kind'
 function protected (for checks): an error becomes a message (a text) instead of stopping the check.
 kind says what stopped it: 'race' or 'memcheck' (kernels.launch's checkers stopped the student's
 kernel; the text carries their report), 'deadlock', 'kernel' (an error inside a kernel), 'error'.]])
+doc('lesson.lcg', 'lesson.lcg(seed) -> next', [[A generator of values in [0, 1) from a linear congruential
+sequence (s = (1103515245 s + 12345) mod 2^31): a check's cases without touching lm's or math's random state.]])
+doc('lesson.rand', 'lesson.rand(seed, scale, d1, d2, ...) -> Tensor', [[A float64 tensor of the shape, uniform in
+[-scale, scale], from lesson.lcg(seed) in C order.]])
 doc('lesson.need', 'lesson.need(env, name [, kind]) -> ok, value or text', [[env[name] when it is a
 kind ('function' by default, 'table', 'number', 'tensor', 'any'), else a message saying what to define.]])
 doc('lesson.compare', 'lesson.compare(got, want [, {what=, tol=, zero_based=, why=}]) -> ok, text',

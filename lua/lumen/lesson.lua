@@ -423,6 +423,29 @@ end
 
 -- ---------------------------------------------------------------- helpers for checks
 
+--- lesson.lcg(seed) -> next: a generator of values in [0, 1) from a linear congruential sequence
+--- (s = (1103515245 s + 12345) mod 2^31): checks draw their cases from it and leave lm's and
+--- math's random states alone, so a student's seeded code sees the same numbers with or without
+--- a check in between.
+function M.lcg(seed)
+  local s = seed
+  return function()
+    s = (s * 1103515245 + 12345) % 2147483648
+    return s / 2147483648
+  end
+end
+
+--- lesson.rand(seed, scale, d1, d2, ...) -> a float64 tensor of the shape, uniform in [-scale,
+--- scale] from lesson.lcg(seed) in C order.
+function M.rand(seed, scale, ...)
+  local shape = { ... }
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  local t, next = {}, M.lcg(seed)
+  for i = 1, n do t[i] = (next() * 2 - 1) * scale end
+  return lm.tensor(t, { dtype = 'float64' }):reshape(table.unpack(shape))
+end
+
 local function num_text(v)
   if type(v) ~= 'number' then return tostring(v) end
   if v == math.floor(v) and math.abs(v) < 1e15 then return string.format('%d', v) end
