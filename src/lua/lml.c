@@ -205,10 +205,15 @@ int lml_may_release(lua_State *L)
 #else
 	if (lua_gc(L, LUA_GCISRUNNING) > 0) return 1;
 #endif
-	lua_Debug ar; /* the collector calls a finalizer as the metamethod __gc */
-	if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "n", &ar)) return 0;
-	return ar.namewhat && strcmp(ar.namewhat, "metamethod") == 0 && ar.name &&
-	       strcmp(ar.name, "__gc") == 0;
+	/* The collector calls a finalizer as the metamethod __gc. When it collects while a Lua hook
+	 * runs (a lesson check's instruction budget: the hook's C side, hookf, runs on the hooked
+	 * function's CallInfo, which carries CIST_HOOKED), Lua names every finalizer it calls then
+	 * "hook" instead: no Lua code can make such a call (a Lua hook function has a CallInfo of its
+	 * own), so that name is the collector too. Refusing it leaked every tensor collected there. */
+	lua_Debug ar;
+	if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "n", &ar) || !ar.namewhat) return 0;
+	if (strcmp(ar.namewhat, "hook") == 0) return 1;
+	return strcmp(ar.namewhat, "metamethod") == 0 && ar.name && strcmp(ar.name, "__gc") == 0;
 }
 
 void lml_checkrelease(lua_State *L, const char *what)
