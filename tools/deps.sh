@@ -25,6 +25,8 @@
 #                                   the Jupyter kernel (lua/lumen/jupyter_kernel.py is a wrapper
 #                                   kernel on ipykernel) and its tests with a real client
 #                                   (tests/jupyter: jupyter_client, nbconvert --execute)
+#   openmpi-bin libopenmpi-dev      lumen.dist (liblumen_dist.so links Open MPI; mpirun starts the
+#                                   ranks) and its test, tests/dist/run.sh
 #   xvfb xauth x11-utils            a real X11 window in the visualizer's test (tests/viz/x11.sh:
 #                                   xvfb-run, and xwininfo to read the window's title)
 LUMEN_DEBIAN_PACKAGES=(
@@ -37,6 +39,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	libgl1-mesa-dri libegl1
 	python3-numpy python3-pip
 	python3-ipykernel python3-jupyter-client python3-nbclient jupyter-nbconvert
+	openmpi-bin libopenmpi-dev
 	xvfb xauth x11-utils
 )
 

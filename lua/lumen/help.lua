@@ -1038,6 +1038,33 @@ scene rendered offscreen, its exercise refusing the untouched state and each wro
 accepting its solution) and its texts laid out in every language.]])
 doc('lesson.progress_path', 'lesson.progress_path() -> path', [[The progress file:
 $XDG_STATE_HOME/lumen/lessons, default ~/.local/state/lumen/lessons.]])
+-- ---------------------------------------------------------------- dist (require 'lumen.dist')
+
+doc('dist.init', 'dist.init() -> rank, world_size', [[Joins the MPI world when the script runs under
+mpirun (mpirun -np N lumen script.lua; as root --allow-run-as-root, past the cores --oversubscribe);
+without mpirun a world of one rank where every collective is the identity. After an error a rank
+stops the others at the program's end (MPI_Abort) instead of leaving them waiting.]])
+doc('dist.rank', 'dist.rank() -> integer', [[This rank, 0 .. world_size - 1.]])
+doc('dist.world_size', 'dist.world_size() -> integer', [[The number of ranks.]])
+doc('dist.barrier', 'dist.barrier()', [[Waits until every rank reaches it.]])
+doc('dist.all_reduce', "dist.all_reduce(t [, {op='sum'|'mean'|'max'|'min', algo='mpi'|'ring'|'tree'}]) -> t",
+  [[t (in place) becomes the reduction over the ranks. 'mpi' is MPI_Allreduce; 'ring' (reduce-scatter
+then all-gather around the ring) and 'tree' (a binomial tree to rank 0 and back) are written in Lua
+on sendrecv: integer data give MPI's bits, floats differ by rounding only, every rank the same
+bits. The ranks must agree on op, algo, shape and dtype: a disagreement is an error on every rank.]])
+doc('dist.broadcast', 'dist.broadcast(t, src) -> t', [[Every rank's t (in place) takes rank src's values.]])
+doc('dist.all_gather', 'dist.all_gather(t) -> Tensor', [[(world_size, ...): every rank's t in rank order.]])
+doc('dist.reduce_scatter', "dist.reduce_scatter(t [, {op='sum'}]) -> Tensor", [[t's first dim split into
+world_size parts; rank r gets part r reduced over the ranks (the first dim must divide).]])
+doc('dist.send', 'dist.send(t, dst)', [[Sends t to rank dst, which calls dist.recv with a tensor of t's size.]])
+doc('dist.recv', 'dist.recv(t, src) -> t', [[Fills t with what rank src sends (an error when the sizes differ).]])
+doc('dist.sendrecv', 'dist.sendrecv(t, dst, into, src) -> into', [[Sends t to dst while receiving into from
+src: a ring's step, where every rank sends and receives at once.]])
+doc('dist.is_available', 'dist.is_available() -> boolean', [[Whether this build has the MPI module.]])
+doc('dist.is_initialized', 'dist.is_initialized() -> boolean', [[Whether dist.init() ran.]])
+doc('dist.wtime', 'dist.wtime() -> seconds', [[MPI_Wtime (lm.sys.clock without MPI).]])
+doc('dist.mpi_version', 'dist.mpi_version() -> string', [[The MPI library ("Open MPI v4.1.4"), or nil.]])
+
 doc('lesson.say', 'lesson.say(en, zh) -> text', [[A text in both languages, {en = en, zh = zh} (for
 lesson files and the messages of checks).]])
 doc('lesson.text', 'lesson.text(t) -> string', [[A text (a string or {en=, zh=}) in the current language.]])

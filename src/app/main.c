@@ -339,6 +339,16 @@ int main(int argc, char **argv)
 		if (lesson && lesson_call(L, "_cli_lesson", lesson) != 0) interactive = 0, status = 1;
 		if (interactive) status = app_repl(L);
 	}
+	/* lm._at_exit(status), when a module set one (lumen.dist: finalize MPI, or stop the other
+	 * ranks after an error) */
+	lua_getglobal(L, "lm");
+	if (lua_istable(L, -1) && lua_getfield(L, -1, "_at_exit") == LUA_TFUNCTION) {
+		lua_pushinteger(L, status);
+		app_report(L, app_docall(L, 1, 0));
+		lua_pop(L, 1);
+	} else {
+		lua_pop(L, lua_istable(L, -1) ? 2 : 1);
+	}
 	app_viz_finish(interactive);
 	lua_close(L);
 	return status;

@@ -55,6 +55,7 @@ void lml_open_viz(lua_State *L, int mt, int m, int lm);     /* viz_loader.c: lm.
 void lml_open_io(lua_State *L, int mt, int m, int lm);      /* io.c: lm.save, lm.load, ... */
 void lml_open_optim(lua_State *L, int mt, int m, int lm);   /* optim.c: lm._optim, F.bce_with_logits */
 void lml_open_data(lua_State *L, int mt, int m, int lm);    /* data.c: lm._data */
+void lml_open_dist(lua_State *L, int mt, int m, int lm);    /* dist_loader.c: lm._dist_open */
 /* The tostring of a tensor (print.c): pushes the text. */
 int lml_tensor_tostring(lua_State *L);
 /* The __index / __newindex of element access (view.c); idx is the key's index. */

@@ -1,0 +1,330 @@
+--[[
+lumen.dist — distributed training's communication over Open MPI (`local dist = require 'lumen.dist'`;
+run with `mpirun -np N lumen script.lua`; as root add --allow-run-as-root, past the cores
+--oversubscribe).
+
+  dist.init()                      joins the world (without mpirun: a world of one, no MPI)
+  dist.rank(), dist.world_size()   0-based rank, number of ranks
+  dist.barrier()
+  dist.all_reduce(t [, {op = 'sum'|'mean'|'max'|'min', algo = 'mpi'|'ring'|'tree'}]) -> t (in place)
+  dist.broadcast(t, src) -> t      (in place: every rank gets src's values)
+  dist.all_gather(t) -> T          (world, ...): every rank's t stacked in rank order
+  dist.reduce_scatter(t [, {op=}]) -> chunk   rank r gets the reduction of rows r * n/world ..
+  dist.send(t, dst), dist.recv(t, src), dist.sendrecv(t, dst, into, src)
+
+Every collective first checks that the ranks agree on the call, the shape and the dtype (one
+small all-gather): a disagreement is an error on every rank naming each rank's tensor, not a hang.
+Tensors go as whole contiguous CPU buffers (a copy when they are not). algo 'mpi' is Open MPI's
+own MPI_Allreduce; 'ring' and 'tree' are written here on send/receive, the algorithms the lesson
+animates:
+  ring  reduce-scatter then all-gather around the ring: the tensor in n chunks (sizes differ by at
+        most one element); in step s rank r sends chunk (r - s) mod n to r + 1 and adds the chunk
+        (r - s - 1) mod n from r - 1; after n - 1 steps rank r holds the sum of chunk (r + 1) mod n,
+        summed in the fixed order starting at rank (r + 2) mod n; n - 1 more steps pass the
+        finished chunks on. Every rank ends with the same bits. 2 (n - 1) / n of the data cross
+        each link.
+  tree  a binomial tree: rank r adds what r + 2^k sends for each k below its lowest set bit, then
+        sends its sum to r - 2^k; rank 0 broadcasts the total down the same tree.
+Integer data give the bits of MPI_Allreduce; floats differ by rounding only (the orders differ).
+'mean' divides the sum by the world size.
+An error on one rank ends the job: at the program's end (lm._at_exit) a rank that failed calls
+MPI_Abort, so the others stop instead of waiting in a collective; a rank that ends well finalizes.
+Read next: src/dist/dist_mpi.c.
+]]
+local lm = require 'lumen'
+
+local M = {}
+local mpi -- the module's functions (liblumen_dist.so), once initialised
+local world = nil -- {rank =, size =, mpi = bool}
+
+local function fail(fname, fmt, ...) error(fname .. ': ' .. string.format(fmt, ...), 3) end
+
+--- Whether this build can run on MPI (liblumen_dist.so was built).
+function M.is_available() return lm._dist_built == true end
+
+--- Whether dist.init() ran.
+function M.is_initialized() return world ~= nil end
+
+local function under_mpirun()
+  return os.getenv('OMPI_COMM_WORLD_SIZE') ~= nil or os.getenv('PMIX_RANK') ~= nil or os.getenv('PMI_RANK') ~= nil
+end
+
+--- dist.init(): joins the MPI world (under mpirun); without mpirun, a world of one rank where every
+--- collective is the identity. Returns rank, world size. Called twice: the same world.
+function M.init()
+  if world then return world.rank, world.size end
+  if under_mpirun() then
+    if not M.is_available() then lm._dist_open() end -- raises: why there is no MPI here
+    mpi = lm._dist_open()
+    local rank, size = mpi.init()
+    world = { rank = rank, size = size, mpi = true }
+    -- the program's end: finalize, or stop the others after an error (src/app/main.c calls it)
+    lm._at_exit = function(status)
+      if status ~= 0 then
+        io.stderr:write(string.format('dist: rank %d of %d failed; stopping the other ranks\n', world.rank, world.size))
+        io.stderr:flush()
+        mpi.abort(1)
+      else
+        mpi.finalize()
+      end
+    end
+  else
+    world = { rank = 0, size = 1, mpi = false }
+  end
+  return world.rank, world.size
+end
+
+local function need(fname)
+  if not world then fail(fname, 'call dist.init() first (and run the script with mpirun -np N lumen script.lua)') end
+end
+
+function M.rank()
+  need('dist.rank')
+  return world.rank
+end
+
+function M.world_size()
+  need('dist.world_size')
+  return world.size
+end
+
+function M.barrier()
+  need('dist.barrier')
+  if world.mpi then mpi.barrier() end
+end
+
+--- MPI's clock (seconds), or lm.sys.clock without MPI.
+function M.wtime() return world and world.mpi and mpi.wtime() or lm.sys.clock() end
+
+local function shape_str(t) return '[' .. table.concat(t:shape(), ', ') .. ']' end
+
+local function check_tensor(fname, t, what)
+  if not lm.is_tensor(t) then fail(fname, '%s must be a tensor, got %s', what or 'the argument', type(t)) end
+  if t:device() ~= 'cpu' then fail(fname, '%s must be on the CPU (got %s)', what or 'the tensor', tostring(t:device())) end
+end
+
+-- Every rank must make the same call on the same shape and dtype: one all-gather of a line each.
+local function agree(fname, text)
+  if not world.mpi then return end
+  local all = mpi.agree(text)
+  if all then
+    local parts = {}
+    for r, s in ipairs(all) do parts[#parts + 1] = string.format('rank %d: %s', r - 1, s) end
+    error(string.format('%s: the ranks disagree (%s)', fname, table.concat(parts, '; ')), 3)
+  end
+end
+
+-- A contiguous tensor holding t's values (t itself when it is contiguous), to send or reduce into.
+local function dense(t)
+  if t:is_contiguous() then return t end
+  return t:contiguous()
+end
+
+local OPS = { sum = true, mean = true, max = true, min = true }
+local ALGOS = { mpi = true, ring = true, tree = true }
+
+-- chunk c (0-based) of n over a flat tensor of k elements: its first index (0-based) and length
+local function chunk(k, n, c)
+  local base, extra = k // n, k % n
+  local first = c * base + math.min(c, extra)
+  return first, base + (c < extra and 1 or 0)
+end
+
+local function add_into(dst, src, op)
+  if op == 'max' then dst:copy_(lm.maximum(dst, src))
+  elseif op == 'min' then dst:copy_(lm.minimum(dst, src))
+  else dst:add_(src) end
+end
+
+local function ring(flat, op)
+  local n, r, k = world.size, world.rank, flat:numel()
+  local right, left = (r + 1) % n, (r - 1) % n
+  local function piece(c)
+    local first, len = chunk(k, n, c % n)
+    return flat:narrow(1, first + 1, len), len
+  end
+  -- reduce-scatter
+  for s = 0, n - 2 do
+    local out = piece(r - s)
+    local into, ilen = piece(r - s - 1)
+    local buf = lm.empty(ilen, { dtype = flat:dtype() })
+    mpi.sendrecv(out:contiguous(), right, buf, left, 1) -- also when empty: the pair stays matched
+    add_into(into, buf, op)
+  end
+  -- all-gather: pass the finished chunks on
+  for s = 0, n - 2 do
+    local out = piece(r + 1 - s)
+    local into, ilen = piece(r - s)
+    local buf = lm.empty(ilen, { dtype = flat:dtype() })
+    mpi.sendrecv(out:contiguous(), right, buf, left, 2)
+    into:copy_(buf)
+  end
+end
+
+local function tree(flat, op)
+  local n, r = world.size, world.rank
+  local buf = lm.empty(flat:numel(), { dtype = flat:dtype() })
+  local mask = 1
+  while mask < n do -- reduce towards rank 0
+    if r & mask ~= 0 then
+      mpi.send(flat, r - mask, 3)
+      break
+    elseif r + mask < n then
+      mpi.recv(buf, r + mask, 3)
+      add_into(flat, buf, op)
+    end
+    mask = mask << 1
+  end
+  -- broadcast down the same tree: each rank receives from the parent it sent to, then serves
+  -- its own children, largest subtree first
+  local top = 1
+  while top < n do top = top << 1 end
+  if r ~= 0 then
+    local low = r & -r
+    mpi.recv(flat, r - low, 4)
+    top = low
+  end
+  local m = top >> 1
+  while m >= 1 do
+    if r + m < n and (r % (m << 1)) == 0 then mpi.send(flat, r + m, 4) end
+    m = m >> 1
+  end
+end
+
+--- dist.all_reduce(t [, {op = 'sum', algo = 'mpi'}]) -> t: t becomes the reduction over the ranks.
+function M.all_reduce(t, opts)
+  local fname = 'dist.all_reduce'
+  need(fname)
+  check_tensor(fname, t)
+  opts = opts or {}
+  local op, algo = opts.op or 'sum', opts.algo or 'mpi'
+  if not OPS[op] then fail(fname, "op '%s' is not one of sum, mean, max, min", tostring(op)) end
+  if not ALGOS[algo] then fail(fname, "algo '%s' is not one of mpi, ring, tree", tostring(algo)) end
+  agree(fname, string.format('all_reduce %s %s %s %s', op, algo, t:dtype(), shape_str(t)))
+  if not world.mpi or world.size == 1 then return t end
+  if op == 'mean' and not t:dtype():match('float') then fail(fname, "op 'mean' needs a float tensor, got %s", t:dtype()) end
+  local d = dense(t)
+  local flat = d:view(-1)
+  local mop = op == 'mean' and 'sum' or op
+  lm.no_grad(function()
+    if algo == 'mpi' then mpi.allreduce(flat, mop)
+    elseif algo == 'ring' then ring(flat, mop)
+    else tree(flat, mop) end
+    if op == 'mean' then flat:div_(world.size) end
+    if d ~= t then t:copy_(d) end
+  end)
+  return t
+end
+
+--- dist.broadcast(t, src) -> t: every rank's t takes rank src's values.
+function M.broadcast(t, src)
+  local fname = 'dist.broadcast'
+  need(fname)
+  check_tensor(fname, t)
+  if math.type(src) ~= 'integer' or src < 0 or src >= world.size then
+    fail(fname, 'src must be a rank 0..%d, got %s', world.size - 1, tostring(src))
+  end
+  agree(fname, string.format('broadcast %d %s %s', src, t:dtype(), shape_str(t)))
+  if not world.mpi then return t end
+  local d = dense(t)
+  lm.no_grad(function()
+    mpi.bcast(d, src)
+    if d ~= t then t:copy_(d) end
+  end)
+  return t
+end
+
+--- dist.all_gather(t) -> (world, ...) every rank's t in rank order.
+function M.all_gather(t)
+  local fname = 'dist.all_gather'
+  need(fname)
+  check_tensor(fname, t)
+  agree(fname, string.format('all_gather %s %s', t:dtype(), shape_str(t)))
+  local shape = t:shape()
+  table.insert(shape, 1, world.size)
+  if not world.mpi then return t:detach():unsqueeze(1):clone() end
+  local out = lm.empty(shape, { dtype = t:dtype() })
+  lm.no_grad(function() mpi.allgather(dense(t), out) end)
+  return out
+end
+
+--- dist.reduce_scatter(t [, {op = 'sum'}]) -> rank r's share of the reduction: t's first dim split
+--- into world_size equal parts, part r reduced over the ranks.
+function M.reduce_scatter(t, opts)
+  local fname = 'dist.reduce_scatter'
+  need(fname)
+  check_tensor(fname, t)
+  local op = (opts or {}).op or 'sum'
+  if op ~= 'sum' and op ~= 'max' and op ~= 'min' and op ~= 'mean' then
+    fail(fname, "op '%s' is not one of sum, mean, max, min", tostring(op))
+  end
+  if t:dim() < 1 or t:size(1) % world.size ~= 0 then
+    fail(fname, 'the first dim of %s must be a multiple of the world size %d', shape_str(t), world.size)
+  end
+  agree(fname, string.format('reduce_scatter %s %s %s', op, t:dtype(), shape_str(t)))
+  local shape = t:shape()
+  shape[1] = shape[1] // world.size
+  if not world.mpi then return t:detach():clone() end
+  local out = lm.empty(shape, { dtype = t:dtype() })
+  lm.no_grad(function()
+    mpi.reduce_scatter(dense(t), out, op == 'mean' and 'sum' or op)
+    if op == 'mean' then out:div_(world.size) end
+  end)
+  return out
+end
+
+local function check_peer(fname, r, what)
+  if math.type(r) ~= 'integer' or r < 0 or r >= world.size then
+    fail(fname, '%s must be a rank 0..%d, got %s', what, world.size - 1, tostring(r))
+  end
+  if r == world.rank then fail(fname, '%s %d is this rank', what, r) end
+end
+
+--- dist.send(t, dst): t's values to rank dst (which calls dist.recv with a tensor of t's size).
+function M.send(t, dst, tag)
+  local fname = 'dist.send'
+  need(fname)
+  check_tensor(fname, t)
+  check_peer(fname, dst, 'dst')
+  mpi.send(dense(t), dst, tag or 0)
+end
+
+--- dist.recv(t, src) -> t: fills t with what rank src sends.
+function M.recv(t, src, tag)
+  local fname = 'dist.recv'
+  need(fname)
+  check_tensor(fname, t)
+  check_peer(fname, src, 'src')
+  local d = dense(t)
+  lm.no_grad(function()
+    mpi.recv(d, src, tag or 0)
+    if d ~= t then t:copy_(d) end
+  end)
+  return t
+end
+
+--- dist.sendrecv(t, dst, into, src) -> into: sends t to dst while receiving into from src (the
+--- step of a ring: every rank sends and receives at once, so no rank waits on another's send).
+function M.sendrecv(t, dst, into, src, tag)
+  local fname = 'dist.sendrecv'
+  need(fname)
+  check_tensor(fname, t)
+  check_tensor(fname, into, 'into')
+  if math.type(dst) ~= 'integer' or dst < 0 or dst >= world.size then fail(fname, 'dst must be a rank 0..%d', world.size - 1) end
+  if math.type(src) ~= 'integer' or src < 0 or src >= world.size then fail(fname, 'src must be a rank 0..%d', world.size - 1) end
+  if not world.mpi then into:copy_(t) return into end
+  local d = dense(into)
+  lm.no_grad(function()
+    mpi.sendrecv(dense(t), dst, d, src, tag or 0)
+    if d ~= into then into:copy_(d) end
+  end)
+  return into
+end
+
+--- The MPI library's name and version ("Open MPI v4.1.4"), or nil without MPI.
+function M.mpi_version()
+  if not M.is_available() then return nil end
+  return lm._dist_open().version()
+end
+
+return M
