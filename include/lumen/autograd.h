@@ -81,6 +81,19 @@ lm_status lm_node_param(const lm_node *n, int j, lm_param *out);
  */
 lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph);
 
+/*
+ * Hooks of lm_backward, for distributed data parallelism (lumen.dist's DDP): ready(ud, leaf, g)
+ * is called as soon as a watched leaf's gradient of this backward is complete (every path into
+ * the leaf added: g, borrowed, is what the backward will add into leaf->grad), while the rest of
+ * the graph still runs; done(ud) after a backward that succeeded, once every leaf's .grad is
+ * written. A status other than LM_OK stops the backward with that error. Per thread; NULL
+ * functions remove them. lm_tensor_watch_grad(t, on) marks a leaf for ready.
+ */
+typedef lm_status (*lm_leaf_ready_fn)(void *ud, lm_tensor *leaf, const lm_tensor *g);
+typedef lm_status (*lm_backward_done_fn)(void *ud);
+void lm_set_backward_hooks(lm_leaf_ready_fn ready, lm_backward_done_fn done, void *ud);
+void lm_tensor_watch_grad(lm_tensor *t, bool on);
+
 /* Options of lm_gradcheck; a zero field takes its default (NULL opts: all defaults). */
 typedef struct lm_gradcheck_opts {
 	double eps;           /* central-difference step (default 1e-6) */

@@ -321,6 +321,218 @@ function M.sendrecv(t, dst, into, src, tag)
   return into
 end
 
+-- ---------------------------------------------------------------- DistributedDataParallel
+
+--[[
+nn.DistributedDataParallel(module [, {bucket_cap_mb = 25, first_bucket_mb = 1, algo = 'mpi'}])
+(also dist.DistributedDataParallel): every rank holds the same module (rank 0's parameters are
+broadcast when it is made); each rank runs forward and backward on its own share of the batch and
+the gradients are averaged over the ranks, so the optimiser steps on every rank the same way.
+The parameters go into buckets in reverse order (backward produces the last layers' gradients
+first): the first bucket up to first_bucket_mb, the others up to bucket_cap_mb, a bucket per
+dtype. During backward the engine reports each parameter's finished gradient
+(lm.autograd._set_hooks); when a bucket is full it is all-reduced at once — with algo 'mpi'
+started without waiting (MPI_Iallreduce), so the communication overlaps the rest of backward —
+and at the end of backward the averages replace the .grad of every parameter. What is reduced
+is each .grad as backward leaves it (what no_sync accumulated plus this backward's part), so
+ddp:no_sync(fn) (backward passes without communication, gradients accumulating locally) works as
+PyTorch's. Every parameter must take part in the loss (an unused one is an error naming it).
+ddp.stats: all_reduce calls and seconds of the last backward; ddp.timeline: each bucket's
+launch and end (dist.wtime seconds) for the DDP timeline.
+]]
+local DDP
+
+local function build_ddp()
+  local nn = require 'lumen.nn'
+  DDP = nn.Module:extend('DistributedDataParallel')
+
+  function DDP:__init(module, opts)
+    local fname = 'nn.DistributedDataParallel'
+    if not world then fail(fname, 'call dist.init() first (and run with mpirun -np N lumen script.lua)') end
+    if not nn.is_module(module) then fail(fname, 'the module must be an nn module, got %s', type(module)) end
+    opts = opts or {}
+    self.module = module
+    local cap = opts.bucket_cap_mb or 25
+    local first = opts.first_bucket_mb or 1
+    if type(cap) ~= 'number' or cap <= 0 or type(first) ~= 'number' or first <= 0 then
+      fail(fname, 'bucket_cap_mb and first_bucket_mb must be positive numbers')
+    end
+    local algo = opts.algo or 'mpi'
+    if not ALGOS[algo] then fail(fname, "algo '%s' is not one of mpi, ring, tree", tostring(algo)) end
+    rawset(self, '_algo', algo)
+    local params, names = {}, {}
+    local named = module:named_parameters()
+    local keys = {}
+    for k in pairs(named) do keys[#keys + 1] = k end
+    table.sort(keys)
+    -- the module's order (parameters() is registration order); names for messages
+    local byid = {}
+    for _, k in ipairs(keys) do byid[lm.autograd._id(named[k])] = k end
+    for _, p in ipairs(module:parameters()) do
+      if p.requires_grad then
+        params[#params + 1] = p
+        names[#params] = byid[lm.autograd._id(p)] or ('#' .. #params)
+      end
+    end
+    local sig = {}
+    for i, p in ipairs(params) do sig[i] = p:dtype() .. shape_str(p) end
+    agree(fname, 'DDP ' .. #params .. ' ' .. table.concat(sig, ' '):sub(1, 200))
+    lm.no_grad(function()
+      for _, p in ipairs(params) do M.broadcast(p, 0) end
+    end)
+    -- buckets, last parameters first
+    local buckets, cur, bytes, limit = {}, nil, 0, first * (1 << 20)
+    for i = #params, 1, -1 do
+      local p = params[i]
+      local b = p:nbytes()
+      if not cur or cur.dtype ~= p:dtype() or (bytes + b > limit and #cur.params > 0) then
+        if cur then limit = cap * (1 << 20) end
+        cur = { params = {}, dtype = p:dtype(), numel = 0 }
+        buckets[#buckets + 1] = cur
+        bytes = 0
+      end
+      cur.params[#cur.params + 1] = i
+      cur.numel = cur.numel + p:numel()
+      bytes = bytes + b
+    end
+    local where = {}
+    for bi, bk in ipairs(buckets) do
+      bk.buffer = lm.zeros(bk.numel, { dtype = bk.dtype })
+      local off = 0
+      bk.offset = {}
+      for _, i in ipairs(bk.params) do
+        bk.offset[i] = off
+        off = off + params[i]:numel()
+        where[lm.autograd._id(params[i])] = { bucket = bi, index = i }
+      end
+    end
+    rawset(self, '_params', params)
+    rawset(self, '_names', names)
+    rawset(self, '_buckets', buckets)
+    rawset(self, '_where', where)
+    rawset(self, '_sync', true)
+    rawset(self, 'stats', { calls = 0, seconds = 0, buckets = #buckets })
+    rawset(self, 'timeline', {})
+    for _, p in ipairs(params) do lm.autograd._watch(p, true) end
+  end
+
+  -- the engine's hooks for the next backward: this DDP's
+  function DDP:_arm()
+    local state = { ready = {}, got = {}, reqs = {}, t0 = M.wtime(), timeline = {} }
+    for bi = 1, #self._buckets do state.ready[bi] = 0 end
+    local me = self
+    local function launch(bi)
+      local bk = me._buckets[bi]
+      local t = M.wtime()
+      me.stats.calls = me.stats.calls + 1
+      if world.mpi and world.size > 1 then
+        if me._algo == 'mpi' then state.reqs[bi] = mpi.iallreduce(bk.buffer, 'sum')
+        else M.all_reduce(bk.buffer, { algo = me._algo }) end
+      end
+      state.timeline[bi] = { launch = t - state.t0 }
+    end
+    local function ready(id, g)
+      local w = me._where[id]
+      if not w or not me._sync then return end
+      local bk = me._buckets[w.bucket]
+      local p = me._params[w.index]
+      local total = p.grad and (p.grad + g) or g
+      bk.buffer:narrow(1, bk.offset[w.index] + 1, p:numel()):copy_(total:reshape(-1))
+      state.got[w.index] = true
+      state.ready[w.bucket] = state.ready[w.bucket] + 1
+      if state.ready[w.bucket] == #bk.params then launch(w.bucket) end
+    end
+    local function done()
+      lm.autograd._set_hooks(nil, nil)
+      if not me._sync then return end
+      for i = 1, #me._params do
+        if not state.got[i] then
+          error(string.format('nn.DistributedDataParallel: parameter %s got no gradient in this backward (every parameter must take part in the loss)',
+            me._names[i]), 0)
+        end
+      end
+      local n = world.size
+      for bi, bk in ipairs(me._buckets) do
+        if state.reqs[bi] then mpi.wait(state.reqs[bi]) end
+        state.timeline[bi].done = M.wtime() - state.t0
+        if n > 1 then bk.buffer:div_(n) end
+        for _, i in ipairs(bk.params) do
+          local p = me._params[i]
+          p.grad:copy_(bk.buffer:narrow(1, bk.offset[i] + 1, p:numel()):view(p:shape()))
+        end
+      end
+      me.stats.seconds = M.wtime() - state.t0
+      rawset(me, 'timeline', state.timeline)
+    end
+    lm.autograd._set_hooks(ready, done)
+  end
+
+  function DDP:forward(...)
+    self:_arm()
+    return self.module(...)
+  end
+
+  --- ddp:no_sync(fn, ...): runs fn (forward and backward passes) without communication; the
+  --- gradients accumulate locally and the next synchronised backward averages their sum.
+  function DDP:no_sync(fn, ...)
+    rawset(self, '_sync', false)
+    local r = table.pack(pcall(fn, ...))
+    rawset(self, '_sync', true)
+    if not r[1] then error(r[2], 0) end
+    return table.unpack(r, 2, r.n)
+  end
+
+  function DDP:extra_repr()
+    return string.format('world_size=%d, buckets=%d, algo=%s', world.size, #self._buckets, self._algo)
+  end
+  return DDP
+end
+
+M.DistributedDataParallel = setmetatable({}, {
+  __call = function(_, ...) return (DDP or build_ddp())(...) end,
+  __index = function(_, k) return (DDP or build_ddp())[k] end,
+})
+
+--- dist.DistributedSampler(n [, {shuffle = true, seed = 0, drop_last = false}]): the indices of a
+--- data set of n samples this rank takes, as PyTorch's: a permutation (seeded, the same on every
+--- rank, from a seeded generator of its own; call sampler:set_epoch(e) each epoch) padded by
+--- repeating its start to a multiple of the
+--- world size (or cut, drop_last), then every world_size-th from this rank's offset.
+--- sampler:indices() -> int64 tensor (1-based); #sampler.
+function M.DistributedSampler(n, opts)
+  local fname = 'dist.DistributedSampler'
+  need(fname)
+  if math.type(n) ~= 'integer' or n < 1 then fail(fname, 'the data set size must be a positive integer, got %s', tostring(n)) end
+  opts = opts or {}
+  local s = { n = n, shuffle = opts.shuffle ~= false, seed = opts.seed or 0, drop_last = opts.drop_last or false,
+    epoch = 0 }
+  local size, rank = world.size, world.rank
+  if s.drop_last then s.per = n // size else s.per = (n + size - 1) // size end
+  if s.per == 0 then fail(fname, 'a data set of %d samples gives nothing to each of %d ranks with drop_last', n, size) end
+  function s:set_epoch(e) self.epoch = e end
+  function s:indices()
+    local perm
+    if self.shuffle then -- Fisher-Yates from a seeded LCG: the same permutation on every rank
+      local t, x = {}, (self.seed * 1000003 + self.epoch * 7919 + 12345) % 2147483648
+      for i = 1, n do t[i] = i end
+      for i = n, 2, -1 do
+        x = (x * 1103515245 + 12345) % 2147483648
+        local j = x % i + 1
+        t[i], t[j] = t[j], t[i]
+      end
+      perm = lm.tensor(t, { dtype = 'int64' })
+    else
+      perm = lm.arange(1, n + 1)
+    end
+    perm = perm:long()
+    local total = self.per * size
+    if total > n then perm = lm.cat({ perm, perm:narrow(1, 1, total - n) }, 1) end
+    perm = perm:narrow(1, 1, total)
+    return perm:view(self.per, size):select(2, rank + 1):contiguous()
+  end
+  return setmetatable(s, { __len = function(self) return self.per end })
+end
+
 --- The MPI library's name and version ("Open MPI v4.1.4"), or nil without MPI.
 function M.mpi_version()
   if not M.is_available() then return nil end

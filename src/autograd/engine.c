@@ -48,6 +48,7 @@ static void nodevec_free(nodevec *a)
 typedef struct leafslot {
 	lm_tensor *leaf; /* borrowed: the edges that lead to it hold it */
 	lm_tensor *grad; /* +1 */
+	int64_t pending; /* edges into it not run yet (a watched leaf is reported at 0) */
 } leafslot;
 
 typedef struct leafmap {
@@ -78,6 +79,24 @@ static void leafmap_free(leafmap *m)
 	for (size_t i = 0; i < m->cap; i++) lm_tensor_release(m->slot[i].grad);
 	lm_free(m->slot, m->cap * sizeof *m->slot);
 	*m = (leafmap){0};
+}
+
+/* ---------------------------------------------------------------- hooks (lm_set_backward_hooks) */
+
+static _Thread_local lm_leaf_ready_fn ready_hook;
+static _Thread_local lm_backward_done_fn done_hook;
+static _Thread_local void *hook_ud;
+
+void lm_set_backward_hooks(lm_leaf_ready_fn ready, lm_backward_done_fn done, void *ud)
+{
+	ready_hook = ready;
+	done_hook = done;
+	hook_ud = ud;
+}
+
+void lm_tensor_watch_grad(lm_tensor *t, bool on)
+{
+	if (t) t->watched = on;
 }
 
 /* ---------------------------------------------------------------- accumulation */
@@ -299,6 +318,11 @@ static lm_status run_node(lmi_node *x, nodevec *ready, leafmap *leaves, bool ret
 			}
 		}
 		lm_tensor_release(gk);
+		if (e->leaf && e->needs_grad) { /* its last edge: a watched leaf's gradient is complete */
+			leafslot *ls = leafmap_find(leaves, e->leaf);
+			if (ls->leaf == e->leaf && --ls->pending == 0 && !s && ready_hook && e->leaf->watched && ls->grad)
+				s = ready_hook(hook_ud, e->leaf, ls->grad);
+		}
 		/* the consumer is done with this input, with or without a gradient for it */
 		if (e->node && --e->node->pending == 0 && !s) s = nodevec_push(ready, e->node);
 	}
@@ -331,6 +355,14 @@ lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph)
 	leafmap leaves = {0};
 	size_t nleaf = 0;
 	if ((s = collect(top, &all, &nleaf)) || (s = leafmap_init(&leaves, nleaf))) goto out;
+	for (size_t i = 0; i < all.n; i++) /* the edges into each leaf, to report it when complete */
+		for (int k = 0; k < all.v[i]->nin; k++) {
+			lmi_edge *e = &all.v[i]->in[k];
+			if (!e->leaf || !e->needs_grad) continue;
+			leafslot *ls = leafmap_find(&leaves, e->leaf);
+			ls->leaf = e->leaf;
+			ls->pending++;
+		}
 	top->grad = g0;
 	g0 = NULL;
 	if ((s = nodevec_push(&ready, top))) goto out;
@@ -345,6 +377,7 @@ lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph)
 	for (size_t i = 0; !s && i < leaves.cap; i++)
 		if (leaves.slot[i].leaf && leaves.slot[i].grad)
 			s = add_to_leaf(leaves.slot[i].leaf, leaves.slot[i].grad);
+	if (!s && done_hook) s = done_hook(hook_ud);
 out:
 	for (size_t i = 0; i < all.n; i++) { /* scratch left by a failure */
 		lm_tensor_release(all.v[i]->grad);

@@ -56,6 +56,7 @@ struct lm_tensor {
 	bool is_view;         /* shares storage with the tensor it was made from */
 	lm_tensor *grad;      /* accumulated gradient of a leaf, or NULL */
 	struct lmi_node *grad_fn; /* the node that made this tensor (+1), NULL for leaves */
+	bool watched;         /* leaf: lm_backward reports its finished gradient (lm_set_backward_hooks) */
 };
 
 /* ---------------------------------------------------------------- errors */

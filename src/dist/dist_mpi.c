@@ -196,6 +196,28 @@ static int d_reduce_scatter(lua_State *L)
 	return 0;
 }
 
+/* iallreduce(t, op) -> request: starts an all-reduce of t in place; wait(request) ends it (t must
+ * stay alive until then: the caller keeps it). */
+static const char REQ_MT[] = "lumen.dist.request";
+
+static int d_iallreduce(lua_State *L)
+{
+	buf b = arg_buf(L, 1, "dist.all_reduce");
+	MPI_Op op = op_of(L, 2, "dist.all_reduce");
+	MPI_Request *r = lua_newuserdatauv(L, sizeof *r, 0);
+	*r = MPI_REQUEST_NULL;
+	luaL_setmetatable(L, REQ_MT);
+	check_mpi(L, "dist.all_reduce", MPI_Iallreduce(MPI_IN_PLACE, b.data, b.count, b.type, op, MPI_COMM_WORLD, r));
+	return 1;
+}
+
+static int d_wait(lua_State *L)
+{
+	MPI_Request *r = luaL_checkudata(L, 1, REQ_MT);
+	if (*r != MPI_REQUEST_NULL) check_mpi(L, "dist.wait", MPI_Wait(r, MPI_STATUS_IGNORE));
+	return 0;
+}
+
 static int d_send(lua_State *L)
 {
 	buf b = arg_buf(L, 1, "dist.send");
@@ -248,6 +270,7 @@ static const luaL_Reg funcs[] = {
 	{"allreduce", d_allreduce}, {"bcast", d_bcast},         {"allgather", d_allgather},
 	{"reduce_scatter", d_reduce_scatter},                   {"send", d_send},
 	{"recv", d_recv},           {"sendrecv", d_sendrecv},   {"version", d_version},
+	{"iallreduce", d_iallreduce}, {"wait", d_wait},
 	{NULL, NULL},
 };
 
@@ -255,6 +278,8 @@ static const luaL_Reg funcs[] = {
 __attribute__((visibility("default"))) int lumen_dist_open(lua_State *L);
 int lumen_dist_open(lua_State *L)
 {
+	luaL_newmetatable(L, REQ_MT); /* requests: plain userdata (a request left unwaited is MPI's to clean) */
+	lua_pop(L, 1);
 	luaL_newlib(L, funcs);
 	return 1;
 }

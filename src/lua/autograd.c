@@ -25,6 +25,8 @@ static int t_requires_grad_(lua_State *L)
 }
 
 /* y:backward([grad] [, {retain_graph=}]) */
+static void clear_hooks(lua_State *L);
+
 static int t_backward(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
@@ -51,7 +53,9 @@ static int t_backward(lua_State *L)
 		          "take none)", lm_shape_str(lm_tensor_ndim(t), lm_tensor_shape(t), b, sizeof b));
 	}
 	/* no retry after a failure: a failed backward may already have freed the graph */
-	if (lm_backward(t, g, retain)) lml_core_error(L);
+	lm_status st = lm_backward(t, g, retain);
+	clear_hooks(L); /* the hooks serve one backward (DDP arms them at each forward) */
+	if (st) lml_core_error(L);
 	return 0;
 }
 
@@ -437,6 +441,85 @@ static int l_is_grad_enabled(lua_State *L)
 	return 1;
 }
 
+/* ---------------------------------------------------------------- backward hooks (DDP) */
+
+/* lm.autograd._set_hooks(ready, done): Lua functions the engine calls during the next backward
+ * (x:backward() removes them when it ends, however it ends; lm_set_backward_hooks): ready(leaf, g) when a watched leaf's gradient is complete, done() after
+ * the leaves' .grad are written; nil removes them. The leaf comes as its identity (lm.autograd._id). An error in one stops the backward with it.
+ * Used by lumen/dist.lua (DistributedDataParallel). */
+static int hooks_ref = LUA_NOREF;
+
+static lm_status call_hook(lua_State *L, const char *which, int nargs)
+{
+	if (lua_pcall(L, nargs, 0, 0) == LUA_OK) return LM_OK;
+	const char *m = lua_tostring(L, -1);
+	lm_status st = lm_set_error(LM_ERR_STATE, "backward: the %s hook failed: %s", which, m ? m : "(not a string)");
+	lua_pop(L, 1);
+	return st;
+}
+
+static lm_status ready_trampoline(void *ud, lm_tensor *leaf, const lm_tensor *g)
+{
+	lua_State *L = ud;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, hooks_ref);
+	lua_rawgeti(L, -1, 1);
+	lua_remove(L, -2);
+	lua_pushlightuserdata(L, leaf); /* the leaf's identity: lm.autograd._id(t) */
+	lml_pushtensor(L, (lm_tensor *)g);
+	return call_hook(L, "gradient-ready", 2);
+}
+
+static lm_status done_trampoline(void *ud)
+{
+	lua_State *L = ud;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, hooks_ref);
+	lua_rawgeti(L, -1, 2);
+	lua_remove(L, -2);
+	return call_hook(L, "backward-done", 0);
+}
+
+static void clear_hooks(lua_State *L)
+{
+	if (hooks_ref == LUA_NOREF) return;
+	lm_set_backward_hooks(NULL, NULL, NULL);
+	luaL_unref(L, LUA_REGISTRYINDEX, hooks_ref);
+	hooks_ref = LUA_NOREF;
+}
+
+static int l_set_hooks(lua_State *L)
+{
+	if (lua_isnoneornil(L, 1) && lua_isnoneornil(L, 2)) {
+		clear_hooks(L);
+		return 0;
+	}
+	if (!lua_isfunction(L, 1)) lml_typeerror(L, 1, "ready", "a function");
+	if (!lua_isfunction(L, 2)) lml_typeerror(L, 2, "done", "a function");
+	lua_createtable(L, 2, 0);
+	lua_pushvalue(L, 1);
+	lua_rawseti(L, -2, 1);
+	lua_pushvalue(L, 2);
+	lua_rawseti(L, -2, 2);
+	luaL_unref(L, LUA_REGISTRYINDEX, hooks_ref);
+	hooks_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	lm_set_backward_hooks(ready_trampoline, done_trampoline, L);
+	return 0;
+}
+
+/* lm.autograd._watch(t, on): whether backward reports t's finished gradient to the ready hook */
+static int l_watch(lua_State *L)
+{
+	lm_tensor *t = lml_checktensor(L, 1, "argument 1");
+	lm_tensor_watch_grad(t, lua_toboolean(L, 2));
+	return 0;
+}
+
+/* lm.autograd._id(t): the tensor's identity (a light userdata), what the ready hook receives */
+static int l_id(lua_State *L)
+{
+	lua_pushlightuserdata(L, lml_checktensor(L, 1, "argument 1"));
+	return 1;
+}
+
 static const luaL_Reg methods[] = {
 	{"requires_grad_", t_requires_grad_},
 	{"backward", t_backward},
@@ -456,7 +539,7 @@ void lml_open_autograd(lua_State *L, int mt, int m, int lm)
 	open_gradfn(L);
 	lml_setfuncs(L, m, "Tensor:", methods, 0);
 	lml_setfuncs(L, lm, "lm.", functions, 0);
-	static const luaL_Reg ag[] = {{"gradcheck", l_gradcheck}, {NULL, NULL}};
+	static const luaL_Reg ag[] = {{"gradcheck", l_gradcheck}, {"_set_hooks", l_set_hooks}, {"_watch", l_watch}, {"_id", l_id}, {NULL, NULL}};
 	lua_newtable(L); /* lm.autograd */
 	lml_setfuncs(L, -1, "lm.autograd.", ag, 0);
 	lua_setfield(L, lm, "autograd");

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/dist/run.sh LUMEN — lumen.dist on Open MPI (ctest dist/mpi): tests/dist/dist_check.lua
-# under mpirun with 2 and 3 ranks (--oversubscribe past the cores; --allow-run-as-root as root),
+# (the collectives) and ddp_check.lua (DistributedDataParallel, DistributedSampler) under mpirun
+# with 2 and 3 ranks (--oversubscribe past the cores; --allow-run-as-root as root),
 # a rank that raises stops the others (the job ends, non-zero, with dist's message, well before
 # the timeout), and dist without mpirun is a world of one. Exit 77 (skipped) when this build has
 # no MPI module or Open MPI's mpirun is missing.
@@ -18,15 +19,17 @@ fi
 root=""
 [ "$(id -u)" = 0 ] && root=--allow-run-as-root
 fail=0
-for np in 2 3; do
-	out=$(timeout 300 mpirun $root --oversubscribe -np $np "$lumen" "$here/dist_check.lua" 2>&1)
-	rc=$?
-	echo "$out" | grep -E "checks|FAIL|error" | head -20
-	if [ $rc -ne 0 ] || [ "$(echo "$out" | grep -c ' 0 failed')" -ne $np ]; then
-		echo "FAIL: dist_check.lua with $np ranks (exit $rc)"
-		echo "$out" | tail -20
-		fail=1
-	fi
+for check in dist_check.lua ddp_check.lua; do
+	for np in 2 3; do
+		out=$(timeout 300 mpirun $root --oversubscribe -np $np "$lumen" "$here/$check" 2>&1)
+		rc=$?
+		echo "$out" | grep -E "checks|FAIL|error" | head -20
+		if [ $rc -ne 0 ] || [ "$(echo "$out" | grep -c ' 0 failed')" -ne $np ]; then
+			echo "FAIL: $check with $np ranks (exit $rc)"
+			echo "$out" | tail -20
+			fail=1
+		fi
+	done
 done
 # one rank raises while the others wait in a collective: the job must end, reporting it
 t0=$(date +%s)

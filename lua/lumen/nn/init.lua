@@ -30,6 +30,12 @@ nn.utils = require 'lumen.nn.utils'
 --- nn.quantized.Linear, nn.quantized.Conv2d: the int8 layers (lumen/quant.lua), loaded on first use.
 nn.quantized = setmetatable({}, { __index = function(_, k) return require('lumen.quant').nn[k] end })
 
+--- nn.DistributedDataParallel (lumen/dist.lua), loaded on first use.
+nn.DistributedDataParallel = setmetatable({}, {
+  __call = function(_, ...) return require('lumen.dist').DistributedDataParallel(...) end,
+  __index = function(_, k) return require('lumen.dist').DistributedDataParallel[k] end,
+})
+
 --- Whether v is a module (an instance of nn.Module or of a subclass).
 nn.is_module = base.is_module
 
