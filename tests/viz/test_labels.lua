@@ -129,6 +129,10 @@ local openers = {
       viz.show(m, o)
     end },
   },
+  allreduce = {
+    { 'defaults', function() viz.scene('allreduce', size) end },
+    { '8 ranks, 64 MB', function() viz.scene('allreduce', with { ranks = 8, bytes = 64 * 2 ^ 20 }) end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()
