@@ -50,3 +50,5 @@ test.case('allreduce: the ring and the tree hold what the algorithms hold, step 
   end
   test.raises(function() viz.scene('allreduce', { ranks = 9 }) end, 'ranks')
 end)
+
+test.case('(the window closed for the next file)', function() viz.close() end)

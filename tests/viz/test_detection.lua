@@ -114,3 +114,5 @@ test.case('detection: bad input is named by the scene', function()
   test.raises(function() viz.show('detection', d) end, 'truth has 3 entries for 2 images')
   test.raises(function() viz.show('detection', lm.ones(3)) end, 'the detection scene takes {images =, truth =, pred =}, got a tensor')
 end)
+
+test.case('(the window closed for the next file)', function() viz.close() end)

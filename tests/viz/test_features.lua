@@ -107,3 +107,5 @@ test.case('features: bad input is named', function()
   test.raises(function() viz.show(m, { input = 'x' }) end, 'the features scene needs input = a tensor')
   test.raises(function() viz.show(m, { input = lm.randn(5) }) end, 'the features scene takes one image (C, H, W) or (H, W)')
 end)
+
+test.case('(the window closed for the next file)', function() viz.close() end)
