@@ -965,9 +965,11 @@ Stage k starts k - 1 slots late and ends K - k slots early, so the schedule take
 where each stage works M of them; the idle rest is the pipeline bubble.
 
 The code builds that schedule (each slot a micro-batch's forward F or backward B on a stage, equal
-times assumed) and counts its idle slots; the curves are the fraction counted on the simulated
-schedule against M for K = 2, 4 and 8. Lumen has no pipeline runner yet: nothing here is measured.
-Once you have written `bubble`, :run prints your prediction next to the count.]],
+times assumed) and counts its idle slots, and plots the fraction against M for K = 2, 4 and 8.
+The picture is the pipeline scene for K = 4, M = 6: the GPipe timeline with the bubble hatched,
+its panel counting the idle slots (0.3333 here; Tab shows 1F1B, the same bubble with fewer
+activations held). Lumen has no pipeline runner yet: the schedules are computed, nothing here is
+measured. Once you have written `bubble`, :run prints your prediction next to the count.]],
         [[
 当一台设备放不下模型时，就切分模型：把各层分成 K 个连续的阶段，每台设备一段（流水线模型并行；
 改为切分每层的矩阵则是张量并行）。设备之间只在切口处向前传激活值、向后传梯度。最朴素的做法是
@@ -976,8 +978,10 @@ Once you have written `bubble`, :run prints your prediction next to the count.]]
 占 M + K - 1 个时隙，而每一级只工作其中的 M 个；其余的空闲就是流水线气泡。
 
 代码构造出这个调度（每个时隙是某个微批在某一级上的前向 F 或反向 B，假设耗时相同），数出其中的
-空闲时隙；曲线是在模拟的调度上数出的空闲比例随 M 的变化，K = 2、4、8。Lumen 目前还没有
-流水线执行器：这里没有任何实测。写好 `bubble` 之后，:run 会把你的预测和数出来的值并排打印。]]),
+空闲时隙，并画出空闲比例随 M 的变化（K = 2、4、8）。画面是 K = 4、M = 6 的流水线场景：GPipe 的
+时间线，气泡画成斜线，面板数出空闲时隙的比例（这里是 0.3333；按 Tab 看 1F1B：气泡相同，但保留的
+激活更少）。Lumen 目前还没有流水线执行器：调度是算出来的，这里没有任何实测。写好 `bubble` 之后，
+:run 会把你的预测和数出来的值并排打印。]]),
       code = [[
 function gpipe_schedule(K, M)   -- rows[k][t]: what stage k does in slot t; and the idle fraction
   local T, rows, idle = 2 * (M + K - 1), {}, 0
@@ -1013,7 +1017,7 @@ if type(bubble) == 'function' then
     show(bubble(4, 6)), frac, show(bubble(8, 32)), select(2, gpipe_schedule(8, 32))))
 end
 ]],
-      scene = 'curves',
+      scene = { 'pipeline', stages = 4, micro = 6 },
       exercise = {
         prompt = say([[
 Define `bubble(K, M)`: the fraction of the time a stage is idle in GPipe's schedule with K stages

@@ -468,7 +468,8 @@ lm_status vz_opts_check(const vz_scene_class *c, const lm_viz_opts *o, const cha
 extern const vz_scene_class vz_scene_scan, vz_scene_reduce, vz_scene_histogram,
 	vz_scene_divergence, vz_scene_conv, vz_scene_matmul, vz_scene_spmv,
 	vz_scene_timeline, vz_scene_curves, vz_scene_graph, vz_scene_tensor, vz_scene_model, vz_scene_quant,
-	vz_scene_attention, vz_scene_rnn, vz_scene_detection, vz_scene_features, vz_scene_allreduce;
+	vz_scene_attention, vz_scene_rnn, vz_scene_detection, vz_scene_features, vz_scene_allreduce,
+	vz_scene_pipeline;
 /* any traced launch, thread by thread (scenes/threads.c); its patterns "launch *": drawn for
  * kernels.launch results, and for any traced result asked for by name */
 extern const vz_scene_class vz_scene_threads;

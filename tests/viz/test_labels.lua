@@ -133,6 +133,10 @@ local openers = {
     { 'defaults', function() viz.scene('allreduce', size) end },
     { '8 ranks, 64 MB', function() viz.scene('allreduce', with { ranks = 8, bytes = 64 * 2 ^ 20 }) end },
   },
+  pipeline = {
+    { 'defaults', function() viz.scene('pipeline', size) end },
+    { '8 stages, 32 micro-batches, 1F1B', function() viz.scene('pipeline', with { stages = 8, micro = 32, schedule = '1f1b' }) end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()
