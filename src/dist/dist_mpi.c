@@ -21,16 +21,18 @@
 #include "lua/lml.h"
 #include "lumen/core.h"
 
+/* The MPI type of an element, from the type table's row (integers by size and sign; floats of 4 and
+ * 8 bytes); 16-bit floats and block types have none. */
 static MPI_Datatype mpi_type(lua_State *L, const char *fname, lm_dtype dt)
 {
-	switch (dt) {
-	case LM_FLOAT32: return MPI_FLOAT;
-	case LM_FLOAT64: return MPI_DOUBLE;
-	case LM_INT32: return MPI_INT32_T;
-	case LM_INT64: return MPI_INT64_T;
-	case LM_UINT8: return MPI_UINT8_T;
-	case LM_INT8: return MPI_INT8_T;
-	default: break;
+	const lm_dtype_traits *tr = lm_dtype_traits_of(dt);
+	size_t n = tr ? tr->type_size : 0;
+	if (tr && tr->block_size == 1) {
+		if (tr->is_int && tr->is_signed)
+			return n == 1 ? MPI_INT8_T : n == 4 ? MPI_INT32_T : n == 8 ? MPI_INT64_T : MPI_DATATYPE_NULL;
+		if (tr->is_int) return n == 1 ? MPI_UINT8_T : MPI_DATATYPE_NULL;
+		if (n == 4 && tr->compute_as == dt) return MPI_FLOAT;
+		if (n == 8) return MPI_DOUBLE;
 	}
 	luaL_error(L, "%s: tensors of dtype %s cannot be sent (float32, float64, int32, int64, uint8, int8)", fname,
 	           lm_dtype_name(dt));
