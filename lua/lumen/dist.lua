@@ -338,7 +338,8 @@ is each .grad as backward leaves it (what no_sync accumulated plus this backward
 ddp:no_sync(fn) (backward passes without communication, gradients accumulating locally) works as
 PyTorch's. Every parameter must take part in the loss (an unused one is an error naming it).
 ddp.stats: all_reduce calls and seconds of the last backward; ddp.timeline: each bucket's
-launch and end (dist.wtime seconds) for the DDP timeline.
+launch and end and the end of backward's own work (backward_end), seconds from the forward —
+viz.show('ddp', ddp) draws them.
 ]]
 local DDP
 
@@ -445,6 +446,7 @@ local function build_ddp()
     local function done()
       lm.autograd._set_hooks(nil, nil)
       if not me._sync then return end
+      state.timeline.backward_end = M.wtime() - state.t0 -- before waiting for the buckets
       for i = 1, #me._params do
         if not state.got[i] then
           error(string.format('nn.DistributedDataParallel: parameter %s got no gradient in this backward (every parameter must take part in the loss)',

@@ -73,6 +73,7 @@ function viz.show(x, ...)
   if x == 'attention' then return viz._attention(...) end
   if x == 'rnn' then return viz._rnn(...) end
   if x == 'detection' then return viz._detection(...) end
+  if x == 'ddp' then return viz._ddp(...) end
   return show(x, ...)
 end
 
@@ -96,6 +97,37 @@ local function rest(opts, skip)
   local o = {}
   for k, v in pairs(opts) do if not skip[k] then o[k] = v end end
   return o
+end
+
+-- ---------------------------------------------------------------- DDP timeline
+
+--[[
+viz.show('ddp', ddp [, opts]): the last backward of an nn.DistributedDataParallel (its timeline:
+each bucket's all-reduce launch and end, the end of backward's own work, seconds from the forward,
+measured on this rank), or a table {launch = {...}, done = {...}, backward_end = s}.
+]]
+function viz._ddp(d, opts)
+  local tl = type(d) == 'table' and (rawget(d, 'timeline') or d) or nil
+  if type(tl) ~= 'table' or lm.is_tensor(tl) then
+    error('viz.show: the ddp scene takes a DistributedDataParallel or {launch =, done =, backward_end =}, got ' .. type(d), 2)
+  end
+  local launch, done = tl.launch, tl.done
+  if launch == nil then
+    launch, done = {}, {}
+    for i, b in ipairs(tl) do launch[i], done[i] = b.launch, b.done end
+  end
+  if type(launch) ~= 'table' or #launch == 0 or #launch ~= #(done or {}) then
+    error('viz.show: the ddp scene has no timeline yet (run a forward and backward through the DDP first)', 2)
+  end
+  for i = 1, #launch do
+    if type(launch[i]) ~= 'number' or type(done[i]) ~= 'number' or done[i] < launch[i] then
+      error(string.format('viz.show: the ddp scene: bucket %d runs from %s to %s', i, tostring(launch[i]), tostring(done[i])), 2)
+    end
+  end
+  local be = tl.backward_end
+  if type(be) ~= 'number' then error('viz.show: the ddp scene needs backward_end (seconds)', 2) end
+  local src = (type(d) == 'table' and d.source) or 'measured on this rank (dist.wtime): the last backward of the DDP'
+  return viz._show_ddp(lm.tensor(launch, { dtype = 'float64' }), lm.tensor(done, { dtype = 'float64' }), be, src, opts)
 end
 
 -- ---------------------------------------------------------------- feature maps

@@ -520,9 +520,27 @@ static int v_show_features(lua_State *L)
 	return 0;
 }
 
+/* viz._show_ddp(launch, done, backward_end, source [, opts]): contiguous float64 1-D tensors of one
+ * length (seconds), as lua/lumen/viz.lua builds them from ddp.timeline. */
+static int v_show_ddp(lua_State *L)
+{
+	lm_tensor *a = lml_checktensor(L, 1, "launch"), *b = lml_checktensor(L, 2, "done");
+	lua_settop(L, 5);
+	if (lm_tensor_ndim(a) != 1 || lm_tensor_ndim(b) != 1 || lm_tensor_dtype(a) != LM_FLOAT64 ||
+	    lm_tensor_dtype(b) != LM_FLOAT64 || !lm_tensor_is_contiguous(a) || !lm_tensor_is_contiguous(b) ||
+	    lm_tensor_shape(a)[0] != lm_tensor_shape(b)[0] || lm_tensor_shape(a)[0] > 64)
+		lml_error(L, "the ddp scene takes launch and done as contiguous float64 1-D tensors of one length, at most 64");
+	lm_viz_ddp d = {lm_tensor_data(a), lm_tensor_data(b), (int)lm_tensor_shape(a)[0], luaL_checknumber(L, 3),
+	                lua_tostring(L, 4)};
+	lm_viz_opts o;
+	read_rest(L, 5, &o, false);
+	if (lm_viz_show_ddp(&d, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

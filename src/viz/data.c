@@ -59,6 +59,12 @@ lm_status lm_viz_show_features(const lm_viz_features *g, const lm_viz_opts *o, c
 	return show_with("features", &b);
 }
 
+lm_status lm_viz_show_ddp(const lm_viz_ddp *d, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {.opts = o, .fname = fname, .ddp = d};
+	return show_with("ddp", &b);
+}
+
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
 	vz_build b = {.opts = o, .fname = fname, .graph = g, .check = check};

@@ -198,6 +198,16 @@ typedef struct lm_viz_features {
 } lm_viz_features;
 lm_status lm_viz_show_features(const lm_viz_features *g, const lm_viz_opts *o, const char *fname);
 
+/* viz.show('ddp', ddp): one DDP backward's timeline (seconds from the forward): each bucket's
+ * all-reduce launch and end, the end of backward's own work; copied. */
+typedef struct lm_viz_ddp {
+	const double *launch, *done;
+	int n;
+	double backward_end;
+	const char *source;
+} lm_viz_ddp;
+lm_status lm_viz_show_ddp(const lm_viz_ddp *d, const lm_viz_opts *o, const char *fname);
+
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
  * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true

@@ -405,6 +405,7 @@ typedef struct vz_build {
 	const lm_viz_rnn *rnn;             /* viz.show('rnn', ...) */
 	const lm_viz_detection *detection; /* viz.show('detection', ...) */
 	const lm_viz_features *features;   /* viz.show(model, {input = x}) */
+	const lm_viz_ddp *ddp;             /* viz.show('ddp', ...) */
 } vz_build;
 
 /* What a scene's layout gets: the size of its area and the UI scale, with the frame for text
@@ -469,7 +470,7 @@ extern const vz_scene_class vz_scene_scan, vz_scene_reduce, vz_scene_histogram,
 	vz_scene_divergence, vz_scene_conv, vz_scene_matmul, vz_scene_spmv,
 	vz_scene_timeline, vz_scene_curves, vz_scene_graph, vz_scene_tensor, vz_scene_model, vz_scene_quant,
 	vz_scene_attention, vz_scene_rnn, vz_scene_detection, vz_scene_features, vz_scene_allreduce,
-	vz_scene_pipeline;
+	vz_scene_pipeline, vz_scene_ddp;
 /* any traced launch, thread by thread (scenes/threads.c); its patterns "launch *": drawn for
  * kernels.launch results, and for any traced result asked for by name */
 extern const vz_scene_class vz_scene_threads;

@@ -111,6 +111,13 @@ do
   F.cross_entropy(ddp(x), y):backward()
   ok(ddp.stats.calls == 4, 'an all-reduce per bucket: ' .. ddp.stats.calls)
   ok(#ddp.timeline == 4 and ddp.timeline[1].launch <= ddp.timeline[4].launch, 'the timeline of the buckets')
+  ok(type(ddp.timeline.backward_end) == 'number' and ddp.timeline[4].done >= ddp.timeline.backward_end,
+    'the timeline ends after backward\'s own work')
+  if rank == 0 then -- the DDP timeline scene from this real run (offscreen)
+    viz.show('ddp', ddp)
+    ok(viz.state().scene == 'ddp' and viz.state().steps == 5, 'the ddp scene of the run')
+    viz.close()
+  end
 end
 
 -- an unused parameter is named

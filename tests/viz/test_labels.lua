@@ -137,6 +137,9 @@ local openers = {
     { 'defaults', function() viz.scene('pipeline', size) end },
     { '8 stages, 32 micro-batches, 1F1B', function() viz.scene('pipeline', with { stages = 8, micro = 32, schedule = '1f1b' }) end },
   },
+  ddp = {
+    { 'defaults', function() viz.scene('ddp', size) end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()
