@@ -120,6 +120,16 @@ local function dense(t)
   return t:contiguous()
 end
 
+-- f(d) on a contiguous d holding t's values, outside autograd; what f wrote lands back in t.
+local function in_place(t, f)
+  local d = dense(t)
+  lm.no_grad(function()
+    f(d)
+    if d ~= t then t:copy_(d) end
+  end)
+  return t
+end
+
 local OPS = { sum = true, mean = true, max = true, min = true }
 local ALGOS = { mpi = true, ring = true, tree = true }
 
@@ -203,17 +213,14 @@ function M.all_reduce(t, opts)
   agree(fname, string.format('all_reduce %s %s %s %s', op, algo, t:dtype(), shape_str(t)))
   if not world.mpi or world.size == 1 then return t end
   if op == 'mean' and not t:dtype():match('float') then fail(fname, "op 'mean' needs a float tensor, got %s", t:dtype()) end
-  local d = dense(t)
-  local flat = d:view(-1)
   local mop = op == 'mean' and 'sum' or op
-  lm.no_grad(function()
+  return in_place(t, function(d)
+    local flat = d:view(-1)
     if algo == 'mpi' then mpi.allreduce(flat, mop)
     elseif algo == 'ring' then ring(flat, mop)
     else tree(flat, mop) end
     if op == 'mean' then flat:div_(world.size) end
-    if d ~= t then t:copy_(d) end
   end)
-  return t
 end
 
 --- dist.broadcast(t, src) -> t: every rank's t takes rank src's values.
@@ -226,12 +233,7 @@ function M.broadcast(t, src)
   end
   agree(fname, string.format('broadcast %d %s %s', src, t:dtype(), shape_str(t)))
   if not world.mpi then return t end
-  local d = dense(t)
-  lm.no_grad(function()
-    mpi.bcast(d, src)
-    if d ~= t then t:copy_(d) end
-  end)
-  return t
+  return in_place(t, function(d) mpi.bcast(d, src) end)
 end
 
 --- dist.all_gather(t) -> (world, ...) every rank's t in rank order.
@@ -295,12 +297,7 @@ function M.recv(t, src, tag)
   need(fname)
   check_tensor(fname, t)
   check_peer(fname, src, 'src')
-  local d = dense(t)
-  lm.no_grad(function()
-    mpi.recv(d, src, tag or 0)
-    if d ~= t then t:copy_(d) end
-  end)
-  return t
+  return in_place(t, function(d) mpi.recv(d, src, tag or 0) end)
 end
 
 --- dist.sendrecv(t, dst, into, src) -> into: sends t to dst while receiving into from src (the
@@ -313,12 +310,7 @@ function M.sendrecv(t, dst, into, src, tag)
   if math.type(dst) ~= 'integer' or dst < 0 or dst >= world.size then fail(fname, 'dst must be a rank 0..%d', world.size - 1) end
   if math.type(src) ~= 'integer' or src < 0 or src >= world.size then fail(fname, 'src must be a rank 0..%d', world.size - 1) end
   if not world.mpi then into:copy_(t) return into end
-  local d = dense(into)
-  lm.no_grad(function()
-    mpi.sendrecv(dense(t), dst, d, src, tag or 0)
-    if d ~= into then into:copy_(d) end
-  end)
-  return into
+  return in_place(into, function(d) mpi.sendrecv(dense(t), dst, d, src, tag or 0) end)
 end
 
 -- ---------------------------------------------------------------- DistributedDataParallel

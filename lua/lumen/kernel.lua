@@ -456,28 +456,12 @@ function requests.inspect(nums, code)
 end
 
 function requests.is_complete(_, code)
-  if code:match('^%s*:') then
-    send { type = 'is_complete', status = 'complete' }
-    return
+  local status = 'complete'
+  if not code:match('^%s*:') and not load('return ' .. code, '=cell', 't') then
+    local _, err = load(code, '=cell', 't')
+    if err then status = err:match('<eof>$') and 'incomplete' or 'invalid' end
   end
-  local fn, err = load('return ' .. code, '=cell', 't')
-  if fn then
-    send { type = 'is_complete', status = 'complete' }
-    return
-  end
-  local err2
-  fn, err2 = load(code, '=cell', 't')
-  if fn then
-    send { type = 'is_complete', status = 'complete' }
-    return
-  end
-  if (err2 and err2:match('<eof>$')) or (err and err:match('<eof>$') and not err2) then
-    send { type = 'is_complete', status = 'incomplete', indent = '  ' }
-  elseif err2 and err2:match('<eof>$') then
-    send { type = 'is_complete', status = 'incomplete', indent = '  ' }
-  else
-    send { type = 'is_complete', status = 'invalid' }
-  end
+  send { type = 'is_complete', status = status, indent = status == 'incomplete' and '  ' or nil }
 end
 
 --- The other requests: complete, inspect, is_complete.

@@ -48,7 +48,7 @@ static void nodevec_free(nodevec *a)
 typedef struct leafslot {
 	lm_tensor *leaf; /* borrowed: the edges that lead to it hold it */
 	lm_tensor *grad; /* +1 */
-	int64_t pending; /* edges into it not run yet (a watched leaf is reported at 0) */
+	int64_t pending; /* edges into it not run yet, counted only with a ready hook (reported at 0) */
 } leafslot;
 
 typedef struct leafmap {
@@ -318,7 +318,7 @@ static lm_status run_node(lmi_node *x, nodevec *ready, leafmap *leaves, bool ret
 			}
 		}
 		lm_tensor_release(gk);
-		if (e->leaf && e->needs_grad) { /* its last edge: a watched leaf's gradient is complete */
+		if (ready_hook && e->leaf && e->needs_grad) { /* its last edge: a watched leaf's gradient is complete */
 			leafslot *ls = leafmap_find(leaves, e->leaf);
 			if (ls->leaf == e->leaf && --ls->pending == 0 && !s && ready_hook && e->leaf->watched && ls->grad)
 				s = ready_hook(hook_ud, e->leaf, ls->grad);
@@ -355,7 +355,7 @@ lm_status lm_backward(lm_tensor *root, const lm_tensor *grad, bool retain_graph)
 	leafmap leaves = {0};
 	size_t nleaf = 0;
 	if ((s = collect(top, &all, &nleaf)) || (s = leafmap_init(&leaves, nleaf))) goto out;
-	for (size_t i = 0; i < all.n; i++) /* the edges into each leaf, to report it when complete */
+	for (size_t i = 0; ready_hook && i < all.n; i++) /* the edges into each leaf: report it when complete */
 		for (int k = 0; k < all.v[i]->nin; k++) {
 			lmi_edge *e = &all.v[i]->in[k];
 			if (!e->leaf || !e->needs_grad) continue;

@@ -142,22 +142,8 @@ test.case("PyTorch's parameter names, shapes and initialisation", function()
   test.eq(hc[1]:shape(), { 1, 2 })
 end)
 
-local function gc(name, fn, inputs, opts)
-  local ok, rep = lm.autograd.gradcheck(fn, inputs, opts)
-  if not ok then error(name .. ': ' .. tostring(rep), 2) end
-end
-
-local function flat(...)
-  local parts = {}
-  for i, t in ipairs({ ... }) do parts[i] = t:reshape(-1) end
-  return lm.cat(parts, 1)
-end
-
-local function with_params(m, ...)
-  local inputs = { ... }
-  for _, p in ipairs(m:parameters()) do inputs[#inputs + 1] = p end
-  return inputs
-end
+local G = dofile((debug.getinfo(1, 'S').source:match('^@(.*/)') or './') .. 'grad_check.lua')
+local gc, flat, with_params = G.gc, G.flat, G.with_params
 
 test.case('gradcheck in float64: the cells', function()
   lm.manual_seed(5)
