@@ -148,10 +148,19 @@ try:
     check(len(news) == 1 and len(ups) >= 2 and len(ids) == 1,
           "live curves: one display updated in place (%d new, %d updates)" % (len(news), len(ups)))
 
-    def interrupted(code, after=1.0):
-        """Runs code, interrupts it after a second; the reply content and the seconds it took."""
+    def interrupted(code):
+        """Runs code, which prints 'started' first, and interrupts it once that line has come (a
+        fixed sleep raced a loaded machine: the interrupt could land before the cell began, and a
+        cell stopped before its first line is not what the test asks); the reply content and the
+        seconds the interrupt took."""
         mid = kc.execute(code)
-        time.sleep(after)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            m = kc.get_iopub_msg(timeout=60)
+            if (m["parent_header"].get("msg_id") == mid and m["msg_type"] == "stream"
+                    and "started" in m["content"]["text"]):
+                break
+        time.sleep(0.3)
         t0 = time.time()
         km.interrupt_kernel()
         reply = kc.get_shell_msg(timeout=30)
@@ -165,9 +174,9 @@ try:
                 break
         return reply["content"], took
 
-    rc, took = interrupted("kept = 7\nlocal n = 0\nwhile true do n = n + 1 end")
+    rc, took = interrupted("kept = 7\nprint('started')\nlocal n = 0\nwhile true do n = n + 1 end")
     check(rc["status"] == "error" and rc["ename"] == "Interrupted", "an interrupt stops a Lua loop (%.2f s)" % took)
-    rc, took = interrupted("for i = 1, 100000 do lm.randn(600, 600):matmul(lm.randn(600, 600)) end")
+    rc, took = interrupted("print('started')\nfor i = 1, 100000 do lm.randn(600, 600):matmul(lm.randn(600, 600)) end")
     check(rc["status"] == "error" and "interrupted" in rc["evalue"], "an interrupt stops C work (%.2f s): %s" % (took, rc))
     r, ms = run("kept")
     check(result(ms).get("text/plain") == "7", "the kernel and its globals live on after interrupts")
