@@ -146,6 +146,14 @@ do
   s:set_epoch(1)
   local other = s:indices()
   ok(not lm.equal(other, all[rank + 1]), 'another epoch, another order')
+  -- through data.DataLoader: this rank's batches hold exactly its share
+  local data = require 'lumen.data'
+  local ds = data.TensorDataset(lm.arange(1, 38):view(37, 1), lm.arange(1, 38))
+  local loader = data.DataLoader(ds, { batch_size = 5, sampler = s })
+  local got = {}
+  for _, y in loader:iter() do for _, v in ipairs(y:tolist()) do got[#got + 1] = v end end
+  ok(#loader == (#s + 4) // 5 and lm.equal(lm.tensor(got, { dtype = 'int64' }), other),
+    'DataLoader with the sampler yields this rank\'s share in its order')
 end
 
 print(string.format('rank %d of %d: %d checks, %d failed (DDP)', rank, n, checks, failed))

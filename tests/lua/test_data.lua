@@ -231,4 +231,31 @@ test.case('Fashion-MNIST: one tensor of images in [0, 1], 1-based labels', funct
   test.eq(#seen, 500)
 end)
 
+test.case('DataLoader with a sampler: its indices, in its order, on both gathering paths', function()
+  local x, y = lm.arange(0, 20):view(10, 2), lm.arange(1, 11)
+  local order = { 3, 1, 7, 10, 10, 2 }
+  local samp = setmetatable({ indices = function() return lm.tensor(order, { dtype = 'int64' }) end },
+    { __len = function() return #order end })
+  local seen, sizes = ids(data.DataLoader(data.TensorDataset(x, y), { batch_size = 4, sampler = samp }))
+  test.eq(seen, order, 'the tensor path takes the sampler\'s samples')
+  test.eq(sizes, { 4, 2 })
+  test.eq(#data.DataLoader(data.TensorDataset(x, y), { batch_size = 4, sampler = samp, drop_last = true }), 1)
+  -- a data set of samples (ds[i]) goes through the Lua path
+  local rows = setmetatable({}, { __len = function() return 10 end, __index = function(_, i) return { x[i], y[i] } end })
+  seen = ids(data.DataLoader(rows, { batch_size = 4, sampler = samp }))
+  test.eq(seen, order, 'the sample path takes the sampler\'s samples')
+  test.raises(function() data.DataLoader(data.TensorDataset(x, y), { sampler = samp, shuffle = true }) end,
+    'data.DataLoader: option sampler is mutually exclusive with shuffle')
+  test.raises(function() data.DataLoader(data.TensorDataset(x, y), { sampler = 3 }) end,
+    'data.DataLoader: option sampler must have :indices() and a length')
+  local far = setmetatable({ indices = function() return lm.tensor({ 11 }, { dtype = 'int64' }) end },
+    { __len = function() return 1 end })
+  test.raises(function() ids(data.DataLoader(data.TensorDataset(x, y), { sampler = far })) end,
+    'data.DataLoader: the sampler gave index 11; the data set has 10 samples (1 to 10)')
+  local short = setmetatable({ indices = function() return lm.tensor({ 1 }, { dtype = 'int64' }) end },
+    { __len = function() return 2 end })
+  test.raises(function() ids(data.DataLoader(data.TensorDataset(x, y), { sampler = short })) end,
+    'data.DataLoader: the sampler gave a 1-d tensor of 1 elements; expected 2 indices')
+end)
+
 test.case('cleanup', function() os.execute("rm -rf '" .. tmp .. "'") end)

@@ -176,11 +176,14 @@ data.DataLoader = setmetatable(DataLoader, {
   __tostring = function() return 'class data.DataLoader' end,
 })
 
---- data.DataLoader(ds, {batch_size=1, shuffle=false, drop_last=false, seed=, transform=})
+--- data.DataLoader(ds, {batch_size=1, shuffle=false, drop_last=false, seed=, transform=, sampler=})
+--- sampler: an object with :indices() (this epoch's 1-based sample indices, an int64 tensor) and #,
+--- as dist.DistributedSampler; the loader then takes those samples in that order (as PyTorch's,
+--- it excludes shuffle; call sampler:set_epoch(e) each epoch).
 function DataLoader.new(ds, o)
   local fname = 'data.DataLoader'
   if type(ds) ~= 'table' then raise(fname .. ': argument 1 must be a data set, got ' .. describe(ds)) end
-  o = options(fname, o, { batch_size = true, shuffle = true, drop_last = true, seed = true, transform = true })
+  o = options(fname, o, { batch_size = true, shuffle = true, drop_last = true, seed = true, transform = true, sampler = true })
   local bs = o.batch_size or 1
   if math.type(bs) ~= 'integer' or bs < 1 then
     raise(fname .. ': option batch_size must be a positive integer, got ' .. describe(bs))
@@ -195,6 +198,14 @@ function DataLoader.new(ds, o)
       getmetatable(o.transform) and getmetatable(o.transform).__call) then
     raise(fname .. ': option transform must be callable, got ' .. describe(o.transform))
   end
+  local sampler = o.sampler
+  if sampler ~= nil then
+    local smt = getmetatable(sampler)
+    if type(sampler) ~= 'table' or type(sampler.indices) ~= 'function' or not (smt and smt.__len) then
+      raise(fname .. ': option sampler must have :indices() and a length (dist.DistributedSampler), got ' .. describe(sampler))
+    end
+    if o.shuffle then raise(fname .. ': option sampler is mutually exclusive with shuffle (the sampler orders the samples)') end
+  end
   local tensors = rawget(ds, 'tensors')
   local mt = getmetatable(ds)
   -- a data set that gathers a batch itself (data.CharDataset): ds:_take(order, first, count)
@@ -203,17 +214,31 @@ function DataLoader.new(ds, o)
     raise(fname .. ': the data set needs tensors (data.TensorDataset) or __len and __index')
   end
   return setmetatable({ dataset = ds, batch_size = bs, shuffle = o.shuffle or false, drop_last = o.drop_last or false,
-    seed = o.seed, transform = o.transform, epoch = 0, _tensors = tensors, _take = take }, DataLoader)
+    seed = o.seed, transform = o.transform, sampler = sampler, epoch = 0, _tensors = tensors, _take = take }, DataLoader)
 end
 
 function DataLoader:__len()
-  local n = #self.dataset
+  local n = self.sampler and #self.sampler or #self.dataset
   -- (n - 1) // bs + 1, not (n + bs - 1) // bs: that wraps for a batch_size near 2^63
   return self.drop_last and n // self.batch_size or n == 0 and 0 or (n - 1) // self.batch_size + 1
 end
 
---- This epoch's order of samples (0-based int64): Philox(seed, epoch) or 0..n-1.
+--- This epoch's order of samples (0-based int64): the sampler's, Philox(seed, epoch) or 0..n-1.
 function DataLoader:_order(n)
+  if self.sampler then
+    local idx = self.sampler:indices()
+    if not lm.is_tensor(idx) or idx:dim() ~= 1 or idx:numel() ~= n then
+      raise(string.format('data.DataLoader: the sampler gave %s; expected %d indices (its length) in a 1-d tensor',
+        lm.is_tensor(idx) and string.format('a %d-d tensor of %d elements', idx:dim(), idx:numel()) or describe(idx), n))
+    end
+    idx = idx:long() - 1
+    local size = #self.dataset
+    if n > 0 and (idx:min():item() < 0 or idx:max():item() >= size) then
+      raise(string.format('data.DataLoader: the sampler gave index %d; the data set has %d samples (1 to %d)',
+        (idx:min():item() < 0 and idx:min():item() or idx:max():item()) + 1, size, size))
+    end
+    return idx:contiguous()
+  end
   if not self.shuffle then
     if not self._identity or self._identity:numel() ~= n then self._identity = lm.arange(0, n, { dtype = 'int64' }) end
     return self._identity
@@ -238,7 +263,7 @@ end
 function DataLoader:iter()
   self.epoch = self.epoch + 1
   local ds, bs, ts = self.dataset, self.batch_size, self._tensors
-  local n = #ds
+  local n = self.sampler and #self.sampler or #ds
   local order = self:_order(n)
   local nb = #self
   local b, transform = 0, self.transform
