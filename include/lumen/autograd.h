@@ -94,6 +94,23 @@ typedef lm_status (*lm_backward_done_fn)(void *ud);
 void lm_set_backward_hooks(lm_leaf_ready_fn ready, lm_backward_done_fn done, void *ud);
 void lm_tensor_watch_grad(lm_tensor *t, bool on);
 
+/*
+ * A differentiable op defined outside the engine (lm.autograd.Function: a forward and a backward
+ * written in Lua). lm_custom_record makes out — computed by the caller, with no grad_fn — the
+ * output of a node named name ("ScaleBackward", at most 63 bytes kept) over in[0..nin) (NULL
+ * entries allowed), when grad mode is on and some input requires grad; otherwise it records
+ * nothing. Its rule calls backward(ud, gout, nin, needs, gin): it sets gin[k] (+1) for inputs k
+ * with needs[k], or leaves it NULL (no gradient for that input); a gradient whose shape is not
+ * input k's is an error naming the node. Ownership of ud passes to the call: release(ud) runs
+ * exactly once — at once when no node is made or recording fails, else when the node's rule has
+ * run in a backward without retain_graph, or when the node is freed, whichever comes first.
+ */
+typedef lm_status (*lm_custom_backward_fn)(void *ud, const lm_tensor *gout, int nin, const bool *needs,
+                                           lm_tensor **gin);
+typedef void (*lm_custom_release_fn)(void *ud);
+lm_status lm_custom_record(lm_tensor *out, const char *name, int nin, const lm_tensor *const *in,
+                           lm_custom_backward_fn backward, lm_custom_release_fn release, void *ud);
+
 /* Options of lm_gradcheck; a zero field takes its default (NULL opts: all defaults). */
 typedef struct lm_gradcheck_opts {
 	double eps;           /* central-difference step (default 1e-6) */

@@ -75,7 +75,7 @@ language: :lang, else LUMEN_LANG, else LANG (zh_* gives Chinese), else English.]
 topic('lm.cuda', [[Queries about CUDA. Tensors live on the CPU in this version; these say whether a
 GPU could be used.]])
 topic('lm.sys', [[Process helpers used by the test runner, the REPL and the benchmarks.]])
-topic('lm.autograd', [[Autograd tools beyond backward: gradient checking.]])
+topic('lm.autograd', [[Autograd tools beyond backward: gradient checking, Functions written in Lua.]])
 topic('nn.init', [[Initialisers that fill a parameter in place.]])
 topic('optim.lr_scheduler', [[Schedulers that change an optimiser's learning rate as epochs pass.]])
 
@@ -391,6 +391,17 @@ doc('lm.is_grad_enabled', 'lm.is_grad_enabled() -> boolean', [[Whether autograd 
 doc('lm.autograd.gradcheck', 'lm.autograd.gradcheck(fn, inputs [, {eps=, atol=, rtol=}]) -> ok, report',
   [[Compares the gradients of fn(table.unpack(inputs)) (a tensor) from backward with float64
 central differences; returns true or false and a report.]])
+doc('lm.autograd.Function', "lm.autograd.Function(name) or lm.autograd.Function{name=, forward=, backward=} -> F",
+  [[A differentiable op written in Lua, as PyTorch's torch.autograd.Function. Define
+F.forward(ctx, ...) (runs with grad off, returns one tensor) and F.backward(ctx, grad) (one
+gradient per forward argument: a tensor of its shape, or nil), then y = F:apply(...) or F(...);
+y.grad_fn is '<name>Backward'. ctx:save_for_backward(...) keeps tensors (refused at backward if
+changed in place since), ctx.saved_tensors gives them back, ctx.needs_input_grad[i] says whether
+argument i wants a gradient; other ctx fields are yours. Example:
+  local Scale = lm.autograd.Function('Scale')
+  function Scale.forward(ctx, x, k) ctx.k = k return x * k end
+  function Scale.backward(ctx, g) return g * ctx.k, nil end
+lumen.dist's tensor-parallel layers are built of such Functions.]])
 
 -- ---------------------------------------------------------------- memory, threads, build
 

@@ -7,6 +7,7 @@ names docs/API.md promises that this build does not have yet (lm.planned), which
 a user meets them. Names follow docs/API.md. Read next: lumen/test.lua.
 ]]
 local lm = require 'lumen.core'
+lm.autograd.Function = require('lumen.autograd').Function -- Lua forward and backward (lumen/autograd.lua)
 
 -- ---------------------------------------------------------------- dtypes
 

@@ -290,6 +290,7 @@ static lm_status run_node(lmi_node *x, nodevec *ready, leafmap *leaves, bool ret
 			lm_tensor_release(x->saved[k]);
 			x->saved[k] = NULL;
 		}
+		lmi_custom_drop(x);
 		x->freed = true;
 	}
 	for (int k = 0; k < x->nin; k++) {

@@ -15,6 +15,15 @@ _Thread_local void *lmi_record_hook_ctx;
 
 void lmi_node_retain(lmi_node *n) { n->refcount++; }
 
+void lmi_custom_drop(lmi_node *n)
+{
+	lmi_custom *c = n->custom;
+	if (!c || c->released) return;
+	c->released = true;
+	if (c->release) c->release(c->ud);
+	c->ud = NULL;
+}
+
 static void free_saved(lmi_node *n)
 {
 	for (int k = 0; k < n->nsaved; k++) {
@@ -47,6 +56,8 @@ void lmi_node_release(lmi_node *n)
 			stack[top++] = c;
 		}
 		free_saved(x);
+		lmi_custom_drop(x);
+		if (x->custom) lm_free(x->custom, sizeof *x->custom);
 		lm_tensor_release(x->grad);
 		lm_free(x->in, (size_t)x->nin * sizeof *x->in);
 		lm_free(x, sizeof *x);

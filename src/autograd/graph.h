@@ -15,6 +15,7 @@
 #define LUMEN_GRAPH_H
 
 #include "../core/lmi.h"
+#include "lumen/autograd.h"
 #include "../ops/oplist.h"
 
 /*
@@ -35,6 +36,15 @@ typedef struct lmi_edge {
 
 #define LMI_NODE_MAX_SAVED 5 /* flash_attention keeps q, k, v, its output and the log-sum-exps */
 
+/* A node made by lm_custom_record (lm.autograd.Function): its rule and name come from outside. */
+typedef struct lmi_custom {
+	lm_custom_backward_fn backward;
+	lm_custom_release_fn release; /* called once: after the rule ran without retain_graph, or at free */
+	void *ud;
+	bool released;
+	char name[64];
+} lmi_custom;
+
 struct lmi_node {
 	int64_t refcount;
 	lmi_op op;
@@ -49,6 +59,7 @@ struct lmi_node {
 	int64_t out_shape[LM_MAX_DIMS];
 	lm_dtype out_dtype;
 	bool freed;                                  /* saved tensors released after backward */
+	lmi_custom *custom;                          /* the op custom's rule, else NULL */
 	/* engine scratch: see engine.c */
 	int64_t pending;
 	lm_tensor *grad;
@@ -70,6 +81,8 @@ lm_status lmi_node_save(lmi_node *n, const lm_tensor *t);
 /* A saved tensor, checked against in-place changes since it was saved (LM_ERR_STATE if changed,
  * naming the op). Borrowed. */
 lm_status lmi_node_saved(lmi_node *n, int k, const lm_tensor **out);
+/* A custom node's rule is done with its state (no retain_graph): calls its release once. */
+void lmi_custom_drop(lmi_node *n);
 void lmi_node_retain(lmi_node *n);
 void lmi_node_release(lmi_node *n);
 

@@ -274,7 +274,7 @@ void lm_node_release(lm_node *n)
 	if (n) lmi_node_release(n);
 }
 
-const char *lm_node_name(const lm_node *n) { return n->info->grad_name; }
+const char *lm_node_name(const lm_node *n) { return n->custom ? n->custom->name : n->info->grad_name; }
 const char *lm_node_op(const lm_node *n) { return n->info->name; }
 int lm_node_ninputs(const lm_node *n) { return n->nin; }
 

@@ -10,6 +10,7 @@
  * Read next: functional.c.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lml.h"
@@ -26,6 +27,18 @@ static int t_requires_grad_(lua_State *L)
 
 /* y:backward([grad] [, {retain_graph=}]) */
 static void clear_hooks(lua_State *L);
+static void custom_sweep(lua_State *L);
+
+/* The Lua state whose call is running a backward on this thread: lm.autograd.Function's rules
+ * call their Lua backward on it (the caller's thread, a coroutine's too). */
+static _Thread_local lua_State *backward_L;
+
+lua_State *lml_backward_state(lua_State *L)
+{
+	lua_State *prev = backward_L;
+	backward_L = L;
+	return prev;
+}
 
 static int t_backward(lua_State *L)
 {
@@ -53,8 +66,11 @@ static int t_backward(lua_State *L)
 		          "take none)", lm_shape_str(lm_tensor_ndim(t), lm_tensor_shape(t), b, sizeof b));
 	}
 	/* no retry after a failure: a failed backward may already have freed the graph */
+	lua_State *prev = lml_backward_state(L);
 	lm_status st = lm_backward(t, g, retain);
+	lml_backward_state(prev);
 	clear_hooks(L); /* the hooks serve one backward (DDP arms them at each forward) */
+	custom_sweep(L); /* the Functions' states this backward released */
 	if (st) lml_core_error(L);
 	return 0;
 }
@@ -367,8 +383,11 @@ static int l_gradcheck(lua_State *L)
 	/* The inputs are held here (+1) while fn runs (fn may drop or close its own handles);
 	 * nothing between the retains and the releases can raise. */
 	for (int k = 0; k < n; k++) lm_tensor_retain(ins[k]);
+	lua_State *prev = lml_backward_state(L);
 	lm_status s = lm_gradcheck(lml_call_tensor_fn, &c, n, ins, &o, &rep);
+	lml_backward_state(prev);
 	for (int k = 0; k < n; k++) lm_tensor_release(ins[k]);
+	custom_sweep(L);
 	if (s) {
 		if (c.err[0]) lml_error(L, "fn failed: %s", c.err);
 		lml_core_error(L);
@@ -520,6 +539,181 @@ static int l_id(lua_State *L)
 	return 1;
 }
 
+/* ---------------------------------------------------------------- lm.autograd.Function (custom ops) */
+
+/*
+ * lm.autograd._custom(out, name, inputs, fn) -> out: records out as the output of a node named
+ * name over the tensors of the list inputs, whose rule calls fn(gout, needs) (needs: a boolean per
+ * input) and takes from the list it returns a gradient (or nil) per input. lumen/autograd.lua's
+ * Function:apply builds fn around the user's backward.
+ *
+ * fn is kept in the registry (a reference) while the node may still run it. The node's release
+ * can come anywhere a tensor is released — in a finalizer, in a backward, after the state closes —
+ * so it never calls Lua: it puts the reference on a list of its state's owner, which the next
+ * _custom, backward or gradcheck frees (custom_sweep). The owner outlives the state's close if
+ * nodes do (it is counted; the state's end only marks it).
+ */
+typedef struct custom_owner {
+	int64_t refcount;
+	bool closed;     /* the state is gone: references need no freeing */
+	int *dead;       /* references to free */
+	size_t n, cap;
+} custom_owner;
+
+typedef struct custom_ud {
+	custom_owner *owner;
+	int ref;
+} custom_ud;
+
+static const char owner_key = 0;
+
+static void owner_unref(custom_owner *o)
+{
+	if (--o->refcount > 0) return;
+	free(o->dead);
+	free(o);
+}
+
+static int owner_gc(lua_State *L)
+{
+	custom_owner **box = lua_touserdata(L, 1);
+	if (*box) {
+		(*box)->closed = true;
+		owner_unref(*box);
+		*box = NULL;
+	}
+	return 0;
+}
+
+/* This state's owner (made on first use). */
+static custom_owner *owner_of(lua_State *L)
+{
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &owner_key);
+	custom_owner **box = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (box && *box) return *box;
+	custom_owner *o = calloc(1, sizeof *o);
+	if (!o) lml_error(L, "lm.autograd.Function: out of memory");
+	box = lua_newuserdatauv(L, sizeof *box, 0);
+	*box = o;
+	o->refcount = 1;
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, owner_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_setmetatable(L, -2);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &owner_key);
+	return o;
+}
+
+static void custom_sweep(lua_State *L)
+{
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &owner_key);
+	custom_owner **box = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (!box || !*box) return;
+	custom_owner *o = *box;
+	for (size_t i = 0; i < o->n; i++) luaL_unref(L, LUA_REGISTRYINDEX, o->dead[i]);
+	o->n = 0;
+}
+
+static void custom_release(void *ud)
+{
+	custom_ud *u = ud;
+	custom_owner *o = u->owner;
+	if (!o->closed) {
+		if (o->n == o->cap) {
+			size_t cap = o->cap ? 2 * o->cap : 16;
+			int *d = realloc(o->dead, cap * sizeof *d);
+			if (d) {
+				o->dead = d;
+				o->cap = cap;
+			}
+		}
+		if (o->n < o->cap) o->dead[o->n++] = u->ref; /* else the reference stays (no memory to list it) */
+	}
+	owner_unref(o);
+	free(u);
+}
+
+static lm_status custom_backward(void *ud, const lm_tensor *g, int nin, const bool *needs, lm_tensor **gin)
+{
+	custom_ud *u = ud;
+	lua_State *L = backward_L;
+	if (!L)
+		return lm_set_error(LM_ERR_STATE, "backward: an lm.autograd.Function's backward can run only "
+		                    "from Lua (y:backward(), lm.autograd.gradcheck)");
+	if (!lua_checkstack(L, 8)) return lm_set_error(LM_ERR_NOMEM, "backward: the Lua stack is full");
+	int top = lua_gettop(L);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, u->ref);
+	lml_pushtensor(L, (lm_tensor *)g);
+	lua_createtable(L, nin, 0);
+	for (int k = 0; k < nin; k++) {
+		lua_pushboolean(L, needs[k]);
+		lua_rawseti(L, -2, k + 1);
+	}
+	lm_status st = LM_OK;
+	if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+		const char *m = lua_tostring(L, -1);
+		st = lm_set_error(LM_ERR_ARG, "%s", m ? m : "(an error object that is not a string)");
+	} else if (lua_type(L, -1) != LUA_TTABLE) {
+		st = lm_set_error(LM_ERR_INTERNAL, "backward: a Function's gradients came back as %s", luaL_typename(L, -1));
+	} else {
+		for (int k = 0; k < nin && !st; k++) {
+			lua_rawgeti(L, -1, k + 1);
+			lm_tensor *t = lml_totensor(L, -1);
+			if (t) gin[k] = lm_tensor_retain(t);
+			else if (!lua_isnil(L, -1))
+				st = lm_set_error(LM_ERR_INTERNAL, "backward: a Function's gradient %d is %s", k + 1,
+				                  luaL_typename(L, -1));
+			lua_pop(L, 1);
+		}
+		if (st)
+			for (int k = 0; k < nin; k++) {
+				lm_tensor_release(gin[k]);
+				gin[k] = NULL;
+			}
+	}
+	lua_settop(L, top);
+	return st;
+}
+
+#define CUSTOM_MAX_INPUTS 64
+
+static int l_custom(lua_State *L)
+{
+	lm_tensor *out = lml_checktensor(L, 1, "argument 1");
+	if (lua_type(L, 2) != LUA_TSTRING) lml_typeerror(L, 2, "argument 2", "a name");
+	if (lua_type(L, 3) != LUA_TTABLE || lml_tobox(L, 3)) lml_typeerror(L, 3, "argument 3", "a table of input tensors");
+	if (lua_type(L, 4) != LUA_TFUNCTION) lml_typeerror(L, 4, "argument 4", "a function");
+	int n = (int)lua_rawlen(L, 3);
+	if (n > CUSTOM_MAX_INPUTS)
+		lml_error(L, "a Function takes at most %d tensors, got %d", CUSTOM_MAX_INPUTS, n);
+	lm_tensor *ins[CUSTOM_MAX_INPUTS];
+	for (int k = 0; k < n; k++) {
+		lua_rawgeti(L, 3, k + 1);
+		ins[k] = lml_totensor(L, -1);
+		if (!ins[k]) {
+			char d[LML_DESCRIBE_MAX];
+			lml_error(L, "input %d must be a tensor, got %s", k + 1, lml_describe(L, -1, d, sizeof d));
+		}
+		lua_pop(L, 1);
+	}
+	custom_sweep(L);
+	custom_owner *o = owner_of(L);
+	custom_ud *u = malloc(sizeof *u);
+	if (!u) lml_error(L, "out of memory");
+	lua_pushvalue(L, 4);
+	u->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	u->owner = o;
+	o->refcount++;
+	/* from here nothing raises until the record has taken u */
+	lm_status st = lm_custom_record(out, lua_tostring(L, 2), n, (const lm_tensor *const *)ins,
+	                                custom_backward, custom_release, u);
+	if (st) lml_core_error(L);
+	lua_settop(L, 1);
+	return 1;
+}
+
 static const luaL_Reg methods[] = {
 	{"requires_grad_", t_requires_grad_},
 	{"backward", t_backward},
@@ -539,7 +733,7 @@ void lml_open_autograd(lua_State *L, int mt, int m, int lm)
 	open_gradfn(L);
 	lml_setfuncs(L, m, "Tensor:", methods, 0);
 	lml_setfuncs(L, lm, "lm.", functions, 0);
-	static const luaL_Reg ag[] = {{"gradcheck", l_gradcheck}, {"_set_hooks", l_set_hooks}, {"_watch", l_watch}, {"_id", l_id}, {NULL, NULL}};
+	static const luaL_Reg ag[] = {{"gradcheck", l_gradcheck}, {"_set_hooks", l_set_hooks}, {"_watch", l_watch}, {"_id", l_id}, {"_custom", l_custom}, {NULL, NULL}};
 	lua_newtable(L); /* lm.autograd */
 	lml_setfuncs(L, -1, "lm.autograd.", ag, 0);
 	lua_setfield(L, lm, "autograd");

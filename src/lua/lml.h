@@ -310,6 +310,9 @@ typedef struct lml_tensor_fn {
 	char err[400];    /* the function's first error */
 } lml_tensor_fn;
 lm_tensor *lml_call_tensor_fn(void *ctx, int n, lm_tensor *const *inputs);
+/* Makes L the state on which lm.autograd.Function's backwards run (around a core call that may
+ * run a backward: lm_backward, lm_gradcheck); returns the previous one, to be put back. */
+lua_State *lml_backward_state(lua_State *L);
 
 /* ---------------------------------------------------------------- memory and the GC */
 

@@ -95,7 +95,9 @@ static void run_gradcheck(lua_State *L, const gc_args *a, lm_graph *g, double *e
 	lml_tensor_fn c = {L, a->fn, "the gradcheck function", ""};
 	lm_tensor *ins[MAX_INPUTS];
 	for (int k = 0; k < a->n; k++) ins[k] = lm_tensor_retain(a->ins[k]);
+	lua_State *prev = lml_backward_state(L);
 	lm_status st = lm_graph_gradcheck(g, lml_call_tensor_fn, &c, a->n, ins, a->eps, err);
+	lml_backward_state(prev);
 	for (int k = 0; k < a->n; k++) lm_tensor_release(ins[k]);
 	if (st != LM_OK) {
 		char msg[600];

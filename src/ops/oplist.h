@@ -175,6 +175,7 @@ typedef enum lmi_dtype_rule {
 	X(GRU_CELL_BACKWARD, "gru_cell_backward", NULL, none, 5, gru_cell, LMI_DT_FLOAT, none)       \
 	X(FLASH_ATTENTION, "flash_attention", "FlashAttentionBackward", attention, 3, attention, LMI_DT_FLOAT, flash_attention) \
 	X(FLASH_ATTENTION_BACKWARD, "flash_attention_backward", NULL, attention, 5, attention, LMI_DT_FLOAT, none) \
+	X(CUSTOM, "custom", "CustomBackward", none, -1, ops, LMI_DT_SAME, custom)                   \
 	X(NLL_LOSS, "nll_loss", "NllLossBackward", nll, 2, nll, LMI_DT_FLOAT, nll)                  \
 	X(NLL_GRAD, "nll_grad", NULL, nll, 2, nll_grad, LMI_DT_FLOAT, none)                          \
 	X(BCE_LOGITS, "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward",   \

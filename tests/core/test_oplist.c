@@ -97,6 +97,7 @@ static const struct {
 	{"gru_cell_backward", "tests/lua/test_rnn.lua", "gradcheck", "the loop of gru_cell's backward: its gradchecks"},
 	{"flash_attention", "tests/lua/test_flash_attention.lua", "F.flash_attention", "against the composed formula, across blocks"},
 	{"flash_attention_backward", "tests/lua/test_flash_attention.lua", "gradcheck", "its backward's loop: gradients and gradcheck"},
+	{"custom", "tests/lua/test_autograd_function.lua", "lm.autograd.Function", "Lua forward and backward: values, gradcheck, errors"},
 	{"linear_blocks", "tests/lua/test_quant.lua", "F.linear(x, wq)", "a block-type weight, within q8_0's bound"},
 };
 
