@@ -300,6 +300,31 @@ function M.recv(t, src, tag)
   return in_place(t, function(d) mpi.recv(d, src, tag or 0) end)
 end
 
+--- dist.isend(t, dst [, tag]) -> handle: starts sending t's values to dst and returns at once;
+--- handle:wait() ends it. Until then t must stay unchanged (a non-contiguous t is copied first;
+--- the handle keeps what it sends alive). The pipeline's sends (a blocking send of a large tensor
+--- waits for its receive: two stages sending to each other at once would wait for ever).
+local Handle = {}
+Handle.__index = Handle
+function Handle:wait()
+  if self._req then
+    mpi.wait(self._req)
+    self._req, self._t = nil, nil
+  end
+end
+
+function M.isend(t, dst, tag)
+  local fname = 'dist.isend'
+  need(fname)
+  check_tensor(fname, t)
+  check_peer(fname, dst, 'dst')
+  if tag ~= nil and (math.type(tag) ~= 'integer' or tag < 0 or tag > 32767) then
+    fail(fname, 'tag must be an integer 0..32767, got %s', tostring(tag))
+  end
+  local d = dense(t)
+  return setmetatable({ _req = mpi.isend(d, dst, tag or 0), _t = d }, Handle)
+end
+
 --- dist.sendrecv(t, dst, into, src) -> into: sends t to dst while receiving into from src (the
 --- step of a ring: every rank sends and receives at once, so no rank waits on another's send).
 function M.sendrecv(t, dst, into, src, tag)
@@ -525,6 +550,12 @@ function M.DistributedSampler(n, opts)
     return perm:view(self.per, size):select(2, rank + 1):contiguous()
   end
   return setmetatable(s, { __len = function(self) return self.per end })
+end
+
+-- model parallelism (lumen/dist_parallel.lua), loaded on first use
+for _, k in ipairs({ 'ColumnParallelLinear', 'RowParallelLinear', 'Pipeline', 'ZeroRedundancyOptimizer',
+  'copy_to_parallel', 'reduce_from_parallel', 'gather_from_parallel', 'scatter_to_parallel' }) do
+  M[k] = function(...) return require('lumen.dist_parallel')[k](...) end
 end
 
 --- The MPI library's name and version ("Open MPI v4.1.4"), or nil without MPI.

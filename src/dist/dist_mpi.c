@@ -229,6 +229,20 @@ static int d_send(lua_State *L)
 	return 0;
 }
 
+/* isend(t, to [, tag]) -> request: starts sending t; wait(request) ends it (t must stay alive and
+ * unchanged until then: the caller keeps it) */
+static int d_isend(lua_State *L)
+{
+	buf b = arg_buf(L, 1, "dist.isend");
+	int to = peer(L, 2, "dist.isend");
+	int tag = (int)luaL_optinteger(L, 3, 0);
+	MPI_Request *r = lua_newuserdatauv(L, sizeof *r, 0);
+	*r = MPI_REQUEST_NULL;
+	luaL_setmetatable(L, REQ_MT);
+	check_mpi(L, "dist.isend", MPI_Isend(b.data, b.count, b.type, to, tag, MPI_COMM_WORLD, r));
+	return 1;
+}
+
 static int d_recv(lua_State *L)
 {
 	buf b = arg_buf(L, 1, "dist.recv");
@@ -272,7 +286,7 @@ static const luaL_Reg funcs[] = {
 	{"allreduce", d_allreduce}, {"bcast", d_bcast},         {"allgather", d_allgather},
 	{"reduce_scatter", d_reduce_scatter},                   {"send", d_send},
 	{"recv", d_recv},           {"sendrecv", d_sendrecv},   {"version", d_version},
-	{"iallreduce", d_iallreduce}, {"wait", d_wait},
+	{"iallreduce", d_iallreduce}, {"wait", d_wait},       {"isend", d_isend},
 	{NULL, NULL},
 };
 

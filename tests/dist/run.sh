@@ -1,6 +1,7 @@
 #!/bin/sh
-# tests/dist/run.sh LUMEN — lumen.dist on Open MPI (ctest dist/mpi): tests/dist/dist_check.lua
-# (the collectives) and ddp_check.lua (DistributedDataParallel, DistributedSampler) under mpirun
+# tests/dist/run.sh LUMEN — lumen.dist on Open MPI (ctest dist/mpi): tests/dist/dist_check.lua,
+# (the collectives), ddp_check.lua (DistributedDataParallel, DistributedSampler) and
+# parallel_check.lua (tensor-parallel Linear, the pipeline, ZeRO-1) under mpirun
 # with 2 and 3 ranks (--oversubscribe past the cores; --allow-run-as-root as root),
 # a rank that raises stops the others (the job ends, non-zero, with dist's message, well before
 # the timeout), and dist without mpirun is a world of one. Exit 77 (skipped) when this build has
@@ -19,7 +20,7 @@ fi
 root=""
 [ "$(id -u)" = 0 ] && root=--allow-run-as-root
 fail=0
-for check in dist_check.lua ddp_check.lua; do
+for check in dist_check.lua ddp_check.lua parallel_check.lua; do
 	for np in 2 3; do
 		out=$(timeout 300 mpirun $root --oversubscribe -np $np "$lumen" "$here/$check" 2>&1)
 		rc=$?
