@@ -15,8 +15,8 @@ run with `mpirun -np N lumen script.lua`; as root add --allow-run-as-root, past 
 Every collective first checks that the ranks agree on the call, the shape and the dtype (one
 small all-gather): a disagreement is an error on every rank naming each rank's tensor, not a hang.
 Tensors go as whole contiguous CPU buffers (a copy when they are not). algo 'mpi' is Open MPI's
-own MPI_Allreduce; 'ring' and 'tree' are written here on send/receive, the algorithms the lesson
-animates:
+own MPI_Allreduce; 'ring' (in C, dist_mpi.c) and 'tree' (here) are Lumen's own, written on
+point-to-point messages: the algorithms the lesson animates:
   ring  reduce-scatter then all-gather around the ring: the tensor in n chunks (sizes differ by at
         most one element); in step s rank r sends chunk (r - s) mod n to r + 1 and adds the chunk
         (r - s - 1) mod n from r - 1; after n - 1 steps rank r holds the sum of chunk (r + 1) mod n,
@@ -133,43 +133,15 @@ end
 local OPS = { sum = true, mean = true, max = true, min = true }
 local ALGOS = { mpi = true, ring = true, tree = true }
 
--- chunk c (0-based) of n over a flat tensor of k elements: its first index (0-based) and length
-local function chunk(k, n, c)
-  local base, extra = k // n, k % n
-  local first = c * base + math.min(c, extra)
-  return first, base + (c < extra and 1 or 0)
-end
-
 local function add_into(dst, src, op)
   if op == 'max' then dst:copy_(lm.maximum(dst, src))
   elseif op == 'min' then dst:copy_(lm.minimum(dst, src))
   else dst:add_(src) end
 end
 
-local function ring(flat, op)
-  local n, r, k = world.size, world.rank, flat:numel()
-  local right, left = (r + 1) % n, (r - 1) % n
-  local function piece(c)
-    local first, len = chunk(k, n, c % n)
-    return flat:narrow(1, first + 1, len), len
-  end
-  -- reduce-scatter
-  for s = 0, n - 2 do
-    local out = piece(r - s)
-    local into, ilen = piece(r - s - 1)
-    local buf = lm.empty(ilen, { dtype = flat:dtype() })
-    mpi.sendrecv(out:contiguous(), right, buf, left, 1) -- also when empty: the pair stays matched
-    add_into(into, buf, op)
-  end
-  -- all-gather: pass the finished chunks on
-  for s = 0, n - 2 do
-    local out = piece(r + 1 - s)
-    local into, ilen = piece(r - s)
-    local buf = lm.empty(ilen, { dtype = flat:dtype() })
-    mpi.sendrecv(out:contiguous(), right, buf, left, 2)
-    into:copy_(buf)
-  end
-end
+-- the ring: in C on MPI's point-to-point calls (dist_mpi.c: ring_allreduce), segmented so that
+-- the reduction overlaps the transfer; the algorithm is the one described above
+local function ring(flat, op) mpi.ring_allreduce(flat, op) end
 
 local function tree(flat, op)
   local n, r = world.size, world.rank
@@ -214,6 +186,10 @@ function M.all_reduce(t, opts)
   if not world.mpi or world.size == 1 then return t end
   if op == 'mean' and not t:dtype():match('float') then fail(fname, "op 'mean' needs a float tensor, got %s", t:dtype()) end
   local mop = op == 'mean' and 'sum' or op
+  if op ~= 'mean' and algo ~= 'tree' and t:is_contiguous() then -- the common case, without a closure
+    if algo == 'mpi' then mpi.allreduce(t, mop) else ring(t, mop) end
+    return t
+  end
   return in_place(t, function(d)
     local flat = d:view(-1)
     if algo == 'mpi' then mpi.allreduce(flat, mop)

@@ -170,6 +170,77 @@ static int d_allreduce(lua_State *L)
 	return 0;
 }
 
+/*
+ * ring_allreduce(t, op): Lumen's ring all-reduce, in place, on point-to-point messages (the
+ * algorithm dist.lua describes and the allreduce scene animates): t's k elements in n chunks
+ * (sizes differ by at most one); reduce-scatter: in step s rank r sends chunk (r - s) mod n to
+ * r + 1 and reduces chunk (r - s - 1) mod n with what r - 1 sends; all-gather: n - 1 more steps
+ * pass the finished chunks on, received in place. A reduce-scatter step's chunk goes in segments
+ * of RING_SEG bytes, all posted at once, so that the reduction of one segment overlaps the
+ * arrival of the next (MPI_Reduce_local: received op local, the same bits as local op received
+ * for sum, max and min). Every rank ends with the same bits, summed in a fixed order.
+ */
+#define RING_SEG (128 * 1024)
+
+static void chunk_of(int64_t k, int n, int c, int64_t *first, int64_t *len)
+{
+	int64_t base = k / n, extra = k % n;
+	*first = c * base + (c < extra ? c : extra);
+	*len = base + (c < extra ? 1 : 0);
+}
+
+static int d_ring_allreduce(lua_State *L)
+{
+	const char *fname = "dist.all_reduce";
+	buf b = arg_buf(L, 1, fname);
+	MPI_Op op = op_of(L, 2, fname);
+	int n, r, esz;
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	if (n == 1) return 0;
+	MPI_Type_size(b.type, &esz);
+	int64_t k = b.count, seg = RING_SEG / esz;
+	int right = (r + 1) % n, left = (r - 1 + n) % n;
+	char *data = b.data;
+	int64_t maxlen = k / n + (k % n ? 1 : 0);
+	int64_t maxseg = maxlen / seg + 1;
+	/* scratch and requests as userdata: an MPI error raises, and the collector frees them */
+	char *scratch = lua_newuserdatauv(L, (size_t)(maxlen > 0 ? maxlen : 1) * (size_t)esz, 0);
+	MPI_Request *req = lua_newuserdatauv(L, (size_t)(2 * maxseg) * sizeof *req, 0);
+	for (int s = 0; s < n - 1; s++) {
+		int64_t of, ol, inf, il;
+		chunk_of(k, n, ((r - s) % n + n) % n, &of, &ol);
+		chunk_of(k, n, ((r - s - 1) % n + n) % n, &inf, &il);
+		int64_t ns_in = il > 0 ? (il + seg - 1) / seg : 1, ns_out = ol > 0 ? (ol + seg - 1) / seg : 1;
+		for (int64_t j = 0; j < ns_in; j++) { /* an empty chunk still sends one empty message: pairs stay matched */
+			int64_t c = il - j * seg < seg ? il - j * seg : seg;
+			check_mpi(L, fname, MPI_Irecv(scratch + j * seg * esz, (int)c, b.type, left, 1, MPI_COMM_WORLD, &req[j]));
+		}
+		for (int64_t j = 0; j < ns_out; j++) {
+			int64_t c = ol - j * seg < seg ? ol - j * seg : seg;
+			check_mpi(L, fname, MPI_Isend(data + (of + j * seg) * esz, (int)c, b.type, right, 1, MPI_COMM_WORLD,
+			                              &req[ns_in + j]));
+		}
+		for (int64_t j = 0; j < ns_in; j++) {
+			int64_t c = il - j * seg < seg ? il - j * seg : seg;
+			check_mpi(L, fname, MPI_Wait(&req[j], MPI_STATUS_IGNORE));
+			if (c > 0)
+				check_mpi(L, fname, MPI_Reduce_local(scratch + j * seg * esz, data + (inf + j * seg) * esz, (int)c,
+				                                     b.type, op));
+		}
+		check_mpi(L, fname, MPI_Waitall((int)ns_out, req + ns_in, MPI_STATUSES_IGNORE));
+	}
+	for (int s = 0; s < n - 1; s++) {
+		int64_t of, ol, inf, il;
+		chunk_of(k, n, ((r + 1 - s) % n + n) % n, &of, &ol);
+		chunk_of(k, n, ((r - s) % n + n) % n, &inf, &il);
+		check_mpi(L, fname, MPI_Sendrecv(data + of * esz, (int)ol, b.type, right, 2, data + inf * esz, (int)il, b.type,
+		                                 left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+	}
+	lua_pop(L, 2);
+	return 0;
+}
+
 /* bcast(t, root): in place */
 static int d_bcast(lua_State *L)
 {
@@ -287,6 +358,7 @@ static const luaL_Reg funcs[] = {
 	{"reduce_scatter", d_reduce_scatter},                   {"send", d_send},
 	{"recv", d_recv},           {"sendrecv", d_sendrecv},   {"version", d_version},
 	{"iallreduce", d_iallreduce}, {"wait", d_wait},       {"isend", d_isend},
+	{"ring_allreduce", d_ring_allreduce},
 	{NULL, NULL},
 };
 
