@@ -20,7 +20,7 @@ Tensor parallelism, as Megatron-LM splits a transformer's MLP:
   nn.Linear (from = lin, split as it is): the split model computes what the whole one does.
 
 Pipeline parallelism:
-  dist.Pipeline(stages, {micro_batches = M, schedule = 'gpipe' | '1f1b', checkpoint = false})
+  dist.Pipeline(stages, {micro_batches = M, schedule = 'gpipe' | '1f1b' | fn, checkpoint = false})
       stages: a list of N modules (or a function k -> module, 1-based, called for this rank's
       stage only); rank r runs stage r + 1. pipe:train_step(x, target, loss_fn) -> loss splits
       the batch (dim 1) into M micro-batches, runs the schedule, and leaves in this stage's
@@ -29,12 +29,15 @@ Pipeline parallelism:
       needed on rank 0 only, target on the last rank only. pipe:forward(x) -> the output on the
       last rank (nil elsewhere). Activations go forward and gradients back as isend/recv messages
       (a header with the shape and dtype, then the data), tagged by micro-batch.
+      A schedule of one's own is fn(K, k, M) -> stage k's ops in order ({'F', m} and {'B', m}, k and
+      m 1-based), checked for every stage before anything runs (each op once, B after its F, and no
+      stage waiting on another for ever).
       GPipe runs every forward, then the backwards in reverse; 1F1B runs N - r - 1 forwards, then
       one forward and one backward in turn, so stage r keeps at most N - r micro-batches'
       activations (GPipe: M). checkpoint = true keeps only each micro-batch's input and recomputes
       the stage's forward in its backward (re-materialisation: less memory, one more forward).
       After a step pipe.timeline holds every stage's ops (F or B, micro-batch, start and end from
-      dist.wtime) and pipe.stats the bubble: counted in slots from the order the stages really ran
+      dist.wtime, in seconds from a barrier all stages left together) and pipe.stats the bubble: counted in slots from the order the stages really ran
       their ops (each op one slot, as soon as this stage is free and its input has come), measured
       from the times (idle time over span x stages), and (N-1)/(M+N-1).
 
@@ -253,8 +256,23 @@ function Pipeline:__init(stages, opts)
     fail(fname, 'micro_batches must be an integer 1..8000, got %s', tostring(mb))
   end
   local schedule = opts.schedule or 'gpipe'
-  if schedule ~= 'gpipe' and schedule ~= '1f1b' then
-    fail(fname, "schedule '%s' is not one of gpipe, 1f1b", tostring(schedule))
+  if type(schedule) == 'function' then
+    -- every stage's order, checked here on every rank before any message: a wrong order is an
+    -- error naming it, not a pipeline waiting for ever
+    local orders = {}
+    for k = 1, size do
+      local ok, ops = pcall(schedule, size, k, mb)
+      if not ok then fail(fname, 'the schedule function failed for stage %d: %s', k, tostring(ops)) end
+      local why = M.check_order(ops, mb)
+      if why then fail(fname, 'the schedule for stage %d of %d, %d micro-batches: %s', k, size, mb, why) end
+      orders[k] = ops
+    end
+    local ok, why = pcall(M.count_slots, orders)
+    if not ok then fail(fname, 'the schedule deadlocks: %s', (tostring(why):gsub('^.-dist.Pipeline: ', ''))) end
+    rawset(self, '_order', orders[rank + 1])
+    schedule = 'custom'
+  elseif schedule ~= 'gpipe' and schedule ~= '1f1b' then
+    fail(fname, "schedule '%s' is not one of gpipe, 1f1b (or a function (K, k, M) -> ops)", tostring(schedule))
   end
   local stage
   if type(stages) == 'function' then
@@ -299,6 +317,28 @@ function M.schedule_order(kind, K, k, Mb)
     for m = Mb - warm + 1, Mb do ops[#ops + 1] = { 'B', m } end
   end
   return ops
+end
+
+-- Why ops is not one stage's order of M micro-batches (every {'F', m} and {'B', m} once, each B
+-- after its F), or nil.
+function M.check_order(ops, Mb)
+  if type(ops) ~= 'table' then return 'it is ' .. type(ops) .. ', not a list of ops' end
+  local f, b = {}, {}
+  for i, op in ipairs(ops) do
+    local kind, m = type(op) == 'table' and op[1], type(op) == 'table' and op[2]
+    if (kind ~= 'F' and kind ~= 'B') or math.type(m) ~= 'integer' or m < 1 or m > Mb then
+      return string.format("op %d is not {'F', m} or {'B', m} with m in 1..%d", i, Mb)
+    end
+    local seen = kind == 'F' and f or b
+    if seen[m] then return string.format('op %d runs %s%d a second time', i, kind, m) end
+    if kind == 'B' and not f[m] then return string.format('op %d runs B%d before F%d', i, m, m) end
+    seen[m] = true
+  end
+  for m = 1, Mb do
+    if not f[m] then return string.format('F%d is missing', m) end
+    if not b[m] then return string.format('B%d is missing', m) end
+  end
+  if #ops ~= 2 * Mb then return string.format('%d ops; a stage runs 2M = %d', #ops, 2 * Mb) end
 end
 
 -- The slots of the ops as the stages ran them: each op takes one slot and starts when its stage is
@@ -382,12 +422,16 @@ function Pipeline:_run(fname, x, target, loss_fn, train)
   local inputs, outputs, results, pending, timeline = {}, {}, {}, {}, {}
   local order
   if train then
-    order = M.schedule_order(self.schedule, K, k, Mb)
+    order = self._order or M.schedule_order(self.schedule, K, k, Mb)
   else
     order = {}
     for m = 1, Mb do order[m] = { 'F', m } end
   end
   local live, peak = 0, 0
+  -- one time origin for every stage: MPI_Wtime's is each process's own (Open MPI counts from the
+  -- process's start), so the stages leave a barrier together and count from there
+  if train and size > 1 then dist.barrier() end
+  local origin = dist.wtime()
   for _, op in ipairs(order) do
     local kind, m = op[1], op[2]
     if kind == 'F' then
@@ -411,7 +455,7 @@ function Pipeline:_run(fname, x, target, loss_fn, train)
       inputs[m], outputs[m] = a, (not ckpt) and out or nil
       live = live + 1
       peak = math.max(peak, live)
-      timeline[#timeline + 1] = { op = 'F', micro = m, t0 = t0, t1 = dist.wtime() }
+      timeline[#timeline + 1] = { op = 'F', micro = m, t0 = t0 - origin, t1 = dist.wtime() - origin }
     elseif kind == 'B' then
       local g = (not last) and recv_tensor(k + 1, m) or nil
       local t0 = dist.wtime()
@@ -431,7 +475,7 @@ function Pipeline:_run(fname, x, target, loss_fn, train)
       end
       inputs[m], outputs[m] = nil, nil
       live = live - 1
-      timeline[#timeline + 1] = { op = 'B', micro = m, t0 = t0, t1 = dist.wtime() }
+      timeline[#timeline + 1] = { op = 'B', micro = m, t0 = t0 - origin, t1 = dist.wtime() - origin }
     end
   end
   for _, h in ipairs(pending) do h:wait() end

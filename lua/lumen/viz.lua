@@ -74,6 +74,7 @@ function viz.show(x, ...)
   if x == 'rnn' then return viz._rnn(...) end
   if x == 'detection' then return viz._detection(...) end
   if x == 'ddp' then return viz._ddp(...) end
+  if x == 'pipeline' and type((...)) == 'table' and rawget((...), 'timeline') then return viz._pipeline(...) end
   return show(x, ...)
 end
 
@@ -128,6 +129,34 @@ function viz._ddp(d, opts)
   if type(be) ~= 'number' then error('viz.show: the ddp scene needs backward_end (seconds)', 2) end
   local src = (type(d) == 'table' and d.source) or 'measured on this rank (dist.wtime): the last backward of the DDP'
   return viz._show_ddp(lm.tensor(launch, { dtype = 'float64' }), lm.tensor(done, { dtype = 'float64' }), be, src, opts)
+end
+
+-- ---------------------------------------------------------------- a pipeline step as it ran
+
+--[[
+viz.show('pipeline', pipe [, opts]): the last train_step of a dist.Pipeline (pipe.timeline: every
+stage's ops in the order it ran them, with their start and end from dist.wtime), drawn at their
+measured times and, Tab, in slots. viz.show('pipeline', {stages = K, micro = M}) (no run) draws the
+computed schedule.
+]]
+function viz._pipeline(pipe, opts)
+  local tl = rawget(pipe, 'timeline')
+  local K = #tl
+  if K == 0 then error('viz.show: the pipeline has no timeline yet (run pipe:train_step first)', 2) end
+  local M = #tl[1] // 2
+  local ops = lm.zeros(K * 2 * M, 4, { dtype = 'float64' })
+  for k = 1, K do
+    if #tl[k] ~= 2 * M then
+      error(string.format('viz.show: the pipeline timeline: stage %d ran %d ops, stage 1 %d', k, #tl[k], 2 * M), 2)
+    end
+    for i, e in ipairs(tl[k]) do
+      local row = ops[(k - 1) * 2 * M + i]
+      row[1], row[2], row[3], row[4] = e.op == 'F' and 1 or 2, e.micro, e.t0, e.t1
+    end
+  end
+  local stats = rawget(pipe, 'stats') or {}
+  local src = string.format('CPU measured (dist.wtime) on %d MPI ranks: dist.Pipeline, %s', K, stats.schedule or '?')
+  return viz._show_pipeline(K, M, ops, stats.schedule or 'gpipe', src, opts)
 end
 
 -- ---------------------------------------------------------------- feature maps

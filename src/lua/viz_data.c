@@ -10,6 +10,7 @@
  * through the core's frames): a failure comes back as a NULL result and its message is raised
  * afterwards. Read next: src/viz/data.c, src/autograd/inspect.c, lua/lumen/viz.lua.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -540,9 +541,47 @@ static int v_show_ddp(lua_State *L)
 	return 0;
 }
 
+/* viz._show_pipeline(K, M, ops, schedule, source [, opts]): ops a contiguous float64 (K * 2M, 4)
+ * tensor, row k * 2M + i: kind (1 forward, 2 backward), micro-batch (1-based), start, end (seconds),
+ * as lua/lumen/viz.lua builds it from pipe.timeline. */
+static int v_show_pipeline(lua_State *L)
+{
+	lua_Integer K = luaL_checkinteger(L, 1), M = luaL_checkinteger(L, 2);
+	lm_tensor *ops = lml_checktensor(L, 3, "ops");
+	lua_settop(L, 6);
+	if (K < 1 || K > 8 || M < 1 || M > 32)
+		lml_error(L, "the pipeline scene draws 1 to 8 stages and 1 to 32 micro-batches, got %lld and %lld", (long long)K,
+		          (long long)M);
+	if (lm_tensor_ndim(ops) != 2 || lm_tensor_dtype(ops) != LM_FLOAT64 || !lm_tensor_is_contiguous(ops) ||
+	    lm_tensor_shape(ops)[0] != K * 2 * M || lm_tensor_shape(ops)[1] != 4)
+		lml_error(L, "the pipeline scene takes its ops as a contiguous float64 tensor of shape [%lld, 4]",
+		          (long long)(K * 2 * M));
+	int n = (int)(K * 2 * M);
+	const double *v = lm_tensor_data(ops);
+	char kinds[8 * 64];
+	int micro[8 * 64];
+	double t0[8 * 64], t1[8 * 64];
+	for (int i = 0; i < n; i++) {
+		const double *r = v + 4 * i;
+		if ((r[0] != 1 && r[0] != 2) || !(r[1] >= 1 && r[1] <= (double)M) || r[1] != floor(r[1]) || !isfinite(r[2]) ||
+		    !isfinite(r[3]) || r[3] < r[2])
+			lml_error(L, "the pipeline scene: op %d of stage %d is not a forward or backward of a micro-batch 1..%lld "
+			          "with finite start <= end", i % (int)(2 * M) + 1, i / (int)(2 * M) + 1, (long long)M);
+		kinds[i] = r[0] == 1 ? 'F' : 'B';
+		micro[i] = (int)r[1] - 1;
+		t0[i] = r[2];
+		t1[i] = r[3];
+	}
+	lm_viz_pipeline d = {(int)K, (int)M, kinds, micro, t0, t1, luaL_optstring(L, 4, "gpipe"), lua_tostring(L, 5)};
+	lm_viz_opts o;
+	read_rest(L, 6, &o, false);
+	if (lm_viz_show_pipeline(&d, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

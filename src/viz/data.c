@@ -65,6 +65,12 @@ lm_status lm_viz_show_ddp(const lm_viz_ddp *d, const lm_viz_opts *o, const char 
 	return show_with("ddp", &b);
 }
 
+lm_status lm_viz_show_pipeline(const lm_viz_pipeline *d, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {.opts = o, .fname = fname, .pipeline = d};
+	return show_with("pipeline", &b);
+}
+
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
 	vz_build b = {.opts = o, .fname = fname, .graph = g, .check = check};

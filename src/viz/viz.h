@@ -208,6 +208,19 @@ typedef struct lm_viz_ddp {
 } lm_viz_ddp;
 lm_status lm_viz_show_ddp(const lm_viz_ddp *d, const lm_viz_opts *o, const char *fname);
 
+/* viz.show('pipeline', pipe): one dist.Pipeline step as it ran: K stages, each with 2M ops (its
+ * forwards and backwards) in the order it ran them, row k * 2M + i: kind ('F' or 'B'), micro-batch
+ * (0-based), start and end in seconds on one clock for every stage (dist.wtime); copied. */
+typedef struct lm_viz_pipeline {
+	int K, M;
+	const char *kinds;
+	const int *micro;
+	const double *t0, *t1;
+	const char *schedule; /* "gpipe" or "1f1b", as the run's */
+	const char *source;
+} lm_viz_pipeline;
+lm_status lm_viz_show_pipeline(const lm_viz_pipeline *d, const lm_viz_opts *o, const char *fname);
+
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
  * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true

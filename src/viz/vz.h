@@ -406,6 +406,7 @@ typedef struct vz_build {
 	const lm_viz_detection *detection; /* viz.show('detection', ...) */
 	const lm_viz_features *features;   /* viz.show(model, {input = x}) */
 	const lm_viz_ddp *ddp;             /* viz.show('ddp', ...) */
+	const lm_viz_pipeline *pipeline;   /* viz.show('pipeline', pipe) */
 } vz_build;
 
 /* What a scene's layout gets: the size of its area and the UI scale, with the frame for text

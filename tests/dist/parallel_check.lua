@@ -131,6 +131,27 @@ do -- forward only, and the errors
   else ok(out == nil, 'pipe:forward: nil before the last stage') end
   local okc, err = pcall(dist.Pipeline, { nn.Linear(2, 2) }, {})
   ok(n == 1 or (not okc and tostring(err):find('1 stages for ' .. n .. ' ranks', 1, true)), 'stages per rank: ' .. tostring(err))
+  -- a schedule of one's own: 1F1B written as a function runs as the built-in one
+  local function mine(K, k, M)
+    local ops, warm = {}, math.min(K - k, M)
+    for m = 1, warm do ops[#ops + 1] = { 'F', m } end
+    for i = 1, M - warm do ops[#ops + 1] = { 'F', warm + i }; ops[#ops + 1] = { 'B', i } end
+    for m = M - warm + 1, M do ops[#ops + 1] = { 'B', m } end
+    return ops
+  end
+  local own = dist.Pipeline(make_model(3), { micro_batches = 4, schedule = mine })
+  local xx, yy = lm.randn(8, 6, D), lm.randn(8, 6, D)
+  own:train_step(xx, yy, F.mse_loss)
+  ok(own.stats.schedule == 'custom' and math.abs(own.stats.bubble_slots - (n - 1) / (n + 3)) < 1e-12
+    and own.stats.peak_activations == math.min(n - rank, 4), 'a schedule function: 1F1B as the built-in')
+  okc, err = pcall(dist.Pipeline, stages, { micro_batches = 2, schedule = function() return { { 'B', 1 }, { 'F', 1 }, { 'F', 2 }, { 'B', 2 } } end })
+  ok(not okc and tostring(err):find('the schedule for stage 1 of ' .. n .. ', 2 micro-batches: op 1 runs B1 before F1', 1, true), 'a B before its F: ' .. tostring(err))
+  if n > 1 then -- the first stage runs B1 before F2, the last stage F2 before B1: each waits on the other
+    okc, err = pcall(dist.Pipeline, stages, { micro_batches = 2, schedule = function(_, k)
+      if k == 1 then return { { 'F', 1 }, { 'B', 1 }, { 'F', 2 }, { 'B', 2 } } end
+      return { { 'F', 1 }, { 'F', 2 }, { 'B', 2 }, { 'B', 1 } } end })
+    ok(not okc and tostring(err):find('the schedule deadlocks', 1, true), 'a deadlock is refused before it runs: ' .. tostring(err))
+  end
   okc, err = pcall(dist.Pipeline, stages, { schedule = 'zigzag' })
   ok(not okc and tostring(err):find("schedule 'zigzag' is not one of gpipe, 1f1b", 1, true), 'an unknown schedule')
   -- a batch micro_batches does not divide: every rank that holds data says so (rank 0 has x)

@@ -11,9 +11,14 @@
  * backwards. Both take 2 (M + K - 1) slots, so both idle 2 (K - 1) slots per stage, the bubble
  * (K - 1) / (M + K - 1); 1F1B keeps at most K - k micro-batches' activations on stage k where
  * GPipe keeps all M. Counters: the bubble counted from the timeline drawn, next to the formula,
- * and the peak activations held per stage — computed from this model of the schedule, not
- * measured (lumen.dist has no pipeline runner yet).
- * Steps: one per time slot, the timeline filling up. Read next: docs/viz.md ("pipeline").
+ * and the peak activations held per stage — computed from this model of the schedule.
+ * viz.show('pipeline', pipe) draws a step of dist.Pipeline as it ran instead (lm_viz_pipeline):
+ * every stage's ops at their measured start and end (seconds, dist.wtime), the idle time between
+ * them hatched, and — the other view (Tab) — the same ops placed in slots in the order the stages
+ * really ran them; its counters are the measured bubble (idle time over K x span), the counted one
+ * and the formula, labelled as measured on the run's MPI ranks.
+ * Steps: one per time slot, the timeline filling up (the measured view reveals the ops that have
+ * started by the same fraction of the span). Read next: docs/viz.md ("pipeline").
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +43,13 @@ typedef struct pipe_scene {
 	int peak[MAX_K]; /* activations held at most */
 	int idle;
 	float lh, cw, cell, label_w;
+	/* a measured run (viz.show('pipeline', pipe)): each stage's ops in the order it ran them */
+	bool measured, slots_view;
+	op ran[MAX_K][2 * MAX_M];
+	double t0[MAX_K][2 * MAX_M], t1[MAX_K][2 * MAX_M];
+	double tmin, tmax, busy;
+	char source[160];
+	float row, plot_w;
 } pipe_scene;
 
 static void schedule(pipe_scene *s)
@@ -47,7 +59,9 @@ static void schedule(pipe_scene *s)
 	int n[MAX_K];
 	for (int k = 0; k < K; k++) {
 		n[k] = 0;
-		if (!s->onef1b) {
+		if (s->measured) {
+			for (int i = 0; i < 2 * M; i++) order[k][n[k]++] = s->ran[k][i];
+		} else if (!s->onef1b) {
 			for (int m = 0; m < M; m++) order[k][n[k]++] = (op){'F', m};
 			for (int m = M - 1; m >= 0; m--) order[k][n[k]++] = (op){'B', m};
 		} else {
@@ -95,13 +109,62 @@ static void schedule(pipe_scene *s)
 	}
 }
 
+/* The run's ops, checked: each stage runs every F and B of micro-batches 0..M-1 once, each F before
+ * its B. Returns false (an error set) otherwise. */
+static bool take_run(pipe_scene *s, const lm_viz_pipeline *d, const char *fname)
+{
+	s->measured = true;
+	s->K = d->K;
+	s->M = d->M;
+	s->onef1b = d->schedule && strcmp(d->schedule, "1f1b") == 0;
+	snprintf(s->source, sizeof s->source, "%s", d->source && *d->source ? d->source : "given by the caller");
+	s->tmin = HUGE_VAL;
+	s->tmax = -HUGE_VAL;
+	for (int k = 0; k < s->K; k++) {
+		bool seen_f[MAX_M] = {false}, seen_b[MAX_M] = {false};
+		for (int i = 0; i < 2 * s->M; i++) {
+			int j = k * 2 * s->M + i, m = d->micro[j];
+			char kind = d->kinds[j];
+			bool *seen = kind == 'F' ? seen_f : seen_b;
+			if (m < 0 || m >= s->M || (kind != 'F' && kind != 'B') || seen[m] || (kind == 'B' && !seen_f[m])) {
+				lm_set_error(LM_ERR_ARG, "%s: the pipeline scene: stage %d's op %d (%c%d) is not its micro-batch's "
+				             "only %s%s", fname, k + 1, i + 1, kind, m + 1, kind == 'F' ? "forward" : "backward",
+				             kind == 'B' ? " after its forward" : "");
+				return false;
+			}
+			seen[m] = true;
+			s->ran[k][i] = (op){kind, m};
+			s->t0[k][i] = d->t0[j];
+			s->t1[k][i] = d->t1[j];
+			s->tmin = fmin(s->tmin, d->t0[j]);
+			s->tmax = fmax(s->tmax, d->t1[j]);
+			s->busy += d->t1[j] - d->t0[j];
+		}
+	}
+	if (!(s->tmax > s->tmin)) s->tmax = s->tmin + 1e-9;
+	return true;
+}
+
 static void *pipe_create(const vz_build *b)
 {
+	const lm_viz_pipeline *d = b->pipeline;
+	if (d && (d->K < 1 || d->K > MAX_K || d->M < 1 || d->M > MAX_M)) {
+		lm_set_error(LM_ERR_ARG, "%s: the pipeline scene draws 1 to %d stages and 1 to %d micro-batches, got %d and %d",
+		             b->fname, MAX_K, MAX_M, d->K, d->M);
+		return NULL;
+	}
 	pipe_scene *s = vz_calloc(1, sizeof *s);
 	if (!s) return NULL;
-	s->K = (int)vz_opt_int(b->opts, "stages", 4);
-	s->M = (int)vz_opt_int(b->opts, "micro", 6);
-	s->onef1b = strcmp(vz_opt_string(b->opts, "schedule", "gpipe"), "1f1b") == 0;
+	if (d) {
+		if (!take_run(s, d, b->fname)) {
+			vz_free(s);
+			return NULL;
+		}
+	} else {
+		s->K = (int)vz_opt_int(b->opts, "stages", 4);
+		s->M = (int)vz_opt_int(b->opts, "micro", 6);
+		s->onef1b = strcmp(vz_opt_string(b->opts, "schedule", "gpipe"), "1f1b") == 0;
+	}
 	schedule(s);
 	return s;
 }
@@ -109,15 +172,27 @@ static void *pipe_create(const vz_build *b)
 static void pipe_destroy(void *p) { vz_free(p); }
 static int pipe_steps(void *p) { return ((pipe_scene *)p)->T + 1; }
 static int pipe_variants(void *p) { (void)p; return 2; }
-static const char *pipe_variant_name(void *p, int v) { (void)p; return v ? "1F1B" : "GPipe"; }
+static const char *pipe_variant_name(void *p, int v)
+{
+	if (((pipe_scene *)p)->measured) return v ? "slots" : "seconds";
+	return v ? "1F1B" : "GPipe";
+}
 static void pipe_set_variant(void *p, int v)
 {
 	pipe_scene *s = p;
+	if (s->measured) {
+		s->slots_view = v == 1;
+		return;
+	}
 	s->onef1b = v == 1;
 	schedule(s);
 }
 
-static int pipe_initial_variant(void *p) { return ((pipe_scene *)p)->onef1b ? 1 : 0; }
+static int pipe_initial_variant(void *p)
+{
+	pipe_scene *s = p;
+	return s->measured ? 0 : s->onef1b ? 1 : 0;
+}
 
 static void pipe_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 {
@@ -128,15 +203,66 @@ static void pipe_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 	s->cw = vz_char_width(f, VZ_FONT_SMALL);
 	s->label_w = vz_text_width(f, VZ_FONT_SMALL, vz_tr("stage 8 ", "阶段 8 ")) + s->cw;
 	s->cell = fminf((W - s->label_w) / (float)s->T, (H - s->lh * 6) / (float)s->K);
+	s->plot_w = W - s->label_w - s->cw;
+	s->row = fminf(s->lh * 4.0f, (H - s->lh * 6) / (float)s->K);
 	*ww = W;
 	*wh = H;
 }
 
 static int step_of(const vz_frame *f) { return (int)floor(f->t + 1e-9); }
 
+/* The measured run on a time axis: a bar per op from its start to its end, idle time hatched. */
+static void draw_seconds(pipe_scene *s, vz_frame *f)
+{
+	int shown = step_of(f);
+	double span = s->tmax - s->tmin, until = s->tmin + span * (double)shown / (double)s->T;
+	float top = s->lh * 1.5f, sx = s->plot_w / (float)span;
+	char t[48];
+	for (int q = 0; q <= 4; q++) {
+		snprintf(t, sizeof t, "%.1f ms", span * q / 4 * 1e3);
+		vz_text_draw(f, s->label_w + s->plot_w * (float)q / 4, 0, VZ_FONT_TINY, q == 4 ? VZ_ALIGN_RIGHT : q ? VZ_ALIGN_CENTER : VZ_ALIGN_LEFT,
+		             vz_th.text_dim, t);
+	}
+	for (int k = 0; k < s->K; k++) {
+		float y = top + (float)k * s->row, h = s->row * 0.8f;
+		VZ_SNPRINTF_TR(t, sizeof t, "stage %d", "阶段 %d", k + 1);
+		vz_text_draw(f, 0, y + h / 2 - s->lh / 2, VZ_FONT_SMALL, VZ_ALIGN_LEFT, vz_th.text, t);
+		vz_rect lane = vz_r(s->label_w, y, s->plot_w * (float)((until - s->tmin) / span), h);
+		if (lane.w > 0) vz_hatch(f, lane, vz_th.bg, vz_th.hatch);
+		vz_outline(f, vz_r(s->label_w, y, s->plot_w, h), 1, vz_th.panel_line);
+		for (int i = 0; i < 2 * s->M; i++) {
+			op o = s->ran[k][i];
+			bool now = s->t0[k][i] < until || shown >= s->T;
+			float x0 = s->label_w + (float)(s->t0[k][i] - s->tmin) * sx;
+			float w = fmaxf((float)(s->t1[k][i] - s->t0[k][i]) * sx, 1.5f);
+			vz_rect r = vz_r(x0, y, w, h);
+			double shade = 0.45 + 0.55 * (double)(o.micro + 1) / (double)s->M;
+			vz_color col = o.kind == 'F' ? vz_mix(vz_th.bg, vz_th.active, now ? shade : 0.12)
+			                             : vz_mix(vz_th.bg, vz_th.path_a, now ? shade : 0.12);
+			vz_cell_fill(f, r, col, 1, vz_th.panel_line);
+			snprintf(t, sizeof t, "%c%d", o.kind, o.micro + 1);
+			if (now && vz_text_fits(f, VZ_FONT_TINY, t, w))
+				vz_text_draw(f, x0 + w / 2, y + h / 2 - vz_text_height(f, VZ_FONT_TINY) / 2, VZ_FONT_TINY, VZ_ALIGN_CENTER,
+				             vz_text_on(col), t);
+			vz_cell *c = vz_cell_add(f, r, "op");
+			c->state = now ? (o.kind == 'F' ? "forward" : "backward") : "later";
+			c->index = o.micro;
+			c->row = k, c->col = i, c->group = "measured";
+		}
+	}
+	float y = top + (float)s->K * s->row + s->lh;
+	float x = vzs_legend(f, 0, y, vz_mix(vz_th.bg, vz_th.active, 0.8), false, vz_tr("forward Fm", "前向 Fm"));
+	x = vzs_legend(f, x, y, vz_mix(vz_th.bg, vz_th.path_a, 0.8), false, vz_tr("backward Bm", "反向 Bm"));
+	vzs_legend(f, x, y, vz_th.bg, true, vz_tr("idle (waiting for a neighbour): the bubble", "空闲（等相邻阶段）：气泡"));
+}
+
 static void pipe_draw(void *p, vz_frame *f)
 {
 	pipe_scene *s = p;
+	if (s->measured && !s->slots_view) {
+		draw_seconds(s, f);
+		return;
+	}
 	int shown = step_of(f);
 	char t[32];
 	float top = s->lh * 1.5f;
@@ -183,9 +309,19 @@ static void pipe_draw(void *p, vz_frame *f)
 
 static double bubble(const pipe_scene *s) { return (double)s->idle / ((double)s->K * s->T); }
 
+static double measured_bubble(const pipe_scene *s) { return 1 - s->busy / ((double)s->K * (s->tmax - s->tmin)); }
+
 static void pipe_title(void *p, char *buf, size_t cap)
 {
 	pipe_scene *s = p;
+	if (s->measured) {
+		VZ_SNPRINTF_TR(buf, cap, "pipeline as it ran: %s, %d ranks, %d micro-batches, %.1f ms; %s",
+		               "流水线实际运行：%s，%d 个进程，%d 个微批次，%.1f ms；%s",
+		               s->onef1b ? "1F1B" : "GPipe", s->K, s->M, (s->tmax - s->tmin) * 1e3,
+		               s->slots_view ? vz_tr("its ops in slots, in the order they ran", "按实际运行顺序排入时隙")
+		                             : vz_tr("measured times (Tab: slots)", "实测时间（Tab：时隙）"));
+		return;
+	}
 	VZ_SNPRINTF_TR(buf, cap, "pipeline: %s, %d stages, %d micro-batches, %d slots; a schedule computed here (one slot per F or B)",
 	               "流水线：%s，%d 个阶段，%d 个微批次，%d 个时隙；在此计算的调度（每个 F 或 B 一个时隙）",
 	               s->onef1b ? "1F1B" : "GPipe", s->K, s->M, s->T);
@@ -194,6 +330,13 @@ static void pipe_title(void *p, char *buf, size_t cap)
 static void pipe_step_label(void *p, int step, char *buf, size_t cap)
 {
 	pipe_scene *s = p;
+	if (s->measured && !s->slots_view) {
+		double span = s->tmax - s->tmin, at = span * (double)(step < s->T ? step : s->T) / (double)s->T;
+		VZ_SNPRINTF_TR(buf, cap, "%.2f of %.2f ms; bubble %.4f measured, %.4f counted in slots, formula (K-1)/(M+K-1) = %.4f",
+		               "%.2f / %.2f ms；气泡 实测 %.4f，按时隙数 %.4f，公式 (K-1)/(M+K-1) = %.4f", at * 1e3, span * 1e3,
+		               measured_bubble(s), bubble(s), (double)(s->K - 1) / (s->M + s->K - 1));
+		return;
+	}
 	VZ_SNPRINTF_TR(buf, cap, "slot %d of %d; bubble %.4f counted (%d idle of %d slot-stages), formula (K-1)/(M+K-1) = %.4f",
 	               "第 %d / %d 个时隙；气泡 %.4f（数出来的：%d / %d 个空闲），公式 (K-1)/(M+K-1) = %.4f", step < s->T ? step : s->T,
 	               s->T, bubble(s), s->idle, s->K * s->T, (double)(s->K - 1) / (s->M + s->K - 1));
@@ -202,6 +345,22 @@ static void pipe_step_label(void *p, int step, char *buf, size_t cap)
 static void pipe_counters(void *p, vz_panel *pn)
 {
 	pipe_scene *s = p;
+	if (s->measured) {
+		int c = vz_panel_column(pn, s->onef1b ? "1F1B" : "GPipe", s->source);
+		vz_panel_set(pn, c, "stages", s->K);
+		vz_panel_set(pn, c, "micro_batches", s->M);
+		vz_panel_set(pn, c, "span_ms", (s->tmax - s->tmin) * 1e3);
+		vz_panel_set(pn, c, "bubble_measured", measured_bubble(s));
+		vz_panel_set(pn, c, "bubble_counted", bubble(s));
+		vz_panel_set(pn, c, "bubble_formula", (double)(s->K - 1) / (s->M + s->K - 1));
+		vz_panel_set(pn, c, "peak_activations_stage1", s->peak[0]);
+		vz_panel_set(pn, c, "peak_activations_last", s->peak[s->K - 1]);
+		vz_panel_note(pn, "%s", vz_tr("bubble_measured: idle time over stages x span, waits for messages included; "
+		                              "bubble_counted: the same ops one slot each, in the order each stage ran them",
+		                              "bubble_measured：空闲时间 / (阶段数 × 总时长)，含等待消息；bubble_counted：同样的操作各占一个"
+		                              "时隙、按各阶段实际的运行顺序"));
+		return;
+	}
 	const char *src = vz_tr("computed from the schedule drawn", "由所画的调度计算");
 	int c = vz_panel_column(pn, s->onef1b ? "1F1B" : "GPipe", src);
 	vz_panel_set(pn, c, "stages", s->K);
@@ -219,6 +378,15 @@ static void pipe_counters(void *p, vz_panel *pn)
 static void pipe_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	pipe_scene *s = p;
+	if (s->measured && !s->slots_view) {
+		if (c->row < 0 || c->row >= s->K || c->col < 0 || c->col >= 2 * s->M) return;
+		op o = s->ran[c->row][c->col];
+		VZ_SNPRINTF_TR(buf, cap, "stage %d: %s of micro-batch %d, %.3f to %.3f ms (measured)",
+		               "阶段 %d：%s（微批次 %d），%.3f 到 %.3f ms（实测）", c->row + 1,
+		               o.kind == 'F' ? vz_tr("the forward", "前向") : vz_tr("the backward", "反向"), o.micro + 1,
+		               (s->t0[c->row][c->col] - s->tmin) * 1e3, (s->t1[c->row][c->col] - s->tmin) * 1e3);
+		return;
+	}
 	if (c->row < 0 || c->row >= s->K || c->col < 0 || c->col >= s->T) return;
 	op o = s->grid[c->row][c->col];
 	if (!o.kind)
