@@ -8,12 +8,14 @@ on random integers with odd sizes, then the ring run for real with Open MPI (the
 ranks itself with mpirun and times it against lumen.dist's ring and tree, a parameter server and
 MPI_Allreduce), DistributedDataParallel's buckets and their overlap with backward measured on 2
 ranks, model parallelism and the pipeline bubble of GPipe (the student's formula against the idle
-slots counted on a simulated schedule; there is no pipeline runner in Lumen yet, so nothing is
-measured there), and ZeRO's memory arithmetic (per-rank bytes of mixed-precision Adam for each
-stage, checked on random model sizes and rank counts).
-Steps 4 and 5 need Open MPI's mpirun: without it they say so and skip.
-Step 3 shows the allreduce scene (the ring on 4 ranks beside the tree); steps 6 and 7 plot in the
-curves scene.
+slots counted on a simulated schedule), the student's 1F1B order checked slot by slot and then run
+by dist.Pipeline on 2 ranks next to GPipe and the built-in 1F1B (bubble measured and counted,
+activations kept; Megatron's split MLP against the whole), and ZeRO's memory arithmetic (per-rank
+bytes of mixed-precision Adam for each stage, checked on random model sizes and rank counts; then
+dist.ZeroRedundancyOptimizer's state per rank measured).
+Steps 4, 5, 7 and 8's run need Open MPI's mpirun: without it they say so and skip.
+Step 3 shows the allreduce scene (the ring on 4 ranks beside the tree); step 6 the computed
+pipeline scene, step 7 the pipeline as it ran; steps 6 and 8 plot in the curves scene.
 Format: docs/lessons.md.
 ]]
 local say = lesson.say
@@ -347,6 +349,118 @@ local function check_bubble(env)
     '对：在所有 K 和 M 上都是 (K - 1) / (M + K - 1)，包括只有一级（没有气泡）和只有一个微批（K 个时隙空闲 K - 1 个）的情况')
 end
 
+-- ---------------------------------------------------------------- 1F1B, by the student
+
+-- Why ops is not one stage's order of M micro-batches, or nil (as dist.Pipeline checks it).
+local function order_problem(ops, M)
+  if type(ops) ~= 'table' then return say('it returns ' .. type(ops) .. ', not a list of ops', '它返回的是 ' .. type(ops) .. '，不是操作的列表') end
+  local f, b = {}, {}
+  for i, op in ipairs(ops) do
+    local kind, m = type(op) == 'table' and op[1], type(op) == 'table' and op[2]
+    if (kind ~= 'F' and kind ~= 'B') or math.type(m) ~= 'integer' or m < 1 or m > M then
+      return say(string.format("op %d is not {'F', m} or {'B', m} with an integer m in 1..%d", i, M),
+        string.format("第 %d 个操作不是 {'F', m} 或 {'B', m}（m 为 1..%d 的整数）", i, M))
+    end
+    local seen = kind == 'F' and f or b
+    if seen[m] then return say(string.format('op %d runs %s%d a second time', i, kind, m), string.format('第 %d 个操作第二次运行 %s%d', i, kind, m)) end
+    if kind == 'B' and not f[m] then
+      return say(string.format('op %d runs B%d before F%d: a backward needs its forward\'s activations', i, m, m),
+        string.format('第 %d 个操作在 F%d 之前运行 B%d：反向需要它的前向留下的激活', i, m, m))
+    end
+    seen[m] = true
+  end
+  for m = 1, M do
+    if not f[m] or not b[m] then
+      return say(string.format('%s%d is missing: every stage runs each micro-batch\'s forward and backward once', f[m] and 'B' or 'F', m),
+        string.format('缺少 %s%d：每一级要对每个微批各做一次前向和反向', f[m] and 'B' or 'F', m))
+    end
+  end
+end
+
+-- The stages' orders placed in slots as soon as each op can run (as the pipeline scene counts
+-- them): the number of slots, or nil and the stage that waits for ever; and each stage's peak of
+-- micro-batches between their F and B.
+local function run_orders(orders)
+  local K = #orders
+  local done, pos, free, left, span = {}, {}, {}, 0, 0
+  for k = 1, K do done[k], pos[k], free[k] = {}, 1, 0 left = left + #orders[k] end
+  while left > 0 do
+    local moved = false
+    for k = 1, K do
+      local op = orders[k][pos[k]]
+      if op then
+        local kind, m = op[1], op[2]
+        local dep
+        if kind == 'F' then dep = k == 1 and 0 or done[k - 1]['F' .. m]
+        else dep = k == K and done[k]['F' .. m] or (k < K and done[k + 1]['B' .. m]) end
+        if dep then
+          local s = math.max(free[k], dep)
+          done[k][kind .. m], free[k], pos[k] = s + 1, s + 1, pos[k] + 1
+          span, left, moved = math.max(span, s + 1), left - 1, true
+        end
+      end
+    end
+    if not moved then
+      for k = 1, K do if orders[k][pos[k]] then return nil, k, orders[k][pos[k]] end end
+    end
+  end
+  local peak = {}
+  for k = 1, K do
+    local held = 0
+    peak[k] = 0
+    for _, op in ipairs(orders[k]) do
+      held = held + (op[1] == 'F' and 1 or -1)
+      peak[k] = math.max(peak[k], held)
+    end
+  end
+  return span, peak
+end
+
+local function check_1f1b(env)
+  local ok, fn = lesson.need(env, 'one_f_one_b')
+  if not ok then return false, fn end
+  local cases = { { 4, 6 }, { 1, 3 }, { 3, 1 }, { 2, 2 }, { 4, 4 }, { 5, 3 } }
+  local rnd = lesson.lcg(71)
+  for _ = 1, 8 do cases[#cases + 1] = { 1 + math.floor(rnd() * 8), 1 + math.floor(rnd() * 12) } end
+  for _, c in ipairs(cases) do
+    local K, M = c[1], c[2]
+    local where_en, where_zh = string.format('K = %d stages, M = %d micro-batches', K, M), string.format('K = %d 级，M = %d 个微批', K, M)
+    local orders = {}
+    for k = 1, K do
+      local rok, ops = lesson.try(fn, K, k, M)
+      if not rok then return false, ops end
+      local why = order_problem(ops, M)
+      if why then
+        return false, say(string.format('one_f_one_b(%d, %d, %d): %s', K, k, M, why.en), string.format('one_f_one_b(%d, %d, %d)：%s', K, k, M, why.zh))
+      end
+      orders[k] = ops
+    end
+    local span, peak, op = run_orders(orders)
+    if not span then
+      local k = peak
+      return false, say(string.format('%s: the stages wait on each other for ever: stage %d cannot run %s%d (what it needs comes after something that needs it); a real pipeline would hang here',
+          where_en, k, op[1], op[2]),
+        string.format('%s：各级互相等待，永远等下去：第 %d 级无法运行 %s%d（它需要的东西排在需要它的东西之后）；真正的流水线会在这里卡死', where_zh, k, op[1], op[2]))
+    end
+    for k = 1, K do
+      local most = math.min(K - k + 1, M)
+      if peak[k] > most then
+        return false, say(string.format('%s: stage %d keeps %d micro-batches\' activations at once; 1F1B keeps at most K - k + 1 = %d: after K - k warm-up forwards, each forward is followed by a backward (that is what frees the memory GPipe holds)',
+            where_en, k, peak[k], most),
+          string.format('%s：第 %d 级同时保留了 %d 个微批的激活；1F1B 最多保留 K - k + 1 = %d 个：热身做 K - k 个前向，之后每个前向后面紧跟一个反向（这正是它比 GPipe 省内存的地方）',
+            where_zh, k, peak[k], most))
+      end
+    end
+    if span ~= 2 * (M + K - 1) then
+      return false, say(string.format('%s: the schedule takes %d slots; 1F1B takes 2(M + K - 1) = %d, the bubble GPipe has: a stage that starts its backwards too early waits for the next stage; warm up with K - k forwards',
+          where_en, span, 2 * (M + K - 1)),
+        string.format('%s：调度占 %d 个时隙；1F1B 占 2(M + K - 1) = %d 个，气泡与 GPipe 相同：一级太早开始反向就会等下一级；热身做 K - k 个前向', where_zh, span, 2 * (M + K - 1)))
+    end
+  end
+  return true, say('right: on every K and M each stage runs every F and B once, nothing waits for ever, the schedule takes 2(M + K - 1) slots (the bubble (K - 1)/(M + K - 1)), and stage k keeps at most K - k + 1 micro-batches\' activations',
+    '对：在所有 K 和 M 上，每一级都把每个 F 和 B 各做一次，没有永远的等待，调度占 2(M + K - 1) 个时隙（气泡 (K - 1)/(M + K - 1)），第 k 级最多保留 K - k + 1 个微批的激活')
+end
+
 -- ---------------------------------------------------------------- ZeRO
 
 -- per-rank bytes of mixed-precision Adam with one mistake (v): 'stage' shifts the stage
@@ -562,6 +676,102 @@ if out then
   print('measured with Open MPI on this machine, 2 ranks, an MLP of 235,146 parameters (0.94 MB of float32):')
   print('(the median step of 16, the slower rank; forward + backward including the all-reduces)')
   io.write(out)
+else
+  print('not measured: ' .. why)
+end
+]==]
+
+local MEASURE_PIPELINE = [==[
+-- 1F1B's order of ops for stage k of K (1-based) with M micro-batches: a list of {'F', m} and
+-- {'B', m}. To correct: this is GPipe's order (every forward, then the backwards in reverse).
+function one_f_one_b(K, k, M)
+  local ops = {}
+  for m = 1, M do ops[#ops + 1] = {'F', m} end
+  for m = M, 1, -1 do ops[#ops + 1] = {'B', m} end
+  return ops
+end
+
+-- your orders for K = 2 stages, written into the script the ranks run
+local function orders_literal(ms)
+  local parts = {}
+  for _, M in ipairs(ms) do
+    local stages = {}
+    for k = 1, 2 do
+      local ops = {}
+      for i, op in ipairs(one_f_one_b(2, k, M)) do ops[i] = string.format("{'%s', %d}", op[1], op[2]) end
+      stages[k] = '{' .. table.concat(ops, ', ') .. '}'
+    end
+    parts[#parts + 1] = string.format('[%d] = {%s}', M, table.concat(stages, ', '))
+  end
+  return '{' .. table.concat(parts, ', ') .. '}'
+end
+local lit_ok, lit = pcall(orders_literal, {1, 2, 4, 8})
+local script = 'YOURS = ' .. (lit_ok and lit or 'nil') .. '\n' .. [[
+local dist = require 'lumen.dist'
+local rank, K = dist.init()
+local width, batch = 256, 64
+local function stage(k)                -- stage k: 2 x (Linear(256, 256), Tanh), seeded by k
+  lm.manual_seed(k)
+  return nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Linear(width, width), nn.Tanh())
+end
+lm.manual_seed(0)
+local x, y = lm.randn(batch, width), lm.randn(batch, width)
+local lines, shown = {}, nil
+for _, M in ipairs({1, 2, 4, 8}) do
+  for _, name in ipairs({'gpipe', '1f1b', 'yours'}) do
+    local sched = name
+    if name == 'yours' then sched = YOURS and function(_, k, m) return YOURS[m][k] end end
+    if sched then
+      local ok, pipe = pcall(dist.Pipeline, stage, {micro_batches = M, schedule = sched})
+      if not ok then
+        lines[#lines + 1] = string.format('  M = %d  %-6s refused: %s', M, name, (tostring(pipe):gsub('^.-dist%.Pipeline: ', '')))
+      else
+        pipe:train_step(x, y, F.mse_loss)                 -- a warm-up
+        local ms, measured = 0, 0
+        for _ = 1, 3 do
+          pipe:zero_grad()
+          pipe:train_step(x, y, F.mse_loss)
+          ms, measured = ms + pipe.stats.seconds * 1000 / 3, measured + pipe.stats.bubble_measured / 3
+        end
+        local s = pipe.stats
+        local peaks = dist.all_gather(lm.tensor({s.peak_activations})):view(-1):tolist()
+        lines[#lines + 1] = string.format('  M = %d  %-6s %6.2f ms  bubble: measured %.3f, counted %.3f, (K-1)/(M+K-1) %.3f;  activations kept: %d and %d',
+          M, name, ms, measured, s.bubble_slots, s.bubble_formula, peaks[1], peaks[2])
+        if M == 4 and (name == 'yours' or not shown) then shown = pipe end
+      end
+    end
+  end
+end
+-- Megatron's split of an MLP over the 2 ranks: W1 by rows, W2 by columns, one all-reduce
+lm.manual_seed(7)
+local l1, l2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+local col = dist.ColumnParallelLinear(width, 4 * width, {from = l1, gather_output = false})
+local row = dist.RowParallelLinear(4 * width, width, {from = l2, input_is_parallel = true})
+local diff = (row(F.gelu(col(x))) - l2(F.gelu(l1(x)))):abs():max():item()
+if rank == 0 then
+  print(table.concat(lines, '\n'))
+  print(string.format('tensor parallel: rank 0 holds %d of the MLP\'s %d weights; the split MLP\'s output differs from the whole one\'s by %.1e (float32 rounding)',
+    col.weight:numel() + row.weight:numel(), l1.weight:numel() + l2.weight:numel(), diff))
+  local rows = {}
+  for k, ops in ipairs(shown.timeline) do
+    local es = {}
+    for i, e in ipairs(ops) do es[i] = string.format("{op = '%s', micro = %d, t0 = %.9g, t1 = %.9g}", e.op, e.micro, e.t0, e.t1) end
+    rows[k] = '{' .. table.concat(es, ', ') .. '}'
+  end
+  print('--timeline--')
+  print(string.format("{timeline = {%s}, stats = {schedule = '%s'}}", table.concat(rows, ', '), shown.stats.schedule))
+end
+]]
+if not lit_ok then print('your one_f_one_b failed: ' .. tostring(lit) .. ' (the ranks run GPipe and 1F1B only)') end
+pipeline_run = nil
+local out, why = run_ranks(2, script)
+if out then
+  print('measured with Open MPI on this machine: K = 2 stages (ranks), a batch of 64 in M micro-batches,')
+  print('the median of 3 steps; "yours" is dist.Pipeline running your one_f_one_b:')
+  local text, tl = out:match('^(.-)%-%-timeline%-%-\n(.*)$')
+  io.write(text or out)
+  local f = tl and load('return ' .. tl)
+  pipeline_run = f and f() or nil
 else
   print('not measured: ' .. why)
 end
@@ -968,8 +1178,8 @@ The code builds that schedule (each slot a micro-batch's forward F or backward B
 times assumed) and counts its idle slots, and plots the fraction against M for K = 2, 4 and 8.
 The picture is the pipeline scene for K = 4, M = 6: the GPipe timeline with the bubble hatched,
 its panel counting the idle slots (0.3333 here; Tab shows 1F1B, the same bubble with fewer
-activations held). Lumen has no pipeline runner yet: the schedules are computed, nothing here is
-measured. Once you have written `bubble`, :run prints your prediction next to the count.]],
+activations held). Here the schedule is computed; the next step runs a pipeline on Open MPI and
+measures it. Once you have written `bubble`, :run prints your prediction next to the count.]],
         [[
 当一台设备放不下模型时，就切分模型：把各层分成 K 个连续的阶段，每台设备一段（流水线模型并行；
 改为切分每层的矩阵则是张量并行）。设备之间只在切口处向前传激活值、向后传梯度。最朴素的做法是
@@ -980,8 +1190,8 @@ measured. Once you have written `bubble`, :run prints your prediction next to th
 代码构造出这个调度（每个时隙是某个微批在某一级上的前向 F 或反向 B，假设耗时相同），数出其中的
 空闲时隙，并画出空闲比例随 M 的变化（K = 2、4、8）。画面是 K = 4、M = 6 的流水线场景：GPipe 的
 时间线，气泡画成斜线，面板数出空闲时隙的比例（这里是 0.3333；按 Tab 看 1F1B：气泡相同，但保留的
-激活更少）。Lumen 目前还没有流水线执行器：调度是算出来的，这里没有任何实测。写好 `bubble` 之后，
-:run 会把你的预测和数出来的值并排打印。]]),
+激活更少）。这里的调度是算出来的；下一步会在 Open MPI 上真正运行流水线并实测它。写好 `bubble`
+之后，:run 会把你的预测和数出来的值并排打印。]]),
       code = [[
 function gpipe_schedule(K, M)   -- rows[k][t]: what stage k does in slot t; and the idle fraction
   local T, rows, idle = 2 * (M + K - 1), {}, 0
@@ -1071,6 +1281,171 @@ end
     },
     -- 7 ------------------------------------------------------------------------------------
     {
+      title = say('The pipeline on Open MPI: 1F1B, by you', '在 Open MPI 上运行流水线：1F1B，你来写'),
+      text = say([[
+GPipe keeps every micro-batch's activations until its backward: stage 1 holds all M of them at
+the end of the forwards, and memory is what model parallelism was for. 1F1B (PipeDream-flush,
+Narayanan et al. 2021) orders each stage's ops differently: stage k of K first runs K - k forwards
+to fill the pipeline (the warm-up), then alternates one forward and one backward (the steady
+state), then runs the backwards that remain (the cool-down). Its schedule takes the same
+2(M + K - 1) slots, so the bubble is GPipe's, but stage k never holds more than K - k + 1
+micro-batches: a backward frees one as soon as the next forward has made one.
+
+lumen.dist runs pipelines for real: dist.Pipeline(stages, {micro_batches = M, schedule = ...})
+puts stage k on rank k - 1, sends activations forward and gradients back between the ranks
+(dist.isend and dist.recv, tagged by micro-batch), and its gradients equal the unsplit model's
+(tests/dist/parallel_check.lua checks that). A schedule may be 'gpipe', '1f1b' or a function
+(K, k, M) returning stage k's ops in order, which every rank checks before any message moves (an
+order that would wait for ever is an error, not a hang). The code runs 2 stages on 2 ranks for
+M = 1, 2, 4 and 8 with GPipe, the built-in 1F1B and yours (`one_f_one_b`, given as GPipe's order:
+correct it), and prints each step's time, the bubble measured from the ranks' own clocks (idle
+time, waits for messages included, over stages x span), the bubble counted in slots from the order
+the stages really ran their ops, (K - 1)/(M + K - 1), and the activations each stage kept at most. It
+also splits an MLP Megatron's way (ColumnParallelLinear then RowParallelLinear: W1 by rows, W2 by
+columns, one all-reduce) and compares it with the whole MLP. The picture is the run of M = 4 as it
+happened (yours when it runs, else 1F1B): each stage's forwards and backwards at their measured
+times, the idle time hatched; Tab shows the same ops in slots. Expect the measured bubble above
+the counted one: messages take time, and the last stage also computes the loss.]],
+        [[
+GPipe 要把每个微批的激活一直保留到它的反向：前向全部做完时，第 1 级保留着全部 M 个，而省内存
+正是模型并行的初衷。1F1B（PipeDream-flush，Narayanan 等，2021）换了每一级的操作顺序：K 级中的
+第 k 级先做 K - k 个前向把流水线填满（热身），然后前向和反向一个接一个交替（稳定阶段），最后
+做完剩下的反向（收尾）。它的调度同样占 2(M + K - 1) 个时隙，气泡与 GPipe 相同，但第 k 级
+最多只保留 K - k + 1 个微批：下一个前向刚产生一个，反向就释放一个。
+
+lumen.dist 能真正运行流水线：dist.Pipeline(stages, {micro_batches = M, schedule = ...}) 把第 k
+级放在第 k - 1 个 rank 上，在 rank 之间向前传激活、向后传梯度（dist.isend 与 dist.recv，按微批
+打标签），得到的梯度与不切分的模型相同（tests/dist/parallel_check.lua 检查了这一点）。schedule
+可以是 'gpipe'、'1f1b'，或者一个函数 (K, k, M)，按顺序返回第 k 级的操作；每个 rank 在发出任何
+消息之前都会检查它（会永远等下去的顺序是一个错误，而不是卡死）。代码在 2 个 rank 上运行 2 级，
+M = 1、2、4、8，分别用 GPipe、内置的 1F1B 和你的 `one_f_one_b`（给出的是 GPipe 的顺序：改正
+它），打印每一步的时间、由各 rank 自己的时钟测出的气泡（空闲时间——包括等消息——除以
+阶段数 × 总时长）、按各级实际运行顺序排入时隙数出来的气泡、公式给出的气泡，以及每一级最多
+保留的激活数。代码还按 Megatron 的方式切分一个 MLP（先 ColumnParallelLinear 再
+RowParallelLinear：W1 按行、W2 按列切，一次 all-reduce），并与完整的 MLP 对照。画面是 M = 4
+的那次实际运行（你的能运行时就是你的，否则是 1F1B）：每一级的前向和反向画在实测的时间上，
+空闲时间画成斜线；按 Tab 看同样的操作排入时隙。实测的气泡会比数出来的大：消息要花时间，
+最后一级还要算损失。]]),
+      code = RUN_RANKS .. MEASURE_PIPELINE,
+      scene = function(env)
+        if type(env.pipeline_run) == 'table' then return 'pipeline', env.pipeline_run end
+        return 'pipeline', { stages = 2, micro = 4, schedule = '1f1b' }
+      end,
+      exercise = {
+        prompt = say([[
+Correct `one_f_one_b(K, k, M)`: the ops of stage k (1..K) under 1F1B with M micro-batches, in the
+order the stage runs them — {'F', m} for micro-batch m's forward, {'B', m} for its backward. The
+check builds every stage's order for random K and M and runs them together slot by slot: each
+stage must run every F and B once (B after its F), no stage may wait for ever, the schedule must
+take 2(M + K - 1) slots and stage k must keep at most K - k + 1 micro-batches' activations.]],
+          [[
+改正 `one_f_one_b(K, k, M)`：在有 M 个微批的 1F1B 调度中，第 k 级（1..K）按运行顺序排列的
+操作——{'F', m} 是微批 m 的前向，{'B', m} 是它的反向。检查会在随机的 K 和 M 上构造每一级的
+顺序，再一个时隙一个时隙地让它们一起运行：每一级要把每个 F 和 B 各运行一次（B 在它的 F 之后），
+不能有一级永远等下去，调度要占 2(M + K - 1) 个时隙，第 k 级最多保留 K - k + 1 个微批的激活。]]),
+        hints = {
+          say('Three parts: warm = math.min(K - k, M) forwards; then for i = 1, M - warm: the forward of micro-batch warm + i, then the backward of micro-batch i; then the backwards that are left.',
+            '分三段：先做 warm = math.min(K - k, M) 个前向；然后 i = 1 到 M - warm：做微批 warm + i 的前向，再做微批 i 的反向；最后做剩下的反向。'),
+          say('The last stage (k = K) has no warm-up: F1 B1 F2 B2 ...; the backwards go in the order of the micro-batches, as the next stage sends their gradients.',
+            '最后一级（k = K）不需要热身：F1 B1 F2 B2 ……；反向按微批的顺序进行，因为下一级也是按这个顺序把梯度传回来的。'),
+        },
+        check = check_1f1b,
+        solution = [[
+function one_f_one_b(K, k, M)
+  local ops, warm = {}, math.min(K - k, M)
+  for m = 1, warm do ops[#ops + 1] = {'F', m} end
+  for i = 1, M - warm do
+    ops[#ops + 1] = {'F', warm + i}
+    ops[#ops + 1] = {'B', i}
+  end
+  for m = M - warm + 1, M do ops[#ops + 1] = {'B', m} end
+  return ops
+end
+]],
+        wrong = {
+          [[
+function one_f_one_b(K, k, M)   -- GPipe's order
+  local ops = {}
+  for m = 1, M do ops[#ops + 1] = {'F', m} end
+  for m = M, 1, -1 do ops[#ops + 1] = {'B', m} end
+  return ops
+end
+]],
+          [[
+function one_f_one_b(K, k, M)   -- one warm-up forward too many
+  local ops, warm = {}, math.min(K - k + 1, M)
+  for m = 1, warm do ops[#ops + 1] = {'F', m} end
+  for i = 1, M - warm do
+    ops[#ops + 1] = {'F', warm + i}
+    ops[#ops + 1] = {'B', i}
+  end
+  for m = M - warm + 1, M do ops[#ops + 1] = {'B', m} end
+  return ops
+end
+]],
+          [[
+function one_f_one_b(K, k, M)   -- no warm-up
+  local ops = {}
+  for m = 1, M do
+    ops[#ops + 1] = {'F', m}
+    ops[#ops + 1] = {'B', m}
+  end
+  return ops
+end
+]],
+          [[
+function one_f_one_b(K, k, M)   -- the cool-down forgotten
+  local ops, warm = {}, math.min(K - k, M)
+  for m = 1, warm do ops[#ops + 1] = {'F', m} end
+  for i = 1, M - warm do
+    ops[#ops + 1] = {'F', warm + i}
+    ops[#ops + 1] = {'B', i}
+  end
+  return ops
+end
+]],
+          [[
+function one_f_one_b(K, k, M)   -- the cool-down in reverse
+  local ops, warm = {}, math.min(K - k, M)
+  for m = 1, warm do ops[#ops + 1] = {'F', m} end
+  for i = 1, M - warm do
+    ops[#ops + 1] = {'F', warm + i}
+    ops[#ops + 1] = {'B', i}
+  end
+  for m = M, M - warm + 1, -1 do ops[#ops + 1] = {'B', m} end
+  return ops
+end
+]],
+          [[
+function one_f_one_b(K, k, M)   -- backward before forward in the steady state
+  local ops, warm = {}, math.min(K - k, M)
+  for m = 1, warm do ops[#ops + 1] = {'F', m} end
+  for i = 1, M - warm do
+    ops[#ops + 1] = {'B', i}
+    ops[#ops + 1] = {'F', warm + i}
+  end
+  for m = M - warm + 1, M do ops[#ops + 1] = {'B', m} end
+  return ops
+end
+]],
+          [[
+function one_f_one_b(K, k, M)   -- stages counted from 0
+  local ops, warm = {}, math.min(K - k - 1, M)
+  if warm < 0 then warm = 0 end
+  for m = 1, warm do ops[#ops + 1] = {'F', m} end
+  for i = 1, M - warm do
+    ops[#ops + 1] = {'F', warm + i}
+    ops[#ops + 1] = {'B', i}
+  end
+  for m = M - warm + 1, M do ops[#ops + 1] = {'B', m} end
+  return ops
+end
+]],
+        },
+      },
+    },
+    -- 8 ------------------------------------------------------------------------------------
+    {
       title = say("ZeRO: sharding the training state", 'ZeRO：切分训练状态'),
       text = say([[
 Data parallelism copies everything to every rank. With mixed-precision Adam a model of P
@@ -1089,7 +1464,11 @@ the weights: an all-reduce in two halves); stage 3 gathers the weights again in 
 backward, 1.5 times as much. The paper's example, 7.5B parameters on 64 GPUs: 120, 31.4, 16.6 and
 1.9 GB per GPU. The code prints that table and plots GB per rank against N with your `zero_bytes`
 (the given one shards nothing); activations and buffers are not counted. Combined with pipeline and
-tensor model parallelism, this is hybrid parallelism as large models are trained.]],
+tensor model parallelism, this is hybrid parallelism as large models are trained. Then the code
+runs stage 1 for real on 2 ranks (dist.ZeroRedundancyOptimizer over float32 Adam, which keeps two
+moments, 8 bytes a parameter): each rank's share of the state is measured, and the parameters are
+compared with one Adam's. It splits whole tensors, as PyTorch's does, so a model with one big
+tensor shares unevenly.]],
         [[
 数据并行把所有东西复制到每个 rank。用混合精度 Adam 时，P 个参数的模型要存 2P 字节 fp16 权重、
 2P 字节 fp16 梯度和 12P 字节 fp32 优化器状态（主权重、动量、方差）：N 个 rank 上每个都是 16P
@@ -1105,8 +1484,11 @@ tensor model parallelism, this is hybrid parallelism as large models are trained
 拆成两半）；第 3 级在前向和反向中还要再收集权重，通信量是 1.5 倍。论文的例子：7.5B 参数、64 块
 GPU，每块 GPU 分别为 120、31.4、16.6 和 1.9 GB。代码用你的 `zero_bytes` 打印这张表，并画出每个
 rank 的 GB 随 N 的变化（给出的版本什么都不切分）；不计激活值和缓冲区。再结合流水线和张量模型
-并行，就是训练大模型时所用的混合并行。]]),
-      code = [[
+并行，就是训练大模型时所用的混合并行。随后代码在 2 个 rank 上真正运行第 1 级
+（dist.ZeroRedundancyOptimizer，用 float32 的 Adam：两个动量，每个参数 8 字节）：实测每个 rank
+分到的状态，并把参数与单个 Adam 的结果对照。它按整个张量切分（与 PyTorch 相同），所以有一个
+大张量的模型分得不均。]]),
+      code = [==[
 function zero_bytes(P, N, stage)   -- to correct: bytes per rank, as if stage 0 at every stage
   return 2 * P + 2 * P + 12 * P
 end
@@ -1121,7 +1503,40 @@ for stage = 0, 3 do
       {x = 'ranks N'})
   end
 end
-]],
+]==] .. RUN_RANKS .. [==[
+-- ZeRO stage 1 for real on 2 ranks: dist.ZeroRedundancyOptimizer splits Adam's state (float32 here)
+local zscript = [[
+local dist = require 'lumen.dist'
+local rank, n = dist.init()
+local function mlp()
+  lm.manual_seed(1)
+  return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+end
+local net, ref = mlp(), mlp()
+local zero = dist.ZeroRedundancyOptimizer(net:parameters(), optim.Adam, {lr = 1e-3})
+local adam = optim.Adam(ref:parameters(), {lr = 1e-3})          -- one Adam over everything, to compare
+for step = 1, 3 do                                               -- the same batch on both ranks, as after
+  lm.manual_seed(10 + step)                                      -- DDP has averaged the gradients
+  local x, y = lm.randn(32, 784), lm.randint(1, 11, {32})
+  zero:zero_grad(); adam:zero_grad()
+  F.cross_entropy(net(x), y):backward(); F.cross_entropy(ref(x), y):backward()
+  zero:step(); adam:step()
+end
+local same, a, b = true, net:parameters(), ref:parameters()
+for i = 1, #a do same = same and lm.equal(a[i], b[i]) end
+local per = dist.all_gather(lm.tensor({zero:state_bytes()}, {dtype = 'float64'})):view(-1):tolist()
+local whole = 0
+for _, st in pairs(adam.state) do for _, v in pairs(st) do if lm.is_tensor(v) then whole = whole + v:nbytes() end end end
+if rank == 0 then
+  print(string.format('ZeRO-1 measured on 2 ranks (float32 Adam, 235,146 parameters): one Adam keeps %.3f MB of state;', whole / 1e6))
+  print(string.format('  rank 0 keeps %.3f MB, rank 1 %.3f MB (whole tensors, each to the rank with fewer elements so far:', per[1] / 1e6, per[2] / 1e6))
+  print('  the first layer\'s weight, 200,704 of the parameters, is one tensor); after 3 steps the parameters')
+  print('  equal one Adam\'s bit for bit: ' .. tostring(same))
+end
+]]
+local out, why = run_ranks(2, zscript)
+io.write(out or ('ZeRO-1 not measured: ' .. why .. '\n'))
+]==],
       scene = 'curves',
       exercise = {
         prompt = say([[
