@@ -1060,8 +1060,8 @@ doc('dist.world_size', 'dist.world_size() -> integer', [[The number of ranks.]])
 doc('dist.barrier', 'dist.barrier()', [[Waits until every rank reaches it.]])
 doc('dist.all_reduce', "dist.all_reduce(t [, {op='sum'|'mean'|'max'|'min', algo='mpi'|'ring'|'tree'}]) -> t",
   [[t (in place) becomes the reduction over the ranks. 'mpi' is MPI_Allreduce; 'ring' (reduce-scatter
-then all-gather around the ring) and 'tree' (a binomial tree to rank 0 and back) are written in Lua
-on sendrecv: integer data give MPI's bits, floats differ by rounding only, every rank the same
+then all-gather around the ring, in C on MPI's point-to-point calls) and 'tree' (a binomial tree to
+rank 0 and back, in Lua on send/recv) are Lumen's own: integer data give MPI's bits, floats differ by rounding only, every rank the same
 bits. The ranks must agree on op, algo, shape and dtype: a disagreement is an error on every rank.]])
 doc('dist.broadcast', 'dist.broadcast(t, src) -> t', [[Every rank's t (in place) takes rank src's values.]])
 doc('dist.all_gather', 'dist.all_gather(t) -> Tensor', [[(world_size, ...): every rank's t in rank order.]])
@@ -1071,9 +1071,42 @@ doc('dist.send', 'dist.send(t, dst)', [[Sends t to rank dst, which calls dist.re
 doc('dist.recv', 'dist.recv(t, src) -> t', [[Fills t with what rank src sends (an error when the sizes differ).]])
 doc('dist.sendrecv', 'dist.sendrecv(t, dst, into, src) -> into', [[Sends t to dst while receiving into from
 src: a ring's step, where every rank sends and receives at once.]])
+doc('dist.isend', 'dist.isend(t, dst [, tag]) -> handle', [[Starts sending t to rank dst and returns at once;
+handle:wait() ends it (t must not change until then). What a pipeline's stages send with.]])
+doc('dist.copy_to_parallel', 'dist.copy_to_parallel(x) -> Tensor', [[Megatron's f: the identity forward;
+backward all-reduces the gradient over the ranks (an lm.autograd.Function).]])
+doc('dist.reduce_from_parallel', 'dist.reduce_from_parallel(x) -> Tensor', [[Megatron's g: forward
+all-reduces x over the ranks; backward passes the gradient through.]])
+doc('dist.gather_from_parallel', 'dist.gather_from_parallel(x) -> Tensor', [[Forward: every rank's x
+concatenated on the last dim in rank order; backward: this rank's part of the gradient.]])
+doc('dist.scatter_to_parallel', 'dist.scatter_to_parallel(x) -> Tensor', [[Forward: this rank's part of
+x's last dim (which the world size must divide); backward: the parts' gradients gathered.]])
+doc('dist.ColumnParallelLinear', "dist.ColumnParallelLinear(in, out [, {bias=true, gather_output=true, dtype=, from=}])",
+  [[A Linear split by output rows over the ranks (Megatron): rank r keeps out/N rows of W and b.
+Forward: f(x), then x W_r^T + b_r, gathered on the last dim unless gather_output = false (then a
+RowParallelLinear with input_is_parallel = true takes it). from = an nn.Linear to split; else one
+made as nn.Linear makes it, on rank 0, for every rank.]])
+doc('dist.RowParallelLinear', "dist.RowParallelLinear(in, out [, {bias=true, input_is_parallel=false, dtype=, from=}])",
+  [[A Linear split by input columns: rank r keeps in/N columns of W (and the whole bias). Forward:
+this rank's part of x (or x as given, input_is_parallel), x_r W_r^T, summed over the ranks (g),
+plus b. After a ColumnParallelLinear(gather_output = false): one all-reduce for the pair.]])
+doc('dist.Pipeline', "dist.Pipeline(stages, {micro_batches=M, schedule='gpipe'|'1f1b'|fn, checkpoint=false})",
+  [[Pipeline parallelism: stage k (a list of modules, one per rank, or a function k -> module) runs
+on rank k - 1. pipe:train_step(x, target, loss_fn) -> loss runs M micro-batches through the
+schedule (activations forward, gradients back between ranks) and leaves the gradients of the mean
+loss in this stage's parameters; pipe:forward(x) -> the output on the last rank. schedule may be a
+function (K, k, M) -> stage k's ops ({'F', m}, {'B', m}), checked before it runs; checkpoint
+recomputes each stage's forward in its backward. pipe.timeline and pipe.stats (bubble measured,
+counted in slots and by (K-1)/(M+K-1); peak activations); viz.show('pipeline', pipe) draws it.]])
+doc('dist.ZeroRedundancyOptimizer', 'dist.ZeroRedundancyOptimizer(params, optim.Adam, opts) -> zero',
+  [[ZeRO stage 1: the parameters split over the ranks (whole tensors, each to the least loaded
+rank); each rank keeps the optimiser state of its part only, zero:step() updates it and broadcasts
+it from its owner. Gradients must be the same on every rank (after DDP). zero:zero_grad(),
+zero:state_bytes(), zero.owner[i].]])
 doc('dist.is_available', 'dist.is_available() -> boolean', [[Whether this build has the MPI module.]])
 doc('dist.is_initialized', 'dist.is_initialized() -> boolean', [[Whether dist.init() ran.]])
-doc('dist.wtime', 'dist.wtime() -> seconds', [[MPI_Wtime (lm.sys.clock without MPI).]])
+doc('dist.wtime', 'dist.wtime() -> seconds', [[MPI_Wtime (lm.sys.clock without MPI). Open MPI counts it
+from each process's start: compare ranks' times from a barrier they left together.]])
 doc('dist.mpi_version', 'dist.mpi_version() -> string', [[The MPI library ("Open MPI v4.1.4"), or nil.]])
 
 doc('lesson.say', 'lesson.say(en, zh) -> text', [[A text in both languages, {en = en, zh = zh} (for

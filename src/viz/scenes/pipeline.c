@@ -406,7 +406,7 @@ static const vz_option pipe_options[] = {
 const vz_scene_class vz_scene_pipeline = {
 	.name = "pipeline",
 	.summary = "pipeline parallelism: GPipe and 1F1B as a timeline of forward and backward micro-batches per stage, the "
-	           "bubble counted",
+	           "bubble counted; or a dist.Pipeline step as it ran (viz.show('pipeline', pipe))",
 	.patterns = "",
 	.options = pipe_options,
 	.create = pipe_create,
