@@ -10,7 +10,8 @@ run with `mpirun -np N lumen script.lua`; as root add --allow-run-as-root, past 
   dist.broadcast(t, src) -> t      (in place: every rank gets src's values)
   dist.all_gather(t) -> T          (world, ...): every rank's t stacked in rank order
   dist.reduce_scatter(t [, {op=}]) -> chunk   rank r gets the reduction of rows r * n/world ..
-  dist.send(t, dst), dist.recv(t, src), dist.sendrecv(t, dst, into, src)
+  dist.send(t, dst), dist.recv(t, src), dist.sendrecv(t, dst, into, src), dist.isend(t, dst)
+  dist.save(path, tensors)         a checkpoint written by rank 0 alone, the others waiting
 
 Every collective first checks that the ranks agree on the call, the shape and the dtype (one
 small all-gather): a disagreement is an error on every rank naming each rank's tensor, not a hang.
@@ -526,6 +527,38 @@ function M.DistributedSampler(n, opts)
     return perm:view(self.per, size):select(2, rank + 1):contiguous()
   end
   return setmetatable(s, { __len = function(self) return self.per end })
+end
+
+--- dist.save(path, tensors [, opts]) -> true: a checkpoint written once, by rank 0 (lm.save: a
+--- temporary file renamed over path, so a crash never leaves half a file), while the others wait;
+--- then every rank can read it. A failure on rank 0 is an error on every rank, with rank 0's reason.
+function M.save(path, tensors, opts)
+  local fname = 'dist.save'
+  need(fname)
+  if type(path) ~= 'string' then fail(fname, 'argument 1 must be a path, got %s', type(path)) end
+  local ok, err = true, nil
+  if world.rank == 0 then ok, err = pcall(lm.save, path, tensors, opts) end
+  if world.mpi and world.size > 1 then
+    -- rank 0's outcome and reason to every rank (a fixed-size message: 1 + 400 bytes)
+    local msg = lm.zeros(401, { dtype = 'uint8' })
+    if world.rank == 0 then
+      msg[1] = ok and 1 or 0
+      local text = ok and '' or tostring(err):sub(1, 400)
+      for i = 1, #text do msg[i + 1] = text:byte(i) end
+    end
+    mpi.bcast(msg, 0)
+    local bytes = msg:tolist()
+    ok = bytes[1] == 1
+    if not ok and world.rank ~= 0 then
+      local chars = {}
+      for i = 2, 401 do if bytes[i] == 0 then break end chars[#chars + 1] = string.char(bytes[i]) end
+      err = table.concat(chars)
+    end
+  end
+  if not ok then
+    error(string.format("%s: rank 0 could not write '%s': %s", fname, path, (tostring(err):gsub('^[^:]*:%d+: ', ''))), 2)
+  end
+  return true
 end
 
 -- model parallelism (lumen/dist_parallel.lua), loaded on first use

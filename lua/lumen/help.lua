@@ -1071,6 +1071,9 @@ doc('dist.send', 'dist.send(t, dst)', [[Sends t to rank dst, which calls dist.re
 doc('dist.recv', 'dist.recv(t, src) -> t', [[Fills t with what rank src sends (an error when the sizes differ).]])
 doc('dist.sendrecv', 'dist.sendrecv(t, dst, into, src) -> into', [[Sends t to dst while receiving into from
 src: a ring's step, where every rank sends and receives at once.]])
+doc('dist.save', 'dist.save(path, tensors [, opts]) -> true', [[A checkpoint written once, by rank 0 (lm.save:
+a temporary file renamed over path), while the others wait; afterwards every rank can lm.load it. A
+failure on rank 0 is an error on every rank, with rank 0's reason.]])
 doc('dist.isend', 'dist.isend(t, dst [, tag]) -> handle', [[Starts sending t to rank dst and returns at once;
 handle:wait() ends it (t must not change until then). What a pipeline's stages send with.]])
 doc('dist.copy_to_parallel', 'dist.copy_to_parallel(x) -> Tensor', [[Megatron's f: the identity forward;

@@ -156,5 +156,35 @@ do
     'DataLoader with the sampler yields this rank\'s share in its order')
 end
 
+-- checkpoints: written by rank 0 alone, readable by every rank after; a failure is every rank's error
+do
+  local net = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+  local ddp = nn.DistributedDataParallel(net)
+  local path = ''
+  if rank == 0 then
+    local base = os.tmpname()
+    os.remove(base)
+    path = base .. '.safetensors'
+  end
+  -- one path for every rank: rank 0's
+  local name = lm.zeros(200, { dtype = 'uint8' })
+  if rank == 0 then for i = 1, #path do name[i] = path:byte(i) end end
+  dist.broadcast(name, 0)
+  local chars = {}
+  for _, b in ipairs(name:tolist()) do if b == 0 then break end chars[#chars + 1] = string.char(b) end
+  path = table.concat(chars)
+  ok(dist.save(path, net:state_dict()) == true, 'dist.save returns true on every rank')
+  local back = lm.load(path)
+  local same = true
+  for k, v in pairs(net:state_dict()) do same = same and back[k] ~= nil and lm.equal(back[k], v) end
+  ok(same, 'every rank reads rank 0\'s checkpoint, equal to its own (DDP broadcast the weights)')
+  dist.barrier()
+  if rank == 0 then os.remove(path) end
+  local okc, err = pcall(dist.save, '/nonexistent-dir/x.safetensors', net:state_dict())
+  ok(not okc and tostring(err):find("dist.save: rank 0 could not write '/nonexistent-dir/x.safetensors'", 1, true),
+    'a failed write is every rank\'s error: ' .. tostring(err))
+  ok(ddp ~= nil)
+end
+
 print(string.format('rank %d of %d: %d checks, %d failed (DDP)', rank, n, checks, failed))
 if failed > 0 then os.exit(1) end
