@@ -113,6 +113,23 @@ lm_conv_algo lm_conv2d_which(const lm_tensor *x, const lm_tensor *w, const lm_co
 /* "auto", "im2col", "winograd" ("?" out of range). */
 const char *lm_conv_algo_name(lm_conv_algo algo);
 
+typedef struct lm_conv_transpose2d_opts {
+	int64_t stride[2];         /* default 1 (0 means default) */
+	int64_t padding[2];        /* default 0: removed from each side of the full output */
+	int64_t output_padding[2]; /* default 0: added to one side; less than the stride or the dilation */
+	int64_t dilation[2];       /* default 1 (0 means default) */
+	int64_t groups;            /* default 1 (0 means default) */
+} lm_conv_transpose2d_opts;
+/*
+ * The transposed convolution (PyTorch's conv_transpose2d): conv2d's adjoint with respect to its
+ * input. x: (N, C, H, W), w: (C, K/groups, R, S), b: (K) or NULL -> (N, K, OH, OW) with
+ * OH = (H - 1) stride - 2 padding + dilation (R - 1) + output_padding + 1 (and OW alike). Computed
+ * as cols = w^T x per group (matmul), col2im onto the full output (the overlapping windows summed)
+ * and a crop of the padding (pad), so its gradients are those ops'.
+ */
+lm_tensor *lm_conv_transpose2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                               const lm_conv_transpose2d_opts *opts);
+
 typedef struct lm_pool2d_opts {
 	int64_t kernel[2];
 	int64_t stride[2];  /* default: the kernel (0 means default) */

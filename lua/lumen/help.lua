@@ -545,6 +545,13 @@ doc('F.conv2d', "F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=, a
 algo: 'im2col' (im2col + matmul, any layer), 'winograd' (Winograd F(2x2, 3x3): 3x3 kernels, stride 1,
 dilation 1, groups 1 only; float32 within a few ulp of the sums of a direct convolution), 'auto' (the
 default: Winograd where it applies to float32 with >= 8 input channels on a SIMD path, else im2col).]])
+doc('F.group_norm', 'F.group_norm(x, num_groups [, weight [, bias [, eps = 1e-5]]]) -> Tensor',
+  [[Group normalisation (Wu & He): x (N, C, ...) split into num_groups groups of C/num_groups channels;
+each sample's group normalised to mean 0, variance 1 (biased), then weight and bias (C) per channel.]])
+doc('F.conv_transpose2d', "F.conv_transpose2d(x, w [, b [, {stride=, padding=, output_padding=, dilation=, groups=}]]) -> Tensor",
+  [[The transposed convolution, conv2d's adjoint with respect to its input: x (N, C, H, W), w (C, K/groups,
+R, S) -> (N, K, (H-1) stride - 2 padding + dilation (R-1) + output_padding + 1, ...). Computed as w^T x
+per group and col2im (overlapping windows summed); differentiable in x, w and b.]])
 doc('F.max_pool2d', 'F.max_pool2d(x, k [, {stride=, padding=, return_indices=}]) -> y [, indices]',
   [[The maximum of each k x k window (stride k by default) of x (N, C, H, W).]])
 doc('F.avg_pool2d', 'F.avg_pool2d(x, k [, {stride=, padding=}]) -> Tensor', [[The mean of each k x k window.]])
@@ -629,6 +636,8 @@ local layers = {
   ModuleList = { 'nn.ModuleList({m1, m2, ...})', 'Holds modules (their parameters count) without a forward of its own: list[i], #list, list:append(m).' },
   Linear = { 'nn.Linear(in, out [, {bias=true, dtype=}])', 'y = x W^T + b with W (out, in), initialised as PyTorch: kaiming_uniform (a = sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in)), and b from the same range.' },
   Conv2d = { "nn.Conv2d(in, out, k [, {stride=1, padding=0|'same'|'valid', dilation=1, groups=1, bias=true}])", 'A 2-D convolution layer over (N, C, H, W) inputs; weight (out, in/groups, kh, kw) initialised as PyTorch (kaiming_uniform a = sqrt(5), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))).' },
+  ConvTranspose2d = { "nn.ConvTranspose2d(in, out, k [, {stride=1, padding=0, output_padding=0, dilation=1, groups=1, bias=true}])", "The transposed convolution (conv2d's adjoint) as a layer: it upsamples, as a DCGAN's generator does; weight (in, out/groups, kh, kw) initialised as PyTorch; m(x, output_size) picks the output_padding that gives output_size." },
+  GroupNorm = { 'nn.GroupNorm(num_groups, num_channels [, {eps=1e-5, affine=true}])', "F.group_norm as a layer: each sample's groups of channels normalised (a diffusion U-Net's norm: it does not depend on the batch); weight ones, bias zeros." },
   MaxPool2d = { 'nn.MaxPool2d(k [, stride [, {padding=}]])', 'Max pooling over k x k windows (stride k by default).' },
   AdaptiveAvgPool2d = { 'nn.AdaptiveAvgPool2d(output_size)', 'F.adaptive_avg_pool2d as a module: any input size to output_size (an integer or {h, w}); AdaptiveAvgPool2d(1) is global average pooling.' },
   Upsample = { "nn.Upsample({size= | scale_factor=, mode='nearest'|'bilinear', align_corners=})", 'F.interpolate as a module (no parameters).' },

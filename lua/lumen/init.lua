@@ -167,8 +167,8 @@ function lm._guard_globals(env)
   guard(env, 'globals', '')
 end
 
--- F.scaled_dot_product_attention, F.adaptive_avg_pool2d and F.interpolate are written in Lua
--- (lumen/nn/attention.lua, resize.lua), loaded on first call.
+-- F.scaled_dot_product_attention, F.adaptive_avg_pool2d, F.interpolate and F.group_norm are
+-- written in Lua (lumen/nn/attention.lua, resize.lua, norm.lua), loaded on first call.
 if type(lm.nn) == 'table' and type(rawget(lm.nn, 'functional')) == 'table' then
   local Fn = rawget(lm.nn, 'functional')
   Fn.scaled_dot_product_attention = function(...)
@@ -176,6 +176,7 @@ if type(lm.nn) == 'table' and type(rawget(lm.nn, 'functional')) == 'table' then
   end
   Fn.adaptive_avg_pool2d = function(...) return require('lumen.nn.resize').adaptive_avg_pool2d(...) end
   Fn.interpolate = function(...) return require('lumen.nn.resize').interpolate(...) end
+  Fn.group_norm = function(...) return require('lumen.nn.norm').group_norm(...) end
 end
 
 -- lm.nn is the functional half (lm.nn.functional, F); torch.nn.Linear is nn.Linear here, so

@@ -127,6 +127,30 @@ static int f_conv2d(lua_State *L)
 	LML_RETURN(L, lm_conv2d_algo(x, w, b, &o.c, (lm_conv_algo)o.algo));
 }
 
+/* F.conv_transpose2d(x, w [, b [, {stride=, padding=, output_padding=, dilation=, groups=}]]) */
+static int f_conv_transpose2d(lua_State *L)
+{
+	static const lml_field fields[] = {
+		{.key = "stride", .kind = LML_PAIR, .offset = offsetof(lm_conv_transpose2d_opts, stride)},
+		{.key = "padding", .kind = LML_PAIR, .offset = offsetof(lm_conv_transpose2d_opts, padding)},
+		{.key = "output_padding", .kind = LML_PAIR, .offset = offsetof(lm_conv_transpose2d_opts, output_padding)},
+		{.key = "dilation", .kind = LML_PAIR, .offset = offsetof(lm_conv_transpose2d_opts, dilation)},
+		{.key = "groups", .kind = LML_INTEGER, .offset = offsetof(lm_conv_transpose2d_opts, groups)},
+		LML_FIELDS_END,
+	};
+	lm_tensor *x = lml_checktensor(L, 1, "input");
+	lm_tensor *w = lml_checktensor(L, 2, "weight");
+	lm_tensor *b = opt_tensor(L, 3, "bias");
+	lm_conv_transpose2d_opts o = {{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1};
+	lml_readopts(L, 4, NULL, fields, &o);
+	check_pair_min(L, "stride", o.stride, 1);
+	check_pair_min(L, "padding", o.padding, 0);
+	check_pair_min(L, "output_padding", o.output_padding, 0);
+	check_pair_min(L, "dilation", o.dilation, 1);
+	if (o.groups < 1) lml_error(L, "option groups must be at least 1, got %lld", (long long)o.groups);
+	LML_RETURN(L, lm_conv_transpose2d(x, w, b, &o));
+}
+
 /* F.unfold(x, kernel_size [, {stride=, padding=, dilation=}]): im2col, torch's layout */
 typedef struct unfold_opts {
 	int64_t stride[2], padding[2], dilation[2];
@@ -418,6 +442,7 @@ static const luaL_Reg functions[] = {
 	{"log_softmax", f_log_softmax},
 	{"linear", f_linear},
 	{"conv2d", f_conv2d},
+	{"conv_transpose2d", f_conv_transpose2d},
 	{"unfold", f_unfold},
 	{"lstm_cell", f_lstm_cell},
 	{"gru_cell", f_gru_cell},

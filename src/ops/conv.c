@@ -235,6 +235,104 @@ lm_tensor *lm_conv2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
 	return lm_conv2d_algo(x, w, b, o, LM_CONV_AUTO);
 }
 
+/* ---------------------------------------------------------------- conv_transpose2d */
+
+lm_tensor *lm_conv_transpose2d(const lm_tensor *x, const lm_tensor *w, const lm_tensor *b,
+                               const lm_conv_transpose2d_opts *o)
+{
+	static const lm_conv_transpose2d_opts defaults = {{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1};
+	if (!o) o = &defaults;
+	const char *fn = "conv_transpose2d";
+	if (lmi_check_float(fn, "input", x) || lmi_check_float(fn, "weight", w) || (b && lmi_check_float(fn, "bias", b)))
+		return NULL;
+	if (x->dtype != w->dtype || (b && b->dtype != x->dtype)) {
+		lmi_fail(LM_ERR_DTYPE, "%s: input %s, weight %s%s%s must have one dtype", fn, lm_dtype_name(x->dtype),
+		         lm_dtype_name(w->dtype), b ? " and bias " : "", b ? lm_dtype_name(b->dtype) : "");
+		return NULL;
+	}
+	if (x->ndim != 4 || w->ndim != 4) {
+		lmi_fail(LM_ERR_SHAPE, "%s: expects input (N, C, H, W) and weight (C, K/groups, R, S), got %s and %s", fn,
+		         lmi_shape_s(x), lmi_shape_s(w));
+		return NULL;
+	}
+	int64_t g = o->groups ? o->groups : 1;
+	int64_t st[2], dl[2], out[2];
+	int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+	int64_t R = w->shape[2], S = w->shape[3], in_sz[2] = {H, W}, k[2] = {R, S};
+	for (int i = 0; i < 2; i++) {
+		st[i] = o->stride[i] ? o->stride[i] : 1;
+		dl[i] = o->dilation[i] ? o->dilation[i] : 1;
+		if (st[i] < 1 || dl[i] < 1 || o->padding[i] < 0 || o->output_padding[i] < 0) {
+			lmi_fail(LM_ERR_ARG, "%s: stride %lld and dilation %lld must be positive, padding %lld and "
+			         "output_padding %lld at least 0", fn, (long long)o->stride[i], (long long)o->dilation[i],
+			         (long long)o->padding[i], (long long)o->output_padding[i]);
+			return NULL;
+		}
+		if (o->output_padding[i] >= st[i] && o->output_padding[i] >= dl[i]) {
+			lmi_fail(LM_ERR_ARG, "%s: output_padding %lld must be smaller than the stride %lld or the "
+			         "dilation %lld", fn, (long long)o->output_padding[i], (long long)st[i], (long long)dl[i]);
+			return NULL;
+		}
+		out[i] = (in_sz[i] - 1) * st[i] - 2 * o->padding[i] + dl[i] * (k[i] - 1) + o->output_padding[i] + 1;
+	}
+	if (g < 1 || C % g) {
+		lmi_fail(LM_ERR_ARG, "%s: groups %lld must divide the %lld input channels", fn, (long long)g, (long long)C);
+		return NULL;
+	}
+	if (w->shape[0] != C) {
+		lmi_fail(LM_ERR_SHAPE, "%s: weight %s expects %lld input channels, the input %s has %lld", fn, lmi_shape_s(w),
+		         (long long)w->shape[0], lmi_shape_s(x), (long long)C);
+		return NULL;
+	}
+	int64_t K = w->shape[1] * g; /* output channels */
+	if (b && (b->ndim != 1 || b->shape[0] != K)) {
+		lmi_fail(LM_ERR_SHAPE, "%s: bias of shape %s for %lld output channels", fn, lmi_shape_s(b), (long long)K);
+		return NULL;
+	}
+	if (out[0] < 1 || out[1] < 1) {
+		lmi_fail(LM_ERR_SHAPE, "%s: input %s, weight %s, stride %lldx%lld, padding %lldx%lld give an output of "
+		         "%lldx%lld", fn, lmi_shape_s(x), lmi_shape_s(w), (long long)st[0], (long long)st[1],
+		         (long long)o->padding[0], (long long)o->padding[1], (long long)out[0], (long long)out[1]);
+		return NULL;
+	}
+	lm_window2d win = {R, S, st[0], st[1], 0, 0, dl[0], dl[1]};
+	int64_t full[2] = {(H - 1) * st[0] + dl[0] * (R - 1) + 1, (W - 1) * st[1] + dl[1] * (S - 1) + 1};
+	int64_t Kg = K / g, Cg = C / g, KRS = Kg * R * S, L = H * W;
+	lm_tensor *wg = NULL, *wt = NULL, *xg = NULL, *cols = NULL, *colsv = NULL, *y = NULL, *bv = NULL, *res = NULL;
+	/* cols (N, g, K/g*R*S, L) = w_g^T (K/g*R*S, C/g) . x_g (N, g, C/g, L) */
+	wg = lm_reshape(w, 3, (int64_t[]){g, Cg, KRS});
+	wt = wg ? lm_transpose(wg, 1, 2) : NULL;
+	xg = wt ? lm_reshape(x, 4, (int64_t[]){N, g, Cg, L}) : NULL;
+	cols = xg ? lm_matmul(wt, xg) : NULL;
+	colsv = cols ? lm_reshape(cols, 3, (int64_t[]){N, K * R * S, L}) : NULL;
+	/* col2im onto the full output (no padding: the windows cover exactly H x W positions), then
+	 * padding rows and columns cropped from each side, and output_padding ones given back at the
+	 * bottom and right (taken from the cropped part, or zeros past its end) */
+	lm_tensor *y0 = colsv ? lm_col2im(colsv, K, full[0], full[1], &win) : NULL;
+	int64_t pads[4] = {-o->padding[1], o->output_padding[1] - o->padding[1], -o->padding[0],
+	                   o->output_padding[0] - o->padding[0]};
+	if (y0 && (pads[0] || pads[1] || pads[2] || pads[3])) {
+		y = lm_pad(y0, 2, pads, 0);
+		lm_tensor_release(y0);
+	} else {
+		y = y0;
+	}
+	if (y && b) {
+		bv = lm_view(b, 4, (int64_t[]){1, K, 1, 1});
+		res = bv ? lm_add(y, bv) : NULL;
+	} else if (y) {
+		res = lm_tensor_retain(y);
+	}
+	lm_tensor_release(wg);
+	lm_tensor_release(wt);
+	lm_tensor_release(xg);
+	lm_tensor_release(cols);
+	lm_tensor_release(colsv);
+	lm_tensor_release(y);
+	lm_tensor_release(bv);
+	return res;
+}
+
 /* ---------------------------------------------------------------- pooling */
 
 /* Resolves kernel/stride/padding and the output size; checks everything. */

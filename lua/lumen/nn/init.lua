@@ -4,7 +4,8 @@ lumen.nn — `require 'nn'` (the global nn): modules, losses and initialisers in
 The table is lm.nn itself, so nn.functional is F. Parts: lumen/nn/module.lua (nn.Module and the
 containers), layers.lua, rnn.lua (RNN, LSTM, GRU and their cells), attention.lua
 (F.scaled_dot_product_attention, MultiheadAttention, the Transformer layers), resize.lua
-(F.adaptive_avg_pool2d, F.interpolate, nn.AdaptiveAvgPool2d, nn.Upsample), loss.lua,
+(F.adaptive_avg_pool2d, F.interpolate, nn.AdaptiveAvgPool2d, nn.Upsample), norm.lua (F.group_norm,
+nn.GroupNorm), loss.lua,
 initializers.lua (nn.init), utils.lua (nn.utils: gradient clipping, the progress bar, the
 metrics log, deferred Ctrl-C for training loops).
 See docs/nn.md. Read next: lumen/nn/module.lua.
@@ -18,9 +19,10 @@ local loss = require 'lumen.nn.loss'
 local rnn = require 'lumen.nn.rnn'
 local attention = require 'lumen.nn.attention'
 local resize = require 'lumen.nn.resize'
+local norm = require 'lumen.nn.norm'
 
 nn.Module = base.Module
-for _, part in ipairs({ base, layers, rnn, attention, resize, loss }) do
+for _, part in ipairs({ base, layers, rnn, attention, resize, norm, loss }) do
   for k, v in pairs(part) do
     if type(v) == 'table' and rawget(v, '_is_module_class') then nn[k] = v end
   end

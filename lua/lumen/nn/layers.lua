@@ -193,6 +193,87 @@ function Conv2d:extra_repr()
   return s
 end
 
+-- ---------------------------------------------------------------- ConvTranspose2d
+
+local ConvTranspose2d = builtin('ConvTranspose2d')
+M.ConvTranspose2d = ConvTranspose2d
+
+--- nn.ConvTranspose2d(in_channels, out_channels, kernel_size [, {stride=1, padding=0,
+--- output_padding=0, groups=1, bias=true, dilation=1, dtype=}]): conv2d's adjoint (upsampling);
+--- weight (in, out/groups, kh, kw), initialised as PyTorch's (fan_in = out/groups * kh * kw).
+function ConvTranspose2d:__init(cin, cout, k, opts)
+  local fname = 'nn.ConvTranspose2d'
+  self.in_channels = posint(cin, 'in_channels', fname)
+  self.out_channels = posint(cout, 'out_channels', fname)
+  self.kernel_size = pair(k, nil, 'kernel_size', fname, 1)
+  opts = options(opts, { stride = true, padding = true, output_padding = true, dilation = true, groups = true,
+    bias = true, dtype = true }, fname)
+  self.stride = pair(opts.stride, 1, 'option stride', fname, 1)
+  self.padding = pair(opts.padding, 0, 'option padding', fname, 0)
+  self.output_padding = pair(opts.output_padding, 0, 'option output_padding', fname, 0)
+  self.dilation = pair(opts.dilation, 1, 'option dilation', fname, 1)
+  self.groups = posint(opts.groups or 1, 'option groups', fname)
+  if self.in_channels % self.groups ~= 0 or self.out_channels % self.groups ~= 0 then
+    raise(string.format('%s: in_channels %d and out_channels %d must both be divisible by groups %d', fname,
+      self.in_channels, self.out_channels, self.groups))
+  end
+  for i = 1, 2 do
+    if self.output_padding[i] >= self.stride[i] and self.output_padding[i] >= self.dilation[i] then
+      raise(string.format('%s: output_padding %s must be smaller than the stride %s or the dilation %s', fname,
+        fmt_pair(self.output_padding), fmt_pair(self.stride), fmt_pair(self.dilation)))
+    end
+  end
+  local dt = dtype_opt(opts.dtype, fname)
+  local kh, kw = self.kernel_size[1], self.kernel_size[2]
+  self.weight = param(fname, { self.in_channels, self.out_channels // self.groups, kh, kw }, dt,
+    function(t) init.kaiming_uniform_(t, { a = math.sqrt(5) }) end)
+  if bool_opt(opts.bias, true, 'bias', fname) then
+    local bound = 1 / math.sqrt(self.out_channels // self.groups * kh * kw)
+    self.bias = param(fname, { self.out_channels }, dt, function(t) t:uniform_(-bound, bound) end)
+  else
+    self:register_parameter('bias', nil)
+  end
+end
+
+--- m(x [, output_size]): output_size {h, w} (or {N, C, h, w}) picks the output_padding that gives it.
+function ConvTranspose2d:forward(x, output_size)
+  if not lm.is_tensor(x) then raise(self:_label() .. ': input must be a tensor, got ' .. describe(x)) end
+  if x:dim() ~= 4 or x:size(2) ~= self.in_channels then
+    raise(string.format('%s: input of shape %s does not fit in_channels=%d (expected [N, %d, H, W])',
+      self:_label(), shape_str(x), self.in_channels, self.in_channels))
+  end
+  local op = self.output_padding
+  if output_size ~= nil then
+    if type(output_size) ~= 'table' or (#output_size ~= 2 and #output_size ~= 4) then
+      raise(self:_label() .. ': output_size must be {h, w} or {N, C, h, w}, got ' .. describe(output_size))
+    end
+    local want = { output_size[#output_size - 1], output_size[#output_size] }
+    op = {}
+    for i = 1, 2 do
+      local base = (x:size(2 + i) - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
+      local extra = math.type(want[i]) == 'integer' and want[i] - base or -1
+      if extra < 0 or (extra >= self.stride[i] and extra >= self.dilation[i]) then
+        raise(string.format('%s: output_size {%s} is not reachable from input %s: sizes %d..%d along dim %d', self:_label(),
+          table.concat(output_size, ', '), shape_str(x), base, base + math.max(self.stride[i], self.dilation[i]) - 1, 2 + i))
+      end
+      op[i] = extra
+    end
+  end
+  return self:_call(F.conv_transpose2d, x, self.weight, self.bias, { stride = self.stride, padding = self.padding,
+    output_padding = op, dilation = self.dilation, groups = self.groups })
+end
+
+function ConvTranspose2d:extra_repr()
+  local s = string.format('%d, %d, kernel_size=%s, stride=%s', self.in_channels, self.out_channels,
+    fmt_pair(self.kernel_size), fmt_pair(self.stride))
+  if self.padding[1] ~= 0 or self.padding[2] ~= 0 then s = s .. ', padding=' .. fmt_pair(self.padding) end
+  if self.output_padding[1] ~= 0 or self.output_padding[2] ~= 0 then s = s .. ', output_padding=' .. fmt_pair(self.output_padding) end
+  if self.dilation[1] ~= 1 or self.dilation[2] ~= 1 then s = s .. ', dilation=' .. fmt_pair(self.dilation) end
+  if self.groups ~= 1 then s = s .. ', groups=' .. self.groups end
+  if self.bias == nil then s = s .. ', bias=false' end
+  return s
+end
+
 -- ---------------------------------------------------------------- pooling
 
 local function pool_class(name, f)

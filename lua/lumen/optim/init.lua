@@ -366,6 +366,12 @@ class('RMSprop', { lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, moment
       g.lr, g.alpha, g.eps, g.weight_decay, g.momentum, g.centered, g.maximize)
   end)
 
+-- ---------------------------------------------------------------- LBFGS
+
+--- optim.LBFGS(params, {lr=1, max_iter=20, max_eval=, tolerance_grad=1e-7, tolerance_change=1e-9,
+--- history_size=100, line_search_fn=nil|'strong_wolfe'}): lumen/optim/lbfgs.lua
+optim.LBFGS = require('lumen.optim.lbfgs')(optim)
+
 -- ---------------------------------------------------------------- the rest
 
 local utils = require 'lumen.nn.utils'
