@@ -713,6 +713,17 @@ w = 1 + (pos_weight - 1) y (pos_weight broadcast along the last dims).]])
 
 -- ---------------------------------------------------------------- optim
 
+doc('optim.LBFGS', "optim.LBFGS(params, {lr=1, max_iter=20, max_eval=max_iter*5//4, tolerance_grad=1e-7, tolerance_change=1e-9, history_size=100, line_search_fn=nil|'strong_wolfe'}) -> opt",
+  [[L-BFGS as torch.optim.LBFGS, over the flat vector of all the parameters (one parameter group
+only). opt:step(closure) needs the closure: a function that zeroes the grads, computes the loss,
+calls loss:backward() and returns the loss; it may run up to max_eval times per step (with grad
+mode on), and step returns what it first returned. Each step runs up to max_iter iterations: the
+direction from the last history_size gradient and step pairs (the two-loop recursion), then a move
+of lr (the very first min(1, 1/|g|_1) lr), or with line_search_fn='strong_wolfe' a step meeting
+the strong Wolfe conditions (cubic interpolation, at most 25 evaluations). It stops early when
+max |g| <= tolerance_grad, or when the step or the loss changes by less than tolerance_change.
+The state (d, t, old_dirs, old_stps, ro, H_diag, prev_flat_grad, prev_loss, n_iter, func_evals)
+is kept in opt.state[<first parameter>] and carries over from one step to the next.]])
 doc('optim.SGD', 'optim.SGD(params, {lr=, momentum=0, dampening=0, weight_decay=0, nesterov=false, maximize=false})',
   [[Stochastic gradient descent with optional momentum (buffer = momentum buffer + (1 - dampening)
 g), Nesterov momentum and weight decay, as torch.optim.SGD; lr is required. One fused C pass per
