@@ -75,6 +75,8 @@ function viz.show(x, ...)
   if x == 'detection' then return viz._detection(...) end
   if x == 'ddp' then return viz._ddp(...) end
   if x == 'pipeline' and type((...)) == 'table' and rawget((...), 'timeline') then return viz._pipeline(...) end
+  if x == 'gan2d' and type((...)) == 'table' then return viz._gan2d(...) end
+  if x == 'diffusion' and type((...)) == 'table' then return viz._diffusion(...) end
   return show(x, ...)
 end
 
@@ -157,6 +159,89 @@ function viz._pipeline(pipe, opts)
   local stats = rawget(pipe, 'stats') or {}
   local src = string.format('CPU measured (dist.wtime) on %d MPI ranks: dist.Pipeline, %s', K, stats.schedule or '?')
   return viz._show_pipeline(K, M, ops, stats.schedule or 'gpipe', src, opts)
+end
+
+-- ---------------------------------------------------------------- a GAN on 2-D points
+
+--[[
+viz.show('gan2d', gan [, opts]): a gen.GAN2D (lumen/generative.lua) as it is now: n = 500 real and
+generated points, D's surface on 32 x 32 bins and G's 15 x 15 grid over the box [lo, hi]^2 (opts.range,
+default the real points' box widened 20%; the grid: z over [-2.5, 2.5]^2), the losses so far and the
+JS divergence of 2,000 points.
+Call it again as training goes (examples/gan_2d.lua --viz) and the picture follows.
+]]
+function viz._gan2d(gan, opts)
+  if type(gan) ~= 'table' or type(gan.surface) ~= 'function' or type(gan.sample) ~= 'function' then
+    error('viz.show: the gan2d scene takes a gen.GAN2D (lumen/generative.lua), got ' .. type(gan), 2)
+  end
+  opts = opts or {}
+  local real = gan:real(500):double()
+  local lo, hi
+  if opts.range then lo, hi = opts.range[1], opts.range[2]
+  else
+    lo, hi = real:min():item(), real:max():item()
+    local pad = (hi - lo) * 0.2
+    lo, hi = lo - pad, hi + pad
+  end
+  local gen = require 'lumen.generative'
+  local js = gen.js_divergence(gan:real(2000):double(), gan:sample(2000):double())
+  local h = gan.history
+  local n = #h.d
+  local dl = n > 0 and lm.tensor(h.d, { dtype = 'float64' }) or lm.zeros(0, { dtype = 'float64' })
+  local gl = n > 0 and lm.tensor(h.g, { dtype = 'float64' }) or lm.zeros(0, { dtype = 'float64' })
+  if n > 4096 then
+    dl, gl = dl:narrow(1, n - 4095, 4096):contiguous(), gl:narrow(1, n - 4095, 4096):contiguous()
+  end
+  local src = string.format('computed in this process: gen.GAN2D on %s, step %d (JS: gen.js_divergence of 2,000 points each, 40 bins, log2)',
+    gan.data, gan.steps)
+  local rest = {}
+  for k, v in pairs(opts) do if k ~= 'range' then rest[k] = v end end
+  viz._show_gan2d(real, gan:sample(500):double(), gan:surface(32, lo, hi):double():contiguous(),
+    gan:warp(15, -2.5, 2.5):double():contiguous(), dl, gl,
+    { js = js, lo = lo, hi = hi, steps = gan.steps, loss = gan.loss }, src, rest)
+  viz.seek(viz.state().steps - 1) -- every layer at once: the steps build the picture up
+end
+
+-- ---------------------------------------------------------------- a diffusion model's chains
+
+--[[
+viz.show('diffusion', model [, {points = 400, snapshots = 11, seed = 1}]): a gen.DDPM2D's forward
+chain (its data noised in closed form with one noise per point, at evenly spaced steps) and its
+reverse chain (gen.ddpm_sample from N(0, I), the same steps backwards), with the schedule.
+]]
+function viz._diffusion(model, opts)
+  if type(model) ~= 'table' or type(model.sched) ~= 'table' or type(model.eps) ~= 'function' then
+    error('viz.show: the diffusion scene takes a gen.DDPM2D (lumen/generative.lua), got ' .. type(model), 2)
+  end
+  opts = opts or {}
+  local gen = require 'lumen.generative'
+  local n, S = opts.points or 400, opts.snapshots or 11
+  if math.type(n) ~= 'integer' or n < 1 or n > 2048 then error('viz.show: the diffusion scene draws 1..2048 points', 2) end
+  if math.type(S) ~= 'integer' or S < 2 or S > 32 then error('viz.show: the diffusion scene draws 2..32 snapshots', 2) end
+  local T = model.T
+  if opts.seed then lm.manual_seed(opts.seed) end
+  local x0 = gen.toy2d(model.data, n):float()
+  local eps = lm.randn(n, 2)
+  local steps, fwd = {}, {}
+  for k = 1, S do
+    local t = math.floor((k - 1) * T / (S - 1) + 0.5)
+    steps[k] = t
+    fwd[k] = t == 0 and x0 or gen.q_sample(x0, t, eps, model.sched)
+  end
+  local trace = {}
+  model:sample(n, { trace = trace }) -- trace[1] = x_T, ..., trace[T + 1] = x_0
+  local rev, rsteps = {}, {}
+  for k = 1, S do
+    local t = steps[S + 1 - k]
+    rsteps[k] = t
+    rev[k] = trace[T - t + 1]
+  end
+  local rest = {}
+  for k, v in pairs(opts) do if k ~= 'points' and k ~= 'snapshots' and k ~= 'seed' then rest[k] = v end end
+  local src = string.format('computed in this process: gen.DDPM2D on %s after %d training steps; forward by q_sample, reverse by ddpm_sample',
+    model.data, model.steps)
+  return viz._show_diffusion(lm.stack(fwd, 1):double():contiguous(), lm.stack(rev, 1):double():contiguous(), steps, rsteps,
+    model.sched.alpha_bars:contiguous(), model.sched.kind, src, rest)
 end
 
 -- ---------------------------------------------------------------- feature maps

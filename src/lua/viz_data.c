@@ -579,9 +579,94 @@ static int v_show_pipeline(lua_State *L)
 	return 0;
 }
 
+/* A contiguous float64 tensor of n elements at idx (n < 0: any), or an error naming what. */
+static const double *f64_arg(lua_State *L, int idx, const char *what, int64_t n)
+{
+	lm_tensor *t = lml_checktensor(L, idx, what);
+	if (lm_tensor_dtype(t) != LM_FLOAT64 || !lm_tensor_is_contiguous(t) || (n >= 0 && lm_tensor_numel(t) != n))
+		lml_error(L, "the scene takes %s as a contiguous float64 tensor%s", what, n >= 0 ? " of the right size" : "");
+	return lm_tensor_data(t);
+}
+
+/* viz._show_gan2d(real (n, 2), fake (m, 2), surface (b, b), warp (k*k, 2), dloss (s), gloss (s),
+ * {js=, lo=, hi=, steps=, loss=}, source [, opts]): float64 tensors, as lua/lumen/viz.lua builds
+ * them from a gen.GAN2D. */
+static int v_show_gan2d(lua_State *L)
+{
+	lua_settop(L, 9);
+	lm_tensor *r = lml_checktensor(L, 1, "real"), *fk = lml_checktensor(L, 2, "fake");
+	lm_tensor *sf = lml_checktensor(L, 3, "surface"), *wp = lml_checktensor(L, 4, "warp");
+	lm_tensor *dl = lml_checktensor(L, 5, "d losses");
+	if (lm_tensor_ndim(r) != 2 || lm_tensor_shape(r)[1] != 2 || lm_tensor_ndim(fk) != 2 || lm_tensor_shape(fk)[1] != 2 ||
+	    lm_tensor_ndim(sf) != 2 || lm_tensor_shape(sf)[0] != lm_tensor_shape(sf)[1] || lm_tensor_ndim(wp) != 2 ||
+	    lm_tensor_shape(wp)[1] != 2 || lm_tensor_ndim(dl) != 1)
+		lml_error(L, "the gan2d scene takes real and fake (n, 2), a square surface, warp (k * k, 2) and 1-d losses");
+	int64_t kk = lm_tensor_shape(wp)[0], k = (int64_t)floor(sqrt((double)kk) + 0.5);
+	if (k * k != kk) lml_error(L, "the gan2d scene: warp holds %lld points, not a k x k grid", (long long)kk);
+	luaL_checktype(L, 7, LUA_TTABLE);
+	lm_viz_gan2d d = {
+		.real = f64_arg(L, 1, "real", -1), .fake = f64_arg(L, 2, "fake", -1), .surface = f64_arg(L, 3, "surface", -1),
+		.warp = f64_arg(L, 4, "warp", -1), .dloss = f64_arg(L, 5, "d losses", -1),
+		.gloss = f64_arg(L, 6, "g losses", lm_tensor_numel(dl)),
+		.nreal = (int)lm_tensor_shape(r)[0], .nfake = (int)lm_tensor_shape(fk)[0], .bins = (int)lm_tensor_shape(sf)[0],
+		.k = (int)k, .nloss = (int)lm_tensor_numel(dl),
+	};
+	lua_getfield(L, 7, "js");
+	d.js = luaL_optnumber(L, -1, 0);
+	lua_getfield(L, 7, "lo");
+	d.lo = luaL_checknumber(L, -1);
+	lua_getfield(L, 7, "hi");
+	d.hi = luaL_checknumber(L, -1);
+	lua_getfield(L, 7, "steps");
+	d.steps = (int)luaL_optinteger(L, -1, 0);
+	lua_getfield(L, 7, "loss");
+	d.loss_kind = lua_tostring(L, -1);
+	lua_pop(L, 5);
+	d.source = lua_tostring(L, 8);
+	lm_viz_opts o;
+	read_rest(L, 9, &o, false);
+	if (lm_viz_show_gan2d(&d, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
+/* viz._show_diffusion(fwd (S, n, 2), rev (S, n, 2), fwd_t {..}, rev_t {..}, alpha_bars (T), schedule,
+ * source [, opts]): float64 tensors and step lists, as lua/lumen/viz.lua builds them. */
+static int v_show_diffusion(lua_State *L)
+{
+	lua_settop(L, 8);
+	lm_tensor *fw = lml_checktensor(L, 1, "forward"), *rv = lml_checktensor(L, 2, "reverse");
+	lm_tensor *ab = lml_checktensor(L, 5, "alpha_bars");
+	if (lm_tensor_ndim(fw) != 3 || lm_tensor_shape(fw)[2] != 2 || lm_tensor_ndim(rv) != 3 ||
+	    lm_tensor_shape(rv)[0] != lm_tensor_shape(fw)[0] || lm_tensor_shape(rv)[1] != lm_tensor_shape(fw)[1] ||
+	    lm_tensor_shape(rv)[2] != 2 || lm_tensor_ndim(ab) != 1)
+		lml_error(L, "the diffusion scene takes the chains as (S, n, 2) tensors of one shape and alpha_bars as a 1-d tensor");
+	int S = (int)lm_tensor_shape(fw)[0];
+	if (S < 2 || S > 32) lml_error(L, "the diffusion scene draws 2 to 32 snapshots, got %d", S);
+	int ft[32], rt[32];
+	for (int which = 0; which < 2; which++) {
+		int idx = 3 + which;
+		luaL_checktype(L, idx, LUA_TTABLE);
+		if ((int)lua_rawlen(L, idx) != S) lml_error(L, "the diffusion scene: %d steps for %d snapshots", (int)lua_rawlen(L, idx), S);
+		for (int k = 0; k < S; k++) {
+			lua_rawgeti(L, idx, k + 1);
+			(which ? rt : ft)[k] = (int)luaL_checkinteger(L, -1);
+			lua_pop(L, 1);
+		}
+	}
+	lm_viz_diffusion d = {
+		.n = (int)lm_tensor_shape(fw)[1], .S = S, .T = (int)lm_tensor_numel(ab), .fwd_t = ft, .rev_t = rt,
+		.fwd = f64_arg(L, 1, "forward", -1), .rev = f64_arg(L, 2, "reverse", -1), .alpha_bars = f64_arg(L, 5, "alpha_bars", -1),
+		.schedule = lua_tostring(L, 6), .source = lua_tostring(L, 7),
+	};
+	lm_viz_opts o;
+	read_rest(L, 8, &o, false);
+	if (lm_viz_show_diffusion(&d, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

@@ -71,6 +71,18 @@ lm_status lm_viz_show_pipeline(const lm_viz_pipeline *d, const lm_viz_opts *o, c
 	return show_with("pipeline", &b);
 }
 
+lm_status lm_viz_show_gan2d(const lm_viz_gan2d *d, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {.opts = o, .fname = fname, .gan2d = d};
+	return show_with("gan2d", &b);
+}
+
+lm_status lm_viz_show_diffusion(const lm_viz_diffusion *d, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {.opts = o, .fname = fname, .diffusion = d};
+	return show_with("diffusion", &b);
+}
+
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
 	vz_build b = {.opts = o, .fname = fname, .graph = g, .check = check};

@@ -221,6 +221,28 @@ typedef struct lm_viz_pipeline {
 } lm_viz_pipeline;
 lm_status lm_viz_show_pipeline(const lm_viz_pipeline *d, const lm_viz_opts *o, const char *fname);
 
+/* viz.show('gan2d', gan): a 2-D GAN's state (copied): real and generated points (n x 2, row-major),
+ * the discriminator's probability on a bins x bins grid over [lo, hi]^2 (row i: y, column j: x),
+ * G applied to a k x k grid of z (k * k x 2, row-major), the losses of every step so far. */
+typedef struct lm_viz_gan2d {
+	const double *real, *fake, *surface, *warp, *dloss, *gloss;
+	int nreal, nfake, bins, k, nloss, steps;
+	double js, lo, hi;
+	const char *loss_kind, *source;
+} lm_viz_gan2d;
+lm_status lm_viz_show_gan2d(const lm_viz_gan2d *d, const lm_viz_opts *o, const char *fname);
+
+/* viz.show('diffusion', model): a diffusion model's chains on n 2-D points (copied): S snapshots of
+ * the forward chain at steps fwd_t (0 = the data) and S of the reverse chain at steps rev_t (from
+ * T down to 0 = the samples), each n x 2 row-major, S snapshots after one another; abar_1..abar_T. */
+typedef struct lm_viz_diffusion {
+	int n, S, T;
+	const int *fwd_t, *rev_t;
+	const double *fwd, *rev, *alpha_bars;
+	const char *schedule, *source;
+} lm_viz_diffusion;
+lm_status lm_viz_show_diffusion(const lm_viz_diffusion *d, const lm_viz_opts *o, const char *fname);
+
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
  * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true

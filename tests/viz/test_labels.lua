@@ -140,6 +140,12 @@ local openers = {
   ddp = {
     { 'defaults', function() viz.scene('ddp', size) end },
   },
+  gan2d = {
+    { 'defaults', function() viz.scene('gan2d', size) end },
+  },
+  diffusion = {
+    { 'defaults', function() viz.scene('diffusion', size) end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()

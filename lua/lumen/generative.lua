@@ -1,0 +1,440 @@
+--[[
+lumen.generative — what the GAN and diffusion examples and lessons share (`local gen = require
+'lumen.generative'`): 2-D toy distributions, the yardstick (the Jensen-Shannon divergence between
+two point clouds on a grid, as GAN Lab evaluates), DDPM's noise schedules, its closed-form forward
+process q(x_t | x_0), ancestral and DDIM sampling, and the sinusoidal time embedding.
+
+  gen.toy2d(name, n [, {seed=}]) -> (n, 2)     'ring' (8 Gaussians, radius 2, std 0.05), 'moons'
+                                               (two interleaved half circles, noise 0.05), 'line'
+                                               (a segment with noise 0.02), 'grid' (5 x 5
+                                               Gaussians, spacing 1, std 0.05)
+  gen.js_divergence(a, b [, {bins = 40, range = {lo, hi}}]) -> bits in [0, 1]
+      both clouds counted on bins x bins cells over [lo, hi]^2 (default: the bounding box of
+      both, widened 5%; points outside are counted in the nearest edge cell), p and q the cells'
+      fractions, m = (p + q) / 2, JS = (KL(p || m) + KL(q || m)) / 2 in log base 2, terms with a
+      probability below eps = 1e-12 taken as 0 (0 log 0 = 0): 0 for equal histograms, 1 for
+      disjoint ones.
+  gen.schedule(kind, T [, {beta_start = 1e-4, beta_end = 0.02, s = 0.008}]) -> {betas, alphas,
+      alpha_bars, T}   'linear' (Ho et al. 2020) or 'cosine' (Nichol & Dhariwal 2021: alpha_bar(t)
+      = cos^2(((t/T) + s)/(1 + s) pi/2) / that at 0, betas clipped to 0.999), float64 tensors of T
+  gen.q_sample(x0, t, noise, sched) -> sqrt(alpha_bar_t) x0 + sqrt(1 - alpha_bar_t) noise
+      (t: 1-based steps, a number or an int64 tensor with one step per row of x0)
+  gen.ddpm_sample(eps_model, shape, sched [, {seed=, trace=}]) -> x_0 by ancestral sampling:
+      x_{t-1} = (x_t - beta_t / sqrt(1 - alpha_bar_t) eps) / sqrt(alpha_t) + sigma_t z, sigma_t^2 =
+      beta_t (z = 0 at the last step); eps_model(x_t, t) with t an int64 tensor of the 1-based
+      step; trace = a table that receives x_T, ..., x_0
+  gen.ddim_sample(eps_model, shape, sched, steps [, {eta = 0, seed=, trace=}]) -> x_0 with
+      `steps` evenly spaced steps (Song et al. 2021), deterministic at eta = 0
+  gen.time_embedding(t, dim [, {max_period = 10000}]) -> (#t, dim): [cos(t f_k), sin(t f_k)],
+      f_k = max_period^(-k / (dim/2)), as the DDPM/ADM U-Nets (dim even)
+Read next: examples/gan_2d.lua, examples/ddpm_2d.lua.
+]]
+local lm = require 'lumen'
+
+local M = {}
+
+local function fail(fname, fmt, ...) error(fname .. ': ' .. string.format(fmt, ...), 3) end
+local D = { dtype = 'float64' }
+
+-- ---------------------------------------------------------------- toy distributions
+
+local TOYS = {}
+
+function TOYS.ring(n)
+  local k = lm.randint(0, 8, { n }):double()
+  local ang = k * (2 * math.pi / 8)
+  local c = lm.stack({ ang:cos(), ang:sin() }, 2) * 2
+  return c + lm.randn(n, 2, D) * 0.05
+end
+
+function TOYS.moons(n)
+  local which = lm.randint(0, 2, { n }):double()                -- 0: the upper moon, 1: the lower
+  local t = lm.rand(n, D) * math.pi
+  local x = t:cos() * (1 - 2 * which) + which                    -- upper: cos t; lower: 1 - cos t
+  local y = t:sin() * (1 - 2 * which) + which * 0.5              -- upper: sin t; lower: 0.5 - sin t
+  local pts = lm.stack({ x, y }, 2)
+  pts = (pts - lm.tensor({ 0.5, 0.25 }, D)) * 1.5                -- centred, about [-2, 2]
+  return pts + lm.randn(n, 2, D) * 0.05
+end
+
+function TOYS.line(n)
+  local t = lm.rand(n, D) * 4 - 2
+  local pts = lm.stack({ t, t * 0.5 }, 2)
+  return pts + lm.randn(n, 2, D) * 0.02
+end
+
+function TOYS.grid(n)
+  local i, j = lm.randint(0, 5, { n }):double() - 2, lm.randint(0, 5, { n }):double() - 2
+  return lm.stack({ i, j }, 2) + lm.randn(n, 2, D) * 0.05
+end
+
+local TOY_NAMES = 'ring, moons, line, grid'
+
+--- gen.toy2d(name, n [, {seed=}]) -> float64 (n, 2)
+function M.toy2d(name, n, opts)
+  local fname = 'gen.toy2d'
+  if not TOYS[name] then fail(fname, "unknown distribution %s (%s)", tostring(name), TOY_NAMES) end
+  if math.type(n) ~= 'integer' or n < 1 then fail(fname, 'n must be a positive integer, got %s', tostring(n)) end
+  if opts and opts.seed ~= nil then lm.manual_seed(opts.seed) end
+  return TOYS[name](n)
+end
+
+M.toy_names = { 'ring', 'moons', 'line', 'grid' }
+
+-- ---------------------------------------------------------------- the yardstick
+
+local function check_cloud(fname, t, what)
+  if not lm.is_tensor(t) or t:dim() ~= 2 or t:size(2) ~= 2 or t:size(1) < 1 then
+    fail(fname, '%s must be a non-empty (n, 2) tensor of points, got %s', what,
+      lm.is_tensor(t) and ('shape [' .. table.concat(t:shape(), ', ') .. ']') or type(t))
+  end
+  return t:double()
+end
+
+-- The cells' fractions of a cloud: (bins * bins) float64.
+local function histogram(pts, lo, hi, bins)
+  local cell = ((pts - lo) / (hi - lo) * bins):floor():clamp(0, bins - 1)
+  local idx = (cell:select(2, 1) * bins + cell:select(2, 2)):long()
+  local counts = lm.zeros(bins * bins, D):scatter_add(1, idx + 1, lm.ones(pts:size(1), D))
+  return counts / pts:size(1)
+end
+
+--- gen.js_divergence(a, b [, {bins = 40, range = {lo, hi}}]) -> the JS divergence in bits, and
+--- the two histograms (bins x bins fractions) it was computed from
+function M.js_divergence(a, b, opts)
+  local fname = 'gen.js_divergence'
+  a, b = check_cloud(fname, a, 'argument 1'), check_cloud(fname, b, 'argument 2')
+  opts = opts or {}
+  local bins = opts.bins or 40
+  if math.type(bins) ~= 'integer' or bins < 1 or bins > 1000 then fail(fname, 'bins must be an integer 1..1000, got %s', tostring(bins)) end
+  local lo, hi
+  if opts.range then
+    lo, hi = opts.range[1], opts.range[2]
+    if type(lo) ~= 'number' or type(hi) ~= 'number' or not (hi > lo) then fail(fname, 'range must be {lo, hi} with lo < hi') end
+  else
+    local all = lm.cat({ a, b }, 1)
+    lo, hi = all:min():item(), all:max():item()
+    local pad = (hi - lo) * 0.05
+    if pad == 0 then pad = 1 end
+    lo, hi = lo - pad, hi + pad
+  end
+  local p, q = histogram(a, lo, hi, bins), histogram(b, lo, hi, bins)
+  local m = (p + q) / 2
+  local eps = 1e-12
+  local function kl(x)
+    local mask = x:gt(eps)
+    local safe_x = x:clamp(eps, 1)
+    local safe_m = m:clamp(eps, 1)
+    return ((safe_x / safe_m):log() * x * mask:double()):sum():item() / math.log(2)
+  end
+  local js = (kl(p) + kl(q)) / 2
+  return math.max(0, math.min(1, js)), p:view(bins, bins), q:view(bins, bins)
+end
+
+-- ---------------------------------------------------------------- DDPM
+
+--- gen.schedule(kind, T [, opts]) -> {kind, T, betas, alphas, alpha_bars}
+function M.schedule(kind, T, opts)
+  local fname = 'gen.schedule'
+  if math.type(T) ~= 'integer' or T < 1 then fail(fname, 'T must be a positive integer, got %s', tostring(T)) end
+  opts = opts or {}
+  local betas
+  if kind == 'linear' then
+    local b0, b1 = opts.beta_start or 1e-4, opts.beta_end or 0.02
+    for _, v in ipairs({ b0, b1 }) do
+      if type(v) ~= 'number' or not (v > 0 and v < 1) then fail(fname, 'betas must be in (0, 1), got %s', tostring(v)) end
+    end
+    betas = T == 1 and lm.tensor({ b0 }, D) or lm.linspace(b0, b1, T, D)
+  elseif kind == 'cosine' then
+    local s = opts.s or 0.008
+    if type(s) ~= 'number' or s < 0 then fail(fname, 's must be a non-negative number, got %s', tostring(s)) end
+    local function f(t) return math.cos(((t / T) + s) / (1 + s) * math.pi / 2) ^ 2 end
+    local b = {}
+    for t = 1, T do b[t] = math.min(1 - f(t) / f(t - 1), 0.999) end
+    betas = lm.tensor(b, D)
+  else
+    fail(fname, "unknown schedule %s (linear, cosine)", tostring(kind))
+  end
+  local alphas = 1 - betas
+  local alpha_bars = alphas:log():cumsum(1):exp()
+  return { kind = kind, T = T, betas = betas, alphas = alphas, alpha_bars = alpha_bars }
+end
+
+local function check_sched(fname, s)
+  if type(s) ~= 'table' or not lm.is_tensor(s.alpha_bars) then fail(fname, 'the schedule must come from gen.schedule') end
+end
+
+-- The schedule's values at steps t (1-based; a number or an int64 tensor), shaped to broadcast
+-- over x's rows.
+local function at(v, t, x)
+  if type(t) == 'number' then return v[t]:item() end
+  local shape = { t:numel() }
+  for _ = 2, x:dim() do shape[#shape + 1] = 1 end
+  return v:index_select(1, t:long():view(-1)):to(x:dtype()):view(shape)
+end
+
+--- gen.q_sample(x0, t, noise, sched) -> x_t = sqrt(alpha_bar_t) x0 + sqrt(1 - alpha_bar_t) noise
+function M.q_sample(x0, t, noise, sched)
+  local fname = 'gen.q_sample'
+  check_sched(fname, sched)
+  if not lm.is_tensor(x0) or not lm.is_tensor(noise) then fail(fname, 'x0 and noise must be tensors') end
+  if type(t) == 'number' then
+    if math.type(t) ~= 'integer' or t < 1 or t > sched.T then fail(fname, 'step %s is not in 1..%d', tostring(t), sched.T) end
+  elseif not lm.is_tensor(t) or t:numel() ~= x0:size(1) then
+    fail(fname, 't must be a step 1..T or an int64 tensor of one step per row of x0')
+  elseif t:numel() > 0 and (t:min():item() < 1 or t:max():item() > sched.T) then
+    fail(fname, 'steps must be in 1..%d, got %d..%d', sched.T, t:min():item(), t:max():item())
+  end
+  local ab = at(sched.alpha_bars, t, x0)
+  if type(ab) == 'number' then return x0 * math.sqrt(ab) + noise * math.sqrt(1 - ab) end
+  return x0 * ab:sqrt() + noise * (1 - ab):sqrt()
+end
+
+local function steps_tensor(t, n) return lm.full({ n }, t, { dtype = 'int64' }) end
+
+--- gen.ddpm_sample(eps_model, shape, sched [, {seed=, trace=}]) -> x_0
+function M.ddpm_sample(eps_model, shape, sched, opts)
+  local fname = 'gen.ddpm_sample'
+  check_sched(fname, sched)
+  opts = opts or {}
+  if opts.seed ~= nil then lm.manual_seed(opts.seed) end
+  return lm.no_grad(function()
+    local x = lm.randn(shape)
+    local trace = opts.trace
+    if trace then trace[#trace + 1] = x:clone() end
+    for t = sched.T, 1, -1 do
+      local eps = eps_model(x, steps_tensor(t, shape[1]))
+      local beta, alpha, ab = sched.betas[t]:item(), sched.alphas[t]:item(), sched.alpha_bars[t]:item()
+      x = (x - eps * (beta / math.sqrt(1 - ab))) / math.sqrt(alpha)
+      if t > 1 then x = x + lm.randn(shape) * math.sqrt(beta) end
+      if trace then trace[#trace + 1] = x:clone() end
+    end
+    return x
+  end)
+end
+
+--- gen.ddim_sample(eps_model, shape, sched, steps [, {eta = 0, seed=, trace=}]) -> x_0
+function M.ddim_sample(eps_model, shape, sched, steps, opts)
+  local fname = 'gen.ddim_sample'
+  check_sched(fname, sched)
+  if math.type(steps) ~= 'integer' or steps < 1 or steps > sched.T then
+    fail(fname, 'steps must be an integer 1..%d (the schedule\'s T), got %s', sched.T, tostring(steps))
+  end
+  opts = opts or {}
+  local eta = opts.eta or 0
+  if opts.seed ~= nil then lm.manual_seed(opts.seed) end
+  -- evenly spaced steps T = tau_S > ... > tau_1 >= 1
+  local tau = {}
+  for i = 1, steps do tau[i] = math.max(1, math.floor((i - 1) * sched.T / steps + 0.5) + 1) end
+  tau[steps] = sched.T
+  return lm.no_grad(function()
+    local x = lm.randn(shape)
+    local trace = opts.trace
+    if trace then trace[#trace + 1] = x:clone() end
+    for i = steps, 1, -1 do
+      local t = tau[i]
+      local ab = sched.alpha_bars[t]:item()
+      local ab_prev = i > 1 and sched.alpha_bars[tau[i - 1]]:item() or 1
+      local eps = eps_model(x, steps_tensor(t, shape[1]))
+      local x0 = (x - eps * math.sqrt(1 - ab)) / math.sqrt(ab)
+      local sigma = eta * math.sqrt((1 - ab_prev) / (1 - ab) * (1 - ab / ab_prev))
+      x = x0 * math.sqrt(ab_prev) + eps * math.sqrt(math.max(0, 1 - ab_prev - sigma * sigma))
+      if sigma > 0 and i > 1 then x = x + lm.randn(shape) * sigma end
+      if trace then trace[#trace + 1] = x:clone() end
+    end
+    return x
+  end)
+end
+
+--- gen.time_embedding(t, dim [, {max_period = 10000}]) -> (#t, dim)
+function M.time_embedding(t, dim, opts)
+  local fname = 'gen.time_embedding'
+  if math.type(dim) ~= 'integer' or dim < 2 or dim % 2 ~= 0 then fail(fname, 'dim must be an even integer >= 2, got %s', tostring(dim)) end
+  if not lm.is_tensor(t) then fail(fname, 't must be a tensor of steps') end
+  local maxp = (opts or {}).max_period or 10000
+  local half = dim // 2
+  local freqs = (lm.arange(0, half, D) * (-math.log(maxp) / half)):exp()
+  local args = t:double():view(-1, 1) * freqs:view(1, half)
+  return lm.cat({ args:cos(), args:sin() }, 2):float()
+end
+
+-- ---------------------------------------------------------------- a GAN on 2-D points
+
+--[[
+gen.GAN2D{data = 'ring', hidden = 64, layers = 3, z_dim = 2, batch = 256, lr_g = 1e-3, lr_d = 1e-3,
+          loss = 'nonsaturating' | 'minimax', d_steps = 1, seed = 1}
+A generator G (z -> point: MLPs of `layers` Linear layers, ReLU) and a discriminator D (point ->
+logit, LeakyReLU 0.2), trained by Adam (betas 0.5, 0.999) in turns: D on a real batch (label 1)
+and a generated one (label 0), `d_steps` times, then G. The discriminator's loss is the binary
+cross-entropy of its logits; G's is log(1 - D(G(z))) to minimise under 'minimax' (the game as
+written; its gradient vanishes while D wins) or -log D(G(z)) under 'nonsaturating' (Goodfellow's
+fix). gan:step() -> d_loss, g_loss; gan:sample(n) -> (n, 2); gan:surface(bins, lo, hi) -> D's
+probability on a bins x bins grid; gan:warp(k, lo, hi) -> G applied to a k x k grid of z;
+gan:js(n) -> the yardstick against fresh real points; gan.history = {d = {}, g = {}}.
+]]
+local GAN = {}
+GAN.__index = GAN
+
+local function mlp(nn, n_in, hidden, n_out, layers, act)
+  local mods = {}
+  local w = n_in
+  for _ = 1, layers - 1 do
+    mods[#mods + 1] = nn.Linear(w, hidden)
+    mods[#mods + 1] = act()
+    w = hidden
+  end
+  mods[#mods + 1] = nn.Linear(w, n_out)
+  return nn.Sequential(table.unpack(mods))
+end
+
+local function opt_int(fname, o, k, default, lo)
+  local v = o[k] == nil and default or o[k]
+  if math.type(v) ~= 'integer' or v < (lo or 1) then fail(fname, '%s must be an integer >= %d, got %s', k, lo or 1, tostring(v)) end
+  return v
+end
+
+local function opt_pos(fname, o, k, default)
+  local v = o[k] == nil and default or o[k]
+  if type(v) ~= 'number' or not (v > 0) then fail(fname, '%s must be a positive number, got %s', k, tostring(v)) end
+  return v
+end
+
+function M.GAN2D(o)
+  local fname = 'gen.GAN2D'
+  o = o or {}
+  local nn, optim = require 'lumen.nn', require 'lumen.optim'
+  local data = o.data or 'ring'
+  if not TOYS[data] then fail(fname, 'unknown distribution %s (%s)', tostring(data), TOY_NAMES) end
+  local loss = o.loss or 'nonsaturating'
+  if loss ~= 'nonsaturating' and loss ~= 'minimax' then fail(fname, "loss must be 'nonsaturating' or 'minimax', got %s", tostring(loss)) end
+  local self = setmetatable({
+    data = data, loss = loss,
+    hidden = opt_int(fname, o, 'hidden', 64), layers = opt_int(fname, o, 'layers', 3, 2),
+    z_dim = opt_int(fname, o, 'z_dim', 2), batch = opt_int(fname, o, 'batch', 256),
+    d_steps = opt_int(fname, o, 'd_steps', 1), steps = 0, history = { d = {}, g = {} },
+  }, GAN)
+  lm.manual_seed(opt_int(fname, o, 'seed', 1, 0))
+  self.G = mlp(nn, self.z_dim, self.hidden, 2, self.layers, nn.ReLU)
+  self.D = mlp(nn, 2, self.hidden, 1, self.layers, function() return nn.LeakyReLU(0.2) end)
+  self.opt_g = optim.Adam(self.G:parameters(), { lr = opt_pos(fname, o, 'lr_g', 1e-3), betas = { 0.5, 0.999 } })
+  self.opt_d = optim.Adam(self.D:parameters(), { lr = opt_pos(fname, o, 'lr_d', 1e-3), betas = { 0.5, 0.999 } })
+  return self
+end
+
+function GAN:real(n) return TOYS[self.data](n):float() end
+function GAN:noise(n) return lm.randn(n, self.z_dim) end
+
+--- one round: D (d_steps times), then G; returns D's and G's losses
+function GAN:step()
+  local F = lm.nn.functional
+  local B = self.batch
+  local ones, zeros = lm.ones(B, 1), lm.zeros(B, 1)
+  local d_loss
+  for _ = 1, self.d_steps do
+    self.opt_d:zero_grad()
+    local fake = lm.no_grad(function() return self.G(self:noise(B)) end)
+    local l = F.binary_cross_entropy_with_logits(self.D(self:real(B)), ones)
+      + F.binary_cross_entropy_with_logits(self.D(fake), zeros)
+    l:backward()
+    self.opt_d:step()
+    d_loss = l:item()
+  end
+  self.opt_g:zero_grad()
+  local logits = self.D(self.G(self:noise(B)))
+  local g
+  if self.loss == 'minimax' then -- minimise log(1 - D(G(z))) = -BCE(logits, 0)
+    g = -F.binary_cross_entropy_with_logits(logits, zeros)
+  else -- minimise -log D(G(z))
+    g = F.binary_cross_entropy_with_logits(logits, ones)
+  end
+  g:backward()
+  self.opt_g:step()
+  self.steps = self.steps + 1
+  local h = self.history
+  h.d[#h.d + 1], h.g[#h.g + 1] = d_loss, g:item()
+  return d_loss, g:item()
+end
+
+function GAN:sample(n) return lm.no_grad(function() return self.G(self:noise(n)) end) end
+
+--- D's probability of "real" on a bins x bins grid over [lo, hi]^2 (row i: y, column j: x)
+function GAN:surface(bins, lo, hi)
+  local c = lm.linspace(lo, hi, bins)
+  local xs = c:view(1, bins):expand(bins, bins):reshape(-1)
+  local ys = c:view(bins, 1):expand(bins, bins):reshape(-1)
+  return lm.no_grad(function() return self.D(lm.stack({ xs, ys }, 2)):sigmoid():view(bins, bins) end)
+end
+
+--- G applied to a k x k grid of z over [lo, hi]^2 (the first two coordinates of z; others 0):
+--- (k * k, 2) points, row-major, so neighbours in z are neighbours in the rows
+function GAN:warp(k, lo, hi)
+  local c = lm.linspace(lo, hi, k)
+  local z = lm.zeros(k * k, self.z_dim)
+  z:select(2, 1):copy_(c:view(1, k):expand(k, k):reshape(-1))
+  if self.z_dim > 1 then z:select(2, 2):copy_(c:view(k, 1):expand(k, k):reshape(-1)) end
+  return lm.no_grad(function() return self.G(z) end)
+end
+
+function GAN:js(n, opts) return (M.js_divergence(self:real(n):double(), self:sample(n):double(), opts)) end
+
+-- ---------------------------------------------------------------- a DDPM on 2-D points
+
+--[[
+gen.DDPM2D{data = 'ring', T = 200, schedule = 'linear' | 'cosine', beta_end = 0.04, hidden = 128,
+           layers = 4, t_dim = 32, batch = 256, lr = 1e-3, seed = 1}
+The noise predictor eps(x_t, t): an MLP on [x_t, time_embedding(t)] (ReLU), trained by Adam on the
+simplified DDPM loss |eps - eps(sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps, t)|^2 with t uniform in
+1..T. ddpm:step() -> loss; ddpm:sample(n [, {ddim = steps}]) -> (n, 2); ddpm:js(n) the yardstick.
+]]
+local DDPM = {}
+DDPM.__index = DDPM
+
+function M.DDPM2D(o)
+  local fname = 'gen.DDPM2D'
+  o = o or {}
+  local nn, optim = require 'lumen.nn', require 'lumen.optim'
+  local data = o.data or 'ring'
+  if not TOYS[data] then fail(fname, 'unknown distribution %s (%s)', tostring(data), TOY_NAMES) end
+  local T = opt_int(fname, o, 'T', 200)
+  local self = setmetatable({ data = data, T = T, batch = opt_int(fname, o, 'batch', 256),
+    t_dim = opt_int(fname, o, 't_dim', 32), steps = 0, history = {} }, DDPM)
+  if self.t_dim % 2 ~= 0 then fail(fname, 't_dim must be even, got %d', self.t_dim) end
+  self.sched = M.schedule(o.schedule or 'linear', T, { beta_start = o.beta_start or 1e-4, beta_end = o.beta_end or 0.04 })
+  lm.manual_seed(opt_int(fname, o, 'seed', 1, 0))
+  self.net = mlp(nn, 2 + self.t_dim, opt_int(fname, o, 'hidden', 128), 2, opt_int(fname, o, 'layers', 4, 2), nn.ReLU)
+  self.opt = optim.Adam(self.net:parameters(), { lr = opt_pos(fname, o, 'lr', 1e-3) })
+  return self
+end
+
+--- the noise predictor: eps(x_t, t) with t an int64 tensor of 1-based steps
+function DDPM:eps(x, t)
+  return self.net(lm.cat({ x, M.time_embedding(t, self.t_dim) }, 2))
+end
+
+function DDPM:step()
+  local F = lm.nn.functional
+  local B = self.batch
+  local x0 = TOYS[self.data](B):float()
+  local t = lm.randint(1, self.T + 1, { B })
+  local noise = lm.randn(B, 2)
+  local xt = M.q_sample(x0, t, noise, self.sched)
+  self.opt:zero_grad()
+  local l = F.mse_loss(self:eps(xt, t), noise)
+  l:backward()
+  self.opt:step()
+  self.steps = self.steps + 1
+  self.history[#self.history + 1] = l:item()
+  return l:item()
+end
+
+function DDPM:sample(n, opts)
+  local f = function(x, t) return self:eps(x, t) end
+  if opts and opts.ddim then return M.ddim_sample(f, { n, 2 }, self.sched, opts.ddim, opts) end
+  return M.ddpm_sample(f, { n, 2 }, self.sched, opts)
+end
+
+function DDPM:js(n, opts)
+  return (M.js_divergence(TOYS[self.data](n), self:sample(n, opts):double(), opts))
+end
+
+return M
