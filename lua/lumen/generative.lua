@@ -30,6 +30,7 @@ process q(x_t | x_0), ancestral and DDIM sampling, and the sinusoidal time embed
 Read next: examples/gan_2d.lua, examples/ddpm_2d.lua.
 ]]
 local lm = require 'lumen'
+local F = lm.nn.functional
 
 local M = {}
 
@@ -435,6 +436,217 @@ end
 
 function DDPM:js(n, opts)
   return (M.js_divergence(TOYS[self.data](n), self:sample(n, opts):double(), opts))
+end
+
+-- ---------------------------------------------------------------- a conditional DCGAN on Fashion-MNIST
+
+--[[
+gen.DCGAN{z_dim = 64, width = 64, batch = 64, lr = 2e-4, seed = 1, classes = 10}
+A conditional DCGAN (Radford et al. 2016, conditioned as Mirza & Osindero's CGAN) for 28 x 28 grey
+images in [-1, 1]:
+  G(z, y): [z, embed(y)] -> Linear -> (2w, 7, 7) -> BatchNorm, ReLU -> ConvTranspose2d(2w, w, 4,
+           stride 2, padding 1) -> (w, 14, 14) -> BatchNorm, ReLU -> ConvTranspose2d(w, 1, 4, 2, 1)
+           -> (1, 28, 28) -> tanh
+  D(x, y): [x, a 28 x 28 map of embed(y)] -> Conv2d(2, w, 4, 2, 1) -> LeakyReLU 0.2 -> Conv2d(w, 2w,
+           4, 2, 1) -> BatchNorm, LeakyReLU -> Linear(2w * 49, 1): a logit
+trained with the non-saturating losses and Adam (betas 0.5, 0.999), as the DCGAN paper.
+dcgan:step(x, y) (x (N, 1, 28, 28) in [-1, 1], y int64 1-based classes) -> d_loss, g_loss;
+dcgan:sample(y [, {seed=}]) -> images (N, 1, 28, 28) in [0, 1] for the classes y.
+]]
+local DCGAN = {}
+DCGAN.__index = DCGAN
+
+function M.DCGAN(o)
+  local fname = 'gen.DCGAN'
+  o = o or {}
+  local nn, optim = require 'lumen.nn', require 'lumen.optim'
+  local zd, w, K = opt_int(fname, o, 'z_dim', 64), opt_int(fname, o, 'width', 64), opt_int(fname, o, 'classes', 10)
+  local self = setmetatable({ z_dim = zd, width = w, classes = K, batch = opt_int(fname, o, 'batch', 64), steps = 0,
+    history = { d = {}, g = {} } }, DCGAN)
+  lm.manual_seed(opt_int(fname, o, 'seed', 1, 0))
+  local G = nn.Module:extend('DCGANGenerator')
+  function G:__init()
+    self.embed = nn.Embedding(K, 16)
+    self.fc = nn.Linear(zd + 16, 2 * w * 49)
+    self.bn0 = nn.BatchNorm2d(2 * w)
+    self.up1 = nn.ConvTranspose2d(2 * w, w, 4, { stride = 2, padding = 1 })
+    self.bn1 = nn.BatchNorm2d(w)
+    self.up2 = nn.ConvTranspose2d(w, 1, 4, { stride = 2, padding = 1 })
+  end
+  function G:forward(z, y)
+    local h = self.fc(lm.cat({ z, self.embed(y) }, 2)):view(-1, 2 * w, 7, 7)
+    h = F.relu(self.bn0(h))
+    h = F.relu(self.bn1(self.up1(h)))
+    return self.up2(h):tanh()
+  end
+  local Dm = nn.Module:extend('DCGANDiscriminator')
+  function Dm:__init()
+    self.embed = nn.Embedding(K, 28 * 28)
+    self.c1 = nn.Conv2d(2, w, 4, { stride = 2, padding = 1 })
+    self.c2 = nn.Conv2d(w, 2 * w, 4, { stride = 2, padding = 1 })
+    self.bn2 = nn.BatchNorm2d(2 * w)
+    self.fc = nn.Linear(2 * w * 49, 1)
+  end
+  function Dm:forward(x, y)
+    local h = lm.cat({ x, self.embed(y):view(-1, 1, 28, 28) }, 2)
+    h = F.leaky_relu(self.c1(h), 0.2)
+    h = F.leaky_relu(self.bn2(self.c2(h)), 0.2)
+    return self.fc(h:flatten(2))
+  end
+  self.G, self.D = G(), Dm()
+  local lr = opt_pos(fname, o, 'lr', 2e-4)
+  self.opt_g = optim.Adam(self.G:parameters(), { lr = lr, betas = { 0.5, 0.999 } })
+  self.opt_d = optim.Adam(self.D:parameters(), { lr = lr, betas = { 0.5, 0.999 } })
+  return self
+end
+
+function DCGAN:step(x, y)
+  local fname = 'gen.DCGAN:step'
+  if not lm.is_tensor(x) or x:dim() ~= 4 or x:size(2) ~= 1 or x:size(3) ~= 28 or x:size(4) ~= 28 then
+    fail(fname, 'x must be a batch of images (N, 1, 28, 28), got %s', lm.is_tensor(x) and ('[' .. table.concat(x:shape(), ', ') .. ']') or type(x))
+  end
+  if not lm.is_tensor(y) or y:numel() ~= x:size(1) then fail(fname, 'y must hold one class per image') end
+  local B = x:size(1)
+  local ones, zeros = lm.ones(B, 1), lm.zeros(B, 1)
+  self.G:train()
+  self.D:train()
+  local z = lm.randn(B, self.z_dim)
+  local fake = self.G(z, y)
+  self.opt_d:zero_grad()
+  local d = F.binary_cross_entropy_with_logits(self.D(x, y), ones)
+    + F.binary_cross_entropy_with_logits(self.D(fake:detach(), y), zeros)
+  d:backward()
+  self.opt_d:step()
+  self.opt_g:zero_grad()
+  local g = F.binary_cross_entropy_with_logits(self.D(fake, y), ones)
+  g:backward()
+  self.opt_g:step()
+  self.steps = self.steps + 1
+  local h = self.history
+  h.d[#h.d + 1], h.g[#h.g + 1] = d:item(), g:item()
+  return d:item(), g:item()
+end
+
+function DCGAN:sample(y, opts)
+  if opts and opts.seed then lm.manual_seed(opts.seed) end
+  self.G:eval()
+  local imgs = lm.no_grad(function() return self.G(lm.randn(y:numel(), self.z_dim), y:view(-1)) end)
+  self.G:train()
+  return (imgs + 1) / 2
+end
+
+-- ---------------------------------------------------------------- the yardstick on Fashion-MNIST
+
+--[[
+gen.FashionCNN(): examples/cnn_fashion.lua's network (conv 3x3 16, pool, conv 3x3 32, pool, Linear),
+with model:features(x) the flattened conv features (N, 1568) the diversity is measured on.
+gen.classifier_yardstick(model, images, y) -> {accuracy = overall, per_class = {acc_1..acc_K},
+diversity = {mean pairwise feature distance per class}}: images (N, 1, 28, 28) in [0, 1] as the
+classifier was trained on, y the classes asked for (1-based).
+]]
+function M.FashionCNN()
+  local nn = require 'lumen.nn'
+  local Net = nn.Module:extend('FashionCNN')
+  function Net:__init()
+    self.conv1 = nn.Conv2d(1, 16, 3, { padding = 1 })
+    self.conv2 = nn.Conv2d(16, 32, 3, { padding = 1 })
+    self.pool = nn.MaxPool2d(2)
+    self.fc = nn.Linear(32 * 7 * 7, 10)
+  end
+  function Net:features(x)
+    x = self.pool(F.relu(self.conv1(x)))
+    return self.pool(F.relu(self.conv2(x))):flatten(2)
+  end
+  function Net:forward(x) return self.fc(self:features(x)) end
+  return Net()
+end
+
+--- gen.fashion_classifier([{epochs = 1, cache = path | false, quiet = false}]) -> model, test accuracy:
+--- the yardstick's classifier, trained on Fashion-MNIST's 60,000 training images (Adam 1e-3, batch
+--- 128) and scored on the 10,000 test images; kept in cache (default
+--- $XDG_CACHE_HOME/lumen/fashion_cnn.safetensors) so the next run loads it.
+function M.fashion_classifier(o)
+  o = o or {}
+  local data, optim = require 'lumen.data', require 'lumen.optim'
+  local model = M.FashionCNN()
+  local path = o.cache
+  if path == nil then
+    local base = os.getenv('XDG_CACHE_HOME') or ((os.getenv('HOME') or '/tmp') .. '/.cache')
+    path = base .. '/lumen/fashion_cnn.safetensors'
+  end
+  local test = data.FashionMNIST { split = 'test' }
+  local function score()
+    model:eval()
+    local right = 0
+    lm.no_grad(function()
+      for i = 0, 9 do
+        local x = test.data:narrow(1, i * 1000 + 1, 1000)
+        right = right + model(x):argmax(2):view(-1):eq(test.targets:narrow(1, i * 1000 + 1, 1000):view(-1)):sum():item()
+      end
+    end)
+    return right / 10000
+  end
+  if path then
+    local f = io.open(path, 'rb')
+    if f then
+      f:close()
+      local ok = pcall(function() model:load_state_dict(lm.load(path)) end)
+      if ok then return model, score() end
+    end
+  end
+  lm.manual_seed(5)
+  local train = data.FashionMNIST { split = 'train' }
+  local opt = optim.Adam(model:parameters(), { lr = 1e-3 })
+  local loader = data.DataLoader(train, { batch_size = 128, shuffle = true, seed = 5 })
+  for e = 1, o.epochs or 1 do
+    model:train()
+    for x, y in loader:iter() do
+      opt:zero_grad()
+      F.cross_entropy(model(x), y):backward()
+      opt:step()
+    end
+    if not o.quiet then print(string.format('yardstick classifier: epoch %d, test accuracy %.4f', e, score())) end
+  end
+  if path then
+    os.execute("mkdir -p '" .. path:match('^(.*)/') .. "'")
+    pcall(lm.save, path, model:state_dict())
+  end
+  return model, score()
+end
+
+function M.classifier_yardstick(model, images, y)
+  local fname = 'gen.classifier_yardstick'
+  if not lm.is_tensor(images) or images:dim() ~= 4 then fail(fname, 'images must be (N, 1, 28, 28)') end
+  if not lm.is_tensor(y) or y:numel() ~= images:size(1) then fail(fname, 'y must hold one class per image') end
+  y = y:long():view(-1)
+  model:eval()
+  local feats, logits = lm.no_grad(function()
+    local f = model:features(images)
+    return f, model.fc(f)
+  end)
+  local pred = logits:argmax(2):view(-1)
+  local right = pred:eq(y):double()
+  local out = { accuracy = right:mean():item(), per_class = {}, diversity = {}, predicted = pred }
+  local K = logits:size(2)
+  local members = {}
+  for i, c in ipairs(y:tolist()) do
+    members[c] = members[c] or {}
+    table.insert(members[c], i)
+  end
+  for c = 1, K do
+    if members[c] then
+      local idx = lm.tensor(members[c], { dtype = 'int64' })
+      out.per_class[c] = right:index_select(1, idx):mean():item()
+      local fc = feats:index_select(1, idx):double()
+      local n = fc:size(1)
+      if n > 1 then
+        local sq = fc:pow(2):sum(2)
+        local d2 = (sq + sq:t() - fc:matmul(fc:t()) * 2):clamp(0, math.huge):sqrt()
+        out.diversity[c] = d2:sum():item() / (n * (n - 1))
+      end
+    end
+  end
+  return out
 end
 
 return M

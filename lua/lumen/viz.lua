@@ -77,6 +77,7 @@ function viz.show(x, ...)
   if x == 'pipeline' and type((...)) == 'table' and rawget((...), 'timeline') then return viz._pipeline(...) end
   if x == 'gan2d' and type((...)) == 'table' then return viz._gan2d(...) end
   if x == 'diffusion' and type((...)) == 'table' then return viz._diffusion(...) end
+  if x == 'samples' and type((...)) == 'table' then return viz._samples(...) end
   return show(x, ...)
 end
 
@@ -242,6 +243,28 @@ function viz._diffusion(model, opts)
     model.data, model.steps)
   return viz._show_diffusion(lm.stack(fwd, 1):double():contiguous(), lm.stack(rev, 1):double():contiguous(), steps, rsteps,
     model.sched.alpha_bars:contiguous(), model.sched.kind, src, rest)
+end
+
+-- ---------------------------------------------------------------- generated samples
+
+--[[
+viz.show('samples', {images = (N, C, H, W) or (N, H, W) in [0, 1], labels = int tensor or list
+(1-based, the class each was asked for), predicted = (the class a classifier read), classes = {names},
+step = the training step, source = 'what made them'} [, opts]): the grid scene, a row per class.
+]]
+function viz._samples(t, opts)
+  local im = t.images
+  if not lm.is_tensor(im) or (im:dim() ~= 4 and im:dim() ~= 3) then
+    error('viz.show: the samples scene takes {images = (N, C, H, W) tensor, ...}', 2)
+  end
+  if im:dim() == 3 then im = im:unsqueeze(2) end
+  local function list(v)
+    if v == nil then return nil end
+    if lm.is_tensor(v) then return v:long():view(-1):tolist() end
+    return v
+  end
+  return viz._show_samples(im:double():contiguous(), list(t.labels), list(t.predicted), t.classes, t.step or 0,
+    t.source or 'given by the caller', opts)
 end
 
 -- ---------------------------------------------------------------- feature maps

@@ -664,9 +664,55 @@ static int v_show_diffusion(lua_State *L)
 	return 0;
 }
 
+/* Reads a list of n class numbers (1-based in Lua) at idx into out (0-based); false when nil. */
+static bool class_list(lua_State *L, int idx, int n, int *out, const char *what)
+{
+	if (lua_isnil(L, idx)) return false;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	if ((int)lua_rawlen(L, idx) != n) lml_error(L, "the samples scene: %d %s for %d images", (int)lua_rawlen(L, idx), what, n);
+	for (int i = 0; i < n; i++) {
+		lua_rawgeti(L, idx, i + 1);
+		out[i] = (int)luaL_checkinteger(L, -1) - 1;
+		lua_pop(L, 1);
+	}
+	return true;
+}
+
+/* viz._show_samples(images (N, C, H, W) float64, labels | nil, predicted | nil, classes {..}, step,
+ * source [, opts]) */
+static int v_show_samples(lua_State *L)
+{
+	lua_settop(L, 7);
+	lm_tensor *im = lml_checktensor(L, 1, "images");
+	if (lm_tensor_ndim(im) != 4) lml_error(L, "the samples scene takes images as (N, C, H, W)");
+	const int64_t *sh = lm_tensor_shape(im);
+	if (sh[0] < 1 || sh[0] > 256) lml_error(L, "the samples scene draws 1 to 256 images, got %lld", (long long)sh[0]);
+	int n = (int)sh[0], labels[256], pred[256];
+	bool hl = class_list(L, 2, n, labels, "labels"), hp = class_list(L, 3, n, pred, "predictions");
+	const char *names[32];
+	int nc = 0;
+	if (!lua_isnil(L, 4)) {
+		luaL_checktype(L, 4, LUA_TTABLE);
+		nc = (int)lua_rawlen(L, 4);
+		if (nc > 32) lml_error(L, "the samples scene names at most 32 classes, got %d", nc);
+		for (int k = 0; k < nc; k++) {
+			lua_rawgeti(L, 4, k + 1);
+			names[k] = lua_tostring(L, -1);
+			lua_pop(L, 1); /* the strings stay alive in the table */
+		}
+	}
+	lm_viz_samples d = {.images = f64_arg(L, 1, "images", -1), .n = n, .c = (int)sh[1], .h = (int)sh[2], .w = (int)sh[3],
+	                    .labels = hl ? labels : NULL, .predicted = hp ? pred : NULL, .classes = names, .nclasses = nc,
+	                    .step = (int)luaL_optinteger(L, 5, 0), .source = lua_tostring(L, 6)};
+	lm_viz_opts o;
+	read_rest(L, 7, &o, false);
+	if (lm_viz_show_samples(&d, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_show_samples", v_show_samples}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

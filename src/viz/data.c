@@ -83,6 +83,12 @@ lm_status lm_viz_show_diffusion(const lm_viz_diffusion *d, const lm_viz_opts *o,
 	return show_with("diffusion", &b);
 }
 
+lm_status lm_viz_show_samples(const lm_viz_samples *d, const lm_viz_opts *o, const char *fname)
+{
+	vz_build b = {.opts = o, .fname = fname, .samples = d};
+	return show_with("samples", &b);
+}
+
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)
 {
 	vz_build b = {.opts = o, .fname = fname, .graph = g, .check = check};

@@ -243,6 +243,18 @@ typedef struct lm_viz_diffusion {
 } lm_viz_diffusion;
 lm_status lm_viz_show_diffusion(const lm_viz_diffusion *d, const lm_viz_opts *o, const char *fname);
 
+/* viz.show('samples', {...}): n generated images (n, c, h, w) in [0, 1] (copied), optionally the
+ * class each was asked for and the class a classifier read in it (0-based, or NULL), class names. */
+typedef struct lm_viz_samples {
+	const double *images;
+	int n, c, h, w;
+	const int *labels, *predicted;
+	const char *const *classes;
+	int nclasses, step;
+	const char *source;
+} lm_viz_samples;
+lm_status lm_viz_show_samples(const lm_viz_samples *d, const lm_viz_opts *o, const char *fname);
+
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
  * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true

@@ -409,6 +409,7 @@ typedef struct vz_build {
 	const lm_viz_pipeline *pipeline;   /* viz.show('pipeline', pipe) */
 	const lm_viz_gan2d *gan2d;         /* viz.show('gan2d', gan) */
 	const lm_viz_diffusion *diffusion; /* viz.show('diffusion', model) */
+	const lm_viz_samples *samples;     /* viz.show('samples', {...}) */
 } vz_build;
 
 /* What a scene's layout gets: the size of its area and the UI scale, with the frame for text
@@ -473,7 +474,7 @@ extern const vz_scene_class vz_scene_scan, vz_scene_reduce, vz_scene_histogram,
 	vz_scene_divergence, vz_scene_conv, vz_scene_matmul, vz_scene_spmv,
 	vz_scene_timeline, vz_scene_curves, vz_scene_graph, vz_scene_tensor, vz_scene_model, vz_scene_quant,
 	vz_scene_attention, vz_scene_rnn, vz_scene_detection, vz_scene_features, vz_scene_allreduce,
-	vz_scene_pipeline, vz_scene_ddp, vz_scene_gan2d, vz_scene_diffusion;
+	vz_scene_pipeline, vz_scene_ddp, vz_scene_gan2d, vz_scene_diffusion, vz_scene_samples;
 /* any traced launch, thread by thread (scenes/threads.c); its patterns "launch *": drawn for
  * kernels.launch results, and for any traced result asked for by name */
 extern const vz_scene_class vz_scene_threads;

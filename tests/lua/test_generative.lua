@@ -156,3 +156,31 @@ test.case('the GAN and DDPM trainers take steps and name bad options', function(
   test.raises(function() gen.DDPM2D { t_dim = 3 } end, 't_dim must be even')
   test.raises(function() gen.DDPM2D { lr = -1 } end, 'gen.DDPM2D: lr must be a positive number, got -1')
 end)
+
+test.case('the classifier yardstick: accuracy per class and diversity, against a model whose answers are known', function()
+  -- a "classifier" whose features are the image itself (N, 1, 1, 3) and whose logits are the features
+  local model = { eval = function() end, features = function(_, x) return x:flatten(2) end, fc = function(f) return f end }
+  local imgs = lm.tensor({ { 1, 0, 0 }, { 0, 1, 0 }, { 1, 0, 0 }, { 0, 0, 1 }, { 0, 3, 0 } }, D):view(5, 1, 1, 3)
+  local y = lm.tensor({ 1, 1, 1, 3, 2 }, { dtype = 'int64' })
+  local r = gen.classifier_yardstick(model, imgs, y)
+  test.near(r.accuracy, 4 / 5, 1e-12)
+  test.near(r.per_class[1], 2 / 3, 1e-12)
+  test.near(r.per_class[2], 1, 0)
+  test.near(r.per_class[3], 1, 0)
+  -- class 1: images (1,0,0), (0,1,0), (1,0,0): pairwise distances sqrt2, 0, sqrt2 (each twice) over 3 * 2
+  test.near(r.diversity[1], (4 * math.sqrt(2)) / 6, 1e-6)
+  test.eq(r.diversity[2], nil, 'one image: no pairs')
+  test.raises(function() gen.classifier_yardstick(model, imgs, lm.tensor({ 1 })) end, 'y must hold one class per image')
+end)
+
+test.case('the DCGAN takes steps on a batch and samples the classes asked for', function()
+  local dc = gen.DCGAN { width = 8, z_dim = 8, seed = 3 }
+  local x = lm.rand(4, 1, 28, 28) * 2 - 1
+  local y = lm.tensor({ 1, 5, 10, 2 }, { dtype = 'int64' })
+  local d, g = dc:step(x, y)
+  test.ok(d > 0 and g > 0, 'finite losses')
+  local s = dc:sample(lm.tensor({ 3, 3, 7 }, { dtype = 'int64' }))
+  test.eq(s:shape(), { 3, 1, 28, 28 })
+  test.ok(s:min():item() >= 0 and s:max():item() <= 1, 'images in [0, 1]')
+  test.raises(function() dc:step(lm.rand(4, 1, 27, 28), y) end, 'gen.DCGAN:step: x must be a batch of images (N, 1, 28, 28), got [4, 1, 27, 28]')
+end)

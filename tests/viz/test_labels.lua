@@ -146,6 +146,9 @@ local openers = {
   diffusion = {
     { 'defaults', function() viz.scene('diffusion', size) end },
   },
+  samples = {
+    { 'defaults', function() viz.scene('samples', size) end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()
