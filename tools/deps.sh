@@ -7,6 +7,8 @@
 #   libsdl2-dev libsdl2-ttf-dev     the visualizer window and its text
 #   libepoxy-dev                    OpenGL function loading
 #   libpng-dev zlib1g-dev           PNG snapshots; gzip'ed data sets
+#   libjpeg-dev                     JPEG images (lm.load_image / lm.save_image, src/io/image.c; with
+#                                   libpng-dev its PNGs): without it a build reads and writes PNGs only
 #   libedit-dev                     line editing in the REPL (BSD licence; see README)
 #   libcmocka-dev                   the C tests
 #   libopenblas-dev libopenblas0-openmp   BLAS, the OpenMP build (one thread pool with Lumen's)
@@ -21,6 +23,9 @@
 #   python3-numpy                   the file interop test (tests/lua/test_files.lua: numpy reads what
 #                                   Lumen writes and writes what Lumen reads, via tests/io/interop.py)
 #   python3-pip                     installs the gguf package (pip, below: not a Debian package)
+#   python3-pil                     the image test's reference JPEG decoder (tests/lua/test_image.lua)
+#   python3-skimage                 the images of the style-transfer example and lesson (its data
+#                                   folder: chelsea, astronaut, coffee; brick, grass, gravel)
 #   python3-ipykernel python3-jupyter-client python3-nbclient jupyter-nbconvert
 #                                   the Jupyter kernel (lua/lumen/jupyter_kernel.py is a wrapper
 #                                   kernel on ipykernel) and its tests with a real client
@@ -32,12 +37,12 @@
 LUMEN_DEBIAN_PACKAGES=(
 	cmake gcc g++ make pkg-config
 	liblua5.4-dev
-	libsdl2-dev libsdl2-ttf-dev libepoxy-dev libpng-dev zlib1g-dev
+	libsdl2-dev libsdl2-ttf-dev libepoxy-dev libpng-dev libjpeg-dev zlib1g-dev
 	libedit-dev libcmocka-dev
 	libopenblas-dev libopenblas0-openmp
 	fonts-dejavu-core fonts-wqy-microhei dataset-fashion-mnist fortunes fortunes-zh
 	libgl1-mesa-dri libegl1
-	python3-numpy python3-pip
+	python3-numpy python3-pip python3-pil python3-skimage
 	python3-ipykernel python3-jupyter-client python3-nbclient jupyter-nbconvert
 	openmpi-bin libopenmpi-dev
 	xvfb xauth x11-utils

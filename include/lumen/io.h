@@ -1,7 +1,7 @@
 /*
  * lumen/io.h — tensor files: safetensors (named tensors), GGUF (ggml's named tensors, quantized
  * ones too), NumPy .npy (one array) and IDX (the MNIST format, gzip'ed or plain, streamed through
- * zlib).
+ * zlib); images (PNG through libpng, JPEG through libjpeg).
  *
  * Design: every reader works on a byte source (a file, or a buffer for tests and the fuzzer) and
  * checks the whole header — magic, lengths, dtypes, shapes, offsets, sizes against the bytes that
@@ -12,8 +12,8 @@
  * renamed over the target when complete.
  *
  * Ownership as everywhere: tensors returned are +1; an lm_tensor_map is released with
- * lm_tensor_map_free. Read next: src/io/ (source.c, json.c, safetensors.c, gguf.c, npy.c, idx.c),
- * docs/nn.md ("Files").
+ * lm_tensor_map_free. Read next: src/io/ (source.c, json.c, safetensors.c, gguf.c, npy.c, idx.c,
+ * image.c), docs/nn.md ("Files").
  */
 #ifndef LUMEN_IO_H
 #define LUMEN_IO_H
@@ -116,6 +116,59 @@ typedef struct lm_idx_opts {
  */
 lm_tensor *lm_idx_load(const char *path, const lm_idx_opts *opts);
 lm_tensor *lm_idx_parse(const void *buf, size_t len, const char *what, const lm_idx_opts *opts);
+
+/* ---------------------------------------------------------------- images (PNG, JPEG) */
+
+/* The channels an image loads as: the file's own (gray 1, gray + alpha 2, RGB 3, RGBA 4), or
+ * converted to gray (1), RGB (3) or RGBA (4). */
+typedef enum lm_image_mode { LM_IMAGE_ASIS = 0, LM_IMAGE_GRAY, LM_IMAGE_RGB, LM_IMAGE_RGBA } lm_image_mode;
+
+/* How an image is read. A zeroed struct (or NULL) reads the file's channels as float32. */
+typedef struct lm_image_load_opts {
+	lm_image_mode mode;
+	lm_dtype dtype;   /* LM_FLOAT32 or LM_FLOAT64 (values / 255, in [0, 1]) or LM_UINT8 (the bytes) */
+} lm_image_load_opts;
+
+/*
+ * Reads a PNG (through libpng) or a JPEG (through libjpeg) into a new (C, H, W) tensor; the format
+ * is told by the first bytes, not the name. PNG: every color type and bit depth — palettes, gray
+ * of 1, 2 or 4 bits and tRNS are expanded (a tRNS adds an alpha channel), 16-bit samples keep
+ * their high byte (libpng's png_set_strip_16), interlaced files are read whole. JPEG: gray, YCbCr
+ * and RGB; CMYK and YCCK are LM_ERR_UNSUPPORTED. Conversions: gray -> RGB replicates the gray,
+ * RGB -> gray is ITU-R BT.601 luma rounded as PIL's convert('L') ((19595 R + 38470 G + 7471 B +
+ * 2^15) >> 16), RGB or RGBA drops alpha (it is not composited), RGBA adds an opaque alpha where
+ * the file has none. Errors name the file: not a regular file, not a PNG or JPEG (naming its first
+ * bytes), truncated or corrupt (libpng's or libjpeg's message; their warnings are dropped, never
+ * printed), sizes past a tensor's (LM_ERR_OVERFLOW) or the memory limit (LM_ERR_NOMEM). Built
+ * without libpng (LUMEN_NO_PNG) or libjpeg (LUMEN_NO_JPEG), that format is LM_ERR_UNSUPPORTED,
+ * saying which package to install.
+ */
+lm_tensor *lm_image_load(const char *path, const lm_image_load_opts *opts);
+/* The same from a buffer; what names it in messages. */
+lm_tensor *lm_image_parse(const void *buf, size_t len, const char *what, const lm_image_load_opts *opts);
+
+/* How an image is written; NULL means LM_IMAGE_SAVE_DEFAULTS. */
+typedef struct lm_image_save_opts {
+	int64_t nrow;     /* a batch: images per row of the grid (>= 1) */
+	int64_t padding;  /* a batch: pixels of 0 between the images and around them (>= 0) */
+	int quality;      /* JPEG quality, 1..100 */
+	bool normalize;   /* rescale the values by their min and max to [0, 1] first */
+} lm_image_save_opts;
+#define LM_IMAGE_SAVE_DEFAULTS { .nrow = 8, .padding = 2, .quality = 90, .normalize = false }
+
+/*
+ * Writes x as a PNG or a JPEG, chosen by the extension (.png, .jpg, .jpeg; any case; another is
+ * LM_ERR_ARG). x is (H, W), (C, H, W) with C 1 (gray), 2 (gray + alpha, PNG only), 3 (RGB) or 4
+ * (RGBA, PNG only: a JPEG has no alpha, and x with one is refused), or a batch (N, C, H, W) laid
+ * out as torchvision's make_grid lays it out: nrow images per row, padding pixels of 0 between
+ * them and around the border (a batch of one is written alone, without padding). Values: uint8 as
+ * they are; float32 and float64 clamped to [0, 1] and written as floor(v * 255 + 0.5) in their
+ * own precision (torchvision's save_image; NaN gives 0); other dtypes are converted to float64
+ * first; with normalize, (v - min) / max(max - min, 1e-5) first. Any layout and device. The file
+ * is written whole through lm_file_begin (below): a failure leaves the target as it was. Sides are
+ * at most 1000000 (libpng's limit) or 65500 (JPEG's).
+ */
+lm_status lm_image_save(const char *path, const lm_tensor *x, const lm_image_save_opts *opts);
 
 /* ---------------------------------------------------------------- writing a whole file */
 

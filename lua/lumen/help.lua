@@ -161,6 +161,21 @@ doc('lm.load_idx', 'lm.load_idx(path [, {scale=, limit=}]) -> Tensor',
   [[Reads an IDX file (the MNIST format), gzip'ed or plain, streamed through zlib. With scale, the
 result is float32 times scale (1/255 for images in [0, 1]); limit reads only the first entries
 along dim 1. Dims, sizes and the end of the data are checked.]])
+doc('lm.load_image', 'lm.load_image(path [, {mode=, dtype=}]) -> Tensor (C, H, W)',
+  [[Reads a PNG (libpng) or a JPEG (libjpeg), told apart by their first bytes, not the name. dtype
+'float32' (the default) or 'float64' gives values / 255 in [0, 1], 'uint8' the bytes. mode nil keeps
+the file's channels (gray 1, gray + alpha 2, RGB 3, RGBA 4); 'gray' converts with ITU-R BT.601 luma
+(0.299 R + 0.587 G + 0.114 B, rounded as PIL's convert('L')), 'rgb' replicates gray or drops alpha
+(it is not composited), 'rgba' adds an opaque alpha. PNG: palettes, gray of 1-4 bits and tRNS
+expanded (a tRNS adds alpha), 16-bit samples keep their high byte, interlaced read whole. JPEG:
+gray, YCbCr, RGB (CMYK is refused). A truncated or corrupt file is an error naming it.]])
+doc('lm.save_image', 'lm.save_image(path, x [, {nrow=8, padding=2, quality=90, normalize=false}])',
+  [[Writes x as a PNG or a JPEG, by the extension (.png, .jpg, .jpeg). x is (H, W), (C, H, W) with C
+1, 2 (gray + alpha), 3 or 4 (RGBA), or a batch (N, C, H, W) written as one grid, as torchvision's
+save_image: nrow images per row, padding pixels of 0 between and around them. Floats are clamped
+to [0, 1] and written as floor(v * 255 + 0.5); uint8 as it is; other dtypes as floats. normalize
+rescales by the min and max first. A JPEG has no alpha: 2 or 4 channels are refused there. Any
+layout; the file is replaced only once complete.]])
 
 -- ---------------------------------------------------------------- inspection
 
@@ -545,6 +560,7 @@ doc('F.conv2d', "F.conv2d(x, w [, b [, {stride=, padding=, dilation=, groups=, a
 algo: 'im2col' (im2col + matmul, any layer), 'winograd' (Winograd F(2x2, 3x3): 3x3 kernels, stride 1,
 dilation 1, groups 1 only; float32 within a few ulp of the sums of a direct convolution), 'auto' (the
 default: Winograd where it applies to float32 with >= 8 input channels on a SIMD path, else im2col).]])
+doc('F.silu', 'F.silu(x) -> Tensor', [[x * sigmoid(x), the swish activation of diffusion U-Nets.]])
 doc('F.group_norm', 'F.group_norm(x, num_groups [, weight [, bias [, eps = 1e-5]]]) -> Tensor',
   [[Group normalisation (Wu & He): x (N, C, ...) split into num_groups groups of C/num_groups channels;
 each sample's group normalised to mean 0, variance 1 (biased), then weight and bias (C) per channel.]])
@@ -643,6 +659,7 @@ local layers = {
   Upsample = { "nn.Upsample({size= | scale_factor=, mode='nearest'|'bilinear', align_corners=})", 'F.interpolate as a module (no parameters).' },
   AvgPool2d = { 'nn.AvgPool2d(k [, stride [, {padding=}]])', 'Average pooling over k x k windows (stride k by default).' },
   ReLU = { 'nn.ReLU()', 'The activation max(x, 0) as a module.' },
+  SiLU = { 'nn.SiLU()', 'The activation x * sigmoid(x) (swish) as a module, as diffusion U-Nets use.' },
   LeakyReLU = { 'nn.LeakyReLU([negative_slope = 0.01])', 'max(x, 0) + negative_slope min(x, 0) as a module.' },
   Sigmoid = { 'nn.Sigmoid()', 'The logistic sigmoid 1 / (1 + e^-x) as a module.' },
   Tanh = { 'nn.Tanh()', 'The hyperbolic tangent as a module.' },
@@ -1131,6 +1148,31 @@ doc('dist.is_initialized', 'dist.is_initialized() -> boolean', [[Whether dist.in
 doc('dist.wtime', 'dist.wtime() -> seconds', [[MPI_Wtime (lm.sys.clock without MPI). Open MPI counts it
 from each process's start: compare ranks' times from a barrier they left together.]])
 doc('dist.mpi_version', 'dist.mpi_version() -> string', [[The MPI library ("Open MPI v4.1.4"), or nil.]])
+
+-- ---------------------------------------------------------------- generative (require 'lumen.generative')
+
+doc('gen.toy2d', "gen.toy2d(name, n [, {seed=}]) -> Tensor", [[n points (n, 2) of a 2-D toy distribution: 'ring' (8
+Gaussians, radius 2), 'moons', 'line', 'grid' (5 x 5 Gaussians), as GAN Lab and tiny-diffusion use.]])
+doc('gen.js_divergence', "gen.js_divergence(a, b [, {bins=40, range={lo, hi}}]) -> bits, p, q", [[The Jensen-Shannon
+divergence of two point clouds (n, 2) on a bins x bins grid (log base 2: 0 = the same histogram, 1 =
+disjoint), and the two histograms: the yardstick of the GAN and diffusion examples.]])
+doc('gen.schedule', "gen.schedule('linear'|'cosine', T [, {beta_start=1e-4, beta_end=0.02, s=0.008}]) -> sched",
+  [[A DDPM noise schedule: {betas, alphas, alpha_bars} (float64, T steps), linear (Ho et al.) or cosine (Nichol
+& Dhariwal).]])
+doc('gen.q_sample', 'gen.q_sample(x0, t, noise, sched) -> x_t', [[The forward process in closed form:
+sqrt(abar_t) x0 + sqrt(1 - abar_t) noise; t a step 1..T or an int64 tensor of one step per row.]])
+doc('gen.ddpm_sample', 'gen.ddpm_sample(eps_model, shape, sched [, {seed=, trace=}]) -> x_0', [[Ancestral sampling:
+from N(0, I) through T reverse steps with eps_model(x_t, t) predicting the noise; trace collects x_T .. x_0.]])
+doc('gen.ddim_sample', 'gen.ddim_sample(eps_model, shape, sched, steps [, {eta=0, seed=, trace=}]) -> x_0', [[DDIM
+sampling with `steps` evenly spaced steps (deterministic at eta = 0).]])
+doc('gen.time_embedding', 'gen.time_embedding(t, dim [, {max_period=10000}]) -> Tensor', [[The sinusoidal embedding
+of steps t: (#t, dim), [cos(t f_k), sin(t f_k)] with f_k = max_period^(-k/(dim/2)).]])
+doc('gen.GAN2D', "gen.GAN2D{data='ring', hidden=64, layers=3, batch=256, lr_g=1e-3, lr_d=1e-3, loss='nonsaturating'|'minimax', d_steps=1, seed=1}",
+  [[A GAN on 2-D points (MLPs G and D, Adam): gan:step() -> d_loss, g_loss; gan:sample(n); gan:surface(bins, lo,
+hi) (D's probability on a grid); gan:warp(k, lo, hi) (G of a grid of z); gan:js(n); viz.show('gan2d', gan).]])
+doc('gen.DDPM2D', "gen.DDPM2D{data='ring', T=200, schedule='linear'|'cosine', beta_end=0.04, hidden=128, layers=4, t_dim=32, batch=256, lr=1e-3, seed=1}",
+  [[A DDPM on 2-D points (an MLP predicting the noise from [x_t, the time embedding]): m:step() -> loss;
+m:sample(n [, {ddim = steps}]); m:js(n); viz.show('diffusion', m) draws its chains.]])
 
 doc('lesson.say', 'lesson.say(en, zh) -> text', [[A text in both languages, {en = en, zh = zh} (for
 lesson files and the messages of checks).]])

@@ -177,6 +177,11 @@ if type(lm.nn) == 'table' and type(rawget(lm.nn, 'functional')) == 'table' then
   Fn.adaptive_avg_pool2d = function(...) return require('lumen.nn.resize').adaptive_avg_pool2d(...) end
   Fn.interpolate = function(...) return require('lumen.nn.resize').interpolate(...) end
   Fn.group_norm = function(...) return require('lumen.nn.norm').group_norm(...) end
+  -- F.silu(x) = x * sigmoid(x) (the swish of diffusion U-Nets), composed: its gradient is the ops'
+  Fn.silu = function(x)
+    if not lm.is_tensor(x) then error('F.silu: input must be a tensor, got ' .. type(x), 2) end
+    return x * x:sigmoid()
+  end
 end
 
 -- lm.nn is the functional half (lm.nn.functional, F); torch.nn.Linear is nn.Linear here, so

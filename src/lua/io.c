@@ -1,6 +1,6 @@
 /*
  * io.c — the file functions of lumen/io.h in Lua: lm.save / lm.load (safetensors), lm.save_gguf /
- * lm.load_gguf, lm.save_npy / lm.load_npy, lm.load_idx.
+ * lm.load_gguf, lm.save_npy / lm.load_npy, lm.load_idx, lm.load_image / lm.save_image (PNG, JPEG).
  *
  * lm.save(path, x) writes one tensor under the name "tensor" with the metadata {lumen = "tensor"},
  * so lm.load gives the tensor back; lm.save(path, {name = tensor, ...}) writes a table (a
@@ -312,6 +312,68 @@ static int l_load_idx(lua_State *L)
 	LML_RETURN(L, lm_idx_load(path, &o));
 }
 
+/* ---------------------------------------------------------------- images */
+
+/* lm.load_image's options as lml_readopts stores them. */
+typedef struct image_load_opts {
+	int mode;       /* index in image_modes, -1: the file's channels */
+	lm_dtype dtype;
+} image_load_opts;
+
+static const char *const image_modes[] = {"gray", "rgb", "rgba", NULL};
+
+/* lm.load_image(path [, {mode = 'gray' | 'rgb' | 'rgba', dtype = 'float32' | 'float64' | 'uint8'}])
+ * -> tensor (C, H, W) */
+static int l_load_image(lua_State *L)
+{
+	static const lml_field fields[] = {
+		LML_FIELD(image_load_opts, mode, LML_NAME, .names = image_modes, .def = "nil",
+		          .doc = "the channels: 'gray', 'rgb', 'rgba', or nil for the file's own"),
+		LML_FIELD(image_load_opts, dtype, LML_DTYPE, .def = "'float32'",
+		          .doc = "float32 or float64 (in [0, 1]) or uint8 (the bytes)"),
+		LML_FIELDS_END,
+	};
+	const char *path = check_path(L, 1);
+	image_load_opts io = {-1, LM_FLOAT32};
+	lml_readopts(L, 2, NULL, fields, &io);
+	if (io.dtype != LM_FLOAT32 && io.dtype != LM_FLOAT64 && io.dtype != LM_UINT8)
+		lml_error(L, "option dtype must be 'float32', 'float64' or 'uint8', got '%s'", lm_dtype_name(io.dtype));
+	lm_image_load_opts o = {io.mode < 0 ? LM_IMAGE_ASIS : (lm_image_mode)(LM_IMAGE_GRAY + io.mode), io.dtype};
+	LML_RETURN(L, lm_image_load(path, &o));
+}
+
+/* lm.save_image's options as lml_readopts stores them (a boolean is an int there). */
+typedef struct image_save_opts {
+	int64_t nrow, padding;
+	int quality, normalize;
+} image_save_opts;
+
+/* lm.save_image(path, x [, {nrow = 8, padding = 2, quality = 90, normalize = false}]) */
+static int l_save_image(lua_State *L)
+{
+	static const lml_field fields[] = {
+		LML_FIELD(image_save_opts, nrow, LML_INTEGER, .def = "8", .doc = "a batch: images per row of the grid"),
+		LML_FIELD(image_save_opts, padding, LML_INTEGER, .def = "2",
+		          .doc = "a batch: pixels of 0 between the images and around them"),
+		LML_FIELD(image_save_opts, quality, LML_INT, .def = "90", .doc = "JPEG quality, 1..100"),
+		LML_FIELD(image_save_opts, normalize, LML_BOOLEAN, .def = "false",
+		          .doc = "rescale by the min and max to [0, 1] first"),
+		LML_FIELDS_END,
+	};
+	const char *path = check_path(L, 1);
+	lm_tensor *x = lml_checktensor(L, 2, "argument 2");
+	image_save_opts so = {8, 2, 90, 0};
+	lml_readopts(L, 3, NULL, fields, &so);
+	if (so.nrow < 1) lml_error(L, "option nrow must be at least 1, got %lld", (long long)so.nrow);
+	if (so.padding < 0 || so.padding > 1000000)
+		lml_error(L, "option padding must be in 0..1000000, got %lld", (long long)so.padding);
+	if (so.quality < 1 || so.quality > 100) lml_error(L, "option quality must be in 1..100, got %d", so.quality);
+	lm_image_save_opts o = {.nrow = so.nrow, .padding = so.padding, .quality = so.quality,
+	                        .normalize = so.normalize != 0};
+	if (lm_image_save(path, x, &o)) lml_core_error(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"save", l_save},
 	{"load", l_load},
@@ -320,6 +382,8 @@ static const luaL_Reg functions[] = {
 	{"save_npy", l_save_npy},
 	{"load_npy", l_load_npy},
 	{"load_idx", l_load_idx},
+	{"load_image", l_load_image},
+	{"save_image", l_save_image},
 	{NULL, NULL},
 };
 

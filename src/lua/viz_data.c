@@ -602,6 +602,7 @@ static int v_show_gan2d(lua_State *L)
 	    lm_tensor_shape(wp)[1] != 2 || lm_tensor_ndim(dl) != 1)
 		lml_error(L, "the gan2d scene takes real and fake (n, 2), a square surface, warp (k * k, 2) and 1-d losses");
 	int64_t kk = lm_tensor_shape(wp)[0], k = (int64_t)floor(sqrt((double)kk) + 0.5);
+	/* bounded: k is the rounded square root of a tensor's element count, so k * k fits */
 	if (k * k != kk) lml_error(L, "the gan2d scene: warp holds %lld points, not a k x k grid", (long long)kk);
 	luaL_checktype(L, 7, LUA_TTABLE);
 	lm_viz_gan2d d = {

@@ -328,6 +328,7 @@ end
 M.ReLU = activation('ReLU', F.relu)
 M.Sigmoid = activation('Sigmoid', F.sigmoid)
 M.Tanh = activation('Tanh', F.tanh)
+M.SiLU = activation('SiLU', function(x) return F.silu(x) end)
 
 local LeakyReLU = builtin('LeakyReLU')
 M.LeakyReLU = LeakyReLU
