@@ -535,6 +535,120 @@ function DCGAN:sample(y, opts)
   return (imgs + 1) / 2
 end
 
+-- ---------------------------------------------------------------- a conditional U-Net DDPM on images
+
+--[[
+gen.UNet{channels = 1, width = 32, classes = 10, t_dim = 64}: the noise predictor of a DDPM on
+28 x 28 images, the small U-Net of Ho et al. (2020) without attention:
+  in: Conv 3x3 (channels -> w)
+  down: ResBlock(w, w) at 28 -> Conv 3x3 stride 2 -> ResBlock(w, 2w) at 14 -> Conv stride 2 ->
+  middle: ResBlock(2w, 2w) at 7
+  up: nearest x2 -> ResBlock(2w + 2w, 2w) at 14 (the skip concatenated) -> nearest x2 ->
+      ResBlock(2w + w, w) at 28
+  out: GroupNorm, SiLU, Conv 3x3 (w -> channels)
+  ResBlock(a, b): GroupNorm(8), SiLU, Conv 3x3, + a projection of the embedding, GroupNorm, SiLU,
+  Conv 3x3, + the input (a 1x1 conv when a ~= b)
+  embedding: the sinusoidal time embedding -> Linear, SiLU, Linear; plus the class's nn.Embedding
+unet(x, t, y) -> the predicted noise, the shape of x (t int64 1-based steps, y int64 1-based classes).
+gen.ImageDDPM{T = 400, schedule = 'linear', width = 32, lr = 2e-4, batch = 64, seed = 1} trains it:
+ddpm:step(x, y) with x in [-1, 1] -> loss; ddpm:sample(y [, {ddim = steps, seed=}]) -> images in [0, 1].
+]]
+function M.UNet(o)
+  local fname = 'gen.UNet'
+  o = o or {}
+  local nn = require 'lumen.nn'
+  local C, w, K, td = opt_int(fname, o, 'channels', 1), opt_int(fname, o, 'width', 32), opt_int(fname, o, 'classes', 10),
+    opt_int(fname, o, 't_dim', 64)
+  if w % 8 ~= 0 then fail(fname, 'width must be a multiple of 8 (GroupNorm of 8 groups), got %d', w) end
+  if td % 2 ~= 0 then fail(fname, 't_dim must be even, got %d', td) end
+  local E = 4 * w -- the embedding's width
+  local Res = nn.Module:extend('UNetResBlock')
+  function Res:__init(a, b)
+    self.n1, self.c1 = nn.GroupNorm(8, a), nn.Conv2d(a, b, 3, { padding = 1 })
+    self.emb = nn.Linear(E, b)
+    self.n2, self.c2 = nn.GroupNorm(8, b), nn.Conv2d(b, b, 3, { padding = 1 })
+    if a ~= b then self.skip = nn.Conv2d(a, b, 1) end
+  end
+  function Res:forward(x, e)
+    local h = self.c1(F.silu(self.n1(x)))
+    h = h + self.emb(e):view(e:size(1), -1, 1, 1)
+    h = self.c2(F.silu(self.n2(h)))
+    return h + (self.skip and self.skip(x) or x)
+  end
+  local U = nn.Module:extend('UNet')
+  function U:__init()
+    self.t1, self.t2 = nn.Linear(td, E), nn.Linear(E, E)
+    self.cls = nn.Embedding(K, E)
+    self.inc = nn.Conv2d(C, w, 3, { padding = 1 })
+    self.d1 = Res(w, w)
+    self.down1 = nn.Conv2d(w, w, 3, { stride = 2, padding = 1 })
+    self.d2 = Res(w, 2 * w)
+    self.down2 = nn.Conv2d(2 * w, 2 * w, 3, { stride = 2, padding = 1 })
+    self.mid = Res(2 * w, 2 * w)
+    self.u2 = Res(4 * w, 2 * w)
+    self.u1 = Res(3 * w, w)
+    self.outn, self.outc = nn.GroupNorm(8, w), nn.Conv2d(w, C, 3, { padding = 1 })
+  end
+  function U:forward(x, t, y)
+    local e = self.t2(F.silu(self.t1(M.time_embedding(t, td))))
+    if y then e = e + self.cls(y:view(-1)) end
+    local h0 = self.inc(x)
+    local h1 = self.d1(h0, e)                                      -- 28
+    local h2 = self.d2(self.down1(h1), e)                          -- 14
+    local m = self.mid(self.down2(h2), e)                          -- 7
+    local up2 = F.interpolate(m, { scale_factor = 2, mode = 'nearest' })
+    local g2 = self.u2(lm.cat({ up2, h2 }, 2), e)                 -- 14
+    local up1 = F.interpolate(g2, { scale_factor = 2, mode = 'nearest' })
+    local g1 = self.u1(lm.cat({ up1, h1 }, 2), e)                 -- 28
+    return self.outc(F.silu(self.outn(g1)))
+  end
+  return U()
+end
+
+local ImageDDPM = {}
+ImageDDPM.__index = ImageDDPM
+
+function M.ImageDDPM(o)
+  local fname = 'gen.ImageDDPM'
+  o = o or {}
+  local optim = require 'lumen.optim'
+  local T = opt_int(fname, o, 'T', 400)
+  local self = setmetatable({ T = T, steps = 0, history = {}, batch = opt_int(fname, o, 'batch', 64) }, ImageDDPM)
+  self.sched = M.schedule(o.schedule or 'linear', T, { beta_start = o.beta_start or 1e-4, beta_end = o.beta_end or 0.02 })
+  lm.manual_seed(opt_int(fname, o, 'seed', 1, 0))
+  self.net = M.UNet { width = o.width, classes = o.classes, t_dim = o.t_dim }
+  self.opt = optim.Adam(self.net:parameters(), { lr = opt_pos(fname, o, 'lr', 2e-4) })
+  return self
+end
+
+function ImageDDPM:step(x, y)
+  if not lm.is_tensor(x) or x:dim() ~= 4 then fail('gen.ImageDDPM:step', 'x must be a batch of images (N, C, H, W)') end
+  local B = x:size(1)
+  local t = lm.randint(1, self.T + 1, { B })
+  local noise = lm.randn(x:shape())
+  local xt = M.q_sample(x, t, noise, self.sched)
+  self.net:train()
+  self.opt:zero_grad()
+  local l = F.mse_loss(self.net(xt, t, y), noise)
+  l:backward()
+  self.opt:step()
+  self.steps = self.steps + 1
+  self.history[#self.history + 1] = l:item()
+  return l:item()
+end
+
+function ImageDDPM:sample(y, opts)
+  opts = opts or {}
+  self.net:eval()
+  local n = y:numel()
+  local f = function(x, t) return self.net(x, t, y:view(-1)) end
+  local x
+  if opts.ddim then x = M.ddim_sample(f, { n, 1, 28, 28 }, self.sched, opts.ddim, opts)
+  else x = M.ddpm_sample(f, { n, 1, 28, 28 }, self.sched, opts) end
+  self.net:train()
+  return ((x + 1) / 2):clamp(0, 1)
+end
+
 -- ---------------------------------------------------------------- the yardstick on Fashion-MNIST
 
 --[[
