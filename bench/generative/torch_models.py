@@ -153,3 +153,65 @@ def ddpm_step():
 
 
 print("unet_ddpm_step %.2f" % median_ms(ddpm_step))
+
+
+# ---------------------------------------------------------------- style transfer (Gatys, random features)
+class StyleNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        ws, cin = [32, 64, 128, 256, 256], 3
+        self.convs = nn.ModuleList()
+        for w in ws:
+            c = nn.Conv2d(cin, w, 3, padding=1)
+            nn.init.kaiming_uniform_(c.weight, nonlinearity="relu")
+            nn.init.zeros_(c.bias)
+            c.requires_grad_(False)
+            self.convs.append(c)
+            cin = w
+
+    def features(self, x):
+        out, h = [], x
+        for i, c in enumerate(self.convs):
+            if i:
+                h = F.avg_pool2d(h, 2)
+            h = F.relu(c(h))
+            out.append(h)
+        return out
+
+
+def stats(f):
+    N, C, H, W = f.shape
+    v = f.reshape(N, C, H * W)
+    v = v - v.mean(2, keepdim=True)
+    return f.mean((2, 3)), v @ v.transpose(1, 2) / (C * H * W)
+
+
+net = StyleNet()
+content, style = torch.rand(1, 3, 128, 128), torch.rand(1, 3, 128, 128)
+with torch.no_grad():
+    cf = net.features(content)[3]
+    st = [stats(f) for f in net.features(style)]
+cn = cf.pow(2).mean().item()
+sn = [(m.pow(2).mean().item(), g.pow(2).mean().item()) for m, g in st]
+img = content.clone().requires_grad_(True)
+lb = torch.optim.LBFGS([img], lr=1, max_iter=20, history_size=20)
+
+
+def closure():
+    lb.zero_grad()
+    fs = net.features(img)
+    loss = F.mse_loss(fs[3], cf) / cn
+    for i, f in enumerate(fs):
+        m, g = stats(f)
+        loss = loss + 10 * (F.mse_loss(g, st[i][1]) / sn[i][1] + F.mse_loss(m, st[i][0]) / sn[i][0])
+    loss.backward()
+    return loss
+
+
+def style_step():
+    lb.step(closure)
+    with torch.no_grad():
+        img.clamp_(0, 1)
+
+
+print("style_lbfgs_step %.2f" % median_ms(style_step, warm=1, reps=3))

@@ -649,6 +649,248 @@ function ImageDDPM:sample(y, opts)
   return ((x + 1) / 2):clamp(0, 1)
 end
 
+-- ---------------------------------------------------------------- style transfer
+
+--[[
+Style transfer as Gatys, Ecker and Bethge (2016) do it: an image x optimised so that a network's
+features of x match the content image's at one depth (content loss: their mean squared difference)
+and the Gram matrices of its features (G = F F^T / (C H W), which channels fire together, wherever
+they are) match the style image's at every depth (style loss).
+
+No pretrained network can be downloaded here, so the features come from gen.StyleNet: five levels of
+3 x 3 convolutions with random weights (a fixed seed, He-uniform, never trained), ReLU and 2 x 2
+average pooling: 3 -> 32 -> 64 -> 128 -> 256 -> 256 channels. Random convolutions are known to
+carry texture statistics well (He, Wang & Hopcroft 2016, "A powerful generative model using random
+weights for the deep image representation"; Ustyuzhaninov et al. 2017, "What does it take to
+generate natural textures?"): a Gram matrix of many random filters' responses at several scales
+describes colours, edges and their co-occurrence — what a style is; content is kept by the spatial
+layout of the deeper responses. What a random network lacks is semantics (a trained VGG keeps
+"cat" where this keeps shapes), so results look more like texture transfer than painting.
+
+gen.style_transfer(content, style [, {size = 128, steps = 20, optimizer = 'lbfgs' | 'adam', lr,
+  content_weight = 1, style_weight = 10, content_layer = 4, seed = 1, init = 'content' | 'noise',
+  callback = fn(step, image, losses)}]) -> image (3, H, W) in [0, 1], history {total, content, style}
+  content and style: (3, H, W) images in [0, 1] (lm.load_image(path, {mode = 'rgb'})); both resized
+  to size x size (bilinear); the image optimised is a free tensor clamped to [0, 1] after each step.
+  Each loss is relative to its target's magnitude (content: mse / mean(F_c^2); style: the sum over the
+  levels of the centred Gram matrix's mse / mean(G_s^2) and the channel means' mse / mean(mu_s^2)),
+  so the weights do not depend on the random features' scale. The centred Gram matrix
+  (gen.gram(f, true)) is used because the plain one of random ReLU features is dominated by their
+  means, alike for every image (measured here: the plain Gram loss between a cat and gravel is
+  already 5e-4 of the Gram's magnitude).
+gen.gram(f [, centered]) -> (N, C, C) = f f^T / (C H W) for features f (N, C, H, W) (centred: each
+  channel's mean over the positions subtracted first).
+gen.TransformNet{width = 16, blocks = 3}: the real-time variant's network (Johnson et al. 2016):
+  conv 9x9 -> two stride-2 convs -> residual blocks -> two nearest x2 upsamplings with convs ->
+  conv 9x9 -> sigmoid, GroupNorm (as instance norm) between; trained by gen.train_transform(net,
+  contents, style, {steps, lr, batch}) on content crops for one style, it then stylises any image
+  in one forward pass.
+]]
+function M.gram(f, centered)
+  if not lm.is_tensor(f) or f:dim() ~= 4 then fail('gen.gram', 'features must be (N, C, H, W), got %s', lm.is_tensor(f) and ('[' .. table.concat(f:shape(), ', ') .. ']') or type(f)) end
+  local N, C, H, W = f:size(1), f:size(2), f:size(3), f:size(4)
+  local v = f:reshape(N, C, H * W)
+  if centered then v = v - v:mean(3, true) end
+  return v:matmul(v:transpose(2, 3)) / (C * H * W)
+end
+
+-- A level's style statistics: the channels' means (N, C) and their centred Gram matrix (N, C, C).
+-- With random filters the plain Gram matrix is dominated by the ReLU outputs' means, the same for
+-- every image; centring leaves the co-variation that tells textures apart, and the means are
+-- matched on their own.
+local function style_stats(f)
+  return { mean = f:mean({ 3, 4 }), cov = M.gram(f, true) }
+end
+
+local function style_loss(fs, targets, norms)
+  local total = nil
+  for i, f in ipairs(fs) do
+    local st = style_stats(f)
+    local t = targets[i]
+    local l = F.mse_loss(st.cov, t.cov:expand(st.cov:shape())) / norms[i].cov
+      + F.mse_loss(st.mean, t.mean:expand(st.mean:shape())) / norms[i].mean
+    total = total and total + l or l
+  end
+  return total
+end
+
+local function style_targets(net, img)
+  local targets, norms = {}, {}
+  lm.no_grad(function()
+    for i, f in ipairs(net:features(img)) do
+      targets[i] = style_stats(f)
+      norms[i] = { cov = targets[i].cov:pow(2):mean():item(), mean = targets[i].mean:pow(2):mean():item() }
+    end
+  end)
+  return targets, norms
+end
+
+function M.StyleNet(o)
+  o = o or {}
+  local nn = require 'lumen.nn'
+  local Net = nn.Module:extend('StyleNet')
+  local widths = { 32, 64, 128, 256, 256 }
+  function Net:__init()
+    lm.manual_seed(o.seed or 1)
+    self.convs = nn.ModuleList({})
+    local cin = 3
+    for _, w in ipairs(widths) do
+      local c = nn.Conv2d(cin, w, 3, { padding = 1 })
+      nn.init.kaiming_uniform_(c.weight, { nonlinearity = 'relu' })
+      lm.no_grad(function() c.bias:zero_() end)
+      c.weight:requires_grad_(false)
+      c.bias:requires_grad_(false)
+      self.convs:append(c)
+      cin = w
+    end
+  end
+  --- net:features(x) -> the list of the five levels' ReLU outputs
+  function Net:features(x)
+    local out, h = {}, x
+    for i = 1, #widths do
+      if i > 1 then h = F.avg_pool2d(h, 2) end
+      h = F.relu(self.convs[i](h))
+      out[i] = h
+    end
+    return out
+  end
+  return Net()
+end
+
+local function check_image(fname, img, what)
+  if not lm.is_tensor(img) or img:dim() ~= 3 or img:size(1) ~= 3 then
+    fail(fname, '%s must be an RGB image (3, H, W) in [0, 1] (lm.load_image(path, {mode = \'rgb\'})), got %s', what,
+      lm.is_tensor(img) and ('[' .. table.concat(img:shape(), ', ') .. ']') or type(img))
+  end
+  if img:size(2) < 16 or img:size(3) < 16 then
+    fail(fname, '%s of %d x %d pixels is smaller than the 16 x 16 the five levels need', what, img:size(2), img:size(3))
+  end
+end
+
+local function resized(img, size)
+  return F.interpolate(img:float():unsqueeze(1), { size = { size, size }, mode = 'bilinear', align_corners = false })
+end
+
+function M.style_transfer(content, style, o)
+  local fname = 'gen.style_transfer'
+  check_image(fname, content, 'the content image')
+  check_image(fname, style, 'the style image')
+  o = o or {}
+  local size = opt_int(fname, o, 'size', 128)
+  if size < 16 or size > 1024 then fail(fname, 'size must be 16..1024, got %d', size) end
+  local steps = opt_int(fname, o, 'steps', 20)
+  local kind = o.optimizer or 'lbfgs'
+  if kind ~= 'lbfgs' and kind ~= 'adam' then fail(fname, "optimizer must be 'lbfgs' or 'adam', got %s", tostring(kind)) end
+  local cw, sw = o.content_weight or 1, o.style_weight or 10
+  if type(cw) ~= 'number' or cw < 0 or type(sw) ~= 'number' or sw < 0 then fail(fname, 'the weights must be non-negative numbers') end
+  local layer = opt_int(fname, o, 'content_layer', 4)
+  if layer > 5 then fail(fname, 'content_layer must be 1..5, got %d', layer) end
+  local net = M.StyleNet { seed = o.seed }
+  local c, s = resized(content, size), resized(style, size)
+  local cf = lm.no_grad(function() return net:features(c)[layer] end)
+  local st, sn = style_targets(net, s)
+  local x
+  if o.init == 'noise' then lm.manual_seed(o.seed or 1) x = lm.rand(1, 3, size, size)
+  else x = c:clone() end
+  x:requires_grad_(true)
+  local optim = require 'lumen.optim'
+  local opt = kind == 'lbfgs' and optim.LBFGS({ x }, { lr = o.lr or 1, max_iter = 20, history_size = 20 })
+    or optim.Adam({ x }, { lr = o.lr or 0.02 })
+  local history = { total = {}, content = {}, style = {} }
+  local last = {}
+  -- each loss relative to the target's own magnitude, so the weights do not depend on the scale of
+  -- the random features: content mse / mean(F_c^2), style sum over levels of mse / mean(G_s^2)
+  local cnorm = lm.no_grad(function() return cf:pow(2):mean():item() end)
+  local function closure()
+    opt:zero_grad()
+    local feats = net:features(x)
+    local lc = F.mse_loss(feats[layer], cf) / cnorm
+    local ls = style_loss(feats, st, sn)
+    local total = lc * cw + ls * sw
+    total:backward()
+    last = { total = total:item(), content = lc:item(), style = ls:item() }
+    return total
+  end
+  for step = 1, steps do
+    opt:step(closure)
+    lm.no_grad(function() x:clamp_(0, 1) end)
+    for k, v in pairs(last) do history[k][step] = v end
+    if o.callback then o.callback(step, x:detach()[1], last) end
+  end
+  return x:detach()[1], history
+end
+
+-- the real-time variant: a transformation network
+function M.TransformNet(o)
+  o = o or {}
+  local nn = require 'lumen.nn'
+  local w, nb = o.width or 16, o.blocks or 3
+  local T = nn.Module:extend('TransformNet')
+  local function cb(cin, cout, k, stride)
+    return nn.Sequential(nn.Conv2d(cin, cout, k, { stride = stride or 1, padding = k // 2 }), nn.GroupNorm(cout, cout), nn.ReLU())
+  end
+  function T:__init()
+    self.enc = nn.Sequential(cb(3, w, 9), cb(w, 2 * w, 3, 2), cb(2 * w, 4 * w, 3, 2))
+    self.res = nn.ModuleList({})
+    for _ = 1, nb do self.res:append(nn.Sequential(cb(4 * w, 4 * w, 3), nn.Conv2d(4 * w, 4 * w, 3, { padding = 1 }), nn.GroupNorm(4 * w, 4 * w))) end
+    self.dec1 = cb(4 * w, 2 * w, 3)
+    self.dec2 = cb(2 * w, w, 3)
+    self.out = nn.Conv2d(w, 3, 9, { padding = 4 })
+  end
+  function T:forward(x)
+    local h = self.enc(x)
+    for i = 1, #self.res do h = h + self.res[i](h) end
+    h = self.dec1(F.interpolate(h, { scale_factor = 2, mode = 'nearest' }))
+    h = self.dec2(F.interpolate(h, { scale_factor = 2, mode = 'nearest' }))
+    return self.out(h):sigmoid()
+  end
+  return T()
+end
+
+--- gen.train_transform(net, contents, style [, {steps = 200, lr = 1e-3, batch = 4, size = 64,
+--- content_weight = 1, style_weight = 10, content_layer = 4, callback = fn(step, loss)}]) -> history:
+--- trains net (gen.TransformNet) on random size x size crops of the content images (a list of (3, H, W))
+--- to give them the style's Gram matrices while keeping their content features.
+function M.train_transform(net, contents, style, o)
+  local fname = 'gen.train_transform'
+  o = o or {}
+  if type(contents) ~= 'table' or #contents == 0 then fail(fname, 'contents must be a list of RGB images') end
+  for i, c in ipairs(contents) do check_image(fname, c, 'content image ' .. i) end
+  check_image(fname, style, 'the style image')
+  local size, steps, B = opt_int(fname, o, 'size', 64), opt_int(fname, o, 'steps', 200), opt_int(fname, o, 'batch', 4)
+  local layer = opt_int(fname, o, 'content_layer', 4)
+  local cw, sw = o.content_weight or 1, o.style_weight or 10
+  local optim = require 'lumen.optim'
+  local feat = M.StyleNet { seed = o.seed }
+  local st, sn = style_targets(feat, resized(style, size))
+  local opt = optim.Adam(net:parameters(), { lr = opt_pos(fname, o, 'lr', 1e-3) })
+  local history = {}
+  lm.manual_seed(o.seed or 1)
+  for step = 1, steps do
+    local crops = {}
+    for b = 1, B do
+      local img = contents[lm.randint(1, #contents + 1, { 1 })[1]:item()]
+      local H, W = img:size(2), img:size(3)
+      local side = math.min(H, W, math.max(size, math.floor(math.min(H, W) * 0.6)))
+      local y0 = lm.randint(0, H - side + 1, { 1 })[1]:item()
+      local x0 = lm.randint(0, W - side + 1, { 1 })[1]:item()
+      crops[b] = resized(img:narrow(2, y0 + 1, side):narrow(3, x0 + 1, side), size)[1]
+    end
+    local x = lm.stack(crops, 1)
+    opt:zero_grad()
+    local y = net(x)
+    local fx = lm.no_grad(function() return feat:features(x)[layer] end)
+    local fy = feat:features(y)
+    local ls = style_loss(fy, st, sn)
+    local loss = F.mse_loss(fy[layer], fx) / fx:pow(2):mean():item() * cw + ls * sw
+    loss:backward()
+    opt:step()
+    history[step] = loss:item()
+    if o.callback then o.callback(step, loss:item()) end
+  end
+  return history
+end
+
 -- ---------------------------------------------------------------- the yardstick on Fashion-MNIST
 
 --[[
