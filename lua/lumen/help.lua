@@ -1174,6 +1174,28 @@ doc('gen.DDPM2D', "gen.DDPM2D{data='ring', T=200, schedule='linear'|'cosine', be
   [[A DDPM on 2-D points (an MLP predicting the noise from [x_t, the time embedding]): m:step() -> loss;
 m:sample(n [, {ddim = steps}]); m:js(n); viz.show('diffusion', m) draws its chains.]])
 
+doc('gen.DCGAN', "gen.DCGAN{z_dim=64, width=64, batch=64, lr=2e-4, seed=1}", [[A conditional DCGAN for 28 x 28 grey
+images in [-1, 1] (G upsamples with nn.ConvTranspose2d 7 -> 14 -> 28): dcgan:step(x, y) -> d_loss, g_loss;
+dcgan:sample(y) -> images in [0, 1] of the classes y (1-based).]])
+doc('gen.UNet', "gen.UNet{channels=1, width=32, classes=10, t_dim=64}", [[A small conditional U-Net for DDPMs on
+28 x 28 images: unet(x, t, y) -> the predicted noise (residual blocks with GroupNorm and SiLU, time and class
+embeddings, skips, nearest upsampling).]])
+doc('gen.ImageDDPM', "gen.ImageDDPM{T=400, schedule='linear', width=32, lr=2e-4, batch=64, seed=1}", [[Trains a
+gen.UNet as a DDPM: m:step(x, y) (x in [-1, 1]) -> loss; m:sample(y [, {ddim = steps}]) -> images in [0, 1].]])
+doc('gen.fashion_classifier', "gen.fashion_classifier([{epochs=1, cache=path|false}]) -> model, test_accuracy",
+  [[The yardstick's CNN, trained on Fashion-MNIST once and cached ($XDG_CACHE_HOME/lumen/fashion_cnn.safetensors).]])
+doc('gen.classifier_yardstick', 'gen.classifier_yardstick(model, images, y) -> {accuracy, per_class, diversity, predicted}',
+  [[The share of generated images the classifier reads as the class asked for (overall, per class), and per class the
+mean pairwise distance of their features (diversity).]])
+doc('gen.style_transfer', "gen.style_transfer(content, style [, {size=128, steps=20, optimizer='lbfgs'|'adam', content_weight=1, style_weight=10}]) -> image, history",
+  [[Gatys' style transfer: the image optimised so its deep features match the content's and its features'
+means and centred Gram matrices match the style's at five scales, on gen.StyleNet (random fixed convolutions:
+no download).]])
+doc('gen.gram', 'gen.gram(f [, centered]) -> (N, C, C)', [[f f^T / (C H W) for features f (N, C, H, W); centred:
+each channel's mean over the positions subtracted first.]])
+doc('gen.TransformNet', 'gen.TransformNet{width=16, blocks=3}', [[The real-time style network (Johnson et al.):
+trained by gen.train_transform(net, contents, style, {steps=, size=, batch=}), it stylises in one forward pass.]])
+
 doc('lesson.say', 'lesson.say(en, zh) -> text', [[A text in both languages, {en = en, zh = zh} (for
 lesson files and the messages of checks).]])
 doc('lesson.text', 'lesson.text(t) -> string', [[A text (a string or {en=, zh=}) in the current language.]])
