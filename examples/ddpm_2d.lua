@@ -15,47 +15,19 @@ Options: --data ring|moons|line|grid  --steps N  --T N  --schedule linear|cosine
          --every N  --viz  --quiet
 ]]
 local gen = require 'lumen.generative'
+local here = (arg and arg[0] or ''):match('^(.*/)') or 'examples/'
+local args = dofile(here .. 'args.lua')
 
-local OPTS = {
+local o = args.parse(arg, {
   ['--data'] = { 'data', 'str' }, ['--steps'] = { 'steps', 'int' }, ['--T'] = { 'T', 'int' },
   ['--schedule'] = { 'schedule', 'str' }, ['--hidden'] = { 'hidden', 'int' }, ['--layers'] = { 'layers', 'int' },
   ['--batch'] = { 'batch', 'int' }, ['--lr'] = { 'lr', 'num' }, ['--ddim'] = { 'ddim', 'int' },
-  ['--seed'] = { 'seed', 'int' }, ['--every'] = { 'every', 'int' },
-}
-
-local function usage()
-  return 'usage: lumen examples/ddpm_2d.lua [--data ring|moons|line|grid] [--steps N] [--T N] [--schedule linear|cosine]\n'
-    .. '         [--hidden N] [--layers N] [--batch N] [--lr X] [--ddim N] [--seed N] [--every N] [--viz] [--quiet]'
-end
-
-local function parse(args)
-  local o = { data = 'ring', steps = 3000, every = 1000 }
-  local i = 1
-  while args and args[i] do
-    local a = args[i]
-    local spec = OPTS[a]
-    if spec then
-      local v = args[i + 1]
-      if v == nil then error(a .. ' needs a value\n' .. usage(), 0) end
-      if spec[2] == 'int' then
-        v = math.tointeger(tonumber(v))
-        if not v or v < 0 then error(a .. ' needs a non-negative integer, got ' .. tostring(args[i + 1]) .. '\n' .. usage(), 0) end
-      elseif spec[2] == 'num' then
-        v = tonumber(v)
-        if not v then error(a .. ' needs a number, got ' .. tostring(args[i + 1]) .. '\n' .. usage(), 0) end
-      end
-      o[spec[1]] = v
-      i = i + 2
-    elseif a == '--viz' then o.viz, i = true, i + 1
-    elseif a == '--quiet' then o.quiet, i = true, i + 1
-    elseif a == '--help' or a == '-h' then print(usage()) os.exit(0)
-    else error('unknown option ' .. a .. '\n' .. usage(), 0) end
-  end
-  if o.every < 1 then o.every = 1 end
-  return o
-end
-
-local o = parse(arg)
+  ['--seed'] = { 'seed', 'int' }, ['--every'] = { 'every', 'int' }, ['--viz'] = { 'viz', 'flag' },
+  ['--quiet'] = { 'quiet', 'flag' },
+}, { data = 'ring', steps = 3000, every = 1000 },
+  'usage: lumen examples/ddpm_2d.lua [--data ring|moons|line|grid] [--steps N] [--T N] [--schedule linear|cosine]\n'
+  .. '         [--hidden N] [--layers N] [--batch N] [--lr X] [--ddim N] [--seed N] [--every N] [--viz] [--quiet]')
+if o.every < 1 then o.every = 1 end
 local model = gen.DDPM2D { data = o.data, T = o.T, schedule = o.schedule, hidden = o.hidden, layers = o.layers,
   batch = o.batch, lr = o.lr, seed = o.seed }
 if not o.quiet then

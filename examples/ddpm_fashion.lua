@@ -15,33 +15,18 @@ Options: --steps N  --batch N  --width N  --T N  --lr X  --ddim N  --seed N  --e
          --save FILE (the U-Net's weights at the end)  --load FILE (start from them)  --viz  --quiet
 ]]
 local gen = require 'lumen.generative'
+local here = (arg and arg[0] or ''):match('^(.*/)') or 'examples/'
+local args = dofile(here .. 'args.lua')
 
-local OPTS = { ['--steps'] = 'steps', ['--batch'] = 'batch', ['--width'] = 'width', ['--T'] = 'T', ['--lr'] = 'lr',
-  ['--ddim'] = 'ddim', ['--seed'] = 'seed', ['--every'] = 'every', ['--limit'] = 'limit' }
-
-local function usage()
-  return 'usage: lumen examples/ddpm_fashion.lua [--steps N] [--batch N] [--width N] [--T N] [--lr X] [--ddim N] [--seed N]\n'
-    .. '         [--every N] [--limit N] [--save FILE] [--load FILE] [--viz] [--quiet]'
-end
-
-local o = { steps = 3000, batch = 64, every = 1000, limit = 60000, seed = 1, ddim = 50 }
-local i = 1
-while arg and arg[i] do
-  local a, key = arg[i], OPTS[arg[i]]
-  if key then
-    local v = tonumber(arg[i + 1])
-    if not v or v <= 0 then error(a .. ' needs a positive number, got ' .. tostring(arg[i + 1]) .. '\n' .. usage(), 0) end
-    o[key] = key == 'lr' and v or math.tointeger(v) or error(a .. ' needs an integer\n' .. usage(), 0)
-    i = i + 2
-  elseif a == '--save' or a == '--load' then
-    if not arg[i + 1] then error(a .. ' needs a file\n' .. usage(), 0) end
-    o[a:sub(3)] = arg[i + 1]
-    i = i + 2
-  elseif a == '--viz' then o.viz, i = true, i + 1
-  elseif a == '--quiet' then o.quiet, i = true, i + 1
-  elseif a == '--help' or a == '-h' then print(usage()) os.exit(0)
-  else error('unknown option ' .. a .. '\n' .. usage(), 0) end
-end
+local o = args.parse(arg, {
+  ['--steps'] = { 'steps', 'int' }, ['--batch'] = { 'batch', 'int' }, ['--width'] = { 'width', 'int' },
+  ['--T'] = { 'T', 'int' }, ['--lr'] = { 'lr', 'num' }, ['--ddim'] = { 'ddim', 'int' }, ['--seed'] = { 'seed', 'int' },
+  ['--every'] = { 'every', 'int' }, ['--limit'] = { 'limit', 'int' }, ['--save'] = { 'save', 'str' },
+  ['--load'] = { 'load', 'str' }, ['--viz'] = { 'viz', 'flag' }, ['--quiet'] = { 'quiet', 'flag' },
+}, { steps = 3000, batch = 64, every = 1000, limit = 60000, seed = 1, ddim = 50 },
+  'usage: lumen examples/ddpm_fashion.lua [--steps N] [--batch N] [--width N] [--T N] [--lr X] [--ddim N] [--seed N]\n'
+  .. '         [--every N] [--limit N] [--save FILE] [--load FILE] [--viz] [--quiet]')
+if o.every < 1 then o.every = 1 end
 
 local train = data.FashionMNIST { split = 'train', limit = o.limit }
 local X, Y = train.data * 2 - 1, train.targets
