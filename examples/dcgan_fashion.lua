@@ -12,7 +12,7 @@ them all alike). --viz shows the samples scene, a row per class, as it trains.
   lumen examples/dcgan_fashion.lua --steps 4000 --viz
 
 Options: --steps N  --batch N  --width N  --z N  --lr X  --seed N  --every N  --limit N (training
-         images)  --viz  --quiet
+         images)  --yardstick-limit N (a quick yardstick trained on N images, not cached)  --viz  --quiet
 ]]
 local gen = require 'lumen.generative'
 local here = (arg and arg[0] or ''):match('^(.*/)') or 'examples/'
@@ -21,17 +21,17 @@ local args = dofile(here .. 'args.lua')
 local o = args.parse(arg, {
   ['--steps'] = { 'steps', 'int' }, ['--batch'] = { 'batch', 'int' }, ['--width'] = { 'width', 'int' },
   ['--z'] = { 'z_dim', 'int' }, ['--lr'] = { 'lr', 'num' }, ['--seed'] = { 'seed', 'int' },
-  ['--every'] = { 'every', 'int' }, ['--limit'] = { 'limit', 'int' }, ['--viz'] = { 'viz', 'flag' },
+  ['--every'] = { 'every', 'int' }, ['--limit'] = { 'limit', 'int' }, ['--yardstick-limit'] = { 'yardstick_limit', 'int' }, ['--viz'] = { 'viz', 'flag' },
   ['--quiet'] = { 'quiet', 'flag' },
 }, { steps = 1500, batch = 64, every = 250, limit = 60000, seed = 1 },
   'usage: lumen examples/dcgan_fashion.lua [--steps N] [--batch N] [--width N] [--z N] [--lr X] [--seed N]\n'
-  .. '         [--every N] [--limit N] [--viz] [--quiet]')
+  .. '         [--every N] [--limit N] [--yardstick-limit N] [--viz] [--quiet]')
 if o.every < 1 then o.every = 1 end
 
 local train = data.FashionMNIST { split = 'train', limit = o.limit }
 local X = train.data * 2 - 1                         -- the generator's tanh range
 local Y = train.targets
-local classifier, test_acc = gen.fashion_classifier { quiet = o.quiet }
+local classifier, test_acc = gen.fashion_classifier { quiet = o.quiet, limit = o.yardstick_limit }
 local gan = gen.DCGAN { z_dim = o.z_dim, width = o.width, batch = o.batch, lr = o.lr, seed = o.seed }
 if not o.quiet then
   print(string.format('conditional DCGAN on %d Fashion-MNIST images, batch %d; the yardstick: a CNN of test accuracy %.4f',

@@ -12,6 +12,7 @@ examples/dcgan_fashion.lua, so the two can be compared. --viz shows the samples 
   lumen examples/ddpm_fashion.lua --steps 8000 --viz --save ddpm.safetensors
 
 Options: --steps N  --batch N  --width N  --T N  --lr X  --ddim N  --seed N  --every N  --limit N
+         --yardstick-limit N (a quick yardstick trained on N images, not cached)
          --save FILE (the U-Net's weights at the end)  --load FILE (start from them)  --viz  --quiet
 ]]
 local gen = require 'lumen.generative'
@@ -21,16 +22,16 @@ local args = dofile(here .. 'args.lua')
 local o = args.parse(arg, {
   ['--steps'] = { 'steps', 'int' }, ['--batch'] = { 'batch', 'int' }, ['--width'] = { 'width', 'int' },
   ['--T'] = { 'T', 'int' }, ['--lr'] = { 'lr', 'num' }, ['--ddim'] = { 'ddim', 'int' }, ['--seed'] = { 'seed', 'int' },
-  ['--every'] = { 'every', 'int' }, ['--limit'] = { 'limit', 'int' }, ['--save'] = { 'save', 'str' },
+  ['--every'] = { 'every', 'int' }, ['--limit'] = { 'limit', 'int' }, ['--yardstick-limit'] = { 'yardstick_limit', 'int' }, ['--save'] = { 'save', 'str' },
   ['--load'] = { 'load', 'str' }, ['--viz'] = { 'viz', 'flag' }, ['--quiet'] = { 'quiet', 'flag' },
 }, { steps = 3000, batch = 64, every = 1000, limit = 60000, seed = 1, ddim = 50 },
   'usage: lumen examples/ddpm_fashion.lua [--steps N] [--batch N] [--width N] [--T N] [--lr X] [--ddim N] [--seed N]\n'
-  .. '         [--every N] [--limit N] [--save FILE] [--load FILE] [--viz] [--quiet]')
+  .. '         [--every N] [--limit N] [--yardstick-limit N] [--save FILE] [--load FILE] [--viz] [--quiet]')
 if o.every < 1 then o.every = 1 end
 
 local train = data.FashionMNIST { split = 'train', limit = o.limit }
 local X, Y = train.data * 2 - 1, train.targets
-local classifier, test_acc = gen.fashion_classifier { quiet = o.quiet }
+local classifier, test_acc = gen.fashion_classifier { quiet = o.quiet, limit = o.yardstick_limit }
 local model = gen.ImageDDPM { T = o.T, width = o.width, batch = o.batch, lr = o.lr, seed = o.seed }
 if o.load then model.net:load_state_dict(lm.load(o.load)) end
 if not o.quiet then

@@ -917,15 +917,17 @@ function M.FashionCNN()
   return Net()
 end
 
---- gen.fashion_classifier([{epochs = 1, cache = path | false, quiet = false}]) -> model, test accuracy:
---- the yardstick's classifier, trained on Fashion-MNIST's 60,000 training images (Adam 1e-3, batch
---- 128) and scored on the 10,000 test images; kept in cache (default
---- $XDG_CACHE_HOME/lumen/fashion_cnn.safetensors) so the next run loads it.
+--- gen.fashion_classifier([{epochs = 1, cache = path | false, limit = n, quiet = false}]) -> model,
+--- test accuracy: the yardstick's classifier, trained on Fashion-MNIST's 60,000 training images (Adam
+--- 1e-3, batch 128) and scored on the 10,000 test images; kept in cache (default
+--- $XDG_CACHE_HOME/lumen/fashion_cnn.safetensors) so the next run loads it. limit: train on the first
+--- n images only and cache nothing (a quick, weaker yardstick for smoke runs).
 function M.fashion_classifier(o)
   o = o or {}
   local data, optim = require 'lumen.data', require 'lumen.optim'
   local model = M.FashionCNN()
   local path = o.cache
+  if o.limit then path = false end
   if path == nil then
     local base = os.getenv('XDG_CACHE_HOME') or ((os.getenv('HOME') or '/tmp') .. '/.cache')
     path = base .. '/lumen/fashion_cnn.safetensors'
@@ -951,7 +953,7 @@ function M.fashion_classifier(o)
     end
   end
   lm.manual_seed(5)
-  local train = data.FashionMNIST { split = 'train' }
+  local train = data.FashionMNIST { split = 'train', limit = o.limit }
   local opt = optim.Adam(model:parameters(), { lr = 1e-3 })
   local loader = data.DataLoader(train, { batch_size = 128, shuffle = true, seed = 5 })
   for e = 1, o.epochs or 1 do
