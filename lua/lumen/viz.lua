@@ -75,9 +75,10 @@ function viz.show(x, ...)
   if x == 'detection' then return viz._detection(...) end
   if x == 'ddp' then return viz._ddp(...) end
   if x == 'pipeline' and type((...)) == 'table' and rawget((...), 'timeline') then return viz._pipeline(...) end
-  if x == 'gan2d' and type((...)) == 'table' then return viz._gan2d(...) end
-  if x == 'diffusion' and type((...)) == 'table' then return viz._diffusion(...) end
-  if x == 'samples' and type((...)) == 'table' then return viz._samples(...) end
+  -- the generative scenes: their data, or without it (nil) the demonstration
+  if x == 'gan2d' then return viz._gan2d(...) end
+  if x == 'diffusion' then return viz._diffusion(...) end
+  if x == 'samples' then return viz._samples(...) end
   return show(x, ...)
 end
 
@@ -172,6 +173,7 @@ JS divergence of 2,000 points.
 Call it again as training goes (examples/gan_2d.lua --viz) and the picture follows.
 ]]
 function viz._gan2d(gan, opts)
+  if gan == nil then return viz.scene('gan2d', opts) end
   if type(gan) ~= 'table' or type(gan.surface) ~= 'function' or type(gan.sample) ~= 'function' then
     error('viz.show: the gan2d scene takes a gen.GAN2D (lumen/generative.lua), got ' .. type(gan), 2)
   end
@@ -211,6 +213,7 @@ chain (its data noised in closed form with one noise per point, at evenly spaced
 reverse chain (gen.ddpm_sample from N(0, I), the same steps backwards), with the schedule.
 ]]
 function viz._diffusion(model, opts)
+  if model == nil then return viz.scene('diffusion', opts) end
   if type(model) ~= 'table' or type(model.sched) ~= 'table' or type(model.eps) ~= 'function' then
     error('viz.show: the diffusion scene takes a gen.DDPM2D (lumen/generative.lua), got ' .. type(model), 2)
   end
@@ -253,6 +256,8 @@ viz.show('samples', {images = (N, C, H, W) or (N, H, W) in [0, 1], labels = int 
 step = the training step, source = 'what made them'} [, opts]): the grid scene, a row per class.
 ]]
 function viz._samples(t, opts)
+  if t == nil then return viz.scene('samples', opts) end
+  if type(t) ~= 'table' then error('viz.show: the samples scene takes {images = (N, C, H, W) tensor, ...}, got ' .. type(t), 2) end
   local im = t.images
   if not lm.is_tensor(im) or (im:dim() ~= 4 and im:dim() ~= 3) then
     error('viz.show: the samples scene takes {images = (N, C, H, W) tensor, ...}', 2)

@@ -59,6 +59,8 @@ test.case('gan2d: a gen.GAN2D, the demonstration, bad input', function()
   test.eq(#cells { kind = 'surface' }, 32 * 32)
   viz.scene('gan2d')
   test.ok(viz.state().title:find('a demonstration (no GAN trained)', 1, true), viz.state().title)
+  viz.show('gan2d') -- no GAN: the demonstration too
+  test.ok(viz.state().title:find('a demonstration (no GAN trained)', 1, true), viz.state().title)
   test.raises(function() viz.show('gan2d', {}) end, 'the gan2d scene takes a gen.GAN2D')
   test.raises(function()
     viz._show_gan2d(lm.zeros(3, 2, D), lm.zeros(3, 2, D), lm.zeros(4, 4, D), lm.zeros(8, 2, D), lm.zeros(1, D), lm.zeros(1, D),
