@@ -15,14 +15,23 @@
 #include "ops.h"
 #include "ops/rule.h"
 
-/* softplus(-x) = max(-x, 0) + log(1 + exp(-|x|)) */
+/* softplus(-x) = max(-x, 0) + log1p(exp(-|x|)), log1p(e) computed as Goldberg does it: with u = 1 + e
+ * rounded, log(u) e / (u - 1), or e itself where u - 1 rounds to 0 (a confident logit: log(1 + e)
+ * would give 0 there, and the loss of x = 20 would be 0 instead of 2.06e-9 in float32) */
 static lm_tensor *softplus_neg(lmi_scope *s, const lm_tensor *x)
 {
 	lm_tensor *nx = lmi_keep(s, lm_neg(x)), *r = nx ? lmi_keep(s, lm_relu(nx)) : NULL;
 	lm_tensor *a = r ? lmi_keep(s, lm_abs(x)) : NULL, *na = a ? lmi_keep(s, lm_neg(a)) : NULL;
 	lm_tensor *e = na ? lmi_keep(s, lm_exp(na)) : NULL;
-	lm_tensor *e1 = e ? lmi_keep(s, lm_binary_scalar(LM_ADD, e, 1)) : NULL;
-	lm_tensor *l = e1 ? lmi_keep(s, lm_log(e1)) : NULL;
+	lm_tensor *u = e ? lmi_keep(s, lm_binary_scalar(LM_ADD, e, 1)) : NULL;
+	lm_tensor *d = u ? lmi_keep(s, lm_binary_scalar(LM_SUB, u, 1)) : NULL;
+	lm_tensor *lu = d ? lmi_keep(s, lm_log(u)) : NULL;
+	lm_tensor *le = lu ? lmi_keep(s, lm_mul(lu, e)) : NULL;
+	lm_tensor *zero = le ? lmi_keep(s, lm_binary_scalar(LM_EQ, d, 0)) : NULL;
+	/* where d is 0 the quotient is 0/0: a 1 in its place keeps the unused branch finite */
+	lm_tensor *safe = zero ? lmi_keep(s, lm_where(zero, u, d)) : NULL;
+	lm_tensor *q = safe ? lmi_keep(s, lm_div(le, safe)) : NULL;
+	lm_tensor *l = q ? lmi_keep(s, lm_where(zero, e, q)) : NULL;
 	return l ? lmi_keep(s, lm_add(r, l)) : NULL;
 }
 
