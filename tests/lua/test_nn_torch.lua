@@ -123,7 +123,7 @@ test.case('losses: values and input gradients', function()
   near(l, T.bce_logits_extreme.loss, 1e-10, 'bce_with_logits at 0 and +-1e4')
   near(z.grad, T.bce_logits_extreme.gx, 1e-10, 'bce_with_logits d/dx at 0 and +-1e4 (sigmoid(0) - 1 = -0.5 at 0)')
   -- confident logits keep their tiny losses (log1p, not log(1 + e)): log(1 + e^-20) = 2.0611536e-9
-  local c = F.binary_cross_entropy_with_logits(lm.tensor({ 20, 40 }), lm.ones(2), { reduction = 'none' })
+  local c = F.binary_cross_entropy_with_logits(lm.tensor({ 20, 40 }, { dtype = 'float32' }), lm.ones(2), { reduction = 'none' })
   test.near(c[1]:item(), 2.0611536e-9, 1e-15, 'float32 loss at x = 20')
   test.near(c[2]:item(), math.exp(-40), 1e-25, 'float32 loss at x = 40')
 end)
