@@ -125,5 +125,5 @@ test.case('losses: values and input gradients', function()
   -- confident logits keep their tiny losses (log1p, not log(1 + e)): log(1 + e^-20) = 2.0611536e-9
   local c = F.binary_cross_entropy_with_logits(lm.tensor({ 20, 40 }, { dtype = 'float32' }), lm.ones(2), { reduction = 'none' })
   test.near(c[1]:item(), 2.0611536e-9, 1e-15, 'float32 loss at x = 20')
-  test.near(c[2]:item(), math.exp(-40), 1e-25, 'float32 loss at x = 40')
+  test.near(c[2]:item(), math.exp(-40), 1e-23, 'float32 loss at x = 40 (float32: 7 digits)')
 end)
