@@ -7,7 +7,7 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lumen=${1:-$root/build/lumen}
 for th in 1 2; do
-	l=$(OMP_NUM_THREADS=$th OMP_WAIT_POLICY=passive "$lumen" "$root/bench/generative/bench.lua")
+	l=$(OMP_NUM_THREADS=$th "$lumen" "$root/bench/generative/bench.lua")
 	t=$(/usr/bin/python3 "$root/bench/generative/torch_models.py" $th)
 	echo "$th thread(s):"
 	echo "$l" | while read -r name ms; do

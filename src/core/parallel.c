@@ -43,9 +43,16 @@ static void apply_threads(int n)
 	if (hook) hook(n);
 }
 
+/* The count at start: OMP_NUM_THREADS when the user set it (omp_get_max_threads reads it; it is the
+ * cores otherwise), as PyTorch and OpenBLAS honour it. */
 static void init(void)
 {
+#ifdef _OPENMP
+	int n = omp_get_max_threads();
+	apply_threads(n > 0 ? n : cores());
+#else
 	apply_threads(cores());
+#endif
 }
 
 void lm_set_num_threads(int n)

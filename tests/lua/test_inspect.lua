@@ -70,6 +70,18 @@ test.case('the module table', function()
   local m = lm.memory()
   test.ok(m.live_bytes >= 0 and m.limit_bytes > 0 and m.live_tensors >= 0)
   test.ok(lm.get_num_threads() >= 1)
+  -- the thread count at start honours OMP_NUM_THREADS, as PyTorch and OpenBLAS do; OpenMP's idle
+  -- threads wait passively (src/app/main.c) unless the user chose how
+  local exe = lm.sys.executable()
+  local p = io.popen("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_NUM_THREADS=1 '" .. exe
+    .. "' -e 'print(lm.get_num_threads(), os.getenv(\"OMP_WAIT_POLICY\"))'")
+  local out = p:read('a')
+  p:close()
+  test.eq(out, '1\tpassive\n', 'OMP_NUM_THREADS=1 gives one thread; waits are passive')
+  p = io.popen("env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=7 '" .. exe .. "' -e 'print(os.getenv(\"OMP_WAIT_POLICY\"))'")
+  out = p:read('a')
+  p:close()
+  test.eq(out, 'nil\n', 'a spin the user chose is left alone')
   -- Lua code may add methods to the Tensor type
   lm.Tensor.twice = function(self) return self * 2 end
   test.eq(lm.ones(2):twice():tolist(), {2, 2})
