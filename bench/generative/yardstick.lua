@@ -1,11 +1,11 @@
---[[
+--[==[
 bench/generative/yardstick.lua — the yardstick across seeds: a GAN (gen.GAN2D, non-saturating) and a
 DDPM (gen.DDPM2D, ancestral sampling) trained on the same 2-D distribution with the same budget of
 steps, for 5 seeds; each scored by the JS divergence of 5,000 generated points against 5,000 real
 ones (gen.js_divergence, 40 x 40 bins, log2) and, on the ring, by the number of its 8 modes that hold
 at least 2% of the generated points (within 0.5 of the mode's centre).
   lumen bench/generative/yardstick.lua [DATA [STEPS]]      (default: ring 3000)
-]]
+]==]
 local gen = require 'lumen.generative'
 local data, steps = arg and arg[1] or 'ring', tonumber(arg and arg[2]) or 3000
 
