@@ -581,8 +581,9 @@ is 0 (exp(100) overflows) and log 0 = -inf; 1 - sigmoid(20) is already 0. A D th
   log(1 - sigmoid(x)) = log sigmoid(-x)
 
 F.binary_cross_entropy_with_logits(x, target) computes -mean [target log sigmoid(x) + (1 - target)
-log(1 - sigmoid(x))] this way (with {reduction = 'none'} per element). gen.GAN2D, used from step 3,
-writes its losses with it.]],
+log(1 - sigmoid(x))] this way (with {reduction = 'none'} per element), with log(1 + e) taken as
+log1p(e), which keeps a tiny e: at x = 20 the stable row reads -2.061e-09, the naive one 0.
+gen.GAN2D, used from step 3, writes its losses with it.]],
         [[
 代码里 D 的最后一层是 Linear：它输出一个 logit，D(x) = sigmoid(logit)。D 要最大化 V，也就是最小化
 
@@ -610,12 +611,13 @@ logit 的梯度是 -sigmoid(logit)，几乎为零。Goodfellow 的办法是改�
   log(1 - sigmoid(x)) = log sigmoid(-x)
 
 F.binary_cross_entropy_with_logits(x, target) 就是这样计算 -mean [target log sigmoid(x) +
-(1 - target) log(1 - sigmoid(x))] 的（用 {reduction = 'none'} 得到逐元素的值）。从第 3 步起用到
-的 gen.GAN2D 就用它写损失。]]),
+(1 - target) log(1 - sigmoid(x))] 的（用 {reduction = 'none'} 得到逐元素的值），其中 log(1 + e)
+按 log1p(e) 计算，很小的 e 也不会丢：x = 20 时稳定的一行是 -2.061e-09，照字面算的是 0。从第 3 步起
+用到的 gen.GAN2D 就用它写损失。]]),
       code = [[
 local function row(t)             -- a tensor's values in one line
   local s = {}
-  for i = 1, t:numel() do s[i] = string.format('%10.4g', t[i]:item() + 0.0) end   -- + 0.0: no -0
+  for i = 1, t:numel() do s[i] = string.format('%11.4g', t[i]:item() + 0.0) end   -- + 0.0: no -0
   return table.concat(s)
 end
 local x = lm.tensor({-100, -20, -5, 0, 5, 20, 100}, {dtype = 'float32'})
@@ -646,16 +648,16 @@ function g_loss(fake_logits, kind)          -- to correct: kind is 'minimax' or 
 end
 ]],
       expect = [[
-x                               -100       -20        -5         0         5        20       100
-log sigmoid(x), naive           -inf       -20    -5.007   -0.6931 -0.006715         0         0
-log sigmoid(x), stable          -100       -20    -5.007   -0.6931 -0.006715         0         0
-log(1 - sigmoid(x)), naive         0         0 -0.006715   -0.6931    -5.007      -inf      -inf
-log(1 - sigmoid(x)), stab.         0         0 -0.006715   -0.6931    -5.007       -20      -100
+x                                -100        -20         -5          0          5         20        100
+log sigmoid(x), naive            -inf        -20     -5.007    -0.6931  -0.006715          0          0
+log sigmoid(x), stable           -100        -20     -5.007    -0.6931  -0.006715 -2.061e-09 -3.784e-44
+log(1 - sigmoid(x)), naive          0          0  -0.006715    -0.6931     -5.007       -inf       -inf
+log(1 - sigmoid(x)), stab.          0          0  -0.006715    -0.6931     -5.007        -20       -100
 
-logit of G(z)                     -5        -2         0         2         5
-D(G(z))                     0.006693    0.1192       0.5    0.8808    0.9933
-d/dlogit, minimax          -0.006693   -0.1192      -0.5   -0.8808   -0.9933
-d/dlogit, non-saturating     -0.9933   -0.8808      -0.5   -0.1192 -0.006693
+logit of G(z)                      -5         -2          0          2          5
+D(G(z))                      0.006693     0.1192        0.5     0.8808     0.9933
+d/dlogit, minimax           -0.006693    -0.1192       -0.5    -0.8808    -0.9933
+d/dlogit, non-saturating      -0.9933    -0.8808       -0.5    -0.1192  -0.006693
 ]],
       exercise = {
         prompt = say([[
