@@ -126,18 +126,15 @@ end
 
 -- ---------------------------------------------------------------- Conv2d
 
-local Conv2d = builtin('Conv2d')
-M.Conv2d = Conv2d
-
---- nn.Conv2d(in_channels, out_channels, kernel_size [, {stride=1, padding=0, dilation=1,
---- groups=1, bias=true, dtype=}]); padding may be 'same' (stride 1) or 'valid'.
-function Conv2d:__init(cin, cout, k, opts)
-  local fname = 'nn.Conv2d'
+-- What Conv2d and ConvTranspose2d read alike: channels, kernel, stride, dilation, groups (dividing
+-- both channel counts); extra lists the layer's own options.
+local function conv_common(self, fname, cin, cout, k, opts, extra)
   self.in_channels = posint(cin, 'in_channels', fname)
   self.out_channels = posint(cout, 'out_channels', fname)
   self.kernel_size = pair(k, nil, 'kernel_size', fname, 1)
-  opts = options(opts, { stride = true, padding = true, dilation = true, groups = true, bias = true,
-    dtype = true }, fname)
+  local allowed = { stride = true, padding = true, dilation = true, groups = true, bias = true, dtype = true }
+  for _, key in ipairs(extra or {}) do allowed[key] = true end
+  opts = options(opts, allowed, fname)
   self.stride = pair(opts.stride, 1, 'option stride', fname, 1)
   self.dilation = pair(opts.dilation, 1, 'option dilation', fname, 1)
   self.groups = posint(opts.groups or 1, 'option groups', fname)
@@ -145,6 +142,30 @@ function Conv2d:__init(cin, cout, k, opts)
     raise(string.format('%s: in_channels %d and out_channels %d must both be divisible by groups %d', fname,
       self.in_channels, self.out_channels, self.groups))
   end
+  return opts
+end
+
+-- "in, out, kernel_size=, stride=[, padding=][, output_padding=][, dilation=][, groups=][, bias=false]"
+local function conv_repr(self)
+  local s = string.format('%d, %d, kernel_size=%s, stride=%s', self.in_channels, self.out_channels,
+    fmt_pair(self.kernel_size), fmt_pair(self.stride))
+  if self.padding[1] ~= 0 or self.padding[2] ~= 0 then s = s .. ', padding=' .. fmt_pair(self.padding) end
+  local op = self.output_padding
+  if op and (op[1] ~= 0 or op[2] ~= 0) then s = s .. ', output_padding=' .. fmt_pair(op) end
+  if self.dilation[1] ~= 1 or self.dilation[2] ~= 1 then s = s .. ', dilation=' .. fmt_pair(self.dilation) end
+  if self.groups ~= 1 then s = s .. ', groups=' .. self.groups end
+  if self.bias == nil then s = s .. ', bias=false' end
+  return s
+end
+
+local Conv2d = builtin('Conv2d')
+M.Conv2d = Conv2d
+
+--- nn.Conv2d(in_channels, out_channels, kernel_size [, {stride=1, padding=0, dilation=1,
+--- groups=1, bias=true, dtype=}]); padding may be 'same' (stride 1) or 'valid'.
+function Conv2d:__init(cin, cout, k, opts)
+  local fname = 'nn.Conv2d'
+  opts = conv_common(self, fname, cin, cout, k, opts)
   local pad = opts.padding
   if pad == 'valid' then pad = 0 end
   if pad == 'same' then
@@ -183,15 +204,7 @@ function Conv2d:forward(x)
   return self:_call(F.conv2d, x, self.weight, self.bias, self._opts)
 end
 
-function Conv2d:extra_repr()
-  local s = string.format('%d, %d, kernel_size=%s, stride=%s', self.in_channels, self.out_channels,
-    fmt_pair(self.kernel_size), fmt_pair(self.stride))
-  if self.padding[1] ~= 0 or self.padding[2] ~= 0 then s = s .. ', padding=' .. fmt_pair(self.padding) end
-  if self.dilation[1] ~= 1 or self.dilation[2] ~= 1 then s = s .. ', dilation=' .. fmt_pair(self.dilation) end
-  if self.groups ~= 1 then s = s .. ', groups=' .. self.groups end
-  if self.bias == nil then s = s .. ', bias=false' end
-  return s
-end
+Conv2d.extra_repr = conv_repr
 
 -- ---------------------------------------------------------------- ConvTranspose2d
 
@@ -203,20 +216,9 @@ M.ConvTranspose2d = ConvTranspose2d
 --- weight (in, out/groups, kh, kw), initialised as PyTorch's (fan_in = out/groups * kh * kw).
 function ConvTranspose2d:__init(cin, cout, k, opts)
   local fname = 'nn.ConvTranspose2d'
-  self.in_channels = posint(cin, 'in_channels', fname)
-  self.out_channels = posint(cout, 'out_channels', fname)
-  self.kernel_size = pair(k, nil, 'kernel_size', fname, 1)
-  opts = options(opts, { stride = true, padding = true, output_padding = true, dilation = true, groups = true,
-    bias = true, dtype = true }, fname)
-  self.stride = pair(opts.stride, 1, 'option stride', fname, 1)
+  opts = conv_common(self, fname, cin, cout, k, opts, { 'output_padding' })
   self.padding = pair(opts.padding, 0, 'option padding', fname, 0)
   self.output_padding = pair(opts.output_padding, 0, 'option output_padding', fname, 0)
-  self.dilation = pair(opts.dilation, 1, 'option dilation', fname, 1)
-  self.groups = posint(opts.groups or 1, 'option groups', fname)
-  if self.in_channels % self.groups ~= 0 or self.out_channels % self.groups ~= 0 then
-    raise(string.format('%s: in_channels %d and out_channels %d must both be divisible by groups %d', fname,
-      self.in_channels, self.out_channels, self.groups))
-  end
   for i = 1, 2 do
     if self.output_padding[i] >= self.stride[i] and self.output_padding[i] >= self.dilation[i] then
       raise(string.format('%s: output_padding %s must be smaller than the stride %s or the dilation %s', fname,
@@ -263,16 +265,7 @@ function ConvTranspose2d:forward(x, output_size)
     output_padding = op, dilation = self.dilation, groups = self.groups })
 end
 
-function ConvTranspose2d:extra_repr()
-  local s = string.format('%d, %d, kernel_size=%s, stride=%s', self.in_channels, self.out_channels,
-    fmt_pair(self.kernel_size), fmt_pair(self.stride))
-  if self.padding[1] ~= 0 or self.padding[2] ~= 0 then s = s .. ', padding=' .. fmt_pair(self.padding) end
-  if self.output_padding[1] ~= 0 or self.output_padding[2] ~= 0 then s = s .. ', output_padding=' .. fmt_pair(self.output_padding) end
-  if self.dilation[1] ~= 1 or self.dilation[2] ~= 1 then s = s .. ', dilation=' .. fmt_pair(self.dilation) end
-  if self.groups ~= 1 then s = s .. ', groups=' .. self.groups end
-  if self.bias == nil then s = s .. ', bias=false' end
-  return s
-end
+ConvTranspose2d.extra_repr = conv_repr
 
 -- ---------------------------------------------------------------- pooling
 
