@@ -825,6 +825,8 @@ Adam（256 个真实点，标签 1；256 个 G 生成的点，标签 0），然�
       code = [[
 gen = require 'lumen.generative'
 function train_gan(opts, steps, every, report)   -- report(g): more to print, optional
+  -- (Lumen's own tests walk this lesson in a sanitizer build, several times slower: fewer steps there)
+  if lm.build_info().sanitize then steps, every = math.min(steps, 300), math.min(every, 100) end
   local g = gen.GAN2D(opts)
   local threads, t0 = lm.get_num_threads(), lm.sys.clock()
   lm.set_num_threads(1)          -- networks this small run faster on one thread than on a pool

@@ -835,7 +835,8 @@ result, history = gen.style_transfer(content, style, {size = 64, steps = 2, opti
 gatys_seconds = lm.sys.clock() - t0
 print(string.format('L-BFGS: 2 steps (up to 20 evaluations each) in %.1f s', gatys_seconds))
 t0 = lm.sys.clock()
-result_adam = gen.style_transfer(content, style, {size = 64, steps = 40, optimizer = 'adam',
+-- (Lumen's own tests walk this lesson in a sanitizer build, several times slower: fewer steps there)
+result_adam = gen.style_transfer(content, style, {size = 64, steps = lm.build_info().sanitize and 10 or 40, optimizer = 'adam',
   callback = function(step, _, l)
     if step % 10 == 0 then
       print(string.format('Adam step %4d  loss %.4f = content %.4f + 10 x style %.5f', step,
@@ -1024,7 +1025,7 @@ train_images = {(picture('astronaut', 1, synthetic('disc', 3))),
 lm.manual_seed(1)
 transform = gen.TransformNet{width = 8}
 local t0 = lm.sys.clock()
-local losses = gen.train_transform(transform, train_images, style, {steps = 30, size = 32,
+local losses = gen.train_transform(transform, train_images, style, {steps = lm.build_info().sanitize and 8 or 30, size = 32,
   batch = 4, style_weight = 1, content_layer = 2})
 train_seconds = lm.sys.clock() - t0
 local last = 0
