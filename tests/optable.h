@@ -117,6 +117,11 @@ double ot_get_linear(const lm_tensor *t, int64_t i);
  * NaN, infinities must match). Returns true when close; otherwise writes the first mismatch into
  * why.
  */
+/* The same for gradients compared across devices: where the reference is not finite (0/0 or x/0
+ * at a degenerate point, whose sign and kind follow the rounding of the intermediate values) any
+ * non-finite value agrees. */
+bool ot_close_grad(const lm_tensor *got, const lm_tensor *want, double rtol, double atol,
+                   char *why, size_t cap);
 bool ot_close(const lm_tensor *got, const lm_tensor *want, double rtol, double atol, char *why,
               size_t cap);
 

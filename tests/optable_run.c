@@ -132,7 +132,7 @@ static bool check_grads(const row_state *rs, const ot_case *c, double rtol, doub
 				snprintf(why, cap, "input %d: the gradient is on %s", k + 1,
 				         lm_device_name(lm_tensor_device(raw)));
 				ok = false;
-			} else if (!ot_close(gd[k], gh[k], rtol, atol, why, cap)) {
+			} else if (!ot_close_grad(gd[k], gh[k], rtol, atol, why, cap)) {
 				char tmp[200];
 				snprintf(tmp, sizeof tmp, "%s", why);
 				snprintf(why, cap, "gradient of input %d: %s", k + 1, tmp);

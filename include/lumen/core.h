@@ -97,7 +97,7 @@ typedef enum lm_dtype {
 	LM_DTYPE_COUNT
 } lm_dtype;
 
-typedef enum lm_device { LM_CPU = 0, LM_CUDA } lm_device;
+typedef enum lm_device { LM_CPU = 0, LM_CUDA, LM_OPENCL } lm_device;
 
 /* The type table: one row per dtype, the one place that knows what an element is. A block holds
  * block_size elements in type_size bytes (1 element in its own size, except the block types Q8_0

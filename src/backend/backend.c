@@ -45,14 +45,15 @@ const lmi_backend *lmi_backend_for(lm_device d)
 const lmi_backend *lmi_backend_open(const char *fname, lm_device d)
 {
 	const lmi_backend *b = lmi_backend_for(d);
-	if (b || d != LM_CUDA) {
+	if (b || (d != LM_CUDA && d != LM_OPENCL)) {
 		if (!b) lmi_fail(LM_ERR_DEVICE, "%s: no %s backend", fname, lm_device_name(d));
 		return b;
 	}
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&lock);
 	/* the first to get here registers it (a test may have registered its own meanwhile) */
-	if (!(b = lmi_backend_for(d)) && (b = lmi_cuda_backend_load(fname)) != NULL)
+	if (!(b = lmi_backend_for(d)) && (b = d == LM_CUDA ? lmi_cuda_backend_load(fname)
+	                                                 : lmi_opencl_backend_load(fname)) != NULL)
 		lmi_backend_register(b);
 	pthread_mutex_unlock(&lock);
 	return b;

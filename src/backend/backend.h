@@ -27,7 +27,7 @@
 #include "lumen/ops.h"
 #include "lumen/optim.h"
 
-#define LMI_DEVICE_COUNT (LM_CUDA + 1)
+#define LMI_DEVICE_COUNT (LM_OPENCL + 1)
 
 /* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node);
  * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell, attention. Bumped
@@ -244,6 +244,13 @@ lmi_be_op lmi_loop_of(lmi_op op);
 bool lmi_loops_supports(const lmi_loops *L, const lmi_exec *e);
 lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e);
 
+/* What devices' loops share (loops.c): x (on its device) with the dims of mask moved last, as a
+ * contiguous copy of dtype dt there, *rows x *R; and a matmul operand t (..., r, c) as a
+ * contiguous (batch..., r, c) over the bnd batch dims of bshape, *sm its stride between matrices
+ * (0 when one matrix serves every batch entry). NULL with the error set. */
+lm_tensor *lmi_rows_of(const lm_tensor *x, uint32_t mask, lm_dtype dt, int64_t *rows, int64_t *R);
+lm_tensor *lmi_batch_operand(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t *sm);
+
 /* ---------------------------------------------------------------- the registry (backend.c) */
 
 /* The CPU's table (cpu/backend_cpu.c), registered from the start. */
@@ -264,6 +271,10 @@ const lmi_backend *lmi_backend_open(const char *fname, lm_device d);
 /* The CUDA table: the CUDA module loaded and a device found, or NULL with the error set
  * (cuda_loader.c). */
 const lmi_backend *lmi_cuda_backend_load(const char *fname);
+/* The OpenCL table: the runtime loaded and a device found (opencl/backend_opencl.c), or NULL with
+ * the error set. */
+const lmi_backend *lmi_opencl_backend_load(const char *fname);
+extern const lmi_backend lmi_opencl_backend;
 /* The same table without loading anything: to ask its supports_op what the CUDA backend
  * implements (lm.ops), never to run a node. */
 const lmi_backend *lmi_cuda_backend_table(void);

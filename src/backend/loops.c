@@ -186,4 +186,47 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	}
 }
 
+/* ---------------------------------------------------------------- operands reshaped for a device's kernels */
 
+/* x with the dims of mask moved last, as a contiguous copy of dtype dt on the device; *rows, *R
+ * set. */
+lm_tensor *lmi_rows_of(const lm_tensor *x, uint32_t mask, lm_dtype dt, int64_t *rows,
+                          int64_t *R)
+{
+	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
+	int k = 0;
+	*rows = *R = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int d = 0; d < x->ndim; d++)
+			if ((((mask >> d) & 1u) != 0) == (pass == 1)) {
+				shape[k] = x->shape[d];
+				stride[k++] = x->stride[d];
+				*(pass ? R : rows) *= x->shape[d];
+			}
+	lm_tensor *v = lmi_tensor_wrap(x->storage, x->dtype, x->ndim, shape, stride, x->offset);
+	lm_tensor *c = v ? lmi_contiguous_copy(v, dt) : NULL;
+	lm_tensor_release(v);
+	return c;
+}
+
+/* t (..., r, c) as a contiguous (batch..., r, c) over bnd batch dims of bshape: its stride
+ * between matrices is r*c, or 0 when t has one matrix for every batch entry (*sm). */
+lm_tensor *lmi_batch_operand(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t *sm)
+{
+	int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1], mine = 1;
+	for (int i = 0; i < t->ndim - 2; i++) mine *= t->shape[i];
+	*sm = mine == 1 ? 0 : r * c;
+	if (mine == 1) /* one matrix: just contiguous */
+		return lmi_contiguous_copy(t, t->dtype);
+	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
+	int nd = bnd + 2, off = nd - t->ndim;
+	for (int d = 0; d < nd; d++) {
+		int j = d - off;
+		shape[d] = d < bnd ? bshape[d] : t->shape[j];
+		stride[d] = j < 0 || (t->shape[j] == 1 && shape[d] != 1) ? 0 : t->stride[j];
+	}
+	lm_tensor *v = lmi_tensor_wrap(t->storage, t->dtype, nd, shape, stride, t->offset);
+	lm_tensor *cc = v ? lmi_contiguous_copy(v, t->dtype) : NULL;
+	lm_tensor_release(v);
+	return cc;
+}

@@ -11,7 +11,7 @@
  */
 #include "lmi.h"
 
-#define DEVICES (LM_CUDA + 1)
+#define DEVICES (LM_OPENCL + 1)
 
 static const lmi_device_ops *_Atomic devices[DEVICES];
 

@@ -162,7 +162,7 @@ const char *lm_dtype_name(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT ?
 
 bool lm_dtype_is_float(lm_dtype dt) { return dt >= 0 && dt < LM_DTYPE_COUNT && !lmi_dtypes[dt].is_int; }
 
-const char *lm_device_name(lm_device d) { return d == LM_CUDA ? "cuda" : "cpu"; }
+const char *lm_device_name(lm_device d) { return d == LM_CUDA ? "cuda" : d == LM_OPENCL ? "opencl" : "cpu"; }
 
 lm_status lm_dtype_from_name(const char *name, lm_dtype *out)
 {

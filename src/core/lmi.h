@@ -103,6 +103,9 @@ typedef struct lmi_rng_call {
 	uint64_t range;
 	uint64_t seed, offset;
 } lmi_rng_call;
+/* The values of call c for n elements of contiguous host memory d of dtype dt (what the CPU
+ * draws for a tensor; a device may draw on the host and copy). */
+lm_status lmi_rng_fill_host(void *d, lm_dtype dt, int64_t n, const lmi_rng_call *c);
 
 typedef struct lmi_device_ops {
 	/* device memory of nbytes (a valid address for 0 bytes too); LM_ERR_NOMEM when the device

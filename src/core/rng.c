@@ -66,6 +66,47 @@ static void randint_values(const gen *g, uint64_t bi, int64_t *v)
 	lmi_rng_randint(w, g->lo, g->range, v);
 }
 
+/* The values of generator g for elements 0..n of contiguous host memory d of dtype dt. */
+static void fill_blocks(const gen *g, char *d, lm_dtype dt, int64_t n)
+{
+	int pb = per_block(g);
+	uint64_t nblocks = (uint64_t)((n + pb - 1) / pb);
+	size_t es = lmi_elem_size(dt);
+	void (*set_int)(void *, int64_t) = lm_dtype_traits_of(dt)->set_int;
+	int64_t nb = (int64_t)nblocks;
+#pragma omp parallel for schedule(static) if (n > LMI_PARALLEL_GRAIN)
+	for (int64_t bi = 0; bi < nb; bi++) {
+		double v[4];
+		if (g->k == K_RANDINT) {
+			int64_t iv[2];
+			randint_values(g, (uint64_t)bi, iv);
+			for (int i = 0; i < 2 && bi * 2 + i < n; i++) {
+				int64_t j = bi * 2 + i;
+				set_int(d + j * (int64_t)es, iv[i]); /* lm_randint checked that it fits */
+			}
+			continue;
+		}
+		values(g, (uint64_t)bi, v);
+		for (int i = 0; i < pb && bi * pb + i < n; i++) {
+			int64_t j = bi * pb + i;
+			if (dt == LM_FLOAT32)
+				((float *)d)[j] = (float)v[i];
+			else if (dt == LM_FLOAT64)
+				((double *)d)[j] = v[i];
+			else
+				lmi_store(d + j * (int64_t)es, dt, v[i]);
+		}
+	}
+}
+
+lm_status lmi_rng_fill_host(void *d, lm_dtype dt, int64_t n, const lmi_rng_call *c)
+{
+	gen g = {.k = c->kind, .dt = dt, .a = c->a, .b = c->b, .lo = c->lo, .range = c->range,
+	         .seed = c->seed, .offset = c->offset}; /* c->f64 is dt == LM_FLOAT64 */
+	fill_blocks(&g, d, dt, n);
+	return LM_OK;
+}
+
 /* Fills contiguous t (numel n) from the generator; advances the global offset. A tensor on
  * another device is filled there by its device's loop (lmi_device_ops.random), which draws the
  * same blocks (philox.h). */
@@ -83,33 +124,7 @@ static lm_status generate(gen *g, lm_tensor *t)
 		if (!dev) return lmi_fail(LM_ERR_DEVICE, "random: no %s device", lm_device_name(t->storage->device));
 		return n ? dev->random(t, &c) : LM_OK;
 	}
-	char *d = lmi_data(t);
-	size_t es = lmi_elem_size(t->dtype);
-	void (*set_int)(void *, int64_t) = lm_dtype_traits_of(t->dtype)->set_int;
-	int64_t nb = (int64_t)nblocks;
-#pragma omp parallel for schedule(static) if (n > LMI_PARALLEL_GRAIN)
-	for (int64_t bi = 0; bi < nb; bi++) {
-		double v[4];
-		if (g->k == K_RANDINT) {
-			int64_t iv[2];
-			randint_values(g, (uint64_t)bi, iv);
-			for (int i = 0; i < 2 && bi * 2 + i < n; i++) {
-				int64_t j = bi * 2 + i;
-				set_int(d + j * (int64_t)es, iv[i]); /* lm_randint checked that it fits */
-			}
-			continue;
-		}
-		values(g, (uint64_t)bi, v);
-		for (int i = 0; i < pb && bi * pb + i < n; i++) {
-			int64_t j = bi * pb + i;
-			if (t->dtype == LM_FLOAT32)
-				((float *)d)[j] = (float)v[i];
-			else if (t->dtype == LM_FLOAT64)
-				((double *)d)[j] = v[i];
-			else
-				lmi_store(d + j * (int64_t)es, t->dtype, v[i]);
-		}
-	}
+	fill_blocks(g, lmi_data(t), t->dtype, n);
 	return LM_OK;
 }
 

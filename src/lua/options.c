@@ -20,6 +20,7 @@
 
 #include "lml.h"
 #include "lumen/cuda.h"
+#include "lumen/opencl.h"
 
 /* ---------------------------------------------------------------- messages */
 
@@ -271,8 +272,12 @@ static void check_device(lua_State *L, int idx, const lml_field *f, void *dst)
 			*(lm_device *)dst = LM_CUDA;
 			return;
 		}
+		if (strcmp(s, "opencl") == 0) {
+			*(lm_device *)dst = LM_OPENCL;
+			return;
+		}
 	}
-	lml_typeerror(L, idx, "device", "'cpu' or 'cuda'");
+	lml_typeerror(L, idx, "device", "'cpu', 'cuda' or 'opencl'");
 }
 
 void lml_checkopts(lua_State *L, int idx, lml_opts *o)
@@ -291,7 +296,16 @@ void lml_checkopts(lua_State *L, int idx, lml_opts *o)
 
 void lml_checkdevice(lua_State *L, const lml_opts *o)
 {
+	if (o->device == LM_OPENCL) lml_noopencl(L);
 	if (o->device != LM_CPU) lml_nocuda(L);
+}
+
+_Noreturn void lml_noopencl(lua_State *L)
+{
+	if (!lm_opencl_is_available())
+		lml_error(L, "device 'opencl' is not available: %s", lm_opencl_unavailable_reason());
+	lml_error(L, "device 'opencl' at creation is not supported: create the tensor on the CPU and "
+	          "move it with :to('opencl')");
 }
 
 _Noreturn void lml_nocuda(lua_State *L)

@@ -17,6 +17,7 @@
 #include "lml.h"
 #include "lumen/io.h"
 #include "lumen/cuda.h"
+#include "lumen/opencl.h"
 
 /* lm.memory() -> {live_bytes=, peak_bytes=, cached_bytes=, limit_bytes=, allocs=, cache_hits=,
  * live_tensors=} */
@@ -131,6 +132,91 @@ static int l_cuda_unavailable_reason(lua_State *L)
 	lua_pushstring(L, lm_cuda_is_available() ? "" : lm_cuda_unavailable_reason());
 	return 1;
 }
+
+/* ---------------------------------------------------------------- lm.opencl */
+
+/* lm.opencl.is_available(): loads the OpenCL ICD loader on first use and asks its platforms. */
+static int l_opencl_is_available(lua_State *L)
+{
+	lua_pushboolean(L, lm_opencl_is_available());
+	return 1;
+}
+
+/* lm.opencl.unavailable_reason() -> why no OpenCL device can be used (nil when one can) */
+static int l_opencl_unavailable_reason(lua_State *L)
+{
+	if (lm_opencl_is_available()) lua_pushnil(L);
+	else lua_pushstring(L, lm_opencl_unavailable_reason());
+	return 1;
+}
+
+/* lm.opencl.device_name() -> the name of the device Lumen uses, or nil, reason */
+static int l_opencl_device_name(lua_State *L)
+{
+	const char *n = lm_opencl_is_available() ? lm_opencl_device_name() : NULL;
+	if (n) {
+		lua_pushstring(L, n);
+		return 1;
+	}
+	lua_pushnil(L);
+	lua_pushstring(L, lm_opencl_unavailable_reason());
+	return 2;
+}
+
+/* lm.opencl.devices() -> {{name=, platform=, version=, c_version=, driver=, compute_units=,
+ * global_mem=, local_mem=, max_alloc=, max_work_group=, fp64=, in_use=}, ...} */
+static int l_opencl_devices(lua_State *L)
+{
+	int n = lm_opencl_device_count();
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lm_opencl_device_info d;
+		if (lm_opencl_describe(i, &d)) continue;
+		lua_createtable(L, 0, 12);
+		lml_setstring(L, "name", d.name);
+		lml_setstring(L, "platform", d.platform);
+		lml_setstring(L, "version", d.version);
+		lml_setstring(L, "c_version", d.c_version);
+		lml_setstring(L, "driver", d.driver);
+		lml_setint(L, "compute_units", d.compute_units);
+		lml_setint(L, "global_mem", d.global_mem);
+		lml_setint(L, "local_mem", d.local_mem);
+		lml_setint(L, "max_alloc", d.max_alloc);
+		lml_setint(L, "max_work_group", d.max_work_group);
+		lml_setboolean(L, "fp64", d.fp64);
+		lml_setboolean(L, "in_use", d.in_use);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* lm.opencl.synchronize() */
+static int l_opencl_synchronize(lua_State *L)
+{
+	if (lm_opencl_synchronize()) lml_error(L, "%s", lm_last_error());
+	return 0;
+}
+
+/* lm.opencl.program_stats() -> {compiles=, hits=}: programs built and served from the cache */
+static int l_opencl_program_stats(lua_State *L)
+{
+	int64_t c = 0, h = 0;
+	lm_opencl_program_stats(&c, &h);
+	lua_createtable(L, 0, 2);
+	lml_setint(L, "compiles", c);
+	lml_setint(L, "hits", h);
+	return 1;
+}
+
+static const luaL_Reg opencl_functions[] = {
+	{"is_available", l_opencl_is_available},
+	{"unavailable_reason", l_opencl_unavailable_reason},
+	{"device_name", l_opencl_device_name},
+	{"devices", l_opencl_devices},
+	{"synchronize", l_opencl_synchronize},
+	{"program_stats", l_opencl_program_stats},
+	{NULL, NULL},
+};
 
 /* ---------------------------------------------------------------- lm.sys */
 
@@ -385,9 +471,9 @@ static int l_ops(lua_State *L)
 			lua_rawseti(L, -2, k + 1);
 		}
 		lua_setfield(L, -2, "params");
-		lua_createtable(L, 0, 2);
-		static const lm_device devs[] = {LM_CPU, LM_CUDA};
-		for (int d = 0; d < 2; d++) {
+		lua_createtable(L, 0, 3);
+		static const lm_device devs[] = {LM_CPU, LM_CUDA, LM_OPENCL};
+		for (int d = 0; d < 3; d++) {
 			lua_newtable(L);
 			int k = 0;
 			for (int dt = 0; dt < LM_DTYPE_COUNT; dt++) {
@@ -497,6 +583,9 @@ void lml_open_sys(lua_State *L, int mt, int m, int lm)
 	lua_newtable(L);
 	lml_setfuncs(L, -1, "lm.cuda.", cuda_functions, 0);
 	lua_setfield(L, lm, "cuda");
+	lua_newtable(L);
+	lml_setfuncs(L, -1, "lm.opencl.", opencl_functions, 0);
+	lua_setfield(L, lm, "opencl");
 	lua_newtable(L);
 	lml_setfuncs(L, -1, "lm.sys.", sys_functions, 0);
 	lua_setfield(L, lm, "sys");

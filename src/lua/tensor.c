@@ -12,6 +12,7 @@
 
 #include "lml.h"
 #include "lumen/cuda.h"
+#include "lumen/opencl.h"
 
 /* ---------------------------------------------------------------- lifetime */
 
@@ -365,12 +366,14 @@ static int to_device(lua_State *L, lm_device dev)
 		return 1;
 	}
 	if (dev == LM_CUDA && !lm_cuda_is_available()) lml_nocuda(L); /* says why */
+	if (dev == LM_OPENCL && !lm_opencl_is_available()) lml_noopencl(L);
 	LML_PUSH(L, r, lm_to_device(t, dev));
 	return 1;
 }
 
 static int t_cpu(lua_State *L) { return to_device(L, LM_CPU); }
 static int t_cuda(lua_State *L) { return to_device(L, LM_CUDA); }
+static int t_opencl(lua_State *L) { return to_device(L, LM_OPENCL); }
 
 /* x:pin_memory(): a copy in page-locked memory (fast copies to the GPU); x:is_pinned() */
 static int t_pin_memory(lua_State *L)
@@ -396,9 +399,10 @@ static int t_to(lua_State *L)
 		lm_dtype dt;
 		if (strcmp(s, "cpu") == 0) return t_cpu(L);
 		if (strcmp(s, "cuda") == 0 || strncmp(s, "cuda:", 5) == 0) return t_cuda(L);
+		if (strcmp(s, "opencl") == 0) return t_opencl(L);
 		if (lm_dtype_from_name(s, &dt) == LM_OK) return convert(L, t, dt);
 		lml_error(L, "unknown dtype or device '%.40s' (expected float32, float64, float16, bfloat16, "
-		          "int64, int32, int8, uint8, q8_0, q4_0, 'cpu' or 'cuda')", s);
+		          "int64, int32, int8, uint8, q8_0, q4_0, 'cpu', 'cuda' or 'opencl')", s);
 	}
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		lml_opts o;
@@ -581,6 +585,7 @@ static const luaL_Reg methods[] = {
 	{"to", t_to},
 	{"cpu", t_cpu},
 	{"cuda", t_cuda},
+	{"opencl", t_opencl},
 	{"type", t_type},
 	{"close", tensor_close},
 	{"is_closed", tensor_is_closed},

@@ -115,6 +115,7 @@ int lm_op_supported(int i, lm_device d, lm_dtype dt)
 	if (i < 0 || i >= LMI_OP_COUNT || d < 0 || d >= LMI_DEVICE_COUNT || dt < 0 || dt >= LM_DTYPE_COUNT) return 0;
 	const lmi_backend *b = lmi_backend_for(d);
 	if (!b && d == LM_CUDA) b = lmi_cuda_backend_table(); /* what it implements, loaded or not */
+	if (!b && d == LM_OPENCL) b = &lmi_opencl_backend;
 	if (!b) return -1;
 	if (lmi_is_block(dt)) return 0; /* blocks: conversions, linear weights and files only */
 	if (d != LM_CPU && lmi_dtypes[dt].compute_as != dt) return 0; /* int8, float16, bfloat16: CPU only */

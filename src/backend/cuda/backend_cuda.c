@@ -175,34 +175,13 @@ static lm_status s_add_scaled(lm_tensor *out, const lm_tensor *a, const lm_tenso
 
 /* ---------------------------------------------------------------- reductions */
 
-/* x with the dims of mask moved last, as a contiguous copy of dtype dt on the device; *rows, *R
- * set. */
-static lm_tensor *rows_of(const lm_tensor *x, uint32_t mask, lm_dtype dt, int64_t *rows,
-                          int64_t *R)
-{
-	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
-	int k = 0;
-	*rows = *R = 1;
-	for (int pass = 0; pass < 2; pass++)
-		for (int d = 0; d < x->ndim; d++)
-			if ((((mask >> d) & 1u) != 0) == (pass == 1)) {
-				shape[k] = x->shape[d];
-				stride[k++] = x->stride[d];
-				*(pass ? R : rows) *= x->shape[d];
-			}
-	lm_tensor *v = lmi_tensor_wrap(x->storage, x->dtype, x->ndim, shape, stride, x->offset);
-	lm_tensor *c = v ? lmi_contiguous_copy(v, dt) : NULL;
-	lm_tensor_release(v);
-	return c;
-}
-
 /* var / std / norm of integers (out float32): the rows converted to float64 and reduced in
  * double, as the CPU computes them, into a float64 temporary stored into out. */
 static lm_status int_stats(lm_redop op, const lm_tensor *x, uint32_t mask, lm_tensor *out,
                            double p)
 {
 	int64_t rows, R;
-	lm_tensor *c = rows_of(x, mask, LM_FLOAT64, &rows, &R);
+	lm_tensor *c = lmi_rows_of(x, mask, LM_FLOAT64, &rows, &R);
 	lm_tensor *t = c ? lmi_empty_on("cuda reduce_dims", LM_CUDA, out->ndim, out->shape, LM_FLOAT64)
 	                 : NULL;
 	lm_status s = t ? LM_OK : lm_last_status();
@@ -229,7 +208,7 @@ static lm_status s_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, l
 		stat = false;
 	}
 	int64_t rows, R;
-	lm_tensor *c = rows_of(x, mask, x->dtype, &rows, &R);
+	lm_tensor *c = lmi_rows_of(x, mask, x->dtype, &rows, &R);
 	if (!c) return lm_last_status();
 	char msg[512] = "";
 	int e = stat ? api->stat_rows(op, x->dtype, lmi_data(c), rows, R, lmi_data(out), p, msg,
@@ -245,36 +224,14 @@ static lm_status s_reduce_dims(lm_redop op, const lm_tensor *x, uint32_t mask, l
 
 /* ---------------------------------------------------------------- products */
 
-/* t (..., r, c) as a contiguous (batch..., r, c) over bnd batch dims of bshape: its stride
- * between matrices is r*c, or 0 when t has one matrix for every batch entry (*sm). */
-static lm_tensor *batch_operand(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t *sm)
-{
-	int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1], mine = 1;
-	for (int i = 0; i < t->ndim - 2; i++) mine *= t->shape[i];
-	*sm = mine == 1 ? 0 : r * c;
-	if (mine == 1) /* one matrix: just contiguous */
-		return lmi_contiguous_copy(t, t->dtype);
-	int64_t shape[LM_MAX_DIMS], stride[LM_MAX_DIMS];
-	int nd = bnd + 2, off = nd - t->ndim;
-	for (int d = 0; d < nd; d++) {
-		int j = d - off;
-		shape[d] = d < bnd ? bshape[d] : t->shape[j];
-		stride[d] = j < 0 || (t->shape[j] == 1 && shape[d] != 1) ? 0 : t->stride[j];
-	}
-	lm_tensor *v = lmi_tensor_wrap(t->storage, t->dtype, nd, shape, stride, t->offset);
-	lm_tensor *cc = v ? lmi_contiguous_copy(v, t->dtype) : NULL;
-	lm_tensor_release(v);
-	return cc;
-}
-
 static lm_status s_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const int64_t *bshape,
                           lm_tensor *out)
 {
 	int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1], N = b->shape[b->ndim - 1];
 	int64_t batch = 1, sA, sB;
 	for (int i = 0; i < bnd; i++) batch *= bshape[i];
-	lm_tensor *A = batch_operand(a, bnd, bshape, &sA),
-	          *B = A ? batch_operand(b, bnd, bshape, &sB) : NULL;
+	lm_tensor *A = lmi_batch_operand(a, bnd, bshape, &sA),
+	          *B = A ? lmi_batch_operand(b, bnd, bshape, &sB) : NULL;
 	lm_status s = B ? LM_OK : lm_last_status();
 	if (!s) {
 		char msg[512] = "";
