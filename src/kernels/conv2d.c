@@ -89,7 +89,7 @@ static lm_status check_shape(lmi_kcall *k, const lm_kernel_opts *opts, lmi_conv_
 	if (k->backend != LMI_BACKEND_CPU && c->h * c->w > INT32_MAX)
 		return lmi_fail(LM_ERR_ARG, "%s: an image of %lld x %lld pixels is more than the %s run's "
 		                "32-bit indices allow", f, (long long)c->h, (long long)c->w,
-		                k->backend == LMI_BACKEND_EMU ? "emu" : "cuda");
+		                lmi_backend_name(k->backend));
 	lm_status st = lmi_kcall_tile(k, opts, &c->tile);
 	if (st) return st;
 	int64_t in_h, in_w;

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "backend/cuda_module.h"
+#include "kernels/opencl/opencl_kernels.h"
 #include "core/cpu_isa.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/patterns.h"
@@ -232,6 +233,34 @@ static lm_status run_cuda(const lmi_pattern *pt, const lmi_kcall *k, void *run,
 	return pt->finish ? pt->finish(info, k, run, NULL) : LM_OK;
 }
 
+/* The OpenCL run: the patterns' CUDA callbacks on the OpenCL table (opencl/opencl_kernels.h),
+ * which has the runs of the patterns it builds as OpenCL C and NULL for the others. */
+static lm_status run_opencl(const lmi_pattern *pt, const lmi_kcall *k, void *run,
+                            lm_kernel_info *info)
+{
+	static const char *const built[] = {"scan", "reduce", "histogram", "matmul", "conv2d", "spmv"};
+	bool ok = false;
+	for (size_t i = 0; i < sizeof built / sizeof built[0]; i++) ok |= strcmp(pt->name, built[i]) == 0;
+	if (!ok || !pt->cuda)
+		return lmi_fail(LM_ERR_UNSUPPORTED, "%s: backend 'opencl' does not run this pattern (it "
+		                "runs scan, reduce, histogram, matmul, conv2d and spmv); use 'emu', 'cpu' "
+		                "or 'cuda'", k->fname);
+	const lmi_cuda_kernels *api = lmi_opencl_kernels_get(k->fname);
+	if (!api) return lm_last_status();
+	lmi_cuda_timing t = {.repeats = k->repeats};
+	char msg[1024] = "";
+	if (pt->cuda(api, k, run, &t, msg, sizeof msg))
+		return lmi_fail(LM_ERR_DEVICE, "%s: OpenCL: %s", k->fname, msg);
+	lmi_info_set_impl(info, "opencl: %s (%s built as OpenCL C)",
+	                  t.kernels[0] ? t.kernels : "no kernel launched", pt->body);
+	if (!pt->own_measures) {
+		add_measured(info, k, t.time_ms);
+		if (t.launches > 0) lmi_info_add(info, "launches", t.launches);
+		lmi_info_add(info, "block", k->block);
+	}
+	return pt->finish ? pt->finish(info, k, run, NULL) : LM_OK;
+}
+
 lm_status lmi_pattern_run(const lmi_pattern *pt, lmi_kcall *k, void *run, lm_tensor **out,
                           lm_kernel_info **info)
 {
@@ -244,6 +273,7 @@ lm_status lmi_pattern_run(const lmi_pattern *pt, lmi_kcall *k, void *run, lm_ten
 		case LMI_BACKEND_EMU: st = run_emu(pt, k, run, inf); break;
 		case LMI_BACKEND_CPU: st = run_cpu(pt, k, run, inf); break;
 		case LMI_BACKEND_CUDA: st = run_cuda(pt, k, run, inf); break;
+		case LMI_BACKEND_OPENCL: st = run_opencl(pt, k, run, inf); break;
 		}
 	}
 	if (st == LM_OK) {

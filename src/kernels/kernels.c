@@ -18,6 +18,7 @@
 #include "kernels/patterns.h"
 #include "kernels/trace.h"
 #include "lumen/cuda.h"
+#include "lumen/opencl.h"
 
 #define MAX_COUNTERS 56
 
@@ -66,10 +67,11 @@ static lm_status pick_backend(const char *fname, const lm_kernel_opts *o, int ru
 	if (strcmp(b, "emu") == 0) *out = LMI_BACKEND_EMU;
 	else if (strcmp(b, "cpu") == 0) *out = LMI_BACKEND_CPU;
 	else if (strcmp(b, "cuda") == 0) *out = LMI_BACKEND_CUDA;
+	else if (strcmp(b, "opencl") == 0) *out = LMI_BACKEND_OPENCL;
 	else if (strcmp(b, "auto") == 0)
 		*out = trace ? LMI_BACKEND_EMU : lm_cuda_is_available() ? LMI_BACKEND_CUDA : none;
 	else
-		return lmi_fail(LM_ERR_ARG, "%s: unknown backend '%s' (expected 'emu', 'cpu', 'cuda' or 'auto')",
+		return lmi_fail(LM_ERR_ARG, "%s: unknown backend '%s' (expected 'emu', 'cpu', 'cuda', 'opencl' or 'auto')",
 		                fname, b);
 	if (*out == LMI_BACKEND_CPU && runs == LMI_RUNS_NO_CPU)
 		return lmi_fail(LM_ERR_UNSUPPORTED,
@@ -138,7 +140,7 @@ lm_status lmi_kcall_begin(const char *fname, const lm_kernel_opts *opts, const c
 	if (k->backend != LMI_BACKEND_CPU && k->n > INT32_MAX)
 		return lmi_fail(LM_ERR_ARG, "%s: %lld elements are more than the %s run's 32-bit indices "
 		                "allow (2147483647)", fname, (long long)k->n,
-		                k->backend == LMI_BACKEND_EMU ? "emu" : "cuda");
+		                lmi_backend_name(k->backend));
 	k->algo = default_algo;
 	if (opts->algo && (st = lmi_name_lookup(fname, "algo", opts->algo, algos, nalgos, &k->algo)))
 		return st;
@@ -222,7 +224,7 @@ lm_status lmi_kcall_tile(lmi_kcall *k, const lm_kernel_opts *opts, unsigned *til
 
 const char *lmi_backend_name(lmi_backend b)
 {
-	return b == LMI_BACKEND_EMU ? "emu" : b == LMI_BACKEND_CPU ? "cpu" : "cuda";
+	return b == LMI_BACKEND_EMU ? "emu" : b == LMI_BACKEND_CPU ? "cpu" : b == LMI_BACKEND_CUDA ? "cuda" : "opencl";
 }
 
 lm_status lmi_kcall_unused(const lmi_kcall *k, const char *option, bool given, const char *why)
@@ -299,6 +301,13 @@ lm_kernel_info *lmi_info_new(const lmi_kcall *k, const char *pattern)
 		snprintf(info->source, sizeof info->source, "cuda");
 		snprintf(info->device, sizeof info->device, "%s", name ? name : "CUDA device");
 		snprintf(info->provenance, sizeof info->provenance, "CUDA %s, measured", info->device);
+		break;
+	}
+	case LMI_BACKEND_OPENCL: {
+		const char *name = lm_opencl_is_available() ? lm_opencl_device_name() : NULL;
+		snprintf(info->source, sizeof info->source, "opencl");
+		snprintf(info->device, sizeof info->device, "%s", name ? name : "OpenCL device");
+		snprintf(info->provenance, sizeof info->provenance, "OpenCL, measured by events");
 		break;
 	}
 	}

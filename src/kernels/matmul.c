@@ -95,7 +95,7 @@ static lm_status check_shapes(const lmi_kcall *k, const lm_tensor *a, const lm_t
 	if (k->backend != LMI_BACKEND_CPU && (c->m * c->n > INT32_MAX || c->k * c->n > INT32_MAX))
 		return lmi_fail(LM_ERR_ARG, "%s: %s x %s has more elements than the %s run's 32-bit indices "
 		                "allow", f, lmi_shape_s(a), lmi_shape_s(b),
-		                k->backend == LMI_BACKEND_EMU ? "emu" : "cuda");
+		                lmi_backend_name(k->backend));
 	return LM_OK;
 }
 

@@ -22,7 +22,7 @@
 #include "kernels/simt.h"
 #include "lumen/kernels.h"
 
-typedef enum { LMI_BACKEND_EMU, LMI_BACKEND_CPU, LMI_BACKEND_CUDA } lmi_backend;
+typedef enum { LMI_BACKEND_EMU, LMI_BACKEND_CPU, LMI_BACKEND_CUDA, LMI_BACKEND_OPENCL } lmi_backend;
 
 typedef struct lmi_kcall {
 	const char *fname;     /* "kernels.scan": names the call in every message */
@@ -107,7 +107,7 @@ lm_status lmi_kcall_tile(lmi_kcall *k, const lm_kernel_opts *opts, unsigned *til
 /* An option given (given) that k's run does not use: LM_ERR_ARG "fname: option tile is not used
  * by the cpu run of 'naive' (why); leave it out". LM_OK when not given. */
 lm_status lmi_kcall_unused(const lmi_kcall *k, const char *option, bool given, const char *why);
-/* "emu", "cpu" or "cuda". */
+/* "emu", "cpu", "cuda" or "opencl". */
 const char *lmi_backend_name(lmi_backend b);
 /* Shared memory of shared_elems elements of the input's dtype per block: at most 48 KiB. */
 lm_status lmi_kcall_check_shared(const lmi_kcall *k, int64_t shared_elems);

@@ -56,8 +56,9 @@ static void variant(lua_State *L, int idx, const lml_field *f, void *dst)
 #define BACKEND(def_, ...)                                                                          \
 	OPT(backend, LML_STRING, .names = NAMES(__VA_ARGS__), .def = def_,                              \
 	    .doc = "where it runs: the SIMT emulator (traced, modelled cycles), the CPU or a GPU "     \
-	           "(measured); 'auto' picks cuda when a GPU exists")
-#define ALL_BACKENDS "emu", "cpu", "cuda", "auto"
+	           "(measured), or an OpenCL device (measured by events; PoCL runs it on the CPU); 'auto' picks "   \
+	           "cuda when a GPU exists")
+#define ALL_BACKENDS "emu", "cpu", "cuda", "opencl", "auto"
 #define GPU_BACKENDS "emu", "cuda", "auto" /* the patterns that show what only a GPU has */
 #define POW2_BLOCK(def_) COUNT(block, def_, "threads per block: a power of two from 1 to 1024")
 #define COMMON                                                                                      \

@@ -6,6 +6,7 @@
 #include "backend/backend.h"
 #include "lumen/kernels.h"
 #include "lumen/opencl.h"
+#include "kernels/opencl/opencl_kernels.h"
 
 static const char *const why = "this build has no OpenCL parts (the OpenCL headers, Debian's "
                                "opencl-headers, were not found when it was configured)";
@@ -51,4 +52,9 @@ const lmi_backend lmi_opencl_backend = {
 const lmi_backend *lmi_opencl_backend_load(const char *fname)
 {
 	return lmi_fail_null(LM_ERR_DEVICE, "%s: no OpenCL device: %s", fname, why);
+}
+
+const lmi_cuda_kernels *lmi_opencl_kernels_get(const char *fname)
+{
+	return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'opencl' is not available: %s", fname, why);
 }

@@ -22,7 +22,7 @@
  */
 
 /* Coalesced: thread j sums column j. */
-KERNEL KFN(sum_columns)(const T *x, T *out, unsigned rows, unsigned cols)
+KERNEL KFN(sum_columns)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols)
 {
 	unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
 	if (j < cols) {
@@ -36,7 +36,7 @@ KERNEL KFN(sum_columns)(const T *x, T *out, unsigned rows, unsigned cols)
 }
 
 /* Strided: thread i sums row i. */
-KERNEL KFN(sum_rows)(const T *x, T *out, unsigned rows, unsigned cols)
+KERNEL KFN(sum_rows)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols)
 {
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < rows) {
@@ -50,7 +50,7 @@ KERNEL KFN(sum_rows)(const T *x, T *out, unsigned rows, unsigned cols)
 }
 
 /* Block (bx, by) transposes the tile of x at rows by*TILE.., columns bx*TILE.. */
-KERNEL KFN(transpose_naive)(const T *x, T *out, unsigned rows, unsigned cols)
+KERNEL KFN(transpose_naive)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols)
 {
 	unsigned c = blockIdx.x * LMK_ACCESS_TILE + threadIdx.x;
 	for (unsigned k = threadIdx.y; k < LMK_ACCESS_TILE; k += blockDim.y) {
@@ -65,7 +65,7 @@ KERNEL KFN(transpose_naive)(const T *x, T *out, unsigned rows, unsigned cols)
 /* The tiled transpose with a tile of row pitch `pitch` elements: row k of the tile is read in
  * (lanes along it: coalesced), then column threadIdx.x of the tile is written out as a row of out
  * (coalesced again), reading the tile down a column. */
-DEVICE void KFN(transpose_tile)(const T *x, T *out, unsigned rows, unsigned cols, T *tile,
+DEVICE void KFN(transpose_tile)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols, LOCAL T *tile,
                                 unsigned pitch)
 {
 	unsigned tx = threadIdx.x;
@@ -88,13 +88,13 @@ DEVICE void KFN(transpose_tile)(const T *x, T *out, unsigned rows, unsigned cols
 	}
 }
 
-KERNEL KFN(transpose_shared)(const T *x, T *out, unsigned rows, unsigned cols)
+KERNEL KFN(transpose_shared)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols)
 {
 	SHARED(T, tile, LMK_ACCESS_TILE * LMK_ACCESS_TILE); /* tile: (TILE, TILE) */
 	KFN(transpose_tile)(x, out, rows, cols, tile, LMK_ACCESS_TILE);
 }
 
-KERNEL KFN(transpose_padded)(const T *x, T *out, unsigned rows, unsigned cols)
+KERNEL KFN(transpose_padded)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols)
 {
 	SHARED(T, tile, LMK_ACCESS_TILE * (LMK_ACCESS_TILE + 1)); /* tile: (TILE, TILE + 1) */
 	KFN(transpose_tile)(x, out, rows, cols, tile, LMK_ACCESS_TILE + 1);

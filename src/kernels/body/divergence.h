@@ -38,7 +38,7 @@ DEVICE float divergence_paths(float v, int take)
 enum { LMK_DIVERGENCE_REGION_END = __LINE__ };
 
 /* pattern: LMI_DIV_* (divergence_plan.h). One thread per element of x and y. */
-KERNEL divergence_demo(const float *x, float *y, int pattern)
+KERNEL divergence_demo(GLOBAL const float *x, GLOBAL float *y, int pattern)
 {
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 	unsigned lane = threadIdx.x % 32;

@@ -21,7 +21,7 @@
 
 /* v1: segment = 2*blockDim.x elements of input, reduced in place (the host pads a copy of the
  * n elements with zeros). */
-KERNEL KFN(reduce_naive)(T *input, T *output, unsigned n)
+KERNEL KFN(reduce_naive)(GLOBAL T *input, GLOBAL T *output, unsigned n)
 {
 	unsigned segment = 2 * blockDim.x * blockIdx.x;
 	unsigned i = segment + 2 * threadIdx.x;
@@ -37,7 +37,7 @@ KERNEL KFN(reduce_naive)(T *input, T *output, unsigned n)
 }
 
 /* v2: the same segment, thread t adding element t + stride into element t. */
-KERNEL KFN(reduce_convergent)(T *input, T *output, unsigned n)
+KERNEL KFN(reduce_convergent)(GLOBAL T *input, GLOBAL T *output, unsigned n)
 {
 	unsigned segment = 2 * blockDim.x * blockIdx.x;
 	unsigned i = segment + threadIdx.x;
@@ -53,7 +53,7 @@ KERNEL KFN(reduce_convergent)(T *input, T *output, unsigned n)
 }
 
 /* v3: the first step reads two elements from global memory; the tree runs in shared memory. */
-KERNEL KFN(reduce_shared)(const T *input, T *output, unsigned n)
+KERNEL KFN(reduce_shared)(GLOBAL const T *input, GLOBAL T *output, unsigned n SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, input_s); /* input_s: (blockDim.x) */
 	unsigned segment = 2 * blockDim.x * blockIdx.x;
@@ -75,7 +75,7 @@ KERNEL KFN(reduce_shared)(const T *input, T *output, unsigned n)
 /* v4: segment = 2*coarsen*blockDim.x; each thread sums its 2*coarsen elements (stride
  * blockDim.x apart, so a warp's loads stay coalesced) before the shared-memory tree: 2*coarsen - 1
  * adds one after another, each a dependent step. */
-KERNEL KFN(reduce_coarsened)(const T *input, T *output, unsigned n, unsigned coarsen)
+KERNEL KFN(reduce_coarsened)(GLOBAL const T *input, GLOBAL T *output, unsigned n, unsigned coarsen SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, input_s); /* input_s: (blockDim.x) */
 	unsigned segment = coarsen * 2 * blockDim.x * blockIdx.x;

@@ -15,7 +15,7 @@
  */
 
 /* The element a scan of X reads at position i: 0 past the end; shifted by one when exclusive. */
-DEVICE T KFN(scan_input)(const T *X, unsigned i, unsigned n, int exclusive)
+DEVICE T KFN(scan_input)(GLOBAL const T *X, unsigned i, unsigned n, int exclusive)
 {
 	if (exclusive) return (i >= 1 && i - 1 < n) ? LOAD(X, i - 1) : (T)0;
 	return i < n ? LOAD(X, i) : (T)0;
@@ -30,7 +30,7 @@ DEVICE T KFN(scan_input)(const T *X, unsigned i, unsigned n, int exclusive)
  * The barrier between reading and writing is essential: without it a thread could overwrite its
  * element before its right-hand neighbour has read the old value (a write-after-read race).
  */
-KERNEL KFN(scan_kogge_stone)(const T *X, T *Y, unsigned n, int exclusive, T *S)
+KERNEL KFN(scan_kogge_stone)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive, GLOBAL T *S SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, XY); /* XY: (blockDim.x) */
 	unsigned t = threadIdx.x;
@@ -60,7 +60,7 @@ KERNEL KFN(scan_kogge_stone)(const T *X, T *Y, unsigned n, int exclusive, T *S)
  * adds: work-efficient. Fewer and fewer threads are active in the middle steps (see the trace).
  * An add whose result lies past the end of the data (its position >= n) works on padding.
  */
-KERNEL KFN(scan_brent_kung)(const T *X, T *Y, unsigned n, int exclusive, T *S)
+KERNEL KFN(scan_brent_kung)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive, GLOBAL T *S SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, XY); /* XY: (2 * blockDim.x) */
 	unsigned t = threadIdx.x, section = 2 * blockDim.x;
@@ -103,7 +103,7 @@ KERNEL KFN(scan_brent_kung)(const T *X, T *Y, unsigned n, int exclusive, T *S)
  * adds of phases 1 and 3 come one after another: coarsen - 1 dependent steps each (`steps`).
  * Adds whose result lies past the end of the data (base + k >= n) work on padding.
  */
-KERNEL KFN(scan_coarsened)(const T *X, T *Y, unsigned n, int exclusive, T *S, unsigned coarsen)
+KERNEL KFN(scan_coarsened)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive, GLOBAL T *S, unsigned coarsen SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, XY); /* XY: (coarsen * blockDim.x) */
 	unsigned t = threadIdx.x, B = blockDim.x, section = coarsen * B;
@@ -149,7 +149,7 @@ KERNEL KFN(scan_coarsened)(const T *X, T *Y, unsigned n, int exclusive, T *S, un
  * The last kernel of the hierarchical scan: block b adds S[b] (after S was scanned: the total of
  * sections 0..b) to every element of section b + 1. Launched with one block fewer than sections.
  */
-KERNEL KFN(scan_add_sums)(T *Y, const T *S, unsigned n, unsigned section)
+KERNEL KFN(scan_add_sums)(GLOBAL T *Y, GLOBAL const T *S, unsigned n, unsigned section)
 {
 	unsigned b = blockIdx.x + 1;
 	T before = LOAD(S, b - 1);

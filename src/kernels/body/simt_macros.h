@@ -43,7 +43,16 @@
  * that fill a tile beyond the matrix. The textbook counts the others: a Kogge-Stone scan of n
  * elements adds sum over s = 1, 2, 4, ... < n of (n - s), whatever the block.
  *
- * Under nvcc they are plain CUDA. Under gcc (the emulator) every memory access is checked against
+ * Address spaces, for OpenCL C 1.2 (which has no generic one): a kernel's or device function's
+ * pointer parameters say where they point, GLOBAL (global memory) or LOCAL (shared memory); a
+ * kernel that uses SHARED_DYN ends its parameters with SHARED_DYN_ARG (OpenCL passes dynamic
+ * local memory as a parameter) and one that reads a CONSTANT array with CONSTANT_ARG(T, name)
+ * (OpenCL's __constant arrays are parameters too). Under nvcc and gcc all four are empty.
+ *
+ * Under nvcc they are plain CUDA. Under OpenCL (the course's kernels on an OpenCL device:
+ * ../opencl/patterns.c builds each body as OpenCL C at run time) they are OpenCL C: the
+ * built-ins from get_local_id and friends, __syncthreads a barrier, ATOMIC_ADD atomic_add or a
+ * compare-and-swap loop for floats. Under gcc (the emulator) every memory access is checked against
  * the array it belongs to and recorded, with the source line, as an event of the trace; ADD and
  * BRANCH record events too. A body is included once per element type: the includer defines T and
  * KFN first, so a body header has no include guard.
@@ -52,10 +61,63 @@
 #ifndef LUMEN_KERNELS_SIMT_MACROS_H
 #define LUMEN_KERNELS_SIMT_MACROS_H
 
-#if defined(__CUDACC__)
+#if defined(__OPENCL_VERSION__)
+
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define KERNEL __kernel void
+#define DEVICE static inline
+#define GLOBAL __global
+#define LOCAL __local
+#define SHARED_DYN_ARG , __local uchar *lmk_dynamic_smem_
+#define CONSTANT_ARG(T, a) , __constant T *a
+#define threadIdx ((uint3)(get_local_id(0), get_local_id(1), get_local_id(2)))
+#define blockIdx ((uint3)(get_group_id(0), get_group_id(1), get_group_id(2)))
+#define blockDim ((uint3)(get_local_size(0), get_local_size(1), get_local_size(2)))
+#define gridDim ((uint3)(get_num_groups(0), get_num_groups(1), get_num_groups(2)))
+#define __syncthreads() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define LOAD(a, i) ((a)[i])
+#define STORE(a, i, v) ((a)[i] = (v))
+#define ADD(x, y) ((x) + (y))
+#define ADD_PAD(x, y, pad) ((void)(pad), (x) + (y))
+#define ATOMIC_ADD(a, i, v) lmk_atomic_add(&(a)[i], (v))
+#define BRANCH(c) (c)
+#define SHARED(T, a, n) __local T a[n]
+#define CONSTANT(T, a, n) /* a parameter: CONSTANT_ARG */
+#define SHARED_DYN(T, a) __local T *a = (__local T *)lmk_dynamic_smem_
+#define SHARED_PART(T, p, a, o, n) __local T *p = (a) + (o)
+
+/* atomicAdd's overloads: the integers' are OpenCL's; a float or double adds by compare-and-swap
+ * on its bits (OpenCL 1.2 has no floating atomics). Each returns the old value. */
+#define LMK_CL_ATOMIC_INT_(AS, U)                                                                  \
+	U __attribute__((overloadable)) lmk_atomic_add(AS U *p, U v) { return atomic_add(p, v); }
+LMK_CL_ATOMIC_INT_(__global, int)
+LMK_CL_ATOMIC_INT_(__global, uint)
+LMK_CL_ATOMIC_INT_(__local, int)
+LMK_CL_ATOMIC_INT_(__local, uint)
+#define LMK_CL_ATOMIC_FLOAT_(AS, F, U, CAS)                                                        \
+	F __attribute__((overloadable)) lmk_atomic_add(AS F *p, F v)                               \
+	{                                                                                          \
+		union { U u; F f; } old, sum;                                                      \
+		do {                                                                               \
+			old.f = *(volatile AS F *)p;                                               \
+			sum.f = old.f + v;                                                         \
+		} while (CAS((volatile AS U *)p, old.u, sum.u) != old.u);                          \
+		return old.f;                                                                      \
+	}
+LMK_CL_ATOMIC_FLOAT_(__global, float, uint, atomic_cmpxchg)
+LMK_CL_ATOMIC_FLOAT_(__local, float, uint, atomic_cmpxchg)
+LMK_CL_ATOMIC_FLOAT_(__global, double, ulong, atom_cmpxchg)
+LMK_CL_ATOMIC_FLOAT_(__local, double, ulong, atom_cmpxchg)
+
+#elif defined(__CUDACC__)
 
 #define KERNEL __global__ void
 #define DEVICE static __device__ __forceinline__
+#define GLOBAL
+#define LOCAL
+#define SHARED_DYN_ARG
+#define CONSTANT_ARG(T, a)
 #define LOAD(a, i) ((a)[i])
 #define STORE(a, i, v) ((a)[i] = (v))
 #define ADD(x, y) ((x) + (y))
@@ -75,6 +137,10 @@
 
 #define KERNEL static void __attribute__((unused))
 #define DEVICE static inline
+#define GLOBAL
+#define LOCAL
+#define SHARED_DYN_ARG
+#define CONSTANT_ARG(T, a)
 #define threadIdx (lmi_simt_self.thread_idx)
 #define blockIdx (lmi_simt_self.block_idx)
 #define blockDim (lmi_simt_self.block_dim)

@@ -20,7 +20,7 @@
  */
 
 /* COO: thread i handles nonzero i; y must be zeroed first. */
-KERNEL KFN(spmv_coo)(const int *row, const int *col, const T *val, const T *x, T *y, unsigned nnz)
+KERNEL KFN(spmv_coo)(GLOBAL const int *row, GLOBAL const int *col, GLOBAL const T *val, GLOBAL const T *x, GLOBAL T *y, unsigned nnz)
 {
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < nnz) {
@@ -33,7 +33,7 @@ KERNEL KFN(spmv_coo)(const int *row, const int *col, const T *val, const T *x, T
 }
 
 /* CSR: thread r handles row r. */
-KERNEL KFN(spmv_csr)(const int *row_ptr, const int *col, const T *val, const T *x, T *y, unsigned m)
+KERNEL KFN(spmv_csr)(GLOBAL const int *row_ptr, GLOBAL const int *col, GLOBAL const T *val, GLOBAL const T *x, GLOBAL T *y, unsigned m)
 {
 	unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
 	if (r < m) {
@@ -51,7 +51,7 @@ KERNEL KFN(spmv_csr)(const int *row_ptr, const int *col, const T *val, const T *
 }
 
 /* ELL: thread r handles row r, its slots t * m + r for t < row_nnz[r]. */
-KERNEL KFN(spmv_ell)(const int *col, const T *val, const int *row_nnz, const T *x, T *y, unsigned m)
+KERNEL KFN(spmv_ell)(GLOBAL const int *col, GLOBAL const T *val, GLOBAL const int *row_nnz, GLOBAL const T *x, GLOBAL T *y, unsigned m)
 {
 	unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
 	if (r < m) {
@@ -70,8 +70,8 @@ KERNEL KFN(spmv_ell)(const int *col, const T *val, const int *row_nnz, const T *
 
 /* JDS: thread s handles sorted row s (the original row perm[s]); its t-th nonzero is at
  * iter_ptr[t] + s. */
-KERNEL KFN(spmv_jds)(const int *perm, const int *iter_ptr, const int *row_nnz, const int *col,
-                     const T *val, const T *x, T *y, unsigned m)
+KERNEL KFN(spmv_jds)(GLOBAL const int *perm, GLOBAL const int *iter_ptr, GLOBAL const int *row_nnz, GLOBAL const int *col,
+                     GLOBAL const T *val, GLOBAL const T *x, GLOBAL T *y, unsigned m)
 {
 	unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
 	if (s < m) {

@@ -6,7 +6,7 @@
  * Host code: ../streams.c (emulator), ../cuda/streams.cu (CUDA).
  */
 
-KERNEL vector_add(const float *A, const float *B, float *C, unsigned n)
+KERNEL vector_add(GLOBAL const float *A, GLOBAL const float *B, GLOBAL float *C, unsigned n)
 {
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) {
