@@ -420,6 +420,41 @@ lm_status lm_kernel_coalescing(const lm_tensor *x, const lm_kernel_opts *opts, l
 lm_status lm_kernel_transpose(const lm_tensor *x, const lm_kernel_opts *opts, lm_tensor **out,
                               lm_kernel_info **info);
 
+/*
+ * kernels.opencl: an OpenCL C kernel given as source, run on the OpenCL device (lumen/opencl.h).
+ * The program is built once per source (cached; the build log in the error when it does not
+ * compile, its lines the source's own), the kernel `kernel` (NULL: the source's only one) is
+ * launched over global (dims 1..3, in work-items) in groups of local (has_local; else the
+ * runtime's choice): local must divide global and fit the device's limits. Each parameter is
+ * checked against its argument: a __global or __constant pointer takes a tensor (CPU or OpenCL)
+ * of its pointee's dtype, a __local pointer a byte count, a value a number of its type. The
+ * kernel runs `repeats` times (1..1000), each from the arguments as given; then every tensor
+ * whose parameter is not const receives the results, in place. res: the kernel's name, the
+ * device, the median event time, the build's time and whether it came from the cache.
+ */
+typedef enum { LM_OPENCL_ARG_TENSOR, LM_OPENCL_ARG_NUMBER, LM_OPENCL_ARG_LOCAL } lm_opencl_arg_kind;
+typedef struct lm_opencl_arg {
+	lm_opencl_arg_kind kind;
+	lm_tensor *tensor;   /* TENSOR */
+	double number;       /* NUMBER */
+	int64_t local_bytes; /* LOCAL */
+} lm_opencl_arg;
+typedef struct lm_opencl_launch {
+	const char *kernel; /* NULL: the only kernel of the source */
+	int dims;
+	int64_t global[3], local[3];
+	bool has_local;
+	int nargs;
+	const lm_opencl_arg *args;
+	int repeats;
+} lm_opencl_launch;
+typedef struct lm_opencl_result {
+	char kernel[64], device[256];
+	double time_ms, compile_ms;
+	bool cached;
+} lm_opencl_result;
+lm_status lm_kernel_opencl(const char *source, const lm_opencl_launch *launch, lm_opencl_result *res);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 --[[
 kernels — the course's parallel patterns (docs/API.md, "kernels"): each runs on the SIMT emulator
-('emu', traced, modelled cycles), natively on the CPU ('cpu', measured) or on a GPU ('cuda',
-measured with CUDA events). Every call returns `out, info`; info.source and info.provenance say
+('emu', traced, modelled cycles), natively on the CPU ('cpu', measured), on a GPU ('cuda',
+measured with CUDA events) or on an OpenCL device ('opencl': the same bodies built as OpenCL C,
+measured with OpenCL events). Every call returns `out, info`; info.source and info.provenance say
 where the numbers came from.
 
 The calls are C bindings (src/lua/kernels.c over include/lumen/kernels.h); this file makes them the
@@ -32,6 +33,11 @@ local kernels = {
   -- kernels.latency{global=, shared=, constant=, arith=, barrier=, sms=, issue=, sector=,
   --                 warps_per_sm=, blocks_per_sm=, shared_per_sm=}
   latency = K.latency,
+  -- An OpenCL C kernel of the student's, run for real on the OpenCL device (PoCL on the CPU):
+  -- kernels.opencl(source, {global=, local=, args={tensor | number | {local_bytes=N}, ...},
+  -- kernel=, repeats=}) -> info (time_ms by events, compile_ms, cached); non-const tensors get
+  -- the results in place. docs/opencl.md.
+  opencl = K.opencl,
   -- What each call takes: {call = {args=, {key=, kind=, values=, default=, doc=}, ...}}, the table
   -- the binding checks options against (src/lua/kernel_opts.c); :help kernels.<call> prints it.
   options = K.options,

@@ -382,6 +382,127 @@ static int k_latency(lua_State *L)
 	return 1;
 }
 
+/* ---------------------------------------------------------------- kernels.opencl */
+
+/* sizes: a number or a list of 1..3 numbers, into v; returns the dims */
+static int opencl_sizes(lua_State *L, int idx, const char *what, int64_t *v)
+{
+	if (lua_isinteger(L, idx) || lua_type(L, idx) == LUA_TNUMBER) {
+		v[0] = lml_checkinteger(L, idx, what);
+		return 1;
+	}
+	if (lua_type(L, idx) != LUA_TTABLE)
+		lml_error(L, "kernels.opencl: %s must be a number or a list of 1 to 3 numbers, got %s", what,
+		          luaL_typename(L, idx));
+	int n = (int)lua_rawlen(L, idx);
+	if (n < 1 || n > 3)
+		lml_error(L, "kernels.opencl: %s has %d entries (1 to 3)", what, n);
+	for (int i = 0; i < n; i++) {
+		lua_rawgeti(L, idx, i + 1);
+		if (!lua_isinteger(L, -1))
+			lml_error(L, "kernels.opencl: %s[%d] must be an integer, got %s", what, i + 1,
+			          luaL_typename(L, -1));
+		v[i] = lua_tointeger(L, -1);
+		lua_pop(L, 1);
+	}
+	return n;
+}
+
+/* kernels.opencl(source, {global=, local=, args=, kernel=, repeats=}) -> info */
+static int k_opencl(lua_State *L)
+{
+	const char *src = luaL_checkstring(L, 1);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	static const char *const keys[] = {"global", "local", "args", "kernel", "repeats", NULL};
+	lua_pushnil(L);
+	while (lua_next(L, 2)) {
+		bool known = false;
+		for (int i = 0; keys[i]; i++)
+			known |= lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), keys[i]) == 0;
+		if (!known)
+			lml_error(L, "kernels.opencl: unknown option %s (expected global, local, args, kernel "
+			          "or repeats)", lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "(not a name)");
+		lua_pop(L, 1);
+	}
+	lm_opencl_launch l;
+	memset(&l, 0, sizeof l);
+	l.repeats = 1;
+	lua_getfield(L, 2, "global");
+	if (lua_isnil(L, -1)) lml_error(L, "kernels.opencl: option global is required (work-items per dim)");
+	l.dims = opencl_sizes(L, lua_gettop(L), "global", l.global);
+	lua_getfield(L, 2, "local");
+	if (!lua_isnil(L, -1)) {
+		int nd = opencl_sizes(L, lua_gettop(L), "local", l.local);
+		if (nd != l.dims)
+			lml_error(L, "kernels.opencl: local has %d dims, global %d", nd, l.dims);
+		l.has_local = true;
+	}
+	lua_getfield(L, 2, "kernel");
+	if (!lua_isnil(L, -1)) l.kernel = luaL_checkstring(L, -1);
+	lua_getfield(L, 2, "repeats");
+	if (!lua_isnil(L, -1)) {
+		if (!lua_isinteger(L, -1)) lml_error(L, "kernels.opencl: repeats must be an integer");
+		l.repeats = (int)lua_tointeger(L, -1);
+	}
+	lua_getfield(L, 2, "args");
+	int at = lua_gettop(L);
+	int n = lua_isnil(L, at) ? 0 : (luaL_checktype(L, at, LUA_TTABLE), (int)lua_rawlen(L, at));
+	if (n > 64) lml_error(L, "kernels.opencl: %d arguments (at most 64)", n);
+	lm_opencl_arg args[64];
+	for (int i = 0; i < n; i++) {
+		lua_rawgeti(L, at, i + 1);
+		lm_tensor *t = lml_totensor(L, -1);
+		memset(&args[i], 0, sizeof args[i]);
+		if (t) {
+			args[i].kind = LM_OPENCL_ARG_TENSOR, args[i].tensor = t;
+		} else if (lua_type(L, -1) == LUA_TNUMBER) {
+			args[i].kind = LM_OPENCL_ARG_NUMBER, args[i].number = lua_tonumber(L, -1);
+		} else if (lua_type(L, -1) == LUA_TTABLE) {
+			lua_getfield(L, -1, "local_bytes");
+			if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
+				lml_error(L, "kernels.opencl: argument %d: a table argument is {local_bytes = N}, N "
+				          "a positive integer", i + 1);
+			args[i].kind = LM_OPENCL_ARG_LOCAL, args[i].local_bytes = lua_tointeger(L, -1);
+			lua_pop(L, 1);
+		} else {
+			lml_error(L, "kernels.opencl: argument %d must be a tensor, a number or {local_bytes = "
+			          "N}, got %s", i + 1, luaL_typename(L, -1));
+		}
+		lua_pop(L, 1);
+	}
+	l.nargs = n;
+	l.args = args;
+	lm_opencl_result r;
+	if (lm_kernel_opencl(src, &l, &r)) lml_kernel_error(L);
+	lua_createtable(L, 0, 12);
+	lml_setstring(L, "kernel", r.kernel);
+	lml_setstring(L, "device", r.device);
+	lml_setnumber(L, "time_ms", r.time_ms);
+	lml_setnumber(L, "compile_ms", r.compile_ms);
+	lml_setboolean(L, "cached", r.cached);
+	lml_setstring(L, "source", "opencl");
+	lml_setstring(L, "provenance", "OpenCL, measured by events");
+	char label[512];
+	snprintf(label, sizeof label, "OpenCL kernel '%s': %.3f ms, measured by events (%s; median of %d)",
+	         r.kernel, r.time_ms, r.device, l.repeats);
+	lml_setstring(L, "label", label);
+	lua_createtable(L, l.dims, 0);
+	for (int d = 0; d < l.dims; d++) {
+		lua_pushinteger(L, l.global[d]);
+		lua_rawseti(L, -2, d + 1);
+	}
+	lua_setfield(L, -2, "global");
+	if (l.has_local) {
+		lua_createtable(L, l.dims, 0);
+		for (int d = 0; d < l.dims; d++) {
+			lua_pushinteger(L, l.local[d]);
+			lua_rawseti(L, -2, d + 1);
+		}
+		lua_setfield(L, -2, "local");
+	}
+	return 1;
+}
+
 static const luaL_Reg functions[] = {
 	{"reduce", k_reduce},
 	{"scan", k_scan},
@@ -394,6 +515,7 @@ static const luaL_Reg functions[] = {
 	{"coalescing", k_coalescing},
 	{"transpose", k_transpose},
 	{"latency", k_latency},
+	{"opencl", k_opencl},
 	{NULL, NULL},
 };
 

@@ -259,6 +259,41 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The compiler's temporary file names in a build log ("/root/.cache/pocl/kcache/tempfile_x.cl:2:10")
+ * become "<source>", so that a message points at the source's lines; "Device ... failed to build
+ * the program" lines, which repeat the error, go. In place. */
+static void tidy_log(char *log)
+{
+	char *w = log;
+	for (char *r = log; *r;) {
+		char *line_end = strchr(r, '\n');
+		size_t len = line_end ? (size_t)(line_end - r) + 1 : strlen(r);
+		if (strncmp(r, "Device ", 7) == 0 && memmem(r, len, "failed to build", 15)) {
+			r += len;
+			continue;
+		}
+		char *cl_at = memmem(r, len, ".cl:", 4);
+		if (cl_at) {
+			char *start = cl_at;
+			while (start > r && start[-1] != ' ' && start[-1] != '\t') start--;
+			size_t head = (size_t)(start - r);
+			memmove(w, r, head);
+			w += head;
+			memcpy(w, "<source>", 8);
+			w += 8;
+			size_t rest = len - (size_t)(cl_at + 3 - r);
+			memmove(w, cl_at + 3, rest);
+			w += rest;
+		} else {
+			memmove(w, r, len);
+			w += len;
+		}
+		r += len;
+	}
+	*w = '\0';
+	while (w > log && (w[-1] == '\n' || w[-1] == ' ')) *--w = '\0';
+}
+
 cl_program lmi_cl_program(const char *fname, const char *what, const char *src, size_t len,
                           const char *options, lmi_cl_build *info)
 {
@@ -296,6 +331,7 @@ cl_program lmi_cl_program(const char *fname, const char *what, const char *src, 
 		}
 		cl.clReleaseProgram(p);
 		pthread_mutex_unlock(&program_lock);
+		if (log) tidy_log(log);
 		if (err == CL_BUILD_PROGRAM_FAILURE)
 			lmi_fail(LM_ERR_ARG, "%s: the OpenCL C source (%s) does not compile on %s:\n%.3500s",
 			         fname, what, cl.name, log && *log ? log : "(the compiler left no log)");

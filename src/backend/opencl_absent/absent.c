@@ -58,3 +58,9 @@ const lmi_cuda_kernels *lmi_opencl_kernels_get(const char *fname)
 {
 	return lmi_fail_null(LM_ERR_DEVICE, "%s: backend 'opencl' is not available: %s", fname, why);
 }
+
+lm_status lm_kernel_opencl(const char *source, const lm_opencl_launch *launch, lm_opencl_result *res)
+{
+	(void)source, (void)launch, (void)res;
+	return lmi_fail(LM_ERR_DEVICE, "kernels.opencl: %s", why);
+}
