@@ -81,7 +81,8 @@ static int l_full(lua_State *L)
 	return 1;
 }
 
-/* lm.zeros_like(x [, opts]), lm.ones_like, lm.full_like(x, v [, opts]), lm.rand_like, randn_like */
+/* lm.zeros_like(x [, opts]), lm.ones_like, lm.full_like(x, v [, opts]), lm.rand_like, randn_like:
+ * of x's shape, dtype and device */
 static int like(lua_State *L, kind k, int has_value)
 {
 	lm_tensor *x = lml_checktensor(L, 1, "argument 1");
@@ -106,6 +107,10 @@ static int like(lua_State *L, kind k, int has_value)
 	if (k == K_EMPTY && !has_value && lm_tensor_mark_uninitialized(t)) lml_core_error(L);
 	if (exact && lm_copy_(t, exact)) lml_core_error(L);
 	lml_applyopts(L, t, &o);
+	if (lm_tensor_device(x) != LM_CPU) { /* on x's device, as torch's *_like */
+		lm_tensor *d;
+		LML_PUSH(L, d, lm_to_device(t, lm_tensor_device(x)));
+	}
 	return 1;
 }
 

@@ -511,6 +511,12 @@ void lml_pushelem(lua_State *L, lm_dtype dt, const char *p)
 
 int lml_find_out_of_range(const lm_tensor *t, int64_t lo, int64_t hi, int64_t *bad, int64_t *pos)
 {
+	if (lm_tensor_device(t) != LM_CPU) { /* a device's indices: read from a CPU copy */
+		lm_tensor *c = lml_host_copy(t);
+		int r = c ? lml_find_out_of_range(c, lo, hi, bad, pos) : 0; /* else the op reports it */
+		lm_tensor_release(c);
+		return r;
+	}
 	int n = lm_tensor_ndim(t);
 	const int64_t *shape = lm_tensor_shape(t);
 	int64_t idx[LM_MAX_DIMS] = {0}, total = lm_tensor_numel(t);

@@ -267,7 +267,10 @@ void lml_checkopts(lua_State *L, int idx, lml_opts *o);
 lm_dtype lml_checkdtype(lua_State *L, int idx, const char *what);
 /* Raises the reason why a tensor cannot be put on the GPU (no driver or device, or asked at creation). */
 _Noreturn void lml_nocuda(lua_State *L);
-_Noreturn void lml_noopencl(lua_State *L); /* why device opencl cannot be used, or how to */
+_Noreturn void lml_noopencl(lua_State *L);
+/* A tensor on a device, copied to the host for its values (not recorded for autograd; +1, NULL
+ * with the error set). */
+lm_tensor *lml_host_copy(const lm_tensor *t); /* why device opencl cannot be used, or how to */
 /* Applies requires_grad / device of o to the tensor in box (after creation). */
 void lml_applyopts(lua_State *L, lm_tensor *t, const lml_opts *o);
 /* Raises when o asks for a device this build cannot serve. Call before creating. */

@@ -180,8 +180,7 @@ static void add_block(luaL_Buffer *b, const lm_tensor *t, const fmt *f, int d, i
 	luaL_addchar(b, ']');
 }
 
-/* A tensor on a device, copied to the host for its values (not recorded for autograd). */
-static lm_tensor *host_copy(const lm_tensor *t)
+lm_tensor *lml_host_copy(const lm_tensor *t)
 {
 	lm_tensor *d = lm_detach(t), *h = d ? lm_to_device(d, LM_CPU) : NULL;
 	lm_tensor_release(d);
@@ -191,7 +190,7 @@ static lm_tensor *host_copy(const lm_tensor *t)
 int lml_tensor_tostring(lua_State *L)
 {
 	lm_tensor *self = lml_checkself(L), *t = self;
-	if (lm_tensor_device(self) != LM_CPU) LML_PUSH(L, t, host_copy(self)); /* (on the stack) */
+	if (lm_tensor_device(self) != LM_CPU) LML_PUSH(L, t, lml_host_copy(self)); /* (on the stack) */
 	/* a block type shows its values dequantized, as the footer says */
 	bool block = lm_dtype_is_block(lm_tensor_dtype(self));
 	if (block) LML_PUSH(L, t, lm_to_dtype(self, LM_FLOAT32));

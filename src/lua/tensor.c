@@ -267,6 +267,7 @@ static int t_nbytes(lua_State *L)
 static int t_item(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
+	if (lm_tensor_device(t) != LM_CPU) LML_PUSH(L, t, lml_host_copy(t)); /* its values, here */
 	int64_t n = lm_tensor_numel(t);
 	if (n != 1) {
 		char b[LM_SHAPE_STR_MAX];
@@ -298,6 +299,7 @@ static void tolist_rec(lua_State *L, lm_tensor *t, int d, int64_t *idx)
 static int t_tolist(lua_State *L)
 {
 	lm_tensor *t = lml_checkself(L);
+	if (lm_tensor_device(t) != LM_CPU) LML_PUSH(L, t, lml_host_copy(t)); /* its values, here */
 	/* Lua's own memory is not capped: a tensor with no elements can still ask for billions of
 	 * empty tables ([4294967296, 0]). Estimate what the tables take (a table header, 16 bytes
 	 * per entry) and refuse beyond the memory limit instead of growing until the OS kills us. */

@@ -29,7 +29,7 @@ local groups = {
     { "^lm%.zeros: option dtype: unknown dtype string 'float8'", function() return lm.zeros(2, { dtype = 'float8' }) end },
     { "^lm%.zeros: q4_0 is a block type", function() return lm.zeros(2, 32, { dtype = 'q4_0' }) end },
     { '^lm%.ones: option requires_grad must be a boolean', function() return lm.ones(2, { requires_grad = 1 }) end },
-    { "^lm%.zeros: device must be 'cpu' or 'cuda'", function() return lm.zeros(2, { device = 'tpu' }) end },
+    { "^lm%.zeros: device must be 'cpu', 'cuda' or 'opencl'", function() return lm.zeros(2, { device = 'tpu' }) end },
     { '^Tensor:to: unknown dtype or device', function() return x:to('quarter') end },
     { '^Tensor:sum: keepdim must be a boolean', function() return x:sum(1, 1) end },
     { '^lm%.set_grad_enabled: argument 1 must be a boolean', function() return lm.set_grad_enabled(1) end },

@@ -151,7 +151,7 @@ test.case('to(dtype), to(device), tostring as a tree with shapes and counts', fu
   test.eq(m(lm.randn(5, 3, { dtype = 'float64' })):dtype(), 'float64')
   test.eq(m:to('cpu'), m)
   test.raises(function() m:to('cuda') end, "Sequential:to: device 'cuda' is not available")
-  test.raises(function() m:to('int8') end, "expected 'float32', 'float64', 'float16', 'bfloat16', 'cpu' or 'cuda'")
+  test.raises(function() m:to('int8') end, "expected 'float32', 'float64', 'float16', 'bfloat16', 'cpu', 'cuda' or 'opencl'")
   local mh = mlp():half()
   for _, p in ipairs(mh:parameters()) do
     test.eq(p:dtype(), 'float16')

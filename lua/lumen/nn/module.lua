@@ -488,13 +488,16 @@ function Module:load_state_dict(sd, opts)
 end
 
 --- Converts floating parameters and buffers to dtype ('float32', 'float64'), or moves every
---- parameter and buffer to a device ('cpu', 'cuda'). Parameters are replaced by converted or
+--- parameter and buffer to a device ('cpu', 'cuda', 'opencl'). Parameters are replaced by converted or
 --- moved ones (leaves that require grad): call it before creating the optimizer.
 function Module:to(what)
-  local device = what == 'cpu' and 'cpu' or
+  local device = (what == 'cpu' or what == 'opencl') and what or
     ((what == 'cuda' or (type(what) == 'string' and what:match('^cuda:'))) and 'cuda') or nil
   if device == 'cuda' and not lm.cuda.is_available() then
     M.raise(self:_label() .. ":to: device 'cuda' is not available (no GPU): " .. lm.cuda.unavailable_reason())
+  end
+  if device == 'opencl' and not lm.opencl.is_available() then
+    M.raise(self:_label() .. ":to: device 'opencl' is not available: " .. lm.opencl.unavailable_reason())
   end
   if device then
     for _, m in ipairs(self:modules()) do
@@ -510,7 +513,7 @@ function Module:to(what)
   end
   local floats = { float32 = 1, float64 = 1, float = 1, double = 1, float16 = 1, half = 1, bfloat16 = 1 }
   if not floats[what] then
-    M.raise(self:_label() .. ":to: expected 'float32', 'float64', 'float16', 'bfloat16', 'cpu' or 'cuda', got "
+    M.raise(self:_label() .. ":to: expected 'float32', 'float64', 'float16', 'bfloat16', 'cpu', 'cuda' or 'opencl', got "
       .. tostring(what))
   end
   for _, m in ipairs(self:modules()) do

@@ -47,6 +47,7 @@ const char *lmi_cl_error_name(cl_int e)
 	N_(CL_INVALID_EVENT) N_(CL_INVALID_OPERATION) N_(CL_INVALID_BUFFER_SIZE)
 	N_(CL_INVALID_GLOBAL_WORK_SIZE) N_(CL_PROFILING_INFO_NOT_AVAILABLE) N_(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
 	N_(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) N_(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+	case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
 #undef N_
 	default: return "an OpenCL error";
 	}
@@ -107,7 +108,7 @@ static void load(void)
 	if (e != CL_SUCCESS || np == 0) {
 		snprintf(reason, sizeof reason, "the OpenCL loader finds no platform (%s): install an "
 		         "ICD such as PoCL (Debian's pocl-opencl-icd), which runs OpenCL on the CPU",
-		         e == CL_SUCCESS ? "none registered in /etc/OpenCL/vendors" : lmi_cl_error_name(e));
+		         e == CL_SUCCESS || e == -1001 ? "none registered in /etc/OpenCL/vendors" : lmi_cl_error_name(e));
 		return;
 	}
 	for (cl_uint p = 0; p < np && p < 8; p++) {
