@@ -34,6 +34,12 @@
 #                                   ranks) and its test, tests/dist/run.sh
 #   xvfb xauth x11-utils            a real X11 window in the visualizer's test (tests/viz/x11.sh:
 #                                   xvfb-run, and xwininfo to read the window's title)
+#   opencl-headers                  the OpenCL device's build (CL/cl.h; liblumen never links OpenCL:
+#                                   it loads the ICD loader on first use)
+#   ocl-icd-libopencl1 pocl-opencl-icd   the ICD loader and PoCL, an OpenCL that runs on the CPU:
+#                                   x:to('opencl'), backend = 'opencl', kernels.opencl and their
+#                                   tests (without an ICD they say so and skip)
+#   clinfo                          lists the OpenCL platforms (the README's check; not needed to run)
 LUMEN_DEBIAN_PACKAGES=(
 	cmake gcc g++ make pkg-config
 	liblua5.4-dev
@@ -46,6 +52,7 @@ LUMEN_DEBIAN_PACKAGES=(
 	python3-ipykernel python3-jupyter-client python3-nbclient jupyter-nbconvert
 	openmpi-bin libopenmpi-dev
 	xvfb xauth x11-utils
+	opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
 )
 
 lumen_install_deps() {

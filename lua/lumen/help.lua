@@ -49,7 +49,9 @@ optim.AdamW, and learning-rate schedulers.]])
 topic('data', [[Data sets and loaders: data.FashionMNIST and data.MNIST (IDX files),
 data.TensorDataset, data.DataLoader; text: data.TextFile, data.CharDataset, data.Corpus.]])
 topic('kernels', [[The GPU course's parallel patterns, each run three ways (backend 'emu': the CUDA
-kernel on a SIMT emulator with a trace; 'cpu': native and timed; 'cuda': on a GPU). Every call
+kernel on a SIMT emulator with a trace; 'cpu': native and timed; 'cuda': on a GPU), and a fourth
+for scan, reduce, histogram, matmul, conv2d and spmv ('opencl': the same kernel built as OpenCL C,
+timed by events; PoCL runs it on the CPU). Every call
 returns out, info; info.source says where the numbers came from, info.impl what actually ran (a
 CPU run that serves every algo says so), info.model (emulated runs) what the latency model counts
 and ignores, and info.counters holds the counts: adds (of data; padding lanes are idle_lanes),
@@ -74,6 +76,9 @@ Progress is kept in $XDG_STATE_HOME/lumen/lessons (default ~/.local/state/lumen/
 language: :lang, else LUMEN_LANG, else LANG (zh_* gives Chinese), else English.]])
 topic('lm.cuda', [[Queries about CUDA. Tensors live on the CPU in this version; these say whether a
 GPU could be used.]])
+topic('lm.opencl', [[The OpenCL device: tensors there (x:to('opencl')), the course's kernels with
+backend = 'opencl' and kernels.opencl (a kernel of your own in OpenCL C). The OpenCL runtime is
+loaded on first use; Debian's PoCL runs it on the CPU, so every machine has one. docs/opencl.md.]])
 topic('lm.sys', [[Process helpers used by the test runner, the REPL and the benchmarks.]])
 topic('lm.autograd', [[Autograd tools beyond backward: gradient checking, Functions written in Lua.]])
 topic('nn.init', [[Initialisers that fill a parameter in place.]])
@@ -354,7 +359,7 @@ doc('Tensor:bfloat16', 'x:bfloat16() -> Tensor',
   [[x as bfloat16 (float32's range, 8 bits of mantissa: rounded to nearest even). Its ops compute
 in float32 and round once into the result.]])
 doc('Tensor:to', "x:to(dtype_or_device) or x:to({dtype=, device=}) -> Tensor",
-  [[x converted to a dtype ('float64', ...) or moved to a device ('cpu', 'cuda'); x itself when
+  [[x converted to a dtype ('float64', ...) or moved to a device ('cpu', 'cuda', 'opencl'); x itself when
 nothing changes. Moving is differentiable: the gradient comes back to x's device.]])
 doc('Tensor:cuda', 'x:cuda() -> Tensor',
   [[x on the GPU (a copy; x itself when it is there). Without a GPU it raises and says why (no
@@ -384,6 +389,26 @@ doc('lm.cuda.is_available', 'lm.cuda.is_available() -> boolean',
   [[True when a CUDA GPU can be used: loads Lumen's CUDA module on first use and asks the driver.]])
 doc('lm.cuda.device_name', 'lm.cuda.device_name() -> string or nil, reason', [[The name of GPU 0.]])
 doc('lm.cuda.unavailable_reason', 'lm.cuda.unavailable_reason() -> string', [[Why no GPU can be used ("" when one can).]])
+doc('Tensor:opencl', 'x:opencl() -> Tensor',
+  [[x on the OpenCL device (a copy; x itself when it is there), as x:to('opencl'). The elementwise
+ops (integers too), reductions, matmul (a tiled kernel in local memory), softmax, nll and the
+optimizers' steps run there; an op it lacks raises naming the op, the device and the dtype
+(lumen --ops: the opencl column). Without an OpenCL device it raises and says why.]])
+doc('lm.opencl.is_available', 'lm.opencl.is_available() -> boolean',
+  [[True when an OpenCL device can be used: loads the ICD loader (libOpenCL.so.1) on first use and
+asks its platforms. LUMEN_OPENCL_DEVICE (an index in lm.opencl.devices() order, or part of a
+name) picks the device; else the first.]])
+doc('lm.opencl.unavailable_reason', 'lm.opencl.unavailable_reason() -> string or nil',
+  [[Why no OpenCL device can be used (no loader, no platform, no device, a build without the
+headers); nil when one can.]])
+doc('lm.opencl.device_name', 'lm.opencl.device_name() -> string or nil, reason', [[The name of the device Lumen uses.]])
+doc('lm.opencl.devices', 'lm.opencl.devices() -> {{name=, platform=, version=, c_version=, driver=, compute_units=, global_mem=, local_mem=, max_alloc=, max_work_group=, fp64=, in_use=}, ...}',
+  [[Every device of every OpenCL platform, with its OpenCL names and limits; in_use marks the one
+Lumen runs on.]])
+doc('lm.opencl.synchronize', 'lm.opencl.synchronize()', [[Waits until the device has run everything queued.]])
+doc('lm.opencl.program_stats', 'lm.opencl.program_stats() -> {compiles=, hits=}',
+  [[OpenCL programs built since start, and builds served from Lumen's cache (a program is built
+once per source and options).]])
 
 -- ---------------------------------------------------------------- autograd
 
@@ -892,6 +917,17 @@ Out-of-bounds accesses, barriers not every thread reaches, races within a barrie
 in a thread and Ctrl-C stop the launch with a message naming block, thread, array and index.
 Returns info (source 'emu', the counters of every kernels call, info.trace: viz.show(info)).
 Options: ]] .. table.concat(LOPTS, '; ') .. '.')
+doc('kernels.opencl', "kernels.opencl(source, {global=, local=, args=, kernel=, repeats=}) -> info",
+  [[Builds an OpenCL C kernel given as a string and runs it for real on the OpenCL device (PoCL:
+the CPU). global: work-items per dim (a number or {x, y[, z]}: OpenCL counts work-items, not
+groups); local: the work-group (must divide global; nil: the runtime's choice). args, one per
+parameter: a tensor for a __global or __constant pointer (its dtype the pointee's: float ->
+float32, int -> int32, ...; CPU tensors are copied in, and every tensor whose parameter is not
+const gets the results back in place), a number for a value parameter (checked against its type),
+{local_bytes = N} for a __local pointer. kernel: which one (nil: the source's only kernel). Each
+of the repeats (default 1) starts from the arguments as given. A source that does not compile
+raises with the build log, its line shown with a caret. info: time_ms (OpenCL events, the median),
+compile_ms, cached, kernel, device, label, global, local. docs/opencl.md.]])
 doc('kernels.racecheck', 'kernels.racecheck([on]) -> was_on',
   [[Whether emulated runs check for races, as compute-sanitizer's racecheck does: within each
 barrier phase of a block, a write and another thread's read or write of the same element (global

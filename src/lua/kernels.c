@@ -411,8 +411,10 @@ static int opencl_sizes(lua_State *L, int idx, const char *what, int64_t *v)
 /* kernels.opencl(source, {global=, local=, args=, kernel=, repeats=}) -> info */
 static int k_opencl(lua_State *L)
 {
-	const char *src = luaL_checkstring(L, 1);
-	luaL_checktype(L, 2, LUA_TTABLE);
+	if (lua_type(L, 1) != LUA_TSTRING) lml_typeerror(L, 1, "source", "a string of OpenCL C");
+	const char *src = lua_tostring(L, 1);
+	if (lua_type(L, 2) != LUA_TTABLE)
+		lml_typeerror(L, 2, "options", "a table such as {global = n, args = {...}}");
 	static const char *const keys[] = {"global", "local", "args", "kernel", "repeats", NULL};
 	lua_pushnil(L);
 	while (lua_next(L, 2)) {
@@ -438,7 +440,10 @@ static int k_opencl(lua_State *L)
 		l.has_local = true;
 	}
 	lua_getfield(L, 2, "kernel");
-	if (!lua_isnil(L, -1)) l.kernel = luaL_checkstring(L, -1);
+	if (!lua_isnil(L, -1)) {
+		if (lua_type(L, -1) != LUA_TSTRING) lml_typeerror(L, lua_gettop(L), "kernel", "a kernel's name");
+		l.kernel = lua_tostring(L, -1);
+	}
 	lua_getfield(L, 2, "repeats");
 	if (!lua_isnil(L, -1)) {
 		if (!lua_isinteger(L, -1)) lml_error(L, "kernels.opencl: repeats must be an integer");
@@ -446,7 +451,9 @@ static int k_opencl(lua_State *L)
 	}
 	lua_getfield(L, 2, "args");
 	int at = lua_gettop(L);
-	int n = lua_isnil(L, at) ? 0 : (luaL_checktype(L, at, LUA_TTABLE), (int)lua_rawlen(L, at));
+	if (!lua_isnil(L, at) && lua_type(L, at) != LUA_TTABLE)
+		lml_typeerror(L, at, "args", "a list of tensors, numbers and {local_bytes = N}");
+	int n = lua_isnil(L, at) ? 0 : (int)lua_rawlen(L, at);
 	if (n > 64) lml_error(L, "kernels.opencl: %d arguments (at most 64)", n);
 	lm_opencl_arg args[64];
 	for (int i = 0; i < n; i++) {

@@ -19,7 +19,7 @@ status=0
 # and lmi_backend_open (a device loaded on first use), then the device's supports_node and compute
 # through pointers — never a device's loops by name; the op table (lm.ops) names the loop families
 # (lmi_be_op_name) and asks the CUDA device what it implements without loading it
-# (lmi_cuda_backend_table).
+# (lmi_cuda_backend_table) and the OpenCL device likewise (lmi_opencl_backend).
 allow='
 core:
 backend: core
@@ -29,7 +29,7 @@ autograd: core graph ops
 kernels: core backend ops
 io: core ops
 core -> graph: lmi_node_release
-ops -> backend: lmi_backend_for lmi_backend_open lmi_be_op_name lmi_cuda_backend_table
+ops -> backend: lmi_backend_for lmi_backend_open lmi_be_op_name lmi_cuda_backend_table lmi_opencl_backend
 '
 
 # Prints "from to symbol object" for each call between layers in the objects below $1.

@@ -386,7 +386,7 @@ static void test_bad_input(void **state)
 	lm_kernel_opts_init(&o);
 	o.backend = "tpu";
 	KT_EXPECT_ERROR(lm_kernel_scan(x, &o, &y, &info), LM_ERR_ARG,
-	                "kernels.scan: unknown backend 'tpu' (expected 'emu', 'cpu', 'cuda' or 'auto')");
+	                "kernels.scan: unknown backend 'tpu' (expected 'emu', 'cpu', 'cuda', 'opencl' or 'auto')");
 	lm_kernel_opts_init(&o);
 	o.backend = "cpu";
 	o.trace = 1;

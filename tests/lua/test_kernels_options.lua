@@ -73,7 +73,7 @@ test.case('backends that are not documented for a call are refused', function()
     for _, o in ipairs(spec) do
       if o.key == 'backend' then for _, v in ipairs(o.values) do listed[v] = true end end
     end
-    for _, b in ipairs({ 'emu', 'cpu', 'cuda', 'auto' }) do
+    for _, b in ipairs({ 'emu', 'cpu', 'cuda', 'opencl', 'auto' }) do
       if not listed[b] then
         local ok, err = run(name, { backend = b })
         test.ok(not ok, string.format("kernels.%s{backend='%s'} ran but help does not list it", name, b))

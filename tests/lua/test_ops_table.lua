@@ -48,7 +48,8 @@ test.case('lumen --ops prints the table', function()
     test.ok(out:find('\n' .. op.name:gsub('%p', '%%%0') .. ' +'), op.name .. ' has its line')
     lines = lines + 1
   end
-  test.ok(out:find('\ncount_correct +%- +count_correct +f32 f64 f16 bf16 +%-\n'), 'the cuda gap of count_correct')
-  test.ok(out:find('\nexp +ExpBackward +unary +all +all\n'), 'exp on every dtype, both devices')
+  test.ok(out:find('\ncount_correct +%- +count_correct +f32 f64 f16 bf16 +%- +%-\n'), 'the cuda and opencl gap of count_correct')
+  test.ok(out:find('\nexp +ExpBackward +unary +all +all +all\n'), 'exp on every dtype, every device')
+  test.ok(out:find('\nsort +SortBackward +sort +all +all +%-\n'), 'sort: not on opencl')
   test.ok(lines >= 90)
 end)

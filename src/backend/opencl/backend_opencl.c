@@ -101,6 +101,28 @@ static geo make_geo(const lm_tensor *out, const lm_tensor *a, const lm_tensor *b
 	if (a) geo_strides(&g, 1, a);
 	if (b) geo_strides(&g, 2, b);
 	if (c) geo_strides(&g, 3, c);
+	/* merge dim d into d + 1 where every array steps over both as one (contiguous runs): fewer
+	 * divisions per element, one dim for same-shape contiguous operands */
+	int k = g.nd - 1;
+	for (int d = g.nd - 2; d >= 0 && k >= 0; d--) {
+		bool merge = true;
+		for (int j = 0; j < 4; j++) merge &= g.st[j][d] == g.st[j][k] * g.shape[k];
+		if (merge) {
+			g.shape[k] *= g.shape[d];
+		} else {
+			k--;
+			g.shape[k] = g.shape[d];
+			for (int j = 0; j < 4; j++) g.st[j][k] = g.st[j][d];
+		}
+	}
+	if (g.nd > 0 && k > 0) { /* the kept dims are k..nd-1: move them to the front */
+		int nd = g.nd - k;
+		for (int d = 0; d < nd; d++) {
+			g.shape[d] = g.shape[d + k];
+			for (int j = 0; j < 4; j++) g.st[j][d] = g.st[j][d + k];
+		}
+		g.nd = nd;
+	}
 	return g;
 }
 
@@ -257,9 +279,7 @@ static lm_status s_unary(int op, lm_tensor *out, const lm_tensor *x, double p0, 
 static lm_status check_divisor(const lm_tensor *b)
 {
 	static const char *const fname = "opencl binary";
-	geo g = make_geo(b, NULL, NULL, NULL);
-	geo_strides(&g, 1, b);
-	for (int d = 0; d < g.nd; d++) g.st[0][d] = g.st[1][d];
+	geo g = make_geo(b, NULL, NULL, NULL); /* b's own strides, as the first array's */
 	cl_int zero = 0, flag = 0;
 	void *f = lmi_cl_alloc(sizeof zero);
 	if (!f) return lm_last_status();

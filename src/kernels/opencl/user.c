@@ -215,20 +215,21 @@ static lm_status set_arg(cl_kernel k, int i, param *p, const lm_opencl_arg *a)
 				return lmi_fail(LM_ERR_ARG, "%s: argument %d (%s %s) is %.17g, which is no %s value",
 				                fname, i + 1, p->type, p->name, v, p->type);
 		}
-		switch (dt) {
-		case LM_FLOAT32: { cl_float x = (cl_float)v; lmi_cl_arg(&A, sizeof x, &x); break; }
-		case LM_FLOAT64: lmi_cl_arg(&A, sizeof v, &v); break;
-		case LM_INT32: {
+		/* the value in the parameter's own width (dtype_of's types) */
+		if (dt == LM_FLOAT32) {
+			cl_float x = (cl_float)v;
+			lmi_cl_arg(&A, sizeof x, &x);
+		} else if (dt == LM_FLOAT64) {
+			lmi_cl_arg(&A, sizeof v, &v);
+		} else if (dt == LM_INT32) {
 			cl_uint x = u ? (cl_uint)v : (cl_uint)(cl_int)v;
 			lmi_cl_arg(&A, sizeof x, &x);
-			break;
-		}
-		case LM_INT64: {
+		} else if (dt == LM_INT64) {
 			cl_ulong x = u ? (cl_ulong)v : (cl_ulong)(cl_long)v;
 			lmi_cl_arg(&A, sizeof x, &x);
-			break;
-		}
-		default: { cl_uchar x = (cl_uchar)(int)v; lmi_cl_arg(&A, sizeof x, &x); break; }
+		} else {
+			cl_uchar x = (cl_uchar)(int)v;
+			lmi_cl_arg(&A, sizeof x, &x);
 		}
 	}
 	if (A.err)
