@@ -17,5 +17,6 @@ echo "== sanitizer build (ASan + UBSan)"
 LUMEN_BUILD_TYPE=RelWithDebInfo lumen_build build-asan -DLUMEN_SANITIZE=ON -DLUMEN_CUDA=OFF
 echo "== tests (sanitizers)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
 	ctest --test-dir build-asan --output-on-failure -j2
 echo "== all tests passed in $(( $(date +%s) - start )) s"

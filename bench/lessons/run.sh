@@ -17,7 +17,7 @@ asan=${2:-$root/build-asan/lumen} # the walk again under ASan + UBSan (skipped w
 export LP_NUM_THREADS=${LP_NUM_THREADS:-1} SDL_VIDEODRIVER=offscreen NO_COLOR=1 LUMEN_LANG=en
 # the ASan walk as ctest runs it (the visualizer's known leaks of Mesa suppressed)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-	LSAN_OPTIONS=suppressions=$root/tests/viz/lsan.supp:print_suppressions=0
+	LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_STATE_HOME=$tmp/state

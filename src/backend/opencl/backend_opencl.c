@@ -90,7 +90,8 @@ static void geo_strides(geo *g, int k, const lm_tensor *t)
 }
 
 /* the geometry of out and its inputs (NULL ends them) */
-static geo make_geo(const lm_tensor *out, const lm_tensor *a, const lm_tensor *b, const lm_tensor *c)
+static geo make_geo(const lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
+                    const lm_tensor *c)
 {
 	geo g;
 	memset(&g, 0, sizeof g);

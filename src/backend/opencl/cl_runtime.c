@@ -36,18 +36,26 @@ const char *lmi_cl_error_name(cl_int e)
 {
 	switch (e) {
 #define N_(c) case c: return #c;
-	N_(CL_SUCCESS) N_(CL_DEVICE_NOT_FOUND) N_(CL_DEVICE_NOT_AVAILABLE) N_(CL_COMPILER_NOT_AVAILABLE)
-	N_(CL_MEM_OBJECT_ALLOCATION_FAILURE) N_(CL_OUT_OF_RESOURCES) N_(CL_OUT_OF_HOST_MEMORY)
-	N_(CL_BUILD_PROGRAM_FAILURE) N_(CL_INVALID_VALUE) N_(CL_INVALID_PLATFORM) N_(CL_INVALID_DEVICE)
-	N_(CL_INVALID_CONTEXT) N_(CL_INVALID_COMMAND_QUEUE) N_(CL_INVALID_MEM_OBJECT)
-	N_(CL_INVALID_BUILD_OPTIONS) N_(CL_INVALID_PROGRAM) N_(CL_INVALID_PROGRAM_EXECUTABLE)
-	N_(CL_INVALID_KERNEL_NAME) N_(CL_INVALID_KERNEL) N_(CL_INVALID_ARG_INDEX) N_(CL_INVALID_ARG_VALUE)
-	N_(CL_INVALID_ARG_SIZE) N_(CL_INVALID_KERNEL_ARGS) N_(CL_INVALID_WORK_DIMENSION)
-	N_(CL_INVALID_WORK_GROUP_SIZE) N_(CL_INVALID_WORK_ITEM_SIZE) N_(CL_INVALID_GLOBAL_OFFSET)
-	N_(CL_INVALID_EVENT) N_(CL_INVALID_OPERATION) N_(CL_INVALID_BUFFER_SIZE)
-	N_(CL_INVALID_GLOBAL_WORK_SIZE) N_(CL_PROFILING_INFO_NOT_AVAILABLE) N_(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
-	N_(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) N_(CL_MISALIGNED_SUB_BUFFER_OFFSET)
-	case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+		N_(CL_SUCCESS)
+		N_(CL_DEVICE_NOT_FOUND) N_(CL_DEVICE_NOT_AVAILABLE) N_(CL_COMPILER_NOT_AVAILABLE)
+		    N_(CL_MEM_OBJECT_ALLOCATION_FAILURE) N_(CL_OUT_OF_RESOURCES) N_(
+		        CL_OUT_OF_HOST_MEMORY) N_(CL_BUILD_PROGRAM_FAILURE) N_(CL_INVALID_VALUE)
+		        N_(CL_INVALID_PLATFORM) N_(CL_INVALID_DEVICE) N_(CL_INVALID_CONTEXT) N_(
+		            CL_INVALID_COMMAND_QUEUE) N_(CL_INVALID_MEM_OBJECT)
+		            N_(CL_INVALID_BUILD_OPTIONS) N_(CL_INVALID_PROGRAM) N_(
+		                CL_INVALID_PROGRAM_EXECUTABLE) N_(CL_INVALID_KERNEL_NAME)
+		                N_(CL_INVALID_KERNEL) N_(CL_INVALID_ARG_INDEX) N_(
+		                    CL_INVALID_ARG_VALUE) N_(CL_INVALID_ARG_SIZE)
+		                    N_(CL_INVALID_KERNEL_ARGS) N_(CL_INVALID_WORK_DIMENSION) N_(
+		                        CL_INVALID_WORK_GROUP_SIZE) N_(CL_INVALID_WORK_ITEM_SIZE)
+		                        N_(CL_INVALID_GLOBAL_OFFSET) N_(CL_INVALID_EVENT) N_(
+		                            CL_INVALID_OPERATION) N_(CL_INVALID_BUFFER_SIZE)
+		                            N_(CL_INVALID_GLOBAL_WORK_SIZE) N_(
+		                                CL_PROFILING_INFO_NOT_AVAILABLE)
+		                                N_(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) N_(
+		                                    CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+		                                    N_(CL_MISALIGNED_SUB_BUFFER_OFFSET) case -1001
+		    : return "CL_PLATFORM_NOT_FOUND_KHR";
 #undef N_
 	default: return "an OpenCL error";
 	}
@@ -106,9 +114,12 @@ static void load(void)
 	cl_uint np = 0;
 	cl_int e = cl.clGetPlatformIDs(8, plats, &np);
 	if (e != CL_SUCCESS || np == 0) {
-		snprintf(reason, sizeof reason, "the OpenCL loader finds no platform (%s): install an "
-		         "ICD such as PoCL (Debian's pocl-opencl-icd), which runs OpenCL on the CPU",
-		         e == CL_SUCCESS || e == -1001 ? "none registered in /etc/OpenCL/vendors" : lmi_cl_error_name(e));
+		snprintf(
+		    reason, sizeof reason,
+		    "the OpenCL loader finds no platform (%s): install an "
+		    "ICD such as PoCL (Debian's pocl-opencl-icd), which runs OpenCL on the CPU",
+		    e == CL_SUCCESS || e == -1001 ? "none registered in /etc/OpenCL/vendors"
+		                                  : lmi_cl_error_name(e));
 		return;
 	}
 	for (cl_uint p = 0; p < np && p < 8; p++) {

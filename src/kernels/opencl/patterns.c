@@ -45,7 +45,8 @@ static cl_program program(const char *fname, const char *body, const body_types 
 	size_t mlen, blen;
 	const char *macros = lmi_cl_source("body/simt_macros.h", &mlen);
 	const char *text = lmi_cl_source(body, &blen);
-	if (!macros || !text) return lmi_fail_null(LM_ERR_INTERNAL, "%s: %s is not in this build", fname, body);
+	if (!macros || !text)
+		return lmi_fail_null(LM_ERR_INTERNAL, "%s: %s is not in this build", fname, body);
 	if (second && ty == &floats && !cl->fp64)
 		return lmi_fail_null(LM_ERR_UNSUPPORTED, "%s: the OpenCL device %s has no float64 "
 		                     "(cl_khr_fp64); run float32", fname, cl->name);
@@ -325,7 +326,8 @@ static int cl_scan(const lmi_scan_call *c, lmi_cuda_timing *t, char *msg, size_t
 	lmk_scan_plan_make(&s.p, c, es);
 	int rc = device(&r, &b, &s.X, c->x, bytes);
 	if (!rc) rc = device(&r, &b, &s.Y, NULL, bytes);
-	for (int l = 0; !rc && l + 1 < s.p.levels; l++) rc = device(&r, &b, &s.sums[l], NULL, s.p.sections[l] * es);
+	for (int l = 0; !rc && l + 1 < s.p.levels; l++)
+		rc = device(&r, &b, &s.sums[l], NULL, s.p.sections[l] * es);
 	if (!rc) rc = time_runs(&r, scan_run, &s);
 	if (!rc) rc = to_host(&r, c->y, s.Y, bytes);
 	free_all(&b);
@@ -393,10 +395,22 @@ static int one_run(run_ctx *r, void *arg)
 	return o->launch(r, &o->l, o->a);
 }
 
-static int hist_launch(run_ctx *r, const lmk_launch *l, const void *a) { return launch_hist(r, l, a); }
-static int matmul_launch(run_ctx *r, const lmk_launch *l, const void *a) { return launch_matmul(r, l, a); }
-static int conv_launch(run_ctx *r, const lmk_launch *l, const void *a) { return launch_conv(r, l, a); }
-static int spmv_launch(run_ctx *r, const lmk_launch *l, const void *a) { return launch_spmv(r, l, a); }
+static int hist_launch(run_ctx *r, const lmk_launch *l, const void *a)
+{
+	return launch_hist(r, l, a);
+}
+static int matmul_launch(run_ctx *r, const lmk_launch *l, const void *a)
+{
+	return launch_matmul(r, l, a);
+}
+static int conv_launch(run_ctx *r, const lmk_launch *l, const void *a)
+{
+	return launch_conv(r, l, a);
+}
+static int spmv_launch(run_ctx *r, const lmk_launch *l, const void *a)
+{
+	return launch_spmv(r, l, a);
+}
 
 static int cl_histogram(const lmi_hist_call *c, lmi_cuda_timing *t, char *msg, size_t cap)
 {
@@ -422,7 +436,8 @@ static int cl_matmul(const lmi_matmul_call *c, lmi_cuda_timing *t, char *msg, si
 	buffers b = {{0}, 0};
 	if (start(&r, "kernels.matmul", "body/matmul.h", &floats, c->is_double, t, msg, cap)) return -1;
 	size_t es = c->is_double ? 8 : 4;
-	size_t sa = (size_t)(c->m * c->k) * es, sb = (size_t)(c->k * c->n) * es, sc = (size_t)(c->m * c->n) * es;
+	size_t sa = (size_t)(c->m * c->k) * es, sb = (size_t)(c->k * c->n) * es,
+	       sc = (size_t)(c->m * c->n) * es;
 	void *da = NULL, *db = NULL, *dc = NULL;
 	int rc = device(&r, &b, &da, c->a, sa);
 	if (!rc) rc = device(&r, &b, &db, c->b, sb);

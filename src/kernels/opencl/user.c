@@ -130,8 +130,10 @@ static lm_status check_sizes(const lmi_cl *cl, const lm_opencl_launch *l)
 			return lmi_fail(LM_ERR_ARG, "%s: local[%d] is %lld: every size must be at least 1",
 			                fname, d + 1, (long long)l->local[d]);
 		if ((size_t)l->local[d] > cl->max_item[d])
-			return lmi_fail(LM_ERR_ARG, "%s: local[%d] = %lld exceeds the device's limit of %zu work-items", fname,
-			                d + 1, (long long)l->local[d], cl->max_item[d]);
+			return lmi_fail(
+			    LM_ERR_ARG,
+			    "%s: local[%d] = %lld exceeds the device's limit of %zu work-items",
+			    fname, d + 1, (long long)l->local[d], cl->max_item[d]);
 		if (l->global[d] % l->local[d] != 0)
 			return lmi_fail(LM_ERR_ARG, "%s: local size %lld does not divide global size %lld in "
 			                "dim %d (OpenCL counts global in work-items, not groups: for %lld "
@@ -208,9 +210,15 @@ static lm_status set_arg(cl_kernel k, int i, param *p, const lm_opencl_arg *a)
 			                "as float, double, int, uint, long, ulong, uchar or char", fname,
 			                i + 1, p->type, p->name);
 		if (dt != LM_FLOAT32 && dt != LM_FLOAT64) {
-			double lo = u ? 0 : dt == LM_INT8 ? -128 : dt == LM_INT32 ? -2147483648.0 : -9.2233720368547758e18;
-			double hi = dt == LM_UINT8 ? 255 : dt == LM_INT8 ? 127 : dt == LM_INT32 ? (u ? 4294967295.0 : 2147483647.0)
-			                                                         : (u ? 1.8446744073709552e19 : 9.2233720368547758e18);
+			double lo = u                ? 0
+			            : dt == LM_INT8  ? -128
+			            : dt == LM_INT32 ? -2147483648.0
+			                             : -9.2233720368547758e18;
+			double hi = dt == LM_UINT8  ? 255
+			            : dt == LM_INT8 ? 127
+			            : dt == LM_INT32
+			                ? (u ? 4294967295.0 : 2147483647.0)
+			                : (u ? 1.8446744073709552e19 : 9.2233720368547758e18);
 			if (v != floor(v) || v < lo || v > hi)
 				return lmi_fail(LM_ERR_ARG, "%s: argument %d (%s %s) is %.17g, which is no %s value",
 				                fname, i + 1, p->type, p->name, v, p->type);
@@ -290,7 +298,9 @@ static lm_status point_at_line(const char *source)
 
 lm_status lm_kernel_opencl(const char *source, const lm_opencl_launch *l, lm_opencl_result *res)
 {
-	if (!source || !l || !res) return lmi_fail(LM_ERR_ARG, "%s: source, launch and result must not be NULL", fname);
+	if (!source || !l || !res)
+		return lmi_fail(LM_ERR_ARG, "%s: source, launch and result must not be NULL",
+		                fname);
 	memset(res, 0, sizeof *res);
 	const lmi_cl *cl = lmi_cl_get(fname);
 	if (!cl) return lm_last_status();
@@ -318,9 +328,11 @@ lm_status lm_kernel_opencl(const char *source, const lm_opencl_launch *l, lm_ope
 		cl_kernel_arg_type_qualifier tq = 0;
 		cl->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME, sizeof p[i].name, p[i].name, NULL);
 		cl->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof p[i].type, p[i].type, NULL);
-		cl->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof p[i].space, &p[i].space, NULL);
+		cl->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof p[i].space,
+		                       &p[i].space, NULL);
 		cl->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
-		p[i].is_const = (tq & CL_KERNEL_ARG_TYPE_CONST) != 0 || p[i].space == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+		p[i].is_const = (tq & CL_KERNEL_ARG_TYPE_CONST) != 0 ||
+		                p[i].space == CL_KERNEL_ARG_ADDRESS_CONSTANT;
 	}
 	if ((int)nargs != l->nargs)
 		s = lmi_fail(LM_ERR_ARG, "%s: kernel '%s' takes %u arguments, %d given", fname, res->kernel,
