@@ -156,6 +156,8 @@ static void load(void)
 	cl_device_fp_config fp = 0;
 	cl.clGetDeviceInfo(cl.device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
 	cl.fp64 = fp != 0;
+	cl.clGetDeviceInfo(cl.device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cl.units, &cl.units, NULL);
+	if (cl.units == 0) cl.units = 1;
 	cl.ctx = cl.clCreateContext(NULL, 1, &cl.device, NULL, NULL, &e);
 	if (e == CL_SUCCESS)
 		cl.queue = cl.clCreateCommandQueue(cl.ctx, cl.device, CL_QUEUE_PROFILING_ENABLE, &e);
@@ -522,7 +524,8 @@ lm_status lmi_cl_launch(const char *fname, cl_kernel k, cl_uint dims, const size
 
 lm_status lmi_cl_launch_1d(const char *fname, cl_kernel k, size_t n)
 {
-	size_t local = 64, global = (n + local - 1) / local * local;
-	if (global > 64 * 4096) global = 64 * 4096; /* the kernels loop over their work-items */
+	size_t local = cl.max_work_group < 256 ? cl.max_work_group : 256;
+	size_t groups = (n + local - 1) / local, most = ((size_t)1 << 30) / local;
+	size_t global = (groups < most ? groups : most) * local;
 	return lmi_cl_launch(fname, k, 1, &global, &local, NULL);
 }

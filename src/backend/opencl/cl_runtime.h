@@ -47,6 +47,7 @@ typedef struct lmi_cl {
 	size_t max_work_group;
 	size_t max_item[3];
 	cl_ulong local_mem;
+	cl_uint units; /* compute units */
 	bool fp64;
 } lmi_cl;
 
@@ -95,7 +96,10 @@ void lmi_cl_arg_local(lmi_cl_args *a, size_t bytes);
  * sets the kernel's time from its event. The caller holds lmi_cl_lock from its first argument. */
 lm_status lmi_cl_launch(const char *fname, cl_kernel k, cl_uint dims, const size_t *global,
                         const size_t *local, double *ms);
-/* Queues k over n work-items in groups of the device's preferred size (n > 0). */
+/* Queues k, a kernel that loops over n items with a stride of the launch's size, in groups of
+ * 256 (fewer where the device allows fewer): a work-item an item up to 2^30 of them (PoCL
+ * vectorizes a work-group's work-items, not a work-item's loop: one element each runs several
+ * times faster than a grid-stride loop over many). */
 lm_status lmi_cl_launch_1d(const char *fname, cl_kernel k, size_t n);
 void lmi_cl_lock(void);
 void lmi_cl_unlock(void);

@@ -29,6 +29,10 @@ typedef struct geo {
 #define GEO_OFFSETS(g, i, o, k)                                                                    \
 	do {                                                                                       \
 		long q_ = (i);                                                                     \
+		if ((g).nd == 1) { /* one run (contiguous operands): no division */                \
+			for (int j_ = 0; j_ < (k); j_++) (o)[j_] = q_ * (g).st[j_][0];             \
+			break;                                                                     \
+		}                                                                                  \
 		for (int j_ = 0; j_ < (k); j_++) (o)[j_] = 0;                                      \
 		for (int d_ = (g).nd - 1; d_ >= 0; d_--) {                                         \
 			long c_ = q_ % (g).shape[d_];                                              \
@@ -133,6 +137,9 @@ T unary_value(int op, T v, T p0, T p1)
 
 __kernel void unary(__global T *o, long oo, __global const T *x, long ox, geo g, int op, T p0, T p1)
 {
+#ifdef OPC
+	op = OPC;
+#endif
 	FOR_ALL(i, g.n) {
 		long f[2];
 		GEO_OFFSETS(g, i, f, 2);
@@ -204,6 +211,9 @@ T binary_value(int op, T a, T b)
 __kernel void binary(__global T *o, long oo, __global const T *a, long oa, __global const T *b,
                      long ob, geo g, int op)
 {
+#ifdef OPC
+	op = OPC; /* built for one op: the switch folds away and the loop vectorizes */
+#endif
 	FOR_ALL(i, g.n) {
 		long f[3];
 		GEO_OFFSETS(g, i, f, 3);
@@ -211,9 +221,55 @@ __kernel void binary(__global T *o, long oo, __global const T *a, long oa, __glo
 	}
 }
 
+/* the same over one run of every operand (geo.nd == 1): a work-item an element, no loop, which
+ * PoCL vectorizes across the work-group */
+__kernel void binary1(__global T *o, long oo, long so, __global const T *a, long oa, long sa,
+                      __global const T *b, long ob, long sb, long n, int op)
+{
+#ifdef OPC
+	op = OPC;
+#endif
+	long i = get_global_id(0);
+	if (i < n) o[oo + i * so] = binary_value(op, a[oa + i * sa], b[ob + i * sb]);
+}
+
+/* every operand dense (strides 1): plain loads and stores the compiler turns into vector ones */
+__kernel void binary_dense(__global T *o, long oo, __global const T *a, long oa,
+                           __global const T *b, long ob, long n, int op)
+{
+#ifdef OPC
+	op = OPC;
+#endif
+	long i = get_global_id(0);
+	if (i < n) o[oo + i] = binary_value(op, a[oa + i], b[ob + i]);
+}
+
+__kernel void unary_dense(__global T *o, long oo, __global const T *x, long ox, long n, int op,
+                          T p0, T p1)
+{
+#ifdef OPC
+	op = OPC;
+#endif
+	long i = get_global_id(0);
+	if (i < n) o[oo + i] = unary_value(op, x[ox + i], p0, p1);
+}
+
+__kernel void unary1(__global T *o, long oo, long so, __global const T *x, long ox, long sx, long n,
+                     int op, T p0, T p1)
+{
+#ifdef OPC
+	op = OPC;
+#endif
+	long i = get_global_id(0);
+	if (i < n) o[oo + i * so] = unary_value(op, x[ox + i * sx], p0, p1);
+}
+
 __kernel void compare(__global uchar *o, long oo, __global const T *a, long oa,
                       __global const T *b, long ob, geo g, int op)
 {
+#ifdef OPC
+	op = OPC;
+#endif
 	FOR_ALL(i, g.n) {
 		long f[3];
 		GEO_OFFSETS(g, i, f, 3);
