@@ -38,6 +38,9 @@ local kernels = {
   -- kernel=, repeats=}) -> info (time_ms by events, compile_ms, cached); non-const tensors get
   -- the results in place. docs/opencl.md.
   opencl = K.opencl,
+  -- BANG on a simulated MLU (AICS ch. 8): kernels.bang.device{clusters=4}, dev:malloc/memcpy/
+  -- queue/launch, q:sync(); kernels in Lua in BANG C's names (lua/lumen/bang.lua, docs/bang.md)
+  bang = require 'lumen.bang',
   -- What each call takes: {call = {args=, {key=, kind=, values=, default=, doc=}, ...}}, the table
   -- the binding checks options against (src/lua/kernel_opts.c); :help kernels.<call> prints it.
   options = K.options,
