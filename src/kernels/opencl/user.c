@@ -123,25 +123,24 @@ static lm_status check_sizes(const lmi_cl *cl, const lm_opencl_launch *l)
 	size_t group = 1;
 	for (int d = 0; d < l->dims; d++) {
 		if (l->global[d] <= 0)
-			return lmi_fail(LM_ERR_ARG, "%s: global[%d] is %lld: every size must be at least 1",
-			                fname, d + 1, (long long)l->global[d]);
+			return lmi_fail(LM_ERR_ARG, "%s: global size %lld in dimension %d: every size must "
+			                "be at least 1", fname, (long long)l->global[d], d);
 		if (!l->has_local) continue;
 		if (l->local[d] <= 0)
-			return lmi_fail(LM_ERR_ARG, "%s: local[%d] is %lld: every size must be at least 1",
-			                fname, d + 1, (long long)l->local[d]);
+			return lmi_fail(LM_ERR_ARG, "%s: local size %lld in dimension %d: every size must "
+			                "be at least 1", fname, (long long)l->local[d], d);
 		if ((size_t)l->local[d] > cl->max_item[d])
-			return lmi_fail(
-			    LM_ERR_ARG,
-			    "%s: local[%d] = %lld exceeds the device's limit of %zu work-items",
-			    fname, d + 1, (long long)l->local[d], cl->max_item[d]);
-		if (l->global[d] % l->local[d] != 0)
+			return lmi_fail(LM_ERR_ARG, "%s: local size %lld in dimension %d exceeds the "
+			                "device's limit of %zu work-items", fname, (long long)l->local[d], d,
+			                cl->max_item[d]);
+		if (l->global[d] % l->local[d] != 0) {
+			long long g = l->global[d], loc = l->local[d], up = (g + loc - 1) / loc * loc;
 			return lmi_fail(LM_ERR_ARG, "%s: local size %lld does not divide global size %lld in "
-			                "dim %d (OpenCL counts global in work-items, not groups: for %lld "
-			                "groups of %lld give global = %lld)", fname, (long long)l->local[d],
-			                (long long)l->global[d], d + 1,
-			                (long long)((l->global[d] + l->local[d] - 1) / l->local[d]),
-			                (long long)l->local[d],
-			                (long long)((l->global[d] + l->local[d] - 1) / l->local[d] * l->local[d]));
+			                "dimension %d (get_global_id(%d)): OpenCL counts global in work-items, "
+			                "not groups: round it up to %lld (and guard the work-items past the "
+			                "end), or, if %lld was a count of groups, give %lld", fname, loc, g, d,
+			                d, up, g, g * loc);
+		}
 		group *= (size_t)l->local[d];
 	}
 	if (l->has_local && group > cl->max_work_group)
