@@ -928,6 +928,18 @@ const gets the results back in place), a number for a value parameter (checked a
 of the repeats (default 1) starts from the arguments as given. A source that does not compile
 raises with the build log, its line shown with a caret. info: time_ms (OpenCL events, the median),
 compile_ms, cached, kernel, device, label, global, local. docs/opencl.md.]])
+doc('kernels.bang', "kernels.bang.device{clusters=, cards=, chips=, nram=, wram=, sram=, gdram=, model=} -> dev",
+  [[BANG C on a simulated MLU (AICS ch. 8). Host code as CNRT: dev:malloc(n [, dtype]) (GDRAM),
+dev:memcpy(dst, src, 'HOST2DEV' | 'DEV2HOST' | 'DEV2DEV'), dev:queue(), dev:launch(fn, {dim = n |
+{x, y, z}, type = 'BLOCK' | 'UNION1' | 'UNION2' | 'UNION4' | 'UNION8', queue =, args =, name =}),
+q:sync() -> info (kernels' start/stop in modelled cycles, the timeline of every unit). A kernel is
+fn(k, ...) run once per task: k.taskId, k.taskIdX/Y/Z, k.taskDim(X/Y/Z), k.clusterId, k.clusterDim,
+k.coreId, k.coreDim; k:nram / k:wram (dtype, n [, name]), k:sram(dtype, n, name) (shared by the
+cluster); k:__memcpy(dst, src, bytes, 'GDRAM2NRAM' ...), k:__memcpy_async + k:__sync_io();
+__bang_add/sub/mul/maximum(dst, a, b, n), __bang_active_relu/sigmoid(dst, src, n),
+__bang_reduce_sum, __bang_matmul(dst, lhs, rhs, m, k, n); k:__sync_cluster(), k:__sync_all().
+Bounds, capacities, directions, SRAM races, missing __sync_io and deadlocked barriers are errors
+naming task, cluster, core and line. docs/bang.md.]])
 doc('kernels.racecheck', 'kernels.racecheck([on]) -> was_on',
   [[Whether emulated runs check for races, as compute-sanitizer's racecheck does: within each
 barrier phase of a block, a write and another thread's read or write of the same element (global
