@@ -65,8 +65,8 @@ KERNEL KFN(transpose_naive)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, uns
 /* The tiled transpose with a tile of row pitch `pitch` elements: row k of the tile is read in
  * (lanes along it: coalesced), then column threadIdx.x of the tile is written out as a row of out
  * (coalesced again), reading the tile down a column. */
-DEVICE void KFN(transpose_tile)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols,
-                                LOCAL T *tile, unsigned pitch)
+DEVICE void KFN(transpose_tile)(GLOBAL const T *x, GLOBAL T *out, unsigned rows, unsigned cols, LOCAL T *tile,
+                                unsigned pitch)
 {
 	unsigned tx = threadIdx.x;
 	unsigned c = blockIdx.x * LMK_ACCESS_TILE + tx;

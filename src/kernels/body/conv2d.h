@@ -36,8 +36,7 @@ DEVICE int KFN(conv2d_ghost)(int r, int c, int h, int w)
 }
 
 /* v1: blockDim = (tile, tile), one output pixel per thread. */
-KERNEL KFN(conv2d_naive)(GLOBAL const T *N, GLOBAL const T *F, GLOBAL T *P, int h, int w, int mh,
-                         int mw)
+KERNEL KFN(conv2d_naive)(GLOBAL const T *N, GLOBAL const T *F, GLOBAL T *P, int h, int w, int mh, int mw)
 {
 	int col = (int)(blockIdx.x * blockDim.x + threadIdx.x);
 	int row = (int)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -58,8 +57,7 @@ KERNEL KFN(conv2d_naive)(GLOBAL const T *N, GLOBAL const T *F, GLOBAL T *P, int 
 }
 
 /* v2: as v1, the mask from constant memory. */
-KERNEL KFN(conv2d_constant)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int mh,
-                            int mw CONSTANT_ARG(T, KFN(F_c)))
+KERNEL KFN(conv2d_constant)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int mh, int mw CONSTANT_ARG(T, KFN(F_c)))
 {
 	int col = (int)(blockIdx.x * blockDim.x + threadIdx.x);
 	int row = (int)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -81,8 +79,7 @@ KERNEL KFN(conv2d_constant)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int mh
 
 /* v3: blockDim = (tile + 2 r_x, tile + 2 r_y); block (bx, by) covers output pixels
  * [by*tile, by*tile + tile) x [bx*tile, bx*tile + tile). */
-KERNEL KFN(conv2d_tiled_input)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int mh, int mw,
-                               int tile CONSTANT_ARG(T, KFN(F_c)) SHARED_DYN_ARG)
+KERNEL KFN(conv2d_tiled_input)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int mh, int mw, int tile CONSTANT_ARG(T, KFN(F_c)) SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, N_s); /* N_s: (tile + 2 r_y, tile + 2 r_x) */
 	int ry = (mh - 1) / 2, rx = (mw - 1) / 2;
@@ -112,8 +109,7 @@ KERNEL KFN(conv2d_tiled_input)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int
 
 /* v4: blockDim = (tile, tile); the block loads its (tile + 2 r_y) x (tile + 2 r_x) input tile,
  * thread t taking elements t, t + tile^2, ... */
-KERNEL KFN(conv2d_tiled_output)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int mh, int mw,
-                                int tile CONSTANT_ARG(T, KFN(F_c)) SHARED_DYN_ARG)
+KERNEL KFN(conv2d_tiled_output)(GLOBAL const T *N, GLOBAL T *P, int h, int w, int mh, int mw, int tile CONSTANT_ARG(T, KFN(F_c)) SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, N_s); /* N_s: (tile + 2 r_y, tile + 2 r_x) */
 	int ry = (mh - 1) / 2, rx = (mw - 1) / 2;

@@ -31,8 +31,8 @@ DEVICE unsigned KFN(histogram_bin)(T v, unsigned bins, int scaled)
 }
 
 /* v1: one global atomic per element. */
-KERNEL KFN(histogram_global_atomic)(GLOBAL const T *data, unsigned n, GLOBAL unsigned *histo,
-                                    unsigned bins, int scaled)
+KERNEL KFN(histogram_global_atomic)(GLOBAL const T *data, unsigned n, GLOBAL unsigned *histo, unsigned bins,
+                                    int scaled)
 {
 	unsigned stride = blockDim.x * gridDim.x;
 	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -43,8 +43,8 @@ KERNEL KFN(histogram_global_atomic)(GLOBAL const T *data, unsigned n, GLOBAL uns
 
 /* v2: a private histogram per block in shared memory (bins counters, zeroed first), merged into
  * the global one after a barrier: only bins that the block saw cost a global atomic. */
-KERNEL KFN(histogram_privatized)(GLOBAL const T *data, unsigned n, GLOBAL unsigned *histo,
-                                 unsigned bins, int scaled SHARED_DYN_ARG)
+KERNEL KFN(histogram_privatized)(GLOBAL const T *data, unsigned n, GLOBAL unsigned *histo, unsigned bins,
+                                 int scaled SHARED_DYN_ARG)
 {
 	SHARED_DYN(unsigned, histo_s); /* histo_s: (bins) */
 	for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) STORE(histo_s, b, 0u);
@@ -64,8 +64,8 @@ KERNEL KFN(histogram_privatized)(GLOBAL const T *data, unsigned n, GLOBAL unsign
 /* v3: privatized, with coarsening (coarsen consecutive elements per thread) and aggregation: a
  * thread counts a run of one bin in a register (accumulator) and adds it with a single atomic
  * when the bin changes, and once more at the end. */
-KERNEL KFN(histogram_aggregated)(GLOBAL const T *data, unsigned n, GLOBAL unsigned *histo,
-                                 unsigned bins, int scaled, unsigned coarsen SHARED_DYN_ARG)
+KERNEL KFN(histogram_aggregated)(GLOBAL const T *data, unsigned n, GLOBAL unsigned *histo, unsigned bins,
+                                 int scaled, unsigned coarsen SHARED_DYN_ARG)
 {
 	SHARED_DYN(unsigned, histo_s); /* histo_s: (bins) */
 	for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) STORE(histo_s, b, 0u);

@@ -20,8 +20,7 @@
  */
 
 /* v1: blockDim = (tile, tile); thread (x, y) of block (bx, by) computes P[row][col]. */
-KERNEL KFN(matmul_naive)(GLOBAL const T *M, GLOBAL const T *N, GLOBAL T *P, unsigned m, unsigned k,
-                         unsigned n)
+KERNEL KFN(matmul_naive)(GLOBAL const T *M, GLOBAL const T *N, GLOBAL T *P, unsigned m, unsigned k, unsigned n)
 {
 	unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
 	unsigned col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -38,8 +37,8 @@ KERNEL KFN(matmul_naive)(GLOBAL const T *M, GLOBAL const T *N, GLOBAL T *P, unsi
 
 /* v2: the tiles live in the dynamic shared memory, carved into Mds and Nds (tile x tile each), as
  * PMPP does when the tile width is chosen at run time. */
-KERNEL KFN(matmul_tiled)(GLOBAL const T *M, GLOBAL const T *N, GLOBAL T *P, unsigned m, unsigned k,
-                         unsigned n, unsigned tile SHARED_DYN_ARG)
+KERNEL KFN(matmul_tiled)(GLOBAL const T *M, GLOBAL const T *N, GLOBAL T *P, unsigned m, unsigned k, unsigned n,
+                         unsigned tile SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, MN_s); /* MN_s: (2, tile, tile) */
 	SHARED_PART(T, Mds, MN_s, 0, tile * tile);

@@ -75,8 +75,7 @@ KERNEL KFN(reduce_shared)(GLOBAL const T *input, GLOBAL T *output, unsigned n SH
 /* v4: segment = 2*coarsen*blockDim.x; each thread sums its 2*coarsen elements (stride
  * blockDim.x apart, so a warp's loads stay coalesced) before the shared-memory tree: 2*coarsen - 1
  * adds one after another, each a dependent step. */
-KERNEL KFN(reduce_coarsened)(GLOBAL const T *input, GLOBAL T *output, unsigned n,
-                             unsigned coarsen SHARED_DYN_ARG)
+KERNEL KFN(reduce_coarsened)(GLOBAL const T *input, GLOBAL T *output, unsigned n, unsigned coarsen SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, input_s); /* input_s: (blockDim.x) */
 	unsigned segment = coarsen * 2 * blockDim.x * blockIdx.x;

@@ -30,8 +30,7 @@ DEVICE T KFN(scan_input)(GLOBAL const T *X, unsigned i, unsigned n, int exclusiv
  * The barrier between reading and writing is essential: without it a thread could overwrite its
  * element before its right-hand neighbour has read the old value (a write-after-read race).
  */
-KERNEL KFN(scan_kogge_stone)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive,
-                             GLOBAL T *S SHARED_DYN_ARG)
+KERNEL KFN(scan_kogge_stone)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive, GLOBAL T *S SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, XY); /* XY: (blockDim.x) */
 	unsigned t = threadIdx.x;
@@ -61,8 +60,7 @@ KERNEL KFN(scan_kogge_stone)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exc
  * adds: work-efficient. Fewer and fewer threads are active in the middle steps (see the trace).
  * An add whose result lies past the end of the data (its position >= n) works on padding.
  */
-KERNEL KFN(scan_brent_kung)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive,
-                            GLOBAL T *S SHARED_DYN_ARG)
+KERNEL KFN(scan_brent_kung)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive, GLOBAL T *S SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, XY); /* XY: (2 * blockDim.x) */
 	unsigned t = threadIdx.x, section = 2 * blockDim.x;
@@ -105,8 +103,7 @@ KERNEL KFN(scan_brent_kung)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int excl
  * adds of phases 1 and 3 come one after another: coarsen - 1 dependent steps each (`steps`).
  * Adds whose result lies past the end of the data (base + k >= n) work on padding.
  */
-KERNEL KFN(scan_coarsened)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive, GLOBAL T *S,
-                           unsigned coarsen SHARED_DYN_ARG)
+KERNEL KFN(scan_coarsened)(GLOBAL const T *X, GLOBAL T *Y, unsigned n, int exclusive, GLOBAL T *S, unsigned coarsen SHARED_DYN_ARG)
 {
 	SHARED_DYN(T, XY); /* XY: (coarsen * blockDim.x) */
 	unsigned t = threadIdx.x, B = blockDim.x, section = coarsen * B;

@@ -20,8 +20,7 @@
  */
 
 /* COO: thread i handles nonzero i; y must be zeroed first. */
-KERNEL KFN(spmv_coo)(GLOBAL const int *row, GLOBAL const int *col, GLOBAL const T *val,
-                     GLOBAL const T *x, GLOBAL T *y, unsigned nnz)
+KERNEL KFN(spmv_coo)(GLOBAL const int *row, GLOBAL const int *col, GLOBAL const T *val, GLOBAL const T *x, GLOBAL T *y, unsigned nnz)
 {
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < nnz) {
@@ -34,8 +33,7 @@ KERNEL KFN(spmv_coo)(GLOBAL const int *row, GLOBAL const int *col, GLOBAL const 
 }
 
 /* CSR: thread r handles row r. */
-KERNEL KFN(spmv_csr)(GLOBAL const int *row_ptr, GLOBAL const int *col, GLOBAL const T *val,
-                     GLOBAL const T *x, GLOBAL T *y, unsigned m)
+KERNEL KFN(spmv_csr)(GLOBAL const int *row_ptr, GLOBAL const int *col, GLOBAL const T *val, GLOBAL const T *x, GLOBAL T *y, unsigned m)
 {
 	unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
 	if (r < m) {
@@ -53,8 +51,7 @@ KERNEL KFN(spmv_csr)(GLOBAL const int *row_ptr, GLOBAL const int *col, GLOBAL co
 }
 
 /* ELL: thread r handles row r, its slots t * m + r for t < row_nnz[r]. */
-KERNEL KFN(spmv_ell)(GLOBAL const int *col, GLOBAL const T *val, GLOBAL const int *row_nnz,
-                     GLOBAL const T *x, GLOBAL T *y, unsigned m)
+KERNEL KFN(spmv_ell)(GLOBAL const int *col, GLOBAL const T *val, GLOBAL const int *row_nnz, GLOBAL const T *x, GLOBAL T *y, unsigned m)
 {
 	unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
 	if (r < m) {
@@ -73,9 +70,8 @@ KERNEL KFN(spmv_ell)(GLOBAL const int *col, GLOBAL const T *val, GLOBAL const in
 
 /* JDS: thread s handles sorted row s (the original row perm[s]); its t-th nonzero is at
  * iter_ptr[t] + s. */
-KERNEL KFN(spmv_jds)(GLOBAL const int *perm, GLOBAL const int *iter_ptr, GLOBAL const int *row_nnz,
-                     GLOBAL const int *col, GLOBAL const T *val, GLOBAL const T *x, GLOBAL T *y,
-                     unsigned m)
+KERNEL KFN(spmv_jds)(GLOBAL const int *perm, GLOBAL const int *iter_ptr, GLOBAL const int *row_nnz, GLOBAL const int *col,
+                     GLOBAL const T *val, GLOBAL const T *x, GLOBAL T *y, unsigned m)
 {
 	unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
 	if (s < m) {
