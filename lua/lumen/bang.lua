@@ -31,7 +31,7 @@ between cores (each path's bandwidth is per core): stated, not modelled.
 
 Scheduling (the notes): a launch gives taskDim = X*Y*Z and a function type. BLOCK: every task is
 a unit of one core, started when a core is free; UNIONx (x = 1, 2, 4, 8): tasks go in units of
-4x (x clusters of 4 cores), started when x whole clusters are free. A queue issues its kernels in
+4x (x clusters of 4 cores of one chip), started when x whole clusters of a chip are free. A queue issues its kernels in
 order: a kernel starts placing units only once the kernel before it in the same queue has placed
 all of its own, so consecutive kernels of one queue may run side by side when there is room (the
 notes' Kernel1 and Kernel2); queues are independent. The timeline records every unit: kernel,
@@ -612,8 +612,9 @@ function Device:launch(fn, o)
   if not utype then fail("launch: type must be 'BLOCK', 'UNION1', 'UNION2', 'UNION4' or 'UNION8', got %s", tostring(tname)) end
   local taskDim = dim[1] * dim[2] * dim[3]
   if utype > 0 then
-    if utype > self.nclusters then
-      fail('launch: %s needs %d clusters at once; this device has %d', tname, utype, self.nclusters)
+    if utype > self.clusters_per_chip then
+      fail('launch: %s needs %d clusters of one chip at once; a chip of this device has %d', tname, utype,
+        self.clusters_per_chip)
     end
     if taskDim % (4 * utype) ~= 0 then
       fail('launch: a %s kernel runs in units of %d tasks (%d clusters of 4 cores): taskDim %d (%dx%dx%d) is not a multiple of %d',
@@ -658,14 +659,19 @@ function Device:sync()
       unit.clusters[1] = core // 4
       unit.tasks[1] = {taskId = u, cluster = 0, core = core % 4, global_core = core, global_cluster = core // 4}
     else
-      local picked = {}
-      for cl = 0, self.nclusters - 1 do
-        local all = true
-        for c = cl * 4, cl * 4 + 3 do all = all and is_free(c, at) end
-        if all then picked[#picked + 1] = cl end
-        if #picked == kl.utype then break end
+      -- x whole free clusters of one chip (a UNION unit does not span chips)
+      local picked
+      for chip = 0, self.cards * self.chips - 1 do
+        local got = {}
+        for cl = chip * self.clusters_per_chip, (chip + 1) * self.clusters_per_chip - 1 do
+          local all = true
+          for c = cl * 4, cl * 4 + 3 do all = all and is_free(c, at) end
+          if all then got[#got + 1] = cl end
+          if #got == kl.utype then break end
+        end
+        if #got == kl.utype then picked = got; break end
       end
-      if #picked < kl.utype then return false end
+      if not picked then return false end
       for i, cl in ipairs(picked) do unit.clusters[i] = cl end
       for j = 0, per - 1 do
         local ci, core = j // 4, j % 4

@@ -331,7 +331,16 @@ test.case('bad launches and devices: clear errors', function()
   local f = function() end
   test.raises(function() dev:launch(f, {dim = 6, type = 'UNION1', queue = q}) end,
     'a UNION1 kernel runs in units of 4 tasks %(1 clusters of 4 cores%): taskDim 6 %(6x1x1%) is not a multiple of 4')
-  test.raises(function() dev:launch(f, {dim = 16, type = 'UNION4', queue = q}) end, 'UNION4 needs 4 clusters at once; this device has 2')
+  test.raises(function() dev:launch(f, {dim = 16, type = 'UNION4', queue = q}) end, 'UNION4 needs 4 clusters of one chip at once; a chip of this device has 2')
+  -- two chips of 2 clusters: a UNION2 unit takes one chip, never a cluster of each
+  local two = bang.device{chips = 2, clusters = 2}
+  local q2 = two:queue()
+  two:launch(busy, {dim = 8, type = 'UNION1', queue = q2, args = {64}, name = 'one'}) -- 2 units: clusters 0, 1
+  two:launch(busy, {dim = 8, type = 'UNION2', queue = q2, args = {64}, name = 'two'})
+  local info = q2:sync()
+  test.eq(info.timeline[3].clusters[1], 2)
+  test.eq(info.timeline[3].clusters[2], 3)
+  test.raises(function() two:launch(f, {dim = 16, type = 'UNION4', queue = q2}) end, 'a chip of this device has 2')
   test.raises(function() dev:launch(f, {dim = 4, type = 'UNION3', queue = q}) end, "type must be 'BLOCK', 'UNION1'")
   test.raises(function() dev:launch(f, {dim = 0, queue = q}) end, 'taskDimX must be a positive integer')
   test.raises(function() dev:launch(f, {dim = 4}) end, 'queue must be a queue of this device')
