@@ -10,7 +10,9 @@
  * What it runs: copies and fills of float32, float64, int32, int64, uint8 and int8 (any strides,
  * broadcasting, converting); the elementwise loops (unary, binary with the comparisons, where,
  * add_scaled), reduce_dims, matmul and matmul_batch_sum (PMPP's tiled kernel in local memory),
- * softmax / log-softmax, nll and its gradient, and the SGD, Adam and RMSprop steps, on float32 and
+ * softmax / log-softmax, nll and its gradient, im2col / col2im (so conv2d runs as im2col + the
+ * tiled matmul), max_pool2d, GELU, scatter_add, gather and index_select (every dtype), and the
+ * SGD, Adam and RMSprop steps, on float32 and
  * float64 (float64 where the device has cl_khr_fp64). The other loops stay NULL: supports_node
  * says no and the op is refused naming itself, the device and the dtype (`lumen --ops` shows
  * which); random numbers are drawn on the host from the same Philox blocks as the CPU's (so a
@@ -102,21 +104,11 @@ static void geo_strides(geo *g, int k, const lm_tensor *t)
 	}
 }
 
-/* the geometry of out and its inputs (NULL ends them) */
-static geo make_geo(const lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
-                    const lm_tensor *c)
+/* Merges dim d into d + 1 where every array steps over both as one (contiguous runs): fewer
+ * divisions per element, one dim for same-shape contiguous operands. */
+static void geo_merge(geo *gp)
 {
-	geo g;
-	memset(&g, 0, sizeof g);
-	g.nd = out->ndim;
-	g.n = 1;
-	for (int d = 0; d < out->ndim; d++) g.shape[d] = out->shape[d], g.n *= out->shape[d];
-	geo_strides(&g, 0, out);
-	if (a) geo_strides(&g, 1, a);
-	if (b) geo_strides(&g, 2, b);
-	if (c) geo_strides(&g, 3, c);
-	/* merge dim d into d + 1 where every array steps over both as one (contiguous runs): fewer
-	 * divisions per element, one dim for same-shape contiguous operands */
+	geo g = *gp;
 	int k = g.nd - 1;
 	for (int d = g.nd - 2; d >= 0 && k >= 0; d--) {
 		bool merge = true;
@@ -137,6 +129,23 @@ static geo make_geo(const lm_tensor *out, const lm_tensor *a, const lm_tensor *b
 		}
 		g.nd = nd;
 	}
+	*gp = g;
+}
+
+/* the geometry of out and its inputs (NULL ends them) */
+static geo make_geo(const lm_tensor *out, const lm_tensor *a, const lm_tensor *b,
+                    const lm_tensor *c)
+{
+	geo g;
+	memset(&g, 0, sizeof g);
+	g.nd = out->ndim;
+	g.n = 1;
+	for (int d = 0; d < out->ndim; d++) g.shape[d] = out->shape[d], g.n *= out->shape[d];
+	geo_strides(&g, 0, out);
+	if (a) geo_strides(&g, 1, a);
+	if (b) geo_strides(&g, 2, b);
+	if (c) geo_strides(&g, 3, c);
+	geo_merge(&g);
 	return g;
 }
 
@@ -586,6 +595,191 @@ static lm_status s_nll_grad(const lm_tensor *g, const lm_tensor *t, lm_tensor *g
 	return nll_common("nll_loss backward", "nll_grad", g, t, gx, N, C, L);
 }
 
+/* ---------------------------------------------------------------- convolution's loops, pooling, GELU */
+
+static void arg_window(lmi_cl_args *A, const lm_window2d *w)
+{
+	const int64_t v[8] = {w->kh, w->kw, w->sh, w->sw, w->ph, w->pw, w->dh, w->dw};
+	for (int i = 0; i < 8; i++) arg_long(A, v[i]);
+}
+
+static lm_status s_im2col(const lm_tensor *x, const lm_window2d *w, int64_t oh, int64_t ow,
+                          lm_tensor *cols)
+{
+	int64_t planes = x->shape[0] * x->shape[1], n = lm_tensor_numel(cols);
+	if (n == 0) return LM_OK;
+	BEGIN("im2col", "im2col", x->dtype, 0, 0);
+	arg_t(&A, x);
+	arg_t(&A, cols);
+	arg_long(&A, planes);
+	arg_long(&A, x->shape[2]);
+	arg_long(&A, x->shape[3]);
+	arg_window(&A, w);
+	arg_long(&A, oh);
+	arg_long(&A, ow);
+	return RUN_1D("im2col", n);
+}
+
+static lm_status s_col2im(const lm_tensor *cols, const lm_window2d *w, int64_t oh, int64_t ow,
+                          lm_tensor *out)
+{
+	int64_t planes = out->shape[0] * out->shape[1], n = lm_tensor_numel(out);
+	if (n == 0) return LM_OK;
+	BEGIN("col2im", "col2im", cols->dtype, 0, 0);
+	arg_t(&A, cols);
+	arg_t(&A, out);
+	arg_long(&A, planes);
+	arg_long(&A, out->shape[2]);
+	arg_long(&A, out->shape[3]);
+	arg_window(&A, w);
+	arg_long(&A, oh);
+	arg_long(&A, ow);
+	return RUN_1D("col2im", n);
+}
+
+static lm_status s_max_pool2d(const lm_tensor *x, lm_tensor *y, lm_tensor *idx, int64_t planes,
+                              int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t *k,
+                              const int64_t *stride, const int64_t *pad)
+{
+	if (planes * OH * OW == 0) return LM_OK;
+	BEGIN("max_pool2d", "max_pool2d", x->dtype, 0, 0);
+	arg_t(&A, x);
+	arg_t(&A, y);
+	arg_t(&A, idx);
+	const int64_t v[10] = {planes, H, W, OH, OW, k[0], k[1], stride[0], stride[1], pad[0]};
+	for (int i = 0; i < 10; i++) arg_long(&A, v[i]);
+	arg_long(&A, pad[1]);
+	return RUN_1D("max_pool2d", planes * OH * OW);
+}
+
+static lm_status s_gelu(lm_tensor *out, const lm_tensor *x, const lm_tensor *g, bool tanh_approx)
+{
+	const char *fname = g ? "gelu backward" : "gelu";
+	geo gm = make_geo(out, x, g ? g : x, NULL);
+	if (gm.n == 0) return LM_OK;
+	BEGIN(fname, "gelu", out->dtype, 0, 0);
+	arg_t(&A, out);
+	arg_t(&A, x);
+	arg_t(&A, g ? g : x);
+	lmi_cl_arg(&A, sizeof gm, &gm);
+	arg_int(&A, tanh_approx);
+	arg_int(&A, g != NULL);
+	return RUN_1D(fname, gm.n);
+}
+
+/* ---------------------------------------------------------------- scatter_add */
+
+/* An index kernel (scatter_add, gather) over idx's shape, with the smallest position of an index
+ * out of [0, size) read back and worded as the CPU words it. strides: the other two arrays'
+ * (dim's already 0 where the index replaces it); step: dim's stride of the indexed array. */
+static lm_status run_indexed(const char *fname, const char *name, lm_dtype dt, const lm_tensor *idx,
+                             int dim, const lm_tensor *a, const int64_t *sa, const lm_tensor *b,
+                             const int64_t *sb, int64_t step, int64_t size, bool a_indexed)
+{
+	int64_t n = lm_tensor_numel(idx);
+	if (n == 0) return LM_OK;
+	lm_tensor *ix = lmi_contiguous_copy(idx, LM_INT64);
+	if (!ix) return lm_last_status();
+	geo g;
+	memset(&g, 0, sizeof g);
+	g.nd = idx->ndim;
+	g.n = n;
+	for (int d = 0; d < g.nd; d++) {
+		g.shape[d] = idx->shape[d];
+		g.st[0][d] = sa[d], g.st[1][d] = sb[d], g.st[2][d] = ix->stride[d];
+	}
+	geo_merge(&g);
+	cl_long none = INT64_MAX, bad = INT64_MAX;
+	void *bb = lmi_cl_alloc(sizeof none);
+	lm_status s = bb ? m_memcpy(bb, &none, sizeof none, LMI_TO_DEVICE, false) : lm_last_status();
+	cl_kernel k_ = s ? NULL : kernel_op(fname, name, dt, 0, 0, -1);
+	if (!s && !k_) s = lm_last_status();
+	if (k_) {
+		lmi_cl_lock();
+		lmi_cl_args A = {k_, 0, 0, NULL};
+		arg_t(&A, a);
+		if (a_indexed) arg_long(&A, step), arg_long(&A, size); /* scatter_add: out is indexed */
+		arg_t(&A, b);
+		if (!a_indexed) arg_long(&A, step), arg_long(&A, size); /* gather: x is */
+		arg_t(&A, ix);
+		lmi_cl_arg(&A, sizeof g, &g);
+		cl_mem bm;
+		size_t boff;
+		lmi_cl_ref(bb, &bm, &boff); /* a buffer of its own: offset 0 */
+		lmi_cl_arg(&A, sizeof bm, &bm);
+		s = finish(fname, &A, 0, (size_t[]){(size_t)n}, NULL);
+	}
+	if (!s) s = m_memcpy(&bad, bb, sizeof bad, LMI_TO_HOST, false);
+	if (!s && bad != INT64_MAX) {
+		int64_t v = 0;
+		s = m_memcpy(&v, (char *)lmi_data(ix) + bad * 8, sizeof v, LMI_TO_HOST, false);
+		int64_t pos[LM_MAX_DIMS], q = bad;
+		for (int d = idx->ndim - 1; d >= 0; d--) {
+			pos[d] = idx->shape[d] ? q % idx->shape[d] : 0;
+			q = idx->shape[d] ? q / idx->shape[d] : 0;
+		}
+		if (!s)
+			s = lmi_fail(LM_ERR_INDEX,
+			             "%s: index %lld at position %s is out of range for dim %d of size %lld",
+			             fname, (long long)v, lmi_dims_s(idx->ndim, pos), dim, (long long)size);
+	}
+	if (bb) lmi_cl_free(bb);
+	lm_tensor_release(ix);
+	return s;
+}
+
+static lm_status s_scatter_add(lm_tensor *out, int dim, const lm_tensor *idx, const lm_tensor *src)
+{
+	int64_t so[LM_MAX_DIMS], ss[LM_MAX_DIMS];
+	for (int d = 0; d < idx->ndim; d++) so[d] = d == dim ? 0 : out->stride[d], ss[d] = src->stride[d];
+	return run_indexed("scatter_add", "scatter_add", out->dtype, idx, dim, out, so, src, ss,
+	                   out->stride[dim], out->shape[dim], true);
+}
+
+static lm_status s_gather(const lm_tensor *x, int dim, const lm_tensor *idx, lm_tensor *out)
+{
+	int64_t so[LM_MAX_DIMS], sx[LM_MAX_DIMS];
+	for (int d = 0; d < idx->ndim; d++) so[d] = out->stride[d], sx[d] = d == dim ? 0 : x->stride[d];
+	return run_indexed("gather", "gather", x->dtype, idx, dim, out, so, x, sx, x->stride[dim],
+	                   x->shape[dim], false);
+}
+
+/* the index is short next to what it moves: checked on the host, in order, as the CPU does */
+static lm_status s_index_select(const char *fname, const lm_tensor *x, int64_t outer, int64_t size,
+                                int64_t inner, const lm_tensor *idx, lm_tensor *out)
+{
+	int64_t n = lm_tensor_numel(idx);
+	lm_tensor *ix = lmi_contiguous_copy(idx, LM_INT64);
+	if (!ix) return lm_last_status();
+	int64_t *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+	lm_status s = h ? m_memcpy(h, lmi_data(ix), (size_t)n * 8, LMI_TO_HOST, false)
+	                : lmi_fail(LM_ERR_NOMEM, "%s: out of memory", fname);
+	for (int64_t j = 0; !s && j < n; j++)
+		if (h[j] < 0 || h[j] >= size)
+			s = lmi_fail(LM_ERR_INDEX, "%s: index %lld (at position %lld) is out of range for a "
+			             "dim of size %lld", fname, (long long)h[j], (long long)j, (long long)size);
+	free(h);
+	if (!s && outer * n * inner > 0) {
+		cl_kernel k_ = kernel_op(fname, "index_select", x->dtype, 0, 0, -1);
+		if (!k_) {
+			s = lm_last_status();
+		} else {
+			lmi_cl_lock();
+			lmi_cl_args A = {k_, 0, 0, NULL};
+			arg_t(&A, out);
+			arg_t(&A, x);
+			arg_t(&A, ix);
+			arg_long(&A, outer);
+			arg_long(&A, size);
+			arg_long(&A, inner);
+			arg_long(&A, n);
+			s = finish(fname, &A, 0, (size_t[]){(size_t)(outer * n * inner)}, NULL);
+		}
+	}
+	lm_tensor_release(ix);
+	return s;
+}
+
 /* ---------------------------------------------------------------- the optimizers */
 
 static lm_status s_sgd_step(lm_tensor *p, const lm_tensor *g, lm_tensor *buf, const lm_sgd_opts *o,
@@ -668,6 +862,9 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	case LMI_BE_OP_unary:
 	case LMI_BE_OP_binary:
 	case LMI_BE_OP_where:
+	case LMI_BE_OP_scatter_add:
+	case LMI_BE_OP_gather:
+	case LMI_BE_OP_index_select:
 	case LMI_BE_OP_reduce_dims: return true; /* integers as the CPU's: wrapping */
 	default: break;
 	}
@@ -681,7 +878,11 @@ static bool supports_op(lmi_be_op op, lm_dtype dt)
 	case LMI_BE_OP_nll_grad:
 	case LMI_BE_OP_sgd_step:
 	case LMI_BE_OP_adam_step:
-	case LMI_BE_OP_rmsprop_step: return true;
+	case LMI_BE_OP_rmsprop_step:
+	case LMI_BE_OP_im2col:
+	case LMI_BE_OP_col2im:
+	case LMI_BE_OP_max_pool2d:
+	case LMI_BE_OP_gelu: return true;
 	default: return false; /* the slots left NULL */
 	}
 }
@@ -701,6 +902,13 @@ static const lmi_loops opencl_loops = {
     .sgd_step = s_sgd_step,
     .adam_step = s_adam_step,
     .rmsprop_step = s_rmsprop_step,
+    .im2col = s_im2col,
+    .col2im = s_col2im,
+    .max_pool2d = s_max_pool2d,
+    .gelu = s_gelu,
+    .scatter_add = s_scatter_add,
+    .gather = s_gather,
+    .index_select = s_index_select,
 };
 
 static bool supports_node(const lmi_exec *e)

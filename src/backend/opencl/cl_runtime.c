@@ -3,6 +3,7 @@
  * memory behind addresses, and launches (cl_runtime.h says why each is as it is).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,7 +333,15 @@ cl_program lmi_cl_program(const char *fname, const char *what, const char *src, 
 		lmi_cl_fail(fname, "clCreateProgramWithSource", err);
 		return NULL;
 	}
+	/* PoCL's compiler also prints its diagnostics ("1 error generated.") on stderr; they are in
+	 * the build log, which the error carries, so stderr is quiet while it builds */
+	fflush(stderr);
+	int saved = fcntl(2, F_DUPFD_CLOEXEC, 0), quiet = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (saved >= 0 && quiet >= 0) dup2(quiet, 2);
 	err = cl.clBuildProgram(p, 1, &cl.device, options, NULL, NULL);
+	if (saved >= 0 && quiet >= 0) dup2(saved, 2);
+	if (saved >= 0) close(saved);
+	if (quiet >= 0) close(quiet);
 	if (err != CL_SUCCESS) {
 		size_t n = 0;
 		cl.clGetProgramBuildInfo(p, cl.device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);

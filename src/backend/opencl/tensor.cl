@@ -449,6 +449,93 @@ __kernel void reduce_rows(__global const T *x, long ox, long R, __global uchar *
 #endif
 }
 
+/* ---------------------------------------------------------------- scatter_add */
+
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+
+/* *p += v atomically: integers by atomic_add / atom_add, floats by compare-and-swap on their bits */
+#if defined(UT)
+void add_atomic(__global T *p, T v)
+{
+	if (sizeof(T) == 8) atom_add((volatile __global long *)p, (long)v);
+	else if (sizeof(T) == 4) atomic_add((volatile __global int *)p, (int)v);
+	else { /* a byte: the aligned word around it */
+		__global uint *w = (__global uint *)((size_t)p & ~(size_t)3);
+		uint shift = ((size_t)p & 3) * 8, old, nw;
+		do {
+			old = *(volatile __global uint *)w;
+			nw = (old & ~(0xffu << shift)) | ((((old >> shift) + (uint)(uchar)v) & 0xffu) << shift);
+		} while (atomic_cmpxchg((volatile __global uint *)w, old, nw) != old);
+	}
+}
+#else
+void add_atomic(__global T *p, T v)
+{
+	if (sizeof(T) == 8) {
+		union { ulong u; double f; } old, nw;
+		do {
+			old.f = *(volatile __global double *)p;
+			nw.f = old.f + v;
+		} while (atom_cmpxchg((volatile __global ulong *)p, old.u, nw.u) != old.u);
+	} else {
+		union { uint u; float f; } old, nw;
+		do {
+			old.f = *(volatile __global float *)p;
+			nw.f = old.f + v;
+		} while (atomic_cmpxchg((volatile __global uint *)p, old.u, nw.u) != old.u);
+	}
+}
+#endif
+
+/* out[.., idx[e], ..] += src[e] along dim (idx int64; geometry over idx's shape: st[0] out's
+ * strides with dim's 0, st[1] src's, st[2] idx's); an index outside [0, size) leaves the smallest
+ * such position in bad[0] */
+__kernel void scatter_add(__global T *out, long oo, long ostep, long size, __global const T *src,
+                          long os, __global const long *idx, long oi, geo g, __global long *bad)
+{
+	FOR_ALL(e, g.n) {
+		long f[3];
+		GEO_OFFSETS(g, e, f, 3);
+		long v = idx[oi + f[2]];
+		if (v < 0 || v >= size) {
+			atom_min(bad, e);
+			continue;
+		}
+		add_atomic(out + oo + f[0] + v * ostep, src[os + f[1]]);
+	}
+}
+
+/* ---------------------------------------------------------------- moves by position */
+
+/* out[e] = x[.., idx[e], ..] along dim (geometry over idx's shape: st[0] out's strides, st[1]
+ * x's with dim's 0, st[2] idx's); an index outside [0, size) leaves the smallest position in bad */
+__kernel void gather(__global T *out, long oo, __global const T *x, long ox_, long xstep, long size,
+                     __global const long *idx, long oi, geo g, __global long *bad)
+{
+	FOR_ALL(e, g.n) {
+		long f[3];
+		GEO_OFFSETS(g, e, f, 3);
+		long v = idx[oi + f[2]];
+		if (v < 0 || v >= size) {
+			atom_min(bad, e);
+			continue;
+		}
+		out[oo + f[0]] = x[ox_ + f[1] + v * xstep];
+	}
+}
+
+/* out (outer, n, inner) = x (outer, size, inner) at rows idx (n, checked by the host) */
+__kernel void index_select(__global T *out, long oo, __global const T *x, long ox_,
+                           __global const long *idx, long oi, long outer, long size, long inner,
+                           long n)
+{
+	FOR_ALL(e, outer * n * inner) {
+		long o = e / (n * inner), j = (e / inner) % n, in = e % inner;
+		out[oo + e] = x[ox_ + (o * size + idx[oi + j]) * inner + in];
+	}
+}
+
 #ifndef UT /* the rest: floats only */
 /* ---------------------------------------------------------------- products */
 
@@ -515,6 +602,100 @@ __kernel void nll_grad(__global const T *g, long og, __global const long *tg, lo
 	FOR_ALL(i, N * L) {
 		long n = i / L, l = i % L, c = tg[otg + i];
 		if (c >= 0 && c < C) gx[ogx + (n * C + c) * L + l] = -g[og + i];
+	}
+}
+
+/* ---------------------------------------------------------------- convolution's data movement */
+
+/* x (planes = N*C, H, W) contiguous -> cols (N, C*kh*kw, oh*ow): row (c, i, j), column (oy, ox)
+ * holds x[c, oy*sh - ph + i*dh, ox*sw - pw + j*dw], 0 outside (cpu/window.c's layout); a work-item
+ * an entry of cols */
+__kernel void im2col(__global const T *x, long ox_, __global T *cols, long oc, long planes, long H,
+                     long W, long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw,
+                     long oh, long ow)
+{
+	long L = oh * ow, rows = kh * kw;
+	FOR_ALL(e, planes * rows * L) {
+		long p = e / (rows * L), r = (e / L) % rows, q = e % L;
+		long i = r / kw, j = r % kw, y = (q / ow) * sh - ph + i * dh, xx = (q % ow) * sw - pw + j * dw;
+		cols[oc + e] = y >= 0 && y < H && xx >= 0 && xx < W ? x[ox_ + (p * H + y) * W + xx] : (T)0;
+	}
+}
+
+/* the adjoint: each pixel the sum of the entries of cols that read it, in the CPU's order (rows
+ * i, j ascending), overwriting out; a work-item a pixel */
+__kernel void col2im(__global const T *cols, long oc, __global T *out, long oo, long planes, long H,
+                     long W, long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw,
+                     long oh, long ow)
+{
+	long L = oh * ow, rows = kh * kw;
+	FOR_ALL(e, planes * H * W) {
+		long p = e / (H * W), y = (e / W) % H, xx = e % W;
+		T acc = 0;
+		for (long i = 0; i < kh; i++) {
+			long ty = y + ph - i * dh;
+			if (ty < 0 || ty % sh != 0 || ty / sh >= oh) continue;
+			for (long j = 0; j < kw; j++) {
+				long tx = xx + pw - j * dw;
+				if (tx < 0 || tx % sw != 0 || tx / sw >= ow) continue;
+				acc += cols[oc + (p * rows + i * kw + j) * L + (ty / sh) * ow + tx / sw];
+			}
+		}
+		out[oo + e] = acc;
+	}
+}
+
+/* max pooling of planes (H, W) into (OH, OW) maxima and their positions h*W + w: the first
+ * maximum in row-major order, a NaN beyond every number (cpu/nn.c's rule) */
+__kernel void max_pool2d(__global const T *x, long ox_, __global T *y, long oy, __global long *ix,
+                         long oi, long planes, long H, long W, long OH, long OW, long kh, long kw,
+                         long sh, long sw, long ph, long pw)
+{
+	FOR_ALL(e, planes * OH * OW) {
+		long p = e / (OH * OW), o_h = (e / OW) % OH, o_w = e % OW;
+		long h0 = o_h * sh - ph, w0 = o_w * sw - pw;
+		long i0 = h0 < 0 ? 0 : h0, i1 = h0 + kh > H ? H : h0 + kh;
+		long j0 = w0 < 0 ? 0 : w0, j1 = w0 + kw > W ? W : w0 + kw;
+		__global const T *xp = x + ox_ + p * H * W;
+		if (i0 >= i1 || j0 >= j1) {
+			y[oy + e] = -INFINITY;
+			ix[oi + e] = -1;
+			continue;
+		}
+		T best = xp[i0 * W + j0];
+		long bi = i0 * W + j0;
+		for (long i = i0; i < i1; i++)
+			for (long j = j0; j < j1; j++) {
+				T v = xp[i * W + j];
+				if (v > best || (v != v && best == best)) best = v, bi = i * W + j;
+			}
+		y[oy + e] = best;
+		ix[oi + e] = bi;
+	}
+}
+
+/* GELU (erf, or tanh_approx) and its backward g * gelu'(x), computed in ACC as the CPU's in double */
+__kernel void gelu(__global T *o, long oo, __global const T *x, long ox_, __global const T *g, long og,
+                   geo gm, int tanh_approx, int grad)
+{
+	FOR_ALL(i, gm.n) {
+		long f[3];
+		GEO_OFFSETS(gm, i, f, 3);
+		ACC v = x[ox_ + f[1]], r;
+		const ACC s2pi = 0.7978845608028654, is2 = 0.7071067811865476, is2pi = 0.3989422804014327;
+		if (!grad) {
+			r = tanh_approx ? 0.5 * v * (1 + tanh(s2pi * (v + 0.044715 * v * v * v)))
+			                : 0.5 * v * (1 + erf(v * is2));
+		} else {
+			if (tanh_approx) {
+				ACC u = s2pi * (v + 0.044715 * v * v * v), th = tanh(u);
+				r = 0.5 * (1 + th) + 0.5 * v * (1 - th * th) * s2pi * (1 + 3 * 0.044715 * v * v);
+			} else {
+				r = 0.5 * (1 + erf(v * is2)) + v * is2pi * exp(-0.5 * v * v);
+			}
+			r *= (ACC)g[og + f[2]];
+		}
+		o[oo + f[0]] = (T)r;
 	}
 }
 
