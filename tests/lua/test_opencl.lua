@@ -139,6 +139,33 @@ test.case('training on OpenCL: the same losses as on the CPU', function()
   test.ok(ocl[#ocl] < ocl[1] - 0.1, 'the loss falls')
 end)
 
+test.case('a small CNN with an embedding-free head trains on OpenCL as on the CPU', function()
+  if not need() then return end
+  local function run(device)
+    lm.manual_seed(5)
+    local model = nn.Sequential(nn.Conv2d(1, 4, 3, {padding = 1}), nn.ReLU(), nn.MaxPool2d(2),
+      nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+    model:to(device)
+    local opt = optim.SGD(model:parameters(), {lr = 0.05, momentum = 0.9})
+    local x, y = lm.randn(8, 1, 8, 8):to(device), lm.randint(1, 4, {8}):long():to(device)
+    local losses = {}
+    for step = 1, 8 do
+      opt:zero_grad()
+      local loss = F.cross_entropy(model(x), y)
+      loss:backward()
+      opt:step()
+      losses[step] = loss:item()
+    end
+    return losses
+  end
+  local cpu, ocl = run('cpu'), run('opencl')
+  for i = 1, #cpu do test.near(ocl[i], cpu[i], 1e-4) end
+  -- gather and an out-of-range index, worded as the CPU's
+  local x = lm.randn(4, 5)
+  local idx = lm.tensor({{1, 2}, {5, 4}, {3, 3}, {1, 1}}):long()
+  test.eq(x:to('opencl'):gather(2, idx:to('opencl')):cpu():tolist(), x:gather(2, idx):tolist())
+end)
+
 test.case("the course's kernels with backend = 'opencl' equal the CPU's", function()
   if not need() then return end
   lm.manual_seed(7)
