@@ -17,7 +17,8 @@ k:nram(dtype, n [, name]) / k:wram(...) (per core, __nram__ / __wram__), k:sram(
 (__mlu_shared__: one array per cluster, shared by its cores), k:__memcpy(dst, src, bytes, dir),
 k:__memcpy_async(...) then k:__sync_io(), the vector intrinsics k:__bang_add(dst, a, b, n),
 __bang_sub, __bang_mul, __bang_maximum, __bang_active_relu(dst, src, n),
-__bang_active_sigmoid, __bang_reduce_sum(dst, src, n), __bang_matmul(dst, lhs, rhs, m, k, n)
+__bang_active_sigmoid, __bang_add_scalar / __bang_mul_scalar(dst, src, value, n),
+__bang_write_value(dst, n, value), __bang_reduce_sum(dst, src, n), __bang_matmul(dst, lhs, rhs, m, k, n)
 (lhs in NRAM, rhs in WRAM), k:__sync_cluster() and k:__sync_all(). Arrays are pointers: p + i is
 the pointer i elements on, as in C; sizes of copies are bytes, of intrinsics elements.
 
@@ -39,7 +40,8 @@ queue, clusters, cores, start and end, in modelled cycles.
 
 The checks, as the SIMT emulator's: an access past an array's end (per space), NRAM / WRAM / SRAM /
 GDRAM capacity, a copy whose direction does not name its spaces, a race on SRAM (two cores of a
-cluster touching overlapping elements between barriers, one writing), reading NRAM an asynchronous
+cluster touching overlapping elements between barriers, one writing), a race on GDRAM (two tasks
+of one kernel touching overlapping elements, one writing: tasks are never ordered), reading NRAM an asynchronous
 copy still writes (a missing __sync_io), a barrier only some cores reach (deadlock). Each error
 names the kernel, the task, cluster and core and the kernel's line.
 Read next: docs/bang.md.
@@ -206,6 +208,9 @@ function Device:memcpy(dst, src, dir)
   end
 end
 
+--- dev:memory() -> {gdram_used = bytes, gdram = capacity} (what cnrtGetMemInfo tells)
+function Device:memory() return {gdram_used = self.gdram_used, gdram = self.cap.GDRAM} end
+
 --- dev:queue() -> Queue (cnrtCreateQueue)
 function Device:queue()
   local q = setmetatable({dev = self, id = #self.queues + 1, pending = {}, done = {}}, Queue)
@@ -315,6 +320,27 @@ local function note_sram(k, p, n, write, what)
   log[#log + 1] = {core = k.coreId, buf = p.buf, lo = lo, hi = hi, write = write, what = what .. ' at ' .. kernel_line()}
 end
 
+-- GDRAM accesses of a kernel's tasks: tasks are never ordered (no barrier joins two units, and
+-- BANG gives none across them), so two tasks touching overlapping elements, one writing, race
+local function note_gdram(k, p, n, write, what)
+  if p.space ~= 'GDRAM' or n == 0 then return end
+  local logs = k.gdram_log
+  local log = logs[p.buf]
+  if not log then log = {}; logs[p.buf] = log end
+  local lo, hi = p.off, p.off + n - 1
+  for i = 1, #log do
+    local a = log[i]
+    if a.task ~= k.taskId and a.lo <= hi and lo <= a.hi and (a.write or write) then
+      k:err('race on GDRAM %s[%d..%d]: task %d %s it (%s) and task %d %s it here; tasks are never ordered: give each task its own elements',
+        p.name, math.max(lo, a.lo), math.min(hi, a.hi), a.task, a.write and 'writes' or 'reads', a.what, k.taskId,
+        write and 'writes' or 'reads')
+    end
+  end
+  if write or #log < 4096 then
+    log[#log + 1] = {task = k.taskId, lo = lo, hi = hi, write = write, what = what .. ' at ' .. kernel_line()}
+  end
+end
+
 -- NRAM / WRAM ranges an asynchronous copy still uses: touching what it writes, or writing what it
 -- reads, before __sync_io() is a hazard (a missing sync)
 local function check_pending(k, p, n, what, writing)
@@ -353,6 +379,8 @@ local function do_copy(k, dst, src, bytes, dir, what)
   check_pending(k, dst, n, what, true)
   note_sram(k, src, n, false, what)
   note_sram(k, dst, n, true, what)
+  note_gdram(k, src, n, false, what)
+  note_gdram(k, dst, n, true, what)
   if n > 0 then dv:copy_(sv) end
   k.stats.copies = k.stats.copies + 1
   k.stats.bytes[dir] = (k.stats.bytes[dir] or 0) + bytes
@@ -431,6 +459,32 @@ end
 unary('__bang_active_relu', function(x) return x:relu() end)
 unary('__bang_active_sigmoid', function(x) return x:sigmoid() end)
 
+local function scalar(name, f)
+  K[name] = function(k, dst, src, value, n)
+    if math.type(n) ~= 'integer' or n < 0 then k:err('%s: n must be a count of elements, got %s', name, tostring(n)) end
+    if type(value) ~= 'number' then k:err('%s: the scalar must be a number, got %s', name, type(value)) end
+    local sv = span(k, name, src, n, 'NRAM')
+    local dv = span(k, name, dst, n, 'NRAM')
+    check_pending(k, src, n, name, false); check_pending(k, dst, n, name, true)
+    if n > 0 then dv:copy_(f(sv, value)) end
+    compute(k, vector_cost(k, n), name)
+  end
+end
+--- k:__bang_add_scalar(dst, src, value, n), k:__bang_mul_scalar(dst, src, value, n)
+scalar('__bang_add_scalar', function(x, v) return x + v end)
+scalar('__bang_mul_scalar', function(x, v) return x * v end)
+
+--- k:__bang_write_value(dst, n, value): dst[0..n) = value
+function K:__bang_write_value(dst, n, value)
+  local name = '__bang_write_value'
+  if math.type(n) ~= 'integer' or n < 0 then self:err('%s: n must be a count of elements, got %s', name, tostring(n)) end
+  if type(value) ~= 'number' then self:err('%s: the value must be a number, got %s', name, type(value)) end
+  local dv = span(self, name, dst, n, 'NRAM')
+  check_pending(self, dst, n, name, true)
+  if n > 0 then dv:fill_(value) end
+  compute(self, vector_cost(self, n), name)
+end
+
 --- k:__bang_reduce_sum(dst, src, n): dst[0] = the sum of src[0..n)
 function K:__bang_reduce_sum(dst, src, n)
   local name = '__bang_reduce_sum'
@@ -500,7 +554,7 @@ local function run_unit(dev, kl, unit, t0)
       global_core = spec.global_core,
       cluster = c, core = {used = {}, peak = {}},
       t_compute = t0, t_io = t0, pending = {},
-      stats = kl.stats,
+      stats = kl.stats, gdram_log = kl.gdram_log,
     }, K)
     if kl.utype == 0 then k.clusterId = spec.global_cluster; k.coreId = spec.core end
     local co = coroutine.create(function() return kl.fn(k, table.unpack(kl.args, 1, kl.nargs)) end)
@@ -628,6 +682,7 @@ function Device:launch(fn, o)
     fn = fn, name = kernel_name(fn, o.name), dim = dim, taskDim = taskDim, type = tname, utype = utype,
     queue = q, args = args, nargs = #args, issued = self.host_time, units = {}, placed = 0,
     finished = 0, stats = {copies = 0, bytes = {}, compute_cycles = 0}, peak = {},
+    gdram_log = setmetatable({}, {__mode = 'k'}),
   }
   local per = utype == 0 and 1 or 4 * utype
   kl.nunits = taskDim // per
