@@ -26,6 +26,9 @@ shots=(
 	"quant 3 bits=4,group_size=32"
 	"attention 3"
 	"rnn 2"
+	"queues 3"
+	"mlu 2"
+	"pingpong 20"
 )
 for shot in "${shots[@]}"; do
 	read -r scene step opts <<< "$shot"

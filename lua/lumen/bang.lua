@@ -687,6 +687,7 @@ function Device:launch(fn, o)
   local per = utype == 0 and 1 or 4 * utype
   kl.nunits = taskDim // per
   self.kernels[#self.kernels + 1] = kl
+  kl.index = #self.kernels
   q.pending[#q.pending + 1] = kl
   return kl
 end
@@ -743,7 +744,7 @@ function Device:sync()
     kl.stop = kl.stop and math.max(kl.stop, unit.t1) or unit.t1
     local cores = {}
     for _, s in ipairs(unit.tasks) do cores[#cores + 1] = s.global_core end
-    self.timeline[#self.timeline + 1] = {kernel = kl.name, queue = kl.queue.id, unit = unit.index,
+    self.timeline[#self.timeline + 1] = {kernel = kl.name, kernel_index = kl.index, queue = kl.queue.id, unit = unit.index,
       type = kl.type, clusters = unit.clusters, cores = cores, start = at, stop = unit.t1, spans = unit.spans,
       tasks = unit.task_of, usage = unit.usage, sram = unit.sram}
     return true
@@ -802,7 +803,8 @@ function Queue:sync()
 end
 
 --- dev:info() -> {kernels = {{name, type, queue, dim, taskDim, issued, start, stop, cycles,
---- units, copies, bytes, compute_cycles, peak}, ...}, timeline = {{kernel, queue, unit, type,
+--- units, copies, bytes, compute_cycles, peak}, ...}, timeline = {{kernel, kernel_index (into
+--- kernels), queue, unit, type,
 --- clusters (0-based ids), cores (0-based global ids), start, stop, tasks = {[core] = taskId},
 --- usage = {[core] = {NRAM=, WRAM=}} (peak bytes), sram = {[cluster] = peak bytes}, spans =
 --- {{kind = 'dma' | 'compute', core, task, t0, t1, what}, ...} (with dev:record())}, ...},
@@ -816,7 +818,9 @@ function Device:info()
       units = kl.nunits, copies = kl.stats.copies, bytes = kl.stats.bytes,
       compute_cycles = kl.stats.compute_cycles, peak = kl.peak}
   end
-  return {kernels = ks, timeline = self.timeline, events = self.events, model = self.model, device = tostring(self),
+  local tl = {}
+  for i, u in ipairs(self.timeline) do tl[i] = u end -- what ran so far (later units are not added)
+  return {kernels = ks, timeline = tl, events = self.events, model = self.model, device = tostring(self),
     cards = self.cards, chips = self.chips, clusters_per_chip = self.clusters_per_chip,
     clusters = self.nclusters, cores = self.ncores, source = 'bang-emu',
     capacity = {NRAM = self.cap.NRAM, WRAM = self.cap.WRAM, SRAM = self.cap.SRAM, GDRAM = self.cap.GDRAM},

@@ -63,10 +63,11 @@ course's pictures from the kernels that ran: viz.show(info) after a kernels call
 for a demonstration, viz.show(y) for an autograd graph, viz.show(x) for a tensor's storage,
 viz.show(model) for a model, viz.show('quant', W) for a weight matrix quantized,
 viz.show('attention', {weights=, tokens=}) for attention heads, viz.show('rnn',
-viz.rnn_gradients()) for gradients through time, viz.plot / viz.follow for live curves. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant,
+viz.rnn_gradients()) for gradients through time, viz.show('queues' | 'mlu' | 'pingpong', ...) for
+kernels.bang's runs, viz.plot / viz.follow for live curves. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant,
 s PNG, ? keys, Esc close. Scenes: scan, reduce, histogram, divergence, conv, matmul, spmv, timeline,
-curves, graph, tensor, model, quant, attention, rnn, threads (viz.scenes() lists them; docs/viz.md says what each
-colour means).]])
+curves, graph, tensor, model, quant, attention, rnn, queues, mlu, pingpong, threads (viz.scenes() lists them;
+docs/viz.md says what each colour means).]])
 topic('lesson', [[Lessons: lectures as steps of text, code, a scene and a checked exercise
 (lessons/<course>/<NN>-<slug>.lua; the format is docs/lessons.md). In the REPL: :lessons (the
 list, with your progress), :lesson NAME or N (opens it where you stopped), :next, :prev, :step N,
@@ -1035,7 +1036,14 @@ into W. viz.show('attention', {weights=W, tokens={...}, causal=, source=} [, {qu
 viz.show('rnn', {rnn=, lstm=, rnn_clipped=, lstm_clipped=, clip=}): ||dL/dh_t|| per step on a
 log scale (viz.rnn_gradients{hidden=, length=, gain=, clip=, seed=} measures them).
 viz.show('detection', {images=X, truth={{boxes=, classes=}, ...}, pred={{boxes=, scores=, classes=,
-keep=}, ...}, classes={...}, iou=0.5}): boxes before and after NMS, true and false positives.]])
+keep=}, ...}, classes={...}, iou=0.5}): boxes before and after NMS, true and false positives.
+kernels.bang (BANG on a simulated MLU; every number its modelled cycles): viz.show('queues', info)
+(info = q:sync() or dev:info(); viz.show(info) too) draws the timeline, a row per cluster, each unit
+(BLOCK or UNIONx) a bar on its clusters, each queue's kernels issued, waiting and running;
+viz.show('mlu', info) the cards, chips, clusters and cores as nested boxes at each moment (task, NRAM,
+WRAM, SRAM in use); viz.show('pingpong', {single = info1, double = info2} [, {core = 0}]), each from a
+device with dev:record(true) before its launch: one core's DMA and compute lanes single- against
+double-buffered, the overlap and the cycles saved. Without data each draws a demonstration.]])
 doc('viz.rnn_gradients', "viz.rnn_gradients([{hidden=16, length=50, inputs=4, gain=1, clip=1, seed=0, nonlinearity='tanh'}]) -> data",
   [[Measures ||dL/dh_t|| for t = 1..length for an nn.RNNCell and an nn.LSTMCell of the same size
 (float64, seeded, the RNN's weight_hh times gain) on the same inputs, L = sum(h_T), with autograd

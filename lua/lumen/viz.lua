@@ -11,6 +11,7 @@ where it came from.
   viz.show(x:t())            -- a tensor without one: its storage, shape, strides and offset
   viz.show(model)            -- an nn module: its layers; viz.watch(model) adds live histograms
   viz.plot('train/loss', step, loss)  or  viz.follow('run.csv')   -- live curves
+  viz.show('queues', q:sync())  -- kernels.bang: the timeline ('mlu': the device; 'pingpong': {single =, double =})
 
 The calls are C bindings (src/lua/viz.c, viz_data.c over src/viz/viz.h); this file adds what needs
 the nn modules: viz.show of a module and viz.watch. Without SDL2 at build time every call but
@@ -79,6 +80,16 @@ function viz.show(x, ...)
   if x == 'gan2d' then return viz._gan2d(...) end
   if x == 'diffusion' then return viz._diffusion(...) end
   if x == 'samples' then return viz._samples(...) end
+  -- BANG on a simulated MLU: a kernels.bang info (its queues, or opts.scene), or without one the demonstration
+  if x == 'queues' or x == 'mlu' or x == 'pingpong' then return viz._bang(x, ...) end
+  if type(x) == 'table' and rawget(x, 'source') == 'bang-emu' then
+    local opts, o = ..., nil
+    if type(opts) == 'table' then
+      o = {}
+      for k, v in pairs(opts) do if k ~= 'scene' then o[k] = v end end
+    end
+    return viz._bang(type(opts) == 'table' and opts.scene or 'queues', x, o)
+  end
   return show(x, ...)
 end
 
@@ -270,6 +281,98 @@ function viz._samples(t, opts)
   end
   return viz._show_samples(im:double():contiguous(), list(t.labels), list(t.predicted), t.classes, t.step or 0,
     t.source or 'given by the caller', opts)
+end
+
+-- ---------------------------------------------------------------- BANG on a simulated MLU
+
+--[[
+viz.show('queues' | 'mlu', info [, opts]) and viz.show('pingpong', {single = info1, double = info2}
+[, {core = 0}]): an info of kernels.bang (lua/lumen/bang.lua: q:sync() or dev:info()) as the tables
+viz._show_bang takes (lm_viz_bang, src/viz/viz.h): its kernels that ran, its timeline's units with
+their cores (taskId, peak NRAM and WRAM bytes) and clusters (peak SRAM bytes), and the DMA and
+compute spans dev:record(true) kept (for pingpong; the others do not draw them). A timeline entry names its kernel and queue; a unit numbered 0
+starts the next launch of that name in that queue (a queue places a kernel's units before the next
+kernel's). Without data: the scene's demonstration (viz.scene).
+]]
+local BANG_TYPES = { BLOCK = 0, UNION1 = 1, UNION2 = 2, UNION4 = 4, UNION8 = 8 }
+
+local function bang_run(info, scene, what)
+  local function bad(fmt, ...) error(string.format('viz.show: the %s scene: %s', scene, string.format(fmt, ...)), 4) end
+  if type(info) ~= 'table' or lm.is_tensor(info) or rawget(info, 'source') ~= 'bang-emu' or type(info.timeline) ~= 'table'
+      or type(info.kernels) ~= 'table' then
+    bad('%s must be a kernels.bang info (q:sync() or dev:info()), got %s', what,
+      lm.is_tensor(info) and 'a tensor' or type(info) == 'table' and 'a table without its fields' or type(info))
+  end
+  if #info.timeline == 0 then bad('%s has an empty timeline: nothing ran yet (launch a kernel and sync its queue)', what) end
+  local function num(v, field, i)
+    if type(v) ~= 'number' then bad('%s: timeline entry %d has %s = %s, not a number', what, i, field, tostring(v)) end
+    return v
+  end
+  local names, krows, by = {}, {}, {}
+  for _, k in ipairs(info.kernels) do
+    if k.start ~= nil then -- launched and run
+      local t = BANG_TYPES[k.type]
+      if not t then bad('%s: kernel %s has type %s', what, tostring(k.name), tostring(k.type)) end
+      names[#names + 1] = tostring(k.name)
+      krows[#krows + 1] = { t, k.queue, k.issued, k.start, k.stop }
+      local key = tostring(k.name) .. '\0' .. tostring(k.queue)
+      by[key] = by[key] or {}
+      table.insert(by[key], #names - 1)
+    end
+  end
+  -- info.timeline is the device's own list: an info taken before later launches sees their units too (skipped:
+  -- their kernels are not in its info.kernels)
+  local seen, units, cores, clusters, spans, whats, wi = {}, {}, {}, {}, {}, {}, {}
+  for i, e in ipairs(info.timeline) do
+    local key = tostring(e.kernel) .. '\0' .. tostring(e.queue)
+    if by[key] and (e.unit == 0 or not seen[key]) then seen[key] = (seen[key] or 0) + 1 end
+    local k = by[key] and by[key][seen[key]]
+    if k then
+      if type(e.cores) ~= 'table' or type(e.clusters) ~= 'table' then bad('%s: timeline entry %d has no cores or clusters', what, i) end
+      units[#units + 1] = { k, num(e.unit, 'unit', i), num(e.start, 'start', i), num(e.stop, 'stop', i), #e.cores, #e.clusters }
+      for _, c in ipairs(e.cores) do
+        local u = type(e.usage) == 'table' and e.usage[c] or {}
+        cores[#cores + 1] = { num(c, 'a core', i), type(e.tasks) == 'table' and e.tasks[c] or 0, u.NRAM or 0, u.WRAM or 0 }
+      end
+      for _, c in ipairs(e.clusters) do
+        clusters[#clusters + 1] = { num(c, 'a cluster', i), type(e.sram) == 'table' and e.sram[c] or 0 }
+      end
+      for _, sp in ipairs(scene == 'pingpong' and type(e.spans) == 'table' and e.spans or {}) do
+        if sp.kind ~= 'dma' and sp.kind ~= 'compute' then
+          bad("%s: a span of timeline entry %d has kind %s, not 'dma' or 'compute'", what, i, tostring(sp.kind))
+        end
+        local w = tostring(sp.what)
+        if not wi[w] then whats[#whats + 1], wi[w] = w, #whats end
+        spans[#spans + 1] = { #units - 1, sp.kind == 'compute' and 1 or 0, num(sp.core, 'a span core', i),
+          num(sp.task, 'a span task', i), num(sp.t0, 'a span t0', i), num(sp.t1, 'a span t1', i), wi[w] }
+      end
+    end
+  end
+  if #units == 0 then bad('%s: no unit of its timeline belongs to a kernel of info.kernels', what) end
+  local function f64(rows, cols)
+    if #rows == 0 then return lm.zeros(0, cols, { dtype = 'float64' }) end
+    return lm.tensor(rows, { dtype = 'float64' })
+  end
+  local cap = type(info.capacity) == 'table' and info.capacity or {}
+  if type(cap.NRAM) ~= 'number' or type(cap.WRAM) ~= 'number' or type(cap.SRAM) ~= 'number' or math.type(info.cards) ~= 'integer'
+      or math.type(info.chips) ~= 'integer' or math.type(info.clusters_per_chip) ~= 'integer' then
+    bad('%s lacks the device (cards, chips, clusters_per_chip, capacity = {NRAM=, WRAM=, SRAM=})', what)
+  end
+  return { cards = info.cards, chips = info.chips, clusters_per_chip = info.clusters_per_chip, nram = cap.NRAM, wram = cap.WRAM,
+    sram = cap.SRAM, names = names, kernels = f64(krows, 5), units = f64(units, 6),
+    cores = f64(cores, 4), clusters = f64(clusters, 2), spans = f64(spans, 7), whats = whats }
+end
+
+function viz._bang(scene, data, opts)
+  if data == nil then return viz.scene(scene, opts) end
+  if scene == 'pingpong' then
+    if type(data) ~= 'table' or lm.is_tensor(data) or data.single == nil or data.double == nil then
+      error('viz.show: the pingpong scene takes {single = info, double = info}, each the info of a kernels.bang run with '
+        .. 'dev:record(true) before its launch', 3)
+    end
+    return viz._show_bang(scene, bang_run(data.single, scene, 'single'), bang_run(data.double, scene, 'double'), opts)
+  end
+  return viz._show_bang(scene, bang_run(data, scene, 'the info'), nil, opts)
 end
 
 -- ---------------------------------------------------------------- feature maps

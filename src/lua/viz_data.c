@@ -711,9 +711,90 @@ static int v_show_samples(lua_State *L)
 	return 0;
 }
 
+/* The float64 (n, cols) tensor in field k of the run table at t (n 0 allowed), or an error. */
+static const double *bang_table(lua_State *L, int t, const char *k, int cols, int *n)
+{
+	lua_getfield(L, t, k);
+	int idx = lua_gettop(L);
+	lm_tensor *x = lml_checktensor(L, idx, k);
+	if (lm_tensor_ndim(x) != 2 || lm_tensor_shape(x)[1] != cols || lm_tensor_shape(x)[0] > 1000000)
+		lml_error(L, "the scene takes %s as a float64 (n, %d) tensor", k, cols);
+	*n = (int)lm_tensor_shape(x)[0];
+	const double *v = f64_arg(L, idx, k, -1);
+	lua_pop(L, 1); /* the run table keeps the tensor */
+	return v;
+}
+
+/* The strings of the list in field k of the table at t (at most max), in a userdata left on the stack. */
+static const char *const *bang_names(lua_State *L, int t, const char *k, int max, int *n)
+{
+	lua_getfield(L, t, k);
+	int list = lua_gettop(L);
+	luaL_checktype(L, list, LUA_TTABLE);
+	*n = (int)lua_rawlen(L, list);
+	if (*n > max) lml_error(L, "the scene takes at most %d %s, got %d", max, k, *n);
+	const char **out = lua_newuserdatauv(L, sizeof *out * (size_t)(*n ? *n : 1), 0);
+	for (int i = 0; i < *n; i++) {
+		lua_rawgeti(L, list, i + 1);
+		if (lua_type(L, -1) != LUA_TSTRING) lml_error(L, "the scene takes %s as a list of strings", k);
+		out[i] = lua_tostring(L, -1); /* the list keeps it */
+		lua_pop(L, 1);
+	}
+	lua_remove(L, list);
+	return out;
+}
+
+static void bang_run(lua_State *L, int t, lm_viz_bang *d)
+{
+	luaL_checktype(L, t, LUA_TTABLE);
+	static const char *const ints[] = {"cards", "chips", "clusters_per_chip"};
+	int *iv[] = {&d->cards, &d->chips, &d->clusters_per_chip};
+	for (int i = 0; i < 3; i++) {
+		lua_getfield(L, t, ints[i]);
+		lua_Integer v = luaL_checkinteger(L, -1);
+		*iv[i] = v < 0 ? 0 : v > 1000000 ? 1000000 : (int)v;
+		lua_pop(L, 1);
+	}
+	static const char *const caps[] = {"nram", "wram", "sram"};
+	double *cv[] = {&d->nram, &d->wram, &d->sram};
+	for (int i = 0; i < 3; i++) {
+		lua_getfield(L, t, caps[i]);
+		*cv[i] = luaL_checknumber(L, -1);
+		lua_pop(L, 1);
+	}
+	int nk;
+	d->kernels = bang_table(L, t, "kernels", 5, &nk);
+	d->units = bang_table(L, t, "units", 6, &d->nunits);
+	d->cores = bang_table(L, t, "cores", 4, &d->ncores);
+	d->clusters = bang_table(L, t, "clusters", 2, &d->nclusters);
+	d->spans = bang_table(L, t, "spans", 7, &d->nspans);
+	d->names = bang_names(L, t, "names", 4096, &d->nkernels);
+	if (d->nkernels != nk) lml_error(L, "the scene takes a name for each of the %d kernels, got %d", nk, d->nkernels);
+	d->whats = bang_names(L, t, "whats", 4096, &d->nwhats);
+}
+
+/* viz._show_bang(scene, run, run2 or nil, opts): runs as lua/lumen/viz.lua builds them from kernels.bang
+ * infos: {cards=, chips=, clusters_per_chip=, nram=, wram=, sram=, names = {...}, kernels =
+ * (nk, 5), units = (nu, 6), cores = (n, 4), clusters = (n, 2), spans = (ns, 7), whats = {...}} (the
+ * columns of lm_viz_bang, src/viz/viz.h). */
+static int v_show_bang(lua_State *L)
+{
+	const char *scene = luaL_checkstring(L, 1);
+	bool two = strcmp(scene, "pingpong") == 0;
+	lua_settop(L, 4);
+	lm_viz_bang d[2];
+	memset(d, 0, sizeof d);
+	bang_run(L, 2, &d[0]);
+	if (two) bang_run(L, 3, &d[1]);
+	lm_viz_opts o;
+	read_rest(L, 4, &o, false);
+	if (lm_viz_show_bang(scene, d, two ? 2 : 1, &o, lml_fname(L)) != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_show_samples", v_show_samples}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_show_samples", v_show_samples}, {"_show_bang", v_show_bang}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

@@ -2,6 +2,7 @@
  * data.c — the entry points of the scenes drawn from data rather than from kernel runs:
  * viz.show(tensor) (the tensor scene), viz.show(tensor with a grad_fn) (the graph scene),
  * viz.show('quant', w) (the quant scene), viz.show('attention' | 'rnn', {...}) (what Lua computed),
+ * viz.show('queues' | 'mlu' | 'pingpong', info) (kernels.bang's runs),
  * viz.show(module) (the model scene) and its live histograms, viz.plot and viz.follow (the curves
  * scene). Each builds a vz_build with what it got and installs the scene as viewer.c does for runs.
  * Read next: live.c (the data of the live scenes), scenes/curves.c, scenes/graph.c.
@@ -87,6 +88,20 @@ lm_status lm_viz_show_samples(const lm_viz_samples *d, const lm_viz_opts *o, con
 {
 	vz_build b = {.opts = o, .fname = fname, .samples = d};
 	return show_with("samples", &b);
+}
+
+lm_status lm_viz_show_bang(const char *scene, const lm_viz_bang *runs, int nruns, const lm_viz_opts *o,
+                           const char *fname)
+{
+	bool two = strcmp(scene, "pingpong") == 0;
+	if (!two && strcmp(scene, "queues") != 0 && strcmp(scene, "mlu") != 0)
+		return lm_set_error(LM_ERR_ARG, "%s: kernels.bang's info is drawn by the scenes queues, mlu and pingpong, not '%s'",
+		                    fname, scene);
+	if (nruns != (two ? 2 : 1))
+		return lm_set_error(LM_ERR_ARG, "%s: the %s scene takes %s, got %d", fname, scene,
+		                    two ? "two runs (single- and double-buffered)" : "one info", nruns);
+	vz_build b = {.opts = o, .fname = fname, .bang = runs};
+	return show_with(scene, &b);
 }
 
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)

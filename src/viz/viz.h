@@ -255,6 +255,27 @@ typedef struct lm_viz_samples {
 } lm_viz_samples;
 lm_status lm_viz_show_samples(const lm_viz_samples *d, const lm_viz_opts *o, const char *fname);
 
+/* viz.show('queues' | 'mlu' | 'pingpong', ...): what a kernels.bang device's info says
+ * (lua/lumen/bang.lua, Device:info()), in modelled cycles, as row-major float64 tables; copied.
+ * kernels (nkernels x 5): type (0 BLOCK, x UNIONx), queue (1-based), issued, start, stop; names:
+ * theirs. units (nunits x 6), the timeline's entries as placed: kernel (0-based into kernels),
+ * index in its kernel, start, stop, its cores (1 for BLOCK, 4x for UNIONx), its clusters (1, x);
+ * cores (the units' cores after one another, x 4): global core id, taskId, peak NRAM and WRAM bytes;
+ * clusters (the units' clusters, x 2): global cluster id, peak SRAM bytes; spans (nspans x 7, with
+ * dev:record()): unit (0-based), kind (0 DMA, 1 compute), core, task, t0, t1, what (0-based into
+ * whats: "GDRAM2NRAM", "__bang_add", ...). */
+typedef struct lm_viz_bang {
+	int cards, chips, clusters_per_chip; /* 4 cores a cluster */
+	double nram, wram, sram;             /* capacities, bytes (NRAM, WRAM per core; SRAM per cluster) */
+	int nkernels, nunits, ncores, nclusters, nspans, nwhats;
+	const double *kernels, *units, *cores, *clusters, *spans;
+	const char *const *names;
+	const char *const *whats;
+} lm_viz_bang;
+/* scene "queues" or "mlu": one run; "pingpong": two, the single-buffered and the double-buffered. */
+lm_status lm_viz_show_bang(const char *scene, const lm_viz_bang *runs, int nruns, const lm_viz_opts *o,
+                           const char *fname);
+
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
  * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true

@@ -410,6 +410,7 @@ typedef struct vz_build {
 	const lm_viz_gan2d *gan2d;         /* viz.show('gan2d', gan) */
 	const lm_viz_diffusion *diffusion; /* viz.show('diffusion', model) */
 	const lm_viz_samples *samples;     /* viz.show('samples', {...}) */
+	const lm_viz_bang *bang;           /* viz.show('queues' | 'mlu', info): one; 'pingpong': two */
 } vz_build;
 
 /* What a scene's layout gets: the size of its area and the UI scale, with the frame for text
@@ -474,7 +475,69 @@ extern const vz_scene_class vz_scene_scan, vz_scene_reduce, vz_scene_histogram,
 	vz_scene_divergence, vz_scene_conv, vz_scene_matmul, vz_scene_spmv,
 	vz_scene_timeline, vz_scene_curves, vz_scene_graph, vz_scene_tensor, vz_scene_model, vz_scene_quant,
 	vz_scene_attention, vz_scene_rnn, vz_scene_detection, vz_scene_features, vz_scene_allreduce,
-	vz_scene_pipeline, vz_scene_ddp, vz_scene_gan2d, vz_scene_diffusion, vz_scene_samples;
+	vz_scene_pipeline, vz_scene_ddp, vz_scene_gan2d, vz_scene_diffusion, vz_scene_samples,
+	vz_scene_queues, vz_scene_mlu, vz_scene_pingpong;
+
+/* ---------------------------------------------------------------- kernels.bang's runs (scenes/queues.c) */
+
+/* What the mlu, queues and pingpong scenes draw: an lm_viz_bang (viz.h) copied and checked, its
+ * units in the order they started. Times are kernels.bang's modelled cycles. */
+#define VZ_BANG_MAX_CLUSTERS 64
+#define VZ_BANG_MAX_KERNELS 64
+#define VZ_BANG_MAX_UNITS 4096
+#define VZ_BANG_MAX_SPANS 200000
+typedef struct vz_bang_kernel {
+	char name[48], type[8]; /* "BLOCK", "UNION2" */
+	int x;                  /* 0 (BLOCK) or the clusters of a unit */
+	int queue;
+	double issued, start, stop;
+	int units;
+} vz_bang_kernel;
+typedef struct vz_bang_unit {
+	int kernel, index;
+	double start, stop;
+	int core0, ncores;       /* its cores: core[core0 ..], task, nram, wram likewise */
+	int cluster0, nclusters; /* its clusters: cluster[cluster0 ..], sram likewise */
+} vz_bang_unit;
+typedef struct vz_bang_span {
+	int unit, core, task;
+	bool compute;            /* else a DMA copy */
+	double t0, t1;
+	char what[32];
+} vz_bang_span;
+typedef struct vz_bang {
+	int cards, chips, clusters_per_chip, clusters, cores;
+	double cap_nram, cap_wram, cap_sram;
+	int nkernels, nunits, nspans;
+	vz_bang_kernel *kernels;
+	vz_bang_unit *units;
+	int *core, *task, *cluster;
+	double *nram, *wram, *sram;
+	vz_bang_span *spans;     /* in the order given */
+	double t_lo, t_hi;       /* the first issue or start, the last stop */
+	bool demo;
+} vz_bang;
+/* Copies and checks run (the scene names itself in errors: LM_ERR_ARG naming fname); run NULL: the
+ * demonstration demo, run here by kernels.bang's rules and default model — 0: the AICS slide's
+ * Kernel1 UNION2, Kernel2 UNION1, Kernel3 UNION4 in one queue on 4 clusters; 1 and 2: a relu +
+ * sigmoid kernel on one cluster, single- and double-buffered, with its spans. */
+lm_status vz_bang_load(vz_bang *b, const lm_viz_bang *run, int demo, const char *scene, const char *fname);
+void vz_bang_free(vz_bang *b);
+/* Where every number comes from, in the labels' language. */
+const char *vz_bang_source(const vz_bang *b);
+/* A kernel's colour (by its index), and a list of ids as ranges ("0-3, 6") into buf. */
+vz_color vz_bang_color(int kernel);
+/* The device in a line ("MLU (emulated): 1 x 1 x 4 clusters x 4 cores ...; NRAM 512 KiB ..."), in the
+ * labels' language. */
+char *vz_bang_device(const vz_bang *b, char *buf, size_t cap);
+char *vz_bang_ranges(char *buf, size_t cap, const int *ids, int n);
+/* A time axis over [lo, hi] along x0..x0 + w at y: ticks at a round step (1, 2 or 5 x 10^k) with
+ * their cycles in the tiny font, labels that would overlap left out, and grid lines down to bottom. */
+void vz_bang_axis(vz_frame *f, double lo, double hi, float x0, float w, float y, float top, float bottom);
+/* A bar with a 1-pixel border in line, or without one where it is under 4 pixels either way on screen
+ * (a border would cover it). */
+void vz_bang_bar(vz_frame *f, vz_rect r, vz_color fill, vz_color line);
+
 /* any traced launch, thread by thread (scenes/threads.c); its patterns "launch *": drawn for
  * kernels.launch results, and for any traced result asked for by name */
 extern const vz_scene_class vz_scene_threads;

@@ -32,6 +32,18 @@ local function pool(t, out, a, size)
   end
 end
 
+-- kernels.bang: BLOCK kernels and a UNION2 one in two queues on 2 cards x 2 chips x 2 clusters
+local function bang_run()
+  local dev = kernels.bang.device { cards = 2, chips = 2, clusters = 2 }
+  local q1, q2 = dev:queue(), dev:queue()
+  local function w(k, c) local a = k:nram('float32', 64 * c * (k.taskId % 3 + 1)); k:__bang_add(a, a, a, 64 * c) end
+  dev:launch(w, { name = 'block_kernel', dim = 40, type = 'BLOCK', queue = q1, args = { 50 } })
+  dev:launch(w, { name = 'union_kernel', dim = 16, type = 'UNION2', queue = q2, args = { 30 } })
+  dev:launch(w, { name = 'block_kernel', dim = 10, type = 'BLOCK', queue = q1, args = { 20 } })
+  dev:sync()
+  return dev:info()
+end
+
 -- How each scene is opened: its defaults, and the larger pictures the lessons show. A scene added
 -- to viz.scenes() needs a line here (the first case checks).
 local size = { width = W, height = H }
@@ -148,6 +160,17 @@ local openers = {
   },
   samples = {
     { 'defaults', function() viz.scene('samples', size) end },
+  },
+  queues = {
+    { 'defaults', function() viz.scene('queues', size) end },
+    { 'BLOCK and UNION2 kernels in two queues on 2 cards x 2 chips', function() viz.show('queues', bang_run(), size) end },
+  },
+  mlu = {
+    { 'defaults', function() viz.scene('mlu', size) end },
+    { '2 cards x 2 chips x 2 clusters', function() viz.show('mlu', bang_run(), size) end },
+  },
+  pingpong = {
+    { 'defaults', function() viz.scene('pingpong', size) end },
   },
   threads = {
     { 'a puzzle', function()
