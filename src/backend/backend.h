@@ -250,6 +250,10 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e);
  * (0 when one matrix serves every batch entry). NULL with the error set. */
 lm_tensor *lmi_rows_of(const lm_tensor *x, uint32_t mask, lm_dtype dt, int64_t *rows, int64_t *R);
 lm_tensor *lmi_batch_operand(const lm_tensor *t, int bnd, const int64_t *bshape, int64_t *sm);
+/* matmul_batch_sum as one gemm C (M, N) = A (M, nK) B (nK, N): *ap and *bp (+1 each) on the device,
+ * or LM_ERR_* with both NULL. */
+lm_status lmi_batch_sum_operands(const lm_tensor *a, const lm_tensor *b, lm_tensor **ap,
+                                 lm_tensor **bp, int64_t *M, int64_t *N, int64_t *nK);
 
 /* ---------------------------------------------------------------- the registry (backend.c) */
 

@@ -230,3 +230,28 @@ lm_tensor *lmi_batch_operand(const lm_tensor *t, int bnd, const int64_t *bshape,
 	lm_tensor_release(v);
 	return cc;
 }
+
+/* matmul_batch_sum's operands for one gemm: sum_i a_i b_i = [a_1 ... a_n] (M x nK) [b_1; ...; b_n]
+ * (nK x N): a (n..., M, K) permuted to a contiguous (M, n, K), b contiguous; *M, *N, *nK set. */
+lm_status lmi_batch_sum_operands(const lm_tensor *a, const lm_tensor *b, lm_tensor **ap,
+                                 lm_tensor **bp, int64_t *M, int64_t *N, int64_t *nK)
+{
+	int nd = a->ndim;
+	int64_t K = a->shape[nd - 1], n = 1;
+	*M = a->shape[nd - 2], *N = b->shape[nd - 1];
+	for (int i = 0; i < nd - 2; i++) n *= a->shape[i];
+	*nK = n * K;
+	*ap = *bp = NULL;
+	lm_tensor *ac = lmi_contiguous_copy(a, a->dtype), *view = NULL;
+	if (ac) /* (n, M, K) contiguous seen as (M, n, K) */
+		view = lmi_tensor_wrap(ac->storage, ac->dtype, 3, (int64_t[]){*M, n, K},
+		                       (int64_t[]){K, *M * K, 1}, ac->offset);
+	if (view) *ap = lmi_contiguous_copy(view, a->dtype);
+	if (*ap) *bp = lmi_contiguous_copy(b, b->dtype);
+	lm_tensor_release(ac);
+	lm_tensor_release(view);
+	if (*bp) return LM_OK;
+	lm_tensor_release(*ap);
+	*ap = NULL;
+	return lm_last_status();
+}

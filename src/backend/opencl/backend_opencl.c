@@ -528,27 +528,15 @@ static lm_status s_matmul(const lm_tensor *a, const lm_tensor *b, int bnd, const
 	return s;
 }
 
-/* sum_i a_i b_i = [a_1 ... a_n] (M x nK) [b_1; ...; b_n] (nK x N): a permuted to (M, n, K) */
 static lm_status s_matmul_batch_sum(const lm_tensor *a, const lm_tensor *b, lm_tensor *out)
 {
-	int nd = a->ndim;
-	int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1], n = 1;
-	for (int i = 0; i < nd - 2; i++) n *= a->shape[i];
-	lm_tensor *ac = lmi_contiguous_copy(a, a->dtype),
-	          *bc = ac ? lmi_contiguous_copy(b, b->dtype) : NULL;
-	lm_tensor *ap = NULL, *apc = NULL;
-	if (bc)
-		ap = lmi_tensor_wrap(ac->storage, ac->dtype, 3, (int64_t[]){M, n, K},
-		                     (int64_t[]){K, M * K, 1}, ac->offset);
-	if (ap) apc = lmi_contiguous_copy(ap, a->dtype);
-	lm_status s = apc ? LM_OK : lm_last_status();
+	lm_tensor *ap, *bp;
+	int64_t M, N, nK;
+	lm_status s = lmi_batch_sum_operands(a, b, &ap, &bp, &M, &N, &nK);
 	if (!s)
-		s = gemm("matmul", a->dtype, 1, M, N, n * K, lmi_data(apc), 0, lmi_data(bc), 0,
-		         lmi_data(out), 0);
-	lm_tensor_release(ac);
-	lm_tensor_release(bc);
+		s = gemm("matmul", a->dtype, 1, M, N, nK, lmi_data(ap), 0, lmi_data(bp), 0, lmi_data(out), 0);
 	lm_tensor_release(ap);
-	lm_tensor_release(apc);
+	lm_tensor_release(bp);
 	return s;
 }
 
