@@ -733,6 +733,7 @@ static const char *const *bang_names(lua_State *L, int t, const char *k, int max
 	luaL_checktype(L, list, LUA_TTABLE);
 	*n = (int)lua_rawlen(L, list);
 	if (*n > max) lml_error(L, "the scene takes at most %d %s, got %d", max, k, *n);
+	/* bounded: *n <= max, a small count of names */
 	const char **out = lua_newuserdatauv(L, sizeof *out * (size_t)(*n ? *n : 1), 0);
 	for (int i = 0; i < *n; i++) {
 		lua_rawgeti(L, list, i + 1);
