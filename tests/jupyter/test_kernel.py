@@ -114,7 +114,9 @@ try:
     r, ms = run("x = = 1")
     check(r["status"] == "error" and r["ename"] == "SyntaxError", "a syntax error")
     r, ms = run(":time lm.randn(200, 200):sum()")
-    check("wall" in stream(ms) and "CPU" in stream(ms) and result(ms), ":time prints wall and CPU time and the value")
+    check("wall" in stream(ms) and "CPU" in stream(ms) and result(ms),
+          ":time prints wall and CPU time and the value (status %s, stream %r, result %r, messages %s)"
+          % (r.get("status"), stream(ms)[:300], result(ms), [m["msg_type"] for m in ms]))
     r, ms = run(":help lm.zeros")
     check("lm.zeros(" in stream(ms), ":help")
     r, ms = run("local p = nn.utils.Progress{total = 3, title = 'bar'}\nfor i = 1, 3 do p:update(1, 0.5) end\np:done()")
