@@ -28,6 +28,7 @@ ops: core graph
 autograd: core graph ops
 kernels: core backend ops
 io: core ops
+dlp: core
 core -> graph: lmi_node_release
 ops -> backend: lmi_backend_for lmi_backend_open lmi_be_op_name lmi_cuda_backend_table lmi_opencl_backend
 '
@@ -76,7 +77,7 @@ rm -rf "$dir"
 probe=$(printf 'core ops lm_add src/core/probe.c.o\nbackend core lmi_fail x.o\ncore graph lmi_record y.o\ncore graph lmi_node_release z.o\nops backend lmi_cpu_binary o.o\nops backend lmi_backend_for b.o\n' | refused)
 [ "$(printf '%s\n' "$probe" | grep -c .)" = 3 ] || { echo "layering: the symbol probe gave: $probe"; status=1; }
 
-bad=$(grep -rlE "$forbidden" src/core src/backend/cpu src/backend/*.[ch] src/ops src/autograd src/kernels src/io 2>/dev/null |
+bad=$(grep -rlE "$forbidden" src/core src/backend/cpu src/backend/*.[ch] src/ops src/autograd src/kernels src/io src/dlp 2>/dev/null |
 	grep -v '^src/kernels/cuda/')
 if [ -n "$bad" ]; then
 	echo "layering: these liblumen files include Lua/SDL/GL/CUDA headers:"; echo "$bad"; status=1
