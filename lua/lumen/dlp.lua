@@ -290,5 +290,6 @@ function Array:__tostring()
 end
 
 dlp.Array, dlp.Layer, dlp.Report = Array, Layer, Report
+require('lumen.dlp_design')(dlp) -- mappings, the NFU and the matrix-vector unit, the general core
 
 return dlp
