@@ -29,6 +29,9 @@ shots=(
 	"queues 3"
 	"mlu 2"
 	"pingpong 20"
+	"systolic 14 rows=8,cols=8,dataflow=ws,m=20,n=12,k=16"
+	"dma 46"
+	"energy 6"
 )
 for shot in "${shots[@]}"; do
 	read -r scene step opts <<< "$shot"

@@ -74,11 +74,12 @@ open(out + '/result.txt', 'w').write('%f\n' % (time.time() - t) + '\n'.join(rows
       if not ok then error('bench/dlp/run.lua: SCALE-Sim failed (' .. mode .. ', ' .. df .. ')') end
       local rf = assert(io.open(tmp .. '/result.txt'))
       local secs = tonumber(rf:read('l'))
-      local same = 0
+      local same, li = 0, 0
       for line in rf:lines() do
         local c = {}
         for x in (line .. ','):gmatch('([^,]*),') do c[#c + 1] = x end
-        local r = results[mode .. df .. c[1]]
+        li = li + 1
+        local r = assert(results[mode .. df .. layers[li].name], 'a report for each layer')
         local eq = tonumber(c[3]) == r.total_cycles and tonumber(c[4]) == r.stall_cycles
           and tonumber(c[25]) == r.ifmap_dram_reads and tonumber(c[31]) == r.ofmap_dram_writes
         if eq then same = same + 1 end

@@ -77,6 +77,28 @@ typedef struct {
 	int64_t bank_max_requests[2];    /* the most requests one bank saw in one cycle */
 } lm_dlp_report;
 
+/* SCALE-Sim's example configuration: a 32 x 32 OS array, 64 KiB scratchpads, 10 words per cycle
+ * (USER), its address offsets (filters at 10^7, outputs at 2*10^7), no banks. */
+lm_dlp_config lm_dlp_config_default(void);
+
+/* Energy, Accelergy's way (action counts x energy per action), per level. The counts of a run:
+ * MACs; 3 register accesses per MAC (two operands, the accumulator); 2 PE-to-PE hops per MAC (an
+ * operand arrives from a neighbour, one is passed on); SRAM: the array's reads and writes plus
+ * every word the DMA moves in or out; DRAM: the DMA's words. */
+enum { LM_DLP_MAC, LM_DLP_REGISTER, LM_DLP_PE_HOP, LM_DLP_SRAM, LM_DLP_DRAM, LM_DLP_LEVELS };
+typedef struct {
+	double pj[LM_DLP_LEVELS]; /* per access, picojoules */
+	const char *source;
+} lm_dlp_energy_table;
+/* Per 8-bit word at 45 nm: Eyeriss's normalized costs (Chen, Emer, Sze, ISCA 2016: MAC 1x,
+ * register file 1x, array 2x, global buffer 6x, DRAM 200x) scaled by Horowitz's 8-bit multiply
+ * (0.2 pJ) plus add (0.03 pJ) (ISSCC 2014): 0.23, 0.23, 0.46, 1.38, 46 pJ. */
+extern const lm_dlp_energy_table lm_dlp_energy_default;
+extern const char *const lm_dlp_level_names[LM_DLP_LEVELS]; /* "mac", "register", "pe_hop", "sram", "dram" */
+/* The counts of a run (macs, sram[], dram[] of r), and with table (NULL: the default) the pJ. */
+void lm_dlp_energy(const lm_dlp_report *r, const lm_dlp_energy_table *table, double counts[LM_DLP_LEVELS],
+                   double pj[LM_DLP_LEVELS]);
+
 /* Runs one layer. ev may be NULL. Errors (LM_ERR_ARG, naming the field): an array or SRAM size
  * that is not positive, a filter larger than its input, a stride below 1, an SRAM too small for
  * the model (CALC needs 100 words per scratchpad), operand matrices past 2^31 elements. */

@@ -151,14 +151,12 @@ end
 
 -- ---------------------------------------------------------------- energy
 
---- The energy of one access per level, picojoules for an 8-bit word at 45 nm. Source: Eyeriss's
---- normalized costs (Chen, Emer, Sze, ISCA 2016: a MAC 1x, a register-file access 1x, a hop
---- between PEs 2x, the global buffer 6x, DRAM 200x), scaled by Horowitz's 8-bit multiply (0.2 pJ)
---- plus add (0.03 pJ) at 45 nm (ISSCC 2014). Accelergy's style: action counts x energy per action.
-dlp.energy_table = {
-  source = 'Eyeriss (ISCA 2016) relative costs x Horowitz (ISSCC 2014) 8-bit MAC at 45 nm',
-  mac = 0.23, register = 0.23, pe_hop = 0.46, sram = 1.38, dram = 46.0,
-}
+--- The energy of one access per level, picojoules for an 8-bit word at 45 nm (the C table,
+--- include/lumen/dlp.h: Eyeriss's normalized costs — Chen, Emer, Sze, ISCA 2016: a MAC 1x, a
+--- register-file access 1x, a hop between PEs 2x, the global buffer 6x, DRAM 200x — scaled by
+--- Horowitz's 8-bit multiply (0.2 pJ) plus add (0.03 pJ) at 45 nm, ISSCC 2014). Accelergy's
+--- style: action counts x energy per action.
+dlp.energy_table = C.energy_table()
 
 local Report = {}
 Report.__index = Report
@@ -169,17 +167,9 @@ Report.__index = Report
 --- SRAM: the array's reads and writes plus the DMA's fills and drains; DRAM: the DMA's words.
 function Report:energy(tbl)
   tbl = tbl or dlp.energy_table
-  for _, k in ipairs{'mac', 'register', 'pe_hop', 'sram', 'dram'} do
-    if type(tbl[k]) ~= 'number' or tbl[k] < 0 then fail('energy', "table field '%s' must be a non-negative number", k) end
-  end
-  local dram = self.ifmap_dram_reads + self.filter_dram_reads + self.ofmap_dram_writes
-  local counts = {
-    mac = self.macs, register = 3 * self.macs, pe_hop = 2 * self.macs,
-    sram = self.ifmap_sram_reads + self.filter_sram_reads + self.ofmap_sram_writes + dram,
-    dram = dram,
-  }
-  local e = {counts = counts, total_pj = 0, source = tbl.source}
-  for k, n in pairs(counts) do e[k] = n * tbl[k]; e.total_pj = e.total_pj + e[k] end
+  if type(tbl) ~= 'table' then fail('energy', 'the table must be a table of pJ per access, got %s', type(tbl)) end
+  local ok, e = pcall(C.energy, self, tbl)
+  if not ok then fail('energy', '%s', (tostring(e):gsub('^[^:]*: ', ''))) end
   return e
 end
 

@@ -64,10 +64,11 @@ for a demonstration, viz.show(y) for an autograd graph, viz.show(x) for a tensor
 viz.show(model) for a model, viz.show('quant', W) for a weight matrix quantized,
 viz.show('attention', {weights=, tokens=}) for attention heads, viz.show('rnn',
 viz.rnn_gradients()) for gradients through time, viz.show('queues' | 'mlu' | 'pingpong', ...) for
-kernels.bang's runs, viz.plot / viz.follow for live curves. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant,
+kernels.bang's runs, viz.show('systolic' | 'dma' | 'energy', ...) for lumen.dlp's array and reports,
+viz.plot / viz.follow for live curves. Keys: space play/pause, arrows step, Home/End, +/- speed, Tab variant,
 s PNG, ? keys, Esc close. Scenes: scan, reduce, histogram, divergence, conv, matmul, spmv, timeline,
-curves, graph, tensor, model, quant, attention, rnn, queues, mlu, pingpong, threads (viz.scenes() lists them;
-docs/viz.md says what each colour means).]])
+curves, graph, tensor, model, quant, attention, rnn, queues, mlu, pingpong, systolic, dma, energy, threads
+(viz.scenes() lists them; docs/viz.md says what each colour means).]])
 topic('lesson', [[Lessons: lectures as steps of text, code, a scene and a checked exercise
 (lessons/<course>/<NN>-<slug>.lua; the format is docs/lessons.md). In the REPL: :lessons (the
 list, with your progress), :lesson NAME or N (opens it where you stopped), :next, :prev, :step N,
@@ -80,6 +81,18 @@ GPU could be used.]])
 topic('lm.opencl', [[The OpenCL device: tensors there (x:to('opencl')), the course's kernels with
 backend = 'opencl' and kernels.opencl (a kernel of your own in OpenCL C). The OpenCL runtime is
 loaded on first use; Debian's PoCL runs it on the CPU, so every machine has one. docs/opencl.md.]])
+topic('dlp', [[lumen.dlp (local dlp = require 'lumen.dlp'): a deep-learning processor a student can step
+through (AICS ch. 6-7). dlp.array{rows=, cols=, dataflow='os'|'ws'|'is', ifmap_sram_kb=, filter_sram_kb=,
+ofmap_sram_kb=, bandwidth=, mode='user'|'calc', banks=, ports=} -> a; a:run(layer [, {events = N}]) -> the
+report (total_cycles, stall_cycles, compute_cycles, overall_cycles, overall_util, mapping_efficiency,
+compute_util, {ifmap,filter}_sram_reads, ofmap_sram_writes, *_dram_reads/writes, their *_start/*_stop cycles,
+avg_*_bw, *_bank_conflict_cycles, events), equal to SCALE-Sim's (v2 counting, scalesim 3.0.0); r:energy()
+picojoules per level (dlp.energy_table, its source stated). Layers: dlp.conv{h, w, fh, fw, c, k, stride},
+dlp.gemm{m, n, k}, dlp.topology(csv), dlp.alexnet(). a:fold_cycles(layer), a:pe_state(layer, fold_row,
+fold_col, cycle). Mappings: dlp.mapping{layer, tiles = {K, C, P, Q, R, S}, order}, a:evaluate(m),
+a:search(layer, {objective}), dlp.default_mapping(a, layer). Beside the array: dlp.nfu{tn}, dlp.mvu{rows,
+cols}, dlp.general_core{...}, dlp.stages(gemm). Scenes systolic, dma, energy; lessons aics/06-dlp and
+aics/07-dlp-design. docs/dlp.md.]])
 topic('lm.sys', [[Process helpers used by the test runner, the REPL and the benchmarks.]])
 topic('lm.autograd', [[Autograd tools beyond backward: gradient checking, Functions written in Lua.]])
 topic('nn.init', [[Initialisers that fill a parameter in place.]])
@@ -1043,7 +1056,18 @@ kernels.bang (BANG on a simulated MLU; every number its modelled cycles): viz.sh
 viz.show('mlu', info) the cards, chips, clusters and cores as nested boxes at each moment (task, NRAM,
 WRAM, SRAM in use); viz.show('pingpong', {single = info1, double = info2} [, {core = 0}]), each from a
 device with dev:record(true) before its launch: one core's DMA and compute lanes single- against
-double-buffered, the overlap and the cycles saved. Without data each draws a demonstration.]])
+double-buffered, the overlap and the cycles saved. Without data each draws a demonstration.
+lumen.dlp (a systolic array with double-buffered scratchpads, counted as SCALE-Sim counts; every
+number says so): viz.show('systolic', a, layer [, {fold = f}]) (a = dlp.array{...} of at most 32 x 32
+PEs, layer = dlp.conv{...} or dlp.gemm{...}; viz.show(a, layer) too) steps through the array one
+compute cycle at a time: which PEs multiply-accumulate, what each keeps (OS the output's partial
+sum, WS the weight, IS the input), the operands entering its edges skewed, the wavefront, the fold,
+the MACs per cycle and the utilization so far; viz.show('dma', r | {a = r1, b = r2}) draws reports
+of a:run(layer, {events = N}): the ifmap and filter prefetches, the ofmap drains, the folds and the
+stalls with the operand that caused each, on one time axis (enough bandwidth against too little);
+viz.show('energy', r | {r1, r2, ...} [, {table = t}]) the picojoules of r:energy(t) per level (MAC,
+registers, PE hops, SRAM, DRAM) and whether data movement dominates, decided from the numbers.
+viz.scene('systolic' | 'dma' | 'energy') draws a demonstration.]])
 doc('viz.rnn_gradients', "viz.rnn_gradients([{hidden=16, length=50, inputs=4, gain=1, clip=1, seed=0, nonlinearity='tanh'}]) -> data",
   [[Measures ||dL/dh_t|| for t = 1..length for an nn.RNNCell and an nn.LSTMCell of the same size
 (float64, seeded, the RNN's weight_hh times gain) on the same inputs, L = sum(h_T), with autograd
@@ -1285,6 +1309,7 @@ without a fraction (100, not 100.0), other numbers to 6 significant digits, anyt
 local roots = {
   lm = function() return lm end,
   F = function() return lm.nn and lm.nn.functional end,
+  dlp = function() return require 'lumen.dlp' end, -- a module of its own (require 'lumen.dlp')
 }
 
 local function field(t, k)

@@ -12,6 +12,7 @@ where it came from.
   viz.show(model)            -- an nn module: its layers; viz.watch(model) adds live histograms
   viz.plot('train/loss', step, loss)  or  viz.follow('run.csv')   -- live curves
   viz.show('queues', q:sync())  -- kernels.bang: the timeline ('mlu': the device; 'pingpong': {single =, double =})
+  viz.show('systolic', a, layer) -- lumen.dlp: the array cycle by cycle ('dma': a report's DMA and stalls; 'energy': pJ per level)
 
 The calls are C bindings (src/lua/viz.c, viz_data.c over src/viz/viz.h); this file adds what needs
 the nn modules: viz.show of a module and viz.watch. Without SDL2 at build time every call but
@@ -82,6 +83,11 @@ function viz.show(x, ...)
   if x == 'samples' then return viz._samples(...) end
   -- BANG on a simulated MLU: a kernels.bang info (its queues, or opts.scene), or without one the demonstration
   if x == 'queues' or x == 'mlu' or x == 'pingpong' then return viz._bang(x, ...) end
+  -- lumen.dlp: an array and a layer, reports; without them the demonstration
+  if x == 'systolic' or x == 'dma' or x == 'energy' then return viz._dlp(x, ...) end
+  local dlp = type(x) == 'table' and package.loaded['lumen.dlp']
+  if dlp and getmetatable(x) == dlp.Array then return viz._dlp('systolic', x, ...) end
+  if dlp and getmetatable(x) == dlp.Report then return viz._dlp(rawget(x, 'events') and 'dma' or 'energy', x, ...) end
   if type(x) == 'table' and rawget(x, 'source') == 'bang-emu' then
     local opts, o = ..., nil
     if type(opts) == 'table' then
@@ -373,6 +379,135 @@ function viz._bang(scene, data, opts)
     return viz._show_bang(scene, bang_run(data.single, scene, 'single'), bang_run(data.double, scene, 'double'), opts)
   end
   return viz._show_bang(scene, bang_run(data, scene, 'the info'), nil, opts)
+end
+
+-- ---------------------------------------------------------------- lumen.dlp's array and reports
+
+--[[
+viz.show('systolic', a, layer [, opts]): the array a (dlp.array{...}, at most 32 x 32 PEs) on the layer
+(dlp.conv or dlp.gemm), run by the scene itself (the same C as a:run, a:pe_state). viz.show('dma',
+r | {a = r1, b = r2} | {r1, r2, r3} [, opts]): reports of a:run(layer, {events = N}), their events
+in lm_dlp_event's encoding (src/viz/viz.h). viz.show('energy', r | {r1, r2, ...} [, {table = t}]): each
+report's r:energy(t) by level. The keys of {a = r1, b = r2} name the runs; without them a run is
+named by what differs between the runs (bandwidth, dataflow, array, layer; src/viz/scenes/systolic.c,
+vz_dlp_label). Without data: the scene's demonstration (viz.scene).
+]]
+local DLP_KINDS = { ifmap = 0, filter = 1, drain = 2, stall = 3, fold = 4 }
+local DLP_OPERANDS = { ifmap = 0, filter = 1, ofmap = 2 }
+local DLP_LEVELS = { 'mac', 'register', 'pe_hop', 'sram', 'dram' }
+
+local function dlp_fail(scene, fmt, ...) error(string.format('viz.show: the %s scene: %s', scene, string.format(fmt, ...)), 4) end
+
+-- What x is, for an error ("a dlp array", "a tensor", "a table without a report's fields", "number 3").
+local function dlp_what(x, dlp)
+  if lm.is_tensor(x) then return 'a tensor' end
+  local mt = type(x) == 'table' and getmetatable(x)
+  if mt and mt == dlp.Array then return 'a dlp array' end
+  if mt and mt == dlp.Layer then return 'a dlp layer' end
+  if mt and mt == dlp.Report then return 'a dlp report' end
+  if type(x) == 'table' then return 'a table that is none of these' end
+  if type(x) == 'string' then return string.format('the string %q', x) end
+  if x == nil then return 'nil' end
+  return 'the ' .. type(x) .. ' ' .. tostring(x)
+end
+
+-- The reports given: one, a list, or named ({a = r1, b = r2}: in the keys' order), with their names.
+local function dlp_reports(data, scene, most, dlp)
+  if getmetatable(data) == dlp.Report then return { data }, { '' } end
+  if type(data) ~= 'table' or lm.is_tensor(data) or getmetatable(data) ~= nil then
+    dlp_fail(scene, 'draws a report of a dlp array (a:run(layer)) or a table of them, got %s', dlp_what(data, dlp))
+  end
+  local keys = {}
+  for k in pairs(data) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b)
+    if type(a) == type(b) then return a < b end
+    return type(a) == 'number'
+  end)
+  local list, names = {}, {}
+  for _, k in ipairs(keys) do
+    local r = data[k]
+    if getmetatable(r) ~= dlp.Report then
+      dlp_fail(scene, '%s is %s, not a report of a dlp array (a:run(layer))', type(k) == 'number' and ('run ' .. k) or k,
+        dlp_what(r, dlp))
+    end
+    list[#list + 1], names[#names + 1] = r, type(k) == 'string' and k or ''
+  end
+  if #list < 1 or #list > most then dlp_fail(scene, 'draws 1 to %d reports, got %d', most, #list) end
+  return list, names
+end
+
+local function dlp_events(r, label)
+  local ev = rawget(r, 'events')
+  if type(ev) ~= 'table' or #ev == 0 then
+    dlp_fail('dma', 'the report (%s) has no events: keep them with a:run(layer, {events = 4096})', label)
+  end
+  local rows = {}
+  for i, e in ipairs(ev) do
+    local k = DLP_KINDS[e.kind]
+    local function int(v, what)
+      if math.type(v) ~= 'integer' then
+        dlp_fail('dma', 'the report (%s): event %d (%s) has %s = %s, not an integer', label, i, tostring(e.kind), what, tostring(v))
+      end
+      return v
+    end
+    if not k then
+      dlp_fail('dma', "the report (%s): event %d has kind %s, not 'ifmap', 'filter', 'drain', 'stall' or 'fold'", label, i, tostring(e.kind))
+    end
+    if k == 3 then
+      local op = DLP_OPERANDS[e.operand]
+      if not op then
+        dlp_fail('dma', "the report (%s): stall event %d has operand %s, not 'ifmap', 'filter' or 'ofmap'", label, i, tostring(e.operand))
+      end
+      rows[i] = { k, int(e.start, 'start'), int(e.cycles, 'cycles'), op }
+    elseif k == 4 then
+      rows[i] = { k, int(e.start, 'start'), int(e.stop, 'stop'), int(e.fold, 'fold') - 1 }
+    else
+      rows[i] = { k, int(e.start, 'start'), int(e.stop, 'stop'), int(e.words, 'words') }
+    end
+  end
+  return lm.tensor(rows, { dtype = 'float64' })
+end
+
+function viz._dlp(scene, data, ...)
+  if data == nil then
+    local a, b = ...
+    return viz.scene(scene, scene == 'systolic' and (b or a) or a)
+  end
+  local dlp = require 'lumen.dlp'
+  if scene == 'systolic' then
+    local layer, opts = ...
+    if getmetatable(data) ~= dlp.Array then
+      dlp_fail(scene, "the array must be a dlp.array{...} (viz.show('systolic', array, layer)), got %s", dlp_what(data, dlp))
+    end
+    if getmetatable(layer) ~= dlp.Layer then
+      dlp_fail(scene, "the layer must be a dlp.conv{...} or dlp.gemm{...} (viz.show('systolic', array, layer)), got %s",
+        dlp_what(layer, dlp))
+    end
+    if data.rows > 32 or data.cols > 32 then
+      dlp_fail(scene, 'draws arrays of up to 32 x 32 PEs cell by cell; this one is %d x %d (a:with{rows = 16, cols = 16} is a smaller one)',
+        data.rows, data.cols)
+    end
+    return viz._show_dlp(scene, { { config = data:config(), layer = layer, name = layer.name } }, opts)
+  end
+  local opts = ...
+  local list, names = dlp_reports(data, scene, scene == 'dma' and 3 or 6, dlp)
+  local runs = {}
+  if scene == 'dma' then
+    for i, r in ipairs(list) do
+      runs[i] = { report = r, name = r.layer_name, label = names[i], events = dlp_events(r, names[i] ~= '' and names[i] or ('run ' .. i)),
+        dropped = rawget(r, 'events_dropped') or 0 }
+    end
+    return viz._show_dlp(scene, runs, opts)
+  end
+  local tbl = type(opts) == 'table' and opts.table or nil
+  for i, r in ipairs(list) do
+    local e = r:energy(tbl)
+    local pj, counts = {}, {}
+    for k, level in ipairs(DLP_LEVELS) do pj[k], counts[k] = e[level], e.counts[level] end
+    runs[i] = { report = r, name = r.layer_name, label = names[i], pj = pj, counts = counts,
+      energy_source = e.source or 'an energy table given without a source' }
+  end
+  return viz._show_dlp(scene, runs, rest(opts, { table = true }))
 end
 
 -- ---------------------------------------------------------------- feature maps

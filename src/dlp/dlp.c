@@ -835,3 +835,33 @@ lm_status lm_dlp_pe_state(const lm_dlp_config *cfg, const lm_dlp_layer *layer, i
 		}
 	return LM_OK;
 }
+
+/* ---------------------------------------------------------------- defaults and energy */
+
+lm_dlp_config lm_dlp_config_default(void)
+{
+	return (lm_dlp_config){.rows = 32, .cols = 32, .dataflow = LM_DLP_OS, .ifmap_kb = 64, .filter_kb = 64,
+	                       .ofmap_kb = 64, .bandwidth = 10, .user_bandwidth = 1, .ifmap_offset = 0,
+	                       .filter_offset = 10000000, .ofmap_offset = 20000000, .banks = 0, .ports = 1};
+}
+
+const lm_dlp_energy_table lm_dlp_energy_default = {
+	{0.23, 0.23, 0.46, 1.38, 46.0},
+	"Eyeriss (ISCA 2016) relative costs x Horowitz (ISSCC 2014) 8-bit MAC at 45 nm",
+};
+
+const char *const lm_dlp_level_names[LM_DLP_LEVELS] = {"mac", "register", "pe_hop", "sram", "dram"};
+
+void lm_dlp_energy(const lm_dlp_report *r, const lm_dlp_energy_table *t, double counts[LM_DLP_LEVELS],
+                   double pj[LM_DLP_LEVELS])
+{
+	if (!t) t = &lm_dlp_energy_default;
+	double macs = (double)r->macs, dram = (double)(r->dram[0] + r->dram[1] + r->dram[2]);
+	counts[LM_DLP_MAC] = macs;
+	counts[LM_DLP_REGISTER] = 3 * macs;
+	counts[LM_DLP_PE_HOP] = 2 * macs;
+	counts[LM_DLP_SRAM] = (double)(r->sram[0] + r->sram[1] + r->sram[2]) + dram;
+	counts[LM_DLP_DRAM] = dram;
+	if (pj)
+		for (int k = 0; k < LM_DLP_LEVELS; k++) pj[k] = counts[k] * t->pj[k];
+}

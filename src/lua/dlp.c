@@ -51,12 +51,9 @@ static void read_config(lua_State *L, int idx, lm_dlp_config *out)
 {
 	cfg_in in;
 	memset(&in, 0, sizeof in);
-	in.c.rows = in.c.cols = 32;
-	in.c.ifmap_kb = in.c.filter_kb = in.c.ofmap_kb = 64;
-	in.c.bandwidth = 10;
-	in.c.filter_offset = 10000000;
-	in.c.ofmap_offset = 20000000;
-	in.c.ports = 1;
+	in.c = lm_dlp_config_default();
+	in.dataflow = (int)in.c.dataflow;
+	in.mode = in.c.user_bandwidth;
 	lml_field f[sizeof cfg_fields / sizeof cfg_fields[0]];
 	memcpy(f, cfg_fields, sizeof f);
 	for (size_t i = 0; f[i].key; i++) {
@@ -88,17 +85,23 @@ static void setcycle(lua_State *L, const char *k, double v)
 	else setnum(L, k, v);
 }
 
+/* Arguments 1 and 2: the array's configuration and the layer, as lua/lumen/dlp.lua passes them. */
+static void read_args(lua_State *L, lm_dlp_config *c, lm_dlp_layer *l)
+{
+	memset(l, 0, sizeof *l);
+	luaL_checktype(L, 1, LUA_TTABLE);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	read_config(L, 1, c);
+	l->stride = 1;
+	lml_readopts(L, 2, "layer field", layer_fields, l);
+}
+
 /* lm._dlp.run(config, layer [, max_events]): the report table (README of docs/dlp.md). */
 static int d_run(lua_State *L)
 {
 	lm_dlp_config c;
 	lm_dlp_layer l;
-	memset(&l, 0, sizeof l);
-	luaL_checktype(L, 1, LUA_TTABLE);
-	luaL_checktype(L, 2, LUA_TTABLE);
-	read_config(L, 1, &c);
-	l.stride = 1;
-	lml_readopts(L, 2, "layer field", layer_fields, &l);
+	read_args(L, &c, &l);
 	int64_t cap = lml_optinteger(L, 3, "max_events", 0);
 	if (cap < 0 || cap > (INT64_C(1) << 22)) lml_error(L, "max_events must be between 0 and 2^22, got %lld", (long long)cap);
 	lm_dlp_events ev = {0};
@@ -174,12 +177,7 @@ static int d_pe_state(lua_State *L)
 {
 	lm_dlp_config c;
 	lm_dlp_layer l;
-	memset(&l, 0, sizeof l);
-	luaL_checktype(L, 1, LUA_TTABLE);
-	luaL_checktype(L, 2, LUA_TTABLE);
-	read_config(L, 1, &c);
-	l.stride = 1;
-	lml_readopts(L, 2, "layer field", layer_fields, &l);
+	read_args(L, &c, &l);
 	int64_t fr = lml_checkinteger(L, 3, "fold_row"), fc = lml_checkinteger(L, 4, "fold_col");
 	int64_t t = lml_checkinteger(L, 5, "cycle");
 	if (c.rows < 1 || c.cols < 1 || c.rows > 256 || c.cols > 256)
@@ -199,10 +197,63 @@ static int d_pe_state(lua_State *L)
 	return 1;
 }
 
+/* lm._dlp.energy_table(): the default table {mac=, register=, pe_hop=, sram=, dram=, source=}. */
+static int d_energy_table(lua_State *L)
+{
+	lua_createtable(L, 0, LM_DLP_LEVELS + 1);
+	for (int k = 0; k < LM_DLP_LEVELS; k++) setnum(L, lm_dlp_level_names[k], lm_dlp_energy_default.pj[k]);
+	lua_pushstring(L, lm_dlp_energy_default.source);
+	lua_setfield(L, -2, "source");
+	return 1;
+}
+
+/* lm._dlp.energy(report, table): {counts = {...}, <level> = pJ, ..., total_pj =, source =} from a
+ * report's macs, SRAM and DRAM counts and a table of non-negative pJ per access. */
+static int d_energy(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	lm_dlp_report r;
+	memset(&r, 0, sizeof r);
+	static const char *const keys[7] = {"macs", "ifmap_sram_reads", "filter_sram_reads", "ofmap_sram_writes",
+	                                    "ifmap_dram_reads", "filter_dram_reads", "ofmap_dram_writes"};
+	int64_t *dst[7] = {&r.macs, &r.sram[0], &r.sram[1], &r.sram[2], &r.dram[0], &r.dram[1], &r.dram[2]};
+	for (int i = 0; i < 7; i++) {
+		lua_getfield(L, 1, keys[i]);
+		int64_t v;
+		if (!lml_isinteger(L, -1, &v) || v < 0) lml_error(L, "the report's %s is not a count", keys[i]);
+		*dst[i] = v;
+		lua_pop(L, 1);
+	}
+	lm_dlp_energy_table t = {.source = NULL};
+	for (int k = 0; k < LM_DLP_LEVELS; k++) {
+		lua_getfield(L, 2, lm_dlp_level_names[k]);
+		if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) >= 0) || lua_tonumber(L, -1) > 1e30)
+			lml_error(L, "table field '%s' must be a non-negative number (pJ per access)", lm_dlp_level_names[k]);
+		t.pj[k] = lua_tonumber(L, -1);
+		lua_pop(L, 1);
+	}
+	double counts[LM_DLP_LEVELS], pj[LM_DLP_LEVELS], total = 0;
+	lm_dlp_energy(&r, &t, counts, pj);
+	lua_createtable(L, 0, LM_DLP_LEVELS + 3);
+	lua_createtable(L, 0, LM_DLP_LEVELS);
+	for (int k = 0; k < LM_DLP_LEVELS; k++) setnum(L, lm_dlp_level_names[k], counts[k]);
+	lua_setfield(L, -2, "counts");
+	for (int k = 0; k < LM_DLP_LEVELS; k++) setnum(L, lm_dlp_level_names[k], pj[k]), total += pj[k];
+	setnum(L, "total_pj", total);
+	lua_getfield(L, 2, "source");
+	lua_setfield(L, -2, "source");
+	return 1;
+}
+
 void lml_open_dlp(lua_State *L, int mt, int m, int lm)
 {
 	(void)mt, (void)m;
-	static const luaL_Reg fns[] = {{"run", d_run}, {"pe_state", d_pe_state}, {NULL, NULL}};
+	static const luaL_Reg fns[] = {{"run", d_run},
+	                               {"pe_state", d_pe_state},
+	                               {"energy", d_energy},
+	                               {"energy_table", d_energy_table},
+	                               {NULL, NULL}};
 	lua_newtable(L);
 	lml_setfuncs(L, lua_gettop(L), "dlp.", fns, 0);
 	lua_setfield(L, lm, "_dlp");

@@ -44,7 +44,7 @@ typedef struct lml_viz_module {
 #define LML_VIZ_FUNCTIONS                                                                           \
 	"open", "close", "is_open", "show", "scene", "step", "seek", "play", "pause", "variant",        \
 	    "snapshot", "pick", "layout", "state", "scenes", "colors", "pixel", "key", "pointer",      \
-	    "redraw", "pump", "zoom", "pan", "_show_model", "_show_attention", "_show_rnn", "_show_detection", "_show_features", "_show_ddp", "_show_pipeline", "_show_gan2d", "_show_diffusion", "_show_samples", "_show_bang", "_record", "plot", "follow", "clear", "due"
+	    "redraw", "pump", "zoom", "pan", "_show_model", "_show_attention", "_show_rnn", "_show_detection", "_show_features", "_show_ddp", "_show_pipeline", "_show_gan2d", "_show_diffusion", "_show_samples", "_show_bang", "_show_dlp", "_record", "plot", "follow", "clear", "due"
 
 /* The program's side (viz_loader.c). The module, loaded now if it was not (NULL, with the reason
  * in lm_last_error(), when it cannot be: not built, or the file is missing). */

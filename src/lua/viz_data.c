@@ -11,6 +11,7 @@
  * afterwards. Read next: src/viz/data.c, src/autograd/inspect.c, lua/lumen/viz.lua.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -793,9 +794,181 @@ static int v_show_bang(lua_State *L)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- lumen.dlp: systolic, dma, energy */
+
+/* Fields read by name from a table that may hold more (an array's config, a dlp.Layer, a report):
+ * each an int64_t or a double at offset. */
+typedef struct dlp_key {
+	const char *key;
+	size_t offset;
+	bool real;
+} dlp_key;
+#define DLP_INT(type, k, member) {k, offsetof(type, member), false}
+#define DLP_REAL(type, k, member) {k, offsetof(type, member), true}
+
+static const dlp_key dlp_config_keys[] = {
+	DLP_INT(lm_dlp_config, "rows", rows), DLP_INT(lm_dlp_config, "cols", cols),
+	DLP_INT(lm_dlp_config, "bandwidth", bandwidth), DLP_INT(lm_dlp_config, "ifmap_kb", ifmap_kb),
+	DLP_INT(lm_dlp_config, "filter_kb", filter_kb), DLP_INT(lm_dlp_config, "ofmap_kb", ofmap_kb),
+	DLP_INT(lm_dlp_config, "ifmap_offset", ifmap_offset), DLP_INT(lm_dlp_config, "filter_offset", filter_offset),
+	DLP_INT(lm_dlp_config, "ofmap_offset", ofmap_offset), DLP_INT(lm_dlp_config, "banks", banks),
+	DLP_INT(lm_dlp_config, "ports", ports), {NULL, 0, false},
+};
+static const dlp_key dlp_layer_keys[] = {
+	DLP_INT(lm_dlp_layer, "ifmap_h", ifmap_h), DLP_INT(lm_dlp_layer, "ifmap_w", ifmap_w),
+	DLP_INT(lm_dlp_layer, "filter_h", filter_h), DLP_INT(lm_dlp_layer, "filter_w", filter_w),
+	DLP_INT(lm_dlp_layer, "channels", channels), DLP_INT(lm_dlp_layer, "filters", filters),
+	DLP_INT(lm_dlp_layer, "stride", stride), {NULL, 0, false},
+};
+/* a report's fields (src/lua/dlp.c names them) as lm_dlp_report's members */
+static const dlp_key dlp_report_keys[] = {
+	DLP_INT(lm_dlp_report, "M", M), DLP_INT(lm_dlp_report, "N", N), DLP_INT(lm_dlp_report, "K", K),
+	DLP_INT(lm_dlp_report, "ofmap_h", ofmap_h), DLP_INT(lm_dlp_report, "ofmap_w", ofmap_w),
+	DLP_INT(lm_dlp_report, "Sr", Sr), DLP_INT(lm_dlp_report, "Sc", Sc), DLP_INT(lm_dlp_report, "T", T),
+	DLP_INT(lm_dlp_report, "row_folds", row_folds), DLP_INT(lm_dlp_report, "col_folds", col_folds),
+	DLP_INT(lm_dlp_report, "fold_cycles", fold_rows), DLP_INT(lm_dlp_report, "macs", macs),
+	DLP_INT(lm_dlp_report, "total_cycles", total_cycles), DLP_INT(lm_dlp_report, "stall_cycles", stall_cycles),
+	DLP_INT(lm_dlp_report, "overall_cycles", overall_cycles), DLP_REAL(lm_dlp_report, "overall_util", overall_util),
+	DLP_REAL(lm_dlp_report, "mapping_efficiency", mapping_eff), DLP_REAL(lm_dlp_report, "compute_util", compute_util),
+	DLP_INT(lm_dlp_report, "ifmap_sram_reads", sram[0]), DLP_INT(lm_dlp_report, "filter_sram_reads", sram[1]),
+	DLP_INT(lm_dlp_report, "ofmap_sram_writes", sram[2]), DLP_INT(lm_dlp_report, "ifmap_dram_reads", dram[0]),
+	DLP_INT(lm_dlp_report, "filter_dram_reads", dram[1]), DLP_INT(lm_dlp_report, "ofmap_dram_writes", dram[2]),
+	DLP_REAL(lm_dlp_report, "ifmap_dram_start", dram_start[0]), DLP_REAL(lm_dlp_report, "filter_dram_start", dram_start[1]),
+	DLP_REAL(lm_dlp_report, "ofmap_dram_start", dram_start[2]), DLP_REAL(lm_dlp_report, "ifmap_dram_stop", dram_stop[0]),
+	DLP_REAL(lm_dlp_report, "filter_dram_stop", dram_stop[1]), DLP_REAL(lm_dlp_report, "ofmap_dram_stop", dram_stop[2]),
+	DLP_REAL(lm_dlp_report, "avg_ifmap_dram_bw", avg_dram_bw[0]), DLP_REAL(lm_dlp_report, "avg_filter_dram_bw", avg_dram_bw[1]),
+	DLP_REAL(lm_dlp_report, "avg_ofmap_dram_bw", avg_dram_bw[2]), {NULL, 0, false},
+};
+
+/* Reads keys of the table at t into out; a key that is absent is an error when required, else left as
+ * it is. what names the table in errors. */
+static void dlp_read(lua_State *L, int t, const dlp_key *keys, void *out, bool required, const char *what)
+{
+	char d[LML_DESCRIBE_MAX];
+	for (const dlp_key *k = keys; k->key; k++) {
+		int type = lml_rawfield(L, t, k->key);
+		if (type == LUA_TNIL && !required) {
+			lua_pop(L, 1);
+			continue;
+		}
+		if (type != LUA_TNUMBER || (!k->real && !lua_isinteger(L, -1) && lua_tonumber(L, -1) != floor(lua_tonumber(L, -1))))
+			luaL_error(L, "viz.show: %s has %s = %s, not %s", what, k->key, lml_describe(L, -1, d, sizeof d),
+			           k->real ? "a number" : "an integer");
+		if (k->real) *(double *)((char *)out + k->offset) = lua_tonumber(L, -1);
+		else *(int64_t *)((char *)out + k->offset) = (int64_t)lua_tonumber(L, -1);
+		lua_pop(L, 1);
+	}
+}
+
+/* The string field k of the table at t (alive while the table is), or NULL. */
+static const char *dlp_string(lua_State *L, int t, const char *k)
+{
+	const char *v = lml_rawfield(L, t, k) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+	lua_pop(L, 1);
+	return v;
+}
+
+/* The array: a:config() or a report (rows, cols, dataflow, mode, bandwidth; the rest as dlp.array's defaults). */
+static void dlp_config(lua_State *L, int t, lm_dlp_config *c, const char *what)
+{
+	static const char *const dataflows[] = {"os", "ws", "is", NULL};
+	static const char *const modes[] = {"calc", "user", NULL};
+	*c = lm_dlp_config_default();
+	dlp_read(L, t, dlp_config_keys, c, false, what);
+	char w[96];
+	snprintf(w, sizeof w, "%s's dataflow", what);
+	if (lml_rawfield(L, t, "dataflow") != LUA_TNIL) c->dataflow = (lm_dlp_dataflow)lml_checkname(L, -1, w, dataflows);
+	lua_pop(L, 1);
+	snprintf(w, sizeof w, "%s's mode", what);
+	if (lml_rawfield(L, t, "mode") != LUA_TNIL) c->user_bandwidth = lml_checkname(L, -1, w, modes) == 1;
+	lua_pop(L, 1);
+}
+
+/* A list of LM_VIZ_DLP_LEVELS numbers in field k (pj, counts). */
+static void dlp_levels(lua_State *L, int t, const char *k, double *out)
+{
+	if (lml_rawfield(L, t, k) == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (!lua_istable(L, -1) || lua_rawlen(L, -1) != LM_VIZ_DLP_LEVELS)
+		luaL_error(L, "viz.show: the energy scene takes %s as a list of %d numbers (mac, register, pe_hop, sram, dram)", k,
+		           LM_VIZ_DLP_LEVELS);
+	for (int i = 0; i < LM_VIZ_DLP_LEVELS; i++) {
+		lua_rawgeti(L, -1, i + 1);
+		if (lua_type(L, -1) != LUA_TNUMBER) luaL_error(L, "viz.show: the energy scene: %s[%d] is not a number", k, i + 1);
+		out[i] = lua_tonumber(L, -1);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+/* One run as lua/lumen/viz.lua builds it: {config = a:config() or a report, layer = a dlp.Layer,
+ * report = r, name =, label =, events = (n, 4) float64 (kind, start, end, words: lm_dlp_event's
+ * encoding), dropped =, pj = {5}, counts = {5}, energy_source =}. The events are copied into a
+ * userdata left on the stack (the caller keeps it until the scene has copied them). */
+static void dlp_run(lua_State *L, int t, lm_viz_dlp *d)
+{
+	luaL_checktype(L, t, LUA_TTABLE);
+	memset(d, 0, sizeof *d);
+	d->name = dlp_string(L, t, "name");
+	d->label = dlp_string(L, t, "label");
+	d->energy_source = dlp_string(L, t, "energy_source");
+	int has_config = lml_rawfield(L, t, "config") == LUA_TTABLE, has_report = lml_rawfield(L, t, "report") == LUA_TTABLE;
+	int rep = lua_gettop(L), cfg = rep - 1;
+	if (has_config) dlp_config(L, cfg, &d->config, "the array");
+	else if (has_report) dlp_config(L, rep, &d->config, "the report");
+	if (has_report) dlp_read(L, rep, dlp_report_keys, &d->report, true, "the report");
+	lua_pop(L, 2);
+	if (lml_rawfield(L, t, "layer") == LUA_TTABLE) dlp_read(L, lua_gettop(L), dlp_layer_keys, &d->layer, true, "the layer");
+	lua_pop(L, 1);
+	dlp_levels(L, t, "pj", d->pj);
+	dlp_levels(L, t, "counts", d->counts);
+	d->dropped = lml_rawfield(L, t, "dropped") == LUA_TNUMBER ? (int64_t)lua_tonumber(L, -1) : 0;
+	lua_pop(L, 1);
+	if (lml_rawfield(L, t, "events") == LUA_TNIL) {
+		lua_pop(L, 1);
+		lua_pushnil(L); /* the slot the events' userdata would take */
+		return;
+	}
+	int idx = lua_gettop(L);
+	lm_tensor *x = lml_checktensor(L, idx, "events");
+	if (lm_tensor_ndim(x) != 2 || lm_tensor_shape(x)[1] != 4 || lm_tensor_shape(x)[0] > (INT64_C(1) << 22))
+		luaL_error(L, "viz.show: the dma scene takes events as a float64 (n, 4) tensor (n at most 2^22)");
+	const double *v = f64_arg(L, idx, "events", -1);
+	d->nevents = lm_tensor_shape(x)[0];
+	/* bounded: nevents <= 2^22 */
+	lm_dlp_event *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)(d->nevents ? d->nevents : 1), 0);
+	for (int64_t i = 0; i < d->nevents; i++)
+		ev[i] = (lm_dlp_event){(int)v[4 * i], (int64_t)v[4 * i + 1], (int64_t)v[4 * i + 2], (int64_t)v[4 * i + 3]};
+	d->events = ev;
+	lua_remove(L, idx); /* the run table keeps the tensor; the userdata stays */
+}
+
+/* viz._show_dlp(scene, {run, ...}, opts): lumen.dlp's array and reports as lua/lumen/viz.lua builds them
+ * (dlp_run above); errors name viz.show, the function the user called. */
+static int v_show_dlp(lua_State *L)
+{
+	const char *scene = luaL_checkstring(L, 1);
+	lua_settop(L, 3);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	int n = (int)lua_rawlen(L, 2);
+	lm_viz_dlp d[6];
+	if (n < 1 || n > 6) luaL_error(L, "viz.show: the %s scene takes 1 to 6 runs, got %d", scene, n);
+	for (int i = 0; i < n; i++) {
+		lua_rawgeti(L, 2, i + 1);
+		int t = lua_gettop(L);
+		dlp_run(L, t, &d[i]); /* leaves the events' userdata (or nil) above the run table */
+	}
+	lm_viz_opts o;
+	read_rest(L, 3, &o, false);
+	if (lm_viz_show_dlp(scene, d, n, &o, "viz.show") != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_show_samples", v_show_samples}, {"_show_bang", v_show_bang}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_show_samples", v_show_samples}, {"_show_bang", v_show_bang}, {"_show_dlp", v_show_dlp}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

@@ -2,7 +2,8 @@
  * data.c — the entry points of the scenes drawn from data rather than from kernel runs:
  * viz.show(tensor) (the tensor scene), viz.show(tensor with a grad_fn) (the graph scene),
  * viz.show('quant', w) (the quant scene), viz.show('attention' | 'rnn', {...}) (what Lua computed),
- * viz.show('queues' | 'mlu' | 'pingpong', info) (kernels.bang's runs),
+ * viz.show('queues' | 'mlu' | 'pingpong', info) (kernels.bang's runs), viz.show('systolic' | 'dma' |
+ * 'energy', ...) (lumen.dlp's array and reports),
  * viz.show(module) (the model scene) and its live histograms, viz.plot and viz.follow (the curves
  * scene). Each builds a vz_build with what it got and installs the scene as viewer.c does for runs.
  * Read next: live.c (the data of the live scenes), scenes/curves.c, scenes/graph.c.
@@ -102,6 +103,25 @@ lm_status lm_viz_show_bang(const char *scene, const lm_viz_bang *runs, int nruns
 		                    two ? "two runs (single- and double-buffered)" : "one info", nruns);
 	vz_build b = {.opts = o, .fname = fname, .bang = runs};
 	return show_with(scene, &b);
+}
+
+lm_status lm_viz_show_dlp(const char *scene, const lm_viz_dlp *runs, int nruns, const lm_viz_opts *o,
+                          const char *fname)
+{
+	static const struct { const char *scene; int lo, hi; const char *what; } takes[] = {
+		{"systolic", 1, 1, "one array and layer"},
+		{"dma", 1, 3, "1 to 3 reports"},
+		{"energy", 1, 6, "1 to 6 reports"},
+	};
+	for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++) {
+		if (strcmp(scene, takes[i].scene) != 0) continue;
+		if (!runs || nruns < takes[i].lo || nruns > takes[i].hi)
+			return lm_set_error(LM_ERR_ARG, "%s: the %s scene takes %s, got %d", fname, scene, takes[i].what, nruns);
+		vz_build b = {.opts = o, .fname = fname, .dlp = runs, .ndlp = nruns};
+		return show_with(scene, &b);
+	}
+	return lm_set_error(LM_ERR_ARG, "%s: lumen.dlp's runs are drawn by the scenes systolic, dma and energy, not '%s'",
+	                    fname, scene);
 }
 
 lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_viz_opts *o, const char *fname)

@@ -19,6 +19,7 @@ static const vz_scene_class *const built[] = {
 	&vz_scene_timeline, &vz_scene_curves, &vz_scene_graph, &vz_scene_tensor, &vz_scene_model, &vz_scene_quant,
 	&vz_scene_attention, &vz_scene_rnn, &vz_scene_detection, &vz_scene_features, &vz_scene_allreduce, &vz_scene_pipeline, &vz_scene_ddp, &vz_scene_gan2d, &vz_scene_diffusion, &vz_scene_samples,
 	&vz_scene_queues, &vz_scene_mlu, &vz_scene_pingpong,
+	&vz_scene_systolic, &vz_scene_dma, &vz_scene_energy,
 	&vz_scene_threads, /* last: any traced launch; the patterns' own scenes come first */
 	NULL,
 };

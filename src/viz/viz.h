@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "lumen/core.h"
+#include "lumen/dlp.h"
 #include "lumen/kernels.h"
 
 /* ---------------------------------------------------------------- what scenes are drawn from */
@@ -275,6 +276,29 @@ typedef struct lm_viz_bang {
 /* scene "queues" or "mlu": one run; "pingpong": two, the single-buffered and the double-buffered. */
 lm_status lm_viz_show_bang(const char *scene, const lm_viz_bang *runs, int nruns, const lm_viz_opts *o,
                            const char *fname);
+
+/* viz.show('systolic' | 'dma' | 'energy', ...): lumen.dlp's runs (lua/lumen/dlp.lua, src/dlp/dlp.c),
+ * copied. systolic: the array (config) and the layer, run here by lm_dlp_run and lm_dlp_pe_state;
+ * dma: a report and its events (a:run(layer, {events = N}): r.events as lm_dlp_event, in the C
+ * encoding: a stall's length in end and its operand in words, a fold's 0-based index in words);
+ * energy: a report and r:energy() by level (mac, register, pe_hop, sram, dram: pJ and counts) with
+ * the energy table's source. config holds what a report says of its array (rows, cols, dataflow,
+ * bandwidth, user_bandwidth) where the array itself is not given. */
+enum { LM_VIZ_DLP_LEVELS = LM_DLP_LEVELS };
+typedef struct lm_viz_dlp {
+	lm_dlp_config config;
+	lm_dlp_layer layer;
+	const char *name;          /* the layer's name */
+	const char *label;         /* the run's name in a comparison ("bandwidth 2", "WS"), or NULL */
+	lm_dlp_report report;
+	const lm_dlp_event *events;
+	int64_t nevents, dropped;  /* events kept, and those the run's cap left out */
+	double pj[LM_VIZ_DLP_LEVELS], counts[LM_VIZ_DLP_LEVELS];
+	const char *energy_source; /* where the pJ per access come from (dlp.energy_table.source) */
+} lm_viz_dlp;
+/* scene "systolic": one run; "dma": 1 to 3 reports stacked on one time axis; "energy": 1 to 6. */
+lm_status lm_viz_show_dlp(const char *scene, const lm_viz_dlp *runs, int nruns, const lm_viz_opts *o,
+                          const char *fname);
 
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;

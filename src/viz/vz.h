@@ -411,6 +411,8 @@ typedef struct vz_build {
 	const lm_viz_diffusion *diffusion; /* viz.show('diffusion', model) */
 	const lm_viz_samples *samples;     /* viz.show('samples', {...}) */
 	const lm_viz_bang *bang;           /* viz.show('queues' | 'mlu', info): one; 'pingpong': two */
+	const lm_viz_dlp *dlp;             /* viz.show('systolic' | 'dma' | 'energy', ...): ndlp runs */
+	int ndlp;
 } vz_build;
 
 /* What a scene's layout gets: the size of its area and the UI scale, with the frame for text
@@ -476,7 +478,7 @@ extern const vz_scene_class vz_scene_scan, vz_scene_reduce, vz_scene_histogram,
 	vz_scene_timeline, vz_scene_curves, vz_scene_graph, vz_scene_tensor, vz_scene_model, vz_scene_quant,
 	vz_scene_attention, vz_scene_rnn, vz_scene_detection, vz_scene_features, vz_scene_allreduce,
 	vz_scene_pipeline, vz_scene_ddp, vz_scene_gan2d, vz_scene_diffusion, vz_scene_samples,
-	vz_scene_queues, vz_scene_mlu, vz_scene_pingpong;
+	vz_scene_queues, vz_scene_mlu, vz_scene_pingpong, vz_scene_systolic, vz_scene_dma, vz_scene_energy;
 
 /* ---------------------------------------------------------------- kernels.bang's runs (scenes/queues.c) */
 
@@ -534,9 +536,37 @@ char *vz_bang_ranges(char *buf, size_t cap, const int *ids, int n);
 /* A time axis over [lo, hi] along x0..x0 + w at y: ticks at a round step (1, 2 or 5 x 10^k) with
  * their cycles in the tiny font, labels that would overlap left out, and grid lines down to bottom. */
 void vz_bang_axis(vz_frame *f, double lo, double hi, float x0, float w, float y, float top, float bottom);
+/* The moment step k of a timeline shows, its steps revealing events by start (times: the ntimes
+ * starts, sorted): the latest start step k reveals; the last step (steps - 1), end. */
+double vz_timeline_moment(const double *times, int ntimes, int steps, int k, double end);
 /* A bar with a 1-pixel border in line, or without one where it is under 4 pixels either way on screen
  * (a border would cover it). */
 void vz_bang_bar(vz_frame *f, vz_rect r, vz_color fill, vz_color line);
+
+/* ---------------------------------------------------------------- lumen.dlp's runs (scenes/systolic.c) */
+
+/* Where the counts of the systolic, dma and energy scenes come from (a report's r.source), in the
+ * labels' language; a demonstration says so. */
+const char *vz_dlp_source(bool demo);
+/* "OS", "WS", "IS"; and what stays in the PEs ("output stationary: ..."), in the labels' language. */
+const char *vz_dlp_dataflow(int dataflow);
+const char *vz_dlp_stationary(int dataflow);
+/* dlp.array{}'s defaults (SCALE-Sim's example: 32 x 32 OS, 64 KiB scratchpads, 10 words a cycle,
+ * USER mode) with rows, cols and dataflow: the demonstrations' arrays. */
+lm_dlp_config vz_dlp_config(int64_t rows, int64_t cols, int dataflow, int64_t bandwidth);
+/* What tells runs apart in a comparison (dma, energy). */
+typedef struct vz_dlp_facets {
+	int64_t bandwidth, rows, cols;
+	int dataflow;
+	bool user;
+	const char *layer; /* the layer's name */
+	const char *given; /* the caller's name for the run ({slow = r1, ...}: "slow"), or "" */
+} vz_dlp_facets;
+enum { VZ_DLP_BANDWIDTH, VZ_DLP_DATAFLOW };
+/* Run i's label among n, in the labels' language: what differs between the runs ("bandwidth 2", "WS,
+ * 16x16"; first: the facet the scene is about, named even for a single run) after the name given
+ * ("slow (bandwidth 2)"); when nothing differs, the name given, else "run i". */
+char *vz_dlp_label(char *buf, size_t cap, const vz_dlp_facets *runs, int n, int i, int first);
 
 /* any traced launch, thread by thread (scenes/threads.c); its patterns "launch *": drawn for
  * kernels.launch results, and for any traced result asked for by name */

@@ -1,6 +1,7 @@
 --[[
 scene_check.lua — what the scene tests share (not a test file itself: the runner takes test_*.lua):
-cells of the last frame by their fields, the colour inside a cell, ink in the counters panel, PNG
+cells of the last frame by their fields, the colour inside a cell, ink in the counters panel and the
+numbers of one of its rows, PNG
 bytes of a snapshot, and the checks every scene must pass (lit and unlit cells at a step have the
 colours they claim, the panel has text, viz.pick returns the cell with a hover text, a step changes
 the frame, the same state renders the same bytes).
@@ -96,6 +97,29 @@ end
 function M.check_scene(label, show, step, kind, group)
   M.check(label, show, step, { kind = kind, state = 'active', group = group, step = step },
     { kind = kind, state = 'idle', group = group, step = step })
+end
+
+--- The numbers of a row of the counters panel, left to right (blank cells left out).
+function M.panel_row(name)
+  local p = viz.state().panel
+  local texts, at = {}, nil
+  for _, t in ipairs(viz.layout('text')) do
+    if t.y >= p.y and t.y < p.y + p.h then
+      texts[#texts + 1] = t
+      if t.text == name then at = t end
+    end
+  end
+  assert(at, 'no panel row ' .. name)
+  local same = {}
+  for _, t in ipairs(texts) do if math.abs(t.y - at.y) < 2 and t.x > at.x then same[#same + 1] = t end end
+  table.sort(same, function(a, b) return a.x < b.x end)
+  local out = {}
+  for _, t in ipairs(same) do
+    local v = tonumber(t.text)
+    if not v then break end
+    out[#out + 1] = v
+  end
+  return out
 end
 
 return M

@@ -75,28 +75,7 @@ local function runs(record)
   return { single = out[1], double = out[2] }
 end
 
---- The numbers of a row of the counters panel, left to right (blank cells left out).
-local function panel_row(name)
-  local p = viz.state().panel
-  local texts, at = {}, nil
-  for _, t in ipairs(viz.layout('text')) do
-    if t.y >= p.y and t.y < p.y + p.h then
-      texts[#texts + 1] = t
-      if t.text == name then at = t end
-    end
-  end
-  assert(at, 'no panel row ' .. name)
-  local same = {}
-  for _, t in ipairs(texts) do if math.abs(t.y - at.y) < 2 and t.x > at.x then same[#same + 1] = t end end
-  table.sort(same, function(a, b) return a.x < b.x end)
-  local out = {}
-  for _, t in ipairs(same) do
-    local v = tonumber(t.text)
-    if not v then break end
-    out[#out + 1] = v
-  end
-  return out
-end
+local panel_row = check.panel_row
 
 local function idle_pixel(c)
   local px = inside(c)

@@ -172,6 +172,39 @@ local openers = {
   pingpong = {
     { 'defaults', function() viz.scene('pingpong', size) end },
   },
+  systolic = {
+    { 'defaults', function() viz.scene('systolic', size) end },
+    { 'a 32 x 32 WS array on a convolution', function()
+      local dlp = require 'lumen.dlp'
+      viz.show('systolic', dlp.array { dataflow = 'ws' }, dlp.conv { h = 14, w = 14, fh = 3, fw = 3, c = 8, k = 48, name = 'conv3x3' }, size)
+    end },
+    { 'a 7 x 13 IS array, one fold of a long GEMM', function()
+      local dlp = require 'lumen.dlp'
+      viz.show('systolic', dlp.array { rows = 7, cols = 13, dataflow = 'is' }, dlp.gemm { m = 300, n = 900, k = 250, name = 'a long gemm' },
+        with { fold = 5 })
+    end },
+  },
+  dma = {
+    { 'defaults', function() viz.scene('dma', size) end },
+    { 'three runs, CALC mode among them', function()
+      local dlp = require 'lumen.dlp'
+      local l = dlp.conv { h = 32, w = 32, fh = 3, fw = 3, c = 8, k = 32, name = 'conv' }
+      viz.show('dma', { dlp.array { dataflow = 'os' }:run(l, { events = 4096 }), dlp.array { dataflow = 'is', bandwidth = 2 }:run(l, { events = 4096 }),
+        dlp.array { dataflow = 'ws', mode = 'calc' }:run(l, { events = 4096 }) }, size)
+    end },
+  },
+  energy = {
+    { 'defaults', function() viz.scene('energy', size) end },
+    { 'six runs', function()
+      local dlp = require 'lumen.dlp'
+      local l = dlp.conv { h = 12, w = 12, fh = 3, fw = 3, c = 8, k = 16, name = 'conv' }
+      local rs = {}
+      for _, df in ipairs { 'os', 'ws', 'is' } do
+        for _, n in ipairs { 8, 16 } do rs[#rs + 1] = dlp.array { rows = n, cols = n, dataflow = df }:run(l) end
+      end
+      viz.show('energy', rs, size)
+    end },
+  },
   threads = {
     { 'a puzzle', function()
       local a = lm.tensor({ 0, 1, 2, 3, 4, 5 }):float()

@@ -175,13 +175,7 @@ static const char *pp_variant_name(void *p, int v) { (void)p, (void)v; return "l
 static void pp_set_variant(void *p, int v) { (void)p, (void)v; }
 
 /* The moment step k shows: the latest start it reveals; the last step, the end. */
-static double moment(const pp_scene *s, int k)
-{
-	int n = s->steps - 1;
-	if (k < 0) k = 0;
-	if (k >= n) return s->tmax;
-	return s->times[(int)((int64_t)(k + 1) * s->ntimes / n) - 1];
-}
+static double moment(const pp_scene *s, int k) { return vz_timeline_moment(s->times, s->ntimes, s->steps, k, s->tmax); }
 
 static void pp_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 {

@@ -76,6 +76,14 @@ char *vz_bang_ranges(char *buf, size_t cap, const int *ids, int n)
 	return buf;
 }
 
+double vz_timeline_moment(const double *times, int ntimes, int steps, int k, double end)
+{
+	int n = steps - 1;
+	if (k < 0) k = 0;
+	if (k >= n) return end;
+	return times[(int)((int64_t)(k + 1) * ntimes / n) - 1];
+}
+
 void vz_bang_axis(vz_frame *f, double lo, double hi, float x0, float w, float y, float top, float bottom)
 {
 	double span = hi - lo, raw = span / 6, mag = pow(10, floor(log10(raw > 0 ? raw : 1))), step = mag;
@@ -86,7 +94,7 @@ void vz_bang_axis(vz_frame *f, double lo, double hi, float x0, float w, float y,
 	char t[32];
 	for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
 		float x = x0 + (float)((v - lo) / (span > 0 ? span : 1)) * w;
-		snprintf(t, sizeof t, "%.0f", v);
+		snprintf(t, sizeof t, "%.0f", v + 0.0); /* + 0.0: -0 (a tick at 0 from below) prints 0 */
 		float tw = vz_text_width(f, VZ_FONT_TINY, t), left = fminf(fmaxf(x - tw / 2, x0), x0 + w - tw);
 		vz_line(f, x, top, x, bottom, 1, vz_th.grid);
 		if (left < last + gap) continue;
