@@ -50,7 +50,21 @@ typedef struct lm_kernel_opts {
 	double pcie_gbps;    /* streams (emu): host-device bandwidth in GB/s; 0: 25 */
 	double clock_ghz;    /* streams (emu): the clock that turns modelled cycles into time; 0: 1.5 */
 	int64_t sms;         /* streams (emu): multiprocessors the vector add's blocks spread over; 0: 8 */
+	/* the cpu runs' tiling, the knobs lm.tune searches (0 or NULL: the default; each tile
+	   1..LM_KERNEL_MAX_CPU_TILE; giving one with backend "auto" runs on the cpu, with "emu" or
+	   "cuda" it is an error: the GPU's tile is `tile`) */
+	int64_t tile_m, tile_n, tile_k; /* matmul "tiled": C in tile_m x tile_n blocks, k in slices
+	                                   of tile_k; 0: tile */
+	int64_t tile_h, tile_w;         /* conv2d: output tiles of tile_h rows x tile_w columns;
+	                                   0: 1 row, the whole width (one tile per row) */
+	const char *order; /* the order of the tile loops, outermost first. matmul: "ijk" (default),
+	                      "ikj", "jik", "jki", "kij", "kji" (i: C's rows, j: its columns, k: the
+	                      sum); conv2d: "tile-row-mask" (default), "tile-mask-row",
+	                      "mask-tile-row" */
 } lm_kernel_opts;
+
+/* The largest tile_m, tile_n, tile_k, tile_h, tile_w. */
+#define LM_KERNEL_MAX_CPU_TILE 4096
 
 void lm_kernel_opts_init(lm_kernel_opts *o);
 
@@ -312,7 +326,12 @@ lm_status lm_kernel_histogram_bytes(const void *bytes, int64_t n, int64_t bins,
  * memory), "tiled" (default: tile x tile blocks stage tiles of A and B in shared memory, so each
  * global element is loaded by one thread per tile instead of one per use). tile: 1..32 (the block
  * is tile x tile threads), default 16. The cpu run: "naive" is the textbook triple loop, "tiled"
- * a cache-blocked loop (OpenMP over blocks of rows).
+ * a cache-blocked loop: C in tile_m x tile_n blocks (default tile x tile), each gaining the
+ * products of A's and B's tiles for k in slices of tile_k (default tile), the three tile loops in
+ * `order` (default "ijk": OpenMP over blocks of rows). Every order is safe under OpenMP: with i or
+ * j outermost a thread owns a strip of C; with k outermost ("kij", "kji") each slice of k is a
+ * parallel loop over the middle loop's strips with a barrier between slices. Every tiling and
+ * order adds each element's products in increasing k: the same bits as the default.
  */
 lm_status lm_kernel_matmul(const lm_tensor *a, const lm_tensor *b, const lm_kernel_opts *opts,
                            lm_tensor **out, lm_kernel_info **info);
@@ -327,7 +346,12 @@ lm_status lm_kernel_matmul(const lm_tensor *a, const lm_tensor *b, const lm_kern
  * tile x tile threads per output tile loads the input tile with its halo, several elements per
  * thread). The tiled variants need odd mask sides; constant memory holds at most
  * LM_KERNEL_MAX_MASK elements. tile: output tile width 1..32, default 16 (tiled-input: tile + 2r
- * <= 32).
+ * <= 32). The cpu run (one for every algo): output tiles of tile_h x tile_w (default one tile per
+ * row: 1 x w), OpenMP over the tiles, in `order`: "tile-row-mask" (default: each row of a tile
+ * swept once per mask element), "tile-mask-row" (each mask element swept over the tile's rows:
+ * the output tile stays in L1), "mask-tile-row" (the mask outermost, a parallel loop over the
+ * tiles per mask element). Each output adds the mask's products in the same order in every form:
+ * the same bits as the default.
  */
 #define LM_KERNEL_MAX_MASK 2048
 lm_status lm_kernel_conv2d(const lm_tensor *img, const lm_tensor *mask, const lm_kernel_opts *opts,

@@ -888,10 +888,36 @@ runs; counts is an int64 tensor of bins counts. The input is a Lua string (byte 
 b * bins // 256) or a uint8/int32 tensor of bin indices 0..bins-1.]])
 kdoc('matmul', 'out, info',
   [[The course's matrix product of two matrices, naive (every operand from global memory) or with
-shared-memory tiles of tile x tile (loads counted in info.counters show what tiling saves).]])
+shared-memory tiles of tile x tile (loads counted in info.counters show what tiling saves). The cpu
+run of 'tiled' blocks C into tile_m x tile_n cache tiles, k in slices of tile_k (each defaults to
+tile), its three tile loops in any order ('ijk' ... 'kji'); every tiling and order gives the same
+bits. lm.tune searches these knobs.]])
 kdoc('conv2d', 'out, info',
   [[A 2-D convolution of img with a small mask: naive, the mask in constant memory, and tiled
-versions that load input tiles with their halo cells into shared memory.]])
+versions that load input tiles with their halo cells into shared memory. The cpu run (one for
+every algo) computes output tiles of tile_h x tile_w (default: a whole row each) with its loops in
+one of three orders; every tiling and order gives the same bits. lm.tune searches these knobs.]])
+doc('kernels.cpu_info', 'kernels.cpu_info() -> {isa=, cpu=, threads=}',
+  [[What a cpu run's measured time depends on: the SIMD path Lumen's loops take now ('scalar',
+'avx2', 'avx512'; LUMEN_ISA), the CPU's model and the threads. lm.tune keys its cache by them.]])
+doc('lm.tune', "lm.tune(op, x1, x2 [, {backend='cpu'|'emu', repeats=5, budget_s=, cache=path|false, refresh=, search='staged'|'grid', tiles=, verbose=}]) -> winner, list",
+  [[Operator-level autotuning (AICS ch. 5): op 'matmul' (x1, x2 = a, b) or 'conv2d' (img, mask).
+backend 'cpu': searches the cpu run's tiles and loop orders (matmul tile_m, tile_n, tile_k, order;
+conv2d tile_h, tile_w, order) by measured time (info.counters.time_ms of each run: the median of
+repeats runs after a warm-up, operands flushed from the caches); 'emu': the GPU kernel's tile (and
+conv2d's tiled variant) by modelled cycles on the emulator (deterministic; small shapes). Tiles are
+powers of two and the shape's own sizes (tiles= a list of your own); the search runs the default,
+a seed grid (square tiles x every order), then one knob at a time around the best until nothing
+improves (search='grid': every combination); on the cpu the default and the leader are timed twice
+(the mean) until the leader is; budget_s stops it early. Every candidate's result must
+equal the default run's (else list.rejected). Returns the winner's options (kernels.matmul(a, b,
+winner) runs it) and the candidates best first ({options=, value=, time_ms= or modelled_cycles=,
+label='CPU measured' or 'emulated, modelled cycles', default=}); list.from_cache, list.ran (kernel
+runs made now), list.key, list.file, list.rejected, list.warnings. The best per key is kept in
+$XDG_CACHE_HOME/lumen/tune/cache.json (else ~/.cache/...), keyed by op, backend, dtype, shape,
+threads, SIMD path and CPU (emu: the latency model); a second call returns it without a run;
+refresh=true searches again, cache=false skips the file, a corrupt file is ignored with a warning
+and rewritten. verbose=true prints the search as a table, the winner marked *. docs/tune.md.]])
 kdoc('spmv', 'y, info',
   [[A sparse matrix (from kernels.sparse) times a vector in one of four formats; info.counters
 include padding (ELL's padded slots).]])

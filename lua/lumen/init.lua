@@ -119,6 +119,11 @@ local function guard(t, where, prefix)
       rawset(tbl, 'vision', v)
       return v
     end
+    if where == 'lm' and k == 'tune' then -- lumen/tune.lua (operator-level autotuning), on first use
+      local f = require('lumen.tune').tune
+      rawset(tbl, 'tune', f)
+      return f
+    end
     if where == 'lm' and (k == 'quant' or k == 'autocast') then -- lumen/quant.lua, on first use
       local q = require 'lumen.quant'
       rawset(tbl, 'quant', q)

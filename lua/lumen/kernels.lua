@@ -17,8 +17,11 @@ local kernels = {
   scan = K.scan,       -- kernels.scan(x [, {algo='kogge-stone'|'brent-kung'|'hierarchical', inclusive=}])
   -- kernels.histogram(string_or_tensor, bins [, {algo='global-atomic'|'privatized'|'aggregated', coarsen=}])
   histogram = K.histogram,
-  matmul = K.matmul,   -- kernels.matmul(a, b [, {algo='naive'|'tiled', tile=}])
-  -- kernels.conv2d(img, mask [, {algo='naive'|'constant'|'tiled'|'tiled-input'|'tiled-output', tile=}])
+  -- kernels.matmul(a, b [, {algo='naive'|'tiled', tile=, tile_m=, tile_n=, tile_k=, order=}])
+  -- (tile_m, tile_n, tile_k and order: the cpu run's cache tiles and loop order, lm.tune's knobs)
+  matmul = K.matmul,
+  -- kernels.conv2d(img, mask [, {algo='naive'|'constant'|'tiled'|'tiled-input'|'tiled-output', tile=,
+  --                             tile_h=, tile_w=, order=}]) (tile_h, tile_w, order: the cpu run's)
   conv2d = K.conv2d,
   sparse = K.sparse,   -- kernels.sparse(dense) or kernels.sparse{rows=, cols=, vals=, shape={m, n}}
   spmv = K.spmv,       -- kernels.spmv(A, x [, {format='coo'|'csr'|'ell'|'jds'}])
@@ -33,6 +36,9 @@ local kernels = {
   -- kernels.latency{global=, shared=, constant=, arith=, barrier=, sms=, issue=, sector=,
   --                 warps_per_sm=, blocks_per_sm=, shared_per_sm=}
   latency = K.latency,
+  -- kernels.cpu_info() -> {isa=, cpu=, threads=}: what the cpu runs' measured times depend on (the
+  -- SIMD path, the CPU, the threads); lm.tune keys its cache by them
+  cpu_info = K.cpu_info,
   -- An OpenCL C kernel of the student's, run for real on the OpenCL device (PoCL on the CPU):
   -- kernels.opencl(source, {global=, local=, args={tensor | number | {local_bytes=N}, ...},
   -- kernel=, repeats=}) -> info (time_ms by events, compile_ms, cached); non-const tensors get

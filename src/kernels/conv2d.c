@@ -6,6 +6,8 @@
  * the tiled versions (their halo is (side - 1) / 2 on each side), at most LM_KERNEL_MAX_MASK
  * elements where it lives in constant memory, and a block of at most 1024 threads for the
  * input-tile version. The emulated run adds the lecture's number: global loads per output pixel.
+ * The cpu run (one loop for every algo) takes its own output tiles and loop order (tile_h, tile_w,
+ * order: cpu_tiling; lm.tune searches them), which the GPU runs refuse.
  * Read next: conv2d_emu.c, body/conv2d_plan.h, body/conv2d.h, cpu_dense.c.
  */
 #include <stdio.h>
@@ -22,12 +24,15 @@ _Static_assert(LM_KERNEL_MAX_MASK == LMI_CONV_MAX_MASK, "one limit for the mask,
 
 static int conv_cpu(const lmi_kcall *k, void *run)
 {
-	const lmi_conv_call *c = &((lmi_conv_run *)run)->c;
+	const lmi_conv_run *r = run;
+	const lmi_conv_call *c = &r->c;
+	const lmi_cpu_conv_tiling *t = r->cpu_given ? &r->cpu : NULL;
 	(void)k;
 	if (c->is_double)
-		return lmi_cpu_conv2d_f64(c->img, c->mask, c->out, c->h, c->w, c->mh, c->mw,
-		                          &lmi_interrupt_flag);
-	return lmi_cpu_conv2d_f32(c->img, c->mask, c->out, c->h, c->w, c->mh, c->mw, &lmi_interrupt_flag);
+		return lmi_cpu_conv2d_tiled_f64(c->img, c->mask, c->out, c->h, c->w, c->mh, c->mw,
+		                                t, &lmi_interrupt_flag);
+	return lmi_cpu_conv2d_tiled_f32(c->img, c->mask, c->out, c->h, c->w, c->mh, c->mw, t,
+	                                &lmi_interrupt_flag);
 }
 
 static int conv_cuda(const lmi_cuda_kernels *api, const lmi_kcall *k, void *run,
@@ -49,12 +54,19 @@ static lm_status conv_finish(lm_kernel_info *info, const lmi_kcall *k, void *run
 	return LM_OK;
 }
 
-/* One CPU convolution for every algo (cpu_dense.c). */
+/* One CPU convolution for every algo (cpu_dense.c), tiled as asked. */
 static unsigned conv_cpu_impl(const lmi_kcall *k, const void *run, char *buf, size_t cap)
 {
-	(void)k, (void)run;
-	snprintf(buf, cap, "direct loop per output row, vectorised along the row, ghost cells skipped; "
-	         "%d threads", lmi_cpu_kernel_threads());
+	const lmi_conv_run *r = run;
+	(void)k;
+	if (!r->cpu_given)
+		snprintf(buf, cap, "direct loop per output row, vectorised along the row, ghost "
+		         "cells skipped; %d threads", lmi_cpu_kernel_threads());
+	else
+		snprintf(buf, cap, "direct loop over output tiles of %lld x %lld, loops in order "
+		         "%s, vectorised along the tile's rows, ghost cells skipped; %d threads",
+		         (long long)r->cpu.th, (long long)r->cpu.tw,
+		         lmi_cpu_conv2d_orders[r->cpu.order], lmi_cpu_kernel_threads());
 	return 0;
 }
 
@@ -129,20 +141,54 @@ static lm_status check_mask(const lmi_kcall *k, const lm_tensor *img, const lm_t
 	return LM_OK;
 }
 
+#define NO_ORDER "the GPU's threads have no loop order"
+
+/* The cpu run's knobs (tile_h, tile_w, order): only the cpu run has them; tiles
+ * 1..LM_KERNEL_MAX_CPU_TILE (0: one row, the whole width), the order one of
+ * lmi_cpu_conv2d_orders. */
+static lm_status cpu_tiling(const lmi_kcall *k, const lm_kernel_opts *o, lmi_conv_run *r)
+{
+	const char *f = k->fname, *keys[2] = {"tile_h", "tile_w"};
+	const int64_t v[2] = {o->tile_h, o->tile_w}, def[2] = {1, r->c.w};
+	int64_t *dst[2] = {&r->cpu.th, &r->cpu.tw};
+	const char *why = "it is the CPU's output tile; the GPU's is tile";
+	r->cpu.order = LMI_CONV_ORD_TILE_ROW_MASK;
+	for (int i = 0; i < 2; i++) {
+		lm_status st = LM_OK;
+		if (k->backend != LMI_BACKEND_CPU) st = lmi_kcall_unused(k, keys[i], v[i] != 0, why);
+		if (st) return st;
+		if (v[i] < 0 || v[i] > LM_KERNEL_MAX_CPU_TILE)
+			return lmi_fail(LM_ERR_ARG, "%s: %s = %lld must be between 1 and %d (0: the "
+			                "default)", f, keys[i], (long long)v[i], LM_KERNEL_MAX_CPU_TILE);
+		*dst[i] = v[i] ? v[i] : def[i];
+	}
+	if (o->order) {
+		lm_status st = k->backend != LMI_BACKEND_CPU
+		                       ? lmi_kcall_unused(k, "order", true, NO_ORDER)
+		                       : lmi_name_lookup(f, "order", o->order, lmi_cpu_conv2d_orders,
+		                                         LMI_CONV_ORD_COUNT, &r->cpu.order);
+		if (st) return st;
+	}
+	r->cpu_given = o->tile_h || o->tile_w || o->order;
+	return LM_OK;
+}
+
 lm_status lm_kernel_conv2d(const lm_tensor *img, const lm_tensor *mask, const lm_kernel_opts *opts,
                            lm_tensor **out, lm_kernel_info **info)
 {
 	const char *f = "kernels.conv2d";
 	lmi_kcall k;
+	lm_kernel_opts o = lmi_opts_cpu_if_auto(opts);
 	lm_status st = lmi_kcall_start(f, out, info);
-	if (st || (st = lmi_kcall_resolve(f, img, opts, algos, NALGOS, 2, &k)) != LM_OK ||
+	if (st || (st = lmi_kcall_resolve(f, img, &o, algos, NALGOS, 2, &k)) != LM_OK ||
 	    (st = check_mask(&k, img, mask)) != LM_OK)
 		return st;
 	lmi_conv_run r = {.c = {.algo = algo_of[k.algo], .is_double = k.dtype == LM_FLOAT64,
 	                        .h = lm_tensor_size(img, 0), .w = lm_tensor_size(img, 1),
 	                        .mh = lm_tensor_size(mask, 0), .mw = lm_tensor_size(mask, 1)}};
 	lmi_conv_call *c = &r.c;
-	if ((st = check_shape(&k, opts, c)) != LM_OK) return st;
+	if ((st = check_shape(&k, &o, c)) != LM_OK || (st = cpu_tiling(&k, &o, &r)) != LM_OK)
+		return st;
 
 	c->img = lmi_kcall_input(&k, img);
 	c->mask = lmi_kcall_input(&k, mask);

@@ -101,7 +101,10 @@ int lmi_cpu_histogram_copies(int64_t bins);
 /* C (m x n) = A (m x k) B (k x n), row-major (cpu_dense.c). naive: the triple loop, a dot product
  * per element of C (B read down a column); tiled: C in tile x tile blocks, k in slices of tile:
  * a tile of C gains the product of a tile of A and a tile of B, all three held in L1 (the CPU's
- * form of the GPU's shared-memory tiles; tile 1..1024). */
+ * form of the GPU's shared-memory tiles; tile 1..1024). _tiled_ord: the same with rectangular
+ * tiles (tm x tn blocks of C, k in slices of tk) and the three tile loops in any order. Every
+ * order adds each element's products in increasing k, as the naive loop does, so every tiling
+ * gives the same bits. */
 int lmi_cpu_matmul_naive_f32(const float *a, const float *b, float *c, int64_t m, int64_t k,
                              int64_t n, const atomic_int *stop);
 int lmi_cpu_matmul_naive_f64(const double *a, const double *b, double *c, int64_t m, int64_t k,
@@ -111,12 +114,52 @@ int lmi_cpu_matmul_tiled_f32(const float *a, const float *b, float *c, int64_t m
 int lmi_cpu_matmul_tiled_f64(const double *a, const double *b, double *c, int64_t m, int64_t k,
                              int64_t n, int64_t tile, const atomic_int *stop);
 
+/* The tiled matmul's knobs: tiles of C (tm x tn) and of k (tk), each >= 1, and the order of the
+ * three tile loops, outermost first (lmi_cpu_matmul_orders: "ijk", the default, ... "kji"; i walks
+ * C's rows, j its columns, k the sum). With i or j outermost, OpenMP shares out that loop: a thread
+ * owns a strip of C. With k outermost, each slice of k is a parallel loop over the middle loop's
+ * strips (a barrier between slices): no two threads ever add into the same tile of C. */
+enum { LMI_MM_IJK, LMI_MM_IKJ, LMI_MM_JIK, LMI_MM_JKI, LMI_MM_KIJ, LMI_MM_KJI, LMI_MM_ORDER_COUNT };
+extern const char *const lmi_cpu_matmul_orders[LMI_MM_ORDER_COUNT + 1]; /* NULL-terminated */
+typedef struct lmi_cpu_mm_tiling {
+	int64_t tm, tn, tk;
+	int order; /* LMI_MM_* */
+} lmi_cpu_mm_tiling;
+int lmi_cpu_matmul_tiled_ord_f32(const float *a, const float *b, float *c, int64_t m, int64_t k,
+                                 int64_t n, const lmi_cpu_mm_tiling *t, const atomic_int *stop);
+int lmi_cpu_matmul_tiled_ord_f64(const double *a, const double *b, double *c, int64_t m, int64_t k,
+                                 int64_t n, const lmi_cpu_mm_tiling *t, const atomic_int *stop);
+
 /* "Same" 2-D convolution with zero ghost cells (cpu_dense.c): out (h x w), mask (mh x mw) anchored
  * at ((mh - 1) / 2, (mw - 1) / 2). */
 int lmi_cpu_conv2d_f32(const float *img, const float *mask, float *out, int64_t h, int64_t w,
                        int64_t mh, int64_t mw, const atomic_int *stop);
 int lmi_cpu_conv2d_f64(const double *img, const double *mask, double *out, int64_t h, int64_t w,
                        int64_t mh, int64_t mw, const atomic_int *stop);
+/* The tiled form: output tiles of th rows x tw columns (each >= 1; th 1, tw w is the loop above),
+ * and the order of the tile loops against the mask loops (lmi_cpu_conv2d_orders), outermost first:
+ * "tile-row-mask" (a tile, then each of its rows, then the mask: the default), "tile-mask-row" (a
+ * tile, then the mask, each mask element swept over the tile's rows while the output tile stays in
+ * L1), "mask-tile-row" (the mask outermost: each mask element swept over the whole image, a
+ * parallel loop over the tiles per element). Each output adds the mask's products in the same
+ * order (mask rows, then columns) in every form: the same bits. */
+enum {
+	LMI_CONV_ORD_TILE_ROW_MASK,
+	LMI_CONV_ORD_TILE_MASK_ROW,
+	LMI_CONV_ORD_MASK_TILE_ROW,
+	LMI_CONV_ORD_COUNT
+};
+extern const char *const lmi_cpu_conv2d_orders[LMI_CONV_ORD_COUNT + 1]; /* NULL-terminated */
+typedef struct lmi_cpu_conv_tiling {
+	int64_t th, tw;
+	int order; /* LMI_CONV_ORD_* */
+} lmi_cpu_conv_tiling;
+int lmi_cpu_conv2d_tiled_f32(const float *img, const float *mask, float *out, int64_t h, int64_t w,
+                             int64_t mh, int64_t mw, const lmi_cpu_conv_tiling *t,
+                             const atomic_int *stop);
+int lmi_cpu_conv2d_tiled_f64(const double *img, const double *mask, double *out, int64_t h,
+                             int64_t w, int64_t mh, int64_t mw, const lmi_cpu_conv_tiling *t,
+                             const atomic_int *stop);
 
 /* y = A x in CSR (cpu_spmv.c), OpenMP over rows split so that each thread gets about the same
  * number of nonzeros; and the other formats (arrays as lm_sparse_array names them). ELL and JDS

@@ -16,8 +16,11 @@
 #ifndef LUMEN_KERNELS_PATTERNS_H
 #define LUMEN_KERNELS_PATTERNS_H
 
+#include <string.h>
+
 #include "core/lmi.h"
 #include "kernels/body/plan.h"
+#include "kernels/cpu_kernels.h"
 #include "kernels/cuda/cuda_api.h"
 #include "kernels/simt.h"
 #include "lumen/kernels.h"
@@ -61,6 +64,17 @@ typedef struct lmi_kcall {
 
 /* *opts, or the defaults (lm_kernel_opts_init) when opts is NULL. */
 lm_kernel_opts lmi_opts_or_default(const lm_kernel_opts *opts);
+/* The same, with backend 'auto' (or none) turned into 'cpu' when the options ask for a knob only
+ * the cpu runs have (matmul's tile_m, tile_n, tile_k, order; conv2d's tile_h, tile_w, order) and no
+ * trace: 'auto' means a backend that can run what was asked, as trace=true means 'emu'. */
+static inline lm_kernel_opts lmi_opts_cpu_if_auto(const lm_kernel_opts *opts)
+{
+	lm_kernel_opts o = lmi_opts_or_default(opts);
+	bool cpu = o.tile_m || o.tile_n || o.tile_k || o.tile_h || o.tile_w || o.order;
+	bool is_auto = !o.backend || strcmp(o.backend, "auto") == 0;
+	if (cpu && o.trace != 1 && is_auto) o.backend = "cpu";
+	return o;
+}
 
 /* What a pattern can run on (lmi_kcall_begin): patterns without a cpu run (divergence, streams)
  * take "auto" to mean cuda with a GPU, else emu, and reject "cpu". */
@@ -324,8 +338,24 @@ lm_status lmi_emu_histogram(lmi_simt *s, const lmi_kcall *k, void *run);
 	} lmi_##name##_run;                                                                         \
 	lm_status lmi_emu_##entry(lmi_simt *s, const lmi_kcall *k, void *run);
 
-LMI_CALL_ONLY_RUN(matmul, matmul)         /* matmul.c, matmul_emu.c; body/matmul_plan.h */
-LMI_CALL_ONLY_RUN(conv, conv2d)           /* conv2d.c, conv2d_emu.c; body/conv2d_plan.h */
+/* matmul (matmul.c, matmul_emu.c): the call (body/matmul_plan.h), and the cpu run's tiles and
+ * loop order (cpu_kernels.h; given: tile_m, tile_n, tile_k or order was asked for). */
+typedef struct lmi_matmul_run {
+	lmi_matmul_call c;
+	lmi_cpu_mm_tiling cpu;
+	bool cpu_given;
+} lmi_matmul_run;
+lm_status lmi_emu_matmul(lmi_simt *s, const lmi_kcall *k, void *run);
+
+/* conv2d (conv2d.c, conv2d_emu.c): the call (body/conv2d_plan.h), and the cpu run's output tiles
+ * and loop order (given: tile_h, tile_w or order was asked for; else one tile per row). */
+typedef struct lmi_conv_run {
+	lmi_conv_call c;
+	lmi_cpu_conv_tiling cpu;
+	bool cpu_given;
+} lmi_conv_run;
+lm_status lmi_emu_conv2d(lmi_simt *s, const lmi_kcall *k, void *run);
+
 LMI_CALL_ONLY_RUN(spmv, spmv)             /* spmv.c, spmv_emu.c; body/spmv_plan.h */
 LMI_CALL_ONLY_RUN(divergence, divergence) /* divergence.c, divergence_emu.c; body/divergence_plan.h */
 LMI_CALL_ONLY_RUN(access, access)         /* the memory-access demos: access.c, access_emu.c */

@@ -35,6 +35,17 @@ static void repeats(lua_State *L, int idx, const lml_field *f, void *dst)
 	if (*(int *)dst > 1000) lml_error(L, "option repeats must lie in 1..1000, got %d", *(int *)dst);
 }
 
+/* A tile of the cpu runs (tile_m, ..., tile_w): 1..LM_KERNEL_MAX_CPU_TILE (the core reads 0 as
+ * its default, so 0 given is refused here). */
+static void cpu_tile(lua_State *L, int idx, const lml_field *f, void *dst)
+{
+	int64_t v = *(int64_t *)dst;
+	(void)idx;
+	if (v < 1 || v > LM_KERNEL_MAX_CPU_TILE)
+		lml_error(L, "%s = %lld: must be between 1 and %d", f->key, (long long)v,
+		          LM_KERNEL_MAX_CPU_TILE);
+}
+
 /* A variant's name, in the core's words ("unknown algo 'x' (expected 'a', 'b' or 'c')"): the
  * core checks the same names again, with the same message. */
 static void variant(lua_State *L, int idx, const lml_field *f, void *dst)
@@ -101,10 +112,23 @@ static const lml_field histogram_opts[] = {
 	COMMON,
 };
 
+#define CPU_TILE(member, def_, doc_) OPT(member, LML_INTEGER, .check = cpu_tile, .def = def_, .doc = doc_)
+#define CPU_TILE_RANGE "1..4096; the cpu run only (backend 'auto' then runs on the cpu); lm.tune searches it"
+
 static const lml_field matmul_opts[] = {
 	ALGO("tiled", "the variant: every operand from global memory, or tile x tile blocks staged in "
 	     "shared memory", "naive", "tiled"),
-	COUNT(tile, "16", "tile width 1..32 (the block is tile x tile threads)"),
+	COUNT(tile, "16", "tile width 1..32 (the block is tile x tile threads; on the cpu: tile_m, "
+	      "tile_n and tile_k at once)"),
+	CPU_TILE(tile_m, "tile", "rows of C's cache tiles in the cpu run of 'tiled', " CPU_TILE_RANGE),
+	CPU_TILE(tile_n, "tile", "columns of C's cache tiles in the cpu run of 'tiled', " CPU_TILE_RANGE),
+	CPU_TILE(tile_k, "tile", "the slice of k each tile product covers in the cpu run of 'tiled', "
+	         CPU_TILE_RANGE),
+	OPT(order, LML_STRING, .names = NAMES("ijk", "ikj", "jik", "jki", "kij", "kji"), .check = variant,
+	    .def = "ijk",
+	    .doc = "the cpu run's tile loops, outermost first (i: C's rows, j: its columns, k: the "
+	           "sum); OpenMP shares the outermost loop (k outermost: the middle one, slice by "
+	           "slice), so no two threads add into one tile of C; every order gives the same bits"),
 	BACKEND("auto", ALL_BACKENDS),
 	COMMON,
 };
@@ -114,6 +138,14 @@ static const lml_field conv2d_opts[] = {
 	     "halo in shared memory ('tiled' is 'tiled-input')",
 	     "naive", "constant", "tiled", "tiled-input", "tiled-output"),
 	COUNT(tile, "16", "output tile width 1..32 (tiled-input: tile + mask side - 1 <= 32)"),
+	CPU_TILE(tile_h, "1", "rows of the cpu run's output tiles, " CPU_TILE_RANGE),
+	CPU_TILE(tile_w, "the image's width", "columns of the cpu run's output tiles, " CPU_TILE_RANGE),
+	OPT(order, LML_STRING, .names = NAMES("tile-row-mask", "tile-mask-row", "mask-tile-row"),
+	    .check = variant, .def = "tile-row-mask",
+	    .doc = "the cpu run's loops, outermost first: each tile's rows swept once per mask "
+	           "element, each mask element swept over a tile's rows (the output tile stays in "
+	           "L1), or the mask outermost (each element over the whole image); OpenMP over the "
+	           "tiles; every order gives the same bits"),
 	BACKEND("auto", ALL_BACKENDS),
 	COMMON,
 };

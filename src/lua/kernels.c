@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lml_kernels.h"
+#include "lumen/isa.h"
 
 #define INFO_MT "lumen.KernelInfoBox"    /* owns the core's info while the table is built */
 #define INFO_OF "lumen.InfoOf"           /* registry: info table -> its box (weak keys) */
@@ -382,6 +383,18 @@ static int k_latency(lua_State *L)
 	return 1;
 }
 
+/* kernels.cpu_info() -> {isa=, cpu=, threads=}: the SIMD path the cpu runs take now (lumen/isa.h),
+ * the CPU's model and the threads they use: what a measured time depends on (lm.tune keys its
+ * cache by them). */
+static int k_cpu_info(lua_State *L)
+{
+	lua_createtable(L, 0, 3);
+	lml_setstring(L, "isa", lm_isa_name(lm_isa_active()));
+	lml_setstring(L, "cpu", lm_cpu_model());
+	lml_setint(L, "threads", lm_get_num_threads());
+	return 1;
+}
+
 /* ---------------------------------------------------------------- kernels.opencl */
 
 /* sizes: a number or a list of 1..3 numbers, into v; returns the dims */
@@ -522,6 +535,7 @@ static const luaL_Reg functions[] = {
 	{"coalescing", k_coalescing},
 	{"transpose", k_transpose},
 	{"latency", k_latency},
+	{"cpu_info", k_cpu_info},
 	{"opencl", k_opencl},
 	{NULL, NULL},
 };

@@ -303,8 +303,8 @@ test.case('bad input of kernels II', function()
   test.raises(function() kernels.conv2d(img, lm.ones(3, 3), {tile = 0}) end, 'option tile must be at least 1, got 0')
   test.raises(function() kernels.matmul(lm.ones(2, 3), lm.ones(2, 3)) end, 'do not chain')
   test.raises(function() kernels.matmul(lm.ones(2, 2), lm.ones(2, 2), {format = 'csr'}) end,
-              "kernels.matmul: unknown option 'format' (kernels.matmul takes algo, tile, backend, trace, "
-              .. "trace_cap or repeats)")
+              "kernels.matmul: unknown option 'format' (kernels.matmul takes algo, tile, tile_m, tile_n, "
+              .. "tile_k, order, backend, trace, trace_cap or repeats)")
   test.raises(function() kernels.sparse{rows = {1, 4}, cols = {1, 1}, vals = {1, 2}, shape = {3, 3}} end,
               'kernels.sparse: rows[2] = 4 is out of range 1..3')
   test.raises(function() kernels.sparse{rows = {0}, cols = {1}, vals = {1}, shape = {3, 3}} end,

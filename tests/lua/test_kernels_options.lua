@@ -26,6 +26,7 @@ local SAMPLE = {
   coarsen = { reduce = { 2, { algo = 'coarsened' } }, scan = { 2, { algo = 'hierarchical' } }, histogram = 2 },
   tile = 4, trace_cap = { 100, { backend = 'emu' } }, repeats = 2, warps = 2,
   segments = 2, bytes = 8192, copy_engines = 1, sms = 4, pcie_gbps = 16, clock_ghz = 1,
+  tile_m = 4, tile_n = 2, tile_k = 3, tile_h = 3, tile_w = 5, -- the cpu runs' tiles (lm.tune's knobs)
 }
 local function sample(key, call)
   local s = SAMPLE[key]
@@ -127,11 +128,16 @@ test.case('documented defaults are what a run without the option does', function
       local d = o.default:match('^%S+')
       if given[o.key] ~= nil then
         -- (set by the sample)
-      elseif o.values and o.key ~= 'backend' then
+      elseif o.values and o.key ~= 'backend' and o.key ~= 'order' then -- order: the cpu run's, below
         test.eq(info.algo, o.default, name .. ' ' .. o.key .. ' default')
         checked = checked + 1
       elseif COUNTER[o.key] and tonumber(d) and info.counters[COUNTER[o.key]] then
         test.eq(info.counters[COUNTER[o.key]], tonumber(d), name .. ' ' .. o.key .. ' default')
+        checked = checked + 1
+      elseif o.key == 'order' then -- the cpu run's loops: the default order gives the default run
+        local _, dflt = run(name, { backend = 'cpu' })
+        local _, ord = run(name, { backend = 'cpu', order = o.default })
+        test.eq(ord:tolist(), dflt:tolist(), name .. ' order default')
         checked = checked + 1
       elseif o.key == 'trace_cap' then
         test.eq(info.trace.cap, tonumber(d), name .. ' trace_cap default')
