@@ -170,6 +170,7 @@ for _, c in ipairs {
   { 'a coroutine in a kernel thread', 'kernels.launch(function(t) coroutine.wrap(function() while true do end end)() end, {block = 1})' },
   { 'a loop in a forward hook', 'local m = nn.Linear(2, 2) m:register_forward_hook(function() while true do end end) m(lm.ones(1, 2))' },
   { 'a loop in a function called from C (a sort comparator)', 'table.sort({3, 2, 1}, function(a, b) while true do end end)' },
+  { 'a long lumen.dlp simulation (C)', "local dlp = require 'lumen.dlp' dlp.array{rows = 8, cols = 8}:run(dlp.gemm{m = 4096, n = 4096, k = 4096})" },
 } do
   case(C, c[1], function()
     local err = os.tmpname()

@@ -248,18 +248,19 @@ static int64_t pf_elem(const geo *g, int which, int64_t row, int64_t col, int64_
 
 typedef void (*pf_fn)(void *ctx, int64_t addr);
 
+/* Stops early (the caller checks lm_interrupted()) when Ctrl-C asks. */
 static void pf_walk(const geo *g, int which, pf_fn fn, void *ctx)
 {
 	pf_grid s = pf_shape(g, which);
 	if (!s.diag) {
-		for (int64_t r = 0; r < s.rows; r++)
+		for (int64_t r = 0; r < s.rows && !lm_interrupted(); r++)
 			for (int64_t c = 0; c < s.cols; c++) {
 				int64_t a = pf_elem(g, which, r, c, s.period);
 				if (a >= 0) fn(ctx, a);
 			}
 		return;
 	}
-	for (int64_t d = 0; d < s.rows + s.cols - 1; d++) {
+	for (int64_t d = 0; d < s.rows + s.cols - 1 && !lm_interrupted(); d++) {
 		int64_t hi = d < s.rows - 1 ? d : s.rows - 1, lo = d - s.cols + 1 > 0 ? d - s.cols + 1 : 0;
 		for (int64_t r = hi; r >= lo; r--) {
 			int64_t a = pf_elem(g, which, r, d - r, s.period);
@@ -362,6 +363,10 @@ static lm_status rbuf_init(rbuf *b, const geo *g, int which, int64_t total_bytes
 		return lm_set_error(LM_ERR_NOMEM, "dlp.run: out of memory");
 	}
 	pf_walk(g, which, build_seq, &x);
+	if (lm_interrupted()) {
+		free(x.seq);
+		return lm_set_error(LM_ERR_INTERRUPTED, "dlp.run: interrupted");
+	}
 	int64_t nvalid = x.k, at = 0;
 	for (int64_t i = 0; i < b->size; i++) b->occ[i].off = (int32_t)at, at += b->occ[i].n;
 	b->lines = malloc((size_t)(nvalid ? nvalid : 1) * sizeof *b->lines);
@@ -731,6 +736,11 @@ lm_status lm_dlp_run(const lm_dlp_config *cfg, const lm_dlp_layer *layer, lm_dlp
 		for (int64_t fr = 0; fr < g.rf; fr++) {
 			ev_add(ev, 4, row + stall, row + stall + g.fold_rows - 1, fc * g.rf + fr);
 			for (int64_t t = 0; t < g.fold_rows; t++, row++) {
+				if ((row & 0xffff) == 0 && lm_interrupted()) {
+					st = lm_set_error(LM_ERR_INTERRUPTED, "dlp.run: interrupted (Ctrl-C) at cycle %lld of %lld",
+					                  (long long)row, (long long)(g.rf * g.cf * g.fold_rows));
+					goto done;
+				}
 				int ni, nf, no;
 				demand_row(&g, fr, fc, t, ia, &ni, fa, &nf, &no);
 				int64_t cycle = row + stall, iout, fout, oout;

@@ -380,3 +380,21 @@ test.case('the events: DMA transfers, stalls and folds as the dma scene draws th
   test.eq(#few.events, 3)
   test.ok(few.events_dropped > 0)
 end)
+
+test.case('one Ctrl-C stops a long simulation, with a message', function()
+  local exe = assert(lm.sys.executable())
+  local function q(x) return "'" .. x:gsub("'", "'\\''") .. "'" end
+  local err = os.tmpname()
+  local code = "local dlp = require 'lumen.dlp' dlp.array{rows = 8, cols = 8}:run(dlp.gemm{m = 4096, n = 4096, k = 4096})"
+  local t0 = lm.sys.clock()
+  local _, _, status = os.execute(string.format('timeout --foreground --preserve-status -k 5 -s INT 1 %s -e %s 2> %s > /dev/null',
+    q(exe), q(code), q(err)))
+  local dt = lm.sys.clock() - t0
+  local f = io.open(err)
+  local msg = f and f:read('a') or ''
+  if f then f:close() end
+  os.remove(err)
+  test.ok(msg:find('interrupted', 1, true), 'the message: ' .. msg)
+  test.ok(status ~= 0 and status ~= 137, 'exit status ' .. tostring(status) .. ' (137: it had to be killed)')
+  test.ok(dt < 4, string.format('%.1f s', dt))
+end)
