@@ -56,8 +56,11 @@ km, kc = start_new_kernel(kernel_name="lumen", startup_timeout=60)
 
 
 def run(code, timeout=60):
-    """Runs a cell; returns (reply content, [iopub messages of the cell])."""
-    mid = kc.execute(code)
+    """Runs a cell; returns (reply content, [iopub messages of the cell]). stop_on_error=False, here
+    and below: after a cell that fails, ipykernel aborts the execute requests that reach it in the
+    next moments (a notebook's "run all" stops there), and on a loaded machine the test's next cell
+    could be one of them (its reply 'aborted', none of its output)."""
+    mid = kc.execute(code, stop_on_error=False)
     msgs = []
     while True:
         m = kc.get_iopub_msg(timeout=timeout)
@@ -155,7 +158,7 @@ try:
         fixed sleep raced a loaded machine: the interrupt could land before the cell began, and a
         cell stopped before its first line is not what the test asks); the reply content and the
         seconds the interrupt took."""
-        mid = kc.execute(code)
+        mid = kc.execute(code, stop_on_error=False)
         deadline = time.time() + 60
         while time.time() < deadline:
             m = kc.get_iopub_msg(timeout=60)
