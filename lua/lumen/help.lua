@@ -918,6 +918,30 @@ $XDG_CACHE_HOME/lumen/tune/cache.json (else ~/.cache/...), keyed by op, backend,
 threads, SIMD path and CPU (emu: the latency model); a second call returns it without a run;
 refresh=true searches again, cache=false skips the file, a corrupt file is ignored with a warning
 and rewritten. verbose=true prints the search as a table, the winner marked *. docs/tune.md.]])
+doc('lm.compile', "lm.compile(fn [, example_inputs] [, {order=, disable={fuse=true,...}, max_cache=8, quiet=}]) -> f",
+  [[A compiled function (AICS ch. 4-5: static graphs). The first call (and a call whose tensors
+differ in dtype, shape, strides or device, or whose Lua values differ: a re-trace, counted) runs fn
+eagerly under a capture: every kernel it launches is recorded (forward, the backward rules autograd
+runs inside fn, the optimizers' updates), the graph is optimized by the passes (lm.graph.passes) and
+kept; later calls run that program: no Lua, no autograd bookkeeping, fused kernels. f.info: the last
+call's kernels, bytes_read, bytes_written (counted from the program), compiled; f.stats: calls,
+captures, retraces, why (what changed), breaks; f.graph: the last graph. A graph break (x:item(),
+printing, an input changed in place, a result that requires grad...) prints where it happened and
+f runs eagerly from then on (f.broken says why). docs/graph.md.]])
+doc('lm.graph.capture', 'lm.graph.capture(fn, ...) -> g',
+  [[Runs fn(...) once under a capture and returns its graph of kernels (g.nodes, g.values,
+g.storages, g.live, g.results): g:optimize([opts]) runs the passes and returns their rewrites (also
+in g.log), g:pass(name or function) one pass, g:snapshot(k) the graph after k rewrites, g:cost() and
+g:run(...) (results..., info: kernels, bytes_read, bytes_written), g:print(), g:lines(), g:dot().
+For passes of your own: g:resolve, g:is_constant, g:is_result, g:writers, g:foldable, g:fold,
+g:merge, g:signature, g:remove. docs/graph.md.]])
+doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|fuse(g [, opts]) -> rewrites',
+  [[The graph-level passes, each a Lua function over a graph (lua/lumen/graph.lua): dead-code
+elimination, constant folding (never a random draw or a result), common-subexpression elimination
+(never random draws or in-place nodes, nor across a write to an input), algebraic simplification
+(x*1, x+0, x/1, x-0, -(-x), x^1, a copy into the same layout; x-x on integers), elementwise fusion
+(broadcast-aware; an expensive producer read through a broadcast is not recomputed). The default
+order is lm.graph.order; LUMEN_DISABLE_FUSION=1 and LUMEN_DISABLE_PASSES=cse,fold switch them off.]])
 kdoc('spmv', 'y, info',
   [[A sparse matrix (from kernels.sparse) times a vector in one of four formats; info.counters
 include padding (ELL's padded slots).]])

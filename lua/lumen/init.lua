@@ -119,6 +119,12 @@ local function guard(t, where, prefix)
       rawset(tbl, 'vision', v)
       return v
     end
+    if where == 'lm' and (k == 'compile' or k == 'graph') then -- lumen/graph.lua, on first use
+      local g = require 'lumen.graph'
+      rawset(tbl, 'graph', g)
+      rawset(tbl, 'compile', g.compile)
+      return rawget(tbl, k)
+    end
     if where == 'lm' and k == 'tune' then -- lumen/tune.lua (operator-level autotuning), on first use
       local f = require('lumen.tune').tune
       rawset(tbl, 'tune', f)

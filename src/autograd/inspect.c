@@ -292,52 +292,13 @@ lm_node *lm_node_input(const lm_node *n, int k, const lm_tensor **leaf)
 }
 
 /* The parameters a user gave (a loop-only field, LMI_PK_LOOP, is the op's business). */
-int lm_node_nparams(const lm_node *n)
-{
-	int k = 0;
-	for (int f = 0; f < n->info->nfields; f++) k += n->info->fields[f].kind != LMI_PK_LOOP;
-	return k;
-}
+int lm_node_nparams(const lm_node *n) { return lmi_param_count(n->info); }
 
 lm_status lm_node_param(const lm_node *n, int j, lm_param *out)
 {
-	int nv = lm_node_nparams(n);
+	int nv = lmi_param_count(n->info);
 	if (j < 0 || j >= nv) return lmi_fail(LM_ERR_INDEX, "node %s: parameter %d of %d", n->info->grad_name, j + 1, nv);
-	const lmi_param_field *f = n->info->fields;
-	for (int seen = -1;; f++) /* the j-th shown field */
-		if (f->kind != LMI_PK_LOOP && ++seen == j) break;
-	const char *base = (const char *)&n->p;
-	memset(out, 0, sizeof *out);
-	out->name = f->name;
-	switch (f->kind) {
-	case LMI_PK_FLOAT:
-		out->kind = LM_PARAM_FLOAT;
-		memcpy(&out->f, base + f->offset, sizeof out->f);
-		break;
-	case LMI_PK_BOOL: {
-		bool b;
-		memcpy(&b, base + f->offset, sizeof b);
-		out->kind = LM_PARAM_BOOL;
-		out->i = b;
-		break;
-	}
-	case LMI_PK_INTS: {
-		int64_t count;
-		memcpy(&count, base + f->count_of, sizeof count);
-		count *= f->mult;
-		out->kind = LM_PARAM_INTS;
-		out->n = count < 0 ? 0 : count > 2 * LM_MAX_DIMS ? 2 * LM_MAX_DIMS : (int)count;
-		memcpy(out->ints, base + f->offset, (size_t)out->n * sizeof out->ints[0]);
-		break;
-	}
-	default:
-		out->kind = f->kind == LMI_PK_DIM      ? LM_PARAM_DIM
-		            : f->kind == LMI_PK_INDEX  ? LM_PARAM_INDEX
-		            : f->kind == LMI_PK_DEVICE ? LM_PARAM_DEVICE
-		                                       : LM_PARAM_INT;
-		memcpy(&out->i, base + f->offset, sizeof out->i);
-		break;
-	}
+	lmi_param_read(n->info, &n->p, j, out);
 	return LM_OK;
 }
 

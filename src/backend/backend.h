@@ -30,10 +30,10 @@
 #define LMI_DEVICE_COUNT (LM_OPENCL + 1)
 
 /* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node);
- * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell, attention. Bumped
+ * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell, attention; 7: fused. Bumped
  * when the interface changes, like
  * LMI_CUDA_MODULE_VERSION. */
-#define LMI_BACKEND_VERSION 6
+#define LMI_BACKEND_VERSION 7
 
 /* The loop families, once: their names (for supports_op, lm.ops and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
@@ -42,7 +42,7 @@
 	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
 	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
 	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks) X(lstm_cell) \
-	X(gru_cell) X(attention)
+	X(gru_cell) X(attention) X(fused)
 
 #define LMI_BE_ENUM_(name) LMI_BE_OP_##name,
 typedef enum lmi_be_op { LMI_BACKEND_OPS(LMI_BE_ENUM_) LMI_BE_OP_COUNT } lmi_be_op;
@@ -236,6 +236,10 @@ typedef struct lmi_loops {
 	lm_status (*attention)(const lm_tensor *q, const lm_tensor *k, const lm_tensor *v, bool causal, double scale,
 	                       lm_tensor *o, lm_tensor *lse, const lm_tensor *stats, const lm_tensor *dout,
 	                       lm_tensor *dq, lm_tensor *dk, lm_tensor *dv);
+
+	/* ---- a fused group of elementwise nodes (exec.h's lmi_fused): out[0..f->nout) of one shape,
+	 * in[0..f->nin) broadcast to it, any strides */
+	lm_status (*fused)(const lmi_fused *f, lm_tensor *const *out, const lm_tensor *const *in);
 } lmi_loops;
 
 /* The loop family that runs op (LMI_BE_OP_COUNT: none, the copies and views). */

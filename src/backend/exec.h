@@ -24,6 +24,31 @@
 #define LMI_EXEC_SRC 5
 #define LMI_EXEC_DST 4
 
+/*
+ * A fused kernel (a program's group of elementwise nodes, ../ops/program.c): its instructions run
+ * in order on each block of elements, reading the kernel's operands (outputs first, then inputs,
+ * all at the outputs' shape, inputs broadcast) or registers (values made and used inside the
+ * kernel), each instruction one of the elementwise loops (unary, binary, where, add_scaled) in
+ * its own dtype. A device that runs it computes each element as the nodes one by one would.
+ */
+#define LMI_FUSED_MAX_OUT 4
+#define LMI_FUSED_MAX_INSTR 48
+#define LMI_FUSED_MAX_REGS 24
+#define LMI_FUSED_REG 100 /* an operand reference >= this is register (ref - LMI_FUSED_REG) */
+typedef struct lmi_fused_instr {
+	int loop;        /* LMI_BE_OP_unary, _binary, _where, _add_scaled (backend.h) */
+	int code;        /* unary: lm_unop or lmi_cpu_unop_ext; binary: lm_binop */
+	double p0, p1;   /* unary's parameters; add_scaled's alpha in p0 */
+	lm_dtype dtype;  /* the loop's dtype (a comparison's inputs'; its result is uint8) */
+	lm_dtype out_dtype;
+	int out, nin, in[3];
+} lmi_fused_instr;
+typedef struct lmi_fused {
+	int nout, nin, ninstr, nregs;
+	lmi_fused_instr instr[LMI_FUSED_MAX_INSTR];
+	lm_dtype reg_dtype[LMI_FUSED_MAX_REGS];
+} lmi_fused;
+
 typedef struct lmi_exec {
 	lmi_op op;                          /* the list's op (its row: lmi_ops[op]) */
 	const lmi_params *p;                /* its parameters (p->\<its params struct>; never NULL) */
@@ -34,6 +59,7 @@ typedef struct lmi_exec {
 	lm_tensor *dst[LMI_EXEC_DST];       /* outputs, allocated (an in-place op: dst[0] == src[0]; the
 	                                     * optimizers: dst = p and its states, src[1] = the gradient) */
 	int64_t count;                      /* count_correct's answer */
+	const lmi_fused *fused;             /* LMI_OP_FUSED: the kernel (dst: its outputs, src: inputs) */
 } lmi_exec;
 
 /* ---------------------------------------------------------------- geometry every device derives */

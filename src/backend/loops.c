@@ -56,6 +56,7 @@ lmi_be_op lmi_loop_of(lmi_op op)
 	case LMI_OP_GRU_CELL_BACKWARD: return LMI_BE_OP_gru_cell;
 	case LMI_OP_FLASH_ATTENTION:
 	case LMI_OP_FLASH_ATTENTION_BACKWARD: return LMI_BE_OP_attention;
+	case LMI_OP_FUSED: return LMI_BE_OP_fused;
 	default: return LMI_BE_OP_COUNT;
 	}
 }
@@ -64,6 +65,7 @@ bool lmi_loops_supports(const lmi_loops *L, const lmi_exec *e)
 {
 	lmi_be_op loop = lmi_loop_of(e->op);
 	if (loop == LMI_BE_OP_COUNT) return true; /* copies and views: every device has them */
+	if (loop == LMI_BE_OP_fused && !L->fused) return false;
 	return L->supports_op(loop, e->dtype);
 }
 
@@ -181,6 +183,7 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	case LMI_OP_FLASH_ATTENTION_BACKWARD:
 		return L->attention(s[0], s[1], s[2], p->attention.is_causal, p->attention.scale, NULL, NULL, s[3], s[4], d[0],
 		                    d[1], d[2]);
+	case LMI_OP_FUSED: return L->fused(e->fused, d, s);
 	default:
 		return lmi_fail(LM_ERR_INTERNAL, "%s: op %d runs no loop of a device", e->fname, (int)e->op);
 	}

@@ -204,12 +204,21 @@ static lm_status copy_cpu(lm_tensor *dst, const lm_tensor *src)
 	return lmi_iter_run(&it, copy_by_table, &tp);
 }
 
-lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
+static lm_status copy_any(lm_tensor *dst, const lm_tensor *src)
 {
 	lm_device dd = dst->storage->device, sd = src->storage->device;
 	if (dd == LM_CPU && sd == LM_CPU) return copy_cpu(dst, src);
 	if (dd == sd) return lmi_device_ops_for(dd)->copy(dst, src);
 	return lmi_copy_across(dst, src, copy_cpu);
+}
+
+lm_status lmi_copy(lm_tensor *dst, const lm_tensor *src)
+{
+	int d = lmi_capture_enter();
+	lm_status s = copy_any(dst, src);
+	lmi_capture_leave(d);
+	if (d == 0 && !s) lmi_capture_copy(dst, src);
+	return s;
 }
 
 #define FILL_KERNEL(T)                                                                              \
@@ -229,7 +238,18 @@ FILL_KERNEL(uint16_t)
 FILL_KERNEL(uint32_t)
 FILL_KERNEL(uint64_t)
 
+static lm_status fill_any(lm_tensor *t, double value);
+
 lm_status lmi_fill(lm_tensor *t, double value)
+{
+	int d = lmi_capture_enter();
+	lm_status s = fill_any(t, value);
+	lmi_capture_leave(d);
+	if (d == 0 && !s) lmi_capture_fill(t, value);
+	return s;
+}
+
+static lm_status fill_any(lm_tensor *t, double value)
 {
 	if (t->storage->device != LM_CPU) return lmi_device_ops_for(t->storage->device)->fill(t, value);
 	if (lmi_is_block(t->dtype)) return lmi_block_refuse("fill_", t->dtype);

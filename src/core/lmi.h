@@ -34,6 +34,9 @@ typedef struct lm_storage {
 	uint8_t *init_marks;
 	size_t init_elem;
 	uint64_t init_version;
+	/* Made after how many others (lmi_storage_new; 0: not counted): a capture tells the storages
+	 * made while it ran from those that were there before (capture.c). */
+	uint64_t serial;
 } lm_storage;
 
 struct lmi_node;
@@ -240,7 +243,7 @@ static inline uint64_t lmi_wrap_u64(double v)
  * merged where every operand's strides allow), so a contiguous or wholly transposed tensor is one
  * dim. No user may depend on the visiting order. The CPU loops take the innermost dim as a 1-D kernel call and iterate the outer ones.
  */
-#define LMI_ITER_MAX_OPS 4
+#define LMI_ITER_MAX_OPS 8 /* a fused kernel's outputs and inputs (capture.c) */
 typedef struct lmi_iter {
 	int nops;
 	int ndim;                               /* after coalescing, >= 1 */
@@ -310,6 +313,35 @@ lm_status lmi_inplace_check(const char *fname, const lm_tensor *t);
 bool lmi_grad_enabled(void);
 /* Grad mode on and some input requires grad. */
 bool lmi_any_requires_grad(int n, const lm_tensor *const *ts);
+
+/* ---------------------------------------------------------------- capture (capture.c) */
+/*
+ * While a capture runs on this thread (lm_capture_begin, lumen/graph.h), every kernel the engine
+ * launches at the top level is recorded: a device node (lmi_compute), a copy, a fill, a draw of
+ * random numbers. A launch from inside another (the copies of a dtype conversion within
+ * lmi_compute) is part of it and not recorded: lmi_capture_enter returns the depth before it
+ * (-1: no capture), and only a depth of 0 records.
+ */
+struct lm_capture;
+extern _Thread_local struct lm_capture *lmi_capture_cur;
+extern _Thread_local int lmi_capture_depth;
+static inline int lmi_capture_enter(void) { return lmi_capture_cur ? lmi_capture_depth++ : -1; }
+static inline void lmi_capture_leave(int d)
+{
+	if (d >= 0) lmi_capture_depth--;
+}
+struct lmi_exec;
+void lmi_capture_exec(const struct lmi_exec *e);
+void lmi_capture_copy(const lm_tensor *dst, const lm_tensor *src);
+void lmi_capture_fill(const lm_tensor *t, double value);
+void lmi_capture_random(const lm_tensor *t, const struct lmi_rng_call *c, lm_dtype gen_dt);
+/* Work a capture cannot replay (a value read on the host and used to compute, data moved by
+ * the host): the capture breaks with why, naming fname. No-op without a capture. */
+void lmi_capture_opaque(const char *fname, const char *why);
+/* Draws call c's kind of numbers into t again from the generator's current position (a replayed
+ * random node; rng.c). */
+lm_status lmi_rng_redraw(lm_tensor *t, const struct lmi_rng_call *c, lm_dtype gen_dt);
+uint64_t lmi_storage_serial_next(void);
 
 /* ---------------------------------------------------------------- the one edge upward */
 

@@ -110,7 +110,26 @@ lm_status lmi_rng_fill_host(void *d, lm_dtype dt, int64_t n, const lmi_rng_call 
 /* Fills contiguous t (numel n) from the generator; advances the global offset. A tensor on
  * another device is filled there by its device's loop (lmi_device_ops.random), which draws the
  * same blocks (philox.h). */
+static lm_status generate_(gen *g, lm_tensor *t);
 static lm_status generate(gen *g, lm_tensor *t)
+{
+	int d = lmi_capture_enter();
+	lm_status s = generate_(g, t);
+	lmi_capture_leave(d);
+	if (d == 0 && !s) {
+		lmi_rng_call c = {g->k, g->dt == LM_FLOAT64, g->a, g->b, g->lo, g->range, 0, 0};
+		lmi_capture_random(t, &c, g->dt);
+	}
+	return s;
+}
+
+lm_status lmi_rng_redraw(lm_tensor *t, const lmi_rng_call *c, lm_dtype gen_dt)
+{
+	gen g = {.k = c->kind, .dt = gen_dt, .a = c->a, .b = c->b, .lo = c->lo, .range = c->range};
+	return generate(&g, t);
+}
+
+static lm_status generate_(gen *g, lm_tensor *t)
 {
 	int64_t n = lm_tensor_numel(t);
 	int pb = per_block(g);

@@ -32,7 +32,7 @@ lm_storage *lmi_storage_new(size_t nbytes, lm_device dev)
 		lm_free(s, sizeof *s);
 		return NULL;
 	}
-	*s = (lm_storage){.refcount = 1, .device = dev, .data = data, .nbytes = nbytes};
+	*s = (lm_storage){.refcount = 1, .device = dev, .data = data, .nbytes = nbytes, .serial = lmi_storage_serial_next()};
 	return s;
 }
 

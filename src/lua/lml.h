@@ -57,6 +57,7 @@ void lml_open_optim(lua_State *L, int mt, int m, int lm);   /* optim.c: lm._opti
 void lml_open_data(lua_State *L, int mt, int m, int lm);    /* data.c: lm._data */
 void lml_open_dist(lua_State *L, int mt, int m, int lm);    /* dist_loader.c: lm._dist_open */
 void lml_open_dlp(lua_State *L, int mt, int m, int lm);     /* dlp.c: lm._dlp */
+void lml_open_graph(lua_State *L, int mt, int m, int lm);   /* graph.c: lm._graph (lm.compile) */
 /* The tostring of a tensor (print.c): pushes the text. */
 int lml_tensor_tostring(lua_State *L);
 /* The __index / __newindex of element access (view.c); idx is the key's index. */

@@ -35,6 +35,7 @@ int luaopen_lumen_core(lua_State *L)
 	lml_open_data(L, mt, m, lm);
 	lml_open_dist(L, mt, m, lm);
 	lml_open_dlp(L, mt, m, lm);
+	lml_open_graph(L, mt, m, lm);
 	lua_pushvalue(L, m);
 	lua_setfield(L, lm, "Tensor"); /* the method table: Lua code may add methods */
 	lua_getfield(L, LUA_REGISTRYINDEX, "lumen.luadir"); /* set by lml_install_loader */

@@ -45,6 +45,7 @@ lm_tensor *lm_take_rows(const lm_tensor *src, const int64_t *idx, int64_t n)
 		if (idx[i] < 0 || idx[i] >= rows)
 			return lmi_fail_null(LM_ERR_INDEX, "%s: index %lld at position %lld is out of range for %lld "
 			                     "rows", fname, (long long)idx[i] + 1, (long long)i + 1, (long long)rows);
+	lmi_capture_opaque(fname, "rows are gathered by the host from a Lua index list");
 	if (src->storage->device != LM_CPU) return take_rows_on_device(src, idx, n);
 	lm_tensor *sc = lm_tensor_is_contiguous(src) ? lm_tensor_retain((lm_tensor *)src)
 	                                             : lmi_contiguous_copy(src, src->dtype);

@@ -94,7 +94,18 @@ static lm_status compute_as(const lmi_backend *b, lmi_exec *e)
 	return s;
 }
 
+static lm_status compute(lmi_exec *e);
+
 lm_status lmi_compute(lmi_exec *e)
+{
+	int d = lmi_capture_enter();
+	lm_status s = compute(e);
+	lmi_capture_leave(d);
+	if (d == 0 && !s) lmi_capture_exec(e);
+	return s;
+}
+
+static lm_status compute(lmi_exec *e)
 {
 	const lmi_backend *b = lmi_backend_for(exec_tensor(e)->storage->device);
 	lm_status s = check_blocks(e);
@@ -104,7 +115,18 @@ lm_status lmi_compute(lmi_exec *e)
 	return b->compute(e);
 }
 
+static lm_status compute_graph(lmi_exec *nodes, int n);
+
 lm_status lmi_compute_graph(lmi_exec *nodes, int n)
+{
+	int d = lmi_capture_enter();
+	lm_status s = compute_graph(nodes, n);
+	lmi_capture_leave(d);
+	for (int i = 0; d == 0 && !s && i < n; i++) lmi_capture_exec(&nodes[i]);
+	return s;
+}
+
+static lm_status compute_graph(lmi_exec *nodes, int n)
 {
 	if (n <= 0) return LM_OK;
 	lm_device d = exec_tensor(&nodes[0])->storage->device;
@@ -148,6 +170,7 @@ lm_status lmi_run(const char *fname, lmi_op op, const lmi_params *p, lm_dtype dt
 	e.nsrc = nsrc;
 	e.ndst = ndst;
 	e.count = 0;
+	e.fused = NULL;
 	for (int k = 0; k < LMI_EXEC_SRC; k++) e.src[k] = k < nsrc ? src[k] : NULL;
 	for (int k = 0; k < LMI_EXEC_DST; k++) e.dst[k] = k < ndst ? dst[k] : NULL;
 	return lmi_compute(&e);

@@ -127,7 +127,8 @@ lm_tensor *lm_pin_memory(const lm_tensor *t)
 		return NULL;
 	}
 	*s = (lm_storage){.refcount = 1, .device = LM_CPU, .data = data, .nbytes = nbytes,
-	                  .free_fn = free_pinned, .free_ctx = (void *)b->mem, .pinned = true};
+	                  .free_fn = free_pinned, .free_ctx = (void *)b->mem, .pinned = true,
+	                  .serial = lmi_storage_serial_next()};
 	int64_t stride[LM_MAX_DIMS];
 	lmi_contiguous_strides(t->ndim, t->shape, stride);
 	lm_tensor *out = lmi_tensor_wrap(s, t->dtype, t->ndim, t->shape, stride, 0);

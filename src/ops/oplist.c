@@ -8,6 +8,7 @@
 #include "autograd/graph.h"
 #include "backend/backend.h"
 #include "core/lmi.h"
+#include "lumen/autograd.h"
 #include "ops/oplist.h"
 
 /* The public enums index into the list: the unary ops from LMI_OP_EXP, the binary ones from
@@ -127,4 +128,52 @@ int lm_op_supported(int i, lm_device d, lm_dtype dt)
 	/* int8, float16, bfloat16: CPU tensors only, in their compute_as loops (ops/common.c) */
 	e.dtype = lmi_dtypes[ldt].compute_as;
 	return d == LM_CPU && e.dtype != (lm_dtype)ldt && b->supports_node(&e) ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- parameters as lm_param */
+
+int lmi_param_count(const lmi_op_info *o)
+{
+	int k = 0;
+	for (int f = 0; f < o->nfields; f++) k += o->fields[f].kind != LMI_PK_LOOP;
+	return k;
+}
+
+void lmi_param_read(const lmi_op_info *o, const lmi_params *p, int j, lm_param *out)
+{
+	const lmi_param_field *f = o->fields;
+	for (int seen = -1;; f++) /* the j-th shown field */
+		if (f->kind != LMI_PK_LOOP && ++seen == j) break;
+	const char *base = (const char *)p;
+	memset(out, 0, sizeof *out);
+	out->name = f->name;
+	switch (f->kind) {
+	case LMI_PK_FLOAT:
+		out->kind = LM_PARAM_FLOAT;
+		memcpy(&out->f, base + f->offset, sizeof out->f);
+		break;
+	case LMI_PK_BOOL: {
+		bool b;
+		memcpy(&b, base + f->offset, sizeof b);
+		out->kind = LM_PARAM_BOOL;
+		out->i = b;
+		break;
+	}
+	case LMI_PK_INTS: {
+		int64_t count;
+		memcpy(&count, base + f->count_of, sizeof count);
+		count *= f->mult;
+		out->kind = LM_PARAM_INTS;
+		out->n = count < 0 ? 0 : count > 2 * LM_MAX_DIMS ? 2 * LM_MAX_DIMS : (int)count;
+		memcpy(out->ints, base + f->offset, (size_t)out->n * sizeof out->ints[0]);
+		break;
+	}
+	default:
+		out->kind = f->kind == LMI_PK_DIM      ? LM_PARAM_DIM
+		            : f->kind == LMI_PK_INDEX  ? LM_PARAM_INDEX
+		            : f->kind == LMI_PK_DEVICE ? LM_PARAM_DEVICE
+		                                       : LM_PARAM_INT;
+		memcpy(&out->i, base + f->offset, sizeof out->i);
+		break;
+	}
 }

@@ -96,7 +96,7 @@ typedef enum lmi_dtype_rule {
 	P(count, LMI_PF(count, int64_t, base, INT)) \
 	P(crop, LMI_PF(crop, int64_t, pad, INT)) \
 	P(sgd, LMI_PF(sgd, double, lr, FLOAT) LMI_PF(sgd, double, momentum, FLOAT) LMI_PF(sgd, double, dampening, FLOAT) LMI_PF(sgd, double, weight_decay, FLOAT) LMI_PF(sgd, bool, nesterov, BOOL) LMI_PF(sgd, bool, maximize, BOOL) LMI_PF(sgd, bool, first, BOOL)) \
-	P(adam, LMI_PF(adam, double, lr, FLOAT) LMI_PF(adam, double, beta1, FLOAT) LMI_PF(adam, double, beta2, FLOAT) LMI_PF(adam, double, eps, FLOAT) LMI_PF(adam, double, weight_decay, FLOAT) LMI_PF(adam, bool, amsgrad, BOOL) LMI_PF(adam, bool, decoupled, BOOL) LMI_PF(adam, bool, maximize, BOOL) LMI_PF(adam, double, step_size, FLOAT) LMI_PF(adam, double, bc2_sqrt, FLOAT)) \
+	P(adam, LMI_PF(adam, double, lr, FLOAT) LMI_PF(adam, double, beta1, FLOAT) LMI_PF(adam, double, beta2, FLOAT) LMI_PF(adam, double, eps, FLOAT) LMI_PF(adam, double, weight_decay, FLOAT) LMI_PF(adam, bool, amsgrad, BOOL) LMI_PF(adam, bool, decoupled, BOOL) LMI_PF(adam, bool, maximize, BOOL) LMI_PF(adam, double, step_size, FLOAT) LMI_PF(adam, double, bc2_sqrt, FLOAT) LMI_PF(adam, int64_t, step, INT)) \
 	P(rmsprop, LMI_PF(rmsprop, double, lr, FLOAT) LMI_PF(rmsprop, double, alpha, FLOAT) LMI_PF(rmsprop, double, eps, FLOAT) LMI_PF(rmsprop, double, weight_decay, FLOAT) LMI_PF(rmsprop, double, momentum, FLOAT) LMI_PF(rmsprop, bool, centered, BOOL) LMI_PF(rmsprop, bool, maximize, BOOL))
 
 /* ---------------------------------------------------------------- the ops */
@@ -221,7 +221,9 @@ typedef enum lmi_dtype_rule {
 	X(FLIP_BATCH, "flip_batch", NULL, none, 2, flip_batch, LMI_DT_SAME, none)                    \
 	/* the quantized products (ops/quant.c): no autograd, the inputs are codes */                  \
 	X(INT_MM, "int_mm", NULL, none, 2, int_mm, LMI_DT_QUANT, none)                               \
-	X(LINEAR_BLOCKS, "linear_blocks", NULL, none, 2, linear_blocks, LMI_DT_QUANT, none)
+	X(LINEAR_BLOCKS, "linear_blocks", NULL, none, 2, linear_blocks, LMI_DT_QUANT, none) \
+	/* a compiled program's fused group of elementwise nodes (ops/program.c; lmi_exec.fused) */     \
+	X(FUSED, "fused", NULL, none, -1, fused, LMI_DT_SAME, none)
 
 #define LMI_OP_ENUM_(ID, ...) LMI_OP_##ID,
 typedef enum lmi_op { LMI_OPS(LMI_OP_ENUM_) LMI_OP_COUNT } lmi_op;
@@ -296,5 +298,10 @@ static inline const lmi_op_info *lmi_op_get(lmi_op op) { return &lmi_ops[op]; }
 int lmi_op_find(const char *name);
 /* The dtype rule's words ("float32 and float64", ...). */
 const char *lmi_dtype_rule_text(lmi_dtype_rule r);
+/* The parameters of op o a user sees (not the loop-only ones), and the j-th of them in p as an
+ * lm_param (lumen/autograd.h; 0 <= j < lmi_param_count(o)). */
+struct lm_param;
+int lmi_param_count(const lmi_op_info *o);
+void lmi_param_read(const lmi_op_info *o, const lmi_params *p, int j, struct lm_param *out);
 
 #endif

@@ -133,7 +133,8 @@ lm_status lm_adam_step_(lm_tensor *p, const lm_tensor *grad, lm_tensor *m, lm_te
 	}
 	lmi_params prm = {.adam = {.lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2, .eps = o->eps,
 	                           .weight_decay = o->weight_decay, .amsgrad = o->amsgrad, .decoupled = o->decoupled,
-	                           .maximize = o->maximize, .step_size = step_size_d, .bc2_sqrt = bc2_sqrt}};
+	                           .maximize = o->maximize, .step_size = step_size_d, .bc2_sqrt = bc2_sqrt,
+	                           .step = o->step}};
 	s = lmi_run(fname, LMI_OP_ADAM_STEP, &prm, pw->dtype, 2, (const lm_tensor *[]){pw, gc}, 4,
 	            (lm_tensor *[]){pw, m, v, vmax});
 	lm_tensor_release(gc);
@@ -211,6 +212,7 @@ lm_status lm_clip_grad_norm_(int64_t n, lm_tensor *const *grads, double max_norm
                              double *total)
 {
 	static const char *const fname = "clip_grad_norm_";
+	lmi_capture_opaque(fname, "the gradients' norm is read on the host and scales them");
 	if (n < 0 || (n && !grads)) return lmi_fail(LM_ERR_ARG, "%s: bad gradient list", fname);
 	if (!(max_norm >= 0)) return lmi_fail(LM_ERR_ARG, "%s: max_norm %g must be >= 0", fname, max_norm);
 	if (!(p > 0)) return lmi_fail(LM_ERR_ARG, "%s: norm_type %g must be > 0 (or inf)", fname, p);

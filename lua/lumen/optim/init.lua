@@ -308,7 +308,10 @@ class('SGD', { momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, 
         first = true
       end
     end
+    local mark = lm._graph.capturing() and require('lumen.graph')._mark()
     C.sgd(p, buf, g.lr, g.momentum, g.dampening, g.weight_decay, g.nesterov, g.maximize, first)
+    -- a compiled step (lumen/graph.lua) re-reads the learning rate; the buffer is no longer new
+    if mark then require('lumen.graph')._bind(mark, function() return { lr = g.lr, first = false } end) end
   end,
   function(self)
     for gi, g in ipairs(self.param_groups) do
@@ -335,8 +338,16 @@ local function adam_update(decoupled)
     end
     if g.amsgrad and not st.max_exp_avg_sq then st.max_exp_avg_sq = lm.zeros_like(p) end
     st.step = st.step + 1
+    local mark = lm._graph.capturing() and require('lumen.graph')._mark()
     C.adam(p, st.exp_avg, st.exp_avg_sq, g.amsgrad and st.max_exp_avg_sq or nil, g.lr, g.betas[1], g.betas[2],
       g.eps, g.weight_decay, st.step, g.amsgrad, decoupled, g.maximize)
+    -- a compiled step (lumen/graph.lua) takes the next step count and the learning rate at every run
+    if mark then
+      require('lumen.graph')._bind(mark, function()
+        st.step = st.step + 1
+        return { step = st.step, lr = g.lr }
+      end)
+    end
   end
 end
 
@@ -362,8 +373,15 @@ class('RMSprop', { lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, moment
     if g.momentum > 0 and not st.momentum_buffer then st.momentum_buffer = lm.zeros_like(p) end
     if g.centered and not st.grad_avg then st.grad_avg = lm.zeros_like(p) end
     st.step = st.step + 1
+    local mark = lm._graph.capturing() and require('lumen.graph')._mark()
     C.rmsprop(p, st.square_avg, g.momentum > 0 and st.momentum_buffer or nil, g.centered and st.grad_avg or nil,
       g.lr, g.alpha, g.eps, g.weight_decay, g.momentum, g.centered, g.maximize)
+    if mark then
+      require('lumen.graph')._bind(mark, function()
+        st.step = st.step + 1
+        return { lr = g.lr }
+      end)
+    end
   end)
 
 -- ---------------------------------------------------------------- LBFGS

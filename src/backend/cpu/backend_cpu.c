@@ -38,6 +38,7 @@ static const lmi_loops cpu_loops = {
 	.binary = lmi_cpu_binary,
 	.where = lmi_cpu_where,
 	.add_scaled = lmi_cpu_add_scaled,
+	.fused = lmi_cpu_fused,
 	.reduce_dims = lmi_cpu_reduce_dims,
 	.count_correct = lmi_cpu_count_correct,
 	.matmul = lmi_cpu_matmul,

@@ -20,6 +20,8 @@ lm_status lmi_cpu_divmod(lm_binop op, lm_tensor *out, const lm_tensor *a, const 
 /* out = cond ? a : b; cond uint8; all broadcast to out's shape. */
 lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *a,
                         const lm_tensor *b);
+/* A fused group of elementwise nodes (exec.h's lmi_fused) in one pass: fused.c. */
+lm_status lmi_cpu_fused(const lmi_fused *f, lm_tensor *const *out, const lm_tensor *const *in);
 
 /*
  * Reduction of contiguous x viewed as (outer, R, inner) over the middle axis into contiguous out

@@ -1,0 +1,152 @@
+-- bench/compile/run.lua — what lm.compile buys (issue 31, Measure), in one run:
+--  1. a 4-op elementwise chain, ((x * 2 + 1):relu() * 3), on 2^24 float32: eager (4 kernels, each
+--     a pass over memory) against compiled (fused: one pass) against a copy of the same bytes
+--     (x:clone(): reads and writes 64 MiB, what any one-pass kernel must at least move);
+--  2. a training step (zero_grad, forward, cross-entropy, backward, SGD lr 0.1) of the examples'
+--     MLP (784-256-10) and CNN (examples/cnn_fashion.lua's), batch 128, eager against compiled;
+--  3. capture and optimization time of the CNN step's graph (the capture also runs the step once
+--     eagerly: shown separately).
+-- Times: wall clock of the Lua call, median of --repeats calls after --warmup calls; inputs
+-- random (the speed does not depend on the values). PyTorch's eager steps: bench/compile/run.sh.
+-- Usage: lumen bench/compile/run.lua [--repeats 20] [--warmup 3] [--quick] [--json]
+local nn, optim = require 'lumen.nn', require 'lumen.optim'
+local F = lm.nn.functional
+
+local repeats, warmup, quick, json = 20, 3, false, false
+local i = 1
+while arg[i] do
+  local a = arg[i]
+  if a == '--repeats' then repeats = math.tointeger(tonumber(arg[i + 1])); i = i + 2
+  elseif a == '--warmup' then warmup = math.tointeger(tonumber(arg[i + 1])); i = i + 2
+  elseif a == '--quick' then quick = true; i = i + 1
+  elseif a == '--json' then json = true; i = i + 1
+  else error('bench/compile/run.lua: unknown argument ' .. a .. ' (--repeats N, --warmup N, --quick, --json)') end
+end
+if quick then repeats, warmup = 3, 1 end
+
+local function median(t)
+  table.sort(t)
+  local n = #t
+  return n % 2 == 1 and t[(n + 1) // 2] or (t[n // 2] + t[n // 2 + 1]) / 2
+end
+
+local function ms(fn)
+  for _ = 1, warmup do fn() end
+  local t = {}
+  for r = 1, repeats do
+    local t0 = lm.sys.clock()
+    fn()
+    t[r] = (lm.sys.clock() - t0) * 1e3
+  end
+  return median(t)
+end
+
+local out = { threads = lm.get_num_threads and lm.get_num_threads() or nil }
+
+-- ---------------------------------------------------------------- 1. the chain
+local n = quick and (1 << 20) or (1 << 24)
+local x = lm.randn(n)
+local chain = function(x) return ((x * 2 + 1):relu() * 3) end
+local cchain = lm.compile(chain)
+cchain(x)
+local r = cchain(x)
+assert(cchain.info.compiled and cchain.info.kernels == 1, 'the chain compiles to one kernel')
+assert(lm.equal(r, chain(x)), 'the compiled chain equals eager')
+local bytes = cchain.info.bytes_read + cchain.info.bytes_written
+out.chain = {
+  n = n,
+  eager_ms = ms(function() return chain(x) end),
+  compiled_ms = ms(function() return cchain(x) end),
+  copy_ms = ms(function() return x:clone() end),
+  kernels_eager = #cchain.graph.nodes, kernels_compiled = cchain.info.kernels, bytes_compiled = bytes,
+}
+
+-- ---------------------------------------------------------------- 2. training steps
+local function mlp() return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10)) end
+local CNN = nn.Module:extend('BenchCNN')
+function CNN:__init()
+  self.conv1 = nn.Conv2d(1, 16, 3, { padding = 1 })
+  self.conv2 = nn.Conv2d(16, 32, 3, { padding = 1 })
+  self.pool = nn.MaxPool2d(2)
+  self.fc = nn.Linear(32 * 7 * 7, 10)
+end
+function CNN:forward(x)
+  x = self.pool(F.relu(self.conv1(x)))
+  x = self.pool(F.relu(self.conv2(x)))
+  return self.fc(x:flatten(2))
+end
+
+local function step_of(model)
+  local opt = optim.SGD(model:parameters(), { lr = 0.1 })
+  return function(x, y)
+    opt:zero_grad()
+    local loss = F.cross_entropy(model(x), y)
+    loss:backward()
+    opt:step()
+    return loss:detach()
+  end
+end
+
+local B = 128
+local xb, yb = lm.randn(B, 1, 28, 28), lm.randint(1, 11, { B })
+for _, m in ipairs({ { 'mlp', mlp }, { 'cnn', function() return CNN() end } }) do
+  lm.manual_seed(1)
+  local eager = step_of(m[2]())
+  lm.manual_seed(1)
+  local cstep = lm.compile(step_of(m[2]()))
+  cstep(xb, yb)
+  cstep(xb, yb)
+  assert(cstep.info.compiled, m[1] .. ': the step compiles')
+  local t_e = ms(function() return eager(xb, yb) end)
+  local t_c = ms(function() return cstep(xb, yb) end)
+  out[m[1]] = { eager_ms = t_e, compiled_ms = t_c, kernels_captured = #cstep.graph.nodes,
+    kernels_compiled = cstep.info.kernels }
+  if m[1] == 'cnn' then
+    lm.manual_seed(1)
+    local s = step_of(m[2]())
+    s(xb, yb)
+    local t_step = ms(function() return s(xb, yb) end)
+    local caps, opts = {}, {}
+    for k = 1, math.max(3, repeats // 4) do
+      local t0 = lm.sys.clock()
+      local g = lm.graph.capture(s, xb, yb)
+      local t1 = lm.sys.clock()
+      g:optimize()
+      g:program()
+      local t2 = lm.sys.clock()
+      caps[k], opts[k] = (t1 - t0) * 1e3, (t2 - t1) * 1e3
+    end
+    out.cnn.capture_ms, out.cnn.optimize_ms, out.cnn.step_ms = median(caps), median(opts), t_step
+  end
+end
+
+if json then
+  local parts = {}
+  for k, v in pairs(out) do
+    if type(v) == 'table' then
+      local f = {}
+      for a, b in pairs(v) do f[#f + 1] = string.format('"%s": %s', a, tostring(b)) end
+      parts[#parts + 1] = string.format('"%s": {%s}', k, table.concat(f, ', '))
+    end
+  end
+  print('{' .. table.concat(parts, ', ') .. '}')
+  return
+end
+local c = out.chain
+print(string.format('lm.compile on the cpu, %s threads; wall clock, median of %d calls after %d warm-up calls',
+  tostring(out.threads or '?'), repeats, warmup))
+print(string.format('\n1. ((x * 2 + 1):relu() * 3) on %d float32 (%d MiB):', c.n, c.n * 4 >> 20))
+print(string.format('   eager (%d kernels)          %8.2f ms', c.kernels_eager, c.eager_ms))
+print(string.format('   compiled (%d kernel)         %8.2f ms   %.2fx eager', c.kernels_compiled, c.compiled_ms,
+  c.eager_ms / c.compiled_ms))
+print(string.format('   copy of the same bytes      %8.2f ms   compiled at %.0f%% of its speed', c.copy_ms,
+  100 * c.copy_ms / c.compiled_ms))
+print('\n2. a training step, batch 128 (SGD):')
+for _, k in ipairs({ 'mlp', 'cnn' }) do
+  local s = out[k]
+  print(string.format('   %s: eager %7.2f ms (%d kernels), compiled %7.2f ms (%d kernels): %.2fx', k, s.eager_ms,
+    s.kernels_captured, s.compiled_ms, s.kernels_compiled, s.eager_ms / s.compiled_ms))
+end
+print(string.format('\n3. the CNN step: capture %.2f ms (of which the eager step %.2f ms: %.2f ms of recording), '
+  .. 'passes + program %.2f ms', out.cnn.capture_ms, out.cnn.step_ms, out.cnn.capture_ms - out.cnn.step_ms,
+  out.cnn.optimize_ms))

@@ -1,0 +1,1148 @@
+--[[
+lumen.graph — lm.compile and lm.graph (AICS ch. 4-5): a function's kernels captured as a graph,
+rewritten by graph-level passes, and run again as a program.
+
+  g = lm.graph.capture(fn, ...)      runs fn(...) once, recording every kernel it launches (the
+                                     forward ops, the backward rules autograd runs, the optimizers'
+                                     updates, copies, fills, random draws): the graph, unoptimized
+  g:optimize([opts]) -> log          runs the passes (g.order, default M.order) and lists each
+                                     rewrite: {pass=, action=, nodes=, text=}
+  g:run(...) -> results..., info     runs the program (info.kernels, bytes_read, bytes_written)
+  g:cost() -> info                   what a run launches, without running
+  g:print(), g:dot()                 the graph as text, as Graphviz
+  f = lm.compile(fn [, example_inputs] [, opts])
+  f(...)                             the first call (and a call with new dtypes, shapes, devices
+                                     or other Lua values) runs fn eagerly under a capture and keeps
+                                     the optimized program; later calls run the program.
+                                     f.info: the last call's kernels and bytes; f.stats: calls,
+                                     captures, retraces (with why), breaks
+
+What a capture is (include/lumen/graph.h): nodes over values (a storage and a geometry); views
+launch nothing and appear as the geometry a node reads. Storages: input (rebound at each run),
+temp (made by a node; reused by every run, except a result's, which is fresh each run), state
+(from before the capture and written: parameters, gradients, optimizer states: updated in place
+as the function did), const (read only: weights of a frozen model, tensors the host filled).
+
+What breaks a capture (the function then runs eagerly, with a message naming the place): a
+value read on the host (x:item(), x:tolist(), printing a tensor, lm.equal), print / io.write,
+an input changed in place, an input that requires grad, a result that requires grad (compiled
+calls return plain tensors: put backward and the optimizer step in the function, or run under
+lm.no_grad), a tensor the host filled during the capture that a kernel later changes in place,
+clip_grad_norm_, count_correct. Lua numbers the function uses are baked into the program, as in
+any trace (torch.jit.trace): a number passed as an argument is part of the guard (another value
+re-traces); the optimizers' step count and learning rate are re-read at every run.
+
+The passes (each a function M.passes.NAME(g, opts) -> rewrites; the order is g.order, a list the
+user may change; each can be switched off: opts.disable = {fuse = true}, or the environment
+LUMEN_DISABLE_FUSION=1 and LUMEN_DISABLE_PASSES=cse,fold):
+  dce       dead-code elimination: nodes whose results nothing needs (random draws stay: they
+            advance the generator)
+  fold      constant folding: nodes that read only constants run once, at the capture; their
+            results are constants (never a random draw, never a result of the function)
+  cse       common-subexpression elimination: a node equal to an earlier one (op, parameters,
+            inputs, result layout) with no write to its inputs between them (never random draws
+            or in-place nodes)
+  simplify  algebraic simplification: x*1, x/1, x+0, x-0 (a constant of ones or zeros), x-x on
+            integers (on floats inf-inf is NaN: kept), neg(neg(x)), pow(x, 1), a copy into the
+            same layout (what transpose(transpose(x)) or reshape(reshape(x)) leave)
+  fuse      elementwise fusion: chains and trees of elementwise nodes (unary, binary, where,
+            add_scaled) into one kernel that reads its inputs and writes its needed results once;
+            broadcast-aware (a producer of a smaller shape is recomputed per element when cheap:
+            `a*(1-w)+b*w` fuses whole); an expensive producer (exp, log, sqrt, div, pow...) read
+            through a broadcast is not recomputed: it stays its own kernel (XLA's rule)
+Read next: docs/graph.md, include/lumen/graph.h, src/ops/program.c, src/backend/cpu/fused.c.
+]]
+local lm = require 'lumen'
+local G = lm._graph
+
+local M = {}
+M.passes = {}
+M.order = { 'dce', 'fold', 'cse', 'simplify', 'dce', 'fuse' } -- the default order of g:optimize
+
+local MAX_INSTR, MAX_REGS, MAX_IN, MAX_OUT, MAX_OPS = 48, 24, 5, 4, 8
+
+-- ---------------------------------------------------------------- small helpers
+
+local function shape_s(s)
+  if #s == 0 then return '()' end
+  return table.concat(s, 'x')
+end
+
+local function numel(s)
+  local n = 1
+  for _, d in ipairs(s) do n = n * d end
+  return n
+end
+
+local function same_list(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
+-- whether shape a broadcasts to shape b (right-aligned)
+local function broadcasts(a, b)
+  if #a > #b then return false end
+  for i = 0, #a - 1 do
+    local x, y = a[#a - i], b[#b - i]
+    if x ~= y and x ~= 1 then return false end
+  end
+  return true
+end
+
+local function env_list(name)
+  local s, t = os.getenv(name), {}
+  if s then for w in s:gmatch('[%w_]+') do t[w] = true end end
+  return t
+end
+
+-- ---------------------------------------------------------------- the graph
+
+local Graph = {}
+Graph.__index = Graph
+M.Graph = Graph
+
+--- The graph of a capture (an lm._graph capture object).
+function M.from_capture(cap)
+  local k = cap:counts()
+  local g = setmetatable({ cap = cap, nodes = {}, values = {}, storages = {}, inputs = k.inputs,
+    outputs = {}, subst = {}, log = {}, folded = {}, bindings = {}, order = {} }, Graph)
+  for i, p in ipairs(M.order) do g.order[i] = p end
+  for v = 1, k.values do g.values[v] = cap:value(v) end
+  for s = 1, k.storages do g.storages[s] = cap:storage(s) end
+  for i = 1, k.nodes do
+    local n = cap:node(i)
+    n.id = i
+    g.nodes[i] = n
+  end
+  for i, v in ipairs(k.outputs) do g.outputs[i] = v end
+  g:reset()
+  return g
+end
+
+--- Back to the captured graph: every node, no rewrite.
+function Graph:reset()
+  self.live, self.subst, self.folded, self.log, self._program = {}, {}, {}, {}, nil
+  for i, n in ipairs(self.nodes) do
+    local ins, outs = {}, {}
+    for k, v in ipairs(n.inputs) do ins[k] = v end
+    for _, v in ipairs(n.outputs) do if v then outs[#outs + 1] = v end end -- absent optional outputs dropped
+    self.live[i] = { id = i, node = n, inputs = ins, outputs = outs }
+  end
+  return self
+end
+
+--- The value v stands for after the substitutions the passes made.
+function Graph:resolve(v)
+  if not v then return v end
+  local seen = 0
+  while self.subst[v] do
+    v = self.subst[v]
+    seen = seen + 1
+    if seen > #self.values then error('lm.graph: a cycle of substitutions at value ' .. v, 2) end
+  end
+  return v
+end
+
+function Graph:storage_of(v) return self.storages[self.values[v].storage] end
+function Graph:tensor(v) return self.cap:tensor(v) end
+
+-- storage index -> true for the storages the results live on
+local function output_storages(g)
+  local t = {}
+  for _, v in ipairs(g.outputs) do t[g.values[g:resolve(v)].storage] = true end
+  return t
+end
+
+-- storage index -> how many live entries write it
+local function write_counts(g)
+  local w = {}
+  for _, e in ipairs(g.live) do
+    for _, v in ipairs(e.outputs) do
+      local s = g.values[v].storage
+      w[s] = (w[s] or 0) + 1
+    end
+  end
+  return w
+end
+
+local function entry_members(e) return e.fused or { e } end
+
+local function inplace(g, e)
+  for _, v in ipairs(e.outputs) do
+    for _, u in ipairs(e.inputs) do
+      if u and g.values[g:resolve(u)].storage == g.values[v].storage then return true end
+    end
+  end
+  return false
+end
+
+local function describe(g, e)
+  if e.fused then
+    local ops = {}
+    for _, m in ipairs(e.fused) do ops[#ops + 1] = m.node.op end
+    return 'fused(' .. table.concat(ops, ',') .. ')'
+  end
+  local n = e.node
+  local outs = {}
+  for _, v in ipairs(e.outputs) do outs[#outs + 1] = shape_s(g.values[v].shape) end
+  return string.format('%s #%d -> %s', n.op, n.id, table.concat(outs, ','))
+end
+
+-- One rewrite, as the log keeps it: what changed (extra: remove = node ids no longer run, subst =
+-- {{from, to}} values replaced, folded = storages made constants, group = {members =, outputs =}
+-- a fused group), so that any prefix of the log can be replayed (Graph:snapshot).
+local function record(g, pass, action, ids, text, extra)
+  local r = { pass = pass, action = action, nodes = ids, text = text }
+  for k, v in pairs(extra or {}) do r[k] = v end
+  g.log[#g.log + 1] = r
+  g._program = nil
+end
+
+local function member_ids(e)
+  local ids = {}
+  for _, m in ipairs(entry_members(e)) do ids[#ids + 1] = m.id end
+  return ids
+end
+
+local function out_storages(g, e)
+  local t = {}
+  for _, v in ipairs(e.outputs) do t[#t + 1] = g.values[v].storage end
+  return t
+end
+
+local function remove_entries(g, drop)
+  local keep = {}
+  for i, e in ipairs(g.live) do if not drop[i] then keep[#keep + 1] = e end end
+  g.live = keep
+end
+
+-- ---------------------------------------------------------------- dce
+
+function M.passes.dce(g)
+  local live_st = output_storages(g)
+  for s, st in ipairs(g.storages) do
+    if st.kind == 'state' or st.kind == 'input' or st.escapes then live_st[s] = true end
+  end
+  local drop, n = {}, 0
+  for i = #g.live, 1, -1 do
+    local e = g.live[i]
+    local alive = false
+    for _, m in ipairs(entry_members(e)) do if m.node.kind == 'random' then alive = true end end
+    for _, v in ipairs(e.outputs) do if live_st[g.values[v].storage] then alive = true end end
+    if alive then
+      for _, m in ipairs(entry_members(e)) do
+        for _, v in ipairs(m.inputs) do if v then live_st[g.values[g:resolve(v)].storage] = true end end
+      end
+    else
+      drop[i] = true
+      n = n + 1
+      record(g, 'dce', 'remove', member_ids(e), describe(g, e) .. ': nothing reads its result',
+        { remove = member_ids(e) })
+    end
+  end
+  remove_entries(g, drop)
+  return n
+end
+
+-- ---------------------------------------------------------------- fold
+
+function M.passes.fold(g)
+  local const = {}
+  for s, st in ipairs(g.storages) do if st.kind == 'const' or g.folded[s] then const[s] = true end end
+  local outs, w = output_storages(g), write_counts(g)
+  local drop, n = {}, 0
+  for i, e in ipairs(g.live) do
+    local ok = not e.fused and e.node.kind ~= 'random' and not inplace(g, e)
+    for _, v in ipairs(ok and e.inputs or {}) do
+      if v and not const[g.values[g:resolve(v)].storage] then ok = false end
+    end
+    for _, v in ipairs(ok and e.outputs or {}) do
+      local s = g.values[v].storage
+      if g.storages[s].kind ~= 'temp' or w[s] ~= 1 or outs[s] then ok = false end
+    end
+    if ok then
+      for _, v in ipairs(e.outputs) do
+        const[g.values[v].storage] = true
+        g.folded[g.values[v].storage] = true
+      end
+      drop[i] = true
+      n = n + 1
+      record(g, 'fold', 'fold', { e.id }, describe(g, e) .. ': reads only constants; computed once, at the capture',
+        { remove = { e.id }, folded = out_storages(g, e) })
+    end
+  end
+  remove_entries(g, drop)
+  return n
+end
+
+-- ---------------------------------------------------------------- cse
+
+local function ser(x)
+  if type(x) == 'table' then
+    local keys = {}
+    for k in pairs(x) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    local parts = {}
+    for _, k in ipairs(keys) do parts[#parts + 1] = k .. '=' .. ser(x[k] ~= nil and x[k] or x[tonumber(k)]) end
+    return '{' .. table.concat(parts, ',') .. '}'
+  end
+  if type(x) == 'number' then return string.format('%.17g', x) end
+  return tostring(x)
+end
+
+local function geometry(g, v)
+  local x = g.values[v]
+  return x.dtype .. ':' .. shape_s(x.shape) .. ':' .. table.concat(x.stride, ',') .. ':' .. x.offset
+end
+
+function M.passes.cse(g)
+  local outs, w = output_storages(g), write_counts(g)
+  local seen, drop, n = {}, {}, 0
+  local writes_at = {} -- storage -> list of live positions writing it
+  for i, e in ipairs(g.live) do
+    for _, v in ipairs(e.outputs) do
+      local s = g.values[v].storage
+      writes_at[s] = writes_at[s] or {}
+      table.insert(writes_at[s], i)
+    end
+  end
+  local function written_between(s, a, b)
+    for _, p in ipairs(writes_at[s] or {}) do if p > a and p < b then return true end end
+    return false
+  end
+  for i, e in ipairs(g.live) do
+    local ok = not e.fused and e.node.kind ~= 'random' and not inplace(g, e)
+    for _, v in ipairs(ok and e.outputs or {}) do
+      local s = g.values[v].storage
+      if g.storages[s].kind ~= 'temp' or w[s] ~= 1 or outs[s] or g.storages[s].escapes then ok = false end
+    end
+    if ok then
+      local sig = g:signature(e)
+      local j = seen[sig]
+      local clean = j ~= nil
+      for _, v in ipairs(clean and e.inputs or {}) do
+        if v and written_between(g.values[g:resolve(v)].storage, j, i) then clean = false end
+      end
+      if clean then
+        local first = g.live[j]
+        local pairs_ = {}
+        for k, v in ipairs(e.outputs) do
+          g.subst[v] = first.outputs[k]
+          pairs_[k] = { v, first.outputs[k] }
+        end
+        drop[i] = true
+        n = n + 1
+        record(g, 'cse', 'merge', { first.id, e.id }, string.format('%s computes what %s did: its result is reused',
+          describe(g, e), describe(g, first)), { remove = { e.id }, subst = pairs_ })
+      else
+        seen[sig] = i
+      end
+    end
+  end
+  remove_entries(g, drop)
+  return n
+end
+
+-- ---------------------------------------------------------------- simplify
+
+-- Whether constant value v holds `c` in every element (small constants only).
+local function const_all(g, v, c)
+  local st = g:storage_of(v)
+  if not (st.kind == 'const' or g.folded[g.values[v].storage]) then return false end
+  if numel(g.values[v].shape) > 65536 then return false end
+  local t = g:tensor(v)
+  local ok = t:numel() > 0 and lm.equal(t, lm.full_like(t, c))
+  return ok
+end
+
+function M.passes.simplify(g)
+  local outs, w = output_storages(g), write_counts(g)
+  local producer = {} -- value -> live entry
+  for _, e in ipairs(g.live) do for _, v in ipairs(e.outputs) do producer[v] = e end end
+  local last_write = {}
+  for i, e in ipairs(g.live) do for _, v in ipairs(e.outputs) do last_write[g.values[v].storage] = i end end
+  local drop, n = {}, 0
+  for i, e in ipairs(g.live) do
+    local n_ = e.node
+    local out = e.outputs[1]
+    local ok = not e.fused and n_.kind ~= 'random' and #e.outputs == 1 and not inplace(g, e)
+    local s = ok and g.values[out].storage
+    if ok and (g.storages[s].kind ~= 'temp' or w[s] ~= 1 or outs[s] or g.storages[s].escapes) then ok = false end
+    local replace, why, zero
+    if ok then
+      local a, b = g:resolve(e.inputs[1]), g:resolve(e.inputs[2])
+      local ov = g.values[out]
+      local function fits(v)
+        local x = g.values[v]
+        return x.dtype == ov.dtype and same_list(x.shape, ov.shape) and x.device == ov.device
+      end
+      local op = n_.op
+      if op == 'mul' and b and fits(a) and const_all(g, b, 1) then replace, why = a, 'x * 1 = x'
+      elseif op == 'mul' and b and fits(b) and const_all(g, a, 1) then replace, why = b, '1 * x = x'
+      elseif op == 'div' and b and fits(a) and const_all(g, b, 1) then replace, why = a, 'x / 1 = x'
+      elseif op == 'add' and b and fits(a) and const_all(g, b, 0) then replace, why = a, 'x + 0 = x'
+      elseif op == 'add' and b and fits(b) and const_all(g, a, 0) then replace, why = b, '0 + x = x'
+      elseif op == 'sub' and b and fits(a) and const_all(g, b, 0) then replace, why = a, 'x - 0 = x'
+      elseif op == 'sub' and a == b and not ov.dtype:find('float') then zero, why = true, 'x - x = 0 (integers)'
+      elseif op == 'pow_scalar' and n_.params.exponent == 1 and fits(a) then replace, why = a, 'x ^ 1 = x'
+      elseif op == 'neg' and producer[a] and not producer[a].fused and producer[a].node.op == 'neg' then
+        local x = g:resolve(producer[a].inputs[1])
+        if fits(x) and (last_write[g.values[x].storage] or 0) < i then replace, why = x, '-(-x) = x' end
+      elseif n_.kind == 'copy' and a and g.values[a].dtype == ov.dtype and same_list(g.values[a].shape, ov.shape)
+        and same_list(g.values[a].stride, ov.stride) and (last_write[g.values[a].storage] or 0) < i then
+        replace, why = a, 'a copy into the same layout (what transpose(transpose(x)) or reshape chains leave)'
+      end
+    end
+    if replace then
+      g.subst[out] = replace
+      drop[i] = true
+      n = n + 1
+      record(g, 'simplify', 'replace', { e.id }, describe(g, e) .. ': ' .. why,
+        { remove = { e.id }, subst = { { out, replace } } })
+    elseif zero then
+      g.folded[s] = true -- the capture computed x - x = 0 there: a constant from now on
+      drop[i] = true
+      n = n + 1
+      record(g, 'simplify', 'fold', { e.id }, describe(g, e) .. ': ' .. why, { remove = { e.id }, folded = { s } })
+    end
+  end
+  remove_entries(g, drop)
+  return n
+end
+
+-- ---------------------------------------------------------------- fuse
+
+local CHEAP = { add = true, sub = true, mul = true, neg = true, abs = true, relu = true, maximum = true,
+  minimum = true, where = true, add_scaled = true, eq = true, ne = true, lt = true, le = true, gt = true,
+  ge = true, clamp = true, square = true, sign = true, floor = true, ceil = true, round = true,
+  leaky_relu = true }
+
+function M.passes.fuse(g, opts)
+  opts = opts or {}
+  if os.getenv('LUMEN_DISABLE_FUSION') == '1' or opts.fusion == false then return 0 end
+  local outs = output_storages(g)
+  local live = g.live
+  -- who reads each storage (live positions), who writes it
+  local readers, writers = {}, {}
+  for i, e in ipairs(live) do
+    for _, m in ipairs(entry_members(e)) do
+      for _, v in ipairs(m.inputs) do
+        if v then
+          local s = g.values[g:resolve(v)].storage
+          readers[s] = readers[s] or {}
+          readers[s][i] = true
+        end
+      end
+    end
+    for _, v in ipairs(e.outputs) do
+      local s = g.values[v].storage
+      writers[s] = writers[s] or {}
+      writers[s][i] = true
+    end
+  end
+  local group_of, groups = {}, {}
+  local producer_pos = {} -- value -> live position of its (fusable) producer
+  -- a trial group: members (positions, sorted) -> its plan, or nil and why not
+  local function plan(members)
+    table.sort(members)
+    local inset = {}
+    for _, p in ipairs(members) do inset[p] = true end
+    local made, mats, regs, ext, nin = {}, {}, 0, {}, 0
+    local shape = live[members[1]] and g.values[live[members[1]].outputs[1]].shape
+    for _, p in ipairs(members) do
+      local sh = g.values[live[p].outputs[1]].shape
+      if numel(sh) > numel(shape) then shape = sh end
+    end
+    local lo, hi = members[1], members[#members]
+    -- nothing between the members may read what they write, or write what they read or write
+    local touched = {}
+    for _, p in ipairs(members) do
+      local e = live[p]
+      touched[g.values[e.outputs[1]].storage] = true
+      for _, v in ipairs(e.inputs) do touched[g.values[g:resolve(v)].storage] = true end
+    end
+    for q = lo + 1, hi - 1 do
+      if not inset[q] then
+        for _, m in ipairs(entry_members(live[q])) do
+          for _, v in ipairs(m.inputs) do
+            if v then
+              local s = g.values[g:resolve(v)].storage
+              for _, p in ipairs(members) do
+                if g.values[live[p].outputs[1]].storage == s then return nil end
+              end
+            end
+          end
+        end
+        for _, v in ipairs(live[q].outputs) do if touched[g.values[v].storage] then return nil end end
+      end
+    end
+    for _, p in ipairs(members) do
+      local e = live[p]
+      for _, v in ipairs(e.inputs) do
+        local r = g:resolve(v)
+        if not made[r] then
+          local s = g.values[r].storage
+          for _, q in ipairs(members) do -- read from memory a member writes: not in one kernel
+            if g.values[live[q].outputs[1]].storage == s then return nil end
+          end
+          if not ext[r] then
+            if not broadcasts(g.values[r].shape, shape) then return nil end
+            ext[r] = true
+            nin = nin + 1
+          end
+        end
+      end
+      local v = e.outputs[1]
+      local s = g.values[v].storage
+      local need = outs[s] or g.storages[s].kind ~= 'temp' or g.storages[s].escapes
+      for q in pairs(readers[s] or {}) do if not inset[q] then need = true end end
+      if not broadcasts(g.values[v].shape, shape) then return nil end
+      local full = same_list(g.values[v].shape, shape)
+      if need then
+        if not full then return nil end
+        mats[#mats + 1] = v
+      else
+        if not full and not CHEAP[e.node.op] then return nil end -- an expensive producer: not recomputed
+        regs = regs + 1
+      end
+      made[v] = true
+    end
+    if #members > MAX_INSTR or regs > MAX_REGS or nin > MAX_IN or #mats > MAX_OUT or #mats < 1
+      or nin + #mats > MAX_OPS then return nil end
+    return { members = members, mats = mats, shape = shape }
+  end
+  for i, e in ipairs(live) do
+    if not e.fused and e.node.fusable and not inplace(g, e) and #e.outputs == 1 then
+      local cands, seen = {}, {}
+      for _, v in ipairs(e.inputs) do
+        local p = producer_pos[g:resolve(v)]
+        local gi = p and group_of[p]
+        if gi and not seen[gi] then
+          seen[gi] = true
+          cands[#cands + 1] = gi
+        end
+      end
+      local joined = false
+      if #cands > 0 then
+        local members = { i }
+        for _, gi in ipairs(cands) do for _, p in ipairs(groups[gi].members) do members[#members + 1] = p end end
+        local pl = plan(members)
+        if not pl and #cands > 1 then -- all of them would not fit: the most recent alone
+          table.sort(cands)
+          members = { i }
+          for _, p in ipairs(groups[cands[#cands]].members) do members[#members + 1] = p end
+          pl = plan(members)
+          cands = { cands[#cands] }
+        end
+        if pl then
+          local gi = cands[1]
+          for k = 2, #cands do groups[cands[k]] = false end
+          groups[gi] = pl
+          for _, p in ipairs(pl.members) do group_of[p] = gi end
+          joined = true
+        end
+      end
+      if not joined then
+        groups[#groups + 1] = { members = { i } }
+        group_of[i] = #groups
+      end
+      producer_pos[e.outputs[1]] = i
+    end
+  end
+  -- the groups of two or more become fused entries at their last member's place
+  local drop, place, n = {}, {}, 0
+  for _, gr in ipairs(groups) do
+    if gr and #gr.members >= 2 then
+      local pl = plan(gr.members)
+      if pl then
+        local fused, ids = {}, {}
+        for _, p in ipairs(pl.members) do
+          fused[#fused + 1] = live[p]
+          ids[#ids + 1] = live[p].id
+          drop[p] = true
+        end
+        local last = pl.members[#pl.members]
+        place[last] = { fused = fused, outputs = pl.mats, id = live[last].id, shape = pl.shape }
+        drop[last] = nil
+        n = n + 1
+        local ops = {}
+        for _, m in ipairs(fused) do ops[#ops + 1] = m.node.op end
+        record(g, 'fuse', 'fuse', ids, string.format('%d elementwise nodes (%s) over %s run as one kernel, writing %d '
+          .. 'result%s', #fused, table.concat(ops, ', '), shape_s(pl.shape), #pl.mats, #pl.mats == 1 and '' or 's'),
+          { group = { members = ids, outputs = pl.mats, shape = pl.shape } })
+      end
+    end
+  end
+  local keep = {}
+  for i, e in ipairs(live) do
+    if place[i] then keep[#keep + 1] = place[i] elseif not drop[i] then keep[#keep + 1] = e end
+  end
+  g.live = keep
+  g._program = nil
+  return n
+end
+
+-- ---------------------------------------------------------------- running the passes
+
+--- Runs the passes in order (opts.order, else g.order) and returns the rewrites they made.
+function Graph:optimize(opts)
+  opts = opts or {}
+  local off = env_list('LUMEN_DISABLE_PASSES')
+  for k, v in pairs(opts.disable or {}) do if v then off[k] = true end end
+  local from = #self.log + 1
+  for _, name in ipairs(opts.order or self.order) do
+    local pass = M.passes[name]
+    if not pass then
+      local known = {}
+      for k in pairs(M.passes) do known[#known + 1] = k end
+      table.sort(known)
+      error(string.format("lm.graph: no pass named '%s' (passes: %s)", tostring(name), table.concat(known, ', ')), 2)
+    end
+    if not off[name] then pass(self, opts) end
+  end
+  local made = {}
+  for i = from, #self.log do made[#made + 1] = self.log[i] end
+  return made
+end
+
+--- Runs one pass by name (or a function(g) of the user's); returns its rewrites.
+function Graph:pass(p, opts)
+  local from = #self.log + 1
+  if type(p) == 'function' then p(self, opts) else
+    if not M.passes[p] then error("lm.graph: no pass named '" .. tostring(p) .. "'", 2) end
+    M.passes[p](self, opts)
+  end
+  self._program = nil
+  local made = {}
+  for i = from, #self.log do made[#made + 1] = self.log[i] end
+  return made
+end
+
+-- ---------------------------------------------------------------- for passes written in Lua
+
+--- Whether value v holds the same data at every run: a const storage, or one a pass folded.
+function Graph:is_constant(v)
+  v = self:resolve(v)
+  local s = self.values[v].storage
+  return self.storages[s].kind == 'const' or self.folded[s] == true
+end
+
+--- Whether value v lives where a result of the function lives (a pass must keep its node).
+function Graph:is_result(v)
+  return output_storages(self)[self.values[self:resolve(v)].storage] == true
+end
+
+--- How many live entries write value v's storage.
+function Graph:writers(v)
+  return write_counts(self)[self.values[self:resolve(v)].storage] or 0
+end
+
+--- Whether entry e may be removed by folding: not random, not in place, its results temps that
+--- only it writes and that are no result of the function.
+function Graph:foldable(e)
+  if e.fused or e.node.kind == 'random' or inplace(self, e) then return false end
+  for _, v in ipairs(e.outputs) do
+    local s = self.values[v].storage
+    if self.storages[s].kind ~= 'temp' or self:writers(v) ~= 1 or self:is_result(v) then return false end
+  end
+  return true
+end
+
+--- Folds live entry i (a user's constant folding): it runs no more; its results, computed at the
+--- capture, are constants from now on.
+function Graph:fold(i, why, pass)
+  local e = self.live[i]
+  if not e then error('lm.graph: no live node at position ' .. tostring(i), 2) end
+  if not self:foldable(e) then error('lm.graph: ' .. describe(self, e) .. ' cannot be folded', 2) end
+  for _, v in ipairs(e.outputs) do self.folded[self.values[v].storage] = true end
+  table.remove(self.live, i)
+  record(self, pass or 'user', 'fold', { e.id }, describe(self, e) .. (why and (': ' .. why) or ''),
+    { remove = { e.id }, folded = out_storages(self, e) })
+end
+
+--- Replaces live entry i by live entry j < i that computes the same (a user's CSE): readers of
+--- i's results read j's.
+function Graph:merge(j, i, why, pass)
+  local a, e = self.live[j], self.live[i]
+  if not a or not e or j >= i then error('lm.graph: merge(j, i) needs two live positions j < i', 2) end
+  if #a.outputs ~= #e.outputs then error('lm.graph: the two nodes have different results', 2) end
+  if not self:foldable(e) then
+    error('lm.graph: ' .. describe(self, e) .. ' cannot be merged away (a random draw, in place, a result of the '
+      .. 'function, or memory written twice)', 2)
+  end
+  if a.fused or a.node.kind == 'random' or inplace(self, a) then
+    error('lm.graph: ' .. describe(self, a) .. ' cannot stand for another node (a random draw or in place)', 2)
+  end
+  local pairs_ = {}
+  for k, v in ipairs(e.outputs) do
+    self.subst[v] = a.outputs[k]
+    pairs_[k] = { v, a.outputs[k] }
+  end
+  table.remove(self.live, i)
+  record(self, pass or 'user', 'merge', { a.id, e.id }, describe(self, e) .. (why and (': ' .. why) or ''),
+    { remove = { e.id }, subst = pairs_ })
+end
+
+-- How a signature names input v: its value after substitution, or a small constant by its
+-- contents (two fills of 2 are the same input).
+local function input_key(g, v)
+  if not v then return '-' end
+  v = g:resolve(v)
+  local x = g.values[v]
+  if g:is_constant(v) and numel(x.shape) <= 64 then
+    local t = g:tensor(v)
+    local c = t:dim() == 0 and { t:item() } or t:reshape(t:numel()):tolist()
+    return 'c:' .. x.dtype .. ':' .. shape_s(x.shape) .. ':' .. ser(c)
+  end
+  return tostring(v)
+end
+
+--- A live entry's signature for CSE: kind, op, dtype, parameters, inputs after substitution
+--- (small constants by their contents), the results' layouts.
+function Graph:signature(e)
+  local parts = { e.node.kind, e.node.op, e.node.dtype, ser(e.node.params), tostring(e.node.value) }
+  for _, v in ipairs(e.inputs) do parts[#parts + 1] = input_key(self, v) end
+  for _, v in ipairs(e.outputs) do parts[#parts + 1] = geometry(self, v) end
+  return table.concat(parts, '|')
+end
+
+--- Removes a live node (a user's pass): dst values keep their captured contents.
+function Graph:remove(entry_index, why, pass)
+  local e = self.live[entry_index]
+  if not e then error('lm.graph: no live node at position ' .. tostring(entry_index), 2) end
+  table.remove(self.live, entry_index)
+  record(self, pass or 'user', 'remove', member_ids(e), describe(self, e) .. (why and (': ' .. why) or ''),
+    { remove = member_ids(e) })
+end
+
+--- The graph after the first k rewrites of its log (k = 0: as captured): a graph of its own
+--- (sharing the capture), with its live entries, substitutions and constants then, for drawing
+--- the passes one rewrite at a time (its :lines(), :cost(), :run() as any graph's).
+function Graph:snapshot(k)
+  if type(k) ~= 'number' or k < 0 or k > #self.log or k ~= math.floor(k) then
+    error(string.format('lm.graph: snapshot(k) takes 0 <= k <= %d (the rewrites in the log), got %s', #self.log,
+      tostring(k)), 2)
+  end
+  local s = setmetatable({ cap = self.cap, nodes = self.nodes, values = self.values, storages = self.storages,
+    inputs = self.inputs, outputs = self.outputs, bindings = self.bindings, order = self.order }, Graph)
+  s:reset()
+  for i = 1, k do
+    local r = self.log[i]
+    s.log[#s.log + 1] = r
+    for _, p in ipairs(r.subst or {}) do s.subst[p[1]] = p[2] end
+    for _, st in ipairs(r.folded or {}) do s.folded[st] = true end
+    if r.remove then
+      local gone = {}
+      for _, id in ipairs(r.remove) do gone[id] = true end
+      local keep = {}
+      for _, e in ipairs(s.live) do
+        local hit = false
+        for _, id in ipairs(member_ids(e)) do if gone[id] then hit = true end end
+        if not hit then keep[#keep + 1] = e end
+      end
+      s.live = keep
+    end
+    if r.group then
+      local inset, members, keep, last = {}, {}, {}, r.group.members[#r.group.members]
+      for _, id in ipairs(r.group.members) do inset[id] = true end
+      for _, e in ipairs(s.live) do if not e.fused and inset[e.id] then members[#members + 1] = e end end
+      for _, e in ipairs(s.live) do
+        if e.fused or not inset[e.id] then keep[#keep + 1] = e
+        elseif e.id == last then keep[#keep + 1] = { fused = members, outputs = r.group.outputs, id = last,
+          shape = r.group.shape } end
+      end
+      s.live = keep
+    end
+  end
+  return s
+end
+
+--- The program of the live entries (cached until a pass changes the graph).
+function Graph:program()
+  if self._program then return self._program end
+  local p = G.program(self.cap)
+  for _, e in ipairs(self.live) do
+    if e.fused then
+      local nodes, ins = {}, {}
+      for k, m in ipairs(e.fused) do
+        nodes[k] = m.id
+        local r = {}
+        for j, v in ipairs(m.inputs) do r[j] = v and self:resolve(v) or false end
+        ins[k] = r
+      end
+      p:add_fused(nodes, ins, e.outputs)
+    else
+      local r = {}
+      for j, v in ipairs(e.inputs) do r[j] = v and self:resolve(v) or false end
+      p:add_node(e.id, r)
+    end
+  end
+  for k, v in ipairs(self.outputs) do p:set_output(k, self:resolve(v)) end
+  self._program = p
+  return p
+end
+
+--- What one run launches: {kernels, bytes_read, bytes_written}.
+function Graph:cost()
+  local info = self:program():cost()
+  return info
+end
+
+--- Runs the program on new inputs (tensors, as many as the capture had): results..., info.
+function Graph:run(...)
+  local args = table.pack(...)
+  for _, b in ipairs(self.bindings) do
+    for name, val in pairs(b.fn()) do self.cap:set(b.node, name, val) end
+  end
+  local res, info = self:program():run(args, #self.outputs)
+  res[#res + 1] = info
+  return table.unpack(res, 1, #self.outputs + 1)
+end
+
+--- The live graph as lines of text (one per kernel).
+function Graph:lines()
+  local out = {}
+  for i, e in ipairs(self.live) do
+    local ins, inside, seen = {}, {}, {}
+    for _, m in ipairs(entry_members(e)) do
+      for _, v in ipairs(m.inputs) do
+        v = v and self:resolve(v)
+        if v and not inside[v] and not seen[v] then
+          seen[v] = true
+          ins[#ins + 1] = 'v' .. v
+        end
+      end
+      for _, v in ipairs(m.outputs) do inside[v] = true end
+    end
+    local outs = {}
+    for _, v in ipairs(e.outputs) do outs[#outs + 1] = 'v' .. v end
+    local where = (not e.fused and e.node.where ~= '') and ('  -- ' .. e.node.where) or ''
+    out[i] = string.format('%3d  %-40s %s -> %s%s', i, describe(self, e), table.concat(ins, ' '),
+      table.concat(outs, ' '), where)
+  end
+  return out
+end
+
+function Graph:print()
+  for _, l in ipairs(self:lines()) do print(l) end
+  local c = self:cost()
+  print(string.format('%d kernels, %d bytes read, %d written', c.kernels, c.bytes_read, c.bytes_written))
+end
+
+--- Graphviz text of the live graph: kernels as boxes, storages read from outside as ellipses.
+function Graph:dot()
+  local L = { 'digraph lumen {', '  rankdir=LR; node [fontname="monospace"];' }
+  local made = {}
+  for i, e in ipairs(self.live) do
+    L[#L + 1] = string.format('  k%d [shape=box, label="%s"];', i, describe(self, e):gsub('"', "'"))
+    for _, v in ipairs(e.outputs) do made[v] = i end
+  end
+  local seen = {}
+  for i, e in ipairs(self.live) do
+    for _, m in ipairs(entry_members(e)) do
+      for _, v in ipairs(m.inputs) do
+        if v then
+          v = self:resolve(v)
+          if made[v] and made[v] ~= i then
+            L[#L + 1] = string.format('  k%d -> k%d;', made[v], i)
+          elseif not made[v] and not seen[v] then
+            seen[v] = true
+            local st = self:storage_of(v)
+            L[#L + 1] = string.format('  v%d [shape=ellipse, label="%s %s"];', v, st.kind,
+              shape_s(self.values[v].shape))
+          end
+          if not made[v] then L[#L + 1] = string.format('  v%d -> k%d;', v, i) end
+        end
+      end
+    end
+  end
+  L[#L + 1] = '}'
+  return table.concat(L, '\n')
+end
+
+-- ---------------------------------------------------------------- capturing
+
+-- What a capture may not do, with the place: Lua-side reads of values and output.
+local function install_guards()
+  local saved = {}
+  local T = lm.Tensor
+  local function wrap(tbl, key, why)
+    local f = rawget(tbl, key)
+    if type(f) ~= 'function' then return end
+    saved[#saved + 1] = { tbl, key, f }
+    rawset(tbl, key, function(...)
+      G.broken(why)
+      return f(...)
+    end)
+  end
+  wrap(T, 'item', 'x:item() reads a value on the host (data-dependent Lua code cannot be replayed)')
+  wrap(T, 'tolist', 'x:tolist() reads the values on the host (data-dependent Lua code cannot be replayed)')
+  wrap(lm, 'equal', 'lm.equal reads values on the host (data-dependent Lua code cannot be replayed)')
+  wrap(lm, 'allclose', 'lm.allclose reads values on the host (data-dependent Lua code cannot be replayed)')
+  wrap(lm, 'save', 'lm.save writes a file (a side effect a replay would not repeat)')
+  wrap(_G, 'print', 'print (a side effect a replay would not repeat)')
+  wrap(io, 'write', 'io.write (a side effect a replay would not repeat)')
+  local mt = getmetatable(lm.zeros(0))
+  local ts = rawget(mt, '__tostring')
+  saved[#saved + 1] = { mt, '__tostring', ts }
+  rawset(mt, '__tostring', function(x)
+    G.broken('printing a tensor reads its values on the host')
+    return ts(x)
+  end)
+  local idx = rawget(mt, '__index')
+  saved[#saved + 1] = { mt, '__index', idx }
+  rawset(mt, '__index', function(x, k)
+    local r = idx(x, k)
+    if type(r) == 'number' then G.broken('x[' .. tostring(k) .. '] reads a value on the host (data-dependent Lua code cannot be replayed)') end
+    return r
+  end)
+  return saved
+end
+
+local function remove_guards(saved)
+  for i = #saved, 1, -1 do rawset(saved[i][1], saved[i][2], saved[i][3]) end
+end
+
+local pending -- the optimizers' bindings of the running capture: {mark, fn}
+
+--- For the optimizers: the number of kernels recorded so far, when a capture runs (else nil).
+function M._mark()
+  if not G.capturing() then return nil end
+  return G.count()
+end
+
+--- For the optimizers: the next update node after `mark` takes the numbers fn() returns
+--- ({step=, lr=, first=}) at every later run; fn also advances the optimizer's own state.
+function M._bind(mark, fn)
+  if mark and pending then pending[#pending + 1] = { mark = mark, fn = fn } end
+end
+
+local UPDATES = { sgd_step = true, adam_step = true, rmsprop_step = true }
+
+-- Flattens a Lua value into tensors (list) and a signature (string); tables without a metatable
+-- are walked, other tables and userdata stand for themselves.
+local function flatten(x, ts, sig, path)
+  if lm.is_tensor(x) then
+    for k, t in ipairs(ts) do -- the same tensor twice: one input
+      if rawequal(t, x) then
+        sig[#sig + 1] = 'T=' .. k
+        return { tensor = k }
+      end
+    end
+    ts[#ts + 1] = x
+    sig[#sig + 1] = string.format('T(%s %s %s %s%s)', x:dtype(), x:device(), shape_s(x:shape()),
+      table.concat(x:stride(), ','), x.requires_grad and ' grad' or '')
+    return { tensor = #ts }
+  end
+  local ty = type(x)
+  if ty == 'table' and getmetatable(x) == nil then
+    local keys = {}
+    for k in pairs(x) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b)
+      if type(a) == type(b) and (type(a) == 'number' or type(a) == 'string') then return a < b end
+      return type(a) < type(b)
+    end)
+    sig[#sig + 1] = '{'
+    local tpl = { table = {} }
+    for _, k in ipairs(keys) do
+      sig[#sig + 1] = tostring(k) .. '='
+      tpl.table[#tpl.table + 1] = { k, flatten(x[k], ts, sig, path .. '.' .. tostring(k)) }
+    end
+    sig[#sig + 1] = '}'
+    return tpl
+  end
+  if ty == 'number' then sig[#sig + 1] = string.format('n%.17g', x)
+  elseif ty == 'string' or ty == 'boolean' or ty == 'nil' then sig[#sig + 1] = ty:sub(1, 1) .. tostring(x)
+  else sig[#sig + 1] = ty .. '@' .. tostring(x) end
+  return { value = x }
+end
+
+local function rebuild(tpl, ts)
+  if tpl.tensor then return ts[tpl.tensor] end
+  if tpl.table then
+    local t = {}
+    for _, kv in ipairs(tpl.table) do t[kv[1]] = rebuild(kv[2], ts) end
+    return t
+  end
+  return tpl.value
+end
+
+-- Runs fn(args) under a capture: ok, graph (or the break's message), results (eager), templates.
+local function capture_call(fn, args)
+  local ts, sig = {}, {}
+  local arg_tpl = {}
+  for i = 1, args.n do arg_tpl[i] = flatten(args[i], ts, sig, 'arg' .. i) end
+  for k, t in ipairs(ts) do
+    if t.requires_grad then
+      return false, string.format('input %d requires grad: a compiled call cannot give it a gradient; put the '
+        .. 'parameters in the function (captured as state) and pass data only', k), nil
+    end
+  end
+  if G.capturing() then return false, 'a capture is already running (lm.compile inside lm.compile runs eagerly)', nil end
+  local began, why = pcall(G.begin, ts)
+  if not began then return false, tostring(why):gsub('^graph%.begin: ', ''), nil end
+  pending = {}
+  local saved = install_guards()
+  local res = table.pack(pcall(fn, table.unpack(args, 1, args.n)))
+  remove_guards(saved)
+  local binds = pending
+  pending = nil
+  if not res[1] then
+    G.cancel()
+    error(res[2], 0)
+  end
+  local results = table.pack(table.unpack(res, 2, res.n))
+  local outs, osig = {}, {}
+  local tpls = {}
+  for i = 1, results.n do tpls[i] = flatten(results[i], outs, osig, 'result' .. i) end
+  if #outs == 0 then
+    G.cancel()
+    return false, 'the function returned no tensor: a compiled function must return what it computes', results, tpls
+  end
+  for k, t in ipairs(outs) do
+    if t.requires_grad then
+      G.broken(string.format('result %d requires grad: compiled calls return tensors without a graph; run the '
+        .. 'function under lm.no_grad (inference), or put backward and the optimizer step in it (a training step)', k))
+      break
+    end
+  end
+  collectgarbage('collect') -- tensors the function dropped must not look held by the caller
+  local ok, cap = pcall(G.finish, outs)
+  if not ok then return false, tostring(cap):gsub('^graph%.finish: ', ''), results, tpls end
+  local g = M.from_capture(cap)
+  for _, b in ipairs(binds) do
+    for i = b.mark + 1, #g.nodes do
+      if UPDATES[g.nodes[i].op] then
+        g.bindings[#g.bindings + 1] = { node = i, fn = b.fn }
+        break
+      end
+    end
+  end
+  g.arg_templates, g.result_templates, g.nresults = arg_tpl, tpls, results.n
+  return true, g, results, tpls, table.concat(sig, ' ')
+end
+
+--- lm.graph.capture(fn, ...): runs fn(...) once under a capture and returns the graph (raises
+--- with the reason when the capture breaks). The first results are g.results.
+function M.capture(fn, ...)
+  if type(fn) ~= 'function' and not (getmetatable(fn) or {}).__call then
+    error('lm.graph.capture: fn must be a function, got ' .. type(fn), 2)
+  end
+  local ok, g, results = capture_call(fn, table.pack(...))
+  if not ok then error('lm.graph.capture: ' .. g, 2) end
+  g.results = results
+  return g
+end
+
+-- ---------------------------------------------------------------- lm.compile
+
+local Compiled = {}
+Compiled.__index = Compiled
+
+local function warn(self, msg)
+  self.messages[#self.messages + 1] = msg
+  if not self.opts.quiet then io.stderr:write('lm.compile: ', msg, '\n') end
+end
+
+-- Why a call re-traces: what differs from the most similar capture kept (up to three things).
+local function why_retrace(keys, new)
+  local function words(k)
+    local t = {}
+    for w in k:gmatch('%S+') do t[#t + 1] = w end
+    return t
+  end
+  local b, best = words(new), nil
+  for _, old in ipairs(keys) do
+    local a, diffs = words(old), {}
+    for i = 1, math.max(#a, #b) do
+      if a[i] ~= b[i] then diffs[#diffs + 1] = string.format('%s became %s', a[i] or '(nothing)', b[i] or '(nothing)') end
+    end
+    if not best or #diffs < #best then best = diffs end
+  end
+  if not best or #best == 0 then return 'the arguments changed' end
+  local shown = {}
+  for i = 1, math.min(3, #best) do shown[i] = best[i] end
+  return table.concat(shown, '; ') .. (#best > 3 and '; ...' or '')
+end
+
+function Compiled:__call(...)
+  local args = table.pack(...)
+  self.stats.calls = self.stats.calls + 1
+  if self.broken then
+    self.stats.eager = self.stats.eager + 1
+    self.info = { kernels = nil, compiled = false, why = self.broken }
+    return self.fn(...)
+  end
+  local ts, sig = {}, {}
+  local tpl = {}
+  for i = 1, args.n do tpl[i] = flatten(args[i], ts, sig, 'arg' .. i) end
+  local key = table.concat(sig, ' ')
+  local entry = self.cache[key]
+  if entry then
+    local g = entry.graph
+    for _, b in ipairs(g.bindings) do
+      for name, val in pairs(b.fn()) do g.cap:set(b.node, name, val) end
+    end
+    local res, info = g:program():run(ts, #g.outputs)
+    info.compiled = true
+    self.info = info
+    local out = {}
+    for i = 1, g.nresults do out[i] = rebuild(g.result_templates[i], res) end
+    return table.unpack(out, 1, g.nresults)
+  end
+  if self.last_key then
+    self.stats.retraces = self.stats.retraces + 1
+    local why = why_retrace(self.keys, key)
+    self.stats.why[#self.stats.why + 1] = why
+    if self.ncache >= self.opts.max_cache then
+      self.broken = string.format('%d captures for different arguments (the last: %s); running eagerly from now on',
+        self.ncache, why)
+      warn(self, self.broken)
+      self.stats.eager = self.stats.eager + 1
+      return self.fn(...)
+    end
+  end
+  self.stats.captures = self.stats.captures + 1
+  local ok, g, results = capture_call(self.fn, args)
+  if not ok then
+    self.stats.breaks = self.stats.breaks + 1
+    self.broken = g
+    warn(self, 'graph break: ' .. g .. '; the function runs eagerly')
+    self.info = { compiled = false, why = g }
+    if results then return table.unpack(results, 1, results.n) end
+    return self.fn(...)
+  end
+  g.log_all = g:optimize(self.opts)
+  local cost = g:cost()
+  self.cache[key], self.ncache, self.last_key = { graph = g }, self.ncache + 1, key
+  self.keys[#self.keys + 1] = key
+  self.graph = g
+  self.info = { kernels = #g.nodes, compiled = false, captured = true, optimized_kernels = cost.kernels }
+  return table.unpack(results, 1, results.n)
+end
+
+function Compiled:__tostring()
+  return string.format('compiled function (%d calls, %d captures, %d retraces%s)', self.stats.calls,
+    self.stats.captures, self.stats.retraces, self.broken and ', eager: ' .. self.broken or '')
+end
+
+--- lm.compile(fn [, example_inputs] [, opts]) -> a callable (see the header).
+function M.compile(fn, a, b)
+  if type(fn) ~= 'function' and not (type(fn) == 'table' and (getmetatable(fn) or {}).__call) then
+    error('lm.compile: fn must be a function (or a callable table), got ' .. type(fn), 2)
+  end
+  local example, opts = nil, {}
+  if type(a) == 'table' and not lm.is_tensor(a) and (a[1] ~= nil or next(a) == nil) then example = a else opts = a or {} end
+  if b ~= nil then opts = b end
+  if type(opts) ~= 'table' then error('lm.compile: opts must be a table, got ' .. type(opts), 2) end
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.max_cache = o.max_cache or 8
+  local self = setmetatable({ fn = fn, opts = o, cache = {}, keys = {}, ncache = 0, messages = {},
+    stats = { calls = 0, captures = 0, retraces = 0, breaks = 0, eager = 0, why = {} } }, Compiled)
+  if example then self(table.unpack(example)) end
+  return self
+end
+
+return M

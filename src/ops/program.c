@@ -1,0 +1,550 @@
+/*
+ * program.c — a capture's nodes as the public API shows them, and programs over them
+ * (lumen/graph.h): steps that run a node of the trace again (through lmi_compute, the copies,
+ * fills and random draws, exactly as the op ran it) or a fused group of elementwise nodes as one
+ * device node (LMI_OP_FUSED, ../backend/exec.h's lmi_fused).
+ *
+ * Memory: a run rebinds the input storages to the caller's tensors and gives each temp storage
+ * that holds a result fresh memory (a result never aliases the next run's); every other storage
+ * is the captured one, reused by each run (static memory, as a CUDA graph's), and the state ones
+ * (parameters, gradients, optimizer states) are updated in place as the function updated them.
+ * Read next: ../core/capture.c (the recording), lua/lumen/graph.lua (the passes that make programs).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/capture.h"
+#include "ops.h"
+
+/* ---------------------------------------------------------------- nodes */
+
+static const char *const kind_names[] = {"op", "copy", "fill", "random"};
+
+static const lmi_rec *rec_at(const lm_capture *t, int i)
+{
+	if (!t) return lmi_fail_null(LM_ERR_ARG, "trace: NULL trace");
+	if (i < 0 || i >= t->nrecs) return lmi_fail_null(LM_ERR_INDEX, "trace: node %d of %d", i + 1, t->nrecs);
+	return &t->recs[i];
+}
+
+lm_status lm_capture_node_get(const lm_capture *t, int i, lm_capture_node *out)
+{
+	const lmi_rec *r = rec_at(t, i);
+	if (!r) return lm_last_status();
+	if (!out) return lmi_fail(LM_ERR_ARG, "trace: NULL result");
+	memset(out, 0, sizeof *out);
+	out->kind = kind_names[r->kind];
+	out->op = r->kind == LMI_REC_OP ? lmi_ops[r->op].name : out->kind;
+	out->fname = r->fname;
+	out->where = r->where;
+	int slot = r->kind == LMI_REC_OP ? lmi_ops[r->op].slot : -1;
+	out->loop = r->kind != LMI_REC_OP ? out->kind : slot >= 0 && slot < LMI_BE_OP_COUNT ? lmi_be_op_name((lmi_be_op)slot) : "copy";
+	out->dtype = r->dtype;
+	out->nin = r->nsrc;
+	out->nout = r->ndst;
+	for (int k = 0; k < LM_CAPTURE_MAX_IN; k++) out->in[k] = k < r->nsrc ? r->src[k] : -1;
+	for (int k = 0; k < LM_CAPTURE_MAX_OUT; k++) out->out[k] = k < r->ndst ? r->dst[k] : -1;
+	out->value = r->value;
+	return LM_OK;
+}
+
+int lm_capture_node_nparams(const lm_capture *t, int i)
+{
+	const lmi_rec *r = t && i >= 0 && i < t->nrecs ? &t->recs[i] : NULL;
+	return r && r->kind == LMI_REC_OP ? lmi_param_count(&lmi_ops[r->op]) : 0;
+}
+
+lm_status lm_capture_node_param(const lm_capture *t, int i, int j, lm_param *out)
+{
+	const lmi_rec *r = rec_at(t, i);
+	if (!r) return lm_last_status();
+	int n = lm_capture_node_nparams(t, i);
+	if (j < 0 || j >= n || !out) return lmi_fail(LM_ERR_INDEX, "trace: parameter %d of %d of node %d", j + 1, n, i + 1);
+	lmi_param_read(&lmi_ops[r->op], &r->p, j, out);
+	return LM_OK;
+}
+
+lm_status lm_capture_node_set(lm_capture *t, int i, const char *name, double v)
+{
+	const lmi_rec *cr = rec_at(t, i);
+	if (!cr) return lm_last_status();
+	lmi_rec *r = &t->recs[i];
+	if (r->kind != LMI_REC_OP || !name)
+		return lmi_fail(LM_ERR_ARG, "trace: node %d (%s) has no parameter %s", i + 1, kind_names[r->kind],
+		                name ? name : "(NULL)");
+	const lmi_op_info *o = &lmi_ops[r->op];
+	const lmi_param_field *f = NULL;
+	for (int k = 0; k < o->nfields && !f; k++)
+		if (strcmp(o->fields[k].name, name) == 0) f = &o->fields[k];
+	if (!f || (f->kind != LMI_PK_FLOAT && f->kind != LMI_PK_BOOL && f->kind != LMI_PK_INT))
+		return lmi_fail(LM_ERR_ARG, "trace: node %d (%s) has no number parameter %s", i + 1, o->name, name);
+	char *base = (char *)&r->p;
+	if (f->kind == LMI_PK_FLOAT) {
+		memcpy(base + f->offset, &v, sizeof v);
+	} else if (f->kind == LMI_PK_BOOL) {
+		bool b = v != 0;
+		memcpy(base + f->offset, &b, sizeof b);
+	} else {
+		if (!(v >= -9.2e18 && v <= 9.2e18) || v != floor(v))
+			return lmi_fail(LM_ERR_ARG, "trace: parameter %s of node %d must be an integer, got %g", name, i + 1, v);
+		int64_t x = (int64_t)v;
+		memcpy(base + f->offset, &x, sizeof x);
+	}
+	if (r->op == LMI_OP_ADAM_STEP) { /* the bias corrections follow the step (ops/optim.c) */
+		lmi_p_adam *a = &r->p.adam;
+		if (a->step < 1) return lmi_fail(LM_ERR_ARG, "trace: the Adam step must be >= 1, got %lld", (long long)a->step);
+		a->step_size = a->lr / (1 - pow(a->beta1, (double)a->step));
+		a->bc2_sqrt = sqrt(1 - pow(a->beta2, (double)a->step));
+	}
+	return LM_OK;
+}
+
+/* The loop of a node that may run inside a fused kernel, or -1. */
+static int fusable_loop(const lm_capture *t, const lmi_rec *r)
+{
+	if (r->kind != LMI_REC_OP || r->ndst != 1) return -1;
+	lmi_exec e = {.op = r->op, .p = &r->p};
+	int code, loop = -1;
+	double p0, p1;
+	if (lmi_exec_unary(&e, &code, &p0, &p1))
+		loop = LMI_BE_OP_unary;
+	else if (r->op >= LMI_OP_ADD && r->op < LMI_OP_FLOOR_DIVIDE)
+		loop = LMI_BE_OP_binary;
+	else if (r->op == LMI_OP_WHERE)
+		loop = LMI_BE_OP_where;
+	else if (r->op == LMI_OP_ADD_SCALED)
+		loop = LMI_BE_OP_add_scaled;
+	if (loop < 0) return -1;
+	const lm_tensor *out = t->vals[r->dst[0]].t;
+	for (int k = 0; k < r->nsrc; k++) { /* in place: not fused */
+		if (r->src[k] < 0) return -1;
+		if (t->vals[r->src[k]].storage == t->vals[r->dst[0]].storage) return -1;
+		lm_dtype d = t->vals[r->src[k]].t->dtype;
+		if (lmi_dtypes[d].compute_as != d || lmi_is_block(d)) return -1;
+	}
+	if (lmi_dtypes[out->dtype].compute_as != out->dtype) return -1;
+	lm_tensor *dst[1] = {(lm_tensor *)out};
+	lmi_exec f = {.op = LMI_OP_FUSED, .p = r ? &r->p : NULL, .fname = "fused", .dtype = out->dtype, .ndst = 1};
+	f.dst[0] = dst[0];
+	return lmi_supports(&f) ? loop : -1;
+}
+
+bool lm_capture_node_fusable(const lm_capture *t, int i)
+{
+	return t && i >= 0 && i < t->nrecs && fusable_loop(t, &t->recs[i]) >= 0;
+}
+
+/* ---------------------------------------------------------------- programs */
+
+typedef struct pstep {
+	int node;                     /* a node of the trace; -1: a fused group */
+	int in[LMI_EXEC_SRC], out[LMI_EXEC_DST];
+	lmi_fused *f;                 /* a fused group: the kernel */
+	int fin[LMI_ITER_MAX_OPS];    /* its operands: values, outputs first */
+	int nops;
+	int64_t bytes_read, bytes_written;
+} pstep;
+
+struct lm_program {
+	lm_capture *t;
+	pstep *steps;
+	int nsteps, cap;
+	int *outputs;
+	int noutputs;
+};
+
+lm_program *lm_program_new(lm_capture *t)
+{
+	if (!t) return lmi_fail_null(LM_ERR_ARG, "program: NULL trace");
+	lm_program *p = lm_alloc(sizeof *p);
+	if (!p) return NULL;
+	memset(p, 0, sizeof *p);
+	p->noutputs = t->noutputs;
+	p->outputs = lm_alloc(sizeof(int) * (size_t)(t->noutputs ? t->noutputs : 1));
+	if (!p->outputs) {
+		lm_free(p, sizeof *p);
+		return NULL;
+	}
+	for (int k = 0; k < t->noutputs; k++) p->outputs[k] = t->outputs[k];
+	p->t = lm_capture_retain(t);
+	return p;
+}
+
+void lm_program_release(lm_program *p)
+{
+	if (!p) return;
+	for (int i = 0; i < p->nsteps; i++)
+		if (p->steps[i].f) lm_free(p->steps[i].f, sizeof *p->steps[i].f);
+	if (p->steps) lm_free(p->steps, (size_t)p->cap * sizeof *p->steps);
+	lm_free(p->outputs, sizeof(int) * (size_t)(p->t->noutputs ? p->t->noutputs : 1));
+	lm_capture_release(p->t);
+	lm_free(p, sizeof *p);
+}
+
+int lm_program_nsteps(const lm_program *p) { return p ? p->nsteps : 0; }
+
+static pstep *new_step(lm_program *p)
+{
+	if (p->nsteps == p->cap) {
+		int nc = p->cap ? p->cap * 2 : 32;
+		pstep *q = lm_alloc((size_t)nc * sizeof *q);
+		if (!q) return NULL;
+		if (p->steps) {
+			memcpy(q, p->steps, (size_t)p->cap * sizeof *q);
+			lm_free(p->steps, (size_t)p->cap * sizeof *q);
+		}
+		p->steps = q;
+		p->cap = nc;
+	}
+	pstep *s = &p->steps[p->nsteps];
+	memset(s, 0, sizeof *s);
+	s->node = -1;
+	for (int k = 0; k < LMI_EXEC_SRC; k++) s->in[k] = -1;
+	for (int k = 0; k < LMI_EXEC_DST; k++) s->out[k] = -1;
+	return s;
+}
+
+/* The bytes value v spans (a broadcast dim once). */
+static int64_t span_bytes(const lm_capture *t, int v)
+{
+	if (v < 0) return 0;
+	const lm_tensor *x = t->vals[v].t;
+	int64_t n = 1;
+	for (int i = 0; i < x->ndim; i++)
+		if (x->stride[i] != 0 || x->shape[i] == 0) n *= x->shape[i];
+	const lm_dtype_traits *d = &lmi_dtypes[x->dtype];
+	return n / (d->block_size > 1 ? d->block_size : 1) * (int64_t)d->type_size;
+}
+
+static bool value_ok(const lm_capture *t, int v) { return v >= 0 && v < t->nvals; }
+
+/* A substitute for value v must look like it. */
+static lm_status check_same(const lm_capture *t, int node, const char *what, int k, int v, int w)
+{
+	if (v == w) return LM_OK;
+	if (v < 0 || !value_ok(t, w))
+		return lmi_fail(LM_ERR_ARG, "program: node %d's %s %d: value %d is not one of the trace's %d values", node + 1,
+		                what, k + 1, w + 1, t->nvals);
+	const lm_tensor *a = t->vals[v].t, *b = t->vals[w].t;
+	bool same = a->dtype == b->dtype && a->ndim == b->ndim && a->storage->device == b->storage->device;
+	for (int i = 0; same && i < a->ndim; i++) same = a->shape[i] == b->shape[i];
+	if (!same)
+		return lmi_fail(LM_ERR_ARG, "program: node %d's %s %d is %s %s; value %d is %s %s", node + 1, what, k + 1,
+		                lmi_shape_s(a), lm_dtype_name(a->dtype), w + 1, lmi_shape_s(b), lm_dtype_name(b->dtype));
+	return LM_OK;
+}
+
+lm_status lm_program_add_node(lm_program *p, int node, const int *in, const int *out)
+{
+	if (!p) return lmi_fail(LM_ERR_ARG, "program: NULL program");
+	const lmi_rec *r = rec_at(p->t, node);
+	if (!r) return lm_last_status();
+	lm_status s;
+	for (int k = 0; k < r->nsrc; k++)
+		if (in && (s = check_same(p->t, node, "input", k, r->src[k], in[k]))) return s;
+	for (int k = 0; k < r->ndst; k++)
+		if (out && (s = check_same(p->t, node, "output", k, r->dst[k], out[k]))) return s;
+	pstep *st = new_step(p);
+	if (!st) return lm_last_status();
+	st->node = node;
+	for (int k = 0; k < r->nsrc; k++) st->in[k] = in ? in[k] : r->src[k];
+	for (int k = 0; k < r->ndst; k++) st->out[k] = out ? out[k] : r->dst[k];
+	/* each distinct operand once */
+	for (int k = 0; k < r->nsrc; k++) {
+		bool seen = false;
+		for (int j = 0; j < k; j++) seen |= st->in[j] == st->in[k];
+		if (!seen) st->bytes_read += span_bytes(p->t, st->in[k]);
+	}
+	for (int k = 0; k < r->ndst; k++) st->bytes_written += span_bytes(p->t, st->out[k]);
+	p->nsteps++;
+	return LM_OK;
+}
+
+static bool same_shape(const lm_tensor *a, const lm_tensor *b)
+{
+	if (a->ndim != b->ndim) return false;
+	for (int i = 0; i < a->ndim; i++)
+		if (a->shape[i] != b->shape[i]) return false;
+	return true;
+}
+
+/* Whether value v's shape broadcasts to shape (ndim, shape). */
+static bool broadcasts_to(const lm_tensor *v, const lm_tensor *g)
+{
+	if (v->ndim > g->ndim) return false;
+	for (int i = 0; i < v->ndim; i++) {
+		int64_t a = v->shape[v->ndim - 1 - i], b = g->shape[g->ndim - 1 - i];
+		if (a != b && a != 1) return false;
+	}
+	return true;
+}
+
+lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, const int *const *ins, int nmat,
+                               const int *mat)
+{
+	if (!p) return lmi_fail(LM_ERR_ARG, "program: NULL program");
+	const lm_capture *t = p->t;
+	if (nnodes < 1 || nnodes > LMI_FUSED_MAX_INSTR || !nodes)
+		return lmi_fail(LM_ERR_ARG, "program: a fused group takes 1 to %d nodes, got %d", LMI_FUSED_MAX_INSTR, nnodes);
+	if (nmat < 1 || nmat > LMI_FUSED_MAX_OUT || !mat)
+		return lmi_fail(LM_ERR_ARG, "program: a fused group writes 1 to %d values, got %d", LMI_FUSED_MAX_OUT, nmat);
+	for (int k = 0; k < nmat; k++)
+		if (!value_ok(t, mat[k])) return lmi_fail(LM_ERR_ARG, "program: fused output %d is not a value", k + 1);
+	const lm_tensor *g = t->vals[mat[0]].t;
+	lmi_fused *f = lm_alloc(sizeof *f);
+	if (!f) return lm_last_status();
+	memset(f, 0, sizeof *f);
+	int ops[LMI_ITER_MAX_OPS];
+	int made[LMI_FUSED_MAX_INSTR], ref_of[LMI_FUSED_MAX_INSTR], nmade = 0; /* value -> its reference */
+	lm_status s = LM_OK;
+	f->nout = nmat;
+	for (int k = 0; k < nmat && !s; k++) {
+		ops[k] = mat[k];
+		if (!same_shape(t->vals[mat[k]].t, g))
+			s = lmi_fail(LM_ERR_SHAPE, "program: fused outputs %s and %s differ in shape", lmi_shape_s(g),
+			             lmi_shape_s(t->vals[mat[k]].t));
+	}
+	int nops = nmat;
+	for (int n = 0; n < nnodes && !s; n++) {
+		const lmi_rec *r = rec_at(t, nodes[n]);
+		int loop = r ? fusable_loop(t, r) : -1;
+		if (loop < 0) {
+			s = r ? lmi_fail(LM_ERR_ARG, "program: node %d (%s) cannot run in a fused kernel", nodes[n] + 1,
+			                 r->kind == LMI_REC_OP ? lmi_ops[r->op].name : kind_names[r->kind])
+			      : lm_last_status();
+			break;
+		}
+		lmi_fused_instr *in = &f->instr[f->ninstr++];
+		in->loop = loop;
+		in->nin = r->nsrc;
+		lmi_exec e = {.op = r->op, .p = &r->p};
+		if (loop == LMI_BE_OP_unary) lmi_exec_unary(&e, &in->code, &in->p0, &in->p1);
+		if (loop == LMI_BE_OP_binary) in->code = (int)(r->op - LMI_OP_ADD);
+		if (loop == LMI_BE_OP_add_scaled) in->p0 = r->p.add_scaled.alpha;
+		for (int k = 0; k < r->nsrc && !s; k++) {
+			int v = ins && ins[n] ? ins[n][k] : r->src[k];
+			if ((s = check_same(t, nodes[n], "input", k, r->src[k], v))) break;
+			int ref = -1;
+			for (int j = nmade - 1; j >= 0 && ref < 0; j--)
+				if (made[j] == v) ref = ref_of[j];
+			for (int j = nmat; j < nops && ref < 0; j++)
+				if (ops[j] == v) ref = j;
+			if (ref < 0) { /* read from memory: a kernel input, which no member may write */
+				for (int j = 0; j < n && !s; j++) {
+					const lmi_rec *w = &t->recs[nodes[j]];
+					if (t->vals[w->dst[0]].storage == t->vals[v].storage)
+						s = lmi_fail(LM_ERR_ARG, "program: fused node %d reads value %d from memory that node %d of the "
+						             "group writes", nodes[n] + 1, v + 1, nodes[j] + 1);
+				}
+				if (!s && !broadcasts_to(t->vals[v].t, g))
+					s = lmi_fail(LM_ERR_SHAPE, "program: fused input %s does not broadcast to the group's %s",
+					             lmi_shape_s(t->vals[v].t), lmi_shape_s(g));
+				if (!s && (nops == LMI_ITER_MAX_OPS || nops - nmat == LMI_EXEC_SRC))
+					s = lmi_fail(LM_ERR_ARG, "program: a fused kernel takes at most %d inputs and %d operands in "
+					             "all", LMI_EXEC_SRC, LMI_ITER_MAX_OPS);
+				if (s) break;
+				ops[nops] = v;
+				ref = nops++;
+			}
+			in->in[k] = ref;
+		}
+		if (s) break;
+		int w = r->dst[0];
+		const lm_tensor *wt = t->vals[w].t;
+		in->out_dtype = wt->dtype;
+		in->dtype = loop == LMI_BE_OP_binary ? t->vals[r->src[0]].t->dtype : wt->dtype;
+		int ref = -1;
+		for (int k = 0; k < nmat; k++)
+			if (mat[k] == w) ref = k;
+		if (ref < 0) {
+			if (f->nregs == LMI_FUSED_MAX_REGS) {
+				s = lmi_fail(LM_ERR_ARG, "program: a fused kernel holds at most %d values in registers",
+				             LMI_FUSED_MAX_REGS);
+				break;
+			}
+			if (!broadcasts_to(wt, g)) {
+				s = lmi_fail(LM_ERR_SHAPE, "program: fused node %d's result %s does not broadcast to the group's %s",
+				             nodes[n] + 1, lmi_shape_s(wt), lmi_shape_s(g));
+				break;
+			}
+			f->reg_dtype[f->nregs] = wt->dtype;
+			ref = LMI_FUSED_REG + f->nregs++;
+		}
+		in->out = ref;
+		made[nmade] = w;
+		ref_of[nmade++] = ref;
+	}
+	for (int k = 0; k < nmat && !s; k++) { /* every output is some member's result */
+		bool found = false;
+		for (int j = 0; j < nmade; j++) found |= made[j] == mat[k];
+		if (!found) s = lmi_fail(LM_ERR_ARG, "program: fused output value %d is no member's result", mat[k] + 1);
+	}
+	pstep *st = s ? NULL : new_step(p);
+	if (!st) {
+		lm_free(f, sizeof *f);
+		return s ? s : lm_last_status();
+	}
+	f->nin = nops - nmat;
+	st->f = f;
+	st->nops = nops;
+	for (int k = 0; k < nops; k++) st->fin[k] = ops[k];
+	for (int k = nmat; k < nops; k++) st->bytes_read += span_bytes(t, ops[k]);
+	for (int k = 0; k < nmat; k++) st->bytes_written += span_bytes(t, ops[k]);
+	p->nsteps++;
+	return LM_OK;
+}
+
+lm_status lm_program_set_output(lm_program *p, int k, int v)
+{
+	if (!p) return lmi_fail(LM_ERR_ARG, "program: NULL program");
+	if (k < 0 || k >= p->noutputs)
+		return lmi_fail(LM_ERR_INDEX, "program: result %d of %d", k + 1, p->noutputs);
+	lm_status s = check_same(p->t, -1, "result", k, p->t->outputs[k], v);
+	if (s) return s;
+	p->outputs[k] = v;
+	return LM_OK;
+}
+
+lm_status lm_program_cost(const lm_program *p, lm_program_info *info)
+{
+	if (!p || !info) return lmi_fail(LM_ERR_ARG, "program: NULL argument");
+	memset(info, 0, sizeof *info);
+	for (int i = 0; i < p->nsteps; i++) {
+		info->kernels++;
+		info->bytes_read += p->steps[i].bytes_read;
+		info->bytes_written += p->steps[i].bytes_written;
+	}
+	return LM_OK;
+}
+
+/* ---------------------------------------------------------------- running */
+
+typedef struct run_state {
+	const lm_capture *t;
+	lm_tensor **cur; /* per value: its tensor in this run (NULL: the captured one) */
+} run_state;
+
+static lm_tensor *T(const run_state *rs, int v)
+{
+	if (v < 0) return NULL;
+	return rs->cur[v] ? rs->cur[v] : rs->t->vals[v].t;
+}
+
+static lm_status run_step(const run_state *rs, const pstep *st)
+{
+	if (st->f) {
+		lmi_exec e = {.op = LMI_OP_FUSED, .fname = "fused", .fused = st->f};
+		static const lmi_params none;
+		e.p = &none;
+		e.ndst = st->f->nout;
+		e.nsrc = st->f->nin;
+		for (int k = 0; k < e.ndst; k++) e.dst[k] = T(rs, st->fin[k]);
+		e.dtype = e.dst[0]->dtype;
+		/* the inputs: up to LMI_EXEC_SRC through the node; more would not fit it */
+		const lm_tensor *src[LMI_ITER_MAX_OPS];
+		for (int k = 0; k < e.nsrc; k++) src[k] = T(rs, st->fin[st->f->nout + k]);
+		if (e.nsrc > LMI_EXEC_SRC) return lmi_fail(LM_ERR_INTERNAL, "fused: %d inputs", e.nsrc);
+		for (int k = 0; k < e.nsrc; k++) e.src[k] = src[k];
+		return lmi_compute(&e);
+	}
+	const lmi_rec *r = &rs->t->recs[st->node];
+	switch (r->kind) {
+	case LMI_REC_OP: {
+		lmi_exec e = {.op = r->op, .p = &r->p, .fname = r->fname, .dtype = r->dtype, .nsrc = r->nsrc, .ndst = r->ndst,
+		              .fused = r->fused};
+		for (int k = 0; k < r->nsrc; k++) e.src[k] = T(rs, st->in[k]);
+		for (int k = 0; k < r->ndst; k++) e.dst[k] = T(rs, st->out[k]);
+		return lmi_compute(&e);
+	}
+	case LMI_REC_COPY: return lmi_copy(T(rs, st->out[0]), T(rs, st->in[0]));
+	case LMI_REC_FILL: return lmi_fill(T(rs, st->out[0]), r->value);
+	case LMI_REC_RANDOM: return lmi_rng_redraw(T(rs, st->out[0]), &r->rng, r->dtype);
+	}
+	return lmi_fail(LM_ERR_INTERNAL, "program: node kind %d", (int)r->kind);
+}
+
+/* Whether input x can stand where the capture had input value v. */
+static lm_status check_input(const lm_capture *t, int k, const lm_tensor *x)
+{
+	const lm_tensor *c = t->vals[t->inputs[k]].t;
+	if (!x) return lmi_fail(LM_ERR_ARG, "program: input %d is NULL", k + 1);
+	if (x->dtype != c->dtype || x->storage->device != c->storage->device)
+		return lmi_fail(LM_ERR_ARG, "program: input %d is %s on %s; the capture had %s on %s", k + 1,
+		                lm_dtype_name(x->dtype), lm_device_name(x->storage->device), lm_dtype_name(c->dtype),
+		                lm_device_name(c->storage->device));
+	bool same = x->ndim == c->ndim;
+	for (int i = 0; same && i < x->ndim; i++) same = x->shape[i] == c->shape[i];
+	if (!same)
+		return lmi_fail(LM_ERR_ARG, "program: input %d has shape %s; the capture had %s", k + 1, lmi_shape_s(x),
+		                lmi_shape_s(c));
+	for (int i = 0; i < x->ndim; i++)
+		if (x->shape[i] > 1 && x->stride[i] != c->stride[i])
+			return lmi_fail(LM_ERR_ARG, "program: input %d has other strides than at the capture (dim %d: %lld, "
+			                "then %lld)", k + 1, i + 1, (long long)x->stride[i], (long long)c->stride[i]);
+	return LM_OK;
+}
+
+lm_status lm_program_run(lm_program *p, int ninputs, lm_tensor *const *inputs, int noutputs, lm_tensor **outputs,
+                         lm_program_info *info)
+{
+	if (!p) return lmi_fail(LM_ERR_ARG, "program: NULL program");
+	const lm_capture *t = p->t;
+	if (ninputs != t->ninputs || (ninputs && !inputs))
+		return lmi_fail(LM_ERR_ARG, "program: %d inputs given, the capture had %d", ninputs, t->ninputs);
+	if (noutputs != p->noutputs || (noutputs && !outputs))
+		return lmi_fail(LM_ERR_ARG, "program: %d results asked, it has %d", noutputs, p->noutputs);
+	for (int k = 0; k < noutputs; k++) outputs[k] = NULL;
+	lm_status s;
+	for (int k = 0; k < ninputs; k++)
+		if ((s = check_input(t, k, inputs[k]))) return s;
+	if (info) memset(info, 0, sizeof *info);
+	run_state rs = {t, lm_alloc(sizeof(lm_tensor *) * (size_t)(t->nvals ? t->nvals : 1))};
+	if (!rs.cur) return lm_last_status();
+	memset(rs.cur, 0, sizeof(lm_tensor *) * (size_t)(t->nvals ? t->nvals : 1));
+	s = LM_OK;
+	/* rebind: the inputs' storages to the caller's, the results' temps to fresh memory */
+	for (int si = 0; si < t->nsts && !s; si++) {
+		const lmi_tstorage *st = &t->sts[si];
+		lm_storage *to = NULL;
+		int64_t delta = 0;
+		bool fresh = false;
+		if (st->kind == LM_STORE_INPUT) {
+			to = inputs[st->input]->storage;
+			delta = inputs[st->input]->offset - st->input_offset;
+		} else if (st->kind == LM_STORE_TEMP) {
+			for (int k = 0; k < p->noutputs && !fresh; k++) fresh = t->vals[p->outputs[k]].storage == si;
+			if (fresh && !(to = lmi_storage_new(st->s->nbytes, st->s->device))) s = lm_last_status();
+		}
+		for (int v = st->first; to && v >= 0 && !s; v = t->vals[v].next) {
+			const lm_tensor *c = t->vals[v].t;
+			if (!(rs.cur[v] = lmi_tensor_wrap(to, c->dtype, c->ndim, c->shape, c->stride, c->offset + delta)))
+				s = lm_last_status();
+		}
+		if (fresh && to) lmi_storage_release(to);
+	}
+	for (int i = 0; i < p->nsteps && !s; i++) {
+		if (lmi_check_interrupt()) {
+			s = lmi_fail(LM_ERR_INTERRUPTED, "compiled call: interrupted at step %d of %d", i + 1, p->nsteps);
+			break;
+		}
+		s = run_step(&rs, &p->steps[i]);
+		if (info) {
+			info->kernels++;
+			info->bytes_read += p->steps[i].bytes_read;
+			info->bytes_written += p->steps[i].bytes_written;
+		}
+	}
+	for (int k = 0; k < noutputs && !s; k++) {
+		const lm_tensor *o = T(&rs, p->outputs[k]);
+		if (!(outputs[k] = lmi_tensor_wrap(o->storage, o->dtype, o->ndim, o->shape, o->stride, o->offset)))
+			s = lm_last_status();
+	}
+	if (s)
+		for (int k = 0; k < noutputs; k++) {
+			lm_tensor_release(outputs[k]);
+			outputs[k] = NULL;
+		}
+	for (int v = 0; v < t->nvals; v++) lm_tensor_release(rs.cur[v]);
+	lm_free(rs.cur, sizeof(lm_tensor *) * (size_t)(t->nvals ? t->nvals : 1));
+	return s;
+}

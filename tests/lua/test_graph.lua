@@ -1,0 +1,445 @@
+-- lm.graph and lm.compile (issue 31): capture (nodes, values, storage kinds; views launch nothing),
+-- replay against eager on new inputs (broadcasts, transposed inputs, odd, size-1 and empty dims),
+-- each pass (dce, fold, cse, simplify, fuse: what it removes and what it must never touch), the
+-- fused kernel against the nodes one by one (bit for bit without exp/log/sin/cos/tanh, within
+-- 2 ulp with them), kernel and byte counts in the style of tinygrad's test_schedule, compiled
+-- training steps against eager (SGD with momentum, Adam with a changing learning rate), guards
+-- and re-traces, graph breaks naming the line, bad input.
+local test = require 'lumen.test'
+local graph = require 'lumen.graph'
+local nn, optim = require 'lumen.nn', require 'lumen.optim'
+local F = lm.nn.functional
+
+local function quiet(fn, opts)
+  opts = opts or {}
+  opts.quiet = true
+  return lm.compile(fn, opts)
+end
+
+-- Runs f on args twice (capture, then the program): the compiled call's results and info.
+local function compiled(fn, ...)
+  local f = quiet(fn)
+  f(...)
+  local r = table.pack(f(...))
+  test.ok(f.info.compiled, 'the second call ran the program')
+  return f, table.unpack(r, 1, r.n)
+end
+
+local function kernels(fn, ...)
+  local f = compiled(fn, ...)
+  return f.info.kernels, f
+end
+
+-- ---------------------------------------------------------------- capture
+
+test.case('capture: nodes, values and storage kinds; views launch nothing', function()
+  local w = lm.randn(5, 3)
+  local x = lm.randn(4, 5)
+  local g = graph.capture(function(x) return (x:matmul(w) + 1):t():relu() end, x)
+  local ops = {}
+  for i, n in ipairs(g.nodes) do ops[i] = n.op end
+  test.eq(table.concat(ops, ' '), 'matmul fill add relu')
+  test.eq(g.nodes[1].kind, 'op')
+  test.eq(g.nodes[2].kind, 'fill')
+  test.ok(g.nodes[1].where:find('test_graph.lua:%d+$'), 'the node names the line: ' .. g.nodes[1].where)
+  -- the transpose is the geometry relu reads: a value over add's storage with swapped strides
+  local r = g.values[g.nodes[4].inputs[1]]
+  test.eq(table.concat(r.shape, 'x'), '3x4')
+  test.eq(table.concat(r.stride, ','), '1,3')
+  test.eq(g:storage_of(g.inputs[1]).kind, 'input')
+  test.eq(g:storage_of(g.nodes[1].inputs[2]).kind, 'const')
+  test.eq(g:storage_of(g.nodes[3].outputs[1]).kind, 'temp')
+  test.ok(lm.equal(g.results[1], (x:matmul(w) + 1):t():relu()))
+  local p = lm.zeros(3)
+  local g2 = graph.capture(function(x) p:add_(x:sum(1)); return p * 2 end, lm.ones(4, 3))
+  test.eq(g2:storage_of(g2.nodes[2].outputs[1]).kind, 'state', 'a tensor from before written in place')
+  local none = graph.capture(function(x) return x:t():t() end, x)
+  test.eq(#none.nodes, 0, 'transpose(transpose(x)) launches nothing')
+end)
+
+-- ---------------------------------------------------------------- replay
+
+-- A random elementwise expression over inputs a (r x c), b (r x c or broadcast), w (r x 1),
+-- with constants: the op list decides, from seed.
+local BIN = { '+', '-', '*' }
+local UN = { 'relu', 'abs', 'neg', 'square', 'clamp' }
+local function random_fn(seed, transc)
+  local rng = seed
+  local function rnd(n)
+    rng = (rng * 1103515245 + 12345) % 2147483648
+    return rng % n + 1
+  end
+  local steps = {}
+  for i = 1, 4 + rnd(6) do
+    local k = rnd(transc and 4 or 3)
+    if k == 1 then steps[i] = { 'bin', BIN[rnd(#BIN)], rnd(i + 2), rnd(i + 2) }
+    elseif k == 2 then steps[i] = { 'un', UN[rnd(#UN)], rnd(i + 2) }
+    elseif k == 3 then steps[i] = { 'const', BIN[rnd(#BIN)], rnd(i + 2), rnd(5) - 3 }
+    else steps[i] = { 'un', ({ 'exp', 'tanh', 'sigmoid' })[rnd(3)], rnd(i + 2) } end
+  end
+  return function(a, b, w)
+    local vals = { a, b, w }
+    for i, s in ipairs(steps) do
+      local x = vals[s[3]]
+      local v
+      if s[1] == 'bin' then
+        local y = vals[s[4]]
+        v = s[2] == '+' and x + y or s[2] == '-' and x - y or x * y
+      elseif s[1] == 'const' then
+        v = s[2] == '+' and x + s[4] or s[2] == '-' and x - s[4] or x * s[4]
+      elseif s[2] == 'clamp' then v = x:clamp(-1, 1)
+      else v = x[s[2]](x) end
+      vals[i + 3] = v
+    end
+    return vals[#vals] + a, vals[#vals - 1] * 2
+  end
+end
+
+local function inputs(r, c, layout)
+  local a, b, w = lm.randn(r, c), lm.randn(r, c), lm.randn(r, 1)
+  if layout == 'broadcast' then b = lm.randn(c) end
+  if layout == 'transposed' then a = lm.randn(c, r):t() end
+  return a, b, w
+end
+
+test.case('replay: every pass, against eager on new inputs (bit for bit)', function()
+  local shapes = { { 4, 5 }, { 1, 7 }, { 33, 17 }, { 3, 1 }, { 0, 4 }, { 65, 129 } }
+  for seed = 1, 24 do
+    local sh = shapes[seed % #shapes + 1]
+    local layout = ({ 'plain', 'broadcast', 'transposed' })[seed % 3 + 1]
+    local fn = random_fn(seed, false)
+    local g = graph.capture(fn, inputs(sh[1], sh[2], layout))
+    local plain = g:snapshot(0)
+    g:optimize()
+    for trial = 1, 2 do
+      local a, b, w = inputs(sh[1], sh[2], layout)
+      local e1, e2 = fn(a, b, w)
+      for _, gg in ipairs({ plain, g }) do
+        local r1, r2, info = gg:run(a, b, w)
+        test.ok(lm.equal(r1, e1) and lm.equal(r2, e2),
+          string.format('seed %d, %s %s: the program equals eager', seed, table.concat(sh, 'x'), layout))
+        test.eq(info.kernels, gg:cost().kernels)
+      end
+    end
+    test.ok(g:cost().kernels <= plain:cost().kernels)
+  end
+end)
+
+test.case('fused kernels with exp / tanh / sigmoid: within 2 ulp of eager', function()
+  for seed = 1, 12 do
+    local fn = random_fn(seed * 7, true)
+    local a, b, w = inputs(19, 23, 'plain')
+    local g = graph.capture(fn, a, b, w)
+    g:optimize()
+    local a2, b2, w2 = inputs(19, 23, 'plain')
+    local e1, e2 = fn(a2, b2, w2)
+    local r1, r2 = g:run(a2, b2, w2)
+    for _, p in ipairs({ { r1, e1 }, { r2, e2 } }) do
+      local d = (p[1]:double() - p[2]:double()):abs()
+      local scale = p[2]:double():abs() + 1e-30
+      local rel = (d / scale):max():item()
+      test.ok(rel <= 2.5e-7 or d:max():item() <= 1e-30, string.format('seed %d: relative %g', seed, rel))
+    end
+  end
+end)
+
+-- ---------------------------------------------------------------- the passes one by one
+
+test.case('dce removes what nothing reads; random draws stay', function()
+  local x = lm.randn(6, 6)
+  local g = graph.capture(function(x) local _ = x:exp(); local _r = lm.rand(6, 6); return x + 1 end, x)
+  local rw = g:pass('dce')
+  test.eq(#rw, 1)
+  test.eq(g.nodes[rw[1].nodes[1]].op, 'exp')
+  local kinds = {}
+  for _, e in ipairs(g.live) do kinds[#kinds + 1] = e.node.kind end
+  test.ok(table.concat(kinds, ' '):find('random'), 'the draw stays (it advances the generator)')
+end)
+
+test.case('fold: constants only; never a random draw, an input or a result', function()
+  local x = lm.randn(5)
+  local g = graph.capture(function(x)
+    local c = lm.ones(5) * 3 + 1      -- fill, mul, add: constants
+    local r = lm.rand(5) * 2          -- random: not folded, nor what reads it
+    return x * c + r, c * 2           -- the second result reads only constants: kept (a result)
+  end, x)
+  g:pass('fold')
+  for _, e in ipairs(g.live) do
+    if e.node.kind == 'random' then test.ok(true) end
+  end
+  local ops = {}
+  for _, e in ipairs(g.live) do ops[#ops + 1] = e.node.op end
+  test.eq(table.concat(ops, ' '), 'random mul mul add mul', 'fill/mul/add of the constant folded, the rest kept')
+  local x2 = lm.randn(5)
+  lm.manual_seed(3)
+  local r1, r2 = g:run(x2)
+  lm.manual_seed(3)
+  local e = x2 * 4 + lm.rand(5) * 2
+  test.ok(lm.equal(r1, e), 'the draw is replayed from the generator as eager draws it')
+  test.ok(lm.equal(r2, lm.full({ 5 }, 8)))
+end)
+
+test.case('cse merges equal nodes; not across an in-place write, not random draws', function()
+  local x = lm.randn(4, 4)
+  local g = graph.capture(function(x) return (x + 1) * (x + 1) end, x)
+  local rw = g:pass('fold')
+  rw = g:pass('cse')
+  test.eq(#rw, 1, 'the second x + 1 is the first')
+  test.eq(rw[1].action, 'merge')
+  local s = lm.zeros(4, 4)
+  local g2 = graph.capture(function(x) local a = s + x; s:add_(x); local b = s + x; return a * b end, x)
+  test.eq(#g2:pass('cse'), 0, 's changes between the two s + x')
+  local g3 = graph.capture(function(x) return x + lm.rand(4, 4) - lm.rand(4, 4) end, x)
+  test.eq(#g3:pass('cse'), 0, 'two draws are two draws')
+  local x2 = lm.randn(4, 4)
+  test.ok(lm.equal(g:run(x2), (x2 + 1) * (x2 + 1)))
+end)
+
+test.case('simplify: x*1, x+0, x/1, x-0, -(-x), x^1, same-layout copies; x-x only on integers', function()
+  local x = lm.randn(3, 4)
+  local cases = {
+    { function(x) return (x * 1):relu() end, 1 },
+    { function(x) return (1 * x):relu() end, 1 },
+    { function(x) return (x + 0):relu() end, 1 },
+    { function(x) return (x / 1):relu() end, 1 },
+    { function(x) return (x - 0):relu() end, 1 },
+    { function(x) return (-(-x)):relu() end, 1 },
+    { function(x) return x:pow(1):relu() end, 1 },
+    { function(x) return (x - x):relu() end, 0 },
+  }
+  for i, c in ipairs(cases) do
+    local g = graph.capture(c[1], x)
+    g:pass('fold')
+    local rw = g:pass('simplify')
+    test.eq(#rw, c[2], 'case ' .. i)
+    local x2 = lm.randn(3, 4)
+    test.ok(lm.equal(g:run(x2), c[1](x2)), 'case ' .. i .. ' equals eager')
+  end
+  local xi = lm.randint(-5, 5, { 3, 4 })
+  local gi = graph.capture(function(x) return (x - x) + x end, xi)
+  gi:pass('fold')
+  test.eq(#gi:pass('simplify'), 1, 'x - x = 0 on integers')
+  local x3 = lm.randint(-5, 5, { 3, 4 })
+  test.ok(lm.equal(gi:run(x3), x3))
+  local inf = lm.tensor({ math.huge, 1 })
+  local gf = graph.capture(function(x) return (x - x) + 1 end, inf)
+  gf:optimize()
+  test.ok(gf:run(inf):tolist()[1] ~= gf:run(inf):tolist()[1], 'inf - inf stays NaN on floats')
+end)
+
+test.case('fuse: one pass over memory, results bit for bit', function()
+  local n = 1000
+  local a, b, c, d = lm.randn(n), lm.randn(n), lm.randn(n), lm.randn(n)
+  local fn = function(a, b, c, d) return ((a + b) * c - d):relu() end
+  local g = graph.capture(fn, a, b, c, d)
+  local before = g:snapshot(0):cost()
+  test.eq(before.kernels, 4)
+  test.eq(before.bytes_read, 4 * n * 7, 'unfused: each node reads its operands')
+  test.eq(before.bytes_written, 4 * n * 4)
+  g:optimize()
+  local after = g:cost()
+  test.eq(after.kernels, 1)
+  test.eq(after.bytes_read, 4 * n * 4, 'fused: four inputs read once')
+  test.eq(after.bytes_written, 4 * n, 'one result written')
+  local r, info = g:run(a, b, c, d)
+  test.ok(lm.equal(r, fn(a, b, c, d)))
+  test.eq(info.bytes_read, after.bytes_read)
+  local off = graph.capture(fn, a, b, c, d)
+  off:optimize({ disable = { fuse = true } })
+  test.eq(off:cost().kernels, 4, 'opts.disable.fuse')
+end)
+
+-- ---------------------------------------------------------------- kernel counts (tinygrad's test_schedule style)
+
+test.case('kernel counts', function()
+  local n = 257
+  local a, b, c = lm.randn(n, 9), lm.randn(n, 9), lm.randn(n, 9)
+  local w = lm.rand(n, 1)
+  local W, bias = lm.randn(9, 5), lm.randn(5)
+  local cases = {
+    { 'a + b + c', function(a, b, c) return a + b + c end, 1 },
+    { '(a + b):relu()', function(a, b) return (a + b):relu() end, 1 },
+    { '(a * b):sum():relu() (reductions end a group)', function(a, b) return (a * b):sum():relu() end, 3 },
+    { 'a * (ones * 2 + 1): the constant folded', function(a) return a * (lm.ones(n, 9) * 2 + 1) end, 1 },
+    { 'a recomputed a + b: no new kernel', function(a, b) return (a + b) * (a + b) end, 1 },
+    { 'x * 1 + 0', function(a) return a * 1 + 0 end, 1 },
+    { 'dead code', function(a, b) local _ = a:exp() * b; return a - b end, 1 },
+    { 'a * (1 - w) + b * w (w broadcast)', function(a, b, w) return a * (1 - w) + b * w end, 1 },
+    { 'a + (b - a) * w', function(a, b, w) return a + (b - a) * w end, 1 },
+    { 'an expensive broadcast producer does not fuse', function(a, w) return w:exp() + a end, 2 },
+    { 'a cheap broadcast producer fuses', function(a, w) return (w * 2 + 1) + a end, 1 },
+    { 'where(a > 0, a, a * 0.1)', function(a) return lm.where(a:gt(0), a, a * 0.1) end, 1 },
+    { 'linear + relu (no GEMM epilogue yet)', function(a) return F.linear(a, W:t(), bias):relu() end, 2 },
+    { 'softmax by hand', function(a)
+      local e = (a - a:amax(2, true)):exp()
+      return e / e:sum(2, true)
+    end, 4 },
+    { 'a dtype conversion is a copy', function(a) return a:double() + 1 end, 2 },
+    { 'a draw and its use', function(a) return lm.rand_like(a) * a end, 2 },
+    { 'transpose(transpose(a)):contiguous()', function(a) return a:t():t():contiguous() end, 0 },
+    { 'a transposed copy', function(a) return a:t():contiguous() + 1 end, 2 },
+  }
+  local args = { a = { a, b, c }, w = { a, b, w } }
+  for _, cs in ipairs(cases) do
+    local k
+    if cs[1]:find('w') and cs[1]:find('broadcast') and not cs[1]:find('producer') then k = kernels(cs[2], a, b, w)
+    elseif cs[1]:find('producer') then k = kernels(cs[2], a, w)
+    else k = kernels(cs[2], table.unpack(args.a)) end
+    test.eq(k, cs[3], cs[1])
+  end
+end)
+
+-- ---------------------------------------------------------------- compiled training steps
+
+local function mlp(seed)
+  lm.manual_seed(seed)
+  return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 10))
+end
+
+local function train_pair(make_opt, steps, opts)
+  local m1, m2 = mlp(1), mlp(1)
+  local o1, o2 = make_opt(m1), make_opt(m2)
+  local function step(m, o, x, y)
+    o:zero_grad()
+    local loss = F.cross_entropy(m(x), y)
+    loss:backward()
+    o:step()
+    return loss:detach()
+  end
+  local f = quiet(function(x, y) return step(m2, o2, x, y) end, opts)
+  lm.manual_seed(7)
+  local worst = 0
+  for i = 1, steps do
+    if i == 4 then
+      o1.param_groups[1].lr = o1.param_groups[1].lr / 2
+      o2.param_groups[1].lr = o2.param_groups[1].lr / 2
+    end
+    local x, y = lm.randn(16, 20), lm.randint(1, 11, { 16 })
+    local l1, l2 = step(m1, o1, x, y), f(x, y)
+    worst = math.max(worst, math.abs(l1:item() - l2:item()))
+  end
+  local pd = 0
+  for i, p in ipairs(m1:parameters()) do pd = math.max(pd, (p - m2:parameters()[i]):abs():max():item()) end
+  return worst, pd, f, o1, o2
+end
+
+test.case('a compiled training step equals the eager one (SGD with momentum, Adam, lr changed)', function()
+  for _, mk in ipairs({
+    function(m) return optim.SGD(m:parameters(), { lr = 0.1, momentum = 0.9 }) end,
+    function(m) return optim.Adam(m:parameters(), { lr = 1e-2 }) end,
+    function(m) return optim.RMSprop(m:parameters(), { lr = 1e-2 }) end,
+  }) do
+    local worst, pd, f, o1, o2 = train_pair(mk, 8, { disable = { fuse = true } })
+    test.eq(worst, 0, 'losses bit for bit without fusion')
+    test.eq(pd, 0, 'parameters bit for bit without fusion')
+    test.eq(f.stats.captures, 1)
+    test.eq(f.stats.breaks, 0)
+    local s1, s2 = o1.state[o1.param_groups[1].params[1]], o2.state[o2.param_groups[1].params[1]]
+    test.eq(s1 and s1.step, s2 and s2.step, 'the optimizer state advanced alike')
+    worst, pd, f = train_pair(mk, 8)
+    test.ok(worst < 1e-5 and pd < 1e-5, string.format('fused: loss %g, parameters %g apart', worst, pd))
+    test.ok(f.info.kernels < #f.graph.nodes, 'fewer kernels than captured')
+  end
+end)
+
+-- ---------------------------------------------------------------- guards, re-traces, breaks
+
+test.case('guards: new shapes, dtypes, strides and Lua values re-trace; the cache is bounded', function()
+  local f = quiet(function(x, k) return x * k + 1 end)
+  local x = lm.randn(3, 4)
+  f(x, 2)
+  f(x, 2)
+  test.eq(f.stats.captures, 1)
+  test.ok(f.info.compiled)
+  f(lm.randn(5, 4), 2)
+  test.eq(f.stats.retraces, 1)
+  test.ok(f.stats.why[1]:find('3x4') and f.stats.why[1]:find('5x4'), f.stats.why[1])
+  local r = f(x, 3)
+  test.eq(f.stats.retraces, 2, 'another number re-traces')
+  test.ok(f.stats.why[2]:find('n2') and f.stats.why[2]:find('n3'), f.stats.why[2])
+  test.ok(lm.equal(r, x * 3 + 1))
+  f(x:double(), 2)
+  test.ok(f.stats.why[3]:find('float64'), f.stats.why[3])
+  f(lm.randn(4, 3):t(), 2)
+  test.eq(f.stats.retraces, 4, 'other strides re-trace')
+  local t = quiet(function(p) return p.a + p.b end)
+  t({ a = x, b = x })
+  t({ a = x, b = x, c = 1 })
+  test.eq(t.stats.retraces, 1, 'a table of another shape')
+  local lim = quiet(function(x) return x + 1 end, { max_cache = 2 })
+  lim(lm.ones(1)); lim(lm.ones(2)); lim(lm.ones(3))
+  test.ok(lim.broken and lim.broken:find('2 captures'), tostring(lim.broken))
+  test.ok(lm.equal(lim(lm.ones(4)), lm.full({ 4 }, 2)), 'then eager')
+end)
+
+test.case('graph breaks name the line and fall back to eager', function()
+  local x = lm.randn(4)
+  local function check(fn, pattern, ...)
+    local f = quiet(fn)
+    local r = f(...)
+    test.ok(f.broken and f.broken:find(pattern), tostring(f.broken))
+    test.ok(f.broken:find('test_graph.lua:%d+'), 'names the line: ' .. f.broken)
+    local r2 = f(...)
+    test.ok(not f.info.compiled)
+    return r, r2
+  end
+  local r1, r2 = check(function(x) if x:sum():item() > 0 then return x * 2 end return x * 3 end, 'item', x)
+  test.ok(lm.equal(r1, r2), 'the eager results')
+  local saved = print
+  print = function() end -- the break is what is tested, not the output
+  check(function(x) print('hello'); return x + 1 end, 'print', x)
+  print = saved
+  check(function(x) local _ = tostring(x); return x + 1 end, 'printing a tensor', x)
+  check(function(x) local _ = x:tolist(); return x + 1 end, 'tolist', x)
+  check(function(x) x:add_(1); return x * 2 end, 'changes input 1 in place', lm.randn(3))
+  local p = { lm.randn(3) }
+  check(function(x) return x * lm.tensor({ 1, 2, 3 }):add_(1) end, 'host filled', lm.randn(3))
+  local wgrad = lm.randn(3, { requires_grad = true })
+  check(function(x) return x * wgrad end, 'result 1 requires grad', lm.randn(3))
+  local f = quiet(function(x) return x * 2 end)
+  f(lm.randn(3, { requires_grad = true }))
+  test.ok(f.broken and f.broken:find('input 1 requires grad'), tostring(f.broken))
+  local nt = quiet(function(x) return 3 end)
+  test.eq(nt(x), 3)
+  test.ok(nt.broken and nt.broken:find('returned no tensor'), tostring(nt.broken))
+  local clip = quiet(function(x)
+    local ps = { lm.randn(3) }
+    ps[1].grad = x:clone()
+    optim.clip_grad_norm_(ps, 1)
+    return ps[1].grad
+  end)
+  clip(lm.randn(3))
+  test.ok(clip.broken and clip.broken:find('clip_grad_norm_'), tostring(clip.broken))
+  test.ok(p)
+end)
+
+test.case('lm.compile with example inputs; a compiled function inside another runs its program', function()
+  local inner = quiet(function(x) return x * 2 + 1 end)
+  local outer = quiet(function(x) return inner(x):relu() end)
+  local x = lm.randn(8)
+  inner(x)
+  outer(x)
+  local r = outer(x)
+  test.ok(lm.equal(r, (x * 2 + 1):relu()))
+  local ex = lm.compile(function(x) return x + 1 end, { lm.randn(2) }, { quiet = true })
+  test.eq(ex.stats.captures, 1, 'captured at lm.compile')
+  ex(lm.randn(2))
+  test.ok(ex.info.compiled)
+end)
+
+test.case('bad input', function()
+  test.raises(function() lm.compile(3) end, 'lm.compile: fn must be a function')
+  test.raises(function() lm.compile(function() end, 'fast') end, 'lm.compile: opts must be a table')
+  test.raises(function() graph.capture(nil) end, 'lm.graph.capture: fn must be a function')
+  local x = lm.randn(3)
+  local g = graph.capture(function(x) return x + 1 end, x)
+  test.raises(function() g:snapshot(5) end, 'snapshot%(k%) takes 0 <= k <= 0')
+  test.raises(function() g:optimize({ order = { 'nope' } }) end, "no pass named 'nope'")
+  test.raises(function() g:run(lm.randn(4)) end, 'input 1 has shape %[4%]; the capture had %[3%]')
+  test.raises(function() g:run(lm.randn(3):double()) end, 'input 1 is float64 on cpu; the capture had float32')
+  test.raises(function() g:run() end, '0 inputs given, the capture had 1')
+  test.raises(function() graph.capture(function(x) error('boom') end, x) end, 'boom')
+  test.eq(lm._graph.capturing(), false, 'an error inside the function ends the capture')
+  test.raises(function() graph.capture(function(a, b) return a + b end, x, x:view(3)) end, 'share memory')
+  test.eq(lm._graph.capturing(), false)
+end)
