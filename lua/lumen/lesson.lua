@@ -299,6 +299,8 @@ end
 -- (and shown unless quiet); assignments go to the environment itself.
 local function make_proxy(env)
   local function emit(s)
+    -- printing inside lm.compile's capture: a side effect a replay would not repeat (lumen/graph.lua)
+    if lm._graph.capturing() then lm._graph.broken('print (a side effect a replay would not repeat)') end
     local c = S.capture
     if c then c[#c + 1] = s end
     if not c or S.echo then

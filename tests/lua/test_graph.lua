@@ -385,10 +385,10 @@ test.case('graph breaks name the line and fall back to eager', function()
   end
   local r1, r2 = check(function(x) if x:sum():item() > 0 then return x * 2 end return x * 3 end, 'item', x)
   test.ok(lm.equal(r1, r2), 'the eager results')
-  local saved = print
-  print = function() end -- the break is what is tested, not the output
-  check(function(x) print('hello'); return x + 1 end, 'print', x)
-  print = saved
+  local saved = _G.print
+  _G.print = function() end -- the break is what is tested, not the output
+  check(function(x) _G.print('hello'); return x + 1 end, 'print', x)
+  _G.print = saved
   check(function(x) local _ = tostring(x); return x + 1 end, 'printing a tensor', x)
   check(function(x) local _ = x:tolist(); return x + 1 end, 'tolist', x)
   check(function(x) x:add_(1); return x * 2 end, 'changes input 1 in place', lm.randn(3))
