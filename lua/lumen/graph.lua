@@ -217,6 +217,28 @@ local function remove_entries(g, drop)
   g.live = keep
 end
 
+-- Whether value v is the only view of its storage that live entries and the results read: a
+-- rewrite that makes v's readers read another value cannot reach readers of other views (a
+-- reshape of v is another value over the same memory).
+local function sole_view(g, v)
+  local s = g.values[v].storage
+  for _, e in ipairs(g.live) do
+    for _, m in ipairs(entry_members(e)) do
+      for _, u in ipairs(m.inputs) do
+        if u then
+          u = g:resolve(u)
+          if u ~= v and g.values[u].storage == s then return false end
+        end
+      end
+    end
+  end
+  for _, u in ipairs(g.outputs) do
+    u = g:resolve(u)
+    if u ~= v and g.values[u].storage == s then return false end
+  end
+  return true
+end
+
 -- ---------------------------------------------------------------- dce
 
 function M.passes.dce(g)
@@ -321,6 +343,9 @@ function M.passes.cse(g)
       local sig = g:signature(e)
       local j = seen[sig]
       local clean = j ~= nil
+      for _, v in ipairs(clean and e.outputs or {}) do
+        if not sole_view(g, v) then clean = false end
+      end
       for _, v in ipairs(clean and e.inputs or {}) do
         if v and written_between(g.values[g:resolve(v)].storage, j, i) then clean = false end
       end
@@ -393,6 +418,9 @@ function M.passes.simplify(g)
         and same_list(g.values[a].stride, ov.stride) and (last_write[g.values[a].storage] or 0) < i then
         replace, why = a, 'a copy into the same layout (what transpose(transpose(x)) or reshape chains leave)'
       end
+    end
+    if replace and (not sole_view(g, out) or (last_write[g.values[replace].storage] or 0) > i) then
+      replace, why = nil, nil -- another view of the result is read, or the replacement changes later
     end
     if replace then
       g.subst[out] = replace
@@ -670,6 +698,11 @@ function Graph:merge(j, i, why, pass)
   if not self:foldable(e) then
     error('lm.graph: ' .. describe(self, e) .. ' cannot be merged away (a random draw, in place, a result of the '
       .. 'function, or memory written twice)', 2)
+  end
+  for _, v in ipairs(e.outputs) do
+    if not sole_view(self, v) then
+      error('lm.graph: ' .. describe(self, e) .. ' cannot be merged away: another view of its result is read', 2)
+    end
   end
   if a.fused or a.node.kind == 'random' or inplace(self, a) then
     error('lm.graph: ' .. describe(self, a) .. ' cannot stand for another node (a random draw or in place)', 2)

@@ -143,6 +143,41 @@ test.case('fused kernels with exp / tanh / sigmoid: within 2 ulp of eager', func
   end
 end)
 
+test.case('models in eval and views between elementwise ops: every pass, against eager', function()
+  local conv, bn = nn.Conv2d(3, 8, 3, { padding = 1 }), nn.BatchNorm2d(8)
+  -- running statistics and affine parameters of their own (not 0 and 1: nothing to simplify away)
+  lm.no_grad(function()
+    bn.running_mean:copy_(lm.randn(8))
+    bn.running_var:copy_(lm.rand(8) + 0.5)
+    bn.weight:copy_(lm.randn(8))
+    bn.bias:copy_(lm.randn(8))
+  end)
+  conv:eval(); bn:eval()
+  local conv2 = nn.Conv2d(8, 8, 3, { padding = 1 })
+  conv2:eval()
+  local fresh_bn = nn.BatchNorm2d(8) -- mean 0, var 1, weight 1, bias 0: x - 0, x * 1, x + 0 everywhere
+  fresh_bn:eval()
+  local fns = {
+    function(x) return bn(conv(x)):relu() end,
+    function(x) return fresh_bn(conv(x)):relu() end,
+    function(x) local h = bn(conv(x)):relu(); return (fresh_bn(conv2(h)) + h):relu() end, -- a residual block
+    function(x) return ((x * 1 + 0):reshape(6, 256):t():relu() * 2):contiguous():view(-1) end,
+    function(x) local y = x:flatten(2) + 0; return y:sum(2) + y:amax(2) end,
+  }
+  lm.no_grad(function()
+    for i, fn in ipairs(fns) do
+      local x = lm.randn(2, 3, 16, 16)
+      local g = graph.capture(fn, x)
+      g:optimize()
+      local x2 = lm.randn(2, 3, 16, 16)
+      local r, e = g:run(x2), fn(x2)
+      local d = (r - e):abs():max():item()
+      test.ok(d <= 1e-5 * (e:abs():max():item() + 1), string.format('model %d: %g from eager', i, d))
+      test.ok(g:cost().kernels < g:snapshot(0):cost().kernels, 'model ' .. i .. ': fewer kernels')
+    end
+  end)
+end)
+
 -- ---------------------------------------------------------------- the passes one by one
 
 test.case('dce removes what nothing reads; random draws stay', function()
