@@ -96,6 +96,22 @@ local function env_list(name)
   return t
 end
 
+-- Whether value x (of g.values) is C-contiguous.
+local function contiguous(x)
+  local st = 1
+  for i = #x.shape, 1, -1 do
+    if x.shape[i] > 1 and x.stride[i] ~= st then return false end
+    st = st * x.shape[i]
+  end
+  return true
+end
+
+-- Two contiguous views of the same memory holding the same elements (a reshape).
+local function alias(a, b)
+  return a.storage == b.storage and a.offset == b.offset and a.dtype == b.dtype and contiguous(a) and contiguous(b)
+    and numel(a.shape) == numel(b.shape)
+end
+
 -- ---------------------------------------------------------------- the graph
 
 local Graph = {}
@@ -482,6 +498,7 @@ function M.passes.fuse(g, opts)
       local sh = g.values[live[p].outputs[1]].shape
       if numel(sh) > numel(shape) then shape = sh end
     end
+    local N = numel(shape)
     local lo, hi = members[1], members[#members]
     -- nothing between the members may read what they write, or write what they read or write
     local touched = {}
@@ -505,31 +522,46 @@ function M.passes.fuse(g, opts)
         for _, v in ipairs(live[q].outputs) do if touched[g.values[v].storage] then return nil end end
       end
     end
+    -- what a member reads that the group made (by value, or the same elements under another shape)
+    local function internal(r)
+      if made[r] then return true end
+      for w in pairs(made) do
+        if numel(g.values[w].shape) == N and alias(g.values[w], g.values[r]) then return true end
+      end
+      return false
+    end
     for _, p in ipairs(members) do
       local e = live[p]
-      for _, v in ipairs(e.inputs) do
-        local r = g:resolve(v)
-        if not made[r] then
-          local s = g.values[r].storage
+      local v = e.outputs[1]
+      local vx = g.values[v]
+      local reshaped = not broadcasts(vx.shape, shape)
+      if reshaped and not (contiguous(vx) and numel(vx.shape) == N) then return nil end
+      for _, u in ipairs(e.inputs) do
+        local r = g:resolve(u)
+        local rx = g.values[r]
+        if internal(r) then
+          if reshaped and numel(rx.shape) ~= N then return nil end
+        else
+          local s = rx.storage
           for _, q in ipairs(members) do -- read from memory a member writes: not in one kernel
             if g.values[live[q].outputs[1]].storage == s then return nil end
           end
+          local direct = broadcasts(rx.shape, shape) and not reshaped
+          local full = contiguous(rx) and numel(rx.shape) == N
+          if not (direct or full or numel(rx.shape) == 1) then return nil end
           if not ext[r] then
-            if not broadcasts(g.values[r].shape, shape) then return nil end
             ext[r] = true
             nin = nin + 1
           end
         end
       end
-      local v = e.outputs[1]
-      local s = g.values[v].storage
+      local s = vx.storage
       local need = outs[s] or g.storages[s].kind ~= 'temp' or g.storages[s].escapes
       for q in pairs(readers[s] or {}) do if not inset[q] then need = true end end
-      if not broadcasts(g.values[v].shape, shape) then return nil end
-      local full = same_list(g.values[v].shape, shape)
+      local full = same_list(vx.shape, shape) or (contiguous(vx) and numel(vx.shape) == N)
       if need then
         if not full then return nil end
-        mats[#mats + 1] = v
+        if same_list(vx.shape, shape) then table.insert(mats, 1, v) else mats[#mats + 1] = v end
       else
         if not full and not CHEAP[e.node.op] then return nil end -- an expensive producer: not recomputed
         regs = regs + 1
@@ -544,7 +576,13 @@ function M.passes.fuse(g, opts)
     if not e.fused and e.node.fusable and not inplace(g, e) and #e.outputs == 1 then
       local cands, seen = {}, {}
       for _, v in ipairs(e.inputs) do
-        local p = producer_pos[g:resolve(v)]
+        local r = g:resolve(v)
+        local p = producer_pos[r]
+        if not p then -- the same elements under another shape (a reshape of a producer's result)
+          for w, q in pairs(producer_pos) do
+            if alias(g.values[w], g.values[r]) then p = q end
+          end
+        end
         local gi = p and group_of[p]
         if gi and not seen[gi] then
           seen[gi] = true
@@ -841,7 +879,11 @@ function Graph:lines()
     for _, m in ipairs(entry_members(e)) do
       for _, v in ipairs(m.inputs) do
         v = v and self:resolve(v)
-        if v and not inside[v] and not seen[v] then
+        local made_here = v and inside[v]
+        for w in pairs(inside) do
+          if v and not made_here and alias(self.values[w], self.values[v]) then made_here = true end
+        end
+        if v and not made_here and not seen[v] then
           seen[v] = true
           ins[#ins + 1] = 'v' .. v
         end

@@ -141,6 +141,9 @@ typedef struct pstep {
 	int in[LMI_EXEC_SRC], out[LMI_EXEC_DST];
 	lmi_fused *f;                 /* a fused group: the kernel */
 	int fin[LMI_ITER_MAX_OPS];    /* its operands: values, outputs first */
+	bool view[LMI_ITER_MAX_OPS];  /* seen through a contiguous view at the group's shape (or 0-d) */
+	int gndim;                    /* the group's shape */
+	int64_t gshape[LM_MAX_DIMS];
 	int nops;
 	int64_t bytes_read, bytes_written;
 } pstep;
@@ -268,6 +271,28 @@ static bool same_shape(const lm_tensor *a, const lm_tensor *b)
 	return true;
 }
 
+static int64_t numel_of(const lm_tensor *t)
+{
+	int64_t n = 1;
+	for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+	return n;
+}
+
+/* Whether v holds the group's elements in C order under another shape (a reshape of a full-size
+ * contiguous value): the kernel reads and writes it through a view at the group's shape, element
+ * for element by flat index. */
+static bool reshaped_to(const lm_tensor *v, const lm_tensor *g)
+{
+	return lm_tensor_is_contiguous(v) && lm_tensor_is_contiguous(g) && numel_of(v) == numel_of(g);
+}
+
+/* Two views of the same memory, both contiguous, the same elements. */
+static bool dense_alias(const lm_tensor *a, const lm_tensor *b)
+{
+	return a->storage == b->storage && a->offset == b->offset && a->dtype == b->dtype &&
+	       lm_tensor_is_contiguous(a) && lm_tensor_is_contiguous(b) && numel_of(a) == numel_of(b);
+}
+
 /* Whether value v's shape broadcasts to shape (ndim, shape). */
 static bool broadcasts_to(const lm_tensor *v, const lm_tensor *g)
 {
@@ -290,7 +315,17 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 		return lmi_fail(LM_ERR_ARG, "program: a fused group writes 1 to %d values, got %d", LMI_FUSED_MAX_OUT, nmat);
 	for (int k = 0; k < nmat; k++)
 		if (!value_ok(t, mat[k])) return lmi_fail(LM_ERR_ARG, "program: fused output %d is not a value", k + 1);
-	const lm_tensor *g = t->vals[mat[0]].t;
+	/* the group's shape: the first member result with the most elements (lua/lumen/graph.lua's fuse
+	 * picks it the same way) */
+	const lm_tensor *g = NULL;
+	for (int n = 0; n < nnodes; n++) {
+		const lmi_rec *r = rec_at(t, nodes[n]);
+		if (!r) return lm_last_status();
+		if (r->ndst < 1 || r->dst[0] < 0) continue;
+		const lm_tensor *w = t->vals[r->dst[0]].t;
+		if (!g || numel_of(w) > numel_of(g)) g = w;
+	}
+	if (!g) return lmi_fail(LM_ERR_ARG, "program: a fused group of nodes without results");
 	lmi_fused *f = lm_alloc(sizeof *f);
 	if (!f) return lm_last_status();
 	memset(f, 0, sizeof *f);
@@ -298,9 +333,13 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 	int made[LMI_FUSED_MAX_INSTR], ref_of[LMI_FUSED_MAX_INSTR], nmade = 0; /* value -> its reference */
 	lm_status s = LM_OK;
 	f->nout = nmat;
+	bool view[LMI_ITER_MAX_OPS] = {0}; /* operands seen through a view at the group's shape */
 	for (int k = 0; k < nmat && !s; k++) {
 		ops[k] = mat[k];
-		if (!same_shape(t->vals[mat[k]].t, g))
+		if (same_shape(t->vals[mat[k]].t, g)) continue;
+		if (reshaped_to(t->vals[mat[k]].t, g))
+			view[k] = true;
+		else
 			s = lmi_fail(LM_ERR_SHAPE, "program: fused outputs %s and %s differ in shape", lmi_shape_s(g),
 			             lmi_shape_s(t->vals[mat[k]].t));
 	}
@@ -321,12 +360,21 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 		if (loop == LMI_BE_OP_unary) lmi_exec_unary(&e, &in->code, &in->p0, &in->p1);
 		if (loop == LMI_BE_OP_binary) in->code = (int)(r->op - LMI_OP_ADD);
 		if (loop == LMI_BE_OP_add_scaled) in->p0 = r->p.add_scaled.alpha;
+		/* a member whose result is the group's elements under another shape reads only what has
+		 * them too (or one number): a small input broadcast to its shape would not broadcast to the
+		 * group's the same way */
+		bool reshaped = !broadcasts_to(t->vals[r->dst[0]].t, g);
 		for (int k = 0; k < r->nsrc && !s; k++) {
 			int v = ins && ins[n] ? ins[n][k] : r->src[k];
 			if ((s = check_same(t, nodes[n], "input", k, r->src[k], v))) break;
 			int ref = -1;
 			for (int j = nmade - 1; j >= 0 && ref < 0; j--)
-				if (made[j] == v) ref = ref_of[j];
+				if (made[j] == v || (numel_of(t->vals[made[j]].t) == numel_of(g) &&
+				                     dense_alias(t->vals[made[j]].t, t->vals[v].t)))
+					ref = ref_of[j];
+			if (ref >= 0 && reshaped && numel_of(t->vals[v].t) != numel_of(g))
+				s = lmi_fail(LM_ERR_SHAPE, "program: fused node %d reshapes the group's elements but reads %s",
+				             nodes[n] + 1, lmi_shape_s(t->vals[v].t));
 			for (int j = nmat; j < nops && ref < 0; j++)
 				if (ops[j] == v) ref = j;
 			if (ref < 0) { /* read from memory: a kernel input, which no member may write */
@@ -336,9 +384,13 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 						s = lmi_fail(LM_ERR_ARG, "program: fused node %d reads value %d from memory that node %d of the "
 						             "group writes", nodes[n] + 1, v + 1, nodes[j] + 1);
 				}
-				if (!s && !broadcasts_to(t->vals[v].t, g))
+				const lm_tensor *vt = t->vals[v].t;
+				bool direct = broadcasts_to(vt, g) && !reshaped;
+				bool one = numel_of(vt) == 1, full = reshaped_to(vt, g);
+				if (!s && !direct && !one && !full)
 					s = lmi_fail(LM_ERR_SHAPE, "program: fused input %s does not broadcast to the group's %s",
-					             lmi_shape_s(t->vals[v].t), lmi_shape_s(g));
+					             lmi_shape_s(vt), lmi_shape_s(g));
+				view[nops] = !direct;
 				if (!s && (nops == LMI_ITER_MAX_OPS || nops - nmat == LMI_EXEC_SRC))
 					s = lmi_fail(LM_ERR_ARG, "program: a fused kernel takes at most %d inputs and %d operands in "
 					             "all", LMI_EXEC_SRC, LMI_ITER_MAX_OPS);
@@ -362,7 +414,7 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 				             LMI_FUSED_MAX_REGS);
 				break;
 			}
-			if (!broadcasts_to(wt, g)) {
+			if (!broadcasts_to(wt, g) && !reshaped_to(wt, g)) {
 				s = lmi_fail(LM_ERR_SHAPE, "program: fused node %d's result %s does not broadcast to the group's %s",
 				             nodes[n] + 1, lmi_shape_s(wt), lmi_shape_s(g));
 				break;
@@ -384,10 +436,15 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 		lm_free(f, sizeof *f);
 		return s ? s : lm_last_status();
 	}
+	st->gndim = g->ndim;
+	for (int i = 0; i < g->ndim; i++) st->gshape[i] = g->shape[i];
 	f->nin = nops - nmat;
 	st->f = f;
 	st->nops = nops;
-	for (int k = 0; k < nops; k++) st->fin[k] = ops[k];
+	for (int k = 0; k < nops; k++) {
+		st->fin[k] = ops[k];
+		st->view[k] = view[k];
+	}
 	for (int k = nmat; k < nops; k++) st->bytes_read += span_bytes(t, ops[k]);
 	for (int k = 0; k < nmat; k++) st->bytes_written += span_bytes(t, ops[k]);
 	p->nsteps++;
@@ -438,14 +495,27 @@ static lm_status run_step(const run_state *rs, const pstep *st)
 		e.p = &none;
 		e.ndst = st->f->nout;
 		e.nsrc = st->f->nin;
-		for (int k = 0; k < e.ndst; k++) e.dst[k] = T(rs, st->fin[k]);
-		e.dtype = e.dst[0]->dtype;
-		/* the inputs: up to LMI_EXEC_SRC through the node; more would not fit it */
-		const lm_tensor *src[LMI_ITER_MAX_OPS];
-		for (int k = 0; k < e.nsrc; k++) src[k] = T(rs, st->fin[st->f->nout + k]);
 		if (e.nsrc > LMI_EXEC_SRC) return lmi_fail(LM_ERR_INTERNAL, "fused: %d inputs", e.nsrc);
-		for (int k = 0; k < e.nsrc; k++) e.src[k] = src[k];
-		return lmi_compute(&e);
+		lm_tensor *tmp[LMI_ITER_MAX_OPS] = {0}, *x[LMI_ITER_MAX_OPS];
+		lm_status s = LM_OK;
+		int64_t stride[LM_MAX_DIMS], n = 1;
+		lmi_contiguous_strides(st->gndim, st->gshape, stride);
+		for (int i = 0; i < st->gndim; i++) n *= st->gshape[i];
+		for (int k = 0; k < st->nops && !s; k++) {
+			x[k] = T(rs, st->fin[k]);
+			if (!st->view[k]) continue;
+			bool one = lm_tensor_numel(x[k]) == 1 && n != 1;
+			if (!(tmp[k] = lmi_tensor_wrap(x[k]->storage, x[k]->dtype, one ? 0 : st->gndim, st->gshape, stride,
+			                               x[k]->offset)))
+				s = lm_last_status();
+			x[k] = tmp[k];
+		}
+		for (int k = 0; k < e.ndst; k++) e.dst[k] = x[k];
+		for (int k = 0; k < e.nsrc; k++) e.src[k] = x[e.ndst + k];
+		e.dtype = e.dst[0]->dtype;
+		if (!s) s = lmi_compute(&e);
+		for (int k = 0; k < st->nops; k++) lm_tensor_release(tmp[k]);
+		return s;
 	}
 	const lmi_rec *r = &rs->t->recs[st->node];
 	switch (r->kind) {
