@@ -79,7 +79,7 @@ typedef struct lm_capture_value {
 	int64_t offset;              /* elements */
 } lm_capture_value;
 
-#define LM_CAPTURE_MAX_IN 5
+#define LM_CAPTURE_MAX_IN 7
 #define LM_CAPTURE_MAX_OUT 4
 typedef struct lm_capture_node {
 	const char *kind;  /* "op", "copy", "fill", "random" */
@@ -109,6 +109,9 @@ lm_status lm_capture_value_get(const lm_capture *t, int v, lm_capture_value *out
 lm_status lm_capture_storage_get(const lm_capture *t, int s, lm_capture_storage *out);
 /* Value v as a tensor (+1; no autograd): what it held when the capture ended. */
 lm_tensor *lm_capture_value_tensor(const lm_capture *t, int v);
+/* Adds t as a constant of the capture (a pass's new weights: folded BatchNorm): its value id, or
+ * -1 with the error set. t's memory must not be in the capture already; the capture holds it. */
+int lm_capture_add_const(lm_capture *c, const lm_tensor *t);
 /* Whether node i's elementwise loop can run inside a fused kernel on its device. */
 bool lm_capture_node_fusable(const lm_capture *t, int i);
 /* Sets parameter `name` of node i (a float or bool field; the optimizers' step and learning

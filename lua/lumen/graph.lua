@@ -45,6 +45,9 @@ LUMEN_DISABLE_FUSION=1 and LUMEN_DISABLE_PASSES=cse,fold):
   simplify  algebraic simplification: x*1, x/1, x+0, x-0 (a constant of ones or zeros), x-x on
             integers (on floats inf-inf is NaN: kept), neg(neg(x)), pow(x, 1), a copy into the
             same layout (what transpose(transpose(x)) or reshape(reshape(x)) leave)
+  affine    conv/linear + BatchNorm in eval: a product with constant weights followed by per-
+            channel additions and multiplications by constants (a bias, then BN) is y * s + t
+            per channel: the weights are scaled by s (new constants), the last add takes t
   fuse      elementwise fusion: chains and trees of elementwise nodes (unary, binary, where,
             add_scaled) into one kernel that reads its inputs and writes its needed results once;
             broadcast-aware (a producer of a smaller shape is recomputed per element when cheap:
@@ -57,9 +60,9 @@ local G = lm._graph
 
 local M = {}
 M.passes = {}
-M.order = { 'dce', 'fold', 'cse', 'simplify', 'dce', 'fuse' } -- the default order of g:optimize
+M.order = { 'dce', 'fold', 'cse', 'simplify', 'affine', 'dce', 'fuse' } -- the default order of g:optimize
 
-local MAX_INSTR, MAX_REGS, MAX_IN, MAX_OUT, MAX_OPS = 48, 24, 5, 4, 8
+local MAX_INSTR, MAX_REGS, MAX_IN, MAX_OUT, MAX_OPS = 48, 24, 7, 4, 8 -- exec.h, iter (lmi.h)
 
 -- ---------------------------------------------------------------- small helpers
 
@@ -455,6 +458,169 @@ function M.passes.simplify(g)
   return n
 end
 
+-- ---------------------------------------------------------------- affine (conv/linear + BatchNorm)
+
+-- The per-channel vector (float64, n entries) constant value v holds, broadcast along dim `ch` of
+-- a result of shape `shape`; nil when v varies along another dim.
+local function channel_vector(g, v, shape, ch, n)
+  local x = g.values[v]
+  if numel(x.shape) == 1 then return lm.full({ n }, g:tensor(v):double():item(), { dtype = 'float64' }) end
+  local off = #shape - #x.shape
+  for i, d in ipairs(x.shape) do
+    if d ~= 1 and i + off ~= ch then return nil end
+  end
+  if numel(x.shape) ~= n then return nil end
+  return g:tensor(v):double():reshape(n)
+end
+
+--[[
+A matmul with constant weights (a convolution's im2col product, or a linear layer's) followed by a
+chain of elementwise nodes that each add, subtract, multiply or divide by a per-channel constant —
+a bias, then BatchNorm in eval: (y + b - mean) * rsqrt(var + eps) * gamma + beta — is one affine map
+per channel, y * s + t. The weights are scaled (W' = W * s per output channel: for BatchNorm
+W * gamma / sqrt(var + eps)), the chain's last add takes t (for BatchNorm (b - mean) * gamma /
+sqrt(var + eps) + beta), and the nodes before it go. Results agree with the unfolded graph to
+rounding (the products are rounded once, in another order).
+]]
+function M.passes.affine(g)
+  local n = 0
+  local i = 1
+  while i <= #g.live do
+    local mm = g.live[i]
+    local done = false
+    local y, Y, wk, ch, W
+    if not mm.fused and (mm.node.op == 'matmul' or mm.node.op == 'mm') and #mm.outputs == 1 then
+      local A, B = g:resolve(mm.inputs[1]), g:resolve(mm.inputs[2])
+      y = mm.outputs[1]
+      Y = g.values[y]
+      if g:is_constant(A) and #g.values[A].shape == 2 and #Y.shape >= 2 then wk, ch, W = 1, #Y.shape - 1, A
+      elseif g:is_constant(B) and #g.values[B].shape == 2 and #Y.shape >= 1 then wk, ch, W = 2, #Y.shape, B end
+    elseif not mm.fused and mm.node.op == 'conv2d_winograd' and #mm.outputs == 1 then
+      -- the Winograd convolution: (x, W (Cout, Cin, 3, 3) [, bias]) -> (N, Cout, H, W)
+      local Wv = g:resolve(mm.inputs[2])
+      y = mm.outputs[1]
+      Y = g.values[y]
+      local bv = mm.inputs[3] and g:resolve(mm.inputs[3])
+      if Wv and g:is_constant(Wv) and #g.values[Wv].shape == 4 and #Y.shape == 4 and (not bv or g:is_constant(bv)) then
+        wk, ch, W = 2, 2, Wv
+      end
+    end
+    if wk then
+      local C = wk and Y.shape[ch]
+      -- the chain: each node the one reader of the previous result, x op constant. Before the
+      -- first, the product may be read under another view (a convolution's (N, C, H, W) as (N, C,
+      -- H*W)) and copied into another layout (the im2col product (C, N*L) into (N, C, L)): the
+      -- channel dim is followed by its size and stride.
+      local chain, cur, yin = {}, y, nil
+      local chd, chs = ch, Y.stride[ch]
+      while wk do
+        if g:is_result(cur) or g:writers(cur) ~= 1 then break end
+        local nxt, pos, via
+        local st = g.values[cur].storage
+        local others = 0
+        for j = i + 1, #g.live do
+          local e = g.live[j]
+          for _, m in ipairs(entry_members(e)) do
+            for _, u in ipairs(m.inputs) do
+              u = u and g:resolve(u)
+              if u and g.values[u].storage == st then
+                if not nxt then nxt, pos, via = e, j, u elseif e ~= nxt or u ~= via then others = others + 1 end
+              end
+            end
+          end
+        end
+        for _, u in ipairs(g.outputs) do if g.values[g:resolve(u)].storage == st then others = others + 1 end end
+        if not nxt or others > 0 or nxt.fused or #nxt.outputs ~= 1 or inplace(g, nxt) then break end
+        local V, cx = g.values[via], g.values[cur]
+        local d = chd
+        if via ~= cur then -- another view of the same elements: where is the channel dim in it?
+          if #chain > 0 or numel(V.shape) ~= numel(cx.shape) or V.offset ~= cx.offset then break end
+          d = nil
+          for dd = 1, #V.shape do
+            if V.stride[dd] == 0 and V.shape[dd] > 1 then d = nil break end
+            if V.shape[dd] == C and V.stride[dd] == chs then d = dd end
+          end
+          if not d then break end
+        end
+        local out = nxt.outputs[1]
+        local O = g.values[out]
+        if nxt.node.kind == 'copy' then -- a layout copy before the affine nodes
+          if #chain > 0 or O.dtype ~= V.dtype or not contiguous(O) or not same_list(O.shape, V.shape) then break end
+          cur, chd, chs = out, d, O.stride[d]
+        else
+          local op = nxt.node.op
+          if op ~= 'add' and op ~= 'sub' and op ~= 'mul' and op ~= 'div' then break end
+          local a, b = g:resolve(nxt.inputs[1]), g:resolve(nxt.inputs[2])
+          local k = (a == via and b ~= via) and 2 or (b == via and a ~= via) and 1 or nil
+          if not k or (k == 1 and (op == 'sub' or op == 'div')) then break end -- c - x, c / x: not y * s + t
+          if #chain == 0 then yin = via elseif via ~= cur then break end
+          local cv = k == 2 and b or a
+          if not g:is_constant(cv) or not same_list(O.shape, g.values[yin].shape) then break end
+          local vec = channel_vector(g, cv, O.shape, d, C)
+          if not vec then break end
+          chain[#chain + 1] = { e = nxt, pos = pos, op = op, k = k, vec = vec }
+          cur, chd, chs = out, d, O.stride[d]
+        end
+      end
+      -- the last node must be an add or a subtraction of a constant: it takes t
+      while #chain > 0 and chain[#chain].op ~= 'add' and chain[#chain].op ~= 'sub' do chain[#chain] = nil end
+      if #chain >= 2 then
+        local sv = lm.ones(C, { dtype = 'float64' })
+        local tv = lm.zeros(C, { dtype = 'float64' })
+        for _, c in ipairs(chain) do
+          if c.op == 'add' then tv = tv + c.vec
+          elseif c.op == 'sub' then tv = tv - c.vec
+          elseif c.op == 'mul' then sv, tv = sv * c.vec, tv * c.vec
+          else sv, tv = sv / c.vec, tv / c.vec end
+        end
+        local last = chain[#chain]
+        local Wt = g:tensor(W):double()
+        local per = #g.values[W].shape == 4 and sv:reshape(C, 1, 1, 1) or wk == 1 and sv:reshape(C, 1) or sv:reshape(1, C)
+        local scaled = (Wt * per):to(g.values[W].dtype):contiguous()
+        local cv = last.k == 2 and g:resolve(last.e.inputs[2]) or g:resolve(last.e.inputs[1])
+        local cshape = g.values[cv].shape
+        local tnew = (last.op == 'sub' and -tv or tv)
+        if numel(cshape) ~= C then
+          -- the last add's constant is one number (or another shape): t cannot be per channel there
+        else
+          tnew = tnew:reshape(table.unpack(cshape)):to(g.values[cv].dtype):contiguous()
+          local vW = g.cap:add_const(scaled)
+          local vt = g.cap:add_const(tnew)
+          -- a convolution's own bias is scaled with its weights: (x * W + b) * s = x * (W s) + b s
+          local bv = mm.node.op == 'conv2d_winograd' and mm.inputs[3] and g:resolve(mm.inputs[3])
+          local vb = bv and g.cap:add_const((g:tensor(bv):double() * sv:reshape(g:tensor(bv):shape()))
+            :to(g.values[bv].dtype):contiguous())
+          for _, v in ipairs({ vW, vt, vb or nil }) do
+            g.values[v] = g.cap:value(v)
+            g.storages[g.values[v].storage] = g.cap:storage(g.values[v].storage)
+          end
+          mm.inputs[wk] = vW
+          if vb then mm.inputs[3] = vb end
+          last.e.inputs[3 - last.k] = yin
+          last.e.inputs[last.k] = vt
+          local drop, ids = {}, {}
+          for c = 1, #chain - 1 do
+            drop[chain[c].pos] = true
+            ids[#ids + 1] = chain[c].e.id
+          end
+          remove_entries(g, drop)
+          local ops = {}
+          for _, c in ipairs(chain) do ops[#ops + 1] = c.op end
+          n = n + 1
+          record(g, 'affine', 'fold', ids, string.format('%s -> %s then %s by per-channel constants: one affine map '
+            .. 'y * s + t per channel; W\' = W * s, the last %s takes t, %d nodes go', mm.node.op,
+            shape_s(Y.shape), table.concat(ops, ', '), last.op, #ids),
+            { remove = ids, inputs = { { mm.id, wk, vW }, { last.e.id, last.k, vt }, { last.e.id, 3 - last.k, yin },
+              vb and { mm.id, 3, vb } or nil } })
+          done = true
+        end
+      end
+    end
+    if not done then i = i + 1 end
+  end
+  return n
+end
+
 -- ---------------------------------------------------------------- fuse
 
 local CHEAP = { add = true, sub = true, mul = true, neg = true, abs = true, relu = true, maximum = true,
@@ -802,6 +968,11 @@ function Graph:snapshot(k)
     local r = self.log[i]
     s.log[#s.log + 1] = r
     for _, p in ipairs(r.subst or {}) do s.subst[p[1]] = p[2] end
+    for _, c in ipairs(r.inputs or {}) do -- an entry reads another value (a pass's new constant)
+      for _, e in ipairs(s.live) do
+        if not e.fused and e.id == c[1] then e.inputs[c[2]] = c[3] end
+      end
+    end
     for _, st in ipairs(r.folded or {}) do s.folded[st] = true end
     if r.remove then
       local gone = {}

@@ -935,11 +935,12 @@ in g.log), g:pass(name or function) one pass, g:snapshot(k) the graph after k re
 g:run(...) (results..., info: kernels, bytes_read, bytes_written), g:print(), g:lines(), g:dot().
 For passes of your own: g:resolve, g:is_constant, g:is_result, g:writers, g:foldable, g:fold,
 g:merge, g:signature, g:remove. docs/graph.md.]])
-doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|fuse(g [, opts]) -> rewrites',
+doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|fuse(g [, opts]) -> rewrites',
   [[The graph-level passes, each a Lua function over a graph (lua/lumen/graph.lua): dead-code
 elimination, constant folding (never a random draw or a result), common-subexpression elimination
 (never random draws or in-place nodes, nor across a write to an input), algebraic simplification
-(x*1, x+0, x/1, x-0, -(-x), x^1, a copy into the same layout; x-x on integers), elementwise fusion
+(x*1, x+0, x/1, x-0, -(-x), x^1, a copy into the same layout; x-x on integers), affine (a bias and
+BatchNorm in eval folded into the constant weights of a convolution or linear layer), elementwise fusion
 (broadcast-aware; an expensive producer read through a broadcast is not recomputed). The default
 order is lm.graph.order; LUMEN_DISABLE_FUSION=1 and LUMEN_DISABLE_PASSES=cse,fold switch them off.]])
 kdoc('spmv', 'y, info',
@@ -1091,6 +1092,11 @@ graph from float64 inputs); a tensor without one: its storage, shape, strides an
 'tensor'} for one with a grad_fn); an nn module: its layers (viz.watch adds live histograms);
 viz.show(module, {input=x, classes={...}}): every layer's feature maps for x (the features scene,
 CNN Explainer's view: a Conv2d cell's arithmetic, the softmax of the output).
+viz.show(g) or viz.show('graph', g [, opts]), g an lm.graph Graph after g:optimize(): the graph
+scene's compiled view, step 0 the graph as captured and step k g:snapshot(k), one rewrite of the
+passes per step (removed nodes faded where they were, a merge linked to the node kept, a fold turned
+into a constant, a fused kernel drawn around its ops), with the kernels and bytes of the step and of
+step 0 counted from the program by lm.graph; viz.scene('graph', {expr = 'compiled'}) demonstrates it.
 viz.show('quant', W [, {bits=4, granularity='tensor'|'channel'|'group', group_size=32,
 symmetric=true, activations=X, alpha=0.5}]): a weight matrix (rows: output channels) on its
 quantization grid, the rounding error per element, and SmoothQuant moving X's outlier channels

@@ -21,7 +21,7 @@
 #include "core/lmi.h"
 #include "ops/oplist.h"
 
-#define LMI_EXEC_SRC 5
+#define LMI_EXEC_SRC 7 /* the most: a fused kernel's inputs (ops/program.c) */
 #define LMI_EXEC_DST 4
 
 /*

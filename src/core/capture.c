@@ -427,6 +427,18 @@ void lm_capture_release(lm_capture *tr)
 	lm_free(tr, sizeof *tr);
 }
 
+int lm_capture_add_const(lm_capture *c, const lm_tensor *t)
+{
+	if (!c || !t) return lmi_fail(LM_ERR_ARG, "capture: NULL argument"), -1;
+	if (storage_of(c, t->storage) >= 0)
+		return lmi_fail(LM_ERR_ARG, "capture: a new constant must have memory of its own (this tensor's is "
+		                "already in the capture)"), -1;
+	int si = add_storage(c, t->storage, LM_STORE_CONST);
+	if (si < 0) return -1;
+	c->sts[si].made_here = false;
+	return value_on(c, si, t);
+}
+
 /* ---------------------------------------------------------------- reading it */
 
 int lm_capture_nnodes(const lm_capture *t) { return t ? t->nrecs : 0; }

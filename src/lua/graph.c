@@ -274,6 +274,16 @@ static int c_tensor(lua_State *L)
 	return lml_result(L, box, lm_capture_value_tensor(c, v));
 }
 
+static int c_add_const(lua_State *L)
+{
+	lm_capture *c = check_capture(L, 1);
+	lm_tensor *t = lml_checktensor(L, 2, "argument 2");
+	int v = lm_capture_add_const(c, t);
+	if (v < 0) lml_core_error(L);
+	lua_pushinteger(L, v + 1);
+	return 1;
+}
+
 static int c_set(lua_State *L)
 {
 	lm_capture *c = check_capture(L, 1);
@@ -434,6 +444,7 @@ void lml_open_graph(lua_State *L, int mt, int m, int lm)
 	static const luaL_Reg cmeta[] = {{"__gc", capture_gc}, {NULL, NULL}};
 	static const luaL_Reg cmethods[] = {{"counts", c_counts}, {"node", c_node},     {"value", c_value},
 	                                    {"storage", c_storage}, {"tensor", c_tensor}, {"set", c_set},
+	                                    {"add_const", c_add_const},
 	                                    {NULL, NULL}};
 	if (luaL_newmetatable(L, CAPTURE_MT)) {
 		luaL_setfuncs(L, cmeta, 0);

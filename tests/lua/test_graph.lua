@@ -178,6 +178,47 @@ test.case('models in eval and views between elementwise ops: every pass, against
   end)
 end)
 
+-- a conv (bias or not) and a BatchNorm with statistics of their own, both in eval
+local function conv_bn(cin, cout, bias)
+  local c, b = nn.Conv2d(cin, cout, 3, { padding = 1, bias = bias }), nn.BatchNorm2d(cout)
+  lm.no_grad(function()
+    b.running_mean:copy_(lm.randn(cout))
+    b.running_var:copy_(lm.rand(cout) + 0.5)
+    b.weight:copy_(lm.randn(cout))
+    b.bias:copy_(lm.randn(cout))
+  end)
+  c:eval(); b:eval()
+  return function(x) return b(c(x)) end, c, b
+end
+
+test.case('affine: BatchNorm in eval folds into the weights (im2col and Winograd convolutions)', function()
+  lm.no_grad(function()
+    -- 3 -> 8 on 12x12: im2col, its layout copy, the product, the copy back, the fused epilogue
+    for _, cfg in ipairs({ { 3, 8, true, 5 }, { 8, 8, false, 2 }, { 8, 8, true, 2 } }) do
+      local f = conv_bn(cfg[1], cfg[2], cfg[3])
+      local fn = function(x) return f(x):relu() end
+      local x = lm.randn(2, cfg[1], 12, 12)
+      local g = graph.capture(fn, x)
+      local rw = g:optimize()
+      local folded = 0
+      for _, r in ipairs(rw) do if r.pass == 'affine' then folded = folded + 1 end end
+      test.eq(folded, 1, 'one conv + BN folded')
+      test.eq(g:cost().kernels, cfg[4], string.format('conv %d->%d + BN + ReLU', cfg[1], cfg[2]))
+      local x2 = lm.randn(2, cfg[1], 12, 12)
+      local e = fn(x2)
+      for k = 0, #g.log do
+        local d = (g:snapshot(k):run(x2) - e):abs():max():item()
+        test.ok(d <= 2e-5 * (e:abs():max():item() + 1), string.format('after %d rewrites: %g from eager', k, d))
+      end
+    end
+    -- in training mode the statistics are state (written): nothing folds
+    local f, c, b = conv_bn(3, 4, true)
+    c:train(); b:train()
+    local g = graph.capture(function(x) return f(x) end, lm.randn(2, 3, 8, 8))
+    test.eq(#g:pass('affine'), 0, 'BatchNorm in training is not folded')
+  end)
+end)
+
 -- ---------------------------------------------------------------- the passes one by one
 
 test.case('dce removes what nothing reads; random draws stay', function()
@@ -314,6 +355,13 @@ test.case('kernel counts', function()
     { 'transpose(transpose(a)):contiguous()', function(a) return a:t():t():contiguous() end, 0 },
     { 'a transposed copy', function(a) return a:t():contiguous() + 1 end, 2 },
   }
+  -- models in eval (Winograd convolutions: one node each; no conv epilogue fusion yet)
+  local cb1, cb2 = conv_bn(8, 8, false), conv_bn(8, 8, false)
+  local img = lm.randn(2, 8, 8, 8)
+  lm.no_grad(function()
+    test.eq(kernels(function(x) return cb1(x):relu() end, img), 2, 'conv + BN (eval) + ReLU: conv, fused bias + ReLU')
+    test.eq(kernels(function(x) return (cb2(cb1(x):relu()) + x):relu() end, img), 4, 'a residual block in eval')
+  end)
   local args = { a = { a, b, c }, w = { a, b, w } }
   for _, cs in ipairs(cases) do
     local k
