@@ -171,6 +171,8 @@ for _, c in ipairs {
   { 'a loop in a forward hook', 'local m = nn.Linear(2, 2) m:register_forward_hook(function() while true do end end) m(lm.ones(1, 2))' },
   { 'a loop in a function called from C (a sort comparator)', 'table.sort({3, 2, 1}, function(a, b) while true do end end)' },
   { 'a long lumen.dlp simulation (C)', "local dlp = require 'lumen.dlp' dlp.array{rows = 8, cols = 8}:run(dlp.gemm{m = 4096, n = 4096, k = 4096})" },
+  { 'a long capture (lm.compile)', 'local f = lm.compile(function(x) for i = 1, 1000000 do x = x:sin() end return x end) f(lm.randn(4096))' },
+  { 'compiled programs (lm.compile)', 'local f = lm.compile(function(x) return (x:sin() * 2 + 1):relu():exp() end) local x = lm.randn(1 << 23) while true do f(x) end' },
 } do
   case(C, c[1], function()
     local err = os.tmpname()
