@@ -13,6 +13,7 @@ where it came from.
   viz.plot('train/loss', step, loss)  or  viz.follow('run.csv')   -- live curves
   viz.show('queues', q:sync())  -- kernels.bang: the timeline ('mlu': the device; 'pingpong': {single =, double =})
   viz.show('systolic', a, layer) -- lumen.dlp: the array cycle by cycle ('dma': a report's DMA and stalls; 'energy': pJ per level)
+  viz.show(g)                -- an lm.graph Graph after g:optimize(): the graph before and after each rewrite
 
 The calls are C bindings (src/lua/viz.c, viz_data.c over src/viz/viz.h); this file adds what needs
 the nn modules: viz.show of a module and viz.watch. Without SDL2 at build time every call but
@@ -72,6 +73,11 @@ function viz.show(x, ...)
     if type(opts) == 'table' and opts.input ~= nil then return viz._features(x, opts) end
     return viz._show_model(describe(x), ...)
   end
+  -- lm.graph: a captured, optimized Graph stepped through its rewrites (the graph scene's compiled view)
+  if (x == 'graph' and type((...)) == 'table' and not lm.is_tensor((...))) or viz._is_graph(x) then
+    if x == 'graph' then return viz._passes(...) end
+    return viz._passes(x, ...)
+  end
   if x == 'attention' then return viz._attention(...) end
   if x == 'rnn' then return viz._rnn(...) end
   if x == 'detection' then return viz._detection(...) end
@@ -97,6 +103,56 @@ function viz.show(x, ...)
     return viz._bang(type(opts) == 'table' and opts.scene or 'queues', x, o)
   end
   return show(x, ...)
+end
+
+-- ---------------------------------------------------------------- lm.graph's passes
+
+--[[
+viz.show(g [, opts]) or viz.show('graph', g [, opts]), g an lm.graph Graph after g:optimize(): the
+graph scene's compiled view, step 0 the graph as captured and step k g:snapshot(k), the rewrite
+g.log[k] marked (lua/lumen/viz_passes.lua describes the steps; src/viz/scenes/graph_passes.c draws).
+viz.scene('graph', {expr = 'compiled'}): the same for a demonstration (a perceptron's forward).
+]]
+function viz._is_graph(x)
+  return type(x) == 'table' and package.loaded['lumen.graph'] ~= nil and require('lumen.viz_passes').is_graph(x)
+end
+
+function viz._passes(g, opts, name)
+  local P = require 'lumen.viz_passes'
+  if opts ~= nil and type(opts) ~= 'table' then error('viz.show: options must be a table, got ' .. type(opts), 3) end
+  return viz._show_passes(P.describe(g, name), opts)
+end
+
+local scene = viz.scene
+--- viz.scene(name [, opts]); the graph scene's compiled demonstration is built here, in Lua.
+function viz.scene(name, opts)
+  if name == 'graph' and type(opts) == 'table' and opts.expr == 'compiled' then
+    local g, what = require('lumen.viz_passes').demo()
+    return viz._passes(g, opts, what)
+  end
+  return scene(name, opts)
+end
+
+--- For `lumen --snapshot SCENE OUT.png [--step N] [--opts k=v,...]` of a scene whose demonstration
+--- is built in Lua (src/app/app_viz.c): the options as text, the step as text or nil.
+function viz._snapshot(name, out, step, opts)
+  local o = {}
+  for kv in (opts or ''):gmatch('[^,]+') do
+    local k, v = kv:match('^%s*([%w_]+)%s*=%s*(.-)%s*$')
+    if not k then error('--snapshot: --opts takes k=v,..., not ' .. kv, 0) end
+    o[k] = tonumber(v) or (v == 'true' and true) or (v == 'false' and false) or v
+  end
+  viz.scene(name, o)
+  if step then
+    local n = math.tointeger(tonumber(step))
+    local steps = viz.state().steps
+    if not n or n < 0 then error(string.format("--snapshot: --step needs a step number (0 or more), got '%s'", step), 0) end
+    if n >= steps then
+      error(string.format("--snapshot: --step %s is past the end: scene '%s' has steps 0..%d", step, name, steps - 1), 0)
+    end
+    viz.seek(n)
+  end
+  viz.snapshot(out)
 end
 
 -- ---------------------------------------------------------------- attention and rnn

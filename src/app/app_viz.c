@@ -16,6 +16,8 @@
 #include "app.h"
 
 #ifdef LUMEN_HAVE_VIZ
+#include <lauxlib.h>
+
 #include "lua/lml_viz.h"
 
 const char *app_viz_description(void)
@@ -76,6 +78,30 @@ void app_viz_finish(bool interactive)
 	viz->shutdown();
 }
 
+/* A scene whose demonstration Lua builds (the graph scene's compiled graph): viz._snapshot of
+ * lua/lumen/viz.lua in a Lua state of its own. */
+static int snapshot_lua(const lml_viz_module *m, const char *scene, const char *out, const char *step,
+                        const char *opts)
+{
+	m->set_headless(true);
+	lua_State *L = app_newstate();
+	if (!L) return 1;
+	int st = luaL_loadstring(L, "return require('lumen.viz')._snapshot(...)");
+	if (st == LUA_OK) {
+		lua_pushstring(L, scene);
+		lua_pushstring(L, out);
+		if (step) lua_pushstring(L, step);
+		else lua_pushnil(L);
+		if (opts) lua_pushstring(L, opts);
+		else lua_pushnil(L);
+		st = lua_pcall(L, 4, 0, 0); /* its errors are the user's (a step past the end): no traceback */
+	}
+	if (st != LUA_OK) fprintf(stderr, APP_NAME ": %s\n", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error)");
+	lua_close(L);
+	m->shutdown();
+	return st == LUA_OK ? 0 : 1;
+}
+
 static int snapshot(const char *scene, const char *out, const char *step, const char *opts)
 {
 	const lml_viz_module *m = lml_viz_load();
@@ -83,6 +109,7 @@ static int snapshot(const char *scene, const char *out, const char *step, const 
 		fprintf(stderr, APP_NAME ": --snapshot: %s\n", lm_last_error());
 		return 1;
 	}
+	if (m->lua_demo && m->lua_demo(scene, opts)) return snapshot_lua(m, scene, out, step, opts);
 	return m->snapshot(scene, out, step, opts);
 }
 

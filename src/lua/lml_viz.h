@@ -21,7 +21,7 @@ void lml_viz_data_funcs(lua_State *L, int t);
 void lml_viz_open_funcs(lua_State *L, int t);
 
 /* The module's table, by the symbol LML_VIZ_MODULE_SYMBOL (a function returning it). */
-#define LML_VIZ_MODULE_VERSION 1
+#define LML_VIZ_MODULE_VERSION 2
 #define LML_VIZ_MODULE_SYMBOL "lml_viz_module_entry"
 typedef struct lml_viz_module {
 	int version;
@@ -37,6 +37,9 @@ typedef struct lml_viz_module {
 	void (*shutdown)(void);
 	/* --snapshot SCENE OUT.png [--step N] [--opts k=v,...]: prints its error; 0 or 1 */
 	int (*snapshot)(const char *scene, const char *out, const char *step, const char *opts);
+	/* whether --snapshot's scene builds its demonstration in Lua with these options (the program
+	 * then runs viz._snapshot of lua/lumen/viz.lua in a Lua state instead of snapshot above) */
+	bool (*lua_demo)(const char *scene, const char *opts);
 } lml_viz_module;
 
 /* Every C function of viz (the module's open_lua sets exactly these; the program knows the names
@@ -44,7 +47,7 @@ typedef struct lml_viz_module {
 #define LML_VIZ_FUNCTIONS                                                                           \
 	"open", "close", "is_open", "show", "scene", "step", "seek", "play", "pause", "variant",        \
 	    "snapshot", "pick", "layout", "state", "scenes", "colors", "pixel", "key", "pointer",      \
-	    "redraw", "pump", "zoom", "pan", "_show_model", "_show_attention", "_show_rnn", "_show_detection", "_show_features", "_show_ddp", "_show_pipeline", "_show_gan2d", "_show_diffusion", "_show_samples", "_show_bang", "_show_dlp", "_record", "plot", "follow", "clear", "due"
+	    "redraw", "pump", "zoom", "pan", "_show_model", "_show_attention", "_show_rnn", "_show_detection", "_show_features", "_show_ddp", "_show_pipeline", "_show_gan2d", "_show_diffusion", "_show_samples", "_show_bang", "_show_dlp", "_show_passes", "_record", "plot", "follow", "clear", "due"
 
 /* The program's side (viz_loader.c). The module, loaded now if it was not (NULL, with the reason
  * in lm_last_error(), when it cannot be: not built, or the file is missing). */

@@ -966,9 +966,98 @@ static int v_show_dlp(lua_State *L)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- lm.graph: the compiled graph */
+
+/* A string of list t at i (the table keeps it alive), or NULL when absent. */
+static const char *list_string(lua_State *L, int t, lua_Integer i)
+{
+	lua_rawgeti(L, t, i);
+	const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+	lua_pop(L, 1);
+	return v;
+}
+
+/* A number field of the table at t (what names the table in errors). */
+static double num_field(lua_State *L, int t, const char *k, const char *what)
+{
+	if (lml_rawfield(L, t, k) != LUA_TNUMBER) luaL_error(L, "viz.show: the graph scene: %s has no number %s", what, k);
+	double v = lua_tonumber(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+/* viz._show_passes(desc [, opts]): an lm.graph Graph's steps as lua/lumen/viz_passes.lua describes
+ * them: desc = {name =, source =, steps = {{pass =, action =, text =, kernels =, bytes_read =,
+ * bytes_written =}, ...}, nodes = float64 (n, 8): step, kind, state, id, col, row, parent (0-based,
+ * -1: none), unused; labels = {n strings}, details = {n strings}, edges = float64 (m, 4): step, from,
+ * to, kind}. The arrays live in userdata on the stack; the strings in desc. */
+static int v_show_passes(lua_State *L)
+{
+	lua_settop(L, 2);
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lm_viz_passes p = {.name = dlp_string(L, 1, "name"), .source = dlp_string(L, 1, "source")};
+	if (lml_rawfield(L, 1, "steps") != LUA_TTABLE) luaL_error(L, "viz.show: the graph scene: the description has no steps");
+	int ts = lua_gettop(L);
+	lua_Integer ns = (lua_Integer)lua_rawlen(L, ts);
+	if (ns < 1 || ns > 100000) luaL_error(L, "viz.show: the graph scene takes 1 to 100000 steps, got %d", (int)ns);
+	lm_viz_gstep *st = lua_newuserdatauv(L, sizeof *st * (size_t)ns, 0);
+	for (lua_Integer k = 0; k < ns; k++) {
+		lua_rawgeti(L, ts, k + 1);
+		int t = lua_gettop(L);
+		luaL_checktype(L, t, LUA_TTABLE);
+		st[k] = (lm_viz_gstep){dlp_string(L, t, "pass"), dlp_string(L, t, "action"), dlp_string(L, t, "text"),
+		                       num_field(L, t, "kernels", "a step"), num_field(L, t, "bytes_read", "a step"),
+		                       num_field(L, t, "bytes_written", "a step")};
+		lua_pop(L, 1); /* the steps table keeps its strings */
+	}
+	p.steps = st;
+	p.nsteps = (int)ns;
+	lml_rawfield(L, 1, "nodes");
+	lm_tensor *nt = lml_checktensor(L, -1, "nodes");
+	if (lm_tensor_ndim(nt) != 2 || lm_tensor_shape(nt)[1] != 8 || lm_tensor_shape(nt)[0] > (INT64_C(1) << 22))
+		luaL_error(L, "viz.show: the graph scene takes nodes as a float64 (n, 8) tensor");
+	const double *nv = f64_arg(L, lua_gettop(L), "nodes", -1);
+	p.nnodes = (int)lm_tensor_shape(nt)[0];
+	lm_viz_gnode *nd = lua_newuserdatauv(L, sizeof *nd * (size_t)(p.nnodes ? p.nnodes : 1), 0);
+	lml_rawfield(L, 1, "labels");
+	int tl = lua_gettop(L);
+	lml_rawfield(L, 1, "details");
+	int td = lua_gettop(L);
+	if (!lua_istable(L, tl) || !lua_istable(L, td) || lua_rawlen(L, tl) != (size_t)p.nnodes || lua_rawlen(L, td) != (size_t)p.nnodes)
+		luaL_error(L, "viz.show: the graph scene takes labels and details, one string per node");
+	for (int i = 0; i < p.nnodes; i++) {
+		const double *r = nv + 8 * (size_t)i;
+		nd[i] = (lm_viz_gnode){(int)r[0], (int)r[1], (int)r[2], (int64_t)r[3], (int)r[4], (int)r[5], (int)r[6],
+		                       list_string(L, tl, i + 1), list_string(L, td, i + 1)};
+		if (nd[i].step < 0 || nd[i].step >= p.nsteps || nd[i].kind < 0 || nd[i].kind > LM_VIZ_GN_VALUE || nd[i].state < 0 ||
+		    nd[i].state > LM_VIZ_GS_FOLDED || nd[i].col < 0 || nd[i].row < 0 || nd[i].parent >= p.nnodes || !nd[i].label)
+			luaL_error(L, "viz.show: the graph scene: node %d is out of range", i + 1);
+	}
+	p.nodes = nd;
+	lml_rawfield(L, 1, "edges");
+	lm_tensor *et = lml_checktensor(L, -1, "edges");
+	if (lm_tensor_ndim(et) != 2 || lm_tensor_shape(et)[1] != 4 || lm_tensor_shape(et)[0] > (INT64_C(1) << 22))
+		luaL_error(L, "viz.show: the graph scene takes edges as a float64 (m, 4) tensor");
+	const double *ev = f64_arg(L, lua_gettop(L), "edges", -1);
+	p.nedges = (int)lm_tensor_shape(et)[0];
+	lm_viz_gedge *ed = lua_newuserdatauv(L, sizeof *ed * (size_t)(p.nedges ? p.nedges : 1), 0);
+	for (int i = 0; i < p.nedges; i++) {
+		const double *r = ev + 4 * (size_t)i;
+		ed[i] = (lm_viz_gedge){(int)r[0], (int)r[1], (int)r[2], (int)r[3]};
+		if (ed[i].step < 0 || ed[i].step >= p.nsteps || ed[i].from < 0 || ed[i].from >= p.nnodes || ed[i].to < 0 ||
+		    ed[i].to >= p.nnodes || ed[i].kind < 0 || ed[i].kind > LM_VIZ_GE_LINK)
+			luaL_error(L, "viz.show: the graph scene: edge %d is out of range", i + 1);
+	}
+	p.edges = ed;
+	lm_viz_opts o;
+	read_rest(L, 2, &o, false);
+	if (lm_viz_show_passes(&p, &o, "viz.show") != LM_OK) fail(L);
+	return 0;
+}
+
 static const luaL_Reg functions[] = {
 	{"_show_model", v_show_model}, {"_show_attention", v_show_attention}, {"_show_rnn", v_show_rnn},
-	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_show_samples", v_show_samples}, {"_show_bang", v_show_bang}, {"_show_dlp", v_show_dlp}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
+	{"_show_detection", v_show_detection}, {"_show_features", v_show_features}, {"_show_ddp", v_show_ddp}, {"_show_pipeline", v_show_pipeline}, {"_show_gan2d", v_show_gan2d}, {"_show_diffusion", v_show_diffusion}, {"_show_samples", v_show_samples}, {"_show_bang", v_show_bang}, {"_show_dlp", v_show_dlp}, {"_show_passes", v_show_passes}, {"_record", v_record}, {"plot", v_plot}, {"follow", v_follow},
 	{"clear", v_clear},            {"due", v_due},        {NULL, NULL},
 };
 

@@ -48,6 +48,27 @@ fail:
 	return 1;
 }
 
+/* Scenes whose demonstration lm.graph builds, in Lua (lua/lumen/viz.lua, viz.scene): the scene and
+ * the option that asks for it. */
+static const struct {
+	const char *scene, *key, *value;
+} lua_demos[] = {
+	{"graph", "expr", "compiled"},
+};
+
+static bool lua_demo(const char *scene, const char *opts)
+{
+	lm_viz_opts o;
+	memset(&o, 0, sizeof o);
+	if (opts && lm_viz_opts_parse(&o, opts, "--snapshot") != LM_OK) return false; /* snapshot says why */
+	for (size_t i = 0; i < sizeof lua_demos / sizeof lua_demos[0]; i++) {
+		if (strcmp(scene, lua_demos[i].scene) != 0) continue;
+		for (int k = 0; k < o.n; k++)
+			if (strcmp(o.kv[k].key, lua_demos[i].key) == 0 && strcmp(o.kv[k].str, lua_demos[i].value) == 0) return true;
+	}
+	return false;
+}
+
 static const lml_viz_module module = {
 	.version = LML_VIZ_MODULE_VERSION,
 	.open_lua = lml_viz_open_funcs,
@@ -60,6 +81,7 @@ static const lml_viz_module module = {
 	.wait_closed = lm_viz_wait_closed,
 	.shutdown = lm_viz_shutdown,
 	.snapshot = snapshot,
+	.lua_demo = lua_demo,
 };
 
 /* The one symbol the program looks up (LML_VIZ_MODULE_SYMBOL). */

@@ -1,6 +1,7 @@
 /*
  * data.c — the entry points of the scenes drawn from data rather than from kernel runs:
  * viz.show(tensor) (the tensor scene), viz.show(tensor with a grad_fn) (the graph scene),
+ * viz.show(g) of an lm.graph Graph (the graph scene's compiled view),
  * viz.show('quant', w) (the quant scene), viz.show('attention' | 'rnn', {...}) (what Lua computed),
  * viz.show('queues' | 'mlu' | 'pingpong', info) (kernels.bang's runs), viz.show('systolic' | 'dma' |
  * 'energy', ...) (lumen.dlp's array and reports),
@@ -130,6 +131,15 @@ lm_status lm_viz_show_graph(struct lm_graph *g, const double *check, const lm_vi
 	lm_status st = show_with("graph", &b);
 	lm_graph_free(b.graph); /* NULL when the scene kept it */
 	return st;
+}
+
+lm_status lm_viz_show_passes(const lm_viz_passes *p, const lm_viz_opts *o, const char *fname)
+{
+	if (!p || p->nsteps < 1 || !p->steps || p->nnodes < 0 || p->nedges < 0 || (p->nnodes && !p->nodes) ||
+	    (p->nedges && !p->edges))
+		return lm_set_error(LM_ERR_ARG, "%s: the graph's passes have no steps", fname);
+	vz_build b = {.opts = o, .fname = fname, .passes = p};
+	return show_with("graph", &b);
 }
 
 lm_status lm_viz_show_model(const lm_viz_model *m, const lm_viz_opts *o, const char *fname)

@@ -300,6 +300,44 @@ typedef struct lm_viz_dlp {
 lm_status lm_viz_show_dlp(const char *scene, const lm_viz_dlp *runs, int nruns, const lm_viz_opts *o,
                           const char *fname);
 
+/* viz.show(g) of an lm.graph Graph (lua/lumen/graph.lua, after g:optimize()): the graph scene's
+ * compiled view, one step per rewrite of g.log (step 0: the graph as captured), each step described
+ * by lua/lumen/viz_passes.lua as nodes on a grid every step shares (a node stays where the captured
+ * graph had it), edges between them, and the step's cost (g:snapshot(k):cost(): counted from the
+ * program, not measured); copied. */
+enum { LM_VIZ_GN_KERNEL, LM_VIZ_GN_FUSED, LM_VIZ_GN_OP, LM_VIZ_GN_VALUE };         /* node kinds */
+enum { LM_VIZ_GS_LIVE, LM_VIZ_GS_REWRITTEN, LM_VIZ_GS_REMOVED, LM_VIZ_GS_FOLDED };  /* node states */
+enum { LM_VIZ_GE_DATA, LM_VIZ_GE_OLD, LM_VIZ_GE_LINK };                            /* edge kinds */
+typedef struct lm_viz_gnode {
+	int step, kind, state; /* kernel: one node's kernel; fused: a kernel of several ops (drawn around
+	                        * them); op: a member of the fused kernel `parent`; value: read from
+	                        * outside the program (an input, a constant, state). rewritten: taking part
+	                        * in this step's rewrite and still run; removed: gone by it (drawn faded);
+	                        * folded: computed once at the capture, a constant from this step on */
+	int64_t id;            /* the node's id in g.nodes (a fused kernel: its last member's); a value's id */
+	int col, row;          /* the grid cell */
+	int parent;            /* an op: the index of its fused kernel in nodes; else -1 */
+	const char *label, *detail; /* "matmul #4", "2x16 float32" */
+} lm_viz_gnode;
+typedef struct lm_viz_gedge {
+	int step, from, to; /* indices into nodes, both of that step */
+	int kind;           /* data: a value the consumer reads; old: what a removed node read; link: a
+	                     * merge (the node kept) or a replacement (what readers read now) */
+} lm_viz_gedge;
+typedef struct lm_viz_gstep {
+	const char *pass, *action, *text;           /* the rewrite (log[k]); step 0: NULL */
+	double kernels, bytes_read, bytes_written;  /* g:snapshot(k):cost() */
+} lm_viz_gstep;
+typedef struct lm_viz_passes {
+	int nsteps, nnodes, nedges;
+	const lm_viz_gstep *steps;
+	const lm_viz_gnode *nodes;
+	const lm_viz_gedge *edges;
+	const char *name;   /* what was captured ("fn at file:line"), or NULL */
+	const char *source; /* where the numbers come from ("counted from the program (lm.graph)") */
+} lm_viz_passes;
+lm_status lm_viz_show_passes(const lm_viz_passes *p, const lm_viz_opts *o, const char *fname);
+
 /* viz.show('detection', {...}): n grey images (n x h x w, values 0..1), ground-truth boxes and a
  * detector's boxes (corners in pixels, x to the right, y down; image 0-based, class 1-based;
  * kept: survived non-maximum suppression), class names, the IoU a kept box needs to be a true

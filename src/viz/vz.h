@@ -413,6 +413,7 @@ typedef struct vz_build {
 	const lm_viz_bang *bang;           /* viz.show('queues' | 'mlu', info): one; 'pingpong': two */
 	const lm_viz_dlp *dlp;             /* viz.show('systolic' | 'dma' | 'energy', ...): ndlp runs */
 	int ndlp;
+	const lm_viz_passes *passes;      /* viz.show(g), an lm.graph Graph: the graph scene's compiled view */
 } vz_build;
 
 /* What a scene's layout gets: the size of its area and the UI scale, with the frame for text

@@ -89,6 +89,7 @@ local openers = {
   graph = {
     { 'defaults', function() viz.scene('graph', size) end },
     { 'mlp', function() viz.scene('graph', with { expr = 'mlp' }) end },
+    { 'compiled (lm.graph)', function() viz.scene('graph', with { expr = 'compiled' }) end },
   },
   tensor = {
     { 'defaults', function() viz.scene('tensor', size) end },

@@ -11,7 +11,9 @@
  * of the gradients (lm_graph_node_backward): nothing is accumulated into any .grad, and the graph
  * can be stepped again. Graphs of more than MAX_SHOWN nodes are summarised: the first nodes in
  * backward order are drawn, the rest counted by op in one box.
- * Read next: include/lumen/autograd.h, tensor.c.
+ * Given a compiled graph instead (viz.show(g) of an lm.graph Graph), the scene is its other view:
+ * graph_passes.c draws it, each callback below hands over to it.
+ * Read next: include/lumen/autograd.h, tensor.c, graph_passes.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -63,6 +65,7 @@ typedef struct graph_scene {
 	int nlayers;
 	float bw, bh, colw;
 	char fname[32];
+	vzs_passes *passes;    /* viz.show(g) of an lm.graph Graph: the compiled view (graph_passes.c) draws */
 } graph_scene;
 
 /* ---------------------------------------------------------------- building */
@@ -369,6 +372,7 @@ static void graph_destroy(void *p)
 {
 	graph_scene *s = p;
 	if (!s) return;
+	vzs_passes_free(s->passes);
 	lm_graph_free(s->g);
 	vz_free(s->box);
 	vz_free(s->edge);
@@ -382,8 +386,19 @@ static void *graph_create(const vz_build *b)
 	graph_scene *s = vz_calloc(1, sizeof *s);
 	if (!s) return NULL;
 	snprintf(s->fname, sizeof s->fname, "%s", b->fname);
+	if (b->passes) { /* a compiled graph: the other view */
+		if (!(s->passes = vzs_passes_new(b->passes, b->fname))) {
+			graph_destroy(s);
+			return NULL;
+		}
+		return s;
+	}
 	lm_status st = LM_OK;
-	if (b->nruns > 0) st = lm_set_error(LM_ERR_ARG, "%s: the graph scene draws a tensor's autograd graph (viz.show(y) "
+	if (strcmp(vz_opt_string(b->opts, "expr", "neuron"), "compiled") == 0 && b->nruns == 0 && !b->graph)
+		st = lm_set_error(LM_ERR_ARG, "%s: the compiled graph is captured and optimized by lm.graph, in Lua: "
+		                  "viz.scene('graph', {expr = 'compiled'}), viz.show(g) of a Graph, or lumen --snapshot graph "
+		                  "OUT.png --opts expr=compiled", b->fname);
+	else if (b->nruns > 0) st = lm_set_error(LM_ERR_ARG, "%s: the graph scene draws a tensor's autograd graph (viz.show(y) "
 	                                    "for a y with a grad_fn), not a %s result", b->fname, b->runs[0].pattern);
 	else if (b->graph) {
 		s->g = b->graph;
@@ -415,14 +430,26 @@ static void *graph_create(const vz_build *b)
 
 /* ---------------------------------------------------------------- steps, layout */
 
-static int graph_steps(void *p) { return 1 + (int)((graph_scene *)p)->shown; }
+static int graph_steps(void *p)
+{
+	graph_scene *s = p;
+	return s->passes ? vzs_passes_steps(s->passes) : 1 + (int)s->shown;
+}
 static int graph_variants(void *p) { (void)p; return 1; }
-static const char *graph_variant_name(void *p, int v) { (void)p, (void)v; return "backward"; }
+static const char *graph_variant_name(void *p, int v)
+{
+	(void)v;
+	return ((graph_scene *)p)->passes ? "passes" : "backward";
+}
 static void graph_set_variant(void *p, int v) { (void)p, (void)v; }
 
 static void graph_layout(void *p, const vz_layout_ctx *c, float *ww, float *wh)
 {
 	graph_scene *s = p;
+	if (s->passes) {
+		vzs_passes_layout(s->passes, c, ww, wh);
+		return;
+	}
 	const vz_frame *f = c->metrics;
 	float lh = vz_text_height(f, VZ_FONT_SMALL), cw = vz_char_width(f, VZ_FONT_SMALL);
 	int widest = 1;
@@ -582,6 +609,10 @@ static void draw_summary_text(vz_frame *f, const graph_scene *s)
 static void graph_draw(void *p, vz_frame *f)
 {
 	graph_scene *s = p;
+	if (s->passes) {
+		vzs_passes_draw(s->passes, f);
+		return;
+	}
 	int k = (int)floor(f->t + 1e-9);
 	for (int e = 0; e < s->nedge; e++) draw_edge(f, s, &s->edge[e], k);
 	vz_layer(f);
@@ -596,6 +627,10 @@ static void graph_draw(void *p, vz_frame *f)
 static void graph_title(void *p, char *buf, size_t cap)
 {
 	graph_scene *s = p;
+	if (s->passes) {
+		vzs_passes_title(s->passes, buf, cap);
+		return;
+	}
 	int leaves = 0;
 	for (int i = 0; i < s->nbox; i++) leaves += s->box[i].kind == B_LEAF;
 	VZ_SNPRINTF_TR(buf, cap, "autograd graph: %lld nodes, %d leaves that require grad, depth %lld%s",
@@ -607,6 +642,10 @@ static void graph_title(void *p, char *buf, size_t cap)
 static void graph_step_label(void *p, int step, char *buf, size_t cap)
 {
 	graph_scene *s = p;
+	if (s->passes) {
+		vzs_passes_step_label(s->passes, step, buf, cap);
+		return;
+	}
 	if (step == 0) {
 		snprintf(buf, cap, "%s", vz_tr("backward starts at the root with d root / d root = 1; each step runs one node's rule",
 		                               "反向传播从根节点开始，d root / d root = 1；每一步运行一个节点的反向规则"));
@@ -621,6 +660,10 @@ static void graph_step_label(void *p, int step, char *buf, size_t cap)
 static void graph_counters(void *p, vz_panel *pn)
 {
 	graph_scene *s = p;
+	if (s->passes) {
+		vzs_passes_counters(s->passes, pn);
+		return;
+	}
 	int col = vz_panel_column(pn, vz_tr("graph", "计算图"), vz_tr("autograd (this process)", "autograd（本进程）"));
 	vz_panel_set(pn, col, "nodes", (double)s->total);
 	vz_panel_set(pn, col, "drawn", (double)s->shown);
@@ -645,6 +688,10 @@ static void graph_counters(void *p, vz_panel *pn)
 static void graph_describe(void *p, vz_cell *c, char *buf, size_t cap)
 {
 	graph_scene *s = p;
+	if (s->passes) {
+		vzs_passes_describe(s->passes, c, buf, cap);
+		return;
+	}
 	if (c->tag < 0 || c->tag >= s->nbox) return;
 	const gbox *b = &s->box[c->tag];
 	char nb[96];
@@ -671,15 +718,17 @@ static void graph_describe(void *p, vz_cell *c, char *buf, size_t cap)
 }
 
 static const vz_option graph_options[] = {
-	{"expr", VZ_OPT_CHOICE, 0, 0, "neuron mlp wide chain", "neuron", "the demonstration graph (viz.scene): micrograd's "
-	 "neuron, a two-layer perceptron's loss, n neurons summed, a chain of n tanh"},
+	{"expr", VZ_OPT_CHOICE, 0, 0, "neuron mlp wide chain compiled", "neuron", "the demonstration graph (viz.scene): "
+	 "micrograd's neuron, a two-layer perceptron's loss, n neurons summed, a chain of n tanh; compiled: a perceptron's "
+	 "forward captured by lm.graph, stepped through its passes' rewrites"},
 	{"n", VZ_OPT_INT, 1, 1000000, NULL, "40", "neurons (wide) or ops (chain)"},
 	{NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 const vz_scene_class vz_scene_graph = {
 	.name = "graph",
-	.summary = "a tensor's autograd graph: ops, leaves, shapes; step backward node by node, gradients arriving, gradcheck",
+	.summary = "a tensor's autograd graph: ops, leaves, shapes; step backward node by node, gradients arriving, "
+	           "gradcheck; or an lm.graph Graph stepped through its passes, one rewrite per step",
 	.patterns = "",
 	.options = graph_options,
 	.create = graph_create,

@@ -167,6 +167,21 @@ typedef struct vzs_series {
 void vzs_chart(vz_frame *f, vz_rect r, const char *title, const double *x, int n, bool logx,
                bool logy, const vzs_series *s, int nseries, double mark_x);
 
+/* ---------------------------------------------------------------- the compiled graph (graph_passes.c) */
+
+/* The graph scene's view of an lm.graph Graph and its rewrites (lm_viz_passes, copied); graph.c
+ * calls these in place of its own when it was given one. */
+typedef struct vzs_passes vzs_passes;
+vzs_passes *vzs_passes_new(const lm_viz_passes *d, const char *fname); /* NULL + error */
+void vzs_passes_free(vzs_passes *p);
+int vzs_passes_steps(const vzs_passes *p);
+void vzs_passes_layout(vzs_passes *p, const vz_layout_ctx *c, float *ww, float *wh);
+void vzs_passes_draw(vzs_passes *p, vz_frame *f);
+void vzs_passes_title(vzs_passes *p, char *buf, size_t cap);
+void vzs_passes_step_label(vzs_passes *p, int step, char *buf, size_t cap);
+void vzs_passes_counters(vzs_passes *p, vz_panel *pn);
+void vzs_passes_describe(vzs_passes *p, vz_cell *c, char *buf, size_t cap);
+
 /* ---------------------------------------------------------------- the tree picture (tree.c) */
 
 /* One block's elements as a row of cells per step with an arrow per add (scan, reduce). */
