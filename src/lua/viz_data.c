@@ -1000,7 +1000,7 @@ static int v_show_passes(lua_State *L)
 	int ts = lua_gettop(L);
 	lua_Integer ns = (lua_Integer)lua_rawlen(L, ts);
 	if (ns < 1 || ns > 100000) luaL_error(L, "viz.show: the graph scene takes 1 to 100000 steps, got %d", (int)ns);
-	lm_viz_gstep *st = lua_newuserdatauv(L, sizeof *st * (size_t)ns, 0);
+	lm_viz_gstep *st = lua_newuserdatauv(L, sizeof *st * (size_t)ns, 0); /* bounded: ns <= 100000 */
 	for (lua_Integer k = 0; k < ns; k++) {
 		lua_rawgeti(L, ts, k + 1);
 		int t = lua_gettop(L);
@@ -1018,7 +1018,7 @@ static int v_show_passes(lua_State *L)
 		luaL_error(L, "viz.show: the graph scene takes nodes as a float64 (n, 8) tensor");
 	const double *nv = f64_arg(L, lua_gettop(L), "nodes", -1);
 	p.nnodes = (int)lm_tensor_shape(nt)[0];
-	lm_viz_gnode *nd = lua_newuserdatauv(L, sizeof *nd * (size_t)(p.nnodes ? p.nnodes : 1), 0);
+	lm_viz_gnode *nd = lua_newuserdatauv(L, sizeof *nd * (size_t)(p.nnodes ? p.nnodes : 1), 0); /* bounded: n <= 2^22 */
 	lml_rawfield(L, 1, "labels");
 	int tl = lua_gettop(L);
 	lml_rawfield(L, 1, "details");
@@ -1040,7 +1040,7 @@ static int v_show_passes(lua_State *L)
 		luaL_error(L, "viz.show: the graph scene takes edges as a float64 (m, 4) tensor");
 	const double *ev = f64_arg(L, lua_gettop(L), "edges", -1);
 	p.nedges = (int)lm_tensor_shape(et)[0];
-	lm_viz_gedge *ed = lua_newuserdatauv(L, sizeof *ed * (size_t)(p.nedges ? p.nedges : 1), 0);
+	lm_viz_gedge *ed = lua_newuserdatauv(L, sizeof *ed * (size_t)(p.nedges ? p.nedges : 1), 0); /* bounded: m <= 2^22 */
 	for (int i = 0; i < p.nedges; i++) {
 		const double *r = ev + 4 * (size_t)i;
 		ed[i] = (lm_viz_gedge){(int)r[0], (int)r[1], (int)r[2], (int)r[3]};

@@ -99,7 +99,7 @@ static const struct {
 	{"flash_attention_backward", "tests/lua/test_flash_attention.lua", "gradcheck", "its backward's loop: gradients and gradcheck"},
 	{"custom", "tests/lua/test_autograd_function.lua", "lm.autograd.Function", "Lua forward and backward: values, gradcheck, errors"},
 	{"linear_blocks", "tests/lua/test_quant.lua", "F.linear(x, wq)", "a block-type weight, within q8_0's bound"},
-	{"fused", "tests/lua/test_graph.lua", "passes.fuse", "fused groups against the nodes one by one, bit for bit"},
+	{"fused", "tests/lua/test_graph.lua", "fuse: one pass over memory", "fused groups against the nodes one by one, bit for bit"},
 };
 
 static bool file_mentions(const char *rel, const char *needle)
