@@ -1379,7 +1379,8 @@ function M.compile(fn, a, b)
     error('lm.compile: fn must be a function (or a callable table), got ' .. type(fn), 2)
   end
   local example, opts = nil, {}
-  if type(a) == 'table' and not lm.is_tensor(a) and (a[1] ~= nil or next(a) == nil) then example = a else opts = a or {} end
+  -- a list (of tensors and values) is the example inputs; a table with names, the options
+  if type(a) == 'table' and not lm.is_tensor(a) and a[1] ~= nil then example = a else opts = a or {} end
   if b ~= nil then opts = b end
   if type(opts) ~= 'table' then error('lm.compile: opts must be a table, got ' .. type(opts), 2) end
   local o = {}
