@@ -355,6 +355,23 @@ test.case('kernel counts', function()
     { 'transpose(transpose(a)):contiguous()', function(a) return a:t():t():contiguous() end, 0 },
     { 'a transposed copy', function(a) return a:t():contiguous() + 1 end, 2 },
   }
+  -- a training step with Adam: each parameter's update is one kernel (the optimizers' fused
+  -- updates, in eager too); the step 38 captured, 26 run
+  lm.manual_seed(1)
+  local mlp_ = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 10))
+  local adam = optim.Adam(mlp_:parameters(), { lr = 1e-3 })
+  local k, f = kernels(function(x, y)
+    adam:zero_grad()
+    local l = F.cross_entropy(mlp_(x), y)
+    l:backward()
+    adam:step()
+    return l:detach()
+  end, lm.randn(16, 20), lm.randint(1, 11, { 16 }))
+  local updates = 0
+  for _, e in ipairs(f.graph.live) do if not e.fused and e.node.op == 'adam_step' then updates = updates + 1 end end
+  test.eq(#f.graph.nodes, 38, 'the Adam step captured')
+  test.eq(k, 26, 'the Adam step run')
+  test.eq(updates, 4, 'one update kernel per parameter')
   -- models in eval (Winograd convolutions: one node each; no conv epilogue fusion yet)
   local cb1, cb2 = conv_bn(8, 8, false), conv_bn(8, 8, false)
   local img = lm.randn(2, 8, 8, 8)
