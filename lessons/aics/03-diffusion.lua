@@ -1180,7 +1180,7 @@ viz.show('gan2d', gans.grid[2]) 画另一个 GAN）。
 local gen = require 'lumen.generative'
 local STEPS, N = 700, 1000                      -- training steps for every model; points measured
 -- (Lumen's own tests walk this lesson in a sanitizer build, several times slower: fewer steps there)
-if lm.build_info().sanitize then STEPS = 150 end
+if lm.build_info().sanitize then STEPS, N = 150, 300 end
 local GRID = {bins = 40, range = {-3, 3}}       -- the yardstick's grid, the same for every model
 local function centres(data)
   local c = {}
