@@ -951,7 +951,7 @@ Alone, simplify finds two in your model: the bias b1 is all zeros (a constant of
 model: x + 0), and the defensive clone. It does not see `* scale` yet: scale is computed by
 nodes, not a constant — until fold has run. After fold, scale is a constant of ones, and x * 1
 goes too. That is why a compiler runs its passes in an order, some more than once: each creates
-work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, fuse).
+work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, forward, fuse).
 
 And x - x? On integers it is 0, and simplify folds it. On floats it is not: inf - inf is NaN, and
 NaN - NaN is NaN, so replacing x - x by 0 would change the answer whenever x holds an inf or a
@@ -965,7 +965,7 @@ none of these occur).]],
 单独运行时，simplify 在你的模型里找到两个：偏置 b1 全是 0（这个冻结模型的常量：x + 0），以及
 那个防御性的 clone。它还看不到 `* scale`：scale 是由节点算出来的，不是常量——要等 fold 运行之后。
 fold 之后，scale 是一个全 1 的常量，x * 1 也被删掉。这就是编译器按顺序、有时多次运行各个 pass
-的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、fuse）。
+的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、forward、fuse）。
 
 那 x - x 呢？对整数它是 0，simplify 会把它折叠。对浮点数不是：inf - inf 是 NaN，NaN - NaN 也是
 NaN，所以把 x - x 换成 0 会在 x 含有 inf 或 NaN 时改变答案。编译器只能改写对任何输入都相等的
