@@ -1215,7 +1215,8 @@ function vit_vs_cnn(steps)
       m[1], count_params(model), 100 * acc, steps, seconds))
   end
 end
-vit_vs_cnn(120)
+-- (Lumen's own tests walk this lesson in a sanitizer build, several times slower: fewer steps there)
+vit_vs_cnn(lm.build_info().sanitize and 30 or 120)
 ]],
       scene = 'curves',
     },

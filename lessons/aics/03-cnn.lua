@@ -548,7 +548,7 @@ for _, l in ipairs({nn.Flatten(), nn.Linear(16 * 7 * 7, 64), nn.ReLU(), nn.Linea
   layers[#layers + 1] = l
 end
 vgg = nn.Sequential(table.unpack(layers))
-local acc = train(vgg, 40)
+local acc = train(vgg, lm.build_info().sanitize and 15 or 40) -- fewer in Lumen's sanitizer-build tests
 local params = 0
 for _, p in ipairs(vgg:parameters()) do params = params + p:numel() end
 print(string.format('small VGG: %d parameters, test accuracy %.1f%% after 40 steps', params,
@@ -756,7 +756,8 @@ function degradation(steps)
       net[1], steps, loss))
   end
 end
-degradation(60)
+-- (Lumen's own tests walk this lesson in a sanitizer build, several times slower: fewer steps there)
+degradation(lm.build_info().sanitize and 20 or 60)
 ]],
       scene = 'curves',
     },

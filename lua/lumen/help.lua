@@ -1542,9 +1542,12 @@ function H.suggest(name)
   if #last < 2 then return {} end
   local limit = #last <= 4 and 1 or #last <= 8 and 2 or 3
   local best, hits, seen = limit + 1, {}, {}
+  -- names whose lengths differ by more than the limit are further off than it: not measured (a
+  -- 10,000-character typo took a minute against every name)
+  local function near(a, b) return math.abs(#a - #b) <= limit and distance(a, b) or math.huge end
   for _, c in ipairs(cands) do
-    local d = distance(n, c)
-    if not prefix then d = math.min(d, distance(n, c:match('[^.:]*$'))) end
+    local d = near(n, c)
+    if not prefix then d = math.min(d, near(n, c:match('[^.:]*$'))) end
     if c ~= n and not seen[c] and d <= limit and d <= best then
       if d < best then best, hits = d, {} end
       hits[#hits + 1] = c
