@@ -698,7 +698,8 @@ mlp_trained and cnn_trained. The picture is the CNN.]],
 副本要 clone。后面每一步都从 mlp_trained 和 cnn_trained 开始。画面是这个 CNN。]]),
       code = [[
 train_set = data.FashionMNIST{split = 'train', limit = 4096}
-test_set = data.FashionMNIST{split = 'test', limit = 1000}
+-- (1000 test images; fewer in Lumen's own sanitizer-build tests, several times slower)
+test_set = data.FashionMNIST{split = 'test', limit = lm.build_info().sanitize and 300 or 1000}
 function make_mlp()
   return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
 end
@@ -902,7 +903,7 @@ mlp:load_state_dict(mlp_trained)
 quant.prepare_qat(mlp, w2)                 -- forward with fake_quantize(W): the 2-bit grid
 viz.clear()
 lm.manual_seed(2)
-train(mlp, 128, 0.01, 0.9, 'QAT loss')
+train(mlp, lm.build_info().sanitize and 32 or 128, 0.01, 0.9, 'QAT loss') -- fewer in Lumen's sanitizer-build tests
 quant.unprepare(mlp)
 quant.quantize_weights(mlp, w2)            -- the trained weights, really quantized
 print(string.format('MLP, 2-bit weights per tensor: %.1f%% after PTQ, %.1f%% after QAT ' ..
