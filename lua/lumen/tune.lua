@@ -637,7 +637,8 @@ local function search(S)
   end
   rank()
   -- measured times are noisy: the default and the leader are timed a second time (the mean of the
-  -- two medians), until the leader is one so timed (at most 8 more runs)
+  -- two medians), until the leader is one so timed (each candidate at most once more: on a loaded
+  -- machine the lead may change hands many times)
   if S.backend == 'cpu' then
     local function confirm(e)
       if S.list.truncated or (S.deadline and lm.sys.clock() > S.deadline) then return false end
@@ -648,7 +649,7 @@ local function search(S)
       return true
     end
     confirm(d)
-    for _ = 1, 8 do
+    for _ = 1, #S.entries do
       rank()
       if S.entries[1].confirmed or not confirm(S.entries[1]) then break end
     end
