@@ -114,6 +114,11 @@ lm_tensor *lm_capture_value_tensor(const lm_capture *t, int v);
 int lm_capture_add_const(lm_capture *c, const lm_tensor *t);
 /* Whether node i's elementwise loop can run inside a fused kernel on its device. */
 bool lm_capture_node_fusable(const lm_capture *t, int i);
+/* What node i can anchor in a fused group on its device: "reduce" (a sum, mean, amax or amin a
+ * prologue of elementwise nodes may end in and an epilogue follow: float, contiguous, over the
+ * last dims), "product" (matmul, mm or the Winograd convolution, which an epilogue may follow),
+ * or NULL. */
+const char *lm_capture_node_anchor(const lm_capture *t, int i);
 /* Sets parameter `name` of node i (a float or bool field; the optimizers' step and learning
  * rate change between runs): later runs use it. The Adam node's bias corrections follow from
  * `step`, `lr`, `beta1`, `beta2`. */
@@ -129,11 +134,16 @@ void lm_program_release(lm_program *p);
  * A substituted value must have the node's value's dtype, shape and device. */
 lm_status lm_program_add_node(lm_program *p, int node, const int *in, const int *out);
 /* Appends a fused group: nodes (fusable elementwise nodes in order, each reading its own inputs
- * after the substitutions in ins: ins[k] lists node k's inputs, NULL its own), writing the values
+ * after the substitutions in ins: ins[k] lists node k's inputs, NULL its own; and writing outs[k],
+ * -1 or outs NULL its own result: a value of the same dtype and shape), writing the values
  * of mat (each one of the nodes' outputs, of the group's shape). Values a member writes and a
- * later member reads live in registers; values read from outside are the kernel's inputs. */
-lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, const int *const *ins, int nmat,
-                               const int *mat);
+ * later member reads live in registers; values read from outside are the kernel's inputs.
+ * One member may be an anchor (lm_capture_node_anchor): a reduction, with the members before it
+ * its prologue (over its input's shape) and those after its epilogue (over its result's); or a
+ * product, with the members after it its epilogue over its whole result (run in panels of rows).
+ * Up to 8 values then (4 each side); the anchor's own result is written in any case. */
+lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, const int *const *ins, const int *outs,
+                               int nmat, const int *mat);
 /* Result k of the program is value v (default: the trace's outputs). */
 lm_status lm_program_set_output(lm_program *p, int k, int v);
 int lm_program_nsteps(const lm_program *p);

@@ -62,7 +62,7 @@ local G = lm._graph
 
 local M = {}
 M.passes = {}
-M.order = { 'dce', 'fold', 'cse', 'simplify', 'affine', 'dce', 'forward', 'fuse' } -- the default order of g:optimize
+M.order = { 'dce', 'fold', 'cse', 'simplify', 'affine', 'dce', 'forward', 'fuse', 'anchor' } -- the default order of g:optimize
 
 local MAX_INSTR, MAX_REGS, MAX_IN, MAX_OUT, MAX_OPS = 48, 24, 7, 4, 8 -- exec.h, iter (lmi.h)
 
@@ -880,6 +880,193 @@ function M.passes.fuse(g, opts)
   return n
 end
 
+-- ---------------------------------------------------------------- anchor
+
+-- An elementwise kernel of the live list: a fused group, or one fusable node.
+local function ew_entry(g, e)
+  if e.anchor then return false end
+  if e.fused then return true end
+  return e.node.fusable and not inplace(g, e) and #e.outputs == 1
+end
+
+local function entry_shape(g, e) return e.shape or g.values[e.outputs[1]].shape end
+
+-- The storages an entry's members read and write.
+local function rw_sets(g, e)
+  local r, w = {}, {}
+  for _, m in ipairs(entry_members(e)) do
+    for _, v in ipairs(m.inputs) do if v then r[g.values[g:resolve(v)].storage] = true end end
+    for _, v in ipairs(m.outputs) do w[g.values[v].storage] = true end
+  end
+  return r, w
+end
+
+-- Whether an entry with reads r and writes w may run anywhere between live positions lo and hi:
+-- nothing strictly between reads what it writes or writes what it reads or writes.
+local function movable(g, lo, hi, r, w)
+  for q = lo + 1, hi - 1 do
+    local qr, qw = rw_sets(g, g.live[q])
+    for st in pairs(qr) do if w[st] then return false end end
+    for st in pairs(qw) do if r[st] or w[st] then return false end end
+  end
+  return true
+end
+
+-- Whether value v is needed outside the members of inset (by id): read by another entry, a
+-- result, or memory that outlives the call.
+local function needed(g, v, inset, outs)
+  local s = g.values[v].storage
+  local st = g.storages[s]
+  if outs[s] or st.kind ~= 'temp' or st.escapes then return true end
+  for _, e in ipairs(g.live) do
+    for _, m in ipairs(entry_members(e)) do
+      if not inset[m.id] then
+        for _, u in ipairs(m.inputs) do
+          if u and g.values[g:resolve(u)].storage == s then return true end
+        end
+      end
+    end
+  end
+  return false
+end
+
+-- Whether the program can run members as one kernel writing mats (the C side decides).
+-- The arguments of program:add_fused for members: node ids, their inputs after the substitutions,
+-- the values they write (forward may have moved them).
+local function fused_args(g, members)
+  local nodes, ins, outs = {}, {}, {}
+  for k, m in ipairs(members) do
+    nodes[k] = m.id
+    local r = {}
+    for j, v in ipairs(m.inputs) do r[j] = v and g:resolve(v) or false end
+    ins[k] = r
+    outs[k] = m.outputs[1]
+  end
+  return nodes, ins, outs
+end
+
+local function group_ok(g, members, mats)
+  local p = G.program(g.cap)
+  local nodes, ins, outs = fused_args(g, members)
+  return (pcall(p.add_fused, p, nodes, ins, mats, outs))
+end
+
+--- anchor: a reduction (sum, mean, amax, amin over the last dims of a float value) takes the
+--- elementwise kernel that makes its input as its prologue and the one that reads its result as its
+--- epilogue; a product (matmul, mm, the Winograd convolution) takes the elementwise kernel over its
+--- result as its epilogue (bias, activation, a residual add: run on panels of rows that stay in
+--- the cache). Each is then one kernel: the values between never go to memory.
+function M.passes.anchor(g, opts)
+  opts = opts or {}
+  if os.getenv('LUMEN_DISABLE_FUSION') == '1' or opts.fusion == false then return 0 end
+  local outs = output_storages(g)
+  local n, i = 0, 1
+  while i <= #g.live do
+    local e = g.live[i]
+    local kind = not e.fused and e.node.anchor
+    if kind and #e.outputs == 1 and e.outputs[1] == e.node.outputs[1] and not inplace(g, e) then
+      local res = e.outputs[1]
+      local pre, pre_at, post, post_at = nil, nil, nil, nil
+      if kind == 'reduce' then -- the prologue: the kernel that made the input, at its shape
+        local vin = g:resolve(e.inputs[1])
+        for p = i - 1, 1, -1 do
+          local q = g.live[p]
+          local made = false
+          for _, m in ipairs(entry_members(q)) do if m.outputs[1] == vin then made = true end end
+          if made then
+            local r, w = rw_sets(g, q)
+            if ew_entry(g, q) and same_list(entry_shape(g, q), g.values[vin].shape) and contiguous(g.values[vin])
+              and movable(g, p, i, r, w) then pre, pre_at = q, p end
+            break
+          end
+        end
+      end
+      -- the epilogue: the first kernel after that reads the result, over the result's elements
+      for q = i + 1, #g.live do
+        local c = g.live[q]
+        local reads = false
+        for _, m in ipairs(entry_members(c)) do
+          for _, u in ipairs(m.inputs) do
+            if u and (g:resolve(u) == res or alias(g.values[g:resolve(u)], g.values[res])) then reads = true end
+          end
+        end
+        if reads then
+          local sh, rs = entry_shape(g, c), g.values[res].shape
+          -- a product's epilogue over its result, maybe reshaped (BatchNorm's (N, C, H*W)), rows first
+          local fits = numel(sh) == numel(rs) and (kind == 'reduce' or same_list(sh, rs)
+            or (#sh > 0 and #rs > 0 and sh[1] == rs[1] and contiguous(g.values[res])))
+          if ew_entry(g, c) and fits then
+            local ar, aw = rw_sets(g, e)
+            if pre then
+              local pr, pw = rw_sets(g, pre)
+              for k in pairs(pr) do ar[k] = true end
+              for k in pairs(pw) do aw[k] = true end
+            end
+            local cr, cw = rw_sets(g, c)
+            if movable(g, i, q, ar, aw) or movable(g, i, q, cr, cw) then post, post_at = c, q end
+          end
+          break
+        end
+      end
+      if pre or post then
+        local members, inset = {}, {}
+        for _, m in ipairs(pre and entry_members(pre) or {}) do members[#members + 1] = m end
+        members[#members + 1] = e
+        for _, m in ipairs(post and entry_members(post) or {}) do members[#members + 1] = m end
+        for _, m in ipairs(members) do inset[m.id] = true end
+        local mats = {}
+        for _, m in ipairs(pre and entry_members(pre) or {}) do
+          if needed(g, m.outputs[1], inset, outs) then mats[#mats + 1] = m.outputs[1] end
+        end
+        if needed(g, res, inset, outs) then mats[#mats + 1] = res end
+        for _, v in ipairs(post and post.outputs or {}) do mats[#mats + 1] = v end
+        if post and group_ok(g, members, mats) then
+          -- with both; else the prologue alone below
+        elseif pre then
+          post, members, mats = nil, {}, {}
+          for _, m in ipairs(entry_members(pre)) do members[#members + 1] = m end
+          members[#members + 1] = e
+          inset = {}
+          for _, m in ipairs(members) do inset[m.id] = true end
+          for _, m in ipairs(entry_members(pre)) do
+            if needed(g, m.outputs[1], inset, outs) then mats[#mats + 1] = m.outputs[1] end
+          end
+          mats[#mats + 1] = res
+          if not group_ok(g, members, mats) then members = nil end
+        else
+          members = nil
+        end
+        if members then
+          local ids, ops = {}, {}
+          for _, m in ipairs(members) do
+            ids[#ids + 1] = m.id
+            ops[#ops + 1] = m.node.op
+          end
+          local at = post and post_at or i
+          local entry = { fused = members, outputs = mats, id = g.live[at].id, shape = g.values[res].shape,
+            anchor = kind }
+          local keep = {}
+          for q, c in ipairs(g.live) do
+            if q == at then keep[#keep + 1] = entry
+            elseif c ~= pre and c ~= post and c ~= e then keep[#keep + 1] = c end
+          end
+          g.live = keep
+          n = n + 1
+          local what = kind == 'reduce' and string.format('%s%s%s', pre and 'its prologue' or '',
+            pre and post and ' and ' or '', post and 'its epilogue' or '') or 'its epilogue'
+          record(g, 'anchor', 'fuse', ids, string.format('%s #%d runs with %s as one kernel (%s), writing %d value%s',
+            e.node.op, e.id, what, table.concat(ops, ', '), #mats, #mats == 1 and '' or 's'),
+            { group = { members = ids, outputs = mats, shape = entry.shape, at = entry.id, anchor = kind } })
+          i = 0 -- positions moved: from the start (each anchor merges once: its entry is fused now)
+        end
+      end
+    end
+    i = i + 1
+  end
+  g._program = nil
+  return n
+end
+
 -- ---------------------------------------------------------------- running the passes
 
 --- Runs the passes in order (opts.order, else g.order) and returns the rewrites they made.
@@ -1055,14 +1242,21 @@ function Graph:snapshot(k)
       end
       s.live = keep
     end
-    if r.group then
-      local inset, members, keep, last = {}, {}, {}, r.group.members[#r.group.members]
+    if r.group then -- members (plain entries or members of fused ones) become one entry at `at`
+      local inset, byid, keep = {}, {}, {}
+      local at = r.group.at or r.group.members[#r.group.members]
       for _, id in ipairs(r.group.members) do inset[id] = true end
-      for _, e in ipairs(s.live) do if not e.fused and inset[e.id] then members[#members + 1] = e end end
       for _, e in ipairs(s.live) do
-        if e.fused or not inset[e.id] then keep[#keep + 1] = e
-        elseif e.id == last then keep[#keep + 1] = { fused = members, outputs = r.group.outputs, id = last,
-          shape = r.group.shape } end
+        for _, m in ipairs(entry_members(e)) do if inset[m.id] then byid[m.id] = m end end
+      end
+      local members = {}
+      for _, id in ipairs(r.group.members) do members[#members + 1] = byid[id] end
+      for _, e in ipairs(s.live) do
+        local hit = false
+        for _, m in ipairs(entry_members(e)) do if inset[m.id] then hit = true end end
+        if not hit then keep[#keep + 1] = e
+        elseif e.id == at then keep[#keep + 1] = { fused = members, outputs = r.group.outputs, id = at,
+          shape = r.group.shape, anchor = r.group.anchor } end
       end
       s.live = keep
     end
@@ -1076,14 +1270,8 @@ function Graph:program()
   local p = G.program(self.cap)
   for _, e in ipairs(self.live) do
     if e.fused then
-      local nodes, ins = {}, {}
-      for k, m in ipairs(e.fused) do
-        nodes[k] = m.id
-        local r = {}
-        for j, v in ipairs(m.inputs) do r[j] = v and self:resolve(v) or false end
-        ins[k] = r
-      end
-      p:add_fused(nodes, ins, e.outputs)
+      local nodes, ins, outs = fused_args(self, e.fused)
+      p:add_fused(nodes, ins, e.outputs, outs)
     else
       local r = {}
       for j, v in ipairs(e.inputs) do r[j] = v and self:resolve(v) or false end

@@ -935,15 +935,18 @@ in g.log), g:pass(name or function) one pass, g:snapshot(k) the graph after k re
 g:run(...) (results..., info: kernels, bytes_read, bytes_written), g:print(), g:lines(), g:dot().
 For passes of your own: g:resolve, g:is_constant, g:is_result, g:writers, g:foldable, g:fold,
 g:merge, g:signature, g:remove. docs/graph.md.]])
-doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|forward|fuse(g [, opts]) -> rewrites',
+doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|forward|fuse|anchor(g [, opts]) -> rewrites',
   [[The graph-level passes, each a Lua function over a graph (lua/lumen/graph.lua): dead-code
 elimination, constant folding (never a random draw or a result), common-subexpression elimination
 (never random draws or in-place nodes, nor across a write to an input), algebraic simplification
 (x*1, x+0, x/1, x-0, -(-x), x^1, a copy into the same layout; x-x on integers), affine (a bias and
 BatchNorm in eval folded into the constant weights of a convolution or linear layer), forward (a copy's
 source written where the copy would put it: autograd's copies into .grad), elementwise fusion
-(broadcast-aware; an expensive producer read through a broadcast is not recomputed). The default
-order is lm.graph.order; LUMEN_DISABLE_FUSION=1 and LUMEN_DISABLE_PASSES=cse,fold switch them off.]])
+(broadcast-aware; an expensive producer read through a broadcast is not recomputed), anchor (a
+reduction with the elementwise kernels before and after it, a matmul or Winograd convolution with
+the one after it: bias, activation, residual add; one kernel each). The default order is
+lm.graph.order; LUMEN_DISABLE_FUSION=1 (fuse and anchor) and LUMEN_DISABLE_PASSES=cse,fold switch
+them off.]])
 kdoc('spmv', 'y, info',
   [[A sparse matrix (from kernels.sparse) times a vector in one of four formats; info.counters
 include padding (ELL's padded slots).]])

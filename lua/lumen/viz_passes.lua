@@ -232,7 +232,8 @@ end
 
 --- The demonstration: a two-layer perceptron's forward pass with the redundancies each pass
 --- removes (an unused product: dce; a weight scaled by a constant: fold; relu computed twice: cse;
---- + 0 and * 1: simplify; relu and the sum after it: fuse), captured and optimized.
+--- + 0 and * 1: simplify; relu and the add after it: fuse; each product with the kernel after it: anchor),
+--- captured and optimized.
 function M.demo()
   local G = require 'lumen.graph'
   -- fixed numbers (no random draw: opening the scene leaves the generator as it was)

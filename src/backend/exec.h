@@ -30,6 +30,12 @@
  * all at the outputs' shape, inputs broadcast) or registers (values made and used inside the
  * kernel), each instruction one of the elementwise loops (unary, binary, where, add_scaled) in
  * its own dtype. A device that runs it computes each element as the nodes one by one would.
+ *
+ * A fused kernel may end in a reduction (red != 0: the prologue of a sum, mean, amax or amin):
+ * the instructions then run over the reduction's input shape (red_ndim, red_shape), whose last
+ * dims from red_keep on are reduced, and the value ref red_in is folded into the last output
+ * (contiguous, red_shape's first red_keep dims) as the reduction node alone folds a contiguous
+ * input: the same lanes, the same split across threads, so the same bits.
  */
 #define LMI_FUSED_MAX_OUT 4
 #define LMI_FUSED_MAX_INSTR 48
@@ -47,6 +53,11 @@ typedef struct lmi_fused {
 	int nout, nin, ninstr, nregs;
 	lmi_fused_instr instr[LMI_FUSED_MAX_INSTR];
 	lm_dtype reg_dtype[LMI_FUSED_MAX_REGS];
+	int red;       /* 1 + the lm_redop the kernel ends in (LM_SUM, LM_MEAN, LM_MAX, LM_MIN), or 0 */
+	int red_in;    /* the reference it reduces (a register or an input) */
+	lm_dtype red_dtype;
+	int red_ndim, red_keep;
+	int64_t red_shape[LM_MAX_DIMS];
 } lmi_fused;
 
 typedef struct lmi_exec {

@@ -210,6 +210,11 @@ static int c_node(lua_State *L)
 	lua_setfield(L, -2, "params");
 	lua_pushboolean(L, lm_capture_node_fusable(c, i));
 	lua_setfield(L, -2, "fusable");
+	const char *anchor = lm_capture_node_anchor(c, i);
+	if (anchor) {
+		lua_pushstring(L, anchor);
+		lua_setfield(L, -2, "anchor");
+	}
 	return 1;
 }
 
@@ -353,12 +358,12 @@ static int p_add_node(lua_State *L)
 	return 0;
 }
 
-#define MAX_GROUP 48
+#define MAX_GROUP 49 /* 48 elementwise nodes and an anchor */
 
 static int p_add_fused(lua_State *L)
 {
 	lm_program *p = check_program(L, 1);
-	int nodes[MAX_GROUP], mat[LM_CAPTURE_MAX_OUT];
+	int nodes[MAX_GROUP], mat[2 * LM_CAPTURE_MAX_OUT];
 	int ins_store[MAX_GROUP][LM_CAPTURE_MAX_IN];
 	const int *ins[MAX_GROUP];
 	int n = id_list(L, 2, nodes, MAX_GROUP, "nodes");
@@ -374,9 +379,12 @@ static int p_add_fused(lua_State *L)
 			}
 			lua_pop(L, 1);
 		}
-	int nm = id_list(L, 4, mat, LM_CAPTURE_MAX_OUT, "outputs");
+	int nm = id_list(L, 4, mat, 2 * LM_CAPTURE_MAX_OUT, "outputs");
 	if (nm < 0) lml_error(L, "%s: the values to write are required", lml_fname(L));
-	if (lm_program_add_fused(p, n, nodes, ins, nm, mat)) lml_core_error(L);
+	int outs[MAX_GROUP];
+	for (int k = 0; k < MAX_GROUP; k++) outs[k] = -1;
+	int no = lua_istable(L, 5) ? id_list(L, 5, outs, MAX_GROUP, "member outputs") : -1;
+	if (lm_program_add_fused(p, n, nodes, ins, no < 0 ? NULL : outs, nm, mat)) lml_core_error(L);
 	return 0;
 }
 

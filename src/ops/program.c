@@ -136,15 +136,28 @@ bool lm_capture_node_fusable(const lm_capture *t, int i)
 
 /* ---------------------------------------------------------------- programs */
 
-typedef struct pstep {
-	int node;                     /* a node of the trace; -1: a fused group */
-	int in[LMI_EXEC_SRC], out[LMI_EXEC_DST];
-	lmi_fused *f;                 /* a fused group: the kernel */
+/* A fused kernel of a program and the values it reads and writes. */
+typedef struct fgroup {
+	lmi_fused f;
 	int fin[LMI_ITER_MAX_OPS];    /* its operands: values, outputs first */
 	bool view[LMI_ITER_MAX_OPS];  /* seen through a contiguous view at the group's shape (or 0-d) */
 	int gndim;                    /* the group's shape */
 	int64_t gshape[LM_MAX_DIMS];
 	int nops;
+} fgroup;
+
+/*
+ * A step: a node of the trace; or a fused group (pre); or an anchor with its fused neighbours,
+ * run as one kernel: a reduction whose prologue (pre) ends in it, or a node (a reduction, a
+ * product: matmul, mm, the Winograd convolution) followed by an epilogue (post) over its result —
+ * a product's in panels of rows (dim 0) small enough to stay in the cache between the two.
+ */
+typedef struct pstep {
+	int node;                     /* a node of the trace, or -1 */
+	int in[LMI_EXEC_SRC], out[LMI_EXEC_DST];
+	fgroup *pre, *post;
+	int slice[LMI_EXEC_SRC];      /* a product's inputs cut with its rows (1) or whole (0) */
+	int64_t panel;                /* rows per panel (0: all at once) */
 	int64_t bytes_read, bytes_written;
 } pstep;
 
@@ -176,8 +189,10 @@ lm_program *lm_program_new(lm_capture *t)
 void lm_program_release(lm_program *p)
 {
 	if (!p) return;
-	for (int i = 0; i < p->nsteps; i++)
-		if (p->steps[i].f) lm_free(p->steps[i].f, sizeof *p->steps[i].f);
+	for (int i = 0; i < p->nsteps; i++) {
+		if (p->steps[i].pre) lm_free(p->steps[i].pre, sizeof *p->steps[i].pre);
+		if (p->steps[i].post) lm_free(p->steps[i].post, sizeof *p->steps[i].post);
+	}
 	if (p->steps) lm_free(p->steps, (size_t)p->cap * sizeof *p->steps);
 	lm_free(p->outputs, sizeof(int) * (size_t)(p->t->noutputs ? p->t->noutputs : 1));
 	lm_capture_release(p->t);
@@ -304,12 +319,19 @@ static bool broadcasts_to(const lm_tensor *v, const lm_tensor *g)
 	return true;
 }
 
-lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, const int *const *ins, int nmat,
-                               const int *mat)
+/*
+ * Makes the fused kernel of nodes (elementwise, in order; ins[k]: node k's inputs after the
+ * substitutions, NULL its own; outs[k] the value node k writes, -1 (or outs NULL) its own) writing
+ * the values of mat. red (may be NULL): the reduction the
+ * kernel ends in, reading value red_in; its result is the last of mat and the group's shape is
+ * red_in's.
+ */
+static lm_status build_group(const lm_capture *t, int nnodes, const int *nodes, const int *const *ins, const int *outs,
+                             int nmat, const int *mat, const lmi_rec *red, int red_in, fgroup **out, int64_t *br,
+                             int64_t *bw)
 {
-	if (!p) return lmi_fail(LM_ERR_ARG, "program: NULL program");
-	const lm_capture *t = p->t;
-	if (nnodes < 1 || nnodes > LMI_FUSED_MAX_INSTR || !nodes)
+	*out = NULL;
+	if (nnodes < (red ? 0 : 1) || nnodes > LMI_FUSED_MAX_INSTR || (nnodes && !nodes))
 		return lmi_fail(LM_ERR_ARG, "program: a fused group takes 1 to %d nodes, got %d", LMI_FUSED_MAX_INSTR, nnodes);
 	if (nmat < 1 || nmat > LMI_FUSED_MAX_OUT || !mat)
 		return lmi_fail(LM_ERR_ARG, "program: a fused group writes 1 to %d values, got %d", LMI_FUSED_MAX_OUT, nmat);
@@ -317,18 +339,19 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 		if (!value_ok(t, mat[k])) return lmi_fail(LM_ERR_ARG, "program: fused output %d is not a value", k + 1);
 	/* the group's shape: the first member result with the most elements (lua/lumen/graph.lua's fuse
 	 * picks it the same way) */
-	const lm_tensor *g = NULL;
-	for (int n = 0; n < nnodes; n++) {
+	const lm_tensor *g = red ? t->vals[red_in].t : NULL;
+	for (int n = 0; n < nnodes && !red; n++) {
 		const lmi_rec *r = rec_at(t, nodes[n]);
 		if (!r) return lm_last_status();
 		if (r->ndst < 1 || r->dst[0] < 0) continue;
-		const lm_tensor *w = t->vals[r->dst[0]].t;
+		const lm_tensor *w = t->vals[outs && outs[n] >= 0 ? outs[n] : r->dst[0]].t;
 		if (!g || numel_of(w) > numel_of(g)) g = w;
 	}
 	if (!g) return lmi_fail(LM_ERR_ARG, "program: a fused group of nodes without results");
-	lmi_fused *f = lm_alloc(sizeof *f);
-	if (!f) return lm_last_status();
-	memset(f, 0, sizeof *f);
+	fgroup *gr = lm_alloc(sizeof *gr);
+	if (!gr) return lm_last_status();
+	memset(gr, 0, sizeof *gr);
+	lmi_fused *f = &gr->f;
 	int ops[LMI_ITER_MAX_OPS];
 	int made[LMI_FUSED_MAX_INSTR], ref_of[LMI_FUSED_MAX_INSTR], nmade = 0; /* value -> its reference */
 	lm_status s = LM_OK;
@@ -336,6 +359,7 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 	bool view[LMI_ITER_MAX_OPS] = {0}; /* operands seen through a view at the group's shape */
 	for (int k = 0; k < nmat && !s; k++) {
 		ops[k] = mat[k];
+		if (red && k == nmat - 1) continue; /* the reduction's result */
 		if (same_shape(t->vals[mat[k]].t, g)) continue;
 		if (reshaped_to(t->vals[mat[k]].t, g))
 			view[k] = true;
@@ -363,7 +387,9 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 		/* a member whose result is the group's elements under another shape reads only what has
 		 * them too (or one number): a small input broadcast to its shape would not broadcast to the
 		 * group's the same way */
-		bool reshaped = !broadcasts_to(t->vals[r->dst[0]].t, g);
+		int w = outs && outs[n] >= 0 ? outs[n] : r->dst[0];
+		if ((s = check_same(t, nodes[n], "output", 0, r->dst[0], w))) break;
+		bool reshaped = !broadcasts_to(t->vals[w].t, g);
 		for (int k = 0; k < r->nsrc && !s; k++) {
 			int v = ins && ins[n] ? ins[n][k] : r->src[k];
 			if ((s = check_same(t, nodes[n], "input", k, r->src[k], v))) break;
@@ -378,9 +404,9 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 			for (int j = nmat; j < nops && ref < 0; j++)
 				if (ops[j] == v) ref = j;
 			if (ref < 0) { /* read from memory: a kernel input, which no member may write */
-				for (int j = 0; j < n && !s; j++) {
-					const lmi_rec *w = &t->recs[nodes[j]];
-					if (t->vals[w->dst[0]].storage == t->vals[v].storage)
+				for (int j = 0; j < nnodes && !s; j++) {
+					int wj = outs && outs[j] >= 0 ? outs[j] : t->recs[nodes[j]].dst[0];
+					if (t->vals[wj].storage == t->vals[v].storage)
 						s = lmi_fail(LM_ERR_ARG, "program: fused node %d reads value %d from memory that node %d of the "
 						             "group writes", nodes[n] + 1, v + 1, nodes[j] + 1);
 				}
@@ -401,7 +427,6 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 			in->in[k] = ref;
 		}
 		if (s) break;
-		int w = r->dst[0];
 		const lm_tensor *wt = t->vals[w].t;
 		in->out_dtype = wt->dtype;
 		in->dtype = loop == LMI_BE_OP_binary ? t->vals[r->src[0]].t->dtype : wt->dtype;
@@ -426,27 +451,256 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 		made[nmade] = w;
 		ref_of[nmade++] = ref;
 	}
-	for (int k = 0; k < nmat && !s; k++) { /* every output is some member's result */
+	if (red && !s) { /* what the reduction reads: a member's result, or an input */
+		int ref = -1;
+		for (int j = nmade - 1; j >= 0 && ref < 0; j--)
+			if (made[j] == red_in) ref = ref_of[j];
+		for (int j = nmat; j < nops && ref < 0; j++)
+			if (ops[j] == red_in) ref = j;
+		if (ref < 0 && nops == LMI_ITER_MAX_OPS)
+			s = lmi_fail(LM_ERR_ARG, "program: a fused kernel takes at most %d operands", LMI_ITER_MAX_OPS);
+		if (ref < 0 && !s) {
+			ops[nops] = red_in;
+			ref = nops++;
+		}
+		lmi_exec e = {.op = red->op, .p = &red->p};
+		uint32_t mask;
+		double rp;
+		f->red = 1 + (int)lmi_exec_reduce(&e, &mask, &rp);
+		f->red_in = ref;
+		f->red_dtype = g->dtype;
+		f->red_ndim = g->ndim;
+		f->red_keep = g->ndim;
+		for (int d = 0; d < g->ndim; d++) {
+			f->red_shape[d] = g->shape[d];
+			if (mask & (1u << d) && f->red_keep == g->ndim) f->red_keep = d;
+		}
+	}
+	for (int k = 0; k < nmat - (red ? 1 : 0) && !s; k++) { /* every output is some member's result */
 		bool found = false;
 		for (int j = 0; j < nmade; j++) found |= made[j] == mat[k];
 		if (!found) s = lmi_fail(LM_ERR_ARG, "program: fused output value %d is no member's result", mat[k] + 1);
 	}
-	pstep *st = s ? NULL : new_step(p);
-	if (!st) {
-		lm_free(f, sizeof *f);
-		return s ? s : lm_last_status();
+	if (s) {
+		lm_free(gr, sizeof *gr);
+		return s;
 	}
-	st->gndim = g->ndim;
-	for (int i = 0; i < g->ndim; i++) st->gshape[i] = g->shape[i];
+	gr->gndim = g->ndim;
+	for (int i = 0; i < g->ndim; i++) gr->gshape[i] = g->shape[i];
 	f->nin = nops - nmat;
-	st->f = f;
-	st->nops = nops;
+	gr->nops = nops;
 	for (int k = 0; k < nops; k++) {
-		st->fin[k] = ops[k];
-		st->view[k] = view[k];
+		gr->fin[k] = ops[k];
+		gr->view[k] = view[k];
 	}
-	for (int k = nmat; k < nops; k++) st->bytes_read += span_bytes(t, ops[k]);
-	for (int k = 0; k < nmat; k++) st->bytes_written += span_bytes(t, ops[k]);
+	for (int k = nmat; k < nops; k++) *br += span_bytes(t, ops[k]);
+	for (int k = 0; k < nmat; k++) *bw += span_bytes(t, ops[k]);
+	*out = gr;
+	return LM_OK;
+}
+
+/*
+ * What a node that is not elementwise can be to a fused group: 1, a reduction a prologue may end
+ * in and an epilogue follow (sum, mean, amax or amin of a contiguous float input over its last
+ * dims — size-1 dims aside — into a contiguous result of its dtype); 2, a product an epilogue may
+ * follow in panels of rows (matmul, mm, the Winograd convolution); 0, neither.
+ */
+static int anchor_kind(const lm_capture *t, const lmi_rec *r)
+{
+	if (r->kind != LMI_REC_OP || r->ndst != 1 || r->dst[0] < 0) return 0;
+	const lm_tensor *o = t->vals[r->dst[0]].t;
+	for (int k = 0; k < r->nsrc; k++) /* in place: no */
+		if (r->src[k] >= 0 && t->vals[r->src[k]].storage == t->vals[r->dst[0]].storage) return 0;
+	if (r->op == LMI_OP_SUM || r->op == LMI_OP_MEAN || r->op == LMI_OP_AMAX || r->op == LMI_OP_AMIN) {
+		if (r->nsrc != 1 || r->src[0] < 0) return 0;
+		const lm_tensor *x = t->vals[r->src[0]].t;
+		if ((x->dtype != LM_FLOAT32 && x->dtype != LM_FLOAT64) || o->dtype != x->dtype) return 0;
+		if (!lm_tensor_is_contiguous(x) || !lm_tensor_is_contiguous(o)) return 0;
+		lmi_exec e = {.op = r->op, .p = &r->p};
+		uint32_t mask;
+		double rp;
+		lmi_exec_reduce(&e, &mask, &rp);
+		int64_t R = 1;
+		bool seen = false;
+		for (int d = 0; d < x->ndim; d++) {
+			if (mask & (1u << d)) {
+				seen = true;
+				R *= x->shape[d];
+			} else if (seen && x->shape[d] != 1) {
+				return 0; /* a kept dim inside the reduced ones */
+			}
+		}
+		if (!seen || R < 2 || lm_tensor_numel(x) == 0) return 0;
+	} else if (r->op == LMI_OP_MATMUL || r->op == LMI_OP_MM) {
+		if (o->ndim < 2 || o->shape[0] < 1) return 0;
+	} else if (r->op == LMI_OP_CONV2D_WINOGRAD) {
+		if (o->ndim != 4 || o->shape[0] < 1) return 0;
+	} else {
+		return 0;
+	}
+	lmi_exec f = {.op = LMI_OP_FUSED, .p = &r->p, .fname = "fused", .dtype = o->dtype, .ndst = 1};
+	f.dst[0] = (lm_tensor *)o;
+	return lmi_supports(&f) ? (r->op >= LMI_OP_SUM && r->op <= LMI_OP_AMIN ? 1 : 2) : 0;
+}
+
+const char *lm_capture_node_anchor(const lm_capture *t, int i)
+{
+	if (!t || i < 0 || i >= t->nrecs) return NULL;
+	switch (anchor_kind(t, &t->recs[i])) {
+	case 1: return "reduce";
+	case 2: return "product";
+	default: return NULL;
+	}
+}
+
+#define PANEL_BYTES ((int64_t)256 << 10) /* a product's result rows between it and its epilogue */
+
+lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, const int *const *ins, const int *outs,
+                               int nmat, const int *mat)
+{
+	if (!p) return lmi_fail(LM_ERR_ARG, "program: NULL program");
+	const lm_capture *t = p->t;
+	if (nnodes < 1 || nnodes > LMI_FUSED_MAX_INSTR + 1 || !nodes)
+		return lmi_fail(LM_ERR_ARG, "program: a fused group takes 1 to %d nodes, got %d", LMI_FUSED_MAX_INSTR, nnodes);
+	if (nmat < 1 || nmat > 2 * LMI_FUSED_MAX_OUT || !mat)
+		return lmi_fail(LM_ERR_ARG, "program: a fused group writes 1 to %d values, got %d", 2 * LMI_FUSED_MAX_OUT,
+		                nmat);
+	int a = -1; /* the anchor */
+	for (int n = 0; n < nnodes; n++) {
+		const lmi_rec *r = rec_at(t, nodes[n]);
+		if (!r) return lm_last_status();
+		if (fusable_loop(t, r) >= 0) continue;
+		if (a >= 0 || !anchor_kind(t, r))
+			return lmi_fail(LM_ERR_ARG, "program: node %d (%s) cannot run in a fused kernel%s", nodes[n] + 1,
+			                r->kind == LMI_REC_OP ? lmi_ops[r->op].name : kind_names[r->kind],
+			                a >= 0 ? " (a group has one reduction or product)" : "");
+		a = n;
+	}
+	int64_t br = 0, bw = 0;
+	lm_status s;
+	fgroup *pre = NULL, *post = NULL;
+	if (a < 0) {
+		if (nmat > LMI_FUSED_MAX_OUT)
+			return lmi_fail(LM_ERR_ARG, "program: a fused group writes 1 to %d values, got %d", LMI_FUSED_MAX_OUT, nmat);
+		if ((s = build_group(t, nnodes, nodes, ins, outs, nmat, mat, NULL, -1, &pre, &br, &bw))) return s;
+		pstep *st = new_step(p);
+		if (!st) {
+			lm_free(pre, sizeof *pre);
+			return lm_last_status();
+		}
+		st->pre = pre;
+		st->bytes_read = br;
+		st->bytes_written = bw;
+		p->nsteps++;
+		return LM_OK;
+	}
+	const lmi_rec *ar = &t->recs[nodes[a]];
+	int kind = anchor_kind(t, ar), npre = a, npost = nnodes - a - 1, res = ar->dst[0];
+	if (kind == 2 && npre)
+		return lmi_fail(LM_ERR_ARG, "program: a product (node %d, %s) takes an epilogue, not a prologue", nodes[a] + 1,
+		                lmi_ops[ar->op].name);
+	if (!npre && !npost)
+		return lmi_fail(LM_ERR_ARG, "program: node %d (%s) alone is not a fused group", nodes[a] + 1,
+		                lmi_ops[ar->op].name);
+	int ain[LMI_EXEC_SRC];
+	for (int k = 0; k < ar->nsrc; k++) {
+		ain[k] = ins && ins[a] ? ins[a][k] : ar->src[k];
+		if ((s = check_same(t, nodes[a], "input", k, ar->src[k], ain[k]))) return s;
+	}
+	/* the values each part writes: a member's result belongs to its part; the anchor's result is
+	 * written (it is in memory whatever happens), counted when something else reads it */
+	int pm[LMI_FUSED_MAX_OUT + 1], qm[LMI_FUSED_MAX_OUT], npm = 0, nqm = 0;
+	bool res_needed = false;
+	for (int k = 0; k < nmat; k++) {
+		if (mat[k] == res) {
+			res_needed = true;
+			continue;
+		}
+		bool in_pre = false, in_post = false;
+		for (int n = 0; n < nnodes; n++) {
+			int w = outs && outs[n] >= 0 ? outs[n] : t->recs[nodes[n]].dst[0];
+			if (w == mat[k] && n < a) in_pre = true;
+			if (w == mat[k] && n > a) in_post = true;
+		}
+		if (!in_pre && !in_post)
+			return lmi_fail(LM_ERR_ARG, "program: fused output value %d is no member's result", mat[k] + 1);
+		if (in_pre ? npm == LMI_FUSED_MAX_OUT : nqm == LMI_FUSED_MAX_OUT)
+			return lmi_fail(LM_ERR_ARG, "program: a fused kernel writes at most %d values", LMI_FUSED_MAX_OUT);
+		if (in_pre)
+			pm[npm++] = mat[k];
+		else
+			qm[nqm++] = mat[k];
+	}
+	if (npost && !nqm)
+		return lmi_fail(LM_ERR_ARG, "program: the epilogue of node %d writes nothing", nodes[a] + 1);
+	pstep *st = NULL;
+	int64_t rspan = span_bytes(t, res);
+	if (npre) {
+		pm[npm++] = res;
+		if ((s = build_group(t, npre, nodes, ins, outs, npm, pm, ar, ain[0], &pre, &br, &bw))) return s;
+		bw -= rspan;
+	}
+	if (npost && (s = build_group(t, npost, nodes + a + 1, ins ? ins + a + 1 : NULL,
+	                              outs ? outs + a + 1 : NULL, nqm, qm, NULL, -1, &post, &br, &bw))) {
+		if (pre) lm_free(pre, sizeof *pre);
+		return s;
+	}
+	if (post) {
+		for (int k = post->f.nout; k < post->nops; k++)
+			if (post->fin[k] == res) br -= rspan;
+		if (kind == 2) {
+			const lm_tensor *o = t->vals[res].t;
+			/* over its result, maybe reshaped with the rows first (contiguous: the same flat order) */
+			int64_t n = 1;
+			for (int i = 0; i < post->gndim; i++) n *= post->gshape[i];
+			bool same = post->gndim == o->ndim;
+			for (int i = 0; same && i < o->ndim; i++) same = post->gshape[i] == o->shape[i];
+			if (!same)
+				same = post->gndim > 0 && post->gshape[0] == o->shape[0] && n == lm_tensor_numel(o) &&
+				       lm_tensor_is_contiguous(o);
+			if (!same) {
+				lm_free(post, sizeof *post);
+				return lmi_fail(LM_ERR_SHAPE, "program: the epilogue of node %d (%s) runs over %s, not its result's %s",
+				                nodes[a] + 1, lmi_ops[ar->op].name, lmi_shape_s(t->vals[qm[0]].t), lmi_shape_s(o));
+			}
+		}
+	}
+	if (!(st = new_step(p))) {
+		if (pre) lm_free(pre, sizeof *pre);
+		if (post) lm_free(post, sizeof *post);
+		return lm_last_status();
+	}
+	st->pre = pre;
+	st->post = post;
+	if (!npre) { /* the anchor runs as itself */
+		st->node = nodes[a];
+		for (int k = 0; k < ar->nsrc; k++) {
+			bool seen = false;
+			st->in[k] = ain[k];
+			for (int j = 0; j < k; j++) seen |= ain[j] == ain[k];
+			if (!seen) br += span_bytes(t, ain[k]);
+		}
+		st->out[0] = res;
+	}
+	if (res_needed) bw += rspan;
+	if (kind == 2) {
+		const lm_tensor *o = t->vals[res].t;
+		int64_t row = rspan / o->shape[0];
+		st->panel = row > 0 ? PANEL_BYTES / row : o->shape[0];
+		if (st->panel < 1) st->panel = 1;
+		if (st->panel >= o->shape[0]) st->panel = 0;
+		for (int k = 0; k < ar->nsrc; k++) /* an epilogue writing what a later panel reads: at once */
+			for (int j = 0; j < post->f.nout && ain[k] >= 0; j++)
+				if (t->vals[post->fin[j]].storage == t->vals[ain[k]].storage) st->panel = 0;
+		for (int k = 0; k < ar->nsrc; k++) {
+			const lm_tensor *x = ain[k] >= 0 ? t->vals[ain[k]].t : NULL;
+			st->slice[k] = x && (ar->op == LMI_OP_CONV2D_WINOGRAD || o->ndim == 2
+			                         ? k == 0
+			                         : x->ndim == o->ndim && x->shape[0] == o->shape[0] && x->stride[0] != 0);
+		}
+	}
+	st->bytes_read = br;
+	st->bytes_written = bw;
 	p->nsteps++;
 	return LM_OK;
 }
@@ -487,50 +741,107 @@ static lm_tensor *T(const run_state *rs, int v)
 	return rs->cur[v] ? rs->cur[v] : rs->t->vals[v].t;
 }
 
-static lm_status run_step(const run_state *rs, const pstep *st)
+/* x's rows [r0, r1) of dim 0 (+1), or x itself (+1) when n is 0. */
+static lm_tensor *rows_of(lm_tensor *x, int64_t r0, int64_t r1, bool cut)
 {
-	if (st->f) {
-		lmi_exec e = {.op = LMI_OP_FUSED, .fname = "fused", .fused = st->f};
-		static const lmi_params none;
-		e.p = &none;
-		e.ndst = st->f->nout;
-		e.nsrc = st->f->nin;
-		if (e.nsrc > LMI_EXEC_SRC) return lmi_fail(LM_ERR_INTERNAL, "fused: %d inputs", e.nsrc);
-		lm_tensor *tmp[LMI_ITER_MAX_OPS] = {0}, *x[LMI_ITER_MAX_OPS];
-		lm_status s = LM_OK;
-		int64_t stride[LM_MAX_DIMS], n = 1;
-		lmi_contiguous_strides(st->gndim, st->gshape, stride);
-		for (int i = 0; i < st->gndim; i++) n *= st->gshape[i];
-		for (int k = 0; k < st->nops && !s; k++) {
-			x[k] = T(rs, st->fin[k]);
-			if (!st->view[k]) continue;
-			bool one = lm_tensor_numel(x[k]) == 1 && n != 1;
-			if (!(tmp[k] = lmi_tensor_wrap(x[k]->storage, x[k]->dtype, one ? 0 : st->gndim, st->gshape, stride,
-			                               x[k]->offset)))
-				s = lm_last_status();
-			x[k] = tmp[k];
+	if (!cut) return lm_tensor_retain(x);
+	int64_t shape[LM_MAX_DIMS];
+	for (int i = 0; i < x->ndim; i++) shape[i] = x->shape[i];
+	shape[0] = r1 - r0;
+	return lmi_tensor_wrap(x->storage, x->dtype, x->ndim, shape, x->stride, x->offset + r0 * x->stride[0]);
+}
+
+/* Runs fused kernel gr; on rows [r0, r1) of the group's dim 0 when r1 > 0 (an epilogue's panel:
+ * the operands that have that dim cut, the others, broadcast along it, whole). */
+static lm_status run_fused(const run_state *rs, const fgroup *gr, int64_t r0, int64_t r1)
+{
+	lmi_exec e = {.op = LMI_OP_FUSED, .fname = "fused", .fused = &gr->f};
+	static const lmi_params none;
+	e.p = &none;
+	e.ndst = gr->f.nout;
+	e.nsrc = gr->f.nin;
+	if (e.nsrc > LMI_EXEC_SRC) return lmi_fail(LM_ERR_INTERNAL, "fused: %d inputs", e.nsrc);
+	lm_tensor *tmp[LMI_ITER_MAX_OPS] = {0}, *x[LMI_ITER_MAX_OPS];
+	lm_status s = LM_OK;
+	int64_t stride[LM_MAX_DIMS], n = 1;
+	lmi_contiguous_strides(gr->gndim, gr->gshape, stride);
+	for (int i = 0; i < gr->gndim; i++) n *= gr->gshape[i];
+	for (int k = 0; k < gr->nops && !s; k++) {
+		lm_tensor *v = T(rs, gr->fin[k]);
+		if (gr->view[k]) {
+			bool one = lm_tensor_numel(v) == 1 && n != 1;
+			v = lmi_tensor_wrap(v->storage, v->dtype, one ? 0 : gr->gndim, gr->gshape, stride, v->offset);
+		} else {
+			v = lm_tensor_retain(v);
 		}
-		for (int k = 0; k < e.ndst; k++) e.dst[k] = x[k];
-		for (int k = 0; k < e.nsrc; k++) e.src[k] = x[e.ndst + k];
-		e.dtype = e.dst[0]->dtype;
-		if (!s) s = lmi_compute(&e);
-		for (int k = 0; k < st->nops; k++) lm_tensor_release(tmp[k]);
-		return s;
+		if (v && r1 > 0) { /* the panel */
+			bool cut = v->ndim == gr->gndim && v->ndim > 0 && v->shape[0] == gr->gshape[0] && v->stride[0] != 0;
+			lm_tensor *w = rows_of(v, r0, r1, cut);
+			lm_tensor_release(v);
+			v = w;
+		}
+		if (!(x[k] = tmp[k] = v)) s = lm_last_status();
 	}
+	for (int k = 0; k < e.ndst && !s; k++) e.dst[k] = x[k];
+	for (int k = 0; k < e.nsrc && !s; k++) e.src[k] = x[e.ndst + k];
+	if (!s) {
+		e.dtype = e.dst[0]->dtype;
+		s = lmi_compute(&e);
+	}
+	for (int k = 0; k < gr->nops; k++) lm_tensor_release(tmp[k]);
+	return s;
+}
+
+/* Runs node st->node on rows [r0, r1) of its result (all of it when r1 is 0). */
+static lm_status run_node(const run_state *rs, const pstep *st, int64_t r0, int64_t r1)
+{
 	const lmi_rec *r = &rs->t->recs[st->node];
 	switch (r->kind) {
 	case LMI_REC_OP: {
 		lmi_exec e = {.op = r->op, .p = &r->p, .fname = r->fname, .dtype = r->dtype, .nsrc = r->nsrc, .ndst = r->ndst,
 		              .fused = r->fused};
-		for (int k = 0; k < r->nsrc; k++) e.src[k] = T(rs, st->in[k]);
-		for (int k = 0; k < r->ndst; k++) e.dst[k] = T(rs, st->out[k]);
-		return lmi_compute(&e);
+		if (r1 == 0) {
+			for (int k = 0; k < r->nsrc; k++) e.src[k] = T(rs, st->in[k]);
+			for (int k = 0; k < r->ndst; k++) e.dst[k] = T(rs, st->out[k]);
+			return lmi_compute(&e);
+		}
+		lm_tensor *cut[LMI_EXEC_SRC + LMI_EXEC_DST] = {0};
+		lm_status s = LM_OK;
+		for (int k = 0; k < r->nsrc && !s; k++) {
+			lm_tensor *x = T(rs, st->in[k]);
+			if (x && !(cut[k] = rows_of(x, r0, r1, st->slice[k]))) s = lm_last_status();
+			e.src[k] = cut[k];
+		}
+		for (int k = 0; k < r->ndst && !s; k++) {
+			if (!(cut[LMI_EXEC_SRC + k] = rows_of(T(rs, st->out[k]), r0, r1, true))) s = lm_last_status();
+			e.dst[k] = cut[LMI_EXEC_SRC + k];
+		}
+		if (!s) s = lmi_compute(&e);
+		for (int k = 0; k < LMI_EXEC_SRC + LMI_EXEC_DST; k++) lm_tensor_release(cut[k]);
+		return s;
 	}
 	case LMI_REC_COPY: return lmi_copy(T(rs, st->out[0]), T(rs, st->in[0]));
 	case LMI_REC_FILL: return lmi_fill(T(rs, st->out[0]), r->value);
 	case LMI_REC_RANDOM: return lmi_rng_redraw(T(rs, st->out[0]), &r->rng, r->dtype);
 	}
 	return lmi_fail(LM_ERR_INTERNAL, "program: node kind %d", (int)r->kind);
+}
+
+static lm_status run_step(const run_state *rs, const pstep *st)
+{
+	lm_status s = LM_OK;
+	if (st->panel > 0) { /* a product and its epilogue, panel by panel */
+		int64_t rows = rs->t->vals[st->out[0]].t->shape[0];
+		for (int64_t r0 = 0; r0 < rows && !s; r0 += st->panel) {
+			int64_t r1 = rows - r0 < st->panel ? rows : r0 + st->panel;
+			if (!(s = run_node(rs, st, r0, r1))) s = run_fused(rs, st->post, r0, r1);
+		}
+		return s;
+	}
+	if (st->pre) s = run_fused(rs, st->pre, 0, 0);
+	if (!s && st->node >= 0) s = run_node(rs, st, 0, 0);
+	if (!s && st->post) s = run_fused(rs, st->post, 0, 0);
+	return s;
 }
 
 /* Whether input x can stand where the capture had input value v. */

@@ -193,8 +193,9 @@ end
 
 test.case('affine: BatchNorm in eval folds into the weights (im2col and Winograd convolutions)', function()
   lm.no_grad(function()
-    -- 3 -> 8 on 12x12: im2col, its layout copy, the product, the copy back, the fused epilogue
-    for _, cfg in ipairs({ { 3, 8, true, 5 }, { 8, 8, false, 2 }, { 8, 8, true, 2 } }) do
+    -- 3 -> 8 on 12x12: im2col, its layout copy, the product, the copy back, the fused epilogue;
+    -- 8 -> 8: the Winograd convolution with its epilogue (bias, ReLU) as one kernel
+    for _, cfg in ipairs({ { 3, 8, true, 5 }, { 8, 8, false, 1 }, { 8, 8, true, 1 } }) do
       local f = conv_bn(cfg[1], cfg[2], cfg[3])
       local fn = function(x) return f(x):relu() end
       local x = lm.randn(2, cfg[1], 12, 12)
@@ -351,7 +352,8 @@ test.case('kernel counts', function()
   local cases = {
     { 'a + b + c', function(a, b, c) return a + b + c end, 1 },
     { '(a + b):relu()', function(a, b) return (a + b):relu() end, 1 },
-    { '(a * b):sum():relu() (reductions end a group)', function(a, b) return (a * b):sum():relu() end, 3 },
+    { '(a * b):sum():relu(): prologue, reduction, epilogue', function(a, b) return (a * b):sum():relu() end, 1 },
+    { 'a sum over a kept inner dim ends a group', function(a, b) return (a * b):sum(1):relu() end, 3 },
     { 'a * (ones * 2 + 1): the constant folded', function(a) return a * (lm.ones(n, 9) * 2 + 1) end, 1 },
     { 'a recomputed a + b: no new kernel', function(a, b) return (a + b) * (a + b) end, 1 },
     { 'x * 1 + 0', function(a) return a * 1 + 0 end, 1 },
@@ -361,18 +363,19 @@ test.case('kernel counts', function()
     { 'an expensive broadcast producer does not fuse', function(a, w) return w:exp() + a end, 2 },
     { 'a cheap broadcast producer fuses', function(a, w) return (w * 2 + 1) + a end, 1 },
     { 'where(a > 0, a, a * 0.1)', function(a) return lm.where(a:gt(0), a, a * 0.1) end, 1 },
-    { 'linear + relu (no GEMM epilogue yet)', function(a) return F.linear(a, W:t(), bias):relu() end, 2 },
+    { 'linear + relu: the product and its epilogue', function(a) return F.linear(a, W:t(), bias):relu() end, 1 },
     { 'softmax by hand', function(a)
       local e = (a - a:amax(2, true)):exp()
       return e / e:sum(2, true)
-    end, 4 },
+    end, 3 }, -- amax; sub, exp and the sum (e written on the way); the division
     { 'a dtype conversion is a copy', function(a) return a:double() + 1 end, 2 },
     { 'a draw and its use', function(a) return lm.rand_like(a) * a end, 2 },
     { 'transpose(transpose(a)):contiguous()', function(a) return a:t():t():contiguous() end, 0 },
     { 'a transposed copy', function(a) return a:t():contiguous() + 1 end, 2 },
   }
   -- a training step with Adam: each parameter's update is one kernel (the optimizers' fused
-  -- updates, in eager too); the step 38 captured, 22 run (the four gradient copies forwarded)
+  -- updates, in eager too); the step 38 captured, 19 run (the four gradient copies forwarded; the
+  -- forward products with their bias (+ ReLU) epilogues, the backward's product with ReLU's gradient)
   lm.manual_seed(1)
   local mlp_ = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 10))
   local adam = optim.Adam(mlp_:parameters(), { lr = 1e-3 })
@@ -386,14 +389,14 @@ test.case('kernel counts', function()
   local updates = 0
   for _, e in ipairs(f.graph.live) do if not e.fused and e.node.op == 'adam_step' then updates = updates + 1 end end
   test.eq(#f.graph.nodes, 38, 'the Adam step captured')
-  test.eq(k, 22, 'the Adam step run')
+  test.eq(k, 19, 'the Adam step run')
   test.eq(updates, 4, 'one update kernel per parameter')
-  -- models in eval (Winograd convolutions: one node each; no conv epilogue fusion yet)
+  -- models in eval (Winograd convolutions with their epilogues: one kernel each)
   local cb1, cb2 = conv_bn(8, 8, false), conv_bn(8, 8, false)
   local img = lm.randn(2, 8, 8, 8)
   lm.no_grad(function()
-    test.eq(kernels(function(x) return cb1(x):relu() end, img), 2, 'conv + BN (eval) + ReLU: conv, fused bias + ReLU')
-    test.eq(kernels(function(x) return (cb2(cb1(x):relu()) + x):relu() end, img), 4, 'a residual block in eval')
+    test.eq(kernels(function(x) return cb1(x):relu() end, img), 1, 'conv + BN (eval) + ReLU: one kernel')
+    test.eq(kernels(function(x) return (cb2(cb1(x):relu()) + x):relu() end, img), 2, 'a residual block in eval')
   end)
   local args = { a = { a, b, c }, w = { a, b, w } }
   for _, cs in ipairs(cases) do
@@ -403,6 +406,129 @@ test.case('kernel counts', function()
     else k = kernels(cs[2], table.unpack(args.a)) end
     test.eq(k, cs[3], cs[1])
   end
+end)
+
+-- ---------------------------------------------------------------- anchors: prologues and epilogues
+
+test.case('anchor: a reduction with its prologue and epilogue, bit for bit', function()
+  local function nan_equal(x, y)
+    if lm.equal(x, y) then return true end
+    local nx, ny = x:ne(x), y:ne(y)
+    return lm.equal(nx, ny) and lm.equal(lm.where(nx, lm.zeros_like(x), x), lm.where(ny, lm.zeros_like(y), y))
+  end
+  -- odd sizes, size-1 dims, one long line split over the threads (131075 >= 4 x the grain), a
+  -- transposed and a broadcast input to the prologue
+  for _, sh in ipairs({ { 5, 7 }, { 3, 1, 2049 }, { 1, 131075 }, { 4097 }, { 17, 300 }, { 7, 1, 3 }, { 2, 2 } }) do
+    local nd = #sh
+    local a = lm.randn(sh)
+    local rev = {}
+    for i = nd, 1, -1 do rev[#rev + 1] = sh[i] end
+    local b = nd == 2 and lm.randn(rev):t() or lm.randn(sh) -- transposed where 2-D
+    local c = lm.randn(sh[nd])                                -- broadcast along the rows
+    local cases = {
+      { 'sum():relu()', function(a, b, c) return (a * b):sum():relu() end },
+      { 'sum(last):exp()', function(a, b, c) return (a * b + c):sum(nd):exp() end },
+      { 'mean(last, keepdim)', function(a, b, c) return (a - b):mean(nd, true) end },
+      { 'amax(last) * 2', function(a, b, c) return (a * c):amax(nd) * 2 end },
+      { 'amin()', function(a, b, c) return (a + b):amin() end },
+      { 'float64 sum', function(a, b, c) return (a:double() * 3):sum(nd) end },
+    }
+    for _, cs in ipairs(cases) do
+      local g = graph.capture(cs[2], a, b, c)
+      g:optimize()
+      local name = string.format('%s on %s', cs[1], table.concat(sh, 'x'))
+      local anchored = 0
+      for _, r in ipairs(g.log) do if r.pass == 'anchor' then anchored = anchored + 1 end end
+      test.eq(anchored, 1, name .. ': anchored')
+      local a2, b2 = lm.randn(sh), nd == 2 and lm.randn(rev):t() or lm.randn(sh)
+      test.ok(lm.equal(g:run(a2, b2, c), cs[2](a2, b2, c)), name .. ': bit for bit eager')
+    end
+  end
+  -- NaN wins a max as in eager; -0 and 0: the first
+  local x = lm.randn(3, 50)
+  x[2][17] = 0 / 0
+  local g = graph.capture(function(x) return (x * 1.5):amax(2):neg() end, x)
+  g:optimize()
+  test.ok(nan_equal(g:run(x), (x * 1.5):amax(2):neg()), 'NaN in a max')
+  -- not anchored: a kept dim inside the reduced ones, an integer sum, an empty input, a consumer
+  -- over the input's shape (softmax's x - max), an argmax
+  local function anchors(fn, ...)
+    local g2 = graph.capture(fn, ...)
+    g2:optimize()
+    local k = 0
+    for _, r in ipairs(g2.log) do if r.pass == 'anchor' then k = k + 1 end end
+    return k, g2
+  end
+  local m = lm.randn(6, 5)
+  test.eq(anchors(function(m) return (m * 2):sum(1) end, m), 0, 'a sum over dim 1 of 6x5 keeps dim 2 inside')
+  test.eq(anchors(function(m) return (m:int() + 1):sum() end, m), 0, 'an integer sum')
+  test.eq(anchors(function(m) return (m * 2):sum() end, lm.randn(0, 5)), 0, 'an empty input')
+  test.eq(anchors(function(m) return m - m:amax(2, true) end, m), 0, 'x - max: over the input, not the result')
+  test.eq(anchors(function(m) return (m * 2):argmax(2) end, m), 0, 'argmax')
+  -- the rewrite replays: snapshot(k) of the log, and the switch
+  local k, g3 = anchors(function(a, b) return (a * b):sum():relu() end, m, m)
+  test.eq(k, 1)
+  test.eq(g3:snapshot(#g3.log):cost().kernels, 1, 'the snapshot replays the anchor')
+  test.eq(g3:snapshot(#g3.log - 1):cost().kernels, 3, 'before it: mul, sum, relu')
+  local off = graph.capture(function(a, b) return (a * b):sum():relu() end, m, m)
+  off:optimize({ disable = { anchor = true } })
+  test.eq(off:cost().kernels, 3, 'opts.disable.anchor')
+end)
+
+test.case('anchor: a product with its epilogue, in panels of rows', function()
+  local W, bias = lm.randn(300, 77), lm.randn(77)
+  local fn = function(x) return F.linear(x, W:t(), bias):relu() end
+  for _, rows in ipairs({ 1, 4, 851, 1000, 3001 }) do -- 851 rows of 77 floats: one 256 KiB panel
+    local x = lm.randn(rows, 300)
+    local g = graph.capture(fn, x)
+    g:optimize()
+    test.eq(g:cost().kernels, 1, rows .. ' rows: one kernel')
+    local x2 = lm.randn(rows, 300)
+    local r, e = g:run(x2), fn(x2)
+    local d = (r - e):abs():max():item()
+    test.ok(d <= 1e-5 * (e:abs():max():item() + 1), string.format('%d rows: %g from eager', rows, d))
+    if rows <= 851 then test.ok(lm.equal(r, e), rows .. ' rows, one panel: bit for bit') end
+  end
+  -- a batched product: the batch dim cut with both operands
+  local A, B = lm.randn(40, 33, 20), lm.randn(40, 20, 70)
+  local bf = function(a, b) return (a:matmul(b) + 1):tanh() end
+  local g = graph.capture(bf, A, B)
+  g:optimize()
+  test.eq(g:cost().kernels, 1, 'batched matmul + epilogue')
+  local d = (g:run(A, B) - bf(A, B)):abs():max():item()
+  test.ok(d <= 1e-5, 'batched: ' .. d)
+  -- the Winograd convolution cut by images: the same bits as without the anchor pass
+  lm.no_grad(function()
+    local cb = conv_bn(8, 16, true)
+    local img = lm.randn(37, 8, 16, 16)
+    local f2 = function(x) return (cb(x) + 0.5):relu() end
+    local g1, g2 = graph.capture(f2, img), graph.capture(f2, img)
+    g1:optimize()
+    g2:optimize({ disable = { anchor = true } })
+    test.eq(g1:cost().kernels, 1)
+    test.eq(g2:cost().kernels, 2)
+    test.ok(lm.equal(g1:run(img), g2:run(img)), 'conv panels: bit for bit')
+    test.eq(g1:cost().bytes_written, 37 * 16 * 16 * 16 * 4, 'the convolution result stays in the cache: one result written')
+  end)
+  -- an epilogue writing what a later panel reads (S = relu(X S): 512 KiB, two panels, S read
+  -- whole by each): the product whole first, then the epilogue — eager's bits
+  local X, S = lm.randn(512, 512) * 0.05, lm.randn(512, 256)
+  local fn4 = function(x) S:copy_((X:matmul(S) + x):relu()); return S:sum(2) end
+  local g4 = graph.capture(fn4, lm.zeros(256))
+  g4:optimize()
+  test.eq(g4:cost().kernels, 2, 'product + epilogue writing S, then the sum')
+  local start, z = lm.randn(512, 256), lm.zeros(256)
+  S:copy_(start)
+  local e = fn4(z)
+  local se = S:clone()
+  S:copy_(start)
+  local r = g4:run(z)
+  test.ok(lm.equal(S, se) and lm.equal(r, e), 'an epilogue writing the product\'s input: eager\'s bits')
+  -- bad input: a product takes no prologue; two anchors in one group
+  local cap = graph.capture(function(a, b) return a:exp():matmul(b):sum() end, lm.randn(4, 4), lm.randn(4, 4)).cap
+  local p = lm._graph.program(cap)
+  test.raises(function() p:add_fused({ 1, 2 }, nil, { 2 }) end, 'takes an epilogue, not a prologue')
+  test.raises(function() p:add_fused({ 2, 3 }, nil, { 3 }) end, 'one reduction or product')
 end)
 
 -- ---------------------------------------------------------------- compiled training steps
