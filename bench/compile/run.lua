@@ -53,12 +53,21 @@ local r = cchain(x)
 assert(cchain.info.compiled and cchain.info.kernels == 1, 'the chain compiles to one kernel')
 assert(lm.equal(r, chain(x)), 'the compiled chain equals eager')
 local bytes = cchain.info.bytes_read + cchain.info.bytes_written
+-- the fused kernel interpreted (a fresh compile: the program keeps the choice it made)
+lm._graph.codegen({ enabled = false })
+local ichain = lm.compile(chain)
+ichain(x)
+local interp_ms = ms(function() return ichain(x) end)
+lm._graph.codegen({ enabled = true })
+local cg = lm._graph.codegen()
 out.chain = {
   n = n,
   eager_ms = ms(function() return chain(x) end),
   compiled_ms = ms(function() return cchain(x) end),
+  interpreted_ms = interp_ms,
   copy_ms = ms(function() return x:clone() end),
   kernels_eager = #cchain.graph.nodes, kernels_compiled = cchain.info.kernels, bytes_compiled = bytes,
+  codegen = cg.loaded > 0 and cg.status or ('none: ' .. cg.status),
 }
 
 -- ---------------------------------------------------------------- 2. training steps
@@ -137,10 +146,12 @@ print(string.format('lm.compile on the cpu, %s threads; wall clock, median of %d
   tostring(out.threads or '?'), repeats, warmup))
 print(string.format('\n1. ((x * 2 + 1):relu() * 3) on %d float32 (%d MiB):', c.n, c.n * 4 >> 20))
 print(string.format('   eager (%d kernels)          %8.2f ms', c.kernels_eager, c.eager_ms))
-print(string.format('   compiled (%d kernel)         %8.2f ms   %.2fx eager', c.kernels_compiled, c.compiled_ms,
-  c.eager_ms / c.compiled_ms))
-print(string.format('   copy of the same bytes      %8.2f ms   compiled at %.0f%% of its speed', c.copy_ms,
-  100 * c.copy_ms / c.compiled_ms))
+print(string.format('   compiled (%d kernel)         %8.2f ms   %.2fx eager   [generated C: %s]', c.kernels_compiled,
+  c.compiled_ms, c.eager_ms / c.compiled_ms, c.codegen))
+print(string.format('   compiled, interpreted       %8.2f ms   %.2fx eager   [fused.c, LUMEN_JIT=0]', c.interpreted_ms,
+  c.eager_ms / c.interpreted_ms))
+print(string.format('   copy of the same bytes      %8.2f ms   compiled at %.0f%% of its speed (interpreted: %.0f%%)',
+  c.copy_ms, 100 * c.copy_ms / c.compiled_ms, 100 * c.copy_ms / c.interpreted_ms))
 print('\n2. a training step, batch 128 (SGD):')
 for _, k in ipairs({ 'mlp', 'cnn' }) do
   local s = out[k]

@@ -160,6 +160,13 @@ lm_status lm_program_run(lm_program *p, int ninputs, lm_tensor *const *inputs, i
 /* What running p launches, without running it. */
 lm_status lm_program_cost(const lm_program *p, lm_program_info *info);
 
+/* The CPU's code generator for fused kernels (src/backend/cpu/jit.c): on 1 generates C for the
+ * groups it can (compiled at their first large run by the system's compiler, cached on disk), 0
+ * interprets every group, -1 leaves it; min_elements the fewest elements a generated group has
+ * (-1 leaves it; 2^18 at start). Returns what it does now; *compiled and *loaded (may be NULL):
+ * kernels compiled and loaded in this process. */
+const char *lm_graph_codegen(int on, int64_t min_elements, int *compiled, int *loaded);
+
 #ifdef __cplusplus
 }
 #endif

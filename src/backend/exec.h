@@ -58,6 +58,7 @@ typedef struct lmi_fused {
 	lm_dtype red_dtype;
 	int red_ndim, red_keep;
 	int64_t red_shape[LM_MAX_DIMS];
+	void *jit;     /* the CPU's generated kernel for it, once made (backend/cpu/jit.c; 1: none) */
 } lmi_fused;
 
 typedef struct lmi_exec {

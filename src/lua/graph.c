@@ -320,6 +320,35 @@ static int program_gc(lua_State *L)
 	return 0;
 }
 
+/* lm._graph.codegen([{enabled = bool, min = n}]) -> {status =, compiled =, loaded =} */
+static int g_codegen(lua_State *L)
+{
+	int on = -1;
+	lua_Integer min = -1;
+	if (lua_istable(L, 1)) {
+		lua_getfield(L, 1, "enabled");
+		if (!lua_isnil(L, -1)) on = lua_toboolean(L, -1);
+		lua_getfield(L, 1, "min");
+		if (!lua_isnil(L, -1)) {
+			min = luaL_checkinteger(L, -1);
+			if (min < 0) lml_error(L, "%s: min must be >= 0, got %lld", lml_fname(L), (long long)min);
+		}
+		lua_pop(L, 2);
+	} else if (!lua_isnoneornil(L, 1)) {
+		lml_error(L, "%s: takes a table {enabled =, min =} or nothing", lml_fname(L));
+	}
+	int compiled = 0, loaded = 0;
+	const char *why = lm_graph_codegen(on, (int64_t)min, &compiled, &loaded);
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, why);
+	lua_setfield(L, -2, "status");
+	lua_pushinteger(L, compiled);
+	lua_setfield(L, -2, "compiled");
+	lua_pushinteger(L, loaded);
+	lua_setfield(L, -2, "loaded");
+	return 1;
+}
+
 static int g_program(lua_State *L)
 {
 	lm_capture *c = check_capture(L, 1);
@@ -476,7 +505,7 @@ void lml_open_graph(lua_State *L, int mt, int m, int lm)
 	}
 	lua_pop(L, 1);
 	static const luaL_Reg fns[] = {{"begin", g_begin},     {"finish", g_end},       {"cancel", g_cancel},
-	                               {"capturing", g_capturing}, {"broken", g_break}, {"count", g_count}, {"program", g_program},
+	                               {"capturing", g_capturing}, {"broken", g_break}, {"count", g_count}, {"program", g_program}, {"codegen", g_codegen},
 	                               {NULL, NULL}};
 	lua_newtable(L);
 	lml_setfuncs(L, lua_gettop(L), "graph.", fns, 0);

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/cpu/cpu.h"
 #include "core/capture.h"
 #include "ops.h"
 
@@ -928,4 +929,10 @@ lm_status lm_program_run(lm_program *p, int ninputs, lm_tensor *const *inputs, i
 	for (int v = 0; v < t->nvals; v++) lm_tensor_release(rs.cur[v]);
 	lm_free(rs.cur, sizeof(lm_tensor *) * (size_t)(t->nvals ? t->nvals : 1));
 	return s;
+}
+
+const char *lm_graph_codegen(int on, int64_t min_elements, int *compiled, int *loaded)
+{
+	lmi_cpu_jit_config(on, min_elements);
+	return lmi_cpu_jit_status(compiled, loaded);
 }

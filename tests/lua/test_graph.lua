@@ -531,6 +531,51 @@ test.case('anchor: a product with its epilogue, in panels of rows', function()
   test.raises(function() p:add_fused({ 2, 3 }, nil, { 3 }) end, 'one reduction or product')
 end)
 
+-- ---------------------------------------------------------------- generated code
+
+test.case('codegen: generated C for a fused group gives the interpreter\'s bits', function()
+  local cg = lm._graph.codegen
+  local function same(x, y) -- equal, NaN where NaN
+    if x:dtype() ~= y:dtype() or not lm.equal(x:ne(x), y:ne(y)) then return false end
+    local z = lm.zeros_like(x)
+    return lm.equal(lm.where(x:ne(x), z, x), lm.where(y:ne(y), z, y))
+  end
+  local has_cc = os.execute('command -v cc > /dev/null 2>&1')
+  local n, m = 257, 9
+  local a, b = lm.randn(n, m), lm.randn(m, n):t()        -- b transposed
+  a[3][4], a[5][1], b[7][2] = 0 / 0, 1 / 0, -0.0        -- NaN, inf, -0
+  local w, c = lm.rand(n, 1), lm.randn(m)                -- a column and a row broadcast
+  local cases = {
+    { 'lerp', function(a, b, w, c) return a * (1 - w) + b * w end },
+    { 'where', function(a, b, w, c) return lm.where(a:gt(0), a, a * 0.1) + c end },
+    { 'clamp abs sqrt', function(a, b, w, c) return (a:clamp(-0.5, 0.5) - b):abs():sqrt() * 3 end },
+    { 'max min div', function(a, b, w, c) return (a / b):maximum(b):minimum(a * 2) - w end },
+    { 'sign floor ceil', function(a, b, w, c) return a:sign() * b:floor() + a:ceil() / 2 end },
+    { 'comparisons', function(a, b, w, c) return lm.where(a:le(b), a:square(), b:reciprocal()) + a:eq(b):float() end },
+    { 'relu leaky pow', function(a, b, w, c) return F.leaky_relu((a * 2):relu() - b ^ 2, 0.2) + a:abs() ^ 0.5 end },
+    { 'float64', function(a, b, w, c) return (a:double() * 2 + 1):relu() * b:double() end },
+  }
+  for _, cs in ipairs(cases) do
+    local got = {}
+    for k, on in ipairs({ false, true }) do
+      cg({ enabled = on, min = 0 })
+      local g = graph.capture(cs[2], a, b, w, c)
+      g:optimize()
+      got[k] = g:run(a, b, w, c)
+    end
+    test.ok(same(got[1], got[2]), cs[1] .. ': generated = interpreted, bit for bit')
+  end
+  local st = cg()
+  if has_cc then
+    test.ok(st.loaded >= #cases, 'a kernel generated and loaded for each case: ' .. st.status)
+  else
+    print('codegen: no C compiler here; the interpreter ran every case (' .. st.status .. ')')
+  end
+  -- a group with exp stays with the interpreter; the chain of the benchmark is generated
+  test.raises(function() cg({ min = -1 }) end, 'min must be >= 0')
+  cg({ enabled = true, min = 262144 })
+end)
+
 -- ---------------------------------------------------------------- compiled training steps
 
 local function mlp(seed)

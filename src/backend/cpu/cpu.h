@@ -22,6 +22,15 @@ lm_status lmi_cpu_where(lm_tensor *out, const lm_tensor *cond, const lm_tensor *
                         const lm_tensor *b);
 /* A fused group of elementwise nodes (exec.h's lmi_fused) in one pass: fused.c. */
 lm_status lmi_cpu_fused(const lmi_fused *f, lm_tensor *const *out, const lm_tensor *const *in);
+/* Generated C for fused group f (jit.c), compiled and loaded on its first large run: the kernel,
+ * or NULL (the interpreter runs: an op it does not generate, a small group, no compiler,
+ * LUMEN_JIT=0). */
+lmi_iter_kernel lmi_cpu_jit(const lmi_fused *f, lm_tensor *const *out, const lm_tensor *const *in);
+/* What the generator does now ("'cc -O3 -march=x86-64-v3' kernels in DIR", "off (LUMEN_JIT=0)",
+ * why it stopped...), and how many kernels it compiled and loaded in this process. */
+const char *lmi_cpu_jit_status(int *compiled, int *loaded);
+/* on: 1 generate, 0 do not, -1 as it is; min: the fewest elements of a generated group, -1 as it is. */
+void lmi_cpu_jit_config(int on, int64_t min);
 
 /*
  * Reduction of contiguous x viewed as (outer, R, inner) over the middle axis into contiguous out

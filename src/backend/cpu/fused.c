@@ -328,5 +328,6 @@ lm_status lmi_cpu_fused(const lmi_fused *f, lm_tensor *const *out, const lm_tens
 	/* stream a single fresh output; one that is also an input, or several, are written in place */
 	bool alone = f->nout == 1;
 	for (int k = 0; alone && k < f->nin; k++) alone = in[k]->storage != out[0]->storage;
-	return lmi_iter_run_out(&it, fused_kernel, &c, alone ? lmi_elem_size(out[0]->dtype) : 0);
+	lmi_iter_kernel k = lmi_cpu_jit(f, out, in);
+	return lmi_iter_run_out(&it, k ? k : fused_kernel, &c, alone ? lmi_elem_size(out[0]->dtype) : 0);
 }
