@@ -476,7 +476,7 @@ end
 -- 1. graph construction: the user's program becomes the framework's graph
 local g = lm.graph.capture(user_program, data_t, weight, bias)
 local function show_graph(what)
-  print(what .. ', ' .. #g.live .. ' kernels:')
+  print(what .. ', ' .. #g.live .. (#g.live == 1 and ' kernel:' or ' kernels:'))
   for _, l in ipairs(g:lines()) do print('  ' .. l:gsub('%s*%-%-.*$', '')) end   -- without file:line
 end
 show_graph('the graph as built')
@@ -485,8 +485,8 @@ for _, r in ipairs(g:optimize()) do print('  ' .. r.pass .. ': ' .. r.text) end
 show_graph('the graph optimized')
 -- 4. graph execution: the program runs its kernels on the tensors' device
 local out, info = g:run(data_t, weight, bias)
-print(string.format('run on %s: %d kernels, equal to eager: %s', out:device(), info.kernels,
-  tostring(lm.equal(out, user_program(data_t, weight, bias)))))
+print(string.format('run on %s: %d kernel%s, equal to eager: %s', out:device(), info.kernels,
+  info.kernels == 1 and '' or 's', tostring(lm.equal(out, user_program(data_t, weight, bias)))))
 -- 2. distributed training: the same program on many devices, one process each (lumen.dist)
 local dist = require 'lumen.dist'
 print('lumen.dist initialized in this process: ' .. tostring(dist.is_initialized()) ..
@@ -731,7 +731,8 @@ and for decide, call by call, what runs. net(x, depth) stacks `depth` hidden lay
 counts the kernels of depth 1 and depth 3: other Lua values, other kernels, nothing to declare.
 
 lm.compile(net) makes it static. Its first call runs net eagerly under a capture, optimizes the
-graph (the passes fuse each add with the relu after it) and keeps the program; a later call with
+graph (the passes fuse each add with the relu after it, and each matmul takes the elementwise
+kernel after it as its epilogue: one kernel per layer) and keeps the program; a later call with
 the same shapes and Lua values replays the program without running net's Lua at all (f.info:
 compiled = true), and gives the same numbers as eager. A call with another depth or another batch
 size is a re-trace: net runs again under a capture and a new program is kept. f.stats counts the
@@ -750,7 +751,8 @@ net(x, depth) 堆叠 `depth` 个隐藏层；代码数一数 depth 为 1 和 3 �
 什么都不用预先声明。
 
 lm.compile(net) 把它变成静态的。第一次调用时在捕获下急切地运行 net，优化计算图（各个 pass 把每个
-add 和其后的 relu 融合），保存程序；之后形状和 Lua 值都相同的调用直接重放程序，完全不运行 net 的
+add 和其后的 relu 融合，再让每个 matmul 把其后的逐元素内核当作自己的尾声（epilogue）一起运行：
+每层一个内核），保存程序；之后形状和 Lua 值都相同的调用直接重放程序，完全不运行 net 的
 Lua 代码（f.info：compiled = true），结果与急切执行相同。换了深度或批大小的调用要重新追踪：
 net 在捕获下再运行一次，保存新的程序。f.stats 统计调用、捕获和重新追踪的次数，并说明每次重新追踪
 的原因。第 5 章的课（aics/05，编译器）讲这些 pass 做了什么。]]),
@@ -758,8 +760,8 @@ net 在捕获下再运行一次，保存新的程序。f.stats 统计调用、�
       expect = [[
 eager net(x, 1): 5 kernels
 eager net(x, 3): 11 kernels
-f(x, 2), call 1: captured 8 kernels, 6 after the passes
-f(x, 2), call 2: replayed (compiled = true), 6 kernels
+f(x, 2), call 1: captured 8 kernels, 3 after the passes
+f(x, 2), call 2: replayed (compiled = true), 3 kernels
 the replay equals eager: true
 calls 4, captures 3, re-traces 2: n2 became n3; 5x8 became 9x8]],
     },
@@ -944,8 +946,10 @@ The notes divide PyTorch into four modules:
 The notes' example is data and weight tensors and output = matmul(data, weight); the code makes it a
 layer with a bias, a scale left at 1 and a relu, captures it, optimizes it and runs the program. The log lines
 say which pass did what: constant folding computes the fill of the 1 once, at the capture;
-simplification removes the `* 1`; fusion runs the add and the relu as one kernel. (The notes'
-optimized graph, likewise, has an OptMatmul where the raw graph had a Matmul.)]],
+simplification removes the `* 1`; fusion runs the add and the relu as one kernel, and anchor makes
+that kernel the matmul's epilogue: the whole layer is one kernel, fused(matmul,add,relu), and the
+product never goes to memory. (The notes' optimized graph, likewise, has an OptMatmul where the
+raw graph had a Matmul.)]],
         [[
 笔记把 PyTorch 分为四大模块：
 
@@ -956,8 +960,9 @@ optimized graph, likewise, has an OptMatmul where the raw graph had a Matmul.)]]
 
 笔记的例子是张量 data 和 weight，以及 output = matmul(data, weight)；代码把它写成一层：加上
 偏置、一个保持为 1 的缩放和一个 relu，捕获它、优化它，然后运行程序。日志的每一行说明哪个 pass 做了
-什么：常量折叠在捕获时就把 1 的 fill 算好；代数化简去掉 `* 1`；融合把 add 和 relu 合成一个内核运行。
-（笔记中优化后的计算图也一样：原始图中的 Matmul 换成了 OptMatmul。）]]),
+什么：常量折叠在捕获时就把 1 的 fill 算好；代数化简去掉 `* 1`；融合把 add 和 relu 合成一个内核运行，
+anchor 再把这个内核作为 matmul 的尾声（epilogue）：整层只有一个内核 fused(matmul,add,relu)，乘积
+根本不写回内存。（笔记中优化后的计算图也一样：原始图中的 Matmul 换成了 OptMatmul。）]]),
       code = MODULES_CODE,
       expect = [[
 the graph as built, 5 kernels:
@@ -969,10 +974,10 @@ the graph as built, 5 kernels:
   fold: fill #2 -> (): reads only constants; computed once, at the capture
   simplify: mul #3 -> 4x2: x * 1 = x
   fuse: 2 elementwise nodes (add, relu) over 4x2 run as one kernel, writing 1 result
-the graph optimized, 2 kernels:
-    1  matmul #1 -> 4x2                         v1 v2 -> v4
-    2  fused(add,relu)                          v4 v3 -> v8
-run on cpu: 2 kernels, equal to eager: true
+  anchor: matmul #1 runs with its epilogue as one kernel (matmul, add, relu), writing 1 value
+the graph optimized, 1 kernel:
+    1  fused(matmul,add,relu)                   v1 v2 v3 -> v8
+run on cpu: 1 kernel, equal to eager: true
 lumen.dist initialized in this process: false (mpirun -np N starts the ranks: lesson aics/05-distributed)]],
     },
   },

@@ -11,8 +11,9 @@ elementwise graphs (inputs, constants, random draws, parameters, in-place writes
 the built-in passes: the same removed nodes and the same results of g:run on new inputs (a random
 draw folded, a node reading an input folded, a result folded, nodes with different parameters or
 an in-place write between them merged, a forgotten g:resolve, a skipped node: each refused and
-named). Operator fusion with its byte counts, broadcasts and the expensive-producer rule, and the
-student's prediction of a function's kernels after fusion (step 8); layout (NCHW / NHWC) and
+named). Operator fusion with its byte counts, broadcasts and the expensive-producer rule, then a
+reduction's prologue and epilogue and a product's epilogue (the anchor pass), and the student's
+prediction of a function's kernels after fusion (step 8); layout (NCHW / NHWC) and
 conv + BN folding, which the student derives and checks on random convolutions (step 9);
 operator-level auto-tuning with lm.tune on the emulator (step 10).
 Scenes: graph (steps 2-5 and 8: the passes' rewrites, one at a time, viz.show('graph', g)), matmul
@@ -469,18 +470,20 @@ local function mystery_fn(a, b, w)
 end
 
 local MISCOUNT = {
-  [8] = say('that is every node as captured: the elementwise nodes that feed each other fuse',
-    '这是捕获时的全部节点数：彼此相连的逐元素节点会融合'),
-  [4] = say('sqrt would then be recomputed for every element of the 64 x 64 product: it is an expensive producer read through a broadcast (64 x 1), so it stays a kernel of its own',
-    '那样 sqrt 就要对 64 x 64 乘积的每个元素重算一遍：它是一个通过广播（64 x 1）被读取的昂贵生产者，所以它自己单独一个 kernel'),
-  [3] = say('sub and abs cannot join the kernel after the matmul: the matmul, between them, reads t, so t must be in memory before it runs; and sqrt is not recomputed through its broadcast',
-    'sub 和 abs 不能并进 matmul 之后的那个 kernel：夹在中间的 matmul 要读 t，所以 t 必须在它运行之前就写进内存；而且 sqrt 不会通过广播被重算'),
-  [2] = say('matmul and sum are not elementwise: they are kernels of their own, and they split the elementwise nodes',
-    'matmul 和 sum 不是逐元素运算：它们各自是一个 kernel，并把逐元素节点分隔开'),
-  [6] = say('t has three readers, but one kernel can write t once and still be fused: sub and abs are one kernel that writes t; mul, add, relu another',
-    't 有三个读者，但一个 kernel 可以把 t 写一次并照样融合：sub 和 abs 是一个写出 t 的 kernel；mul、add、relu 是另一个'),
-  [7] = say('only one pair fused? mul, add and relu make one kernel after the matmul, sub and abs one before it',
-    '只融合了一对？mul、add、relu 在 matmul 之后组成一个 kernel，sub 和 abs 在它之前组成一个'),
+  [8] = say('that is every node as captured: elementwise nodes that feed each other fuse (sub with abs; mul with add and relu), and the matmul then takes (mul, add, relu) as its epilogue',
+    '这是捕获时的全部节点数：彼此相连的逐元素节点会融合（sub 和 abs；mul、add 和 relu），然后 matmul 还把 (mul, add, relu) 当作尾声一起运行'),
+  [7] = say('only one merge? sub and abs make one kernel that writes t; the matmul runs mul, add and relu as its epilogue in another',
+    '只合并了一处？sub 和 abs 组成一个写出 t 的 kernel；matmul 把 mul、add、relu 当作尾声，在另一个 kernel 里一起运行'),
+  [6] = say('t has three readers (the matmul, the add, the sum), but one kernel can write t once and still be fused: sub and abs are one kernel that writes t; and the matmul takes mul, add and relu as its epilogue: one kernel for the four, not two',
+    't 有三个读者（matmul、add、sum），但一个 kernel 可以把 t 写一次并照样融合：sub 和 abs 是一个写出 t 的 kernel；而且 matmul 把 mul、add、relu 当作尾声：这四个是一个 kernel，不是两个'),
+  [5] = say('that is the count after fuse alone: (sub, abs), sqrt, matmul, (mul, add, relu), sum. The anchor pass runs after fuse: (mul, add, relu) is an elementwise kernel over the matmul\'s 64 x 64 result, so the matmul takes it as its epilogue — one kernel, and m never goes to memory',
+    '这是只做 fuse 时的数目：(sub, abs)、sqrt、matmul、(mul, add, relu)、sum。anchor pass 在 fuse 之后运行：(mul, add, relu) 是作用在 matmul 的 64 x 64 结果上的逐元素 kernel，所以 matmul 把它当作尾声——合成一个 kernel，m 根本不写回内存'),
+  [3] = say('one kernel too few. The sum cannot take (sub, abs) as its prologue: the matmul, which runs between them, reads t, so t must be in memory before the matmul runs, and the sum comes after it. Nor does sqrt join the matmul\'s epilogue: it is expensive and read through a broadcast (64 x 1), so it is not recomputed for each of the 64 x 64 elements',
+    '少了一个。sum 不能把 (sub, abs) 当作前奏：夹在它们之间的 matmul 要读 t，所以 t 必须在 matmul 运行之前就写进内存，而 sum 在 matmul 之后。sqrt 也不会并进 matmul 的尾声：它昂贵，又是通过广播（64 x 1）被读取的，不会为 64 x 64 的每个元素重算一遍'),
+  [2] = say('that would need (sub, abs) as the sum\'s prologue and sqrt inside the matmul\'s epilogue: the matmul between (sub, abs) and the sum reads t, so t is written to memory before it runs; and sqrt, expensive and broadcast (64 x 1), stays a kernel of its own',
+    '那需要 sum 把 (sub, abs) 当作前奏，还要把 sqrt 放进 matmul 的尾声：夹在 (sub, abs) 和 sum 之间的 matmul 要读 t，所以 t 在它运行之前就写进内存；而 sqrt 昂贵又被广播（64 x 1），单独一个 kernel'),
+  [1] = say('one kernel for everything? A product takes an epilogue, never a prologue: each element of t is read by a whole row of the matmul\'s result, so (sub, abs) runs first and writes t; sqrt (expensive, broadcast) and the sum, which reads t after the matmul, are kernels of their own too',
+    '所有东西一个 kernel？乘积只接尾声，不接前奏：t 的每个元素要被 matmul 结果的一整行读取，所以 (sub, abs) 先运行、写出 t；sqrt（昂贵且被广播）和在 matmul 之后读 t 的 sum 也各自是一个 kernel'),
 }
 
 local function check_count(env, answer)
@@ -499,13 +502,13 @@ local function check_count(env, answer)
   g:optimize()
   local want = g:cost().kernels
   if n ~= want then
-    local why = MISCOUNT[n] or say(string.format('count the kernels: %d nodes captured; the nodes that are not elementwise are kernels of their own; elementwise neighbours fuse unless something between them reads what they write, or a cheap-only rule stops them', captured),
-      string.format('数一数 kernel：捕获了 %d 个节点；非逐元素的节点各自是一个 kernel；相邻的逐元素节点会融合，除非中间有节点读它们写的东西，或者“只重算便宜的”规则阻止了它', captured))
-    return false, say(string.format('%s kernels? Not so: %s', lesson.show(n), why.en),
+    local why = MISCOUNT[n] or say(string.format('count the kernels: %d nodes captured; fuse joins elementwise neighbours unless something between them reads what they write, or a cheap-only rule stops them; then a product takes the elementwise kernel over its result as its epilogue, and a reduction over its last dims the kernel that makes its input (its prologue, if nothing between them reads what that kernel writes) and the one that reads its result (its epilogue)', captured),
+      string.format('数一数 kernel：捕获了 %d 个节点；fuse 把相邻的逐元素节点合并，除非中间有节点读它们写的东西，或者“只重算便宜的”规则阻止了它；然后乘积把作用在其结果上的逐元素 kernel 当作尾声，沿最后几维的归约则接上产生其输入的 kernel（前奏，前提是两者之间没有节点读这个 kernel 写的东西）和读其结果的 kernel（尾声）', captured))
+    return false, say(string.format('%s kernel%s? Not so: %s', lesson.show(n), n == 1 and '' or 's', why.en),
       string.format('%s 个 kernel？不对：%s', lesson.show(n), why.zh))
   end
-  return true, say(string.format('right: %d nodes captured, %d kernels after the passes — (sub, abs) writing t, sqrt alone (expensive, broadcast), matmul, (mul, add, relu), sum', captured, want),
-    string.format('对：捕获了 %d 个节点，优化后 %d 个 kernel——(sub, abs) 写出 t，sqrt 单独（昂贵且被广播），matmul，(mul, add, relu)，sum', captured, want))
+  return true, say(string.format('right: %d nodes captured, %d kernels after the passes — (sub, abs) writing t; sqrt alone (expensive, broadcast); the matmul with its epilogue (mul, add, relu), writing only the result; the sum alone: the matmul between it and (sub, abs) reads t, so (sub, abs) cannot be its prologue', captured, want),
+    string.format('对：捕获了 %d 个节点，优化后 %d 个 kernel——(sub, abs) 写出 t；sqrt 单独（昂贵且被广播）；matmul 带着尾声 (mul, add, relu)，只写出结果；sum 单独：夹在它和 (sub, abs) 之间的 matmul 要读 t，所以 (sub, abs) 不能当它的前奏', captured, want))
 end
 
 -- ---------------------------------------------------------------- step 9: conv + BN folding
@@ -734,6 +737,18 @@ local ew = lm.graph.capture(function(a, b, w) return a * w:exp() + b end, A, B, 
 ew:optimize()
 print('a * exp(w) + b:')
 show(ew)
+-- anchor (after fuse): a reduction takes the kernels before and after it, a product the one after
+local function anchored(name, f, ...)
+  local g = lm.graph.capture(f, ...)
+  local _, before = g:run(...)
+  g:optimize()
+  local _, after = g:run(...)
+  print(string.format('%s: %d kernels, %d bytes read, %d written -> %d kernel, %d read, %d written', name,
+    before.kernels, before.bytes_read, before.bytes_written, after.kernels, after.bytes_read, after.bytes_written))
+  show(g)
+end
+anchored('(a * b):sum(2):relu()', function(a, b) return (a * b):sum(2):relu() end, A, B)
+anchored('(a:matmul(b) + w):relu()', function(a, b, w) return (a:matmul(b) + w):relu() end, A, B, Wt)
 -- Your turn: how many kernels does mystery(a, b, w) launch after g:optimize()?
 function mystery(a, b, w)                    -- a, b: 64 x 64, w: 64 x 1
   local t = (a - b):abs()
@@ -951,7 +966,7 @@ Alone, simplify finds two in your model: the bias b1 is all zeros (a constant of
 model: x + 0), and the defensive clone. It does not see `* scale` yet: scale is computed by
 nodes, not a constant — until fold has run. After fold, scale is a constant of ones, and x * 1
 goes too. That is why a compiler runs its passes in an order, some more than once: each creates
-work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, forward, fuse).
+work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, forward, fuse, anchor).
 
 And x - x? On integers it is 0, and simplify folds it. On floats it is not: inf - inf is NaN, and
 NaN - NaN is NaN, so replacing x - x by 0 would change the answer whenever x holds an inf or a
@@ -965,7 +980,7 @@ none of these occur).]],
 单独运行时，simplify 在你的模型里找到两个：偏置 b1 全是 0（这个冻结模型的常量：x + 0），以及
 那个防御性的 clone。它还看不到 `* scale`：scale 是由节点算出来的，不是常量——要等 fold 运行之后。
 fold 之后，scale 是一个全 1 的常量，x * 1 也被删掉。这就是编译器按顺序、有时多次运行各个 pass
-的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、forward、fuse）。
+的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、forward、fuse、anchor）。
 
 那 x - x 呢？对整数它是 0，simplify 会把它折叠。对浮点数不是：inf - inf 是 NaN，NaN - NaN 也是
 NaN，所以把 x - x 换成 0 会在 x 含有 inf 或 NaN 时改变答案。编译器只能改写对任何输入都相等的
@@ -1296,8 +1311,25 @@ the kernel needs. It is broadcast-aware: in a * (1 - w) + b * w with w of 64 x 1
 node `1 - w` is recomputed inside the 64 x 64 kernel for every element — cheap — so the whole
 expression is one kernel. An expensive producer is not recomputed: in a * exp(w) + b, exp of the
 64 x 1 w would run 64 times for each value; it stays a kernel of its own, and the rest fuses (XLA's
-rule: never duplicate an expensive producer). matmul, sum, softmax are not elementwise: they end a
-fused group.
+rule: never duplicate an expensive producer). matmul, sum, softmax are not elementwise: fuse stops
+at them.
+
+Fusion does not stop at elementwise kernels: a reduction or a product can be the anchor of a
+kernel that takes elementwise work in. Lumen's anchor pass runs after fuse. A reduction (sum,
+mean, amax, amin) over the last dims of a contiguous float value takes the elementwise kernel
+that makes its input as its prologue — each element goes into the sum (or the max) as soon as
+it is computed, never stored — and the elementwise kernel that reads its result, over the
+result's elements, as its epilogue: (a * b):sum(2):relu() on 64 x 64 becomes one kernel that
+reads a and b and writes 64 numbers, 256 bytes, where three kernels wrote 16896. A product
+(matmul, a Winograd convolution) takes the elementwise kernel over its result as its epilogue — a
+bias, an activation, a residual add — run on panels of rows while they are still in the cache: a
+layer with its ReLU is one kernel. A product takes no prologue: each element of its input is read
+by a whole row or column of the result, so it is computed once, into memory. A prologue joins
+only if nothing between it and the reduction reads what it writes: such a reader needs the value
+in memory before the reduction runs. A sum over a dim that is not the last (dim 1 of a 64 x 64
+value) and softmax take nothing in: they still end a group. A reduction gives eager's results bit
+for bit; a product's panels agree with one large matmul to about 1e-5 (the BLAS may split a
+smaller product's sums differently), bit for bit where one panel covers the result.
 
 Predict before you run anything: after g:optimize(), how many kernels does mystery launch?]],
         [[
@@ -1312,7 +1344,20 @@ Lumen 的 fuse pass 把逐元素节点（unary、binary、where……）连成�
 中，w 是 64 x 1，64 x 1 的节点 `1 - w` 在 64 x 64 的 kernel 里对每个元素重算一遍——很便宜——所以
 整个表达式是一个 kernel。昂贵的生产者不重算：在 a * exp(w) + b 中，对 64 x 1 的 w 求 exp 会让每个
 值算 64 遍；它单独成为一个 kernel，其余的融合（XLA 的规则：绝不复制昂贵的生产者）。matmul、sum、
-softmax 不是逐元素运算：它们会结束一个融合组。
+softmax 不是逐元素运算：fuse 到它们那里就停下。
+
+融合并不止于逐元素 kernel：归约或乘积可以作为一个 kernel 的核心（anchor），把逐元素的工作收进来。
+Lumen 的 anchor pass 在 fuse 之后运行。对连续存储的浮点值沿最后几维做的归约（sum、mean、amax、
+amin），把产生它输入的逐元素 kernel 当作前奏（prologue）——每个元素一算出来就进入求和（或取
+最大值），从不写回内存——再把按结果的元素读取它结果的逐元素 kernel 当作尾声（epilogue）：
+64 x 64 上的 (a * b):sum(2):relu() 成为一个 kernel，读 a 和 b，只写 64 个数，256 字节，而三个
+kernel 要写 16896 字节。乘积（matmul、Winograd 卷积）把作用在其结果上的逐元素 kernel 当作尾声——偏置、激活、
+残差加——按行分块（panel），趁数据还在缓存里就运行：一层连同它的 ReLU 就是一个 kernel。乘积不接
+前奏：它输入的每个元素要被结果的一整行或一整列读取，所以要先算好一次、写进内存。前奏只有在它和
+归约之间没有别的节点读它写的东西时才能并进去：那样的读者需要这个值在归约运行之前就在内存里。
+不沿最后一维的 sum（64 x 64 的值的第 1 维）和 softmax 什么也不收：它们仍然结束一个融合组。归约的
+结果与急切执行逐位相同；乘积按行分块后与一次大的矩阵乘相差约 1e-5（BLAS 对较小的乘积可能换一种
+方式拆分求和），一个分块就覆盖整个结果时逐位相同。
 
 先预测，别运行：g:optimize() 之后，mystery 会启动几个 kernel？]]),
       code = FUSE_CODE,
@@ -1323,25 +1368,30 @@ a * (1 - w) + b * w:
   1  fused(sub,mul,mul,add)                   v4 v3 v1 v2 -> v8
 a * exp(w) + b:
   1  exp #1 -> 64x1                           v3 -> v4
-  2  fused(mul,add)                           v1 v4 v2 -> v6]],
+  2  fused(mul,add)                           v1 v4 v2 -> v6
+(a * b):sum(2):relu(): 3 kernels, 49408 bytes read, 16896 written -> 1 kernel, 32768 read, 256 written
+  1  fused(mul,sum,relu)                      v1 v2 -> v5
+(a:matmul(b) + w):relu(): 3 kernels, 65792 bytes read, 49152 written -> 1 kernel, 33024 read, 16384 written
+  1  fused(matmul,add,relu)                   v1 v2 v3 -> v6]],
       exercise = {
         prompt = say([[
 Set `kernels_after` to the number of kernels mystery(a, b, w) launches after g:optimize() (a, b:
 64 x 64, w: 64 x 1), or :check N. Count first: which nodes are not elementwise, which elementwise
-nodes can share a kernel, which producer is not recomputed.]],
+nodes can share a kernel, which producer is not recomputed, and which elementwise kernels a product
+or a reduction takes in.]],
           [[
 把 `kernels_after` 设为 g:optimize() 之后 mystery(a, b, w) 启动的 kernel 数（a、b：64 x 64，
 w：64 x 1），或者 :check N。先数：哪些节点不是逐元素的，哪些逐元素节点可以共用一个 kernel，
-哪个生产者不会被重算。]]),
+哪个生产者不会被重算，以及乘积或归约会把哪些逐元素 kernel 收进来。]]),
         hints = {
-          say('Captured: sub, abs, sqrt, matmul, mul, add, relu, sum — 8 kernels. matmul and sum stay kernels of their own.',
-            '捕获到的：sub、abs、sqrt、matmul、mul、add、relu、sum——8 个 kernel。matmul 和 sum 各自保持一个 kernel。'),
-          say('t = abs(a - b) is read by the matmul, which runs between t and the final add: t must be in memory before the matmul. sqrt(w) is 64 x 1 and expensive.',
-            't = abs(a - b) 被 matmul 读取，而 matmul 在 t 和最后的 add 之间运行：t 必须在 matmul 之前写进内存。sqrt(w) 是 64 x 1 的，而且昂贵。'),
+          say('Captured: sub, abs, sqrt, matmul, mul, add, relu, sum — 8 kernels. fuse joins elementwise neighbours; then anchor gives the matmul the elementwise kernel over its result as its epilogue, and offers the sum (over all of t\'s dims: its last dims) the kernel that makes t as its prologue.',
+            '捕获到的：sub、abs、sqrt、matmul、mul、add、relu、sum——8 个 kernel。fuse 合并相邻的逐元素节点；然后 anchor 把作用在 matmul 结果上的逐元素 kernel 交给 matmul 当尾声，也让 sum（对 t 的所有维求和，也就是沿最后几维）试着把产生 t 的 kernel 当作前奏。'),
+          say('t = abs(a - b) is read by the matmul, which runs between (sub, abs) and the sum: t must be in memory before the matmul. sqrt(w) is 64 x 1 and expensive.',
+            't = abs(a - b) 被 matmul 读取，而 matmul 在 (sub, abs) 和 sum 之间运行：t 必须在 matmul 之前写进内存。sqrt(w) 是 64 x 1 的，而且昂贵。'),
         },
         check = check_count,
-        solution = [[kernels_after = 5]],
-        wrong = { [[kernels_after = 8]], [[kernels_after = 4]], [[kernels_after = 3]], [[kernels_after = 6]] },
+        solution = [[kernels_after = 4]],
+        wrong = { [[kernels_after = 8]], [[kernels_after = 5]], [[kernels_after = 3]], [[kernels_after = 6]], [[kernels_after = 2]] },
       },
     },
     -- 9 ------------------------------------------------------------------------------------
