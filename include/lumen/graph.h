@@ -160,6 +160,18 @@ lm_status lm_program_run(lm_program *p, int ninputs, lm_tensor *const *inputs, i
 /* What running p launches, without running it. */
 lm_status lm_program_cost(const lm_program *p, lm_program_info *info);
 
+/* Step `step` (0-based) of p, a fused elementwise group, run once more as one of the course's
+ * kernels on the values it reads as the last run (or the capture) left them: opts->backend "emu"
+ * (the SIMT emulator: info.trace, the threads scene), "cpu" (the engine's fused kernel, timed) or
+ * "cuda" (a generic kernel interpreting the group, timed); block, repeats, trace_cap as the
+ * kernels take them. results[0..*nresults) receive the group's results at its shape (+1 each;
+ * results has room for 4). A group with a reduction or a product, integer or mixed dtypes: an
+ * error that says so. */
+struct lm_kernel_opts;
+struct lm_kernel_info;
+lm_status lm_program_kernel(lm_program *p, int step, const struct lm_kernel_opts *opts, int *nresults,
+                            lm_tensor **results, struct lm_kernel_info **info);
+
 /* The CPU's code generator for fused kernels (src/backend/cpu/jit.c): on 1 generates C for the
  * groups it can (compiled at their first large run by the system's compiler, cached on disk), 0
  * interprets every group, -1 leaves it; min_elements the fewest elements a generated group has

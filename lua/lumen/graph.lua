@@ -1283,6 +1283,17 @@ function Graph:program()
   return p
 end
 
+--- Step k of the program (line k of g:print), a fused elementwise group, run once more as one of
+--- the course's kernels on the values it reads as the last run left them: opts.backend 'emu' (the
+--- default: the SIMT emulator, info.trace for viz.show(info)), 'cpu' (the engine's kernel, timed)
+--- or 'cuda'; block, repeats, trace_cap as the kernels take them. Returns {results...}, info.
+function Graph:kernel(k, opts)
+  if type(k) ~= 'number' or k ~= math.floor(k) then
+    error(string.format('g:kernel(k): k is a step of the program (1..%d), got %s', #self.live, tostring(k)), 2)
+  end
+  return self:program():kernel(k, opts)
+end
+
 --- What one run launches: {kernels, bytes_read, bytes_written}.
 function Graph:cost()
   local info = self:program():cost()

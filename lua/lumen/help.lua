@@ -932,7 +932,9 @@ doc('lm.graph.capture', 'lm.graph.capture(fn, ...) -> g',
   [[Runs fn(...) once under a capture and returns its graph of kernels (g.nodes, g.values,
 g.storages, g.live, g.results): g:optimize([opts]) runs the passes and returns their rewrites (also
 in g.log), g:pass(name or function) one pass, g:snapshot(k) the graph after k rewrites, g:cost() and
-g:run(...) (results..., info: kernels, bytes_read, bytes_written), g:print(), g:lines(), g:dot().
+g:run(...) (results..., info: kernels, bytes_read, bytes_written), g:print(), g:lines(), g:dot(),
+g:kernel(k [, {backend = 'emu'|'cpu'|'cuda', block =, trace =}]) (line k of g:print, a fused group,
+as one of the course's kernels: the emulator's trace for viz.show, or timed).
 For passes of your own: g:resolve, g:is_constant, g:is_result, g:writers, g:foldable, g:fold,
 g:merge, g:signature, g:remove. docs/graph.md.]])
 doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|forward|fuse|anchor(g [, opts]) -> rewrites',

@@ -21,6 +21,7 @@
 #include "core/lmi.h"
 #include "kernels/body/plan.h"
 #include "kernels/cpu_kernels.h"
+#include "kernels/fused_call.h"
 #include "kernels/cuda/cuda_api.h"
 #include "kernels/simt.h"
 #include "lumen/kernels.h"
@@ -359,6 +360,12 @@ lm_status lmi_emu_conv2d(lmi_simt *s, const lmi_kcall *k, void *run);
 LMI_CALL_ONLY_RUN(spmv, spmv)             /* spmv.c, spmv_emu.c; body/spmv_plan.h */
 LMI_CALL_ONLY_RUN(divergence, divergence) /* divergence.c, divergence_emu.c; body/divergence_plan.h */
 LMI_CALL_ONLY_RUN(access, access)         /* the memory-access demos: access.c, access_emu.c */
+/* a program's fused group (fused.c, fused_emu.c; fused_call.h): the call, and its cpu run. */
+typedef struct lmi_fused_run {
+	lmi_fused_call c;
+	const lmi_fused_cpu *cpu;
+} lmi_fused_run;
+lm_status lmi_emu_fused(lmi_simt *s, const lmi_kcall *k, void *run);
 
 /* streams (streams.c, streams_emu.c): the call (body/streams_plan.h), the model's parameters,
  * each segment's modelled cycles (the emulated run), what the GPU measured (cuda). */

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "lml.h"
+#include "lml_kernels.h"
 #include "lumen/graph.h"
+#include "lumen/kernels.h"
 
 #define CAPTURE_MT "lumen.Capture"
 #define PROGRAM_MT "lumen.Program"
@@ -312,6 +314,37 @@ static lm_program *check_program(lua_State *L, int idx)
 	return b->p;
 }
 
+/* program:kernel(step, opts) -> {results}, info: a fused step as one of the course's kernels
+ * (lm_program_kernel); backend 'emu' unless opts says otherwise. */
+static int p_kernel(lua_State *L)
+{
+	lm_program *p = check_program(L, 1);
+	int step = (int)luaL_checkinteger(L, 2) - 1;
+	lm_kernel_opts o;
+	lml_fused_opts(L, 3, &o);
+	bool given = lua_istable(L, 3) && lua_getfield(L, 3, "backend") != LUA_TNIL;
+	if (lua_istable(L, 3)) lua_pop(L, 1);
+	if (!given) o.backend = "emu";
+	lm_tensor **box[4];
+	int boxes = lua_gettop(L) + 1;
+	for (int k = 0; k < 4; k++) box[k] = lml_newbox(L);
+	lm_kernel_info **ibox = lml_newinfobox(L);
+	int infobox = lua_gettop(L);
+	lml_newtracebox(L);
+	int tracebox = lua_gettop(L);
+	lm_tensor *res[4] = {0};
+	int n = 0;
+	if (lm_program_kernel(p, step, &o, &n, res, ibox)) lml_kernel_error(L);
+	lua_createtable(L, n, 0);
+	for (int k = 0; k < n; k++) {
+		lml_setbox(L, box[k], res[k]);
+		lua_pushvalue(L, boxes + k);
+		lua_rawseti(L, -2, k + 1);
+	}
+	lml_push_info(L, infobox, tracebox, o.trace != 0);
+	return 2;
+}
+
 static int program_gc(lua_State *L)
 {
 	program_box *b = luaL_checkudata(L, 1, PROGRAM_MT);
@@ -496,6 +529,7 @@ void lml_open_graph(lua_State *L, int mt, int m, int lm)
 	                                    {"set_output", p_set_output},
 	                                    {"cost", p_cost},
 	                                    {"run", p_run},
+	                                    {"kernel", p_kernel},
 	                                    {NULL, NULL}};
 	if (luaL_newmetatable(L, PROGRAM_MT)) {
 		luaL_setfuncs(L, pmeta, 0);

@@ -201,6 +201,12 @@ static const lml_field transpose_opts[] = {
 	COMMON,
 };
 
+static const lml_field fused_opts[] = {
+	BACKEND("emu (g:kernel: the trace)", "emu", "cpu", "cuda", "auto"),
+	COUNT(block, "256", "threads per block: any number from 1 to 1024"),
+	COMMON,
+};
+
 /* One call: its name, its positional arguments as the signature shows them, its options. */
 static const struct kcall {
 	const char *name;
@@ -231,6 +237,12 @@ void lml_kernel_opts(lua_State *L, int idx, const char *call, lm_kernel_opts *o)
 			return;
 		}
 	lml_error(L, "no options table for kernels.%s", call); /* a bug in this file */
+}
+
+void lml_fused_opts(lua_State *L, int idx, lm_kernel_opts *o)
+{
+	lm_kernel_opts_init(o);
+	lml_readopts(L, idx, NULL, fused_opts, o);
 }
 
 void lml_push_kernel_options(lua_State *L)

@@ -217,9 +217,7 @@ static int run_call(lua_State *L, const call_args *c)
 {
 	lm_tensor **out = lml_newbox(L);
 	int outbox = lua_gettop(L);
-	lm_kernel_info **ibox = lua_newuserdatauv(L, sizeof *ibox, 0);
-	*ibox = NULL;
-	luaL_setmetatable(L, INFO_MT);
+	lm_kernel_info **ibox = lml_newinfobox(L);
 	int infobox = lua_gettop(L);
 	lml_newtracebox(L);
 	int tracebox = lua_gettop(L);

@@ -48,6 +48,8 @@ void lml_open_kernels(lua_State *L, int mt, int m, int lm); /* kernels.c: lm._ke
  * value against the call's row of the options table (unknown keys and values are errors). */
 struct lm_kernel_opts;
 void lml_kernel_opts(lua_State *L, int idx, const char *call, struct lm_kernel_opts *o);
+/* g:kernel's options (a program's fused group as one of the kernels: lua/lumen/graph.lua). */
+void lml_fused_opts(lua_State *L, int idx, struct lm_kernel_opts *o);
 /* Pushes {call = {args=, {key=, kind=, values=, default=, doc=}, ...}, ...}: the same rows, for
  * :help (lm._kernels.options). */
 void lml_push_kernel_options(lua_State *L);

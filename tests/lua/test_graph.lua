@@ -576,6 +576,68 @@ test.case('codegen: generated C for a fused group gives the interpreter\'s bits'
   cg({ enabled = true, min = 262144 })
 end)
 
+test.case('g:kernel: a fused group as one of the course\'s kernels (emu traced, cpu timed, cuda)', function()
+  local a, b, w = lm.randn(37, 9), lm.randn(9, 37):t(), lm.rand(37, 1)
+  local exact = {
+    { 'lerp, relu', function(a, b, w) return (a * (1 - w) + b * w):relu() end, 4 },
+    { 'clamp, where, comparisons', function(a, b, w) return lm.where(a:gt(b), a:clamp(-0.3, 0.3), b * w) end, 3 },
+    { 'abs, sqrt, max, min, div', function(a, b, w) return (a:abs():sqrt() / (w + 1)):maximum(b):minimum(a) end, 4 },
+    { 'float64', function(a, b, w) return ((a:double() - 1) * b:double()):neg() end, 3 },
+  }
+  for _, cs in ipairs(exact) do
+    local g = graph.capture(cs[2], a, b, w)
+    g:optimize()
+    local k
+    for i, e in ipairs(g.live) do if e.fused then k = i end end
+    test.ok(k, cs[1] .. ': a fused group')
+    local want = g:run(a, b, w)
+    local r, info = g:kernel(k, { trace = true })
+    test.eq(info.source, 'emu')
+    test.eq(info.pattern, 'fused')
+    test.ok(lm.equal(r[1], want), cs[1] .. ': emulated = the program, bit for bit')
+    local n = want:numel()
+    -- each thread loads each input once and stores its result once: what fusion saves
+    test.eq(info.counters.global_loads, n * info.counters.inputs, cs[1] .. ': one load per input per element')
+    test.eq(info.counters.global_stores, n * info.counters.outputs, cs[1] .. ': one store per result per element')
+    test.ok(info.trace, 'the trace the threads scene draws')
+    local rc, ic = g:kernel(k, { backend = 'cpu', repeats = 2 })
+    test.ok(lm.equal(rc[1], want), cs[1] .. ': cpu = the program')
+    test.ok(ic.impl:find("engine's fused kernel"), ic.impl)
+    local ok, err = pcall(g.kernel, g, k, { backend = 'cuda' })
+    if lm.cuda.is_available() then
+      test.ok(ok and lm.equal(err[1]:to('cpu'), want), cs[1] .. ': cuda = the program')
+    else
+      test.ok(not ok and tostring(err):find("backend 'cuda' is not available"), tostring(err))
+    end
+  end
+  -- transcendental functions: libm's here, glibc's vector or scalar ones in the engine
+  local g = graph.capture(function(a, b) return (a:exp() * b):tanh() + a:sigmoid() end, a, b)
+  g:optimize()
+  local r = g:kernel(1)
+  local want = g:run(a, b)
+  test.ok((r[1] - want):abs():max():item() <= 1e-6, 'exp, tanh, sigmoid within 1e-6')
+  -- two results
+  local g2 = graph.capture(function(a, b) local t = (a - b):abs(); return t, t * 2 + a end, a, b)
+  g2:optimize()
+  local r2, i2 = g2:kernel(1)
+  local w1, w2 = g2:run(a, b)
+  test.eq(#r2, 2, 'both results')
+  test.ok(lm.equal(r2[1], w1) and lm.equal(r2[2], w2) or lm.equal(r2[1], w2) and lm.equal(r2[2], w1))
+  test.eq(i2.counters.outputs, 2)
+  -- what it refuses, naming the step
+  local g3 = graph.capture(function(a, b) return (a:matmul(b:t()) + 1):sum() end, a, b)
+  g3:optimize({ disable = { anchor = true } })
+  test.raises(function() g3:kernel(1) end, 'not a fused elementwise group')
+  test.raises(function() g3:kernel(99) end, 'step 99 of')
+  local g4 = graph.capture(function(a) return (a * 3 + 1):sum():relu() end, a)
+  g4:optimize()
+  test.raises(function() g4:kernel(1) end, 'a reduction or a product')
+  local g5 = graph.capture(function(x) return (x * 3 + 1):abs() end, lm.randint(0, 9, { 4, 4 }))
+  g5:optimize()
+  test.raises(function() g5:kernel(1) end, 'float32 or float64')
+  test.raises(function() g:kernel(1, { backend = 'tpu' }) end, 'backend')
+end)
+
 -- ---------------------------------------------------------------- compiled training steps
 
 local function mlp(seed)

@@ -371,6 +371,59 @@ static void streams(const lmi_cuda_kernels *api, tally *tl, int64_t n, int segme
 	free(ovl);
 }
 
+/* A compiled program's fused group (lm.graph) as the generic kernel of body/fused.h: out =
+ * relu(a * (1 - w) + b * w) with w a column (n x 1) broadcast over the rows, a second result
+ * (a - b) * 2, on integers (exact) against a loop. */
+static void fused(const lmi_cuda_kernels *api, tally *tl, int64_t rows, int64_t cols, int timed)
+{
+	int64_t n = rows * cols;
+	float *a = xmalloc((size_t)n * 4), *b = xmalloc((size_t)n * 4), *w = xmalloc((size_t)rows * 4);
+	float *y = xmalloc((size_t)n * 4), *z = xmalloc((size_t)n * 4), one = 1, two = 2;
+	for (int64_t i = 0; i < n; i++) a[i] = (float)gc_int(-100, 100), b[i] = (float)gc_int(-100, 100);
+	for (int64_t i = 0; i < rows; i++) w[i] = (float)gc_int(-3, 4);
+	lmi_fused_call c;
+	memset(&c, 0, sizeof c);
+	lmk_fused_prog *P = &c.prog;
+	P->n = (int)n, P->nout = 2, P->nin = 5, P->ninstr = 7, P->ndim = 2;
+	P->shape[0] = (int)rows, P->shape[1] = (int)cols;
+	void *ops[7] = {y, z, a, b, w, &one, &two};
+	int64_t len[7] = {n, n, n, n, rows, 1, 1};
+	int st[7][2] = {{(int)cols, 1}, {(int)cols, 1}, {(int)cols, 1}, {(int)cols, 1}, {1, 0}, {0, 0}, {0, 0}};
+	for (int j = 0; j < 7; j++) {
+		c.op[j] = ops[j], c.len[j] = len[j];
+		P->stride[j][0] = st[j][0], P->stride[j][1] = st[j][1];
+	}
+	/* r0 = one - w; r1 = a * r0; r2 = b * w; r3 = r1 + r2; y = relu(r3); r4 = a - b; z = r4 * two */
+	const int prog[7][4] = {{LMK_FUSED_SUB, 100, 5, 4},  {LMK_FUSED_MUL, 101, 2, 100}, {LMK_FUSED_MUL, 102, 3, 4},
+	                        {LMK_FUSED_ADD, 103, 101, 102}, {LMK_FUSED_RELU, 0, 103, -1}, {LMK_FUSED_SUB, 104, 2, 3},
+	                        {LMK_FUSED_MUL, 1, 104, 6}};
+	for (int k = 0; k < 7; k++) {
+		P->code[k] = prog[k][0];
+		for (int j = 0; j < 3; j++) P->ref[k][j] = prog[k][j + 1];
+		P->ref[k][3] = -1;
+	}
+	c.block = 256;
+	lmi_cuda_timing ct = {.repeats = timed ? 5 : 1};
+	char msg[512] = "", first[128] = "";
+	int err = api->fused(&c, &ct, msg, sizeof msg);
+	int64_t bad = 0;
+	for (int64_t i = 0; !err && i < n; i++) {
+		float wv = w[i / cols], v = a[i] * (1 - wv) + b[i] * wv, u = (a[i] - b[i]) * 2;
+		v = v < 0 ? 0 : v;
+		if ((y[i] != v || z[i] != u) && !bad++)
+			snprintf(first, sizeof first, "at %lld: %g, %g, expected %g, %g", (long long)i, y[i], z[i], v, u);
+	}
+	char size[48];
+	snprintf(size, sizeof size, "%lldx%lld", (long long)rows, (long long)cols);
+	row(tl, "fused (lm.graph group)", "float32", size, 256, err, msg, bad, first, timed ? ct.time_ms : 0, 0,
+	    4.0 * (4.0 * (double)n + (double)rows), "GB/s");
+	free(a);
+	free(b);
+	free(w);
+	free(y);
+	free(z);
+}
+
 void gc_kernels_two(const lmi_cuda_kernels *api, tally *tl, int quick)
 {
 	int64_t big = quick ? 1 << 22 : 1 << 26;
@@ -414,6 +467,9 @@ void gc_kernels_two(const lmi_cuda_kernels *api, tally *tl, int quick)
 		divergence(api, tl, p, 1, 0);
 		divergence(api, tl, p, quick ? 4096 : 65536, 1);
 	}
+	fused(api, tl, 1, 1, 0);
+	fused(api, tl, 257, 9, 0);
+	fused(api, tl, quick ? 1024 : 8192, 1027, 1);
 	streams(api, tl, 1001, 3);
 	const int segs[] = {1, 4, 16};
 	for (int s = 0; s < 3; s++) streams(api, tl, big / 4, segs[s]);

@@ -19,6 +19,7 @@
 #include "kernels/body/access_plan.h"
 #include "kernels/body/conv2d_plan.h"
 #include "kernels/body/divergence_plan.h"
+#include "kernels/body/fused_plan.h"
 #include "kernels/body/histogram_plan.h"
 #include "kernels/body/matmul_plan.h"
 #include "kernels/body/reduce_plan.h"
@@ -30,7 +31,7 @@
 extern "C" {
 #endif
 
-#define LMI_CUDA_KERNELS_VERSION 5
+#define LMI_CUDA_KERNELS_VERSION 6
 #define LMI_CUDA_KERNELS_SYMBOL "lm_cuda_kernels_api"
 
 /* The calls (what a pattern is asked) and their variants, numbered alike on both sides, are in
@@ -76,6 +77,8 @@ typedef struct lmi_cuda_kernels {
 	               size_t msg_cap);
 	/* the memory-access demos: kernels.coalescing and kernels.transpose */
 	int (*access)(const lmi_access_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
+	/* a compiled program's fused group (lm.graph): kernels.fused / g:kernel */
+	int (*fused)(const lmi_fused_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 } lmi_cuda_kernels;
 
 /* The module's exported entry point (extern "C"). */

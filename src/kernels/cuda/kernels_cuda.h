@@ -21,6 +21,7 @@ int lmi_cuda_spmv(const lmi_spmv_call *call, lmi_cuda_timing *t, char *msg, size
 int lmi_cuda_divergence(const lmi_divergence_call *call, lmi_cuda_timing *t, char *msg,
                         size_t msg_cap);
 int lmi_cuda_access(const lmi_access_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
+int lmi_cuda_fused(const lmi_fused_call *call, lmi_cuda_timing *t, char *msg, size_t msg_cap);
 int lmi_cuda_streams(const lmi_streams_call *call, lmi_cuda_streams_result *r, char *msg,
                      size_t msg_cap);
 

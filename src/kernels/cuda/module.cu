@@ -47,7 +47,7 @@ static const lmi_cuda_module module = {LMI_CUDA_MODULE_VERSION, device_count, de
 static const lmi_cuda_kernels kernels = {
 	LMI_CUDA_KERNELS_VERSION, lmi_cuda_scan,   lmi_cuda_reduce, lmi_cuda_histogram,
 	lmi_cuda_matmul,          lmi_cuda_conv2d, lmi_cuda_spmv,   lmi_cuda_divergence,
-	lmi_cuda_streams,         lmi_cuda_access,
+	lmi_cuda_streams,         lmi_cuda_access, lmi_cuda_fused,
 };
 
 extern "C" const lmi_cuda_module *lm_cuda_module_api(void) { return &module; }

@@ -844,7 +844,7 @@ const vz_scene_class vz_scene_threads = {
 	.name = "threads",
 	.summary = "any traced launch thread by thread: each thread's reads and writes per barrier "
 	           "phase, warps coloured, idle lanes grey, GPU-Puzzles' score",
-	.patterns = "launch *",
+	.patterns = "launch fused *",
 	.options = thr_options,
 	.create = thr_create,
 	.destroy = thr_destroy,
