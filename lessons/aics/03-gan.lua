@@ -794,8 +794,9 @@ radius 2, standard deviation 0.05.
 The yardstick is the Jensen-Shannon divergence of step 1, measured: 2,000 real and 2,000 generated
 points counted on a 40 x 40 grid of cells, in bits (0: the same histogram, 1: nowhere in common).
 Two sets of real points already give about 0.02, and the modes are narrow (0.05 against cells
-0.11 wide), so any blur costs: expect 0.3 to 0.6 after 1,500 steps, not 0. At the equilibrium D
-says 1/2 everywhere: its loss is then 2 log 2 = 1.386 and G's log 2 = 0.693.
+0.11 wide), so any blur costs: expect 0.5 to 0.6 after the 600 steps here (about 0.2 after 1,500),
+not 0. At the equilibrium D says 1/2 everywhere: its loss is then 2 log 2 = 1.386 and G's
+log 2 = 0.693.
 
 The picture is the gan2d scene of this GAN: real points (green), generated ones (purple), D's
 probability of "real" under them (orange: real, blue: generated), and G's grid — a 15 x 15 grid of
@@ -813,8 +814,8 @@ Adam（256 个真实点，标签 1；256 个 G 生成的点，标签 0），然�
 
 衡量标准是第 1 步的 Jensen-Shannon 散度，这里是实测的：2,000 个真实点和 2,000 个生成点，在 40 x 40
 的格子里计数，单位是比特（0：直方图相同，1：毫无重叠）。两组真实点之间就有约 0.02；而且模式很窄
-（标准差 0.05，格子宽 0.11），一点点模糊都要付出代价：1,500 步之后大约是 0.3 到 0.6，而不是 0。在
-均衡点 D 处处输出 1/2：那时它的损失是 2 log 2 = 1.386，G 的损失是 log 2 = 0.693。
+（标准差 0.05，格子宽 0.11），一点点模糊都要付出代价：这里训练 600 步之后大约是 0.5 到 0.6
+（1,500 步之后约 0.2），而不是 0。在均衡点 D 处处输出 1/2：那时它的损失是 2 log 2 = 1.386，G 的损失是 log 2 = 0.693。
 
 画面是这个 GAN 的 gan2d 场景：真实点（绿色）、生成点（紫色）、它们下面 D 判为“真”的概率（橙色：
 真，蓝色：生成），以及 G 的网格——z 在 [-2.5, 2.5]^2 上的 15 x 15 网格经 G 映射后的样子，相邻点
@@ -846,7 +847,7 @@ function train_gan(opts, steps, every, report)   -- report(g): more to print, op
 end
 print(string.format('two sets of 2,000 real points: JS %.3f bits',
   gen.js_divergence(gen.toy2d('ring', 2000, {seed = 7}), gen.toy2d('ring', 2000))))
-gan = train_gan({data = 'ring', lr_g = 3e-3, lr_d = 3e-3, seed = 1}, 1500, 300)
+gan = train_gan({data = 'ring', lr_g = 3e-3, lr_d = 3e-3, seed = 1}, 600, 150)
 ]],
       scene = function(env) return 'gan2d', gan_or_blank(env.gan) end,
     },
@@ -869,8 +870,8 @@ the samples moves around the ring while their spread stays small, against 1.4 fo
 To measure it, count the modes covered: the ring's mode k (k = 0..7) is at (2 cos(k pi/4),
 2 sin(k pi/4)), and a mode is covered when at least 2% of the samples lie within 0.25 of it (five
 standard deviations; 2% is a sixth of a fair share, 1/8). `modes_covered` below counts a mode as
-soon as one point is near it: correct it, then `:run` the step (1,500 steps, a few seconds) to see
-your count as it trains. The picture: G's grid crushed into one small patch.]],
+soon as one point is near it: correct it, then `:run` the step (600 steps, about a second) to see
+your count as it trains. The picture: G's grid crushed into one narrow patch.]],
         [[
 讲义列出了生成对抗网络存在的问题：生成的样本缺乏多样性，模式崩溃，以及由对抗性带来的难以训练。
 模式崩溃就是：数据有很多模式，G 却把所有样本都放在一个（或少数几个）模式上——每个样本看起来都
@@ -883,8 +884,8 @@ your count as it trains. The picture: G's grid crushed into one small patch.]],
 
 为了度量它，数一数被覆盖的模式：环的第 k 个模式（k = 0..7）在 (2 cos(k pi/4), 2 sin(k pi/4))；
 如果至少 2% 的样本离它小于 0.25（5 个标准差；2% 是平均份额 1/8 的六分之一），这个模式就算被
-覆盖。下面的 `modes_covered` 只要有一个点靠近就算覆盖：改正它，然后 `:run` 这一步（1,500 步，
-几秒钟），看训练过程中你数出的结果。画面：G 的网格被压成一小片。]]),
+覆盖。下面的 `modes_covered` 只要有一个点靠近就算覆盖：改正它，然后 `:run` 这一步（600 步，
+约一秒钟），看训练过程中你数出的结果。画面：G 的网格被压成窄窄的一小片。]]),
       code = [[
 function modes_covered(points)   -- to correct: a mode counts as soon as one point is near it
   local covered = 0
@@ -901,7 +902,7 @@ local function where(g)          -- the samples' centre and spread, and your cou
   return string.format('  modes %d  centre (%5.2f, %5.2f) spread %.2f', modes_covered(p),
     m[1]:item(), m[2]:item(), (sd[1]:item() + sd[2]:item()) / 2)
 end
-collapsed = train_gan({data = 'ring', lr_g = 5e-3, lr_d = 5e-4, seed = 1}, 1500, 250, where)
+collapsed = train_gan({data = 'ring', lr_g = 5e-3, lr_d = 5e-4, seed = 1}, 600, 100, where)
 ]],
       scene = function(env) return 'gan2d', gan_or_blank(env.collapsed) end,
       exercise = {
@@ -1018,10 +1019,11 @@ back apart before it has formed: G has to spread over every mode to keep D unsur
 the modes with the lesson's own rule of step 4 (`ring_modes`), then compares the three GANs: the
 balanced one of step 3, the collapsed one and this one.
 
-Other ways to keep D up with G: several D steps per G step (d_steps = 5 with lr_d = 5e-4 covers 7
-or 8 of the modes here, at about 4 times the cost: try it with train_gan). The literature adds remedies that
-change the game itself: minibatch discrimination (D sees a whole batch, so a batch without variety
-looks fake; Salimans et al. 2016), unrolled GANs (G's step looks ahead at how D will answer; Metz
+Other ways to keep D up with G: several D steps per G step (d_steps = 5 with lr_d = 5e-4 covers 6
+of the 8 modes here in the same 600 steps, 8 with seeds 2 and 3, at about 4 times the cost: try it
+with train_gan). The literature adds remedies that change the game itself: minibatch
+discrimination (D sees a whole batch, so a batch without variety looks fake; Salimans et al.
+2016), unrolled GANs (G's step looks ahead at how D will answer; Metz
 et al. 2017), the Wasserstein GAN (a critic whose gradient does not vanish; Arjovsky et al. 2017).
 Each is a patch on the adversarial game: the notes' conclusion, further on, is the diffusion model,
 which trains without an adversary.]],
@@ -1031,8 +1033,8 @@ which trains without an adversary.]],
 一直拿不准。代码用第 4 步的规则（本课自己的 `ring_modes`）数模式，再比较三个 GAN：第 3 步那个
 平衡的、崩溃的、以及这一个。
 
-让 D 跟上 G 的其他办法：G 每走一步，D 走几步（d_steps = 5 配 lr_d = 5e-4，在这里能覆盖 8 个模式中
-的 7 或 8 个，代价是约 4 倍的时间：用 train_gan 试试）。文献里还有一些改变博弈本身的办法：小批量判别（D 一次
+让 D 跟上 G 的其他办法：G 每走一步，D 走几步（d_steps = 5 配 lr_d = 5e-4，在这里同样训练 600 步能覆盖
+8 个模式中的 6 个，种子 2 和 3 时是 8 个，代价是约 4 倍的时间：用 train_gan 试试）。文献里还有一些改变博弈本身的办法：小批量判别（D 一次
 看整个 batch，没有多样性的 batch 就显得假；Salimans 等，2016），展开的 GAN（G 的一步会往前看 D 会
 如何应对；Metz 等，2017），Wasserstein GAN（一个梯度不会消失的评判器；Arjovsky 等，2017）。它们
 都是给对抗博弈打的补丁：讲义再往后的结论是扩散模型，它的训练中没有对抗。]]),
@@ -1047,7 +1049,7 @@ function ring_modes(points)      -- the rule of step 4: at least 2% of the point
   return covered
 end
 local function modes(g) return string.format('  modes %d', ring_modes(g:sample(2000))) end
-fixed = train_gan({data = 'ring', lr_g = 5e-3, lr_d = 5e-3, seed = 1}, 1500, 250, modes)
+fixed = train_gan({data = 'ring', lr_g = 5e-3, lr_d = 5e-3, seed = 1}, 600, 100, modes)
 print()
 print('GAN                            lr_g    lr_d    modes  JS (bits)')
 for _, r in ipairs({{'balanced (step 3)', gan, 3e-3, 3e-3}, {'G 10x faster (step 4)', collapsed, 5e-3, 5e-4},

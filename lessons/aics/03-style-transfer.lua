@@ -9,8 +9,8 @@ Steps: the images and the idea (skimage's chelsea and gravel, 64 x 64; synthetic
 python3-skimage is missing); the Gram matrix written by the student (checked against loops in
 float64 on random shapes, each classic mistake named) and shown not to change when positions are
 shuffled while the maps do; Gatys' optimisation with L-BFGS against Adam on the same budget; the
-content weight against the style weight (three runs, and the student's pick_weight checked on
-made-up result lists); Johnson's real-time network trained briefly by gen.train_transform, one
+content weight against the style weight (two weights, the heavier being step 3's run, and the
+student's pick_weight checked on made-up result lists); Johnson's real-time network trained briefly by gen.train_transform, one
 forward pass timed against the optimisation, and the student's break-even count of images.
 Steps 1, 3, 4 and 5 show the samples scene (inputs and results side by side), step 2 the features
 scene of gen.StyleNet on the content image.
@@ -798,9 +798,9 @@ to [0, 1] after each step). gen.style_transfer starts x from the content image (
 L-BFGS is the optimiser of the paper: a quasi-Newton method that estimates the curvature from
 the last gradients; one of its steps runs up to 20 evaluations of the loss and its gradient.
 Adam (optimizer = 'adam') takes one evaluation per step. The code gives both about the same
-budget, some 40 forward and backward passes: 2 steps of L-BFGS, 40 of Adam, printing the losses
-and the time. On this machine L-BFGS ended at a total loss near 0.09 (content 0.07, style
-0.002), Adam near 0.18 with a style loss five times higher, in about the same time: on a smooth
+budget, some 20 forward and backward passes: 1 step of L-BFGS, 20 of Adam, printing the losses
+and the time. On this machine L-BFGS ended at a total loss near 0.14 (content 0.07, style
+0.007), Adam near 0.59 with a style loss seven times higher, in about the same time: on a smooth
 problem with one tensor to fit, the curvature pays. The picture: the inputs, then the L-BFGS
 result and the Adam one. The cat's eyes and nose stay where they were; its fur is now grain,
 and its orange has mostly turned grey (with the coloured speckles of a short run): the style
@@ -819,38 +819,37 @@ image is grey, and colour is part of the style.]],
 （init = 'noise'）需要的步数少得多。
 
 L-BFGS 是论文用的优化器：一种拟牛顿法，用最近的若干梯度估计曲率；它的一步最多计算 20 次损失和
-梯度。Adam（optimizer = 'adam'）每步只算一次。代码给两者差不多的预算，约 40 次前向加反向：
-L-BFGS 2 步，Adam 40 步，并打印损失和时间。在这台机器上，L-BFGS 最后的总损失约 0.09（内容
-0.07，风格 0.002），Adam 约 0.18，风格损失高了五倍，用时差不多：在只拟合一个张量的光滑问题上，
+梯度。Adam（optimizer = 'adam'）每步只算一次。代码给两者差不多的预算，约 20 次前向加反向：
+L-BFGS 1 步，Adam 20 步，并打印损失和时间。在这台机器上，L-BFGS 最后的总损失约 0.14（内容
+0.07，风格 0.007），Adam 约 0.59，风格损失高了七倍，用时差不多：在只拟合一个张量的光滑问题上，
 曲率信息是值得的。画面：输入图像，然后是 L-BFGS 的结果和 Adam 的结果。猫的眼睛和鼻子还在原处；
 它的毛变成了颗粒，橙色大多变成了灰色（还带着短时间优化留下的彩色斑点）：风格图是灰的，而颜色
 也是风格的一部分。]]),
       code = [[
 local t0 = lm.sys.clock()
-result, history = gen.style_transfer(content, style, {size = 64, steps = 2, optimizer = 'lbfgs',
+result, history = gen.style_transfer(content, style, {size = 64, steps = 1, optimizer = 'lbfgs',
   callback = function(step, _, l)
     print(string.format('L-BFGS step %2d  loss %.4f = content %.4f + 10 x style %.5f', step,
       l.total, l.content, l.style))
   end})
 gatys_seconds = lm.sys.clock() - t0
-print(string.format('L-BFGS: 2 steps (up to 20 evaluations each) in %.1f s', gatys_seconds))
+print(string.format('L-BFGS: 1 step (up to 20 evaluations) in %.1f s', gatys_seconds))
 t0 = lm.sys.clock()
--- (Lumen's own tests walk this lesson in a sanitizer build, several times slower: fewer steps there)
-result_adam = gen.style_transfer(content, style, {size = 64, steps = lm.build_info().sanitize and 10 or 40, optimizer = 'adam',
+result_adam = gen.style_transfer(content, style, {size = 64, steps = 20, optimizer = 'adam',
   callback = function(step, _, l)
-    if step % 10 == 0 then
+    if step % 5 == 0 then
       print(string.format('Adam step %4d  loss %.4f = content %.4f + 10 x style %.5f', step,
         l.total, l.content, l.style))
     end
   end})
-print(string.format('Adam: 40 steps (one evaluation each) in %.1f s', lm.sys.clock() - t0))
+print(string.format('Adam: 20 steps (one evaluation each) in %.1f s', lm.sys.clock() - t0))
 ]],
       scene = function(env)
         local en, zh = from(env)
         return picture_rows({ { 'inputs', '输入', env.content, env.style },
             { 'L-BFGS, Adam', 'L-BFGS、Adam', env.result, env.result_adam } },
-          'gen.style_transfer, 64 x 64: 2 L-BFGS steps, 40 Adam steps (' .. en .. ')',
-          'gen.style_transfer，64 x 64：L-BFGS 2 步，Adam 40 步（' .. zh .. '）')
+          'gen.style_transfer, 64 x 64: 1 L-BFGS step, 20 Adam steps (' .. en .. ')',
+          'gen.style_transfer，64 x 64：L-BFGS 1 步，Adam 20 步（' .. zh .. '）')
       end,
     },
     -- 4 ------------------------------------------------------------------------------------
@@ -858,35 +857,39 @@ print(string.format('Adam: 40 steps (one evaluation each) in %.1f s', lm.sys.clo
       title = say('Content weight against style weight', '内容权重与风格权重的取舍'),
       text = say([[
 style_weight says how much the style loss counts against the content loss. The code runs the
-same optimisation (2 L-BFGS steps) with style weights 0.1, 1 and 10 and keeps each run's final
-losses in `results`. Read the numbers: a heavier style weight lowers the style loss (on this
-machine 0.16, 0.011, 0.002) and raises the content loss (0.016, 0.053, 0.073). Neither can reach
-0 without the other growing: the gravel's statistics and the cat's layout pull the same pixels
-different ways, and the weight chooses the point between them. In the picture, at 0.1 the cat
-keeps some of its orange under coloured grain; at 1 it turns grey; at 10 it is greyer still,
-drawn in hard grainy edges. Its eyes and nose stay: the layout is what the content loss holds. Past 10 little changes in two
-steps (at 100: content 0.079, style 0.002), as the style loss is near what the optimisation
-reaches at all.
+same optimisation (1 L-BFGS step) with style weight 0.1, takes weight 10 from step 3 (its L-BFGS
+run is that very optimisation: `result` and `history`), and keeps each run's final losses in
+`results`. Read the numbers: the heavier style weight has the lower style loss (on this machine
+0.16 at 0.1, 0.007 at 10) and the higher content loss (0.017 against 0.067); weight 1 lands in
+between (content 0.054, style 0.013: add it to the list to see). Neither loss can reach 0 without
+the other growing: the gravel's statistics and the cat's layout pull the same pixels different
+ways, and the weight chooses the point between them. In the picture, at 0.1 the cat keeps some
+of its orange under coloured grain; at 10 it has turned grey and grainy. Its eyes and nose stay:
+the layout is what the content loss holds. Past 10 little changes in one step (at 100: content
+0.069, style 0.007); more steps go further (two steps at 100: content 0.079, style 0.002).
 
 Choosing the weight is choosing on this trade-off: the most style you can have while the content
 stays recognisable, say a content loss of at most some bound.]],
         [[
-style_weight 决定风格损失相对于内容损失有多重要。代码用风格权重 0.1、1 和 10 各运行一次同样的
-优化（L-BFGS 2 步），把每次最后的损失存进 `results`。看这些数：风格权重越大，风格损失越低（在这台
-机器上是 0.16、0.011、0.002），内容损失越高（0.016、0.053、0.073）。两者不可能一个降到 0 而另一个
-不涨：碎石的统计量和猫的布局把同一批像素往不同方向拉，权重选的就是两者之间的那个点。画面中，
-0.1 时猫在彩色颗粒下还留着一些橙色；1 时它变灰了；10 时更灰，由生硬的颗粒状边缘画成。它的眼睛
-和鼻子都还在：内容损失守住的就是布局。权重超过 10 以后，两步之内变化不大（100 时：内容 0.079，风格
-0.002），因为风格损失已接近优化能达到的程度。
+style_weight 决定风格损失相对于内容损失有多重要。代码用风格权重 0.1 运行一次同样的优化（L-BFGS
+1 步），权重 10 直接取第 3 步的结果（那次 L-BFGS 运行正是这个优化：`result` 和 `history`），把
+每次最后的损失存进 `results`。看这些数：风格权重大的那次，风格损失更低（在这台机器上 0.1 时是
+0.16，10 时是 0.007），内容损失更高（0.017 对 0.067）；权重 1 落在两者之间（内容 0.054，风格
+0.013：把它加进列表就能看到）。两个损失不可能一个降到 0 而另一个不涨：碎石的统计量和猫的布局把
+同一批像素往不同方向拉，权重选的就是两者之间的那个点。画面中，0.1 时猫在彩色颗粒下还留着一些
+橙色；10 时它已经变灰，满是颗粒。它的眼睛和鼻子都还在：内容损失守住的就是布局。权重超过 10
+以后，一步之内变化不大（100 时：内容 0.069，风格 0.007）；多走几步会走得更远（100 时走两步：内容
+0.079，风格 0.002）。
 
 选权重就是在这个取舍上做选择：在内容仍然认得出来的前提下，要尽可能多的风格，比如要求内容损失
 不超过某个上限。]]),
       code = [[
 results = {}
--- (Lumen's own tests walk this lesson in a sanitizer build, several times slower: one step there)
-for _, w in ipairs({0.1, 1, 10}) do
-  local img, h = gen.style_transfer(content, style, {size = 64, steps = lm.build_info().sanitize and 1 or 2,
-    style_weight = w})
+for _, w in ipairs({0.1, 10}) do
+  local img, h = result, history         -- style weight 10: step 3's L-BFGS run, this very optimisation
+  if w ~= 10 or type(h) ~= 'table' then
+    img, h = gen.style_transfer(content, style, {size = 64, steps = 1, style_weight = w})
+  end
   results[#results + 1] = {weight = w, content = h.content[#h.content], style = h.style[#h.style],
     image = img}
   print(string.format('style weight %-4g  content loss %.4f  style loss %.5f', w,
@@ -898,9 +901,9 @@ end
         local function im(i) return type(r[i]) == 'table' and r[i].image or nil end
         local en, zh = from(env)
         return picture_rows({ { 'inputs', '输入', env.content, env.style },
-            { 'w 0.1/1/10', '权重 0.1/1/10', im(1), im(2), im(3) } },
-          'gen.style_transfer, 64 x 64, 2 L-BFGS steps, style weights 0.1, 1, 10 (' .. en .. ')',
-          'gen.style_transfer，64 x 64，L-BFGS 2 步，风格权重 0.1、1、10（' .. zh .. '）')
+            { 'w 0.1/10', '权重 0.1/10', im(1), im(2) } },
+          'gen.style_transfer, 64 x 64, 1 L-BFGS step, style weights 0.1 and 10 (' .. en .. ')',
+          'gen.style_transfer，64 x 64，L-BFGS 1 步，风格权重 0.1 和 10（' .. zh .. '）')
       end,
       exercise = {
         prompt = say([[
@@ -992,15 +995,16 @@ convolutions, residual blocks, two x2 upsamplings each followed by a convolution
 convolution and a sigmoid, each layer normalised per image (GroupNorm with a group per channel,
 that is instance norm).
 
-This is a short run: a narrow network (width 8) trained for 30 Adam steps on batches of 4 random
-32 x 32 crops of two other images (astronaut and coffee), a few seconds. Two settings differ
+This is a short run: a narrow network (width 8) trained for 12 Adam steps on batches of 4 random
+32 x 32 crops of two other images (astronaut and coffee), about a second. Two settings differ
 from step 3, for the small budget: the content loss at level 2 (16 x 16 positions on a 32-pixel
 crop; level 4 would have 4 x 4, too coarse to hold an outline) and style weight 1. Then the
 network stylises the cat, which it never saw, in one forward pass, timed against step 3's
-optimisation of the same image. Expect a rough result: a grey grain with a few dark strokes
-where the cat's eyes are, and a frame at the borders from the zero padding. Longer training helps: 300 steps
-of the same (about 25 s here) brought the training loss from 0.60 to 0.25 and the outlines came
-out clearer. Johnson et al. trained 40,000 steps on 80,000 COCO images with a trained VGG;
+optimisation of the same image. Expect a rough result: the loss has only begun to fall (from
+0.60 to about 0.47 here), and the picture is a grey-purple grain with barely a shadow of the cat,
+and a frame at the borders from the zero padding. Longer training helps: 300 steps of the same
+(about 25 s here) brought the training loss from 0.60 to 0.25 and the outlines came out
+clearer. Johnson et al. trained 40,000 steps on 80,000 COCO images with a trained VGG;
 `lumen examples/style_transfer.lua --realtime --steps 300` trains the full-width network on
 64 x 64 crops.]],
         [[
@@ -1013,12 +1017,12 @@ Gatys 的方法对每张新图像都从头优化，每张图要几十到几百�
 卷积，若干残差块，两次 2 倍上采样（各接一个卷积），一个 9x9 卷积和 sigmoid；每层按单张图归一化
 （每个通道一组的 GroupNorm，也就是 instance norm）。
 
-这只是一次很短的训练：一个很窄的网络（宽度 8），用 Adam 训练 30 步，每批是另外两张图
-（astronaut 和 coffee）上随机截取的 4 块 32 x 32，只要几秒。为了这点预算，有两个设置与第 3 步
+这只是一次很短的训练：一个很窄的网络（宽度 8），用 Adam 训练 12 步，每批是另外两张图
+（astronaut 和 coffee）上随机截取的 4 块 32 x 32，约一秒钟。为了这点预算，有两个设置与第 3 步
 不同：内容损失放在第 2 级（在 32 像素的小块上有 16 x 16 个位置；第 4 级只有 4 x 4，粗得装不下
 轮廓），风格权重为 1。然后网络用一次前向给它从没见过的猫换上风格，并与第 3 步对同一张图的优化
-比较时间。结果会很粗糙：一片灰色颗粒，猫眼睛的位置有几笔深色，边上还有一圈补零造成的框。训练得更久会
-更好：同样的设置训练 300 步（这里约 25 秒），训练损失从 0.60 降到 0.25，轮廓也更清楚。Johnson
+比较时间。结果会很粗糙：损失才刚开始下降（这里从 0.60 降到约 0.47），画面是一片灰紫色的颗粒，
+几乎看不出猫的影子，边上还有一圈补零造成的框。训练得更久会更好：同样的设置训练 300 步（这里约 25 秒），训练损失从 0.60 降到 0.25，轮廓也更清楚。Johnson
 等人用训练好的 VGG、在 80,000 张 COCO 图像上训练了 40,000 步；
 `lumen examples/style_transfer.lua --realtime --steps 300` 会在 64 x 64 的小块上训练全宽度的网络。]]),
       code = [[
@@ -1027,13 +1031,13 @@ train_images = {(picture('astronaut', 1, synthetic('disc', 3))),
 lm.manual_seed(1)
 transform = gen.TransformNet{width = 8}
 local t0 = lm.sys.clock()
-local losses = gen.train_transform(transform, train_images, style, {steps = lm.build_info().sanitize and 8 or 30, size = 32,
+local losses = gen.train_transform(transform, train_images, style, {steps = 12, size = 32,
   batch = 4, style_weight = 1, content_layer = 2})
 train_seconds = lm.sys.clock() - t0
 local last = 0
 for i = #losses - 4, #losses do last = last + losses[i] / 5 end
-print(string.format('trained 30 steps in %.1f s: loss %.3f at the first step, %.3f over the last 5',
-  train_seconds, losses[1], last))
+print(string.format('trained %d steps in %.1f s: loss %.3f at the first step, %.3f over the last 5',
+  #losses, train_seconds, losses[1], last))
 transform:eval()
 forward_seconds = math.huge
 for _ = 1, 3 do                          -- the fastest of 3 passes
@@ -1052,8 +1056,8 @@ end
         local en, zh = from(env)
         return picture_rows({ { 'inputs', '输入', env.content, env.style },
             { 'Gatys, net', 'Gatys、网络', env.result, env.stylised } },
-          'Gatys (2 L-BFGS steps) and gen.TransformNet after 30 training steps, 64 x 64 (' .. en .. ')',
-          'Gatys（L-BFGS 2 步）与训练 30 步后的 gen.TransformNet，64 x 64（' .. zh .. '）')
+          'Gatys (1 L-BFGS step) and gen.TransformNet after 12 training steps, 64 x 64 (' .. en .. ')',
+          'Gatys（L-BFGS 1 步）与训练 12 步后的 gen.TransformNet，64 x 64（' .. zh .. '）')
       end,
       exercise = {
         prompt = say([[
