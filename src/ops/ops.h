@@ -100,4 +100,13 @@ lm_tensor *lmi_half_end(lmi_half *h, lm_tensor *out);
 /* Whether writing to t could write one memory location twice (a broadcast dim of size > 1). */
 bool lmi_has_internal_overlap(const lm_tensor *t);
 
+/* Step `step` of p when it is a fused elementwise group (program.c; else an error naming fname):
+ * its kernel *f, its operands ops[0..f->nout + f->nin) at the group's shape (+1 each: fresh
+ * outputs, then the inputs as the last run or the capture left them), each operand's name ("in
+ * v4": the graph's value) and what the group computes ("(mul,add,relu)"). For the course's
+ * kernels (../kernels/fused_map.c: g:kernel). */
+struct lm_program;
+lm_status lmi_program_group(const struct lm_program *p, int step, const char *fname, const lmi_fused **f,
+                            lm_tensor **ops, char (*names)[24], char *what, size_t what_cap);
+
 #endif

@@ -39,6 +39,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/simd.h"
+#include "lumen/graph.h"
 
 extern char **environ;
 
@@ -450,4 +451,10 @@ const char *lmi_cpu_jit_status(int *compiled, int *loaded)
 	}
 	pthread_mutex_unlock(&jit_lock);
 	return r;
+}
+
+const char *lm_graph_codegen(int on, int64_t min_elements, int *compiled, int *loaded)
+{
+	lmi_cpu_jit_config(on, min_elements);
+	return lmi_cpu_jit_status(compiled, loaded);
 }
