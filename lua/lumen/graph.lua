@@ -966,7 +966,7 @@ function M.passes.anchor(g, opts)
     local kind = not e.fused and e.node.anchor
     if kind and #e.outputs == 1 and e.outputs[1] == e.node.outputs[1] and not inplace(g, e) then
       local res = e.outputs[1]
-      local pre, pre_at, post, post_at = nil, nil, nil, nil
+      local pre, post, post_at = nil, nil, nil
       if kind == 'reduce' then -- the prologue: the kernel that made the input, at its shape
         local vin = g:resolve(e.inputs[1])
         for p = i - 1, 1, -1 do
@@ -976,7 +976,7 @@ function M.passes.anchor(g, opts)
           if made then
             local r, w = rw_sets(g, q)
             if ew_entry(g, q) and same_list(entry_shape(g, q), g.values[vin].shape) and contiguous(g.values[vin])
-              and movable(g, p, i, r, w) then pre, pre_at = q, p end
+              and movable(g, p, i, r, w) then pre = q end
             break
           end
         end
@@ -1003,7 +1003,9 @@ function M.passes.anchor(g, opts)
               for k in pairs(pw) do aw[k] = true end
             end
             local cr, cw = rw_sets(g, c)
-            if movable(g, i, q, ar, aw) or movable(g, i, q, cr, cw) then post, post_at = c, q end
+            -- the anchor (and its prologue) move down to the epilogue, or the epilogue up to them
+            if movable(g, i, q, ar, aw) then post, post_at = c, q
+            elseif movable(g, i, q, cr, cw) then post, post_at = c, i end
           end
           break
         end
@@ -1042,7 +1044,7 @@ function M.passes.anchor(g, opts)
             ids[#ids + 1] = m.id
             ops[#ops + 1] = m.node.op
           end
-          local at = post and post_at or i
+          local at = post and post_at or i -- the live position the group takes
           local entry = { fused = members, outputs = mats, id = g.live[at].id, shape = g.values[res].shape,
             anchor = kind }
           local keep = {}

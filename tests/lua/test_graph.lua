@@ -524,6 +524,18 @@ test.case('anchor: a product with its epilogue, in panels of rows', function()
   S:copy_(start)
   local r = g4:run(z)
   test.ok(lm.equal(S, se) and lm.equal(r, e), 'an epilogue writing the product\'s input: eager\'s bits')
+  -- the product's input written between it and its epilogue: the epilogue moves up, not the
+  -- product down
+  local S2, W2 = lm.randn(300, 64), lm.randn(64, 64)
+  local fn5 = function(x) local y = S2:matmul(W2); S2:add_(1); return (y + x):relu() end
+  local g5 = graph.capture(fn5, lm.zeros(64))
+  g5:optimize()
+  test.eq(g5:cost().kernels, 2, 'the product with its epilogue, then the write')
+  local start5 = lm.randn(300, 64)
+  S2:copy_(start5)
+  local e5 = fn5(lm.zeros(64))
+  S2:copy_(start5)
+  test.ok(lm.equal(g5:run(lm.zeros(64)), e5), 'the product read its input before the write')
   -- bad input: a product takes no prologue; two anchors in one group
   local cap = graph.capture(function(a, b) return a:exp():matmul(b):sum() end, lm.randn(4, 4), lm.randn(4, 4)).cap
   local p = lm._graph.program(cap)
