@@ -966,7 +966,8 @@ Alone, simplify finds two in your model: the bias b1 is all zeros (a constant of
 model: x + 0), and the defensive clone. It does not see `* scale` yet: scale is computed by
 nodes, not a constant — until fold has run. After fold, scale is a constant of ones, and x * 1
 goes too. That is why a compiler runs its passes in an order, some more than once: each creates
-work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, forward, fuse, anchor).
+work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, forward, transpose, fuse,
+anchor).
 
 And x - x? On integers it is 0, and simplify folds it. On floats it is not: inf - inf is NaN, and
 NaN - NaN is NaN, so replacing x - x by 0 would change the answer whenever x holds an inf or a
@@ -980,7 +981,7 @@ none of these occur).]],
 单独运行时，simplify 在你的模型里找到两个：偏置 b1 全是 0（这个冻结模型的常量：x + 0），以及
 那个防御性的 clone。它还看不到 `* scale`：scale 是由节点算出来的，不是常量——要等 fold 运行之后。
 fold 之后，scale 是一个全 1 的常量，x * 1 也被删掉。这就是编译器按顺序、有时多次运行各个 pass
-的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、forward、fuse、anchor）。
+的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、forward、transpose、fuse、anchor）。
 
 那 x - x 呢？对整数它是 0，simplify 会把它折叠。对浮点数不是：inf - inf 是 NaN，NaN - NaN 也是
 NaN，所以把 x - x 换成 0 会在 x 含有 inf 或 NaN 时改变答案。编译器只能改写对任何输入都相等的
@@ -1419,7 +1420,8 @@ then BN in eval — computes each channel's y * s + t, scales the weights by s a
 addition of t. It recognises the arithmetic, not the word BatchNorm (BN in training mode is not
 folded: its statistics are state the step writes). The last line of the code counts the kernels
 and bytes of conv + BN after the passes and of your folded conv: they should be equal. Layout
-changes are not made automatically. Write fold_bn, the same algebra by hand; the code prints how
+changes (NCHW to NHWC) are not made automatically; the transpose pass only lets the elementwise
+kernel after the im2col product read it in its own layout instead of copying it back. Write fold_bn, the same algebra by hand; the code prints how
 far your folded conv is from conv + BN.]],
         [[
 布局优化决定每个张量在内存中怎样排布。一批图像可以按 NCHW 存（每个通道一个平面：Lumen 和
@@ -1439,8 +1441,9 @@ Lumen 的 `affine` pass 在捕获到的 kernel 上做这个替换：它寻找权
 矩阵乘、Winograd 卷积、全连接层），其结果随后依次经过按通道常量的加、减、乘、除——先是偏置，再是
 推理模式的 BN——算出每个通道的 y * s + t，把权重乘以 s，只留下一次加 t。它识别的是这段算术，而不是
 BatchNorm 这个名字（训练模式的 BN 不会被折叠：它的统计量是训练步会写的状态）。代码最后一行数出经过
-各个 pass 之后的卷积 + BN 与你折叠后的卷积各自的 kernel 数和字节数：两者应当相等。布局变换不会自动
-进行。写出 fold_bn，也就是手工做同样的代数；代码会打印你折叠后的卷积与卷积 + BN 相差多少。]]),
+各个 pass 之后的卷积 + BN 与你折叠后的卷积各自的 kernel 数和字节数：两者应当相等。布局变换（NCHW
+到 NHWC）不会自动进行；transpose pass 只是让 im2col 乘积之后的逐元素 kernel 按乘积自己的布局去读，
+而不先把它拷回来。写出 fold_bn，也就是手工做同样的代数；代码会打印你折叠后的卷积与卷积 + BN 相差多少。]]),
       code = BN_CODE,
       exercise = {
         prompt = say([[

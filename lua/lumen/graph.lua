@@ -62,7 +62,7 @@ local G = lm._graph
 
 local M = {}
 M.passes = {}
-M.order = { 'dce', 'fold', 'cse', 'simplify', 'affine', 'dce', 'forward', 'fuse', 'anchor' } -- the default order of g:optimize
+M.order = { 'dce', 'fold', 'cse', 'simplify', 'affine', 'dce', 'forward', 'transpose', 'fuse', 'anchor' } -- the default order of g:optimize
 
 local MAX_INSTR, MAX_REGS, MAX_IN, MAX_OUT, MAX_OPS = 48, 24, 7, 4, 8 -- exec.h, iter (lmi.h)
 
@@ -516,6 +516,70 @@ function M.passes.forward(g)
         record(g, 'forward', 'forward', { f.id, e.id }, string.format('%s writes %s where %s copied it: the copy goes',
           describe(g, f), shape_s(dv.shape), describe(g, e)),
           { remove = { e.id }, outputs = { { f.id, pk, D } } })
+      end
+    end
+    if not done then i = i + 1 end
+  end
+  return n
+end
+
+-- ---------------------------------------------------------------- transpose (layout copies)
+
+--- transpose: a copy that changes only the layout (a transpose or permutation made contiguous:
+--- im2col's product back to N, C, H*W) and whose result only elementwise nodes read, as that very
+--- value, goes: they read its source through the strided view, which the fused kernel walks as it
+--- walks any layout. One pass over memory (a read and a write) fewer per copy; each one logged.
+function M.passes.transpose(g)
+  local n = 0
+  local outs = output_storages(g)
+  local i = 1
+  while i <= #g.live do
+    local e = g.live[i]
+    local done = false
+    if not e.fused and e.node.kind == 'copy' and #e.outputs == 1 and e.inputs[1] then
+      local S, D = g:resolve(e.inputs[1]), e.outputs[1]
+      local sv, dv = g.values[S], g.values[D]
+      local ds = dv.storage
+      local ok = sv.storage ~= ds and sv.dtype == dv.dtype and same_list(sv.shape, dv.shape)
+        and not same_list(sv.stride, dv.stride) and g.storages[ds].kind == 'temp' and not g.storages[ds].escapes
+        and not outs[ds] and g:writers(D) == 1
+      -- every reader of D's memory: a fusable elementwise node reading D itself, after the copy
+      local readers = 0
+      for j = 1, ok and #g.live or 0 do
+        local f = g.live[j]
+        for _, m in ipairs(entry_members(f)) do
+          for _, u in ipairs(m.inputs) do
+            u = u and g:resolve(u)
+            if u and g.values[u].storage == ds then
+              if u ~= D or j < i or f.anchor or not (f.fused or (m.node.fusable and not inplace(g, m))) then
+                ok = false
+              else
+                readers = readers + 1
+              end
+            end
+          end
+        end
+      end
+      -- nothing after the copy writes the source's memory while a reader still needs it
+      local last = i
+      for j = i + 1, ok and #g.live or 0 do
+        for _, m in ipairs(entry_members(g.live[j])) do
+          for _, u in ipairs(m.inputs) do if u and g:resolve(u) == D then last = j end end
+        end
+      end
+      for j = i + 1, ok and last or 0 do
+        for _, v in ipairs(g.live[j].outputs) do
+          if g.values[v].storage == sv.storage and j < last then ok = false end
+        end
+      end
+      if ok and readers > 0 then
+        g.subst[D] = S
+        table.remove(g.live, i)
+        n = n + 1
+        done = true
+        record(g, 'transpose', 'remove', { e.id }, string.format('%s changes only the layout (strides %s -> %s): '
+          .. 'its %d reader%s read the source in place', describe(g, e), table.concat(sv.stride, ','),
+          table.concat(dv.stride, ','), readers, readers == 1 and '' or 's'), { remove = { e.id }, subst = { { D, S } } })
       end
     end
     if not done then i = i + 1 end

@@ -937,13 +937,14 @@ g:kernel(k [, {backend = 'emu'|'cpu'|'cuda', block =, trace =}]) (line k of g:pr
 as one of the course's kernels: the emulator's trace for viz.show, or timed).
 For passes of your own: g:resolve, g:is_constant, g:is_result, g:writers, g:foldable, g:fold,
 g:merge, g:signature, g:remove. docs/graph.md.]])
-doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|forward|fuse|anchor(g [, opts]) -> rewrites',
+doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|forward|transpose|fuse|anchor(g [, opts]) -> rewrites',
   [[The graph-level passes, each a Lua function over a graph (lua/lumen/graph.lua): dead-code
 elimination, constant folding (never a random draw or a result), common-subexpression elimination
 (never random draws or in-place nodes, nor across a write to an input), algebraic simplification
 (x*1, x+0, x/1, x-0, -(-x), x^1, a copy into the same layout; x-x on integers), affine (a bias and
 BatchNorm in eval folded into the constant weights of a convolution or linear layer), forward (a copy's
-source written where the copy would put it: autograd's copies into .grad), elementwise fusion
+source written where the copy would put it: autograd's copies into .grad), transpose (a layout
+copy read only by elementwise nodes goes: they read the strided source), elementwise fusion
 (broadcast-aware; an expensive producer read through a broadcast is not recomputed), anchor (a
 reduction with the elementwise kernels before and after it, a matmul or Winograd convolution with
 the one after it: bias, activation, residual add; one kernel each). The default order is

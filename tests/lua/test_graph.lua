@@ -193,9 +193,10 @@ end
 
 test.case('affine: BatchNorm in eval folds into the weights (im2col and Winograd convolutions)', function()
   lm.no_grad(function()
-    -- 3 -> 8 on 12x12: im2col, its layout copy, the product, the copy back, the fused epilogue;
-    -- 8 -> 8: the Winograd convolution with its epilogue (bias, ReLU) as one kernel
-    for _, cfg in ipairs({ { 3, 8, true, 5 }, { 8, 8, false, 1 }, { 8, 8, true, 1 } }) do
+    -- 3 -> 8 on 12x12: im2col, its layout copy, the product, the fused epilogue reading the
+    -- product through the transpose (the copy back absorbed: transpose); 8 -> 8: the Winograd
+    -- convolution with its epilogue (bias, ReLU) as one kernel
+    for _, cfg in ipairs({ { 3, 8, true, 4 }, { 8, 8, false, 1 }, { 8, 8, true, 1 } }) do
       local f = conv_bn(cfg[1], cfg[2], cfg[3])
       local fn = function(x) return f(x):relu() end
       local x = lm.randn(2, cfg[1], 12, 12)
@@ -371,7 +372,8 @@ test.case('kernel counts', function()
     { 'a dtype conversion is a copy', function(a) return a:double() + 1 end, 2 },
     { 'a draw and its use', function(a) return lm.rand_like(a) * a end, 2 },
     { 'transpose(transpose(a)):contiguous()', function(a) return a:t():t():contiguous() end, 0 },
-    { 'a transposed copy', function(a) return a:t():contiguous() + 1 end, 2 },
+    { 'a transposed copy read by an elementwise node: it reads the transpose', function(a) return a:t():contiguous() + 1 end, 1 },
+    { 'a transposed copy that is a result stays', function(a) return a:t():contiguous() end, 1 },
   }
   -- a training step with Adam: each parameter's update is one kernel (the optimizers' fused
   -- updates, in eager too); the step 38 captured, 19 run (the four gradient copies forwarded; the
@@ -406,6 +408,43 @@ test.case('kernel counts', function()
     else k = kernels(cs[2], table.unpack(args.a)) end
     test.eq(k, cs[3], cs[1])
   end
+end)
+
+test.case('transpose: a layout copy read only by elementwise nodes goes', function()
+  local a = lm.randn(33, 17)
+  local cases = {
+    -- name, fn, transposes removed, kernels after
+    { 'read by one node', function(a) return a:t():contiguous():relu() end, 1, 1 },
+    { 'read by two nodes (two kernels: siblings do not fuse)', function(a) local t = a:permute(2, 1):contiguous(); return t * 2, t + 1 end, 1, 2 },
+    { 'a dtype change is not a layout change', function(a) return a:t():double() + 1 end, 0, 2 },
+    { 'read by a reduction: stays', function(a) local t = a:t():contiguous(); return t:sum(2) + t:amax() end, 0, 3 },
+    { 'read through a reshape: stays', function(a) return a:t():contiguous():reshape(-1) + 1 end, 0, 2 },
+    { 'a result: stays', function(a) local t = a:t():contiguous(); return t, t + 1 end, 0, 2 },
+  }
+  for _, cs in ipairs(cases) do
+    local g = graph.capture(cs[2], a)
+    local rw = g:optimize()
+    local k = 0
+    for _, r in ipairs(rw) do if r.pass == 'transpose' then k = k + 1 end end
+    test.eq(k, cs[3], cs[1] .. ': transposes removed')
+    test.eq(g:cost().kernels, cs[4], cs[1] .. ': kernels')
+    local a2 = lm.randn(33, 17)
+    local r, e = table.pack(g:run(a2)), table.pack(cs[2](a2))
+    for i = 1, e.n do test.ok(lm.equal(r[i], e[i]), cs[1] .. ': result ' .. i .. ' bit for bit') end
+  end
+  -- the source overwritten after the copy, before a reader: the copy stays
+  local S = lm.randn(6, 4)
+  local fn = function(x) local t = S:t():contiguous(); S:add_(1); return t + x end
+  local g = graph.capture(fn, lm.zeros(4, 6))
+  g:optimize()
+  local start = lm.randn(6, 4)
+  S:copy_(start)
+  local e = fn(lm.zeros(4, 6))
+  S:copy_(start)
+  test.ok(lm.equal(g:run(lm.zeros(4, 6)), e), 'the copy kept when its source is written before the read')
+  local off = graph.capture(function(a) return a:t():contiguous():relu() end, a)
+  off:optimize({ disable = { transpose = true } })
+  test.eq(off:cost().kernels, 2, 'opts.disable.transpose')
 end)
 
 -- ---------------------------------------------------------------- anchors: prologues and epilogues
