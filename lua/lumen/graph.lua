@@ -462,6 +462,24 @@ end
 
 -- ---------------------------------------------------------------- forward (copies)
 
+-- Offers each plain copy of the live list to try(i, e, S, D, outs): e the entry at position i, S its
+-- source (after the substitutions), D its destination, outs the results' storages. A try that
+-- rewrote the copy away returns true and the copy leaves g.live. Returns how many went.
+local function each_copy(g, try)
+  local n, outs, i = 0, output_storages(g), 1
+  while i <= #g.live do
+    local e = g.live[i]
+    if not e.fused and e.node.kind == 'copy' and #e.outputs == 1 and e.inputs[1]
+      and try(i, e, g:resolve(e.inputs[1]), e.outputs[1], outs) then
+      table.remove(g.live, i)
+      n = n + 1
+    else
+      i = i + 1
+    end
+  end
+  return n
+end
+
 --[[
 A copy of a value that nothing else reads, into memory of the same layout that nothing touches
 between the value's producer and the copy: the producer writes the destination itself, and the
@@ -469,58 +487,45 @@ copy goes (the gradients autograd copies into .grad: a matmul's result copied wh
 the same numbers, one pass over memory fewer.
 ]]
 function M.passes.forward(g)
-  local n = 0
-  local outs = output_storages(g)
-  local i = 1
-  while i <= #g.live do
-    local e = g.live[i]
-    local done = false
-    if not e.fused and e.node.kind == 'copy' and #e.outputs == 1 and e.inputs[1] then
-      local S, D = g:resolve(e.inputs[1]), e.outputs[1]
-      local sv, dv = g.values[S], g.values[D]
-      local ss, ds = sv.storage, dv.storage
-      local ok = ss ~= ds and sv.dtype == dv.dtype and same_list(sv.shape, dv.shape) and same_list(sv.stride, dv.stride)
-        and contiguous(sv) and g.storages[ss].kind == 'temp' and not g.storages[ss].escapes and not outs[ss]
-        and g:writers(S) == 1 and g:writers(D) == 1 and g.storages[ds].kind ~= 'input'
-      -- the producer: the one live entry writing S, as its whole result
-      local pj, pk
-      for j = 1, ok and i - 1 or 0 do
-        local f = g.live[j]
-        for k, v in ipairs(f.outputs) do
-          if g.values[v].storage == ss then
-            if v == S and not f.fused and #f.node.outputs == 1 and not inplace(g, f) then pj, pk = j, k else ok = false end
-          end
+  return each_copy(g, function(i, e, S, D, outs)
+    local sv, dv = g.values[S], g.values[D]
+    local ss, ds = sv.storage, dv.storage
+    local ok = ss ~= ds and sv.dtype == dv.dtype and same_list(sv.shape, dv.shape) and same_list(sv.stride, dv.stride)
+      and contiguous(sv) and g.storages[ss].kind == 'temp' and not g.storages[ss].escapes and not outs[ss]
+      and g:writers(S) == 1 and g:writers(D) == 1 and g.storages[ds].kind ~= 'input'
+    -- the producer: the one live entry writing S, as its whole result
+    local pj, pk
+    for j = 1, ok and i - 1 or 0 do
+      local f = g.live[j]
+      for k, v in ipairs(f.outputs) do
+        if g.values[v].storage == ss then
+          if v == S and not f.fused and #f.node.outputs == 1 and not inplace(g, f) then pj, pk = j, k else ok = false end
         end
-      end
-      ok = ok and pj ~= nil
-      -- nothing else reads S; nothing between the producer and the copy reads or writes D's memory
-      for j = 1, ok and #g.live or 0 do
-        local f = g.live[j]
-        for _, m in ipairs(entry_members(f)) do
-          for _, u in ipairs(m.inputs) do
-            u = u and g:resolve(u)
-            if u and g.values[u].storage == ss and j ~= i then ok = false end
-            if u and g.values[u].storage == ds and j >= pj and j < i then ok = false end
-          end
-        end
-        if j > pj and j < i then
-          for _, v in ipairs(f.outputs) do if g.values[v].storage == ds then ok = false end end
-        end
-      end
-      if ok then
-        local f = g.live[pj]
-        f.outputs[pk] = D
-        table.remove(g.live, i)
-        n = n + 1
-        done = true
-        record(g, 'forward', 'forward', { f.id, e.id }, string.format('%s writes %s where %s copied it: the copy goes',
-          describe(g, f), shape_s(dv.shape), describe(g, e)),
-          { remove = { e.id }, outputs = { { f.id, pk, D } } })
       end
     end
-    if not done then i = i + 1 end
-  end
-  return n
+    ok = ok and pj ~= nil
+    -- nothing else reads S; nothing between the producer and the copy reads or writes D's memory
+    for j = 1, ok and #g.live or 0 do
+      local f = g.live[j]
+      for _, m in ipairs(entry_members(f)) do
+        for _, u in ipairs(m.inputs) do
+          u = u and g:resolve(u)
+          if u and g.values[u].storage == ss and j ~= i then ok = false end
+          if u and g.values[u].storage == ds and j >= pj and j < i then ok = false end
+        end
+      end
+      if j > pj and j < i then
+        for _, v in ipairs(f.outputs) do if g.values[v].storage == ds then ok = false end end
+      end
+    end
+    if not ok then return false end
+    local f = g.live[pj]
+    f.outputs[pk] = D
+    record(g, 'forward', 'forward', { f.id, e.id }, string.format('%s writes %s where %s copied it: the copy goes',
+      describe(g, f), shape_s(dv.shape), describe(g, e)),
+      { remove = { e.id }, outputs = { { f.id, pk, D } } })
+    return true
+  end)
 end
 
 -- ---------------------------------------------------------------- transpose (layout copies)
@@ -530,61 +535,48 @@ end
 --- value, goes: they read its source through the strided view, which the fused kernel walks as it
 --- walks any layout. One pass over memory (a read and a write) fewer per copy; each one logged.
 function M.passes.transpose(g)
-  local n = 0
-  local outs = output_storages(g)
-  local i = 1
-  while i <= #g.live do
-    local e = g.live[i]
-    local done = false
-    if not e.fused and e.node.kind == 'copy' and #e.outputs == 1 and e.inputs[1] then
-      local S, D = g:resolve(e.inputs[1]), e.outputs[1]
-      local sv, dv = g.values[S], g.values[D]
-      local ds = dv.storage
-      local ok = sv.storage ~= ds and sv.dtype == dv.dtype and same_list(sv.shape, dv.shape)
-        and not same_list(sv.stride, dv.stride) and g.storages[ds].kind == 'temp' and not g.storages[ds].escapes
-        and not outs[ds] and g:writers(D) == 1
-      -- every reader of D's memory: a fusable elementwise node reading D itself, after the copy
-      local readers = 0
-      for j = 1, ok and #g.live or 0 do
-        local f = g.live[j]
-        for _, m in ipairs(entry_members(f)) do
-          for _, u in ipairs(m.inputs) do
-            u = u and g:resolve(u)
-            if u and g.values[u].storage == ds then
-              if u ~= D or j < i or f.anchor or not (f.fused or (m.node.fusable and not inplace(g, m))) then
-                ok = false
-              else
-                readers = readers + 1
-              end
+  return each_copy(g, function(i, e, S, D, outs)
+    local sv, dv = g.values[S], g.values[D]
+    local ds = dv.storage
+    local ok = sv.storage ~= ds and sv.dtype == dv.dtype and same_list(sv.shape, dv.shape)
+      and not same_list(sv.stride, dv.stride) and g.storages[ds].kind == 'temp' and not g.storages[ds].escapes
+      and not outs[ds] and g:writers(D) == 1
+    -- every reader of D's memory: a fusable elementwise node reading D itself, after the copy
+    local readers = 0
+    for j = 1, ok and #g.live or 0 do
+      local f = g.live[j]
+      for _, m in ipairs(entry_members(f)) do
+        for _, u in ipairs(m.inputs) do
+          u = u and g:resolve(u)
+          if u and g.values[u].storage == ds then
+            if u ~= D or j < i or f.anchor or not (f.fused or (m.node.fusable and not inplace(g, m))) then
+              ok = false
+            else
+              readers = readers + 1
             end
           end
         end
       end
-      -- nothing after the copy writes the source's memory while a reader still needs it
-      local last = i
-      for j = i + 1, ok and #g.live or 0 do
-        for _, m in ipairs(entry_members(g.live[j])) do
-          for _, u in ipairs(m.inputs) do if u and g:resolve(u) == D then last = j end end
-        end
-      end
-      for j = i + 1, ok and last or 0 do
-        for _, v in ipairs(g.live[j].outputs) do
-          if g.values[v].storage == sv.storage and j < last then ok = false end
-        end
-      end
-      if ok and readers > 0 then
-        g.subst[D] = S
-        table.remove(g.live, i)
-        n = n + 1
-        done = true
-        record(g, 'transpose', 'remove', { e.id }, string.format('%s changes only the layout (strides %s -> %s): '
-          .. 'its %d reader%s read the source in place', describe(g, e), table.concat(sv.stride, ','),
-          table.concat(dv.stride, ','), readers, readers == 1 and '' or 's'), { remove = { e.id }, subst = { { D, S } } })
+    end
+    -- nothing after the copy writes the source's memory while a reader still needs it
+    local last = i
+    for j = i + 1, ok and #g.live or 0 do
+      for _, m in ipairs(entry_members(g.live[j])) do
+        for _, u in ipairs(m.inputs) do if u and g:resolve(u) == D then last = j end end
       end
     end
-    if not done then i = i + 1 end
-  end
-  return n
+    for j = i + 1, ok and last or 0 do
+      for _, v in ipairs(g.live[j].outputs) do
+        if g.values[v].storage == sv.storage and j < last then ok = false end
+      end
+    end
+    if not (ok and readers > 0) then return false end
+    g.subst[D] = S
+    record(g, 'transpose', 'remove', { e.id }, string.format('%s changes only the layout (strides %s -> %s): '
+      .. 'its %d reader%s read the source in place', describe(g, e), table.concat(sv.stride, ','),
+      table.concat(dv.stride, ','), readers, readers == 1 and '' or 's'), { remove = { e.id }, subst = { { D, S } } })
+    return true
+  end)
 end
 
 -- ---------------------------------------------------------------- affine (conv/linear + BatchNorm)

@@ -385,6 +385,15 @@ static lmi_iter_kernel load(const char *src, size_t n)
 	return k;
 }
 
+/* LUMEN_JIT, read once (jit_lock held). */
+static void env_once(void)
+{
+	if (jit_off >= 0) return;
+	const char *e = getenv("LUMEN_JIT");
+	jit_off = e && strcmp(e, "0") == 0;
+	if (jit_off) snprintf(jit_why, sizeof jit_why, "off (LUMEN_JIT=0)");
+}
+
 lmi_iter_kernel lmi_cpu_jit(const lmi_fused *f, lm_tensor *const *out, const lm_tensor *const *in)
 {
 	if (f->red || f->ninstr < 2) return NULL;
@@ -395,25 +404,21 @@ lmi_iter_kernel lmi_cpu_jit(const lmi_fused *f, lm_tensor *const *out, const lm_
 		return hk;
 	}
 	pthread_mutex_lock(&jit_lock);
-	if (jit_off < 0) {
-		const char *e = getenv("LUMEN_JIT");
-		jit_off = e && strcmp(e, "0") == 0;
-		if (jit_off) snprintf(jit_why, sizeof jit_why, "off (LUMEN_JIT=0)");
-	}
+	env_once();
 	lmi_iter_kernel k = NULL;
-	int64_t numel = lm_tensor_numel(out[0]);
-	if (!jit_off && numel >= jit_min) {
+	if (!jit_off && lm_tensor_numel(out[0]) >= jit_min) {
 		bool scalar[LMI_ITER_MAX_OPS] = {0};
 		for (int j = 0; j < f->nin; j++) scalar[f->nout + j] = lm_tensor_numel(in[j]) == 1;
 		sbuf b = {malloc(4096), 0, 4096, false};
 		if (!b.s) b.bad = true;
 		if (gen(f, scalar, &b)) k = load(b.s, b.n);
 		free(b.s);
-		/* cache the answer in the group (a program's, mutable; a marker for "none") */
-		void *mark = (void *)1;
-		if (k) memcpy(&mark, &k, sizeof mark);
-		__atomic_store_n(&((lmi_fused *)f)->jit, mark, __ATOMIC_RELEASE);
 	}
+	/* the answer kept in the group (a program's, mutable; a marker for "none": a small group, or the
+	 * generator off, stays interpreted without taking the lock again) — a program keeps its choice */
+	void *mark = (void *)1;
+	if (k) memcpy(&mark, &k, sizeof mark);
+	__atomic_store_n(&((lmi_fused *)f)->jit, mark, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&jit_lock);
 	return k;
 }
@@ -421,11 +426,7 @@ lmi_iter_kernel lmi_cpu_jit(const lmi_fused *f, lm_tensor *const *out, const lm_
 void lmi_cpu_jit_config(int on, int64_t min)
 {
 	pthread_mutex_lock(&jit_lock);
-	if (jit_off < 0) { /* the environment first, then what the caller says */
-		const char *e = getenv("LUMEN_JIT");
-		jit_off = e && strcmp(e, "0") == 0;
-		if (jit_off) snprintf(jit_why, sizeof jit_why, "off (LUMEN_JIT=0)");
-	}
+	env_once(); /* the environment first, then what the caller says */
 	if (on == 0) {
 		jit_off = 1;
 		snprintf(jit_why, sizeof jit_why, "off (lm._graph.jit)");
