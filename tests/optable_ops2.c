@@ -581,7 +581,7 @@ static lm_tensor *ref_shape_op(const ot_case *c)
 
 /* ---------------------------------------------------------------- im2col / col2im */
 
-enum { W_IM2COL = 600, W_COL2IM };
+enum { W_IM2COL = 600, W_COL2IM, W_IM2COL_NHWC };
 
 /* The window of a case: p[0..3] = kh/kw, stride, padding, dilation packed as below. */
 static lm_window2d case_window(const ot_case *c)
@@ -623,6 +623,9 @@ static void gen_window(const ot_op *op, ot_rng *r, lm_dtype dt, ot_layout l, ot_
 	if (op->fn == W_IM2COL) {
 		int64_t s[4] = {N, C, H, W};
 		c->in[0] = ot_make(r, batched ? 4 : 3, s + !batched, dt, l, op->lo, op->hi);
+	} else if (op->fn == W_IM2COL_NHWC) {
+		int64_t s[4] = {N, H, W, C};
+		c->in[0] = ot_make(r, batched ? 4 : 3, s + !batched, dt, l, op->lo, op->hi);
 	} else {
 		int64_t s[3] = {N, C * w.kh * w.kw, oh * ow};
 		c->in[0] = ot_make(r, batched ? 3 : 2, s + !batched, dt, l, op->lo, op->hi);
@@ -634,11 +637,40 @@ static lm_tensor *run_window(const ot_case *c)
 {
 	lm_window2d w = case_window(c);
 	if (c->op->fn == W_IM2COL) return lm_im2col(c->in[0], &w);
+	if (c->op->fn == W_IM2COL_NHWC) return lm_im2col_nhwc(c->in[0], &w);
 	return lm_col2im(c->in[0], (int64_t)c->p[1], (int64_t)c->p[2], (int64_t)c->p[3], &w);
+}
+
+/* im2col_nhwc from its definition: out[n, oy*ow + ox, (ki*kw + kj)*C + ch] = x[n, iy, ix, ch]. */
+static lm_tensor *ref_window_nhwc(const ot_case *c)
+{
+	const lm_tensor *x = c->in[0];
+	lm_window2d w = case_window(c);
+	int64_t C = (int64_t)c->p[1], H = (int64_t)c->p[2], W = (int64_t)c->p[3];
+	int64_t oh = (H + 2 * w.ph - w.dh * (w.kh - 1) - 1) / w.sh + 1;
+	int64_t ow = (W + 2 * w.pw - w.dw * (w.kw - 1) - 1) / w.sw + 1;
+	int b = lm_tensor_ndim(x) == 4 ? 0 : 1;
+	int64_t N = b ? 1 : lm_tensor_shape(x)[0], R = w.kh * w.kw * C;
+	int64_t s[3] = {N, oh * ow, R};
+	lm_tensor *out = ot_new(3 - b, s + b, lm_tensor_dtype(x));
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t oy = 0; oy < oh; oy++)
+			for (int64_t ox = 0; ox < ow; ox++)
+				for (int64_t ki = 0; ki < w.kh; ki++)
+					for (int64_t kj = 0; kj < w.kw; kj++)
+						for (int64_t ch = 0; ch < C; ch++) {
+							int64_t iy = oy * w.sh - w.ph + ki * w.dh, ix = ox * w.sw - w.pw + kj * w.dw;
+							int64_t xi[4] = {n, iy, ix, ch};
+							bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+							ot_set_linear(out, ((n * oh + oy) * ow + ox) * R + (ki * w.kw + kj) * C + ch,
+							              inside ? get(x, xi + b) : 0);
+						}
+	return out;
 }
 
 static lm_tensor *ref_window(const ot_case *c)
 {
+	if (c->op->fn == W_IM2COL_NHWC) return ref_window_nhwc(c);
 	const lm_tensor *x = c->in[0];
 	lm_window2d w = case_window(c);
 	int64_t C = (int64_t)c->p[1], H = (int64_t)c->p[2], W = (int64_t)c->p[3];
@@ -740,6 +772,7 @@ const ot_op ot_ops2_ops[] = {
 	{"pad", 1, OT_ALL, true, -2, 2, gen_shape_op, run_shape_op, ref_shape_op, 0, 0, P_PAD},
 	{"im2col", 1, OT_ALL, true, -2, 2, gen_window, run_window, ref_window, 0, 0, W_IM2COL},
 	{"col2im", 1, OT_ALL, true, -2, 2, gen_window, run_window, ref_window, 1e-5, 1e-5, W_COL2IM},
+	{"im2col_nhwc", 1, OT_ALL, false, -2, 2, gen_window, run_window, ref_window, 0, 0, W_IM2COL_NHWC},
 	{"add_scaled", 2, OT_ALL, true, -2, 2, gen_add_scaled, run_add_scaled, ref_add_scaled, 0, 0, 620},
 };
 const int ot_ops2_count = (int)(sizeof ot_ops2_ops / sizeof ot_ops2_ops[0]);

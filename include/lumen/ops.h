@@ -254,6 +254,12 @@ typedef struct lm_window2d {
 /* The output size of w on an h x wd image, checked as above. */
 lm_status lm_window2d_out(const lm_window2d *w, int64_t h, int64_t wd, int64_t *oh, int64_t *ow);
 lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w);
+/* Channels last: x (N, H, W, C) or (H, W, C) -> (N, oh*ow, kh*kw*C) (or (oh*ow, kh*kw*C)): one row
+ * per output position, window position (ki, kj)'s C channels at columns (ki*kw + kj)*C.. (zeros
+ * outside the image). What a convolution in NHWC multiplies by its (K, kh, kw, C) weights; the
+ * graph compiler's layout pass uses it. Not differentiable (LM_ERR_ARG when x requires grad);
+ * devices without the loop answer LM_ERR_UNSUPPORTED (the CPU has it). */
+lm_tensor *lm_im2col_nhwc(const lm_tensor *x, const lm_window2d *w);
 /* im2col's adjoint: cols (N, C*kh*kw, L) (or (C*kh*kw, L)) -> (N, C, h, w), overlapping windows
  * summed. */
 lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t w,

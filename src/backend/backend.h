@@ -30,16 +30,16 @@
 #define LMI_DEVICE_COUNT (LM_OPENCL + 1)
 
 /* 2: mem, the optimizers' updates and the batch augmentations; 3: count_correct; 4: one compute(node);
- * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell, attention; 7: fused. Bumped
+ * 5: the quantized products int_mm and linear_blocks; 6: lstm_cell, attention; 7: fused; 8: im2col_nhwc. Bumped
  * when the interface changes, like
  * LMI_CUDA_MODULE_VERSION. */
-#define LMI_BACKEND_VERSION 7
+#define LMI_BACKEND_VERSION 8
 
 /* The loop families, once: their names (for supports_op, lm.ops and messages) in table order. */
 #define LMI_BACKEND_OPS(X)                                                                         \
 	X(unary) X(binary) X(where) X(add_scaled) X(reduce_dims) X(count_correct) X(matmul)            \
 	X(matmul_batch_sum) X(softmax) X(gelu) X(nll) X(nll_grad) X(max_pool2d) X(winograd_conv)      \
-	X(winograd_conv_backward) X(im2col) X(col2im) X(index_select) X(gather) X(scatter_add)         \
+	X(winograd_conv_backward) X(im2col) X(col2im) X(im2col_nhwc) X(index_select) X(gather) X(scatter_add)         \
 	X(one_hot) X(sort) X(cumsum) X(triangle) X(repeat_fill) X(sgd_step) X(adam_step)              \
 	X(rmsprop_step) X(crop_batch) X(flip_batch) X(int_mm) X(linear_blocks) X(lstm_cell) \
 	X(gru_cell) X(attention) X(fused)
@@ -177,6 +177,10 @@ typedef struct lmi_loops {
 	                    lm_tensor *cols);
 	lm_status (*col2im)(const lm_tensor *cols, const lm_window2d *w, int64_t oh, int64_t ow,
 	                    lm_tensor *out);
+	/* channels last: x (N, H, W, C) -> cols (N, oh*ow, kh*kw*C); NULL: the device has no such loop
+	 * (the graph compiler's layout pass then leaves its convolutions in NCHW) */
+	lm_status (*im2col_nhwc)(const lm_tensor *x, const lm_window2d *w, int64_t oh, int64_t ow,
+	                         lm_tensor *cols);
 
 	/* ---- moving data by position (cpu/cpu_move.h states each) */
 	lm_status (*index_select)(const char *fname, const lm_tensor *x, int64_t outer, int64_t size,

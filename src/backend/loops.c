@@ -33,6 +33,7 @@ lmi_be_op lmi_loop_of(lmi_op op)
 	case LMI_OP_CONV2D_WINOGRAD_BACKWARD: return LMI_BE_OP_winograd_conv_backward;
 	case LMI_OP_IM2COL: return LMI_BE_OP_im2col;
 	case LMI_OP_COL2IM: return LMI_BE_OP_col2im;
+	case LMI_OP_IM2COL_NHWC: return LMI_BE_OP_im2col_nhwc;
 	case LMI_OP_INDEX_SELECT: return LMI_BE_OP_index_select;
 	case LMI_OP_GATHER: return LMI_BE_OP_gather;
 	case LMI_OP_SCATTER_ADD: return LMI_BE_OP_scatter_add;
@@ -66,6 +67,7 @@ bool lmi_loops_supports(const lmi_loops *L, const lmi_exec *e)
 	lmi_be_op loop = lmi_loop_of(e->op);
 	if (loop == LMI_BE_OP_COUNT) return true; /* copies and views: every device has them */
 	if (loop == LMI_BE_OP_fused && !L->fused) return false;
+	if (loop == LMI_BE_OP_im2col_nhwc && !L->im2col_nhwc) return false;
 	return L->supports_op(loop, e->dtype);
 }
 
@@ -118,11 +120,20 @@ lm_status lmi_loops_compute(const lmi_loops *L, const lmi_exec *e)
 	case LMI_OP_CONV2D_WINOGRAD_BACKWARD:
 		return L->winograd_conv_backward(s[0], s[1], s[2], p->conv2d.ph, p->conv2d.pw, d[0], d[1]);
 	case LMI_OP_IM2COL:
-	case LMI_OP_COL2IM: {
+	case LMI_OP_COL2IM:
+	case LMI_OP_IM2COL_NHWC: {
 		const lmi_p_window *w = &p->window;
 		lm_window2d win = {w->kh, w->kw, w->sh, w->sw, w->ph, w->pw, w->dh, w->dw};
-		return e->op == LMI_OP_IM2COL ? L->im2col(s[0], &win, w->oh, w->ow, d[0])
-		                              : L->col2im(s[0], &win, w->oh, w->ow, d[0]);
+		/* the loops read dense planes; a compiled program may hand them another layout of the same
+		 * elements (the graph compiler's layout pass, one rewrite at a time): made dense first */
+		lm_tensor *xc = lm_tensor_is_contiguous(s[0]) ? NULL : lmi_contiguous_copy(s[0], s[0]->dtype);
+		const lm_tensor *x = xc ? xc : s[0];
+		if (!lm_tensor_is_contiguous(s[0]) && !xc) return lm_last_status();
+		lm_status st = e->op == LMI_OP_IM2COL_NHWC ? L->im2col_nhwc(x, &win, w->oh, w->ow, d[0])
+		               : e->op == LMI_OP_IM2COL    ? L->im2col(x, &win, w->oh, w->ow, d[0])
+		                                           : L->col2im(x, &win, w->oh, w->ow, d[0]);
+		lm_tensor_release(xc);
+		return st;
 	}
 	case LMI_OP_INDEX_SELECT:
 		lmi_exec_split(s[0], p->dim.dim, &outer, &R, &inner);

@@ -151,9 +151,11 @@ static int f_conv_transpose2d(lua_State *L)
 	LML_RETURN(L, lm_conv_transpose2d(x, w, b, &o));
 }
 
-/* F.unfold(x, kernel_size [, {stride=, padding=, dilation=}]): im2col, torch's layout */
+/* F.unfold(x, kernel_size [, {stride=, padding=, dilation=, layout='nchw'|'nhwc'}]): im2col, torch's
+ * layout; 'nhwc': x (N, H, W, C) -> (N, L, kh*kw*C), a row per output position */
 typedef struct unfold_opts {
 	int64_t stride[2], padding[2], dilation[2];
+	const char *layout;
 } unfold_opts;
 
 static int f_unfold(lua_State *L)
@@ -162,6 +164,7 @@ static int f_unfold(lua_State *L)
 		{.key = "stride", .kind = LML_PAIR, .offset = offsetof(unfold_opts, stride)},
 		{.key = "padding", .kind = LML_PAIR, .offset = offsetof(unfold_opts, padding)},
 		{.key = "dilation", .kind = LML_PAIR, .offset = offsetof(unfold_opts, dilation)},
+		{.key = "layout", .kind = LML_STRING, .offset = offsetof(unfold_opts, layout)},
 		LML_FIELDS_END,
 	};
 	lm_tensor *x = lml_checktensor(L, 1, "input");
@@ -177,10 +180,13 @@ static int f_unfold(lua_State *L)
 	} else {
 		lml_typeerror(L, 2, "the kernel size", "an integer or a pair {kh, kw}");
 	}
-	unfold_opts o = {{1, 1}, {0, 0}, {1, 1}};
+	unfold_opts o = {{1, 1}, {0, 0}, {1, 1}, "nchw"};
 	lml_readopts(L, 3, NULL, fields, &o);
+	bool nhwc = strcmp(o.layout, "nhwc") == 0;
+	if (!nhwc && strcmp(o.layout, "nchw") != 0)
+		luaL_error(L, "F.unfold: layout must be 'nchw' or 'nhwc', got '%s'", o.layout);
 	lm_window2d w = {k[0], k[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.dilation[0], o.dilation[1]};
-	LML_RETURN(L, lm_im2col(x, &w));
+	LML_RETURN(L, nhwc ? lm_im2col_nhwc(x, &w) : lm_im2col(x, &w));
 }
 
 /* F.lstm_cell(gates (B, 4H), c (B, H)) -> (B, 2H) = [h | c'] (nn.LSTM's step) */

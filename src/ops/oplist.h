@@ -187,6 +187,7 @@ typedef enum lmi_dtype_rule {
 	  winograd_conv_backward, LMI_DT_FLOAT, none)                                                \
 	X(IM2COL, "im2col", "Im2colBackward", window, 1, im2col, LMI_DT_SAME, im2col)               \
 	X(COL2IM, "col2im", "Col2imBackward", window, 1, col2im, LMI_DT_SAME, col2im)               \
+	X(IM2COL_NHWC, "im2col_nhwc", NULL, window, 1, im2col_nhwc, LMI_DT_SAME, none)              \
 	/* moving data by position */                                                                  \
 	X(INDEX_SELECT, "index_select", "IndexSelectBackward", dim, 2, index_select, LMI_DT_SAME, index_select) \
 	X(GATHER, "gather", "GatherBackward", dim, 2, gather, LMI_DT_SAME, gather)                  \

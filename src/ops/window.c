@@ -117,6 +117,43 @@ lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
 	return out;
 }
 
+/* Channels last (ops.h): one row per output position; a node without a backward rule. */
+lm_tensor *lm_im2col_nhwc(const lm_tensor *x, const lm_window2d *w)
+{
+	if (lmi_check_arg("im2col_nhwc", "input", x) || lmi_check_device("im2col_nhwc", 1, &x)) return NULL;
+	if (x->ndim != 4 && x->ndim != 3)
+		return lmi_fail_null(LM_ERR_SHAPE, "im2col_nhwc: expects (N, H, W, C) or (H, W, C), got shape %s",
+		                     lmi_shape_s(x));
+	if (lm_grad_enabled() && lm_tensor_requires_grad(x))
+		return lmi_fail_null(LM_ERR_ARG, "im2col_nhwc: has no backward rule and the input requires grad "
+		                     "(use im2col, or call it under lm.no_grad)");
+	bool batched = x->ndim == 4;
+	int64_t N = batched ? x->shape[0] : 1, C = x->shape[x->ndim - 1];
+	int64_t H = x->shape[x->ndim - 3], W = x->shape[x->ndim - 2], oh, ow;
+	if (window_out("im2col_nhwc", w, H, W, &oh, &ow)) return NULL;
+	int64_t cols, L = oh * ow;
+	if (__builtin_mul_overflow(C, w->kh * w->kw, &cols))
+		return lmi_fail_null(LM_ERR_OVERFLOW, "im2col_nhwc: kh*kw*C overflows for shape %s", lmi_shape_s(x));
+	int64_t shape[3] = {N, L, cols};
+	lm_tensor *out = lmi_empty_as("im2col_nhwc", x, batched ? 3 : 2, shape + !batched, x->dtype);
+	lm_tensor *xc = !out ? NULL
+	                : lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                             : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *x4 = xc ? lmi_view_of(xc, 4, (int64_t[]){N, H, W, C}, (int64_t[]){H * W * C, W * C, C, 1}, xc->offset)
+	                   : NULL;
+	lmi_params prm = window_params(w, C, H, W);
+	prm.window.oh = oh;
+	prm.window.ow = ow;
+	if (!x4 || lmi_run("im2col_nhwc", LMI_OP_IM2COL_NHWC, &prm, x->dtype, 1, (const lm_tensor *[]){x4}, 1,
+	                   (lm_tensor *[]){out})) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lm_tensor_release(x4);
+	lm_tensor_release(xc);
+	return out;
+}
+
 lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t wd,
                      const lm_window2d *w)
 {

@@ -52,6 +52,7 @@ static const lmi_loops cpu_loops = {
 	.winograd_conv_backward = lmi_cpu_winograd_conv_backward,
 	.im2col = lmi_cpu_im2col,
 	.col2im = lmi_cpu_col2im,
+	.im2col_nhwc = lmi_cpu_im2col_nhwc,
 	.index_select = lmi_cpu_index_select,
 	.gather = lmi_cpu_gather,
 	.scatter_add = lmi_cpu_scatter_add,

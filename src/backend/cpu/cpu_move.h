@@ -71,5 +71,9 @@ lm_status lmi_cpu_im2col(const lm_tensor *x, const lm_window2d *w, int64_t oh, i
                          lm_tensor *cols);
 lm_status lmi_cpu_col2im(const lm_tensor *cols, const lm_window2d *w, int64_t oh, int64_t ow,
                          lm_tensor *out);
+/* Channels last: x (N, H, W, C) contiguous -> cols (N, oh*ow, kh*kw*C) contiguous, row (oy, ox)
+ * holding window position (ki, kj)'s C channels at (ki*kw + kj)*C; zero padding. Any dtype. */
+lm_status lmi_cpu_im2col_nhwc(const lm_tensor *x, const lm_window2d *w, int64_t oh, int64_t ow,
+                              lm_tensor *cols);
 
 #endif

@@ -196,3 +196,39 @@ lm_status lmi_cpu_col2im(const lm_tensor *cols, const lm_window2d *w, int64_t oh
 #undef COL2IM_CASE
 	return LM_OK;
 }
+
+/*
+ * Channels-last windows: x (N, H, W, C) contiguous -> cols (N, oh*ow, kh*kw*C) contiguous, one row
+ * per output position and in it, window position by window position, the C channels of that input
+ * pixel: a memcpy of C elements each (zeros outside the image), whatever the dtype. Rows of one
+ * output line (n, oy) belong to one thread.
+ */
+static void im2col_nhwc_line(const char *img, char *d, int64_t H, int64_t W, int64_t oy, int64_t ow,
+                             const lm_window2d *w, size_t run)
+{
+	for (int64_t ox = 0; ox < ow; ox++)
+		for (int64_t ki = 0; ki < w->kh; ki++) {
+			int64_t iy = oy * w->sh - w->ph + ki * w->dh;
+			for (int64_t kj = 0; kj < w->kw; kj++, d += run) {
+				int64_t ix = ox * w->sw - w->pw + kj * w->dw;
+				if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+					memset(d, 0, run);
+				else
+					memcpy(d, img + (size_t)(iy * W + ix) * run, run);
+			}
+		}
+}
+
+lm_status lmi_cpu_im2col_nhwc(const lm_tensor *x, const lm_window2d *w, int64_t oh, int64_t ow,
+                              lm_tensor *cols)
+{
+	int64_t N = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3];
+	int64_t lines = N * oh, row = w->kh * w->kw * C;
+	if (lines == 0 || ow == 0 || row == 0) return LM_OK;
+	const char *xb = lmi_data(x);
+	char *cb = lmi_data(cols);
+	size_t es = lmi_elem_size(x->dtype), run = (size_t)C * es;
+	FOR_PLANES("im2col_nhwc", lines, lines * ow * row,
+	           im2col_nhwc_line(xb + (size_t)((p / oh) * H * W) * run, cb + (size_t)(p * ow * row) * es, H, W,
+	                            p % oh, ow, w, run));
+}
