@@ -92,6 +92,7 @@ typedef struct lm_capture_node {
 	int in[LM_CAPTURE_MAX_IN];   /* value ids (-1: an absent optional input) */
 	int out[LM_CAPTURE_MAX_OUT];
 	double value;      /* a fill's value */
+	bool added;        /* made by a pass (lm_capture_add_node), not recorded */
 } lm_capture_node;
 
 int lm_capture_nnodes(const lm_capture *t);
@@ -112,6 +113,20 @@ lm_tensor *lm_capture_value_tensor(const lm_capture *t, int v);
 /* Adds t as a constant of the capture (a pass's new weights: folded BatchNorm): its value id, or
  * -1 with the error set. t's memory must not be in the capture already; the capture holds it. */
 int lm_capture_add_const(lm_capture *c, const lm_tensor *t);
+/* Adds t's memory as a new temp storage of the capture (a pass's new intermediate: the layout
+ * pass's channels-last buffers): its value id, or -1 with the error set. The capture holds it. */
+int lm_capture_add_temp(lm_capture *c, const lm_tensor *t);
+/* The value of t, a view of memory already in the capture (a new geometry is added): -1 with the
+ * error set when t's memory is not in it. */
+int lm_capture_value_of(lm_capture *c, const lm_tensor *t);
+/* Appends a node a pass made: op (a name of the op list, or "copy": dst = src), its parameters
+ * and loop dtype taken from node `like` (which must have the same kind of parameters; -1: none,
+ * the dtype of the first output), reading values in[0..nin) and writing out[0..nout). The node is
+ * checked as lm_program_add_node checks a node (arity, dtypes, a device with the loop). Its id, or
+ * -1 with the error set. */
+int lm_capture_add_node(lm_capture *c, const char *op, int like, int nin, const int *in, int nout, const int *out);
+/* Whether the device of value v has a loop for op (a name of the op list) in v's dtype. */
+bool lm_capture_supports(const lm_capture *c, const char *op, int v);
 /* Whether node i's elementwise loop can run inside a fused kernel on its device. */
 bool lm_capture_node_fusable(const lm_capture *t, int i);
 /* What node i can anchor in a fused group on its device: "reduce" (a sum, mean, amax or amin a

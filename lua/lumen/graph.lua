@@ -48,6 +48,10 @@ LUMEN_DISABLE_FUSION=1 and LUMEN_DISABLE_PASSES=cse,fold):
   affine    conv/linear + BatchNorm in eval: a product with constant weights followed by per-
             channel additions and multiplications by constants (a bias, then BN) is y * s + t
             per channel: the weights are scaled by s (new constants), the last add takes t
+  layout    channels last where the device prefers it: the CPU's im2col convolutions of a batch of
+            small images (whose NCHW columns are copied before the GEMM) become im2col_nhwc + one
+            GEMM whose product is the NHWC result; readers keep NHWC, transposes inserted where a
+            value must change layout are counted (g.layout); only when the bytes saved exceed them
   forward   a copy of a value nothing else reads: its producer writes the destination itself
             (autograd's copies of gradients into .grad), bit for bit
   fuse      elementwise fusion: chains and trees of elementwise nodes (unary, binary, where,
@@ -62,7 +66,7 @@ local G = lm._graph
 
 local M = {}
 M.passes = {}
-M.order = { 'dce', 'fold', 'cse', 'simplify', 'affine', 'dce', 'forward', 'transpose', 'fuse', 'anchor' } -- the default order of g:optimize
+M.order = { 'dce', 'fold', 'cse', 'simplify', 'affine', 'dce', 'layout', 'forward', 'transpose', 'fuse', 'anchor' } -- the default order of g:optimize
 
 local MAX_INSTR, MAX_REGS, MAX_IN, MAX_OUT, MAX_OPS = 48, 24, 7, 4, 8 -- exec.h, iter (lmi.h)
 
@@ -111,10 +115,41 @@ local function contiguous(x)
   return true
 end
 
--- Two contiguous views of the same memory holding the same elements (a reshape).
+-- The strides at which `shape` shows x's elements in x's order (a reshape that is a view: an NHWC
+-- value's (N, C, H*W) as (N, C, H, W)), or nil (program.c's restride, the same rule).
+local function restride(x, shape)
+  local n = numel(shape)
+  if n ~= numel(x.shape) then return nil end
+  local out = {}
+  if n == 0 or #x.shape == 0 then
+    local st = 1
+    for d = #shape, 1, -1 do out[d] = st; st = st * shape[d] end
+    return out
+  end
+  local d, base, run = #shape, x.stride[#x.shape], 1
+  for i = #x.shape, 1, -1 do
+    run = run * x.shape[i]
+    if i == 1 or (x.shape[i - 1] ~= 1 and x.stride[i - 1] ~= run * base) then
+      local got = 1
+      while d >= 1 and (got < run or shape[d] == 1) do
+        out[d] = got * base
+        got = got * shape[d]
+        d = d - 1
+      end
+      if got ~= run then return nil end
+      if i > 1 then base, run = x.stride[i - 1], 1 end
+    end
+  end
+  return d == 0 and out or nil
+end
+
+-- Two views of the same memory holding the same elements in the same order (a reshape).
 local function alias(a, b)
-  return a.storage == b.storage and a.offset == b.offset and a.dtype == b.dtype and contiguous(a) and contiguous(b)
-    and numel(a.shape) == numel(b.shape)
+  if a.storage ~= b.storage or a.offset ~= b.offset or a.dtype ~= b.dtype then return false end
+  local st = restride(a, b.shape)
+  if not st then return false end
+  for i, d in ipairs(b.shape) do if d > 1 and st[i] ~= b.stride[i] then return false end end
+  return true
 end
 
 -- ---------------------------------------------------------------- the graph
@@ -144,11 +179,12 @@ end
 --- Back to the captured graph: every node, no rewrite.
 function Graph:reset()
   self.live, self.subst, self.folded, self.log, self._program = {}, {}, {}, {}, nil
+  self.layout, self._nhwc = nil, nil
   for i, n in ipairs(self.nodes) do
     local ins, outs = {}, {}
     for k, v in ipairs(n.inputs) do ins[k] = v end
     for _, v in ipairs(n.outputs) do if v then outs[#outs + 1] = v end end -- absent optional outputs dropped
-    self.live[i] = { id = i, node = n, inputs = ins, outputs = outs }
+    if not n.added then self.live[#self.live + 1] = { id = i, node = n, inputs = ins, outputs = outs } end
   end
   return self
 end
@@ -742,6 +778,294 @@ function M.passes.affine(g)
   return n
 end
 
+-- ---------------------------------------------------------------- layout (NCHW -> NHWC)
+
+-- A value the capture made for a pass (a temp, a view, a constant): known to the graph.
+local function known_value(g, v)
+  if not g.values[v] then g.values[v] = g.cap:value(v) end
+  local s = g.values[v].storage
+  if not g.storages[s] then g.storages[s] = g.cap:storage(s) end
+  return v
+end
+
+--- Whether the device value v lives on has a loop for op (a name of lm.ops()) in v's dtype: what
+--- a device "prefers" (the layout pass asks for im2col_nhwc).
+function Graph:supports(op, v) return self.cap:supports(op, v) end
+
+--- A new temp of the given shape and dtype (static memory of the program): its value.
+function Graph:new_temp(shape, dtype)
+  local t = lm.empty(shape, { dtype = dtype })
+  return known_value(self, self.cap:add_temp(t))
+end
+
+--- Value v's memory seen with another geometry (shape, strides, offset in elements): its value.
+function Graph:view(v, shape, stride, offset)
+  local t = self:tensor(v):as_strided(shape, stride, offset or 0)
+  return known_value(self, self.cap:value_of(t))
+end
+
+--- Inserts a node a pass made before live position pos: op (a name of the op list, or 'copy'),
+--- its parameters and loop dtype from node `like` (an id, or nil), reading and writing value ids.
+--- Returns the new live entry (record the rewrite with extra.insert = {{id, before}} so that
+--- g:snapshot replays it).
+function Graph:insert(pos, op, like, inputs, outputs)
+  local id = self.cap:add_node(op, like, inputs, outputs)
+  local n = self.cap:node(id)
+  n.id = id
+  self.nodes[id] = n
+  local ins, outs = {}, {}
+  for k, v in ipairs(inputs) do ins[k] = v end
+  for k, v in ipairs(outputs) do outs[k] = v end
+  local e = { id = id, node = n, inputs = ins, outputs = outs }
+  table.insert(self.live, pos, e)
+  return e
+end
+
+-- The channels-last geometry of value u over a contiguous (N, C, ...) buffer of `total` elements:
+-- its shape and the strides the same elements have when the buffer is stored (N, ..., C); nil when
+-- u is not the whole buffer seen as (N, C, ...).
+local function nhwc_strides(g, u, N, C, total)
+  local x = g.values[u]
+  if x.offset ~= 0 or not contiguous(x) or numel(x.shape) ~= total or #x.shape < 3 or x.shape[1] ~= N
+    or x.shape[2] ~= C then return nil end
+  local st, inner = {}, 1
+  for d = #x.shape, 3, -1 do
+    st[d] = inner * C
+    inner = inner * x.shape[d]
+  end
+  st[1], st[2] = inner * C, 1
+  return x.shape, st
+end
+
+-- Every read of storage s by a live entry: {pos, entry, member, value}.
+local function reads_of(g, s)
+  local r = {}
+  for j, e in ipairs(g.live) do
+    for _, m in ipairs(entry_members(e)) do
+      for _, u in ipairs(m.inputs) do
+        u = u and g:resolve(u)
+        if u and g.values[u].storage == s then r[#r + 1] = { pos = j, e = e, m = m, v = u } end
+      end
+    end
+  end
+  return r
+end
+
+-- Live positions writing storage s.
+local function writes_of(g, s)
+  local w = {}
+  for j, e in ipairs(g.live) do
+    for _, v in ipairs(e.outputs) do if g.values[v].storage == s then w[#w + 1] = j end end
+  end
+  return w
+end
+
+local function private_temp(g, v, outs)
+  local s = g.values[v].storage
+  local st = g.storages[s]
+  return st.kind == 'temp' and not st.escapes and not outs[s] and #writes_of(g, s) == 1
+end
+
+local function bytes_of(g, v)
+  local x = g.values[v]
+  return numel(x.shape) * (x.dtype == 'float64' and 8 or 4)
+end
+
+-- An im2col convolution as the CPU's NCHW path captured it for a batch of small images (one GEMM
+-- over the batch, conv.c): im2col (N, C*R*S, L) -> copy to (C*R*S, N, L) -> matmul by constant
+-- weights (K, C*R*S) -> (K, N*L) -> copy to (N, K, L). Returns its parts, or nil.
+local function nchw_conv(g, i, outs)
+  local I = g.live[i]
+  if I.fused or I.node.op ~= 'im2col' or #I.outputs ~= 1 then return nil end
+  local X = g:resolve(I.inputs[1])
+  local XV = g.values[X]
+  if #XV.shape ~= 4 or (XV.dtype ~= 'float32' and XV.dtype ~= 'float64') then return nil end
+  local N, C, H, W = XV.shape[1], XV.shape[2], XV.shape[3], XV.shape[4]
+  local cols = I.outputs[1]
+  local function sole_reader(v, kind)
+    if not private_temp(g, v, outs) then return nil end
+    local r = reads_of(g, g.values[v].storage)
+    if #r ~= 1 or r[1].e.fused or r[1].e.node.op ~= kind or r[1].pos <= i then return nil end
+    return r[1]
+  end
+  local rp = sole_reader(cols, 'copy')
+  local P = rp and rp.e
+  if not P or not contiguous(g.values[P.outputs[1]]) then return nil end
+  local rm = sole_reader(P.outputs[1], 'matmul')
+  local M = rm and rm.e
+  if not M or #M.inputs ~= 2 or g:resolve(M.inputs[2]) ~= rm.v then return nil end
+  local Wv = g:resolve(M.inputs[1])
+  local WV, YK = g.values[Wv], g.values[M.outputs[1]]
+  local p = I.node.params
+  local CRS = C * p.kh * p.kw
+  if not g:is_constant(Wv) or #WV.shape ~= 2 or WV.shape[2] ~= CRS or #YK.shape ~= 2 then return nil end
+  local K, NL = WV.shape[1], YK.shape[2]
+  local rq = sole_reader(M.outputs[1], 'copy')
+  local Q = rq and rq.e
+  if not Q then return nil end
+  local y = Q.outputs[1]
+  local Y = g.values[y]
+  if not contiguous(Y) or #Y.shape ~= 3 or Y.shape[1] ~= N or Y.shape[2] ~= K or N * Y.shape[3] ~= NL
+    or g.values[rq.v].stride[1] ~= Y.shape[3] then return nil end
+  return { I = I, P = P, M = M, Q = Q, X = X, W = Wv, y = y, N = N, C = C, H = H, Wd = W, K = K, L = Y.shape[3],
+    R = p.kh, S = p.kw, dtype = XV.dtype, cols = cols }
+end
+
+--[[
+layout: where a device prefers channels last (NHWC) for a convolution, its activations are stored
+so. The CPU prefers it for the im2col convolutions that multiply a batch of small images at once:
+in NCHW their columns (N, C*R*S, L) must be copied to (C*R*S, N, L) before the GEMM — a pass over
+the largest tensor of the layer; in NHWC im2col_nhwc writes one row per output pixel, the GEMM
+(N*L, R*S*C) x (R*S*C, K) reads them as they are and its product (N*L, K) is the result in NHWC
+already. Each such convolution becomes im2col_nhwc + matmul (weights permuted to (K, R, S, C) once,
+at the capture); its result keeps the NHWC layout for its readers when they are all elementwise (they
+walk any layout) or convolutions the pass converts; an elementwise node whose result such a
+convolution reads writes it in NHWC. Where a value must change layout (an input, a result, a reader
+that is neither), a transpose (a copy) is inserted, and counted: g.layout.transposes. A convolution
+is converted only when the copy it saves moves more bytes than the transposes it needs; devices
+without the channels-last loop (CUDA, OpenCL) keep NCHW. Results within rounding of eager (the
+GEMM sums in another order).
+]]
+function M.passes.layout(g)
+  g.layout = g.layout or { convs = 0, transposes = 0, saved = 0, added = 0 }
+  local outs = output_storages(g)
+  g._nhwc = g._nhwc or {}
+  -- the convertible convolutions, first (a convolution's result read by the next is kept NHWC)
+  local convs = {}
+  for i = 1, #g.live do
+    local c = nchw_conv(g, i, outs)
+    if c and g:supports('im2col_nhwc', c.X) then convs[c.I] = c end
+  end
+  local n, i = 0, 1
+  while i <= #g.live do
+    local c = convs[g.live[i]]
+    if not c then i = i + 1 else
+      local N, C, H, Wd, K, L = c.N, c.C, c.H, c.Wd, c.K, c.L
+      c.X = g:resolve(c.I.inputs[1]) -- an earlier conversion may have moved it to NHWC
+      local sx = g.values[c.X].storage
+      -- the input, channels last: already (a converted convolution's or relaid result), relaid here
+      -- (the one elementwise node writing it writes NHWC), or a transpose
+      local xin, relay, trans = g._nhwc[sx], nil, 0
+      if not xin then
+        local total = N * C * H * Wd
+        local w = writes_of(g, sx)
+        local ok = private_temp(g, c.X, outs) and #w == 1 and w[1] < i
+        local E = ok and g.live[w[1]]
+        ok = ok and not E.fused and E.node.fusable and #E.outputs == 1 and not inplace(g, E)
+          and nhwc_strides(g, E.outputs[1], N, C, total) ~= nil
+        for _, r in ipairs(ok and reads_of(g, sx) or {}) do
+          local conv = r.e == c.I or convs[r.e]
+          if not (conv or (not r.e.fused and r.m.node.fusable and not inplace(g, r.e)))
+            or not nhwc_strides(g, r.v, N, C, total) then ok = false end
+        end
+        relay = ok and E or nil
+        if not relay then trans = 1 end
+      end
+      local saved, added = 2 * bytes_of(g, c.cols), trans * 2 * bytes_of(g, c.X)
+      if saved <= added then i = i + 1 else
+        local ins = {}
+        local pos = i
+        local rec = { remove = { c.I.id, c.P.id, c.M.id, c.Q.id }, subst = {}, outputs = {}, insert = {} }
+        local function add(op, like, a, b)
+          local nxt = g.live[pos]
+          local e = g:insert(pos, op, like, a, b)
+          pos = pos + 1
+          rec.insert[#rec.insert + 1] = { e.id, nxt and nxt.id or false }
+          ins[#ins + 1] = e.id
+          return e
+        end
+        local function relayout(s, N_, C_, total, tshape)
+          local xh = g:new_temp(tshape, c.dtype)
+          local map = {}
+          for _, r in ipairs(reads_of(g, s)) do
+            if not map[r.v] then
+              local shape, st = nhwc_strides(g, r.v, N_, C_, total)
+              map[r.v] = g:view(xh, shape, st, 0)
+            end
+          end
+          return xh, map
+        end
+        if relay then
+          local total = N * C * H * Wd
+          local xh, map = relayout(sx, N, C, total, { N, H, Wd, C })
+          local old = relay.outputs[1]
+          local shape, st = nhwc_strides(g, old, N, C, total)
+          local nv = map[old] or g:view(xh, shape, st, 0)
+          relay.outputs[1] = nv
+          rec.outputs[#rec.outputs + 1] = { relay.id, 1, nv }
+          for u, w in pairs(map) do
+            if u ~= nv then g.subst[u] = w; rec.subst[#rec.subst + 1] = { u, w } end
+          end
+          g._nhwc[g.values[xh].storage] = xh
+          xin = xh
+        elseif not xin then
+          local xh = g:new_temp({ N, H, Wd, C }, c.dtype)
+          add('copy', c.I.id, { c.X }, { g:view(xh, { N, C, H, Wd }, { H * Wd * C, 1, Wd * C, C }, 0) })
+          xin = xh
+        end
+        -- the weights (K, C*R*S) as (K, R*S*C), once; the product (N*L, K): the result in NHWC
+        local RSC = c.R * c.S * C
+        local wt = g:tensor(c.W):reshape(K, C, c.R, c.S):permute(1, 3, 4, 2):contiguous():reshape(K, RSC)
+        local vwt = known_value(g, g.cap:add_const(wt))
+        local colsh = g:new_temp({ N, L, RSC }, c.dtype)
+        add('im2col_nhwc', c.I.id, { xin }, { colsh })
+        local yh = g:new_temp({ N * L, K }, c.dtype)
+        add('matmul', c.M.id, { g:view(colsh, { N * L, RSC }, { RSC, 1 }, 0), g:view(vwt, { RSC, K }, { 1, RSC }, 0) },
+          { yh })
+        local sy = g.values[c.y].storage
+        local yshape = { N, K, L }
+        local keep = not outs[sy] and not g.storages[sy].escapes
+        for _, r in ipairs(reads_of(g, sy)) do
+          if r.e == c.Q then
+          elseif not (convs[r.e] or (not r.e.fused and r.m.node.fusable and not inplace(g, r.e)))
+            or not nhwc_strides(g, r.v, N, K, N * K * L) then keep = false end
+        end
+        local back = 0
+        if keep then
+          local Y4 = nil -- the next convolution reads it as (N, OH, OW, K)
+          for _, r in ipairs(reads_of(g, sy)) do
+            if convs[r.e] then Y4 = r.v end
+            if r.e ~= c.Q and not g.subst[r.v] then
+              local shape, st = nhwc_strides(g, r.v, N, K, N * K * L)
+              local w = g:view(yh, shape, st, 0)
+              g.subst[r.v] = w
+              rec.subst[#rec.subst + 1] = { r.v, w }
+            end
+          end
+          if Y4 then
+            local s4 = g.values[Y4].shape
+            g._nhwc[g.values[yh].storage] = g:view(yh, { s4[1], s4[3], s4[4], s4[2] },
+              { s4[3] * s4[4] * s4[2], s4[4] * s4[2], s4[2], 1 }, 0)
+          end
+        else -- a reader wants NCHW: one transpose back, where the NCHW path wrote it
+          for j, e in ipairs(g.live) do if e == c.Q then pos = j + 1 end end
+          add('copy', c.Q.id, { g:view(yh, yshape, { L * K, 1, K }, 0) }, { c.y })
+          back = 1
+        end
+        local drop = {}
+        for j, e in ipairs(g.live) do
+          if e == c.I or e == c.P or e == c.M or e == c.Q then drop[j] = true end
+        end
+        remove_entries(g, drop)
+        local t = trans + back
+        g.layout.convs = g.layout.convs + 1
+        g.layout.transposes = g.layout.transposes + t
+        g.layout.saved = g.layout.saved + saved
+        g.layout.added = g.layout.added + added
+        n = n + 1
+        rec.transposes = t
+        record(g, 'layout', 'layout', ins, string.format('conv %dx%d (%d -> %d channels, %d images of %d outputs) to NHWC: '
+          .. 'im2col_nhwc + matmul instead of im2col, copy, matmul, copy; the columns\' copy (%d bytes each way) '
+          .. 'goes; %s; %d transpose%s inserted', c.R, c.S, C, K, N, L, bytes_of(g, c.cols),
+          relay and ('its input written in NHWC by ' .. describe(g, relay)) or (trans == 0 and 'its input is NHWC already')
+          or 'its input transposed', t, t == 1 and '' or 's'), rec)
+        i = 1 -- positions moved: scan again (converted convolutions are gone from the list)
+      end
+    end
+  end
+  return n
+end
+
 -- ---------------------------------------------------------------- fuse
 
 local CHEAP = { add = true, sub = true, mul = true, neg = true, abs = true, relu = true, maximum = true,
@@ -822,7 +1146,7 @@ function M.passes.fuse(g, opts)
       local v = e.outputs[1]
       local vx = g.values[v]
       local reshaped = not broadcasts(vx.shape, shape)
-      if reshaped and not (contiguous(vx) and numel(vx.shape) == N) then return nil end
+      if reshaped and not restride(vx, shape) then return nil end
       for _, u in ipairs(e.inputs) do
         local r = g:resolve(u)
         local rx = g.values[r]
@@ -834,7 +1158,7 @@ function M.passes.fuse(g, opts)
             if g.values[live[q].outputs[1]].storage == s then return nil end
           end
           local direct = broadcasts(rx.shape, shape) and not reshaped
-          local full = contiguous(rx) and numel(rx.shape) == N
+          local full = restride(rx, shape) ~= nil
           if not (direct or full or numel(rx.shape) == 1) then return nil end
           if not ext[r] then
             ext[r] = true
@@ -845,7 +1169,7 @@ function M.passes.fuse(g, opts)
       local s = vx.storage
       local need = outs[s] or g.storages[s].kind ~= 'temp' or g.storages[s].escapes
       for q in pairs(readers[s] or {}) do if not inset[q] then need = true end end
-      local full = same_list(vx.shape, shape) or (contiguous(vx) and numel(vx.shape) == N)
+      local full = same_list(vx.shape, shape) or restride(vx, shape) ~= nil
       if need then
         if not full then return nil end
         if same_list(vx.shape, shape) then table.insert(mats, 1, v) else mats[#mats + 1] = v end
@@ -1277,6 +1601,15 @@ function Graph:snapshot(k)
   for i = 1, k do
     local r = self.log[i]
     s.log[#s.log + 1] = r
+    for _, c in ipairs(r.insert or {}) do -- a node a pass made, before the entry it was put before
+      local n = self.nodes[c[1]]
+      local e = { id = c[1], node = n, inputs = {}, outputs = {} }
+      for k, v in ipairs(n.inputs) do e.inputs[k] = v end
+      for k, v in ipairs(n.outputs) do e.outputs[k] = v end
+      local at = #s.live + 1
+      for j, f in ipairs(s.live) do if f.id == c[2] then at = j end end
+      table.insert(s.live, at, e)
+    end
     for _, p in ipairs(r.subst or {}) do s.subst[p[1]] = p[2] end
     for _, c in ipairs(r.outputs or {}) do -- an entry writes another value (forward)
       for _, e in ipairs(s.live) do

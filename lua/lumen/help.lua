@@ -530,9 +530,13 @@ doc('F.flash_attention', 'F.flash_attention(q, k, v [, {is_causal=false, scale=1
   [[softmax(q k^T scale [causal: key j <= query i]) v without the L x S matrix: q (..., L, E), k (..., S, E),
 v (..., S, Ev) with the same leading dims. An online softmax over 64 x 64 blocks forward (FlashAttention's
 scheme: memory linear in the sequence) and a backward that recomputes the weights block by block.]])
-doc('F.unfold', 'F.unfold(x, kernel_size [, {stride=1, padding=0, dilation=1}]) -> Tensor',
+doc('F.unfold', "F.unfold(x, kernel_size [, {stride=1, padding=0, dilation=1, layout='nchw'}]) -> Tensor",
   [[im2col: x (N, C, H, W) -> (N, C*kh*kw, L), one column per output position (torch's layout): a
-convolution is W (out, C*kh*kw) times it.]])
+convolution is W (out, C*kh*kw) times it. layout='nhwc' (the op im2col_nhwc, channels last): x (N, H, W, C)
+-> (N, L, kh*kw*C), one row per output position holding each window position's C channels; a
+convolution in NHWC is it times W permuted to (out, kh, kw, C), transposed: the result (N, L, out) is NHWC
+already. Not differentiable; the CPU has the loop, CUDA and OpenCL do not (the graph compiler's layout
+pass uses it: lm.graph.passes).]])
 
 -- ---------------------------------------------------------------- quantization
 
@@ -936,13 +940,19 @@ g:run(...) (results..., info: kernels, bytes_read, bytes_written), g:print(), g:
 g:kernel(k [, {backend = 'emu'|'cpu'|'cuda', block =, trace =}]) (line k of g:print, a fused group,
 as one of the course's kernels: the emulator's trace for viz.show, or timed).
 For passes of your own: g:resolve, g:is_constant, g:is_result, g:writers, g:foldable, g:fold,
-g:merge, g:signature, g:remove. docs/graph.md.]])
-doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|forward|transpose|fuse|anchor(g [, opts]) -> rewrites',
+g:merge, g:signature, g:remove; passes that add nodes: g:new_temp, g:view, g:insert, g:supports.
+docs/graph.md.]])
+doc('lm.graph.passes', 'lm.graph.passes.dce|fold|cse|simplify|affine|layout|forward|transpose|fuse|anchor(g [, opts]) -> rewrites',
   [[The graph-level passes, each a Lua function over a graph (lua/lumen/graph.lua): dead-code
 elimination, constant folding (never a random draw or a result), common-subexpression elimination
 (never random draws or in-place nodes, nor across a write to an input), algebraic simplification
 (x*1, x+0, x/1, x-0, -(-x), x^1, a copy into the same layout; x-x on integers), affine (a bias and
-BatchNorm in eval folded into the constant weights of a convolution or linear layer), forward (a copy's
+BatchNorm in eval folded into the constant weights of a convolution or linear layer), layout (channels
+last where the device prefers it: on the CPU an im2col convolution of a batch of small images with
+constant weights becomes im2col_nhwc + one GEMM whose product is the NHWC result, saving the copy of
+its columns; its readers keep NHWC, transposes where a value must change layout are inserted and
+counted in g.layout, and a convolution converts only when it saves more bytes than they cost),
+forward (a copy's
 source written where the copy would put it: autograd's copies into .grad), transpose (a layout
 copy read only by elementwise nodes goes: they read the strided source), elementwise fusion
 (broadcast-aware; an expensive producer read through a broadcast is not recomputed), anchor (a

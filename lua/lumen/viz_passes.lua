@@ -71,6 +71,17 @@ local function grid(g)
     count[c] = (count[c] or 0) + 1
     for _, v in ipairs(e.outputs) do writer[v] = e.id end
   end
+  -- nodes a pass made (layout): in the column of the node they were put before, on new rows
+  local maxc = 1
+  for _, c in pairs(col) do maxc = math.max(maxc, c) end
+  for _, r in ipairs(g.log) do
+    for _, ins in ipairs(r.insert or {}) do
+      local c = ins[2] and col[ins[2]] or maxc
+      col[ins[1]] = c
+      row[ins[1]] = count[c] or 0
+      count[c] = (count[c] or 0) + 1
+    end
+  end
   -- a value's producer in the captured graph (where a folded result is drawn)
   local producer = {}
   for _, n in ipairs(g.nodes) do

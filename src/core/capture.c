@@ -439,6 +439,40 @@ int lm_capture_add_const(lm_capture *c, const lm_tensor *t)
 	return value_on(c, si, t);
 }
 
+int lm_capture_add_temp(lm_capture *c, const lm_tensor *t)
+{
+	if (!c || !t) return lmi_fail(LM_ERR_ARG, "capture: NULL argument"), -1;
+	if (storage_of(c, t->storage) >= 0)
+		return lmi_fail(LM_ERR_ARG, "capture: a new temp must have memory of its own (this tensor's is "
+		                "already in the capture)"), -1;
+	int si = add_storage(c, t->storage, LM_STORE_TEMP);
+	if (si < 0) return -1;
+	c->sts[si].made_here = true;
+	return value_on(c, si, t);
+}
+
+int lm_capture_value_of(lm_capture *c, const lm_tensor *t)
+{
+	if (!c || !t) return lmi_fail(LM_ERR_ARG, "capture: NULL argument"), -1;
+	int si = storage_of(c, t->storage);
+	if (si < 0) return lmi_fail(LM_ERR_ARG, "capture: this tensor's memory is not in the capture"), -1;
+	int v = value_on(c, si, t);
+	return v < 0 ? (lmi_fail(LM_ERR_NOMEM, "capture: out of memory for a value"), -1) : v;
+}
+
+lmi_rec *lmi_capture_append(lm_capture *c)
+{
+	if (!grow((void **)&c->recs, &c->caprecs, c->nrecs + 1, sizeof *c->recs)) {
+		lmi_fail(LM_ERR_NOMEM, "capture: out of memory for a new node");
+		return NULL;
+	}
+	lmi_rec *r = &c->recs[c->nrecs];
+	memset(r, 0, sizeof *r);
+	for (int k = 0; k < LMI_EXEC_SRC; k++) r->src[k] = -1;
+	for (int k = 0; k < LMI_EXEC_DST; k++) r->dst[k] = -1;
+	return r;
+}
+
 /* ---------------------------------------------------------------- reading it */
 
 int lm_capture_nnodes(const lm_capture *t) { return t ? t->nrecs : 0; }

@@ -26,6 +26,7 @@ typedef struct lmi_rec {
 	double value;      /* a fill's */
 	lmi_rng_call rng;  /* a random draw's kind and parameters (seed and offset drawn at each run) */
 	lmi_fused *fused;  /* a fused kernel's program (a compiled call inside the capture), owned */
+	bool added;        /* made by a pass (lm_capture_add_node), not recorded */
 } lmi_rec;
 
 typedef struct lmi_tvalue {
@@ -63,6 +64,9 @@ struct lm_capture {
 	void *ud;
 };
 
+/* A zeroed record at the end of c's (its src/dst -1), not yet counted: the caller fills it and
+ * increments c->nrecs (a pass's new node: ../ops/program.c); NULL when memory ran out. */
+lmi_rec *lmi_capture_append(lm_capture *c);
 /* The value of tensor t in trace tr (added when new); -1 when memory ran out. */
 int lmi_capture_value_of(lm_capture *tr, const lm_tensor *t);
 

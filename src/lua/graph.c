@@ -212,6 +212,10 @@ static int c_node(lua_State *L)
 	lua_setfield(L, -2, "params");
 	lua_pushboolean(L, lm_capture_node_fusable(c, i));
 	lua_setfield(L, -2, "fusable");
+	if (n.added) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "added");
+	}
 	const char *anchor = lm_capture_node_anchor(c, i);
 	if (anchor) {
 		lua_pushstring(L, anchor);
@@ -288,6 +292,61 @@ static int c_add_const(lua_State *L)
 	int v = lm_capture_add_const(c, t);
 	if (v < 0) lml_core_error(L);
 	lua_pushinteger(L, v + 1);
+	return 1;
+}
+
+static int c_add_temp(lua_State *L)
+{
+	lm_capture *c = check_capture(L, 1);
+	int v = lm_capture_add_temp(c, lml_checktensor(L, 2, "argument 2"));
+	if (v < 0) lml_core_error(L);
+	lua_pushinteger(L, v + 1);
+	return 1;
+}
+
+static int c_value_of(lua_State *L)
+{
+	lm_capture *c = check_capture(L, 1);
+	int v = lm_capture_value_of(c, lml_checktensor(L, 2, "argument 2"));
+	if (v < 0) lml_core_error(L);
+	lua_pushinteger(L, v + 1);
+	return 1;
+}
+
+/* value ids (1-based in Lua) from the list at idx into out; false entries are -1 */
+static int id_list(lua_State *L, int idx, int *out, int cap, const char *what)
+{
+	if (lua_isnoneornil(L, idx)) return -1;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	int n = (int)luaL_len(L, idx);
+	if (n > cap) lml_error(L, "%s: at most %d %s, got %d", lml_fname(L), cap, what, n);
+	for (int k = 0; k < n; k++) {
+		lua_rawgeti(L, idx, k + 1);
+		out[k] = lua_toboolean(L, -1) ? (int)luaL_checkinteger(L, -1) - 1 : -1;
+		lua_pop(L, 1);
+	}
+	return n;
+}
+
+/* cap:add_node(op, like, {inputs}, {outputs}) -> node id (a pass's new node) */
+static int c_add_node(lua_State *L)
+{
+	lm_capture *c = check_capture(L, 1);
+	const char *op = luaL_checkstring(L, 2);
+	int like = lua_isnoneornil(L, 3) ? -1 : (int)luaL_checkinteger(L, 3) - 1;
+	int in[LM_CAPTURE_MAX_IN], out[LM_CAPTURE_MAX_OUT];
+	int nin = id_list(L, 4, in, LM_CAPTURE_MAX_IN, "inputs"), nout = id_list(L, 5, out, LM_CAPTURE_MAX_OUT, "outputs");
+	if (nin < 0 || nout < 0) lml_error(L, "add_node: lists of inputs and outputs expected");
+	int id = lm_capture_add_node(c, op, like, nin, in, nout, out);
+	if (id < 0) lml_core_error(L);
+	lua_pushinteger(L, id + 1);
+	return 1;
+}
+
+static int c_supports(lua_State *L)
+{
+	lm_capture *c = check_capture(L, 1);
+	lua_pushboolean(L, lm_capture_supports(c, luaL_checkstring(L, 2), (int)luaL_checkinteger(L, 3) - 1));
 	return 1;
 }
 
@@ -390,21 +449,6 @@ static int g_program(lua_State *L)
 	luaL_setmetatable(L, PROGRAM_MT);
 	if (!(b->p = lm_program_new(c))) lml_core_error(L);
 	return 1;
-}
-
-/* value ids (1-based in Lua) from the list at idx into out; false entries are -1 */
-static int id_list(lua_State *L, int idx, int *out, int cap, const char *what)
-{
-	if (lua_isnoneornil(L, idx)) return -1;
-	luaL_checktype(L, idx, LUA_TTABLE);
-	int n = (int)luaL_len(L, idx);
-	if (n > cap) lml_error(L, "%s: at most %d %s, got %d", lml_fname(L), cap, what, n);
-	for (int k = 0; k < n; k++) {
-		lua_rawgeti(L, idx, k + 1);
-		out[k] = lua_toboolean(L, -1) ? (int)luaL_checkinteger(L, -1) - 1 : -1;
-		lua_pop(L, 1);
-	}
-	return n;
 }
 
 static int p_add_node(lua_State *L)
@@ -514,7 +558,8 @@ void lml_open_graph(lua_State *L, int mt, int m, int lm)
 	static const luaL_Reg cmeta[] = {{"__gc", capture_gc}, {NULL, NULL}};
 	static const luaL_Reg cmethods[] = {{"counts", c_counts}, {"node", c_node},     {"value", c_value},
 	                                    {"storage", c_storage}, {"tensor", c_tensor}, {"set", c_set},
-	                                    {"add_const", c_add_const},
+	                                    {"add_const", c_add_const}, {"add_temp", c_add_temp},
+	                                    {"value_of", c_value_of}, {"add_node", c_add_node}, {"supports", c_supports},
 	                                    {NULL, NULL}};
 	if (luaL_newmetatable(L, CAPTURE_MT)) {
 		luaL_setfuncs(L, cmeta, 0);

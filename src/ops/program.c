@@ -45,6 +45,7 @@ lm_status lm_capture_node_get(const lm_capture *t, int i, lm_capture_node *out)
 	for (int k = 0; k < LM_CAPTURE_MAX_IN; k++) out->in[k] = k < r->nsrc ? r->src[k] : -1;
 	for (int k = 0; k < LM_CAPTURE_MAX_OUT; k++) out->out[k] = k < r->ndst ? r->dst[k] : -1;
 	out->value = r->value;
+	out->added = r->added;
 	return LM_OK;
 }
 
@@ -99,6 +100,72 @@ lm_status lm_capture_node_set(lm_capture *t, int i, const char *name, double v)
 	return LM_OK;
 }
 
+static const lmi_params none_params;
+
+static bool value_ok(const lm_capture *t, int v) { return v >= 0 && v < t->nvals; }
+
+int lm_capture_add_node(lm_capture *c, const char *op, int like, int nin, const int *in, int nout, const int *out)
+{
+	if (!c || !op || (nin > 0 && !in) || (nout > 0 && !out)) return lmi_fail(LM_ERR_ARG, "capture: NULL argument"), -1;
+	bool copy = strcmp(op, "copy") == 0;
+	int o = copy ? -1 : lmi_op_find(op);
+	if (!copy && o < 0) return lmi_fail(LM_ERR_ARG, "capture: add_node: no op named '%s'", op), -1;
+	const lmi_rec *lr = like >= 0 ? rec_at(c, like) : NULL;
+	if (like >= 0 && !lr) return -1;
+	if (!copy && lr && (lr->kind != LMI_REC_OP || strcmp(lmi_ops[lr->op].params_name, lmi_ops[o].params_name) != 0))
+		return lmi_fail(LM_ERR_ARG, "capture: add_node: %s takes parameters of another kind than node %d (%s)", op,
+		                like + 1, lr->kind == LMI_REC_OP ? lmi_ops[lr->op].name : kind_names[lr->kind]), -1;
+	int want_in = copy ? 1 : lmi_ops[o].arity, want_out = copy ? 1 : -1;
+	if ((want_in >= 0 && nin != want_in) || nin < 0 || nin > LMI_EXEC_SRC || nout < 1 || nout > LMI_EXEC_DST ||
+	    (want_out > 0 && nout != want_out))
+		return lmi_fail(LM_ERR_ARG, "capture: add_node: %s with %d inputs and %d outputs", op, nin, nout), -1;
+	for (int k = 0; k < nin; k++)
+		if (!value_ok(c, in[k])) return lmi_fail(LM_ERR_ARG, "capture: add_node: input %d is no value", k + 1), -1;
+	for (int k = 0; k < nout; k++)
+		if (!value_ok(c, out[k])) return lmi_fail(LM_ERR_ARG, "capture: add_node: output %d is no value", k + 1), -1;
+	const lm_tensor *t0 = c->vals[out[0]].t;
+	if (copy) {
+		const lm_tensor *s0 = c->vals[in[0]].t;
+		bool same = s0->ndim == t0->ndim;
+		for (int i = 0; same && i < t0->ndim; i++) same = s0->shape[i] == t0->shape[i];
+		if (!same)
+			return lmi_fail(LM_ERR_SHAPE, "capture: add_node: copy of %s into %s", lmi_shape_s(s0), lmi_shape_s(t0)), -1;
+	} else {
+		lmi_exec e = {.op = (lmi_op)o, .fname = op, .dtype = lr ? lr->dtype : t0->dtype, .nsrc = nin, .ndst = nout,
+		              .p = lr ? &lr->p : &none_params};
+		for (int k = 0; k < nin; k++) e.src[k] = c->vals[in[k]].t;
+		for (int k = 0; k < nout; k++) e.dst[k] = c->vals[out[k]].t;
+		if (!lmi_supports(&e)) return lmi_refuse(&e), -1;
+	}
+	lmi_rec *r = lmi_capture_append(c);
+	if (!r) return -1;
+	r->kind = copy ? LMI_REC_COPY : LMI_REC_OP;
+	r->added = true;
+	r->op = copy ? (lmi_op)0 : (lmi_op)o;
+	if (lr && !copy) r->p = lr->p;
+	r->dtype = copy ? t0->dtype : lr ? lr->dtype : t0->dtype;
+	snprintf(r->fname, sizeof r->fname, "%s", op);
+	if (lr) memcpy(r->where, lr->where, sizeof r->where);
+	r->nsrc = nin;
+	r->ndst = nout;
+	for (int k = 0; k < nin; k++) r->src[k] = in[k];
+	for (int k = 0; k < nout; k++) {
+		r->dst[k] = out[k];
+		c->sts[c->vals[out[k]].storage].writes++;
+	}
+	return c->nrecs++;
+}
+
+bool lm_capture_supports(const lm_capture *c, const char *op, int v)
+{
+	int o = op ? lmi_op_find(op) : -1;
+	if (!c || o < 0 || !value_ok(c, v)) return false;
+	lmi_exec e = {.op = (lmi_op)o, .fname = op, .dtype = c->vals[v].t->dtype, .nsrc = 1, .ndst = 1,
+	              .p = &none_params};
+	e.src[0] = e.dst[0] = c->vals[v].t;
+	return lmi_supports(&e);
+}
+
 /* The loop of a node that may run inside a fused kernel, or -1. */
 static int fusable_loop(const lm_capture *t, const lmi_rec *r)
 {
@@ -140,7 +207,7 @@ bool lm_capture_node_fusable(const lm_capture *t, int i)
 typedef struct fgroup {
 	lmi_fused f;
 	int fin[LMI_ITER_MAX_OPS];    /* its operands: values, outputs first */
-	bool view[LMI_ITER_MAX_OPS];  /* seen through a contiguous view at the group's shape (or 0-d) */
+	bool view[LMI_ITER_MAX_OPS];  /* seen through a view at the group's shape (or 0-d): restride */
 	int gndim;                    /* the group's shape */
 	int64_t gshape[LM_MAX_DIMS];
 	int nops;
@@ -234,7 +301,6 @@ static int64_t span_bytes(const lm_capture *t, int v)
 	return n / (d->block_size > 1 ? d->block_size : 1) * (int64_t)d->type_size;
 }
 
-static bool value_ok(const lm_capture *t, int v) { return v >= 0 && v < t->nvals; }
 
 /* A substitute for value v must look like it. */
 static lm_status check_same(const lm_capture *t, int node, const char *what, int k, int v, int w)
@@ -296,16 +362,57 @@ static int64_t numel_of(const lm_tensor *t)
 /* Whether v holds the group's elements in C order under another shape (a reshape of a full-size
  * contiguous value): the kernel reads and writes it through a view at the group's shape, element
  * for element by flat index. */
-static bool reshaped_to(const lm_tensor *v, const lm_tensor *g)
+/*
+ * The strides at which shape (nd, shape) shows v's elements in v's order, as a view would (a
+ * reshape without a copy): false when no strides can. v's dims are taken in runs that are
+ * contiguous with each other (a run of an NHWC tensor's H and W is one); each run must be made of
+ * whole dims of the new shape.
+ */
+static bool restride(const lm_tensor *v, int nd, const int64_t *shape, int64_t *out)
 {
-	return lm_tensor_is_contiguous(v) && lm_tensor_is_contiguous(g) && numel_of(v) == numel_of(g);
+	int64_t n = 1;
+	for (int i = 0; i < nd; i++) n *= shape[i];
+	if (n != numel_of(v)) return false;
+	if (n == 0 || v->ndim == 0) {
+		lmi_contiguous_strides(nd, shape, out);
+		return true;
+	}
+	int d = nd - 1;
+	int64_t base = v->stride[v->ndim - 1], run = 1;
+	for (int i = v->ndim - 1; i >= 0; i--) {
+		run *= v->shape[i];
+		bool ends = i == 0 || (v->shape[i - 1] != 1 && v->stride[i - 1] != run * base);
+		if (!ends) continue;
+		int64_t got = 1;
+		while (d >= 0 && (got < run || shape[d] == 1)) {
+			out[d] = got * base;
+			got *= shape[d--];
+		}
+		if (got != run) return false;
+		if (i > 0) {
+			base = v->stride[i - 1];
+			run = 1;
+		}
+	}
+	return d < 0;
 }
 
-/* Two views of the same memory, both contiguous, the same elements. */
+/* Whether v holds the elements of a value of g's shape, in order (a reshape of it). */
+static bool reshaped_to(const lm_tensor *v, const lm_tensor *g)
+{
+	int64_t st[LM_MAX_DIMS];
+	return restride(v, g->ndim, g->shape, st);
+}
+
+/* Two views of the same memory showing the same elements in the same order. */
 static bool dense_alias(const lm_tensor *a, const lm_tensor *b)
 {
-	return a->storage == b->storage && a->offset == b->offset && a->dtype == b->dtype &&
-	       lm_tensor_is_contiguous(a) && lm_tensor_is_contiguous(b) && numel_of(a) == numel_of(b);
+	int64_t st[LM_MAX_DIMS];
+	if (a->storage != b->storage || a->offset != b->offset || a->dtype != b->dtype || !restride(a, b->ndim, b->shape, st))
+		return false;
+	for (int i = 0; i < b->ndim; i++)
+		if (b->shape[i] > 1 && st[i] != b->stride[i]) return false;
+	return true;
 }
 
 /* Whether value v's shape broadcasts to shape (ndim, shape). */
@@ -764,12 +871,15 @@ static lm_status run_fused(const run_state *rs, const fgroup *gr, int64_t r0, in
 	lm_tensor *tmp[LMI_ITER_MAX_OPS] = {0}, *x[LMI_ITER_MAX_OPS];
 	lm_status s = LM_OK;
 	int64_t stride[LM_MAX_DIMS], n = 1;
-	lmi_contiguous_strides(gr->gndim, gr->gshape, stride);
 	for (int i = 0; i < gr->gndim; i++) n *= gr->gshape[i];
 	for (int k = 0; k < gr->nops && !s; k++) {
 		lm_tensor *v = T(rs, gr->fin[k]);
 		if (gr->view[k]) {
 			bool one = lm_tensor_numel(v) == 1 && n != 1;
+			if (!one && !restride(v, gr->gndim, gr->gshape, stride)) {
+				s = lmi_fail(LM_ERR_INTERNAL, "fused: operand %s cannot be seen at the group's shape", lmi_shape_s(v));
+				break;
+			}
 			v = lmi_tensor_wrap(v->storage, v->dtype, one ? 0 : gr->gndim, gr->gshape, stride, v->offset);
 		} else {
 			v = lm_tensor_retain(v);
@@ -945,7 +1055,6 @@ lm_status lmi_program_group(const lm_program *p, int step, const char *fname, co
 	const lm_capture *t = p->t;
 	lm_status s = LM_OK;
 	int64_t stride[LM_MAX_DIMS], n = 1;
-	lmi_contiguous_strides(gr->gndim, gr->gshape, stride);
 	for (int i = 0; i < gr->gndim; i++) n *= gr->gshape[i];
 	for (int k = 0; k < LMI_ITER_MAX_OPS; k++) ops[k] = NULL;
 	for (int k = 0; k < gr->nops && !s; k++) {
@@ -954,6 +1063,10 @@ lm_status lmi_program_group(const lm_program *p, int step, const char *fname, co
 			ops[k] = lm_empty(gr->gndim, gr->gshape, v->dtype);
 		} else if (gr->view[k]) {
 			bool one = lm_tensor_numel(v) == 1 && n != 1;
+			if (!one && !restride(v, gr->gndim, gr->gshape, stride)) {
+				s = lmi_fail(LM_ERR_INTERNAL, "%s: operand %s cannot be seen at the group's shape", fname, lmi_shape_s(v));
+				break;
+			}
 			ops[k] = lmi_tensor_wrap(v->storage, v->dtype, one ? 0 : gr->gndim, gr->gshape, stride, v->offset);
 		} else {
 			ops[k] = lm_tensor_retain((lm_tensor *)v);

@@ -447,6 +447,113 @@ test.case('transpose: a layout copy read only by elementwise nodes goes', functi
   test.eq(off:cost().kernels, 2, 'opts.disable.transpose')
 end)
 
+-- ---------------------------------------------------------------- layout (NCHW -> NHWC)
+
+test.case('layout: im2col convolutions of a batch run channels last where the CPU prefers it', function()
+  lm.no_grad(function()
+    local function model(...)
+      local m = nn.Sequential(...)
+      for _, mod in ipairs({ ... }) do
+        if mod.running_mean then
+          mod.running_mean:copy_(lm.randn(mod.running_mean:numel()) * 0.1)
+          mod.running_var:copy_(lm.rand(mod.running_var:numel()) + 0.5)
+          mod.weight:copy_(lm.rand(mod.weight:numel()) + 0.5)
+        end
+      end
+      m:eval()
+      return m
+    end
+    local function layout_of(g)
+      local convs, t = 0, 0
+      for _, r in ipairs(g.log) do
+        if r.pass == 'layout' then convs, t = convs + 1, t + r.transposes end
+      end
+      return convs, t
+    end
+    -- each: name, model, input shape, convolutions converted, transposes inserted, kernels
+    local cases = {
+      { 'conv+BN+ReLU twice: the input transposed once, the ReLU writes NHWC for the next',
+        model(nn.Conv2d(3, 8, 5, { padding = 2 }), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 8, 3, { padding = 1, stride = 2 }),
+          nn.ReLU()), { 4, 3, 12, 12 }, 2, 1, 7 },
+      { 'a convolution\'s result as the function\'s result: a transpose back (NCHW, contiguous)',
+        model(nn.Conv2d(5, 6, 3, { padding = 1, bias = false })), { 3, 5, 9, 7 }, 1, 2, 4 },
+      { 'the bias add writes NCHW for a reader that wants it (max pooling): no transpose back',
+        model(nn.Conv2d(4, 6, 5, { padding = 2 }), nn.MaxPool2d(2)), { 2, 4, 10, 10 }, 1, 1, 5 },
+      { 'max pooling straight after a convolution: a transpose back before it',
+        model(nn.Conv2d(4, 6, 5, { padding = 2, bias = false }), nn.MaxPool2d(2)), { 2, 4, 10, 10 }, 1, 2, 5 },
+      { 'convolution straight into convolution: no transpose between',
+        model(nn.Conv2d(3, 6, 3, { stride = 2, bias = false }), nn.Conv2d(6, 5, 3, { padding = 2, dilation = 2 }), nn.Tanh()),
+        { 5, 3, 13, 11 }, 2, 1, 6 },
+      { 'a 1x1 convolution of the input: the transpose would cost what it saves (refused)',
+        model(nn.Conv2d(6, 4, 1), nn.ReLU()), { 4, 6, 8, 8 }, 0, 0, 4 },
+      { 'a grouped convolution: not the pattern (refused)',
+        model(nn.Conv2d(4, 4, 3, { groups = 2 }), nn.ReLU()), { 2, 4, 9, 9 }, 0, 0, nil },
+      { 'large images: one GEMM per image, no copy to save (refused)',
+        model(nn.Conv2d(3, 4, 5), nn.ReLU()), { 2, 3, 24, 24 }, 0, 0, nil },
+      { 'float64', model(nn.Conv2d(3, 4, 3, { padding = 1 }), nn.ReLU(), nn.Conv2d(4, 4, 5, { padding = 2 })):double(),
+        { 3, 3, 7, 9, 'float64' }, 2, 1, nil },
+    }
+    for _, cs in ipairs(cases) do
+      local m, shp = cs[2], cs[3]
+      local dt = shp[5] or 'float32'
+      local x = lm.randn(shp[1], shp[2], shp[3], shp[4], { dtype = dt })
+      local fn = function(x) return m(x) end
+      local g = graph.capture(fn, x)
+      g:optimize()
+      local convs, t = layout_of(g)
+      test.eq(convs, cs[4], cs[1] .. ': convolutions to NHWC')
+      test.eq(t, cs[5], cs[1] .. ': transposes inserted')
+      test.eq(g.layout and g.layout.transposes or 0, cs[5], cs[1] .. ': g.layout.transposes')
+      if cs[6] then test.eq(g:cost().kernels, cs[6], cs[1] .. ': kernels') end
+      local x2 = lm.randn(shp[1], shp[2], shp[3], shp[4], { dtype = dt })
+      local e = m(x2)
+      local tol = dt == 'float64' and 1e-12 or 1e-5
+      for k = 0, #g.log do -- every rewrite, replayed
+        local r = g:snapshot(k):run(x2)
+        local d = (r - e):abs():max():item()
+        test.ok(d <= tol * (e:abs():max():item() + 1), string.format('%s: after %d rewrites %g from eager', cs[1], k, d))
+      end
+      local r = g:run(x2)
+      test.eq(r:shape(), e:shape(), cs[1] .. ': shape')
+      test.ok(r:is_contiguous(), cs[1] .. ': the result is NCHW, contiguous')
+    end
+    -- a convolution's result read twice: by an elementwise node and by the next convolution
+    local c1, c2 = nn.Conv2d(3, 4, 3, { padding = 1 }), nn.Conv2d(4, 4, 3, { padding = 1 })
+    c1:eval(); c2:eval()
+    local fn = function(x) local y = c1(x); return c2(y) + y:sigmoid() end
+    local x = lm.randn(3, 3, 6, 6)
+    local g = graph.capture(fn, x)
+    g:optimize()
+    test.eq({ layout_of(g) }, { 2, 1 }, 'read twice: both converted, one transpose (the input); the bias add writes NHWC for both readers')
+    local x2 = lm.randn(3, 3, 6, 6)
+    test.ok((g:run(x2) - fn(x2)):abs():max():item() < 1e-5, 'residual: as eager')
+    -- a device without the channels-last loop keeps NCHW (the CUDA and OpenCL devices have none)
+    local m = model(nn.Conv2d(3, 8, 5, { padding = 2 }), nn.ReLU())
+    g = graph.capture(function(x) return m(x) end, lm.randn(4, 3, 12, 12))
+    test.ok(g:supports('im2col_nhwc', 1), 'the CPU has the loop')
+    g.supports = function() return false end
+    g:optimize()
+    test.eq({ layout_of(g) }, { 0, 0 }, 'a device that does not prefer NHWC')
+    -- switched off; and in training (weights written by the step): NCHW
+    g = graph.capture(function(x) return m(x) end, lm.randn(4, 3, 12, 12))
+    g:optimize({ disable = { layout = true } })
+    test.eq({ layout_of(g) }, { 0, 0 }, 'opts.disable.layout')
+  end)
+  local m = nn.Sequential(nn.Conv2d(3, 4, 3, { padding = 1 }), nn.ReLU())
+  local opt = optim.SGD(m:parameters(), { lr = 0.1 })
+  local g = graph.capture(function(x)
+    opt:zero_grad()
+    local l = m(x):sum()
+    l:backward()
+    opt:step()
+    return l:detach()
+  end, lm.randn(4, 3, 8, 8))
+  g:optimize()
+  local n = 0
+  for _, r in ipairs(g.log) do if r.pass == 'layout' then n = n + 1 end end
+  test.eq(n, 0, 'a training step keeps NCHW (the weights are state, the columns saved for backward)')
+end)
+
 -- ---------------------------------------------------------------- anchors: prologues and epilogues
 
 test.case('anchor: a reduction with its prologue and epilogue, bit for bit', function()
@@ -848,4 +955,19 @@ test.case('bad input', function()
   test.eq(lm._graph.capturing(), false, 'an error inside the function ends the capture')
   test.raises(function() graph.capture(function(a, b) return a + b end, x, x:view(3)) end, 'share memory')
   test.eq(lm._graph.capturing(), false)
+  -- passes that add nodes: what the capture refuses
+  local n0 = #g.nodes
+  test.raises(function() g:insert(1, 'no_such_op', nil, { 1 }, { 2 }) end, "add_node: no op named 'no_such_op'")
+  test.raises(function() g:insert(1, 'relu', nil, { 1, 1 }, { 2 }) end, 'add_node: relu with 2 inputs and 1 outputs')
+  test.raises(function() g:insert(1, 'relu', nil, { 99 }, { 2 }) end, 'add_node: input 1 is no value')
+  test.raises(function() g:insert(1, 'copy', nil, { 1 }, { g:new_temp({ 4 }, 'float32') }) end, 'copy of %[3%] into %[4%]')
+  test.raises(function() g:insert(1, 'im2col_nhwc', 1, { 1 }, { 2 }) end, 'takes parameters of another kind than node 1')
+  test.eq(#g.live, 2, 'nothing inserted')
+  test.eq(#g.nodes, n0)
+  test.raises(function() g.cap:add_temp(g:tensor(1)) end, 'must have memory of its own')
+  test.raises(function() g.cap:value_of(lm.zeros(3)) end, 'not in the capture')
+  test.raises(function() F.unfold(lm.zeros(1, 4, 4, 2), 2, { layout = 'chw' }) end, "layout must be 'nchw' or 'nhwc', got 'chw'")
+  test.raises(function() F.unfold(lm.zeros(1, 4, 4, 2, { requires_grad = true }), 2, { layout = 'nhwc' }) end,
+    'F.unfold: has no backward rule and the input requires grad')
+  test.raises(function() F.unfold(lm.zeros(4, 4), 2, { layout = 'nhwc' }) end, 'F.unfold: expects %(N, H, W, C%) or %(H, W, C%), got shape %[4, 4%]')
 end)

@@ -134,6 +134,44 @@ test.case('the rewrites as drawn: removed where it was, faded; a fold; a merge; 
   test.ok(p and p.text and p.text:find('not measured', 1, true), 'the hover of a number names its source')
 end)
 
+test.case('the layout pass: the nodes it inserts drawn as its rewrite, the four it replaces faded', function()
+  local nn = lm.nn
+  lm.manual_seed(3)
+  local m = nn.Sequential(nn.Conv2d(3, 8, 5, { padding = 2 }), nn.ReLU(), nn.Conv2d(8, 8, 3, { padding = 1, stride = 2 }))
+  m:eval()
+  local g = lm.no_grad(function() return G.capture(function(v) return m(v) end, lm.randn(4, 3, 12, 12)) end)
+  g:optimize()
+  viz.show('graph', g, SIZE)
+  local layouts = 0
+  for k, r in ipairs(g.log) do
+    viz.seek(k)
+    local c = g:snapshot(k):cost()
+    test.eq(shown_cost('current', k), { c.kernels, c.bytes_read, c.bytes_written }, 'step ' .. k)
+    if r.pass == 'layout' then
+      layouts = layouts + 1
+      local at = {}
+      for _, id in ipairs(r.nodes) do
+        local cell = cells({ kind = 'kernel', index = id, state = 'rewritten' })[1]
+        test.ok(cell, string.format('inserted node #%d drawn as this step\'s rewrite (%s)', id, g.nodes[id].op))
+        if cell then
+          local key = cell.x .. ',' .. cell.y
+          test.ok(not at[key], 'each in a cell of its own')
+          at[key] = true
+        end
+      end
+      for _, id in ipairs(r.remove) do
+        test.ok(cells({ kind = 'kernel', index = id, state = 'removed' })[1], 'replaced node #' .. id .. ' drawn faded')
+      end
+      local live = 0
+      for _, cl in ipairs(viz.layout()) do
+        if (cl.kind == 'kernel' or cl.kind == 'fused') and cl.state ~= 'removed' and cl.state ~= 'folded' then live = live + 1 end
+      end
+      test.eq(live, #g:snapshot(k).live, 'kernels drawn at step ' .. k)
+    end
+  end
+  test.eq(layouts, 2, 'two convolutions to NHWC, one rewrite each')
+end)
+
 test.case('the demonstration has a rewrite of every pass; --snapshot renders its steps', function()
   viz.scene('graph', { expr = 'compiled', width = 1280, height = 720 })
   local st = viz.state()
