@@ -13,7 +13,8 @@ draw folded, a node reading an input folded, a result folded, nodes with differe
 an in-place write between them merged, a forgotten g:resolve, a skipped node: each refused and
 named). Operator fusion with its byte counts, broadcasts and the expensive-producer rule, then a
 reduction's prologue and epilogue and a product's epilogue (the anchor pass), and the student's
-prediction of a function's kernels after fusion (step 8); layout (NCHW / NHWC) and
+prediction of a function's kernels after fusion (step 8); layout (NCHW / NHWC: the layout pass
+turning a batch's im2col convolutions channels last, its transposes and bytes, off and on) and
 conv + BN folding, which the student derives and checks on random convolutions (step 9);
 operator-level auto-tuning with lm.tune on the emulator (step 10).
 Scenes: graph (steps 2-5 and 8: the passes' rewrites, one at a time, viz.show('graph', g)), matmul
@@ -766,6 +767,39 @@ local as_nchw = nhwc:permute(1, 4, 2, 3)                    -- and seen again as
 print('strides (N, C, H, W): NCHW ' .. table.concat(t:stride(), ',') .. ';  NHWC ' .. table.concat(as_nchw:stride(), ','))
 print('equal: ' .. tostring(lm.equal(t, as_nchw)) .. '; memory order NCHW ' .. table.concat(t:reshape(-1):narrow(1, 1, 6):tolist(), ' ')
   .. ' ...;  NHWC ' .. table.concat(nhwc:reshape(-1):narrow(1, 1, 6):tolist(), ' ') .. ' ...')
+-- the layout pass: a small CNN in eval mode (its BN is folded into the first conv by affine) on 8 images
+lm.manual_seed(4)
+local cnn = nn.Sequential(nn.Conv2d(3, 8, 5, {padding = 2}), nn.BatchNorm2d(8), nn.ReLU(),
+  nn.Conv2d(8, 8, 5, {padding = 2}), nn.ReLU(), nn.Conv2d(8, 16, 3, {stride = 2, padding = 1}), nn.ReLU())
+cnn:eval()
+local xb = lm.randn(8, 3, 12, 12)
+local function compiled(m, opts)          -- captured under no_grad: the weights are constants
+  local g = lm.no_grad(function() return lm.graph.capture(function(v) return m(v) end, xb) end)
+  return g, g:optimize(opts)
+end
+local off = compiled(cnn, {disable = {layout = true}})
+local on, log = compiled(cnn)
+for _, r in ipairs(log) do
+  if r.pass == 'layout' then print('layout: ' .. r.text) end
+end
+local a, b = off:lines(), on:lines()
+print(string.format('%-30s %s', 'layout off (NCHW)', 'layout on (NHWC)'))
+local function kernel(l) return ((l or ''):sub(1, 45):gsub('%s+$', '')) end   -- a line without its values
+for i = 1, math.max(#a, #b) do
+  print((string.format('%-30s %s', kernel(a[i]), kernel(b[i])):gsub('%s+$', '')))
+end
+local c0, c1 = off:cost(), on:cost()
+local nt = on.layout.transposes
+print(string.format('off: %d kernels, %d bytes moved;  on: %d kernels, %d bytes moved; %d convolutions converted, %d transpose%s inserted',
+  c0.kernels, c0.bytes_read + c0.bytes_written, c1.kernels, c1.bytes_read + c1.bytes_written, on.layout.convs,
+  nt, nt == 1 and '' or 's'))
+local want = lm.no_grad(function() return cnn(xb) end)
+print('both as cnn(x) within rounding: ' .. tostring(lm.allclose((on:run(xb)), want, 1e-4, 1e-4)
+  and lm.allclose((off:run(xb)), want, 1e-4, 1e-4)))
+local pool = compiled(nn.Sequential(nn.Conv2d(3, 8, 5, {padding = 2, bias = false}), nn.MaxPool2d(2)):eval())
+local one = compiled(nn.Conv2d(3, 8, 1):eval())
+print(string.format('conv 5x5 without bias, then max pooling: %d converted, %d transposes inserted;  conv 1x1 of the input: %d converted',
+  pool.layout.convs, pool.layout.transposes, one.layout.convs))
 -- a conv and a batch norm with running statistics, in eval mode
 lm.manual_seed(9)
 conv, bn = nn.Conv2d(3, 4, 3, {padding = 1}), nn.BatchNorm2d(4)
@@ -966,8 +1000,8 @@ Alone, simplify finds two in your model: the bias b1 is all zeros (a constant of
 model: x + 0), and the defensive clone. It does not see `* scale` yet: scale is computed by
 nodes, not a constant — until fold has run. After fold, scale is a constant of ones, and x * 1
 goes too. That is why a compiler runs its passes in an order, some more than once: each creates
-work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, forward, transpose, fuse,
-anchor).
+work for the others (Lumen's default: dce, fold, cse, simplify, affine, dce, layout, forward, transpose,
+fuse, anchor).
 
 And x - x? On integers it is 0, and simplify folds it. On floats it is not: inf - inf is NaN, and
 NaN - NaN is NaN, so replacing x - x by 0 would change the answer whenever x holds an inf or a
@@ -981,7 +1015,7 @@ none of these occur).]],
 单独运行时，simplify 在你的模型里找到两个：偏置 b1 全是 0（这个冻结模型的常量：x + 0），以及
 那个防御性的 clone。它还看不到 `* scale`：scale 是由节点算出来的，不是常量——要等 fold 运行之后。
 fold 之后，scale 是一个全 1 的常量，x * 1 也被删掉。这就是编译器按顺序、有时多次运行各个 pass
-的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、forward、transpose、fuse、anchor）。
+的原因：每个 pass 都会给别的 pass 创造机会（Lumen 的默认顺序：dce、fold、cse、simplify、affine、dce、layout、forward、transpose、fuse、anchor）。
 
 那 x - x 呢？对整数它是 0，simplify 会把它折叠。对浮点数不是：inf - inf 是 NaN，NaN - NaN 也是
 NaN，所以把 x - x 换成 0 会在 x 含有 inf 或 NaN 时改变答案。编译器只能改写对任何输入都相等的
@@ -1406,6 +1440,42 @@ contiguous vector). The strides say which: the code stores the same 1 x 2 x 3 x 
 ways. A compiler picks the layout per operator and inserts the transposes between operators that
 disagree — or better, propagates one layout through the graph so that few are needed.
 
+Lumen's `layout` pass (after affine and dce, before forward, transpose and fuse) stores activations
+channels last where the device prefers it. The CPU prefers NHWC for the im2col convolutions that
+multiply a batch of small images at once (more than one image, fewer than 256 output positions
+L = OH * OW). In NCHW such a convolution is im2col, columns (N, C*R*S, L); a copy of the columns
+to (C*R*S, N, L); one matmul by the weights (K, C*R*S) for the whole batch, (K, N*L), which is the
+result (N, K, L) only after a copy back (the transpose pass lets the elementwise kernel that
+follows read it in place, instead of that copy). The column copy is a full pass over the largest
+tensor of the layer. In NHWC the pass writes two nodes instead: im2col_nhwc, x (N, H, W, C) ->
+(N, L, R*S*C), one row per output pixel (F.unfold(x, k, {layout = 'nhwc'}) is the same op), and
+a matmul (N*L, R*S*C) x (R*S*C, K), whose product (N*L, K) is the result, in NHWC. The weights
+are permuted to (K, R, S, C) once, at the capture, so they must be constants: eval mode, under
+lm.no_grad. In a training step the weights are state and the columns are saved for backward:
+nothing changes. (A 3x3 convolution of stride 1 with 8 or more input channels runs Winograd on
+float32, not im2col, and is left as it is: the code's model uses 5x5 kernels and a stride of 2.)
+
+The result stays NHWC when its readers are all elementwise (they walk any layout) or convolutions
+the pass converts; an elementwise node whose result such a convolution reads (the ReLU between
+two convolutions) writes it in NHWC. Where a value must change layout — the function's input or
+result, a value read by anything else (max pooling straight after a conv without bias) — the pass
+inserts a transpose, a copy node, and counts it. A bias add or a ReLU after the conv reads NHWC
+and writes NCHW at no cost (the elementwise kernel transposes as it goes), so often only the
+input needs one. The cost rule: a convolution is converted only when the column copy it saves
+(2 x the columns' bytes, read and written) moves more bytes than the transposes it needs (2 x
+the input's bytes, unless the input is NHWC already); for a 1x1 convolution of the input the two
+are equal, and it is refused. Devices without the channels-last loop (CUDA, OpenCL) keep NCHW:
+the pass asks g:supports('im2col_nhwc', v).
+
+The code compiles a small eval CNN on 8 images of 3 x 12 x 12 twice: with the pass off
+(g:optimize({disable = {layout = true}})) and on. Each rewrite is a record of g:optimize()'s
+result (and of g.log) with pass 'layout', a sentence (printed) and `transposes`; g.layout sums
+them (convs, transposes, bytes saved and added). Side by side, from g:lines(): im2col, copy,
+matmul before each elementwise kernel, against im2col_nhwc, matmul, and one transpose of the
+input for the three; then the kernels and bytes of both, from g:cost(), and two small cases: a
+conv without bias before max pooling, and a 1x1 conv. bench/compile (section 4) times a larger
+CNN both ways.
+
 A substitution every inference compiler makes: a convolution followed by batch norm in eval mode
 is one convolution. BN in eval mode is per channel y = (z - mu) * gamma / sqrt(var + eps) + beta
 with fixed running statistics, and z = W * x + b is linear in W and b, so
@@ -1419,16 +1489,43 @@ through additions, subtractions, multiplications and divisions by per-channel co
 then BN in eval — computes each channel's y * s + t, scales the weights by s and leaves one
 addition of t. It recognises the arithmetic, not the word BatchNorm (BN in training mode is not
 folded: its statistics are state the step writes). The last line of the code counts the kernels
-and bytes of conv + BN after the passes and of your folded conv: they should be equal. Layout
-changes (NCHW to NHWC) are not made automatically; the transpose pass only lets the elementwise
-kernel after the im2col product read it in its own layout instead of copying it back. Write fold_bn, the same algebra by hand; the code prints how
-far your folded conv is from conv + BN.]],
+and bytes of conv + BN after the passes and of your folded conv: they should be equal. Write
+fold_bn, the same algebra by hand; the code prints how far your folded conv is from conv + BN.]],
         [[
 布局优化决定每个张量在内存中怎样排布。一批图像可以按 NCHW 存（每个通道一个平面：Lumen 和
 PyTorch 的默认方式），也可以按 NHWC 存（一个像素的各通道挨在一起：张量核心和许多加速器喜欢这样，
 因为一个像素的 C 个值就是一个连续的向量）。步长说明是哪一种：代码把同一个 1 x 2 x 3 x 4 的张量
 按两种方式存储。编译器为每个算子选择布局，并在意见不合的算子之间插入转置——更好的做法是让一种
 布局在图中传播下去，少插转置。
+
+Lumen 的 `layout` pass（在 affine 和 dce 之后，forward、transpose 和 fuse 之前）在设备偏好通道在后
+的地方把激活值按 NHWC 存。CPU 对一次乘一批小图像的 im2col 卷积（多于一张图像，输出位置
+L = OH * OW 少于 256 个）偏好 NHWC。按 NCHW，这样的卷积是：im2col，得到列 (N, C*R*S, L)；把列
+复制成 (C*R*S, N, L)；用权重 (K, C*R*S) 对整批做一次 matmul，得到 (K, N*L)，它要再复制回去才是
+结果 (N, K, L)（transpose pass 让后面的逐元素 kernel 直接按原样读它，省掉这次复制）。列的那次
+复制是对这一层最大的张量的完整一遍读写。按 NHWC，这个 pass 改写成两个节点：im2col_nhwc，
+x (N, H, W, C) -> (N, L, R*S*C)，每个输出像素一行（F.unfold(x, k, {layout = 'nhwc'}) 是同一个
+算子），以及一个 matmul (N*L, R*S*C) x (R*S*C, K)，它的乘积 (N*L, K) 就是按 NHWC 存的结果。权重在
+捕获时一次性重排成 (K, R, S, C)，所以它们必须是常量：推理模式，在 lm.no_grad 之下。在训练步里
+权重是状态，列要留给反向传播：什么都不改。（步长为 1、输入通道不少于 8 的 3x3 卷积在 float32 上
+走 Winograd 而不是 im2col，这个 pass 不动它：代码里的模型用的是 5x5 卷积核和步长 2。）
+
+当结果的读者全是逐元素节点（它们能按任何布局遍历）或同样被这个 pass 转换的卷积时，结果保持
+NHWC；如果一个逐元素节点的结果被这样的卷积读取（两个卷积之间的 ReLU），它就按 NHWC 写这个结果。
+一个值必须换布局的地方——函数的输入或结果，被其他节点读取的值（紧跟在无偏置卷积后面的最大池化）
+——这个 pass 插入一次转置（一个 copy 节点），并计数。卷积后面的加偏置或 ReLU 读 NHWC、写 NCHW，
+不花额外代价（逐元素 kernel 边算边转置），所以常常只有输入需要转置。代价规则：只有当一个卷积省下
+的列复制（列的字节数的 2 倍，读加写）搬动的字节多于它需要的转置（输入字节数的 2 倍，除非输入已经
+是 NHWC）时，才转换它；对输入做的 1x1 卷积两者相等，于是不转换。没有通道在后循环的设备（CUDA、
+OpenCL）保持 NCHW：这个 pass 会问 g:supports('im2col_nhwc', v)。
+
+代码把一个推理模式的小 CNN 在 8 张 3 x 12 x 12 的图像上编译两次：关掉这个 pass
+（g:optimize({disable = {layout = true}})）和打开它。每次改写都是 g:optimize() 返回值（以及
+g.log）中的一条记录，pass 为 'layout'，带一句说明（代码打印它）和 `transposes`；g.layout 是它们的
+合计（convs、transposes、省下和增加的字节数）。并排列出的是 g:lines()：每个逐元素 kernel 之前
+是 im2col、copy、matmul，对比 im2col_nhwc、matmul，三个卷积加起来只有输入的一次转置；然后是两者
+由 g:cost() 给出的 kernel 数和字节数，以及两个小例子：无偏置卷积后接最大池化，和一个 1x1 卷积。
+bench/compile（第 4 部分）对一个更大的 CNN 两种方式都计时。
 
 每个推理编译器都会做的一个子图替换：卷积后面跟一个推理模式（eval）的批归一化，就等于一个卷积。
 推理模式的 BN 按通道计算 y = (z - mu) * gamma / sqrt(var + eps) + beta，统计量是固定的滑动平均；
@@ -1441,9 +1538,8 @@ Lumen 的 `affine` pass 在捕获到的 kernel 上做这个替换：它寻找权
 矩阵乘、Winograd 卷积、全连接层），其结果随后依次经过按通道常量的加、减、乘、除——先是偏置，再是
 推理模式的 BN——算出每个通道的 y * s + t，把权重乘以 s，只留下一次加 t。它识别的是这段算术，而不是
 BatchNorm 这个名字（训练模式的 BN 不会被折叠：它的统计量是训练步会写的状态）。代码最后一行数出经过
-各个 pass 之后的卷积 + BN 与你折叠后的卷积各自的 kernel 数和字节数：两者应当相等。布局变换（NCHW
-到 NHWC）不会自动进行；transpose pass 只是让 im2col 乘积之后的逐元素 kernel 按乘积自己的布局去读，
-而不先把它拷回来。写出 fold_bn，也就是手工做同样的代数；代码会打印你折叠后的卷积与卷积 + BN 相差多少。]]),
+各个 pass 之后的卷积 + BN 与你折叠后的卷积各自的 kernel 数和字节数：两者应当相等。写出 fold_bn，
+也就是手工做同样的代数；代码会打印你折叠后的卷积与卷积 + BN 相差多少。]]),
       code = BN_CODE,
       exercise = {
         prompt = say([[
