@@ -5,7 +5,10 @@
 --  2. a training step (zero_grad, forward, cross-entropy, backward, SGD lr 0.1) of the examples'
 --     MLP (784-256-10) and CNN (examples/cnn_fashion.lua's), batch 128, eager against compiled;
 --  3. capture and optimization time of the CNN step's graph (the capture also runs the step once
---     eagerly: shown separately).
+--     eagerly: shown separately);
+--  4. the layout pass: an eval CNN (conv 5x5 16->32 + BN + ReLU, conv 5x5 32->32 + BN + ReLU, conv
+--     3x3 stride 2 + ReLU) on a batch of 64 images of 14x14, compiled with its im2col convolutions in
+--     NCHW (layout off) against NHWC (the default), and eager; kernels, bytes, transposes.
 -- Times: wall clock of the Lua call, median of --repeats calls after --warmup calls; inputs
 -- random (the speed does not depend on the values). PyTorch's eager steps: bench/compile/run.sh.
 -- Usage: lumen bench/compile/run.lua [--repeats 20] [--warmup 3] [--quick] [--json]
@@ -129,6 +132,31 @@ for _, m in ipairs({ { 'mlp', mlp }, { 'cnn', function() return CNN() end } }) d
   end
 end
 
+-- ---------------------------------------------------------------- 4. layout
+do
+  lm.manual_seed(1)
+  local m = nn.Sequential(nn.Conv2d(16, 32, 5, { padding = 2 }), nn.BatchNorm2d(32), nn.ReLU(),
+    nn.Conv2d(32, 32, 5, { padding = 2 }), nn.BatchNorm2d(32), nn.ReLU(), nn.Conv2d(32, 32, 3, { stride = 2 }), nn.ReLU())
+  m:eval()
+  local xi = lm.randn(quick and 8 or 64, 16, 14, 14)
+  lm.no_grad(function()
+    local fn = function(x) return m(x) end
+    local nchw = lm.compile(fn, nil, { disable = { layout = true } })
+    local nhwc = lm.compile(fn)
+    nchw(xi); nhwc(xi)
+    local a, b, e = nchw(xi), nhwc(xi), fn(xi)
+    local d = (b - e):abs():max():item()
+    assert(d <= 1e-4 * (e:abs():max():item() + 1), 'layout: NHWC as eager (' .. d .. ')')
+    assert((a - e):abs():max():item() <= 1e-4 * (e:abs():max():item() + 1), 'layout off: as eager')
+    out.layout = { batch = xi:size(1), eager_ms = ms(function() return fn(xi) end),
+      nchw_ms = ms(function() return nchw(xi) end), nhwc_ms = ms(function() return nhwc(xi) end),
+      nchw_kernels = nchw.info.kernels, nhwc_kernels = nhwc.info.kernels,
+      nchw_bytes = nchw.info.bytes_read + nchw.info.bytes_written, nhwc_bytes = nhwc.info.bytes_read + nhwc.info.bytes_written,
+      transposes = nhwc.graph.layout and nhwc.graph.layout.transposes or 0,
+      convs = nhwc.graph.layout and nhwc.graph.layout.convs or 0, maxdiff = d }
+  end)
+end
+
 if json then
   local parts = {}
   for k, v in pairs(out) do
@@ -161,3 +189,12 @@ end
 print(string.format('\n3. the CNN step: capture %.2f ms (of which the eager step %.2f ms: %.2f ms of recording), '
   .. 'passes + program %.2f ms', out.cnn.capture_ms, out.cnn.step_ms, out.cnn.capture_ms - out.cnn.step_ms,
   out.cnn.optimize_ms))
+local L = out.layout
+print(string.format('\n4. layout: an eval CNN (3 im2col convolutions) on %d images of 16x14x14:', L.batch))
+print(string.format('   eager                       %8.2f ms', L.eager_ms))
+print(string.format('   compiled, NCHW (layout off) %8.2f ms   %.2fx eager   %d kernels, %.1f MB moved', L.nchw_ms,
+  L.eager_ms / L.nchw_ms, L.nchw_kernels, L.nchw_bytes / 1e6))
+print(string.format('   compiled, NHWC              %8.2f ms   %.2fx eager   %d kernels, %.1f MB moved; %d convolutions '
+  .. 'converted, %d transpose%s inserted; %.2fx NCHW; max |diff| from eager %.2g', L.nhwc_ms, L.eager_ms / L.nhwc_ms,
+  L.nhwc_kernels, L.nhwc_bytes / 1e6, L.convs, L.transposes, L.transposes == 1 and '' or 's', L.nchw_ms / L.nhwc_ms,
+  L.maxdiff))

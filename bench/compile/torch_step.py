@@ -2,7 +2,8 @@
 """torch_step.py — the PyTorch anchor of bench/compile: one training step (zero_grad, forward,
 cross-entropy, backward, SGD lr 0.1) of the MLP (784-256-10) and the CNN of bench/compile/run.lua,
 batch 128, eager (Debian's torch 1.13 has no torch.compile), and the 4-op chain
-((x * 2 + 1).relu() * 3) on 2^24 float32. Prints one JSON line: milliseconds, median of --repeats
+((x * 2 + 1).relu() * 3) on 2^24 float32; and the eval CNN of run.lua's section 4 (the layout
+pass) in NCHW and in channels_last, under no_grad. Prints one JSON line: milliseconds, median of --repeats
 calls after --warmup calls.
 
     /usr/bin/python3 bench/compile/torch_step.py --threads 2 [--repeats 20] [--warmup 3] [--quick]
@@ -83,4 +84,14 @@ out["mlp_ms"] = ms(lambda: s(xb, yb))
 torch.manual_seed(1)
 s = step_of(CNN())
 out["cnn_ms"] = ms(lambda: s(xb, yb))
+torch.manual_seed(1)
+ev = nn.Sequential(nn.Conv2d(16, 32, 5, padding=2), nn.BatchNorm2d(32), nn.ReLU(),
+                   nn.Conv2d(32, 32, 5, padding=2), nn.BatchNorm2d(32), nn.ReLU(),
+                   nn.Conv2d(32, 32, 3, stride=2), nn.ReLU()).eval()
+xe = torch.randn(8 if a.quick else 64, 16, 14, 14)
+with torch.no_grad():
+    out["eval_cnn_nchw_ms"] = ms(lambda: ev(xe))
+    evl = ev.to(memory_format=torch.channels_last)
+    xl = xe.to(memory_format=torch.channels_last)
+    out["eval_cnn_channels_last_ms"] = ms(lambda: evl(xl))
 print(json.dumps(out))
