@@ -1471,10 +1471,13 @@ The code compiles a small eval CNN on 8 images of 3 x 12 x 12 twice: with the pa
 (g:optimize({disable = {layout = true}})) and on. Each rewrite is a record of g:optimize()'s
 result (and of g.log) with pass 'layout', a sentence (printed) and `transposes`; g.layout sums
 them (convs, transposes, bytes saved and added). Side by side, from g:lines(): im2col, copy,
-matmul before each elementwise kernel, against im2col_nhwc, matmul, and one transpose of the
-input for the three; then the kernels and bytes of both, from g:cost(), and two small cases: a
-conv without bias before max pooling, and a 1x1 conv. bench/compile (section 4) times a larger
-CNN both ways.
+matmul before each elementwise kernel, against im2col_nhwc and the product fused with its bias
+and ReLU, and one transpose of the input for the three. In NHWC each row of the product (N*L, K)
+is one output pixel, so a panel of rows is a set of whole images, and the anchor pass (step 8)
+can run the epilogue on each panel while it is in the cache; in NCHW the elementwise kernel reads
+the product (K, N*L) transposed, so its rows are not the product's and it stays a kernel of its
+own. Then the kernels and bytes of both, from g:cost(), and two small cases: a conv without bias
+before max pooling, and a 1x1 conv. bench/compile (section 4) times a larger CNN both ways.
 
 A substitution every inference compiler makes: a convolution followed by batch norm in eval mode
 is one convolution. BN in eval mode is per channel y = (z - mu) * gamma / sqrt(var + eps) + beta
@@ -1523,8 +1526,11 @@ OpenCL）保持 NCHW：这个 pass 会问 g:supports('im2col_nhwc', v)。
 （g:optimize({disable = {layout = true}})）和打开它。每次改写都是 g:optimize() 返回值（以及
 g.log）中的一条记录，pass 为 'layout'，带一句说明（代码打印它）和 `transposes`；g.layout 是它们的
 合计（convs、transposes、省下和增加的字节数）。并排列出的是 g:lines()：每个逐元素 kernel 之前
-是 im2col、copy、matmul，对比 im2col_nhwc、matmul，三个卷积加起来只有输入的一次转置；然后是两者
-由 g:cost() 给出的 kernel 数和字节数，以及两个小例子：无偏置卷积后接最大池化，和一个 1x1 卷积。
+是 im2col、copy、matmul，对比 im2col_nhwc 和与偏置、ReLU 融合在一起的乘积，三个卷积加起来只有输入的
+一次转置。按 NHWC，乘积 (N*L, K) 的每一行是一个输出像素，所以一段连续的行就是若干张完整的图像，
+anchor pass（第 8 步）可以趁这段行还在缓存里时对它运行尾声（epilogue）；按 NCHW，逐元素 kernel
+是转置着读乘积 (K, N*L) 的，它的行不是乘积的行，只能单独作为一个 kernel。然后是两者由 g:cost()
+给出的 kernel 数和字节数，以及两个小例子：无偏置卷积后接最大池化，和一个 1x1 卷积。
 bench/compile（第 4 部分）对一个更大的 CNN 两种方式都计时。
 
 每个推理编译器都会做的一个子图替换：卷积后面跟一个推理模式（eval）的批归一化，就等于一个卷积。

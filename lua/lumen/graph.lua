@@ -1364,17 +1364,34 @@ function M.passes.anchor(g, opts)
       -- the epilogue: the first kernel after that reads the result, over the result's elements
       for q = i + 1, #g.live do
         local c = g.live[q]
-        local reads = false
+        local reads, views = false, {}
+        local rst = g.values[res].storage
         for _, m in ipairs(entry_members(c)) do
           for _, u in ipairs(m.inputs) do
-            if u and (g:resolve(u) == res or alias(g.values[g:resolve(u)], g.values[res])) then reads = true end
+            local r = u and g:resolve(u)
+            if r and (r == res or g.values[r].storage == rst) then
+              reads = true
+              views[#views + 1] = g.values[r]
+            end
           end
         end
         if reads then
           local sh, rs = entry_shape(g, c), g.values[res].shape
-          -- a product's epilogue over its result, maybe reshaped (BatchNorm's (N, C, H*W)), rows first
-          local fits = numel(sh) == numel(rs) and (kind == 'reduce' or same_list(sh, rs)
-            or (#sh > 0 and #rs > 0 and sh[1] == rs[1] and contiguous(g.values[res])))
+          local R = g.values[res]
+          -- a product's epilogue over its result, maybe reshaped (BatchNorm's (N, C, H*W)), rows first;
+          -- or over whole rows of it: a channels-last product (N*H*W, K) read as (N, K, H*W), each
+          -- row of the epilogue H*W of the product's (the layout pass's convolutions)
+          local rows_of = kind ~= 'reduce' and #sh > 0 and #rs > 0 and sh[1] > 0 and rs[1] % sh[1] == 0
+            and contiguous(R)
+          for _, V in ipairs(rows_of and views or {}) do
+            if not (#V.shape == #sh and V.offset == R.offset and V.stride[1] == (rs[1] // sh[1]) * R.stride[1]) then
+              rows_of = false
+            end
+          end
+          local ordered = true -- every view read is the result's elements in its order (not transposed)
+          for _, V in ipairs(views) do if not alias(R, V) then ordered = false end end
+          local fits = numel(sh) == numel(rs) and (kind == 'reduce'
+            or (ordered and (same_list(sh, rs) or (#sh > 0 and #rs > 0 and sh[1] == rs[1] and contiguous(R)))) or rows_of)
           if ew_entry(g, c) and fits then
             local ar, aw = rw_sets(g, e)
             if pre then

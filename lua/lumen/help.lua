@@ -956,8 +956,9 @@ forward (a copy's
 source written where the copy would put it: autograd's copies into .grad), transpose (a layout
 copy read only by elementwise nodes goes: they read the strided source), elementwise fusion
 (broadcast-aware; an expensive producer read through a broadcast is not recomputed), anchor (a
-reduction with the elementwise kernels before and after it, a matmul or Winograd convolution with
-the one after it: bias, activation, residual add; one kernel each). The default order is
+reduction with the elementwise kernels before and after it, a matmul or Winograd convolution (or a
+channels-last convolution's product, by whole images) with the one after it: bias, activation,
+residual add; one kernel each). The default order is
 lm.graph.order; LUMEN_DISABLE_FUSION=1 (fuse and anchor) and LUMEN_DISABLE_PASSES=cse,fold switch
 them off.]])
 kdoc('spmv', 'y, info',

@@ -225,6 +225,7 @@ typedef struct pstep {
 	fgroup *pre, *post;
 	int slice[LMI_EXEC_SRC];      /* a product's inputs cut with its rows (1) or whole (0) */
 	int64_t panel;                /* rows per panel (0: all at once) */
+	int64_t scale;                /* the product's rows per row of its epilogue (1; NHWC: H*W) */
 	int64_t bytes_read, bytes_written;
 } pstep;
 
@@ -683,7 +684,7 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 			                a >= 0 ? " (a group has one reduction or product)" : "");
 		a = n;
 	}
-	int64_t br = 0, bw = 0;
+	int64_t br = 0, bw = 0, scale = 1;
 	lm_status s;
 	fgroup *pre = NULL, *post = NULL;
 	if (a < 0) {
@@ -765,6 +766,26 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 			if (!same)
 				same = post->gndim > 0 && post->gshape[0] == o->shape[0] && n == lm_tensor_numel(o) &&
 				       lm_tensor_is_contiguous(o);
+			/* and it reads the result in the result's order (not transposed): a row of one is a row
+			 * of the other */
+			for (int k = post->f.nout; same && k < post->nops; k++) {
+				const lm_tensor *v = t->vals[post->fin[k]].t;
+				if (v->storage == o->storage && !dense_alias(o, v)) same = false;
+			}
+			/* or over rows of it: a channels-last product (N*H*W, K) read as (N, K, H*W), each
+			 * row of the epilogue `scale` rows of the product (every view of it steps so) */
+			if (!same && post->gndim > 0 && o->ndim > 0 && post->gshape[0] > 0 && n == lm_tensor_numel(o) &&
+			    lm_tensor_is_contiguous(o) && o->shape[0] % post->gshape[0] == 0) {
+				scale = o->shape[0] / post->gshape[0];
+				same = true;
+				for (int k = post->f.nout; k < post->nops; k++) {
+					const lm_tensor *v = t->vals[post->fin[k]].t;
+					if (v->storage != o->storage) continue;
+					same &= !post->view[k] && v->ndim == post->gndim && v->offset == o->offset &&
+					        v->stride[0] == scale * o->stride[0];
+				}
+				if (!same) scale = 1;
+			}
 			if (!same) {
 				lm_free(post, sizeof *post);
 				return lmi_fail(LM_ERR_SHAPE, "program: the epilogue of node %d (%s) runs over %s, not its result's %s",
@@ -793,8 +814,10 @@ lm_status lm_program_add_fused(lm_program *p, int nnodes, const int *nodes, cons
 	if (kind == 2) {
 		const lm_tensor *o = t->vals[res].t;
 		int64_t row = rspan / o->shape[0];
+		st->scale = scale;
 		st->panel = row > 0 ? PANEL_BYTES / row : o->shape[0];
-		if (st->panel < 1) st->panel = 1;
+		st->panel -= st->panel % scale; /* whole rows of the epilogue */
+		if (st->panel < scale) st->panel = scale;
 		if (st->panel >= o->shape[0]) st->panel = 0;
 		for (int k = 0; k < ar->nsrc; k++) /* an epilogue writing what a later panel reads: at once */
 			for (int j = 0; j < post->f.nout && ain[k] >= 0; j++)
@@ -941,10 +964,10 @@ static lm_status run_step(const run_state *rs, const pstep *st)
 {
 	lm_status s = LM_OK;
 	if (st->panel > 0) { /* a product and its epilogue, panel by panel */
-		int64_t rows = rs->t->vals[st->out[0]].t->shape[0];
+		int64_t rows = rs->t->vals[st->out[0]].t->shape[0], q = st->scale;
 		for (int64_t r0 = 0; r0 < rows && !s; r0 += st->panel) {
 			int64_t r1 = rows - r0 < st->panel ? rows : r0 + st->panel;
-			if (!(s = run_node(rs, st, r0, r1))) s = run_fused(rs, st->post, r0, r1);
+			if (!(s = run_node(rs, st, r0, r1))) s = run_fused(rs, st->post, r0 / q, r1 / q);
 		}
 		return s;
 	}
