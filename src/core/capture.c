@@ -427,29 +427,22 @@ void lm_capture_release(lm_capture *tr)
 	lm_free(tr, sizeof *tr);
 }
 
-int lm_capture_add_const(lm_capture *c, const lm_tensor *t)
+/* t's memory as a new storage of kind `kind` (a pass's constant or temp): t's value. */
+static int add_new(lm_capture *c, const lm_tensor *t, lm_store_kind kind)
 {
 	if (!c || !t) return lmi_fail(LM_ERR_ARG, "capture: NULL argument"), -1;
 	if (storage_of(c, t->storage) >= 0)
-		return lmi_fail(LM_ERR_ARG, "capture: a new constant must have memory of its own (this tensor's is "
-		                "already in the capture)"), -1;
-	int si = add_storage(c, t->storage, LM_STORE_CONST);
+		return lmi_fail(LM_ERR_ARG, "capture: a new %s must have memory of its own (this tensor's is already in "
+		                "the capture)", kind == LM_STORE_CONST ? "constant" : "temp"), -1;
+	int si = add_storage(c, t->storage, kind);
 	if (si < 0) return -1;
-	c->sts[si].made_here = false;
+	c->sts[si].made_here = kind == LM_STORE_TEMP;
 	return value_on(c, si, t);
 }
 
-int lm_capture_add_temp(lm_capture *c, const lm_tensor *t)
-{
-	if (!c || !t) return lmi_fail(LM_ERR_ARG, "capture: NULL argument"), -1;
-	if (storage_of(c, t->storage) >= 0)
-		return lmi_fail(LM_ERR_ARG, "capture: a new temp must have memory of its own (this tensor's is "
-		                "already in the capture)"), -1;
-	int si = add_storage(c, t->storage, LM_STORE_TEMP);
-	if (si < 0) return -1;
-	c->sts[si].made_here = true;
-	return value_on(c, si, t);
-}
+int lm_capture_add_const(lm_capture *c, const lm_tensor *t) { return add_new(c, t, LM_STORE_CONST); }
+
+int lm_capture_add_temp(lm_capture *c, const lm_tensor *t) { return add_new(c, t, LM_STORE_TEMP); }
 
 int lm_capture_value_of(lm_capture *c, const lm_tensor *t)
 {

@@ -285,33 +285,19 @@ static int c_tensor(lua_State *L)
 	return lml_result(L, box, lm_capture_value_tensor(c, v));
 }
 
-static int c_add_const(lua_State *L)
+/* cap:add_const(t), cap:add_temp(t), cap:value_of(t) -> t's value id */
+static int value_call(lua_State *L, int (*fn)(lm_capture *, const lm_tensor *))
 {
 	lm_capture *c = check_capture(L, 1);
-	lm_tensor *t = lml_checktensor(L, 2, "argument 2");
-	int v = lm_capture_add_const(c, t);
+	int v = fn(c, lml_checktensor(L, 2, "argument 2"));
 	if (v < 0) lml_core_error(L);
 	lua_pushinteger(L, v + 1);
 	return 1;
 }
 
-static int c_add_temp(lua_State *L)
-{
-	lm_capture *c = check_capture(L, 1);
-	int v = lm_capture_add_temp(c, lml_checktensor(L, 2, "argument 2"));
-	if (v < 0) lml_core_error(L);
-	lua_pushinteger(L, v + 1);
-	return 1;
-}
-
-static int c_value_of(lua_State *L)
-{
-	lm_capture *c = check_capture(L, 1);
-	int v = lm_capture_value_of(c, lml_checktensor(L, 2, "argument 2"));
-	if (v < 0) lml_core_error(L);
-	lua_pushinteger(L, v + 1);
-	return 1;
-}
+static int c_add_const(lua_State *L) { return value_call(L, lm_capture_add_const); }
+static int c_add_temp(lua_State *L) { return value_call(L, lm_capture_add_temp); }
+static int c_value_of(lua_State *L) { return value_call(L, lm_capture_value_of); }
 
 /* value ids (1-based in Lua) from the list at idx into out; false entries are -1 */
 static int id_list(lua_State *L, int idx, int *out, int cap, const char *what)

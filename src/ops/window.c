@@ -82,6 +82,26 @@ lm_status lmi_bw_col2im(lmi_node *n, const lm_tensor *g, lm_tensor **gin)
 
 /* ---------------------------------------------------------------- forward */
 
+/* Runs window op `op` on x seen as the dense 4-D shape s (copied first when strided) into a new
+ * result of shape (ond, oshape): the result, or NULL with the error set. */
+static lm_tensor *run_dense4(const char *fname, lmi_op op, const lm_tensor *x, const int64_t s[4],
+                             const lmi_params *prm, int ond, const int64_t *oshape)
+{
+	lm_tensor *out = lmi_empty_as(fname, x, ond, oshape, x->dtype);
+	lm_tensor *xc = !out ? NULL
+	                : lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
+	                                             : lmi_contiguous_copy(x, x->dtype);
+	lm_tensor *x4 = xc ? lmi_view_of(xc, 4, s, (int64_t[]){s[1] * s[2] * s[3], s[2] * s[3], s[3], 1}, xc->offset)
+	                   : NULL;
+	if (!x4 || lmi_run(fname, op, prm, x->dtype, 1, (const lm_tensor *[]){x4}, 1, (lm_tensor *[]){out})) {
+		lm_tensor_release(out);
+		out = NULL;
+	}
+	lm_tensor_release(x4);
+	lm_tensor_release(xc);
+	return out;
+}
+
 lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
 {
 	if (lmi_check_arg("im2col", "input", x) || lmi_check_device("im2col", 1, &x)) return NULL;
@@ -97,24 +117,12 @@ lm_tensor *lm_im2col(const lm_tensor *x, const lm_window2d *w)
 		return lmi_fail_null(LM_ERR_OVERFLOW, "im2col: C*kh*kw overflows for shape %s",
 		                     lmi_shape_s(x));
 	int64_t shape[3] = {N, rows, L};
-	lm_tensor *out = lmi_empty_as("im2col", x, batched ? 3 : 2, shape + !batched, x->dtype);
-	lm_tensor *xc = !out ? NULL
-	                : lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
-	                                             : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *x4 = xc ? lmi_view_of(xc, 4, (int64_t[]){N, C, H, W},
-	                                 (int64_t[]){C * H * W, H * W, W, 1}, xc->offset)
-	                   : NULL;
 	lmi_params prm = window_params(w, C, H, W);
 	prm.window.oh = oh;
 	prm.window.ow = ow;
-	if (!x4 || lmi_run("im2col", LMI_OP_IM2COL, &prm, x->dtype, 1, (const lm_tensor *[]){x4}, 1, (lm_tensor *[]){out})) {
-		lm_tensor_release(out);
-		out = NULL;
-	}
-	lm_tensor_release(x4);
-	lm_tensor_release(xc);
-	out = lmi_finish(out, LMI_OP_IM2COL, &prm, 1, &x, 0, NULL, NULL);
-	return out;
+	lm_tensor *out = run_dense4("im2col", LMI_OP_IM2COL, x, (int64_t[]){N, C, H, W}, &prm, batched ? 3 : 2,
+	                            shape + !batched);
+	return lmi_finish(out, LMI_OP_IM2COL, &prm, 1, &x, 0, NULL, NULL);
 }
 
 /* Channels last (ops.h): one row per output position; a node without a backward rule. */
@@ -135,23 +143,11 @@ lm_tensor *lm_im2col_nhwc(const lm_tensor *x, const lm_window2d *w)
 	if (__builtin_mul_overflow(C, w->kh * w->kw, &cols))
 		return lmi_fail_null(LM_ERR_OVERFLOW, "im2col_nhwc: kh*kw*C overflows for shape %s", lmi_shape_s(x));
 	int64_t shape[3] = {N, L, cols};
-	lm_tensor *out = lmi_empty_as("im2col_nhwc", x, batched ? 3 : 2, shape + !batched, x->dtype);
-	lm_tensor *xc = !out ? NULL
-	                : lm_tensor_is_contiguous(x) ? lm_tensor_retain((lm_tensor *)x)
-	                                             : lmi_contiguous_copy(x, x->dtype);
-	lm_tensor *x4 = xc ? lmi_view_of(xc, 4, (int64_t[]){N, H, W, C}, (int64_t[]){H * W * C, W * C, C, 1}, xc->offset)
-	                   : NULL;
 	lmi_params prm = window_params(w, C, H, W);
 	prm.window.oh = oh;
 	prm.window.ow = ow;
-	if (!x4 || lmi_run("im2col_nhwc", LMI_OP_IM2COL_NHWC, &prm, x->dtype, 1, (const lm_tensor *[]){x4}, 1,
-	                   (lm_tensor *[]){out})) {
-		lm_tensor_release(out);
-		out = NULL;
-	}
-	lm_tensor_release(x4);
-	lm_tensor_release(xc);
-	return out;
+	return run_dense4("im2col_nhwc", LMI_OP_IM2COL_NHWC, x, (int64_t[]){N, H, W, C}, &prm, batched ? 3 : 2,
+	                  shape + !batched);
 }
 
 lm_tensor *lm_col2im(const lm_tensor *cols, int64_t channels, int64_t h, int64_t wd,

@@ -51,6 +51,15 @@ local function marked(k)
   return ids
 end
 
+-- how many kernels (plain or fused) the frame draws as live
+local function live_drawn()
+  local n = 0
+  for _, cl in ipairs(viz.layout()) do
+    if (cl.kind == 'kernel' or cl.kind == 'fused') and cl.state ~= 'removed' and cl.state ~= 'folded' then n = n + 1 end
+  end
+  return n
+end
+
 test.case('steps are the rewrites of g.log; each step draws snapshot(k):cost() and marks log[k].nodes', function()
   local g = captured()
   test.ok(#g.log >= 5, 'the capture gives every pass work')
@@ -81,11 +90,7 @@ test.case('steps are the rewrites of g.log; each step draws snapshot(k):cost() a
       test.ok(viz.state().step_label:find(g.log[k].pass, 1, true), viz.state().step_label)
     end
     -- the kernels drawn live are the snapshot's
-    local live = 0
-    for _, cl in ipairs(viz.layout()) do
-      if (cl.kind == 'kernel' or cl.kind == 'fused') and cl.state ~= 'removed' and cl.state ~= 'folded' then live = live + 1 end
-    end
-    test.eq(live, #g:snapshot(k).live, 'kernels drawn at step ' .. k)
+    test.eq(live_drawn(), #g:snapshot(k).live, 'kernels drawn at step ' .. k)
   end
 end)
 
@@ -162,11 +167,7 @@ test.case('the layout pass: the nodes it inserts drawn as its rewrite, the four 
       for _, id in ipairs(r.remove) do
         test.ok(cells({ kind = 'kernel', index = id, state = 'removed' })[1], 'replaced node #' .. id .. ' drawn faded')
       end
-      local live = 0
-      for _, cl in ipairs(viz.layout()) do
-        if (cl.kind == 'kernel' or cl.kind == 'fused') and cl.state ~= 'removed' and cl.state ~= 'folded' then live = live + 1 end
-      end
-      test.eq(live, #g:snapshot(k).live, 'kernels drawn at step ' .. k)
+      test.eq(live_drawn(), #g:snapshot(k).live, 'kernels drawn at step ' .. k)
     end
   end
   test.eq(layouts, 2, 'two convolutions to NHWC, one rewrite each')
