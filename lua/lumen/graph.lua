@@ -976,25 +976,27 @@ function M.passes.layout(g)
         end
         local function relayout(s, N_, C_, total, tshape)
           local xh = g:new_temp(tshape, c.dtype)
-          local map = {}
+          local map, order = {}, {} -- each value read, in program order, and its NHWC view
           for _, r in ipairs(reads_of(g, s)) do
             if not map[r.v] then
               local shape, st = nhwc_strides(g, r.v, N_, C_, total)
               map[r.v] = g:view(xh, shape, st, 0)
+              order[#order + 1] = r.v
             end
           end
-          return xh, map
+          return xh, map, order
         end
         if relay then
           local total = N * C * H * Wd
-          local xh, map = relayout(sx, N, C, total, { N, H, Wd, C })
+          local xh, map, order = relayout(sx, N, C, total, { N, H, Wd, C })
           local old = relay.outputs[1]
           local shape, st = nhwc_strides(g, old, N, C, total)
           local nv = map[old] or g:view(xh, shape, st, 0)
           relay.outputs[1] = nv
           rec.outputs[#rec.outputs + 1] = { relay.id, 1, nv }
-          for u, w in pairs(map) do
-            if u ~= nv then g.subst[u] = w; rec.subst[#rec.subst + 1] = { u, w } end
+          for _, u in ipairs(order) do
+            g.subst[u] = map[u]
+            rec.subst[#rec.subst + 1] = { u, map[u] }
           end
           g._nhwc[g.values[xh].storage] = xh
           xin = xh
