@@ -866,10 +866,7 @@ local function private_temp(g, v, outs)
   return st.kind == 'temp' and not st.escapes and not outs[s] and #writes_of(g, s) == 1
 end
 
-local function bytes_of(g, v)
-  local x = g.values[v]
-  return numel(x.shape) * (x.dtype == 'float64' and 8 or 4)
-end
+local function bytes_of(g, v) return g:tensor(v):nbytes() end
 
 -- An im2col convolution as the CPU's NCHW path captured it for a batch of small images (one GEMM
 -- over the batch, conv.c): im2col (N, C*R*S, L) -> copy to (C*R*S, N, L) -> matmul by constant
@@ -974,21 +971,17 @@ function M.passes.layout(g)
           ins[#ins + 1] = e.id
           return e
         end
-        local function relayout(s, N_, C_, total, tshape)
-          local xh = g:new_temp(tshape, c.dtype)
+        if relay then
+          local total = N * C * H * Wd
+          local xh = g:new_temp({ N, H, Wd, C }, c.dtype)
           local map, order = {}, {} -- each value read, in program order, and its NHWC view
-          for _, r in ipairs(reads_of(g, s)) do
+          for _, r in ipairs(reads_of(g, sx)) do
             if not map[r.v] then
-              local shape, st = nhwc_strides(g, r.v, N_, C_, total)
+              local shape, st = nhwc_strides(g, r.v, N, C, total)
               map[r.v] = g:view(xh, shape, st, 0)
               order[#order + 1] = r.v
             end
           end
-          return xh, map, order
-        end
-        if relay then
-          local total = N * C * H * Wd
-          local xh, map, order = relayout(sx, N, C, total, { N, H, Wd, C })
           local old = relay.outputs[1]
           local shape, st = nhwc_strides(g, old, N, C, total)
           local nv = map[old] or g:view(xh, shape, st, 0)
